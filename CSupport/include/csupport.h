@@ -1,0 +1,200 @@
+/*
+ * csupport.h — the narrow C boundary of HTTPCache.
+ *
+ * CSupport runs one libuv loop on its own thread and owns every socket, timer
+ * and thread-pool request of it. Swift never sees a libuv struct: it holds
+ * opaque handles and receives plain callbacks with a `void *ctx` it chose.
+ *
+ * Threading rules
+ *  - cs_loop_start, cs_loop_post and cs_loop_stop may be called from any
+ *    thread (cs_loop_stop not from the loop thread itself).
+ *  - Every other function must be called on the loop thread, i.e. from inside
+ *    a callback or a task posted with cs_loop_post.
+ *  - Every callback runs on the loop thread.
+ *
+ * Lifetime rules
+ *  - Each handle (listener, conn, timer) reports its end exactly once through
+ *    its close callback; after it the handle pointer is invalid and the ctx
+ *    may be released. Closing is asynchronous: calling a close function only
+ *    starts it. cs_loop_stop closes whatever is still open.
+ *  - Calling a close function twice is harmless.
+ *
+ * Client sockets are raw non-blocking sockets watched by a uv_poll_t (the only
+ * owner of the fd), so the output path can use writev/sendmsg and real
+ * sendfile(2). SIGPIPE is ignored process-wide by cs_loop_start.
+ */
+#ifndef CSUPPORT_H
+#define CSUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cs_loop cs_loop;
+typedef struct cs_listener cs_listener;
+typedef struct cs_conn cs_conn;
+typedef struct cs_timer cs_timer;
+
+/** A unit of work with the caller's context. */
+typedef void (*cs_task_fn)(void *ctx);
+
+/* ------------------------------------------------------------------ loop */
+
+/**
+ * Creates a loop and starts its thread. Returns NULL on failure and writes a
+ * message into err (if err is not NULL).
+ */
+cs_loop *cs_loop_start(char *err, size_t errlen);
+
+/**
+ * Runs fn(ctx) on the loop thread, in posting order. Thread-safe.
+ * Returns 0, or -ESHUTDOWN once cs_loop_stop has begun (fn will not run; the
+ * caller still owns ctx). Tasks accepted before stop always run.
+ */
+int cs_loop_post(cs_loop *loop, cs_task_fn fn, void *ctx);
+
+/** 1 when called on the loop's thread, else 0. Thread-safe. */
+int cs_loop_is_current(const cs_loop *loop);
+
+/** The loop's cached monotonic clock in milliseconds (loop thread). */
+uint64_t cs_loop_now_ms(cs_loop *loop);
+
+/**
+ * Stops the loop: runs the tasks already posted, closes every handle (their
+ * close callbacks run), waits for thread-pool work to finish, joins the
+ * thread and frees the loop. Call from any thread but the loop's own.
+ */
+void cs_loop_stop(cs_loop *loop);
+
+/* -------------------------------------------------------------- listener */
+
+typedef struct cs_listener_callbacks {
+    /** A new connection. Bind it (cs_conn_bind) before returning, or close it. */
+    void (*on_accept)(void *ctx, cs_conn *conn);
+    /** The listener is closed; the last callback. */
+    void (*on_close)(void *ctx);
+} cs_listener_callbacks;
+
+/**
+ * Listens on host:port (port 0 picks a free port; host is an IPv4 or IPv6
+ * literal). Returns 0 and sets *out, or -errno. Callbacks are copied.
+ */
+int cs_listen(cs_loop *loop, const char *host, int port, int backlog,
+              const cs_listener_callbacks *cbs, void *ctx, cs_listener **out);
+
+/** The port actually bound. */
+int cs_listener_port(const cs_listener *listener);
+
+/** Stops accepting and closes the listener. */
+void cs_listener_close(cs_listener *listener);
+
+/* ------------------------------------------------------------ connection */
+
+typedef struct cs_conn_callbacks {
+    /** Bytes arrived; data is valid only during the call. */
+    void (*on_read)(void *ctx, const uint8_t *data, size_t len);
+    /** The peer closed its sending side (read returned 0). */
+    void (*on_eof)(void *ctx);
+    /** The output queue became empty. */
+    void (*on_drain)(void *ctx);
+    /** Outgoing connections only: 0 when connected, or -errno (the conn then closes itself). */
+    void (*on_connect)(void *ctx, int status);
+    /** The socket is closed; the last callback. error is 0 after cs_conn_close, else the -errno that ended it. */
+    void (*on_close)(void *ctx, int error);
+} cs_conn_callbacks;
+
+/** Sets the callbacks and context of a conn (copied). Needed once for accepted conns. */
+void cs_conn_bind(cs_conn *conn, const cs_conn_callbacks *cbs, void *ctx);
+
+/**
+ * Opens a non-blocking TCP connection to addr (IPv4 or IPv6). Returns 0 and
+ * sets *out (on_connect follows), or -errno (nothing was created).
+ */
+int cs_connect(cs_loop *loop, const struct sockaddr *addr, const cs_conn_callbacks *cbs,
+               void *ctx, cs_conn **out);
+
+/** Starts or stops delivering on_read/on_eof. Reading is off until started. */
+int cs_conn_read_start(cs_conn *conn);
+int cs_conn_read_stop(cs_conn *conn);
+
+/**
+ * Queues bytes for sending; writes at once when nothing is queued before them,
+ * copies what the socket did not take. Returns 0, or -errno when the conn is
+ * broken or closing (it then closes; on_close follows).
+ */
+int cs_conn_write(cs_conn *conn, const void *data, size_t len);
+
+/**
+ * Queues len bytes of file fd from offset, sent with sendfile(2) (zero-copy;
+ * EAGAIN and partial sends handled). The fd must stay open until on_drain or
+ * on_close. Adjacent ranges of the same fd are merged in the queue. Bytes
+ * queued just before a file range go out with MSG_MORE so head and body can
+ * share a packet. Returns 0 or -errno as cs_conn_write.
+ */
+int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len);
+
+/** Bytes queued and not yet sent. */
+size_t cs_conn_queued(const cs_conn *conn);
+
+/** Total bytes sent on this conn so far (memory and file). */
+uint64_t cs_conn_bytes_sent(const cs_conn *conn);
+
+/** Closes at once, dropping whatever is queued. */
+void cs_conn_close(cs_conn *conn);
+
+/**
+ * Closes once the queue is sent: shuts down the sending side, discards input
+ * for a short while so the peer reads the whole response, then closes.
+ */
+void cs_conn_close_after_drain(cs_conn *conn);
+
+/* ---------------------------------------------------------------- timers */
+
+typedef struct cs_timer_callbacks {
+    void (*on_fire)(void *ctx);
+    /** The timer is closed; the last callback. */
+    void (*on_close)(void *ctx);
+} cs_timer_callbacks;
+
+/** Fires after timeout_ms, then every repeat_ms if repeat_ms > 0. Returns NULL on failure. */
+cs_timer *cs_timer_start(cs_loop *loop, uint64_t timeout_ms, uint64_t repeat_ms,
+                         const cs_timer_callbacks *cbs, void *ctx);
+
+/** Restarts the countdown with a new timeout (keeps repeat). */
+void cs_timer_reset(cs_timer *timer, uint64_t timeout_ms);
+
+/** Stops and closes the timer. */
+void cs_timer_close(cs_timer *timer);
+
+/* ------------------------------------------------------- DNS and workers */
+
+/**
+ * Resolves host (name or literal) for TCP on the thread pool. The callback
+ * receives 0 and the addresses (valid during the call), or -errno /
+ * a negative libuv error code with count 0; cs_strerror explains it.
+ */
+typedef void (*cs_resolve_fn)(void *ctx, int status, const struct sockaddr_storage *addrs, size_t count);
+int cs_resolve(cs_loop *loop, const char *host, int port, cs_resolve_fn cb, void *ctx);
+
+/**
+ * Runs work(ctx) on the thread pool, then done(ctx) on the loop thread — for
+ * blocking file work (fsync, unlink, scans). Returns 0 or a negative error.
+ */
+int cs_work_submit(cs_loop *loop, cs_task_fn work, cs_task_fn done, void *ctx);
+
+/** A message for a negative error code from this API. */
+const char *cs_strerror(int error);
+
+/* ---------------------------------------------------------------- crypto */
+
+/** SHA-256 of data into out (32 bytes), via OpenSSL's libcrypto. */
+void cs_sha256(const void *data, size_t len, uint8_t out[32]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CSUPPORT_H */

@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, one direction of dependency:
+// CSupport ← CacheHTTP ← CacheIO ← CacheUpstream/CacheStorage ← CacheLoading ← CacheProxy ← HTTPCache ← httpcache (CLI)
+let package = Package(
+    name: "HTTPCache",
+    products: [
+        .library(name: "HTTPCache", targets: ["HTTPCache"]),
+        .executable(name: "httpcache", targets: ["HTTPCacheCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "CSupport",
+            path: "CSupport",
+            publicHeadersPath: "include",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wno-unused-parameter"])],
+            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(name: "CacheHTTP"),
+        .target(name: "CacheIO", dependencies: ["CSupport"]),
+        .target(name: "CacheUpstream", dependencies: ["CacheHTTP", "CacheIO", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "CacheStorage", dependencies: ["CacheHTTP", "CacheIO", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "CacheLoading", dependencies: ["CacheStorage", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "CacheProxy", dependencies: ["CacheLoading", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "HTTPCache", dependencies: ["CacheProxy", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "HTTPCacheCLI",
+            dependencies: ["HTTPCache", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),
+        .testTarget(name: "CacheIOTests", dependencies: ["CacheIO"]),
+        .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
+        .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

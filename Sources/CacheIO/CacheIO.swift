@@ -1,0 +1,1 @@
+// CacheIO module.

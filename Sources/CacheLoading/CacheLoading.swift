@@ -1,0 +1,1 @@
+// CacheLoading module.
