@@ -1,0 +1,141 @@
+import CSupport
+
+/// An error from the C core, carrying its negative error code.
+package struct IOError: Error, CustomStringConvertible, Sendable {
+    package let code: Int32
+    package let context: String
+    package init(code: Int32, _ context: String) {
+        self.code = code
+        self.context = context
+    }
+    package var description: String {
+        "\(context): \(String(cString: cs_strerror(code)))"
+    }
+}
+
+/// The libuv loop thread of the C core.
+///
+/// `execute` and `shutdown` are thread-safe. Everything else that touches the
+/// loop (sockets, timers, storage bookkeeping) must run on the loop thread;
+/// `assertInLoop()` states that invariant where the compiler cannot check it.
+package final class EventLoop: @unchecked Sendable {
+    // Immutable after init; the C loop does its own locking for posts.
+    let raw: OpaquePointer
+
+    package init() throws {
+        var message = [CChar](repeating: 0, count: 256)
+        guard let loop = cs_loop_start(&message, message.count) else {
+            let text = String(cChars: message)
+            throw IOError(code: -1, "cannot start event loop (\(text))")
+        }
+        raw = loop
+    }
+
+    /// Runs `task` on the loop thread. Returns false once the loop is stopping.
+    @discardableResult
+    package func execute(_ task: @escaping @Sendable () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(TaskBox(task)).toOpaque()
+        let status = cs_loop_post(raw, { ctx in
+            Unmanaged<TaskBox>.fromOpaque(ctx!).takeRetainedValue().task()
+        }, box)
+        if status != 0 {
+            Unmanaged<TaskBox>.fromOpaque(box).release()
+            return false
+        }
+        return true
+    }
+
+    /// Runs `task` on the loop thread and waits for its result. Not from the loop thread.
+    package func submitAndWait<T: Sendable>(_ task: @escaping @Sendable () -> T) -> T? {
+        precondition(!inLoop, "submitAndWait would deadlock on the loop thread")
+        let done = OneShot<T>()
+        guard execute({ done.put(task()) }) else { return nil }
+        return done.take()
+    }
+
+    package var inLoop: Bool { cs_loop_is_current(raw) != 0 }
+
+    package func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inLoop, "must run on the event loop thread", file: file, line: line)
+    }
+
+    /// The loop's monotonic clock in milliseconds (loop thread).
+    package var nowMilliseconds: UInt64 { cs_loop_now_ms(raw) }
+
+    /// Closes every handle, runs their close callbacks, joins the thread.
+    /// The loop must not be used afterwards.
+    package func shutdown() {
+        precondition(!inLoop, "shutdown from the loop thread would deadlock")
+        cs_loop_stop(raw)
+    }
+
+    /// Runs `work` on the thread pool, then `done` with its result on the loop thread.
+    /// For blocking file work: fsync, unlink, directory scans.
+    package func offload<T: Sendable>(_ work: @escaping @Sendable () -> T, done: @escaping (T) -> Void) {
+        assertInLoop()
+        let slot = ResultSlot<T>()
+        let box = WorkBox(work: { slot.value = work() }, done: { done(slot.value!) })
+        let ctx = Unmanaged.passRetained(box).toOpaque()
+        let status = cs_work_submit(raw, { ctx in
+            Unmanaged<WorkBox>.fromOpaque(ctx!).takeUnretainedValue().work()
+        }, { ctx in
+            Unmanaged<WorkBox>.fromOpaque(ctx!).takeRetainedValue().done()
+        }, ctx)
+        if status != 0 {
+            // The pool refused (loop stopping): do the work inline rather than lose it.
+            Unmanaged<WorkBox>.fromOpaque(ctx).release()
+            done(work())
+        }
+    }
+
+    /// Resolves a host name for TCP off the loop thread.
+    package func resolve(host: String, port: Int, _ completion: @escaping (Result<[SocketAddress], IOError>) -> Void) {
+        assertInLoop()
+        let box = Unmanaged.passRetained(ResolveBox(completion)).toOpaque()
+        let status = cs_resolve(raw, host, Int32(port), { ctx, status, addrs, count in
+            let box = Unmanaged<ResolveBox>.fromOpaque(ctx!).takeRetainedValue()
+            if status != 0 || count == 0 {
+                box.completion(.failure(IOError(code: status == 0 ? -2 : status, "resolve")))
+                return
+            }
+            let list = (0..<count).map { SocketAddress(storage: addrs![$0]) }
+            box.completion(.success(list))
+        }, box)
+        if status != 0 {
+            let box = Unmanaged<ResolveBox>.fromOpaque(box).takeRetainedValue()
+            box.completion(.failure(IOError(code: status, "resolve \(host)")))
+        }
+    }
+}
+
+private final class TaskBox {
+    let task: @Sendable () -> Void
+    init(_ task: @escaping @Sendable () -> Void) { self.task = task }
+}
+
+/// Crosses from the loop to a pool thread and back. libuv orders the two
+/// phases (work happens-before done), so neither box is touched concurrently.
+private final class WorkBox: @unchecked Sendable {
+    let work: () -> Void
+    let done: () -> Void
+    init(work: @escaping () -> Void, done: @escaping () -> Void) {
+        self.work = work
+        self.done = done
+    }
+}
+
+private final class ResultSlot<T>: @unchecked Sendable {
+    var value: T?
+}
+
+private final class ResolveBox {
+    let completion: (Result<[SocketAddress], IOError>) -> Void
+    init(_ completion: @escaping (Result<[SocketAddress], IOError>) -> Void) { self.completion = completion }
+}
+
+extension String {
+    /// A string from a NUL-terminated C character buffer.
+    package init(cChars buffer: [CChar]) {
+        self = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

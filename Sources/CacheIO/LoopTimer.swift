@@ -1,0 +1,58 @@
+import CSupport
+
+/// A libuv timer calling a closure on the loop thread.
+/// It stays alive (held by the C side) until `cancel()` or loop shutdown.
+package final class LoopTimer {
+    private var raw: OpaquePointer?
+    private var action: (() -> Void)?
+    private let oneShot: Bool
+
+    /// Fires after `milliseconds`, then every `repeatMilliseconds` if non-zero.
+    package init(on loop: EventLoop, after milliseconds: UInt64, repeat repeatMilliseconds: UInt64 = 0,
+                 _ action: @escaping () -> Void) {
+        loop.assertInLoop()
+        self.action = action
+        self.oneShot = false
+        start(loop, milliseconds, repeatMilliseconds)
+    }
+
+    private init(oneShotOn loop: EventLoop, after milliseconds: UInt64, _ action: @escaping () -> Void) {
+        self.action = action
+        self.oneShot = true
+        start(loop, milliseconds, 0)
+    }
+
+    /// Runs `action` once after `milliseconds`; the timer closes itself after firing.
+    @discardableResult
+    package static func once(on loop: EventLoop, after milliseconds: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
+        LoopTimer(oneShotOn: loop, after: milliseconds, action)
+    }
+
+    private func start(_ loop: EventLoop, _ timeout: UInt64, _ repeatMs: UInt64) {
+        var callbacks = cs_timer_callbacks(
+            on_fire: { ctx in
+                let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeUnretainedValue()
+                timer.action?()
+                if timer.oneShot { timer.cancel() }
+            },
+            on_close: { ctx in
+                let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeRetainedValue()
+                timer.raw = nil
+                timer.action = nil
+            }
+        )
+        let ctx = Unmanaged.passRetained(self).toOpaque()
+        raw = cs_timer_start(loop.raw, timeout, repeatMs, &callbacks, ctx)
+        if raw == nil { Unmanaged<LoopTimer>.fromOpaque(ctx).release() }
+    }
+
+    /// Restarts the countdown.
+    package func reset(milliseconds: UInt64) {
+        if let raw { cs_timer_reset(raw, milliseconds) }
+    }
+
+    package func cancel() {
+        action = nil
+        if let raw { cs_timer_close(raw) }
+    }
+}

@@ -1,0 +1,121 @@
+import CSupport
+
+/// What a socket reports; every call arrives on the loop thread.
+package protocol SocketDelegate: AnyObject {
+    func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer)
+    func socketDidReachEOF(_ socket: Socket)
+    func socketDidDrain(_ socket: Socket)
+    func socketDidConnect(_ socket: Socket, error: IOError?)
+    func socketDidClose(_ socket: Socket, error: IOError?)
+}
+
+extension SocketDelegate {
+    package func socketDidDrain(_ socket: Socket) {}
+    package func socketDidConnect(_ socket: Socket, error: IOError?) {}
+}
+
+/// A TCP connection owned by the C core (client or upstream).
+///
+/// The C side keeps the socket object alive (a retained context) until its
+/// close callback, and the socket keeps its delegate until then, so a
+/// connection lives exactly as long as its socket. Loop thread only.
+package final class Socket {
+    private var raw: OpaquePointer?
+    package var delegate: SocketDelegate?
+    package private(set) var isClosed = false
+
+    private init() {}
+
+    /// Adopts a conn handed over by the listener.
+    static func adopt(_ conn: OpaquePointer) -> Socket {
+        let socket = Socket()
+        socket.raw = conn
+        var callbacks = Socket.callbacks
+        cs_conn_bind(conn, &callbacks, Unmanaged.passRetained(socket).toOpaque())
+        return socket
+    }
+
+    /// Opens a TCP connection; `socketDidConnect` follows.
+    package static func connect(on loop: EventLoop, to address: SocketAddress, delegate: SocketDelegate) throws -> Socket {
+        loop.assertInLoop()
+        let socket = Socket()
+        socket.delegate = delegate
+        var callbacks = Socket.callbacks
+        let ctx = Unmanaged.passRetained(socket).toOpaque()
+        var conn: OpaquePointer?
+        let status = address.withSockaddr { cs_connect(loop.raw, $0, &callbacks, ctx, &conn) }
+        if status != 0 {
+            Unmanaged<Socket>.fromOpaque(ctx).release()
+            throw IOError(code: status, "connect to \(address)")
+        }
+        socket.raw = conn
+        return socket
+    }
+
+    package func startReading() {
+        if let raw { cs_conn_read_start(raw) }
+    }
+
+    package func stopReading() {
+        if let raw { cs_conn_read_stop(raw) }
+    }
+
+    /// Queues bytes; the C core copies what the socket does not take at once.
+    package func write(_ bytes: UnsafeRawBufferPointer) {
+        guard let raw, bytes.count > 0 else { return }
+        cs_conn_write(raw, bytes.baseAddress, bytes.count)
+    }
+
+    package func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Queues a zero-copy file range; `fd` must stay open until drained or closed.
+    package func sendFile(_ fd: Int32, offset: Int64, count: Int) {
+        guard let raw, count > 0 else { return }
+        cs_conn_sendfile(raw, fd, offset, count)
+    }
+
+    package var queuedBytes: Int { raw.map { cs_conn_queued($0) } ?? 0 }
+
+    package var bytesSent: UInt64 { raw.map { cs_conn_bytes_sent($0) } ?? 0 }
+
+    package func close() {
+        if let raw, !isClosed { cs_conn_close(raw) }
+    }
+
+    package func closeAfterDrain() {
+        if let raw, !isClosed { cs_conn_close_after_drain(raw) }
+    }
+
+    private static func from(_ ctx: UnsafeMutableRawPointer?) -> Socket {
+        Unmanaged<Socket>.fromOpaque(ctx!).takeUnretainedValue()
+    }
+
+    private static let callbacks = cs_conn_callbacks(
+        on_read: { ctx, data, count in
+            let socket = Socket.from(ctx)
+            socket.delegate?.socketDidRead(socket, UnsafeRawBufferPointer(start: data, count: count))
+        },
+        on_eof: { ctx in
+            let socket = Socket.from(ctx)
+            socket.delegate?.socketDidReachEOF(socket)
+        },
+        on_drain: { ctx in
+            let socket = Socket.from(ctx)
+            socket.delegate?.socketDidDrain(socket)
+        },
+        on_connect: { ctx, status in
+            let socket = Socket.from(ctx)
+            socket.delegate?.socketDidConnect(socket, error: status == 0 ? nil : IOError(code: status, "connect"))
+        },
+        on_close: { ctx, status in
+            let socket = Unmanaged<Socket>.fromOpaque(ctx!).takeRetainedValue()
+            socket.isClosed = true
+            socket.raw = nil
+            let delegate = socket.delegate
+            socket.delegate = nil
+            delegate?.socketDidClose(socket, error: status == 0 ? nil : IOError(code: status, "socket"))
+        }
+    )
+}

@@ -1,0 +1,217 @@
+import CacheHTTP
+import CacheStorage
+import CacheUpstream
+import Logging
+
+/// One origin request filling a byte range of a resource's data file.
+///
+/// Every byte is written at its offset before readers are woken, so readers
+/// only ever send bytes that are in the file. Validation happens before the
+/// first byte is written: a response that contradicts the request or the
+/// cached version fails the download and stores nothing. Loop thread only.
+final class Download: UpstreamResponseDelegate {
+    enum Request {
+        /// A gap of a resource of known length (upper bound Int64.max: to the end).
+        case range(Range<Int64>)
+        /// The first request of a resource whose length is unknown: the client's own range.
+        case probe(ByteRangeSpec)
+    }
+
+    let id: Int
+    let state: ResourceState
+    let request: Request
+    private unowned let loader: Loader
+    var task: UpstreamTask?
+    /// Next offset to write.
+    private(set) var position: Int64 = 0
+    /// Where the download stops (exclusive); nil while unknown.
+    var end: Int64?
+    /// True once the response head was accepted (position and end are real).
+    private(set) var ready = false
+    private(set) var finished = false
+    private(set) var failure: LoadError?
+    /// Readers that want this download's bytes; at zero it is cancelled.
+    var interest = 0
+    private var errorHead: HTTPResponseHead?
+    private var errorBody: [UInt8] = []
+
+    init(id: Int, state: ResourceState, request: Request, loader: Loader) {
+        self.id = id
+        self.state = state
+        self.request = request
+        self.loader = loader
+        if case .range(let range) = request {
+            position = range.lowerBound
+            end = range.upperBound == Int64.max ? state.resource.totalLength : range.upperBound
+            ready = true
+        }
+    }
+
+    var rangeHeader: String {
+        switch request {
+        case .range(let range):
+            return range.upperBound == Int64.max || range.upperBound == state.resource.totalLength
+                ? "bytes=\(range.lowerBound)-" : "bytes=\(range.lowerBound)-\(range.upperBound - 1)"
+        case .probe(.closed(let first, let last)): return "bytes=\(first)-\(last)"
+        case .probe(.from(let first)): return "bytes=\(first)-"
+        case .probe(.suffix(let length)): return "bytes=-\(length)"
+        }
+    }
+
+    var isProbe: Bool {
+        if case .probe = request { return true }
+        return false
+    }
+
+    // MARK: UpstreamResponseDelegate
+
+    func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
+        switch head.status {
+        case 206: accept206(head)
+        case 200: accept200(head)
+        case 416 where isProbe: accept416(head)
+        default:
+            errorHead = head
+        }
+    }
+
+    private func accept206(_ head: HTTPResponseHead) {
+        guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
+              let range = contentRange.range, let total = contentRange.total else {
+            return fail(.mismatch("206 without a usable Content-Range"))
+        }
+        let expected: Range<Int64>?
+        switch request {
+        case .range(let asked):
+            expected = asked.lowerBound..<(asked.upperBound == Int64.max ? total : asked.upperBound)
+        case .probe(let spec):
+            expected = spec.resolve(length: total)
+        }
+        guard range == expected else {
+            return fail(.mismatch("origin sent bytes \(contentRange.headerValue), asked \(rangeHeader)"))
+        }
+        guard adopt(head, totalLength: total) else { return }
+        position = range.lowerBound
+        end = min(end ?? range.upperBound, range.upperBound)
+        ready = true
+        state.wakeReaders()
+    }
+
+    private func accept200(_ head: HTTPResponseHead) {
+        // The origin ignored Range: the body is the whole resource. Cache all of it.
+        let length = head.headers["content-length"].flatMap { Int64($0) }
+        guard adopt(head, totalLength: length) else { return }
+        position = 0
+        end = length
+        ready = true
+        state.wakeReaders()
+    }
+
+    private func accept416(_ head: HTTPResponseHead) {
+        guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
+              let total = contentRange.total else {
+            errorHead = head
+            return
+        }
+        guard adopt(head, totalLength: total) else { return }
+        task?.cancel()
+        finish(nil)
+    }
+
+    /// Records the origin's description of the resource, or checks it against
+    /// the cached version. False (and failed) when they disagree.
+    private func adopt(_ head: HTTPResponseHead, totalLength: Int64?) -> Bool {
+        let resource = state.resource
+        let etag = head.headers["etag"]
+        let lastModified = head.headers["last-modified"]
+        if state.headKnown {
+            let known = resource.metadata
+            if let totalLength, let knownLength = known.totalLength, totalLength != knownLength {
+                fail(.mismatch("length changed at origin (\(knownLength) → \(totalLength))"))
+                return false
+            }
+            if let etag, let knownTag = known.etag, etag != knownTag {
+                fail(.mismatch("ETag changed at origin (\(knownTag) → \(etag))"))
+                return false
+            }
+            if let lastModified, let knownDate = known.lastModified, lastModified != knownDate {
+                fail(.mismatch("Last-Modified changed at origin"))
+                return false
+            }
+            return true
+        }
+        resource.setInfo(totalLength: totalLength, contentType: head.headers["content-type"],
+                         etag: etag, lastModified: lastModified)
+        state.headKnown = true
+        return true
+    }
+
+    func upstreamDidReceiveBody(_ bytes: UnsafeRawBufferPointer) {
+        if errorHead != nil {
+            let room = max(0, Loader.maxErrorBody - errorBody.count)
+            errorBody.append(contentsOf: bytes.prefix(room))
+            return
+        }
+        guard ready, !finished else { return }
+        let limit = end.map { $0 - position } ?? Int64.max
+        let take = Int(min(Int64(bytes.count), limit))
+        if take > 0 {
+            do {
+                try state.resource.write(UnsafeRawBufferPointer(rebasing: bytes[0..<take]), at: position)
+            } catch {
+                task?.cancel()
+                return fail(.storage(error.description))
+            }
+            position += Int64(take)
+            state.wakeReaders()
+        }
+        if let end, position >= end, !finished {
+            // Another download took over the rest, or the range is complete
+            // before the framing said so: stop here.
+            if task?.isFinished == false {
+                task?.cancel()
+                finish(nil)
+            }
+        }
+    }
+
+    func upstreamDidFinish(_ error: UpstreamError?) {
+        guard !finished else { return }
+        if let head = errorHead {
+            return fail(.originStatus(status: head.status, headers: head.headers, body: errorBody))
+        }
+        if let error { return fail(.upstream(error)) }
+        guard ready else { return fail(.mismatch("origin response ended without a body")) }
+        if end == nil {
+            // A body of unknown length: now it is known.
+            let resource = state.resource
+            resource.setInfo(totalLength: position, contentType: resource.metadata.contentType,
+                             etag: resource.metadata.etag, lastModified: resource.metadata.lastModified)
+            end = position
+        } else if let end, position < end {
+            return fail(.upstream(.closedEarly("body ended at \(position), expected \(end)")))
+        }
+        finish(nil)
+    }
+
+    /// Stops the download because nobody wants its bytes any more.
+    func cancel() {
+        guard !finished else { return }
+        task?.cancel()
+        finish(nil)
+    }
+
+    private func fail(_ error: LoadError) {
+        guard !finished else { return }
+        task?.cancel()
+        finish(error)
+    }
+
+    private func finish(_ error: LoadError?) {
+        guard !finished else { return }
+        finished = true
+        failure = error
+        task = nil
+        loader.downloadFinished(self)
+    }
+}

@@ -1,0 +1,32 @@
+import CacheHTTP
+import CacheUpstream
+
+/// Why a reader cannot deliver.
+package enum LoadError: Error, CustomStringConvertible {
+    /// The origin answered with an error status; passed to the client, not cached.
+    case originStatus(status: Int, headers: HTTPHeaders, body: [UInt8])
+    /// The origin could not be reached or misbehaved.
+    case upstream(UpstreamError)
+    /// The cache could not store bytes.
+    case storage(String)
+    /// The origin's response contradicts what was asked or what is cached.
+    case mismatch(String)
+
+    package var description: String {
+        switch self {
+        case .originStatus(let status, _, _): return "origin answered \(status)"
+        case .upstream(let error): return error.description
+        case .storage(let reason): return "storage: \(reason)"
+        case .mismatch(let reason): return reason
+        }
+    }
+}
+
+/// What the client's response head is built from.
+package struct ContentInfo: Sendable {
+    /// Nil while the origin sends a body of unknown length.
+    package var totalLength: Int64?
+    package var contentType: String?
+    package var etag: String?
+    package var lastModified: String?
+}

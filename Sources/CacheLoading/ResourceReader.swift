@@ -1,0 +1,164 @@
+import CacheHTTP
+import CacheStorage
+
+/// What a reader reports; calls arrive on the loop thread.
+package protocol ResourceReaderDelegate: AnyObject {
+    /// The resource's head is known (or could not be had).
+    func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>)
+    /// More bytes may be available: call `next()` again.
+    func readerCanContinue(_ reader: ResourceReader)
+}
+
+/// A piece of the response body.
+package enum ReadChunk {
+    /// Bytes in the data file, ready for sendfile.
+    case file(DataFile, Range<Int64>)
+    /// Nothing yet; `readerCanContinue` follows.
+    case pending
+    case finished
+    case failed(LoadError)
+}
+
+/// Serves one client request of one resource: first its head, then the body
+/// bytes of the chosen range as they land in the data file.
+/// Loop thread only; `close()` releases everything it holds.
+package final class ResourceReader {
+    enum Phase { case head, body, closed }
+
+    private unowned let loader: Loader
+    let state: ResourceState
+    private let spec: ByteRangeSpec?
+    package weak var delegate: ResourceReaderDelegate?
+    private var phase: Phase = .head
+    private var position: Int64 = 0
+    private var end: Int64 = 0
+    private var interests: [Download] = []
+    /// The download expected to write the byte at `position`.
+    private var awaited: Download?
+
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?) {
+        self.loader = loader
+        self.state = state
+        self.spec = spec
+    }
+
+    package var resource: Resource { state.resource }
+
+    /// Begins: the head is reported at once when known, else after the origin answers.
+    package func start() {
+        if state.headKnown {
+            delegate?.readerHeadReady(self, .success(state.info))
+            return
+        }
+        if let probe = state.probe {
+            join(probe)
+            awaited = probe
+        } else {
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)))
+            join(probe)
+            awaited = probe
+        }
+        wait()
+    }
+
+    /// Chooses the body range to send (after the proxy resolved Range).
+    /// Upper bound Int64.max means "to the end", for bodies of unknown length.
+    package func deliver(_ range: Range<Int64>) {
+        guard phase == .head else { return }
+        phase = .body
+        position = range.lowerBound
+        end = range.upperBound
+    }
+
+    package var offset: Int64 { position }
+
+    /// The next piece of the body.
+    package func next() -> ReadChunk {
+        guard phase == .body else { return .finished }
+        if let total = state.resource.totalLength, end > total { end = total }
+        if position >= end { return .finished }
+        let resource = state.resource
+        if let run = resource.available.run(containing: position) {
+            let stop = min(run.upperBound, end)
+            let file: DataFile
+            do { file = try resource.dataFile() } catch { return .failed(.storage(error.description)) }
+            let chunk = ReadChunk.file(file, position..<stop)
+            position = stop
+            if position < end && !resource.available.contains(position) { ensureCoverage() }  // one gap ahead
+            return chunk
+        }
+        if let awaited, awaited.finished, let failure = awaited.failure {
+            return .failed(failure)
+        }
+        ensureCoverage()
+        wait()
+        return .pending
+    }
+
+    /// Makes sure the first missing stretch at or after `position` is being fetched.
+    private func ensureCoverage() {
+        interests.removeAll { download in
+            let done = download.finished || (download.end.map { $0 <= position } ?? false)
+            if done { loader.leave(download) }
+            return done
+        }
+        let steps = SlicePlanner.plan(position..<end, available: state.resource.available, inFlight: state.inFlight)
+        for step in steps {
+            switch step {
+            case .cached:
+                continue
+            case .await(let range, let id):
+                guard let download = state.download(id: id) else { return }
+                join(download)
+                if range.contains(position) { awaited = download }
+                return
+            case .fetch(let range):
+                let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
+                    ? range.lowerBound..<Int64.max : range))
+                join(download)
+                if range.contains(position) { awaited = download }
+                return
+            }
+        }
+    }
+
+    private func join(_ download: Download) {
+        guard !interests.contains(where: { $0 === download }) else { return }
+        interests.append(download)
+        download.interest += 1
+    }
+
+    private func wait() {
+        state.waiting[ObjectIdentifier(self)] = self
+    }
+
+    /// Called by the resource state when bytes landed or downloads changed.
+    func resourceChanged() {
+        switch phase {
+        case .closed:
+            return
+        case .head:
+            if state.headKnown {
+                delegate?.readerHeadReady(self, .success(state.info))
+            } else if let awaited, awaited.finished {
+                delegate?.readerHeadReady(self, .failure(awaited.failure ?? .mismatch("origin gave no response")))
+            } else {
+                wait()
+            }
+        case .body:
+            delegate?.readerCanContinue(self)
+        }
+    }
+
+    /// Releases interest in downloads (cancelling those nobody else wants).
+    package func close() {
+        guard phase != .closed else { return }
+        phase = .closed
+        state.waiting[ObjectIdentifier(self)] = nil
+        let held = interests
+        interests.removeAll()
+        awaited = nil
+        for download in held { loader.leave(download) }
+        loader.readerClosed(self)
+    }
+}

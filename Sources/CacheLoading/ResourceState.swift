@@ -1,0 +1,48 @@
+import CacheHTTP
+import CacheStorage
+
+/// Loading's view of one resource: its downloads and waiting readers.
+/// Lives while any reader or download uses the resource. Loop thread only.
+final class ResourceState {
+    let resource: Resource
+    var downloads: [Download] = []
+    /// Readers to wake when bytes land or a download ends.
+    var waiting: [ObjectIdentifier: ResourceReader] = [:]
+    /// True once an origin response head established the resource's shape.
+    var headKnown: Bool
+    /// The download that establishes the head, while it is unknown.
+    var probe: Download?
+    /// Where the bytes come from (the latest URL asked for this cache key).
+    var originURL: OriginURL?
+
+    init(resource: Resource) {
+        self.resource = resource
+        headKnown = resource.totalLength != nil
+    }
+
+    var info: ContentInfo {
+        let metadata = resource.metadata
+        return ContentInfo(totalLength: metadata.totalLength, contentType: metadata.contentType,
+                           etag: metadata.etag, lastModified: metadata.lastModified)
+    }
+
+    var inFlight: [InFlight] {
+        downloads.compactMap { download in
+            guard download.ready, !download.finished else { return nil }
+            guard let end = download.end, download.position < end else {
+                return download.end == nil ? InFlight(id: download.id, pending: download.position..<Int64.max) : nil
+            }
+            return InFlight(id: download.id, pending: download.position..<end)
+        }
+    }
+
+    func download(id: Int) -> Download? { downloads.first { $0.id == id } }
+
+    /// Wakes every waiting reader (each re-registers if it must wait again).
+    func wakeReaders() {
+        guard !waiting.isEmpty else { return }
+        let readers = waiting
+        waiting.removeAll(keepingCapacity: true)
+        for reader in readers.values { reader.resourceChanged() }
+    }
+}

@@ -1,0 +1,183 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+import Logging
+
+/// One client connection: parses requests in order and writes one response
+/// at a time. Kept alive by its socket until the socket closes; closing
+/// releases the reader (and with it any download nobody else wants).
+final class ClientConnection: SocketDelegate {
+    private let socket: Socket
+    private unowned let server: ProxyServer
+    private var buffer: [UInt8] = []
+    private var exchange: ProxyExchange?
+    private var timer: LoopTimer?
+    /// Data files with sendfile ranges still queued on the socket.
+    private var filesInFlight: [DataFile] = []
+    private var closing = false
+    private var peerDone = false
+
+    init(socket: Socket, server: ProxyServer) {
+        self.socket = socket
+        self.server = server
+        socket.delegate = self
+        socket.startReading()
+        timer = LoopTimer(on: server.loop, after: server.configuration.requestHeadTimeout) { [weak self] in
+            self?.timedOut()
+        }
+    }
+
+    // MARK: requests
+
+    private func processBuffer() {
+        while exchange == nil && !closing {
+            if buffer.isEmpty {
+                if peerDone { finishConnection(); return }
+                timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
+                return
+            }
+            let parsed = buffer.withUnsafeBytes { RequestHeadParser.parse($0) }
+            switch parsed {
+            case .failure(let error):
+                server.logger.info("bad request: \(error)")
+                reject(error.status, reason(of: error))
+                return
+            case .success(nil):
+                if peerDone { finishConnection(); return }
+                timer?.reset(milliseconds: server.configuration.requestHeadTimeout)
+                return
+            case .success(let (head, consumed)?):
+                buffer.removeFirst(consumed)
+                handle(head)
+            }
+        }
+    }
+
+    private func reason(of error: HeadParseError) -> String {
+        switch error {
+        case .badRequest(let why): return "Bad request: \(why)\n"
+        case .uriTooLong: return "Request line too long\n"
+        case .headersTooLarge: return "Request header fields too large\n"
+        case .versionNotSupported: return "HTTP version not supported\n"
+        }
+    }
+
+    private func handle(_ head: HTTPRequestHead) {
+        timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
+        let isHead = head.method == "HEAD"
+        guard head.method == "GET" || isHead else {
+            // The request may carry a body we will not read: answer and close.
+            return reject(405, "Method not allowed\n", extra: [("Allow", "GET, HEAD")])
+        }
+        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+            return reject(400, "Bad request: GET and HEAD take no body\n")
+        }
+        let path = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        if path == "/ping" {
+            return respondSimple(200, "pong\n", head: head)
+        }
+        guard path.hasPrefix("/p/") else {
+            return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n", head: head)
+        }
+        guard let origin = ProxyURL.origin(fromTarget: head.target), let url = OriginURL.parse(origin) else {
+            return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n", head: head)
+        }
+        let exchange = ProxyExchange(connection: self, request: head, url: url, server: server)
+        self.exchange = exchange
+        exchange.start()
+    }
+
+    private func respondSimple(_ status: Int, _ body: String, head: HTTPRequestHead) {
+        let bytes = server.heads.simple(status, body, keepAlive: head.keepAlive, includeBody: head.method != "HEAD")
+        socket.write(bytes)
+        if !head.keepAlive { close(afterDrain: true) }
+    }
+
+    /// Answers a request we cannot serve and closes the connection.
+    private func reject(_ status: Int, _ body: String, extra: [(String, String)] = []) {
+        socket.write(server.heads.simple(status, body, keepAlive: false, extra: extra))
+        close(afterDrain: true)
+    }
+
+    // MARK: used by the exchange
+
+    var loop: EventLoop { server.loop }
+
+    func write(_ bytes: [UInt8]) { socket.write(bytes) }
+
+    func sendFile(_ file: DataFile, _ range: Range<Int64>) {
+        if filesInFlight.last !== file { filesInFlight.append(file) }
+        socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
+    }
+
+    /// The exchange is done; `keepAlive` false closes once everything is sent.
+    func exchangeFinished(keepAlive: Bool) {
+        exchange = nil
+        if !keepAlive {
+            close(afterDrain: true)
+            return
+        }
+        processBuffer()
+    }
+
+    /// Ends the connection at once (a response cannot be completed).
+    func abort() {
+        exchange = nil
+        close(afterDrain: false)
+    }
+
+    private func close(afterDrain: Bool) {
+        guard !closing else { return }
+        closing = true
+        timer?.cancel()
+        timer = nil
+        if afterDrain { socket.closeAfterDrain() } else { socket.close() }
+    }
+
+    private func finishConnection() {
+        close(afterDrain: true)
+    }
+
+    private func timedOut() {
+        // A response in progress is never cut by the idle timer.
+        if exchange != nil || socket.queuedBytes > 0 {
+            timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
+            return
+        }
+        close(afterDrain: false)
+    }
+
+    // MARK: SocketDelegate
+
+    func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
+        guard !closing else { return }
+        buffer.append(contentsOf: bytes)
+        if exchange == nil {
+            processBuffer()
+        } else if buffer.count > server.headLimits.maxHeaderBytes * 4 {
+            // A client pipelining far ahead of us: stop reading until we catch up.
+            socket.stopReading()
+        }
+    }
+
+    func socketDidReachEOF(_ socket: Socket) {
+        peerDone = true
+        if exchange == nil { processBuffer() }
+    }
+
+    func socketDidDrain(_ socket: Socket) {
+        filesInFlight.removeAll()
+        if !closing && exchange == nil { socket.startReading() }
+    }
+
+    func socketDidClose(_ socket: Socket, error: IOError?) {
+        closing = true
+        timer?.cancel()
+        timer = nil
+        exchange?.cancel()
+        exchange = nil
+        filesInFlight.removeAll()
+        server.connectionClosed(self)
+    }
+}

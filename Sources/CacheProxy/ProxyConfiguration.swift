@@ -1,0 +1,19 @@
+import CacheUpstream
+
+/// Everything the proxy needs to run.
+package struct ProxyConfiguration: Sendable {
+    package var host = "127.0.0.1"
+    package var port = 0
+    package var cacheDirectory: String
+    package var upstream = UpstreamConfiguration()
+    /// Milliseconds an idle keep-alive client connection is kept.
+    package var keepAliveTimeout: UInt64 = 60_000
+    /// Milliseconds a client has to send a complete request head.
+    package var requestHeadTimeout: UInt64 = 30_000
+    /// Maps an origin URL to its cache key (several URLs may share one entry).
+    package var cacheKey: @Sendable (String) -> String = { $0 }
+
+    package init(cacheDirectory: String) {
+        self.cacheDirectory = cacheDirectory
+    }
+}

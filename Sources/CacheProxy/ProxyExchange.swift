@@ -1,0 +1,183 @@
+import CacheHTTP
+import CacheLoading
+import CacheStorage
+import CacheUpstream
+
+/// One proxied request: asks the loader for the resource, answers with
+/// 200/206/416 (or the origin's error) and streams the body as it lands.
+final class ProxyExchange: ResourceReaderDelegate {
+    private unowned let connection: ClientConnection
+    private unowned let server: ProxyServer
+    private let request: HTTPRequestHead
+    private let url: OriginURL
+    private var reader: ResourceReader?
+    private var keepAlive: Bool
+    private var headSent = false
+    private var done = false
+
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, server: ProxyServer) {
+        self.connection = connection
+        self.request = request
+        self.url = url
+        self.server = server
+        self.keepAlive = request.keepAlive
+    }
+
+    private var isHead: Bool { request.method == "HEAD" }
+
+    /// The Range to plan with: only a single range is honoured (several are
+    /// answered with the whole body, as RFC 9110 allows).
+    private var rangeSpec: ByteRangeSpec? {
+        guard let value = request.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 else {
+            return nil
+        }
+        return specs[0]
+    }
+
+    func start() {
+        let key = server.configuration.cacheKey(url.string)
+        let reader = server.loader.reader(url: url, cacheKey: key, spec: rangeSpec)
+        self.reader = reader
+        reader.delegate = self
+        reader.start()
+    }
+
+    /// The client went away: release the reader.
+    func cancel() {
+        guard !done else { return }
+        done = true
+        reader?.close()
+        reader = nil
+    }
+
+    // MARK: ResourceReaderDelegate
+
+    func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
+        guard !done, !headSent else { return }
+        switch result {
+        case .failure(let error): sendError(error)
+        case .success(let info): sendHead(info, reader)
+        }
+    }
+
+    func readerCanContinue(_ reader: ResourceReader) {
+        pump()
+    }
+
+    // MARK: head
+
+    private func sendHead(_ info: ContentInfo, _ reader: ResourceReader) {
+        var headers = HTTPHeaders()
+        headers.add("Server", "HTTPCache")
+        headers.add("Date", server.heads.date())
+        headers.add("Content-Type", info.contentType ?? "application/octet-stream")
+        headers.add("Accept-Ranges", "bytes")
+        if let etag = info.etag { headers.add("ETag", etag) }
+        if let lastModified = info.lastModified { headers.add("Last-Modified", lastModified) }
+
+        var status = 200
+        var body: Range<Int64>
+        if let total = info.totalLength {
+            body = 0..<total
+            if let spec = rangeSpec, honoursRange(info) {
+                if let range = spec.resolve(length: total) {
+                    status = 206
+                    body = range
+                    headers.add("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)")
+                } else {
+                    status = 416
+                    body = 0..<0
+                    headers.add("Content-Range", "bytes */\(total)")
+                }
+            }
+            headers.add("Content-Length", String(body.count))
+        } else {
+            // Unknown length (the origin is still streaming it): the body ends with the connection.
+            body = 0..<Int64.max
+            keepAlive = false
+        }
+        headers.add("Connection", keepAlive ? "keep-alive" : "close")
+        if status == 416 { headers.replace("Content-Type", "text/plain") }
+        let head = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers)
+        connection.write(head.serialized())
+        headSent = true
+        if isHead || status == 416 || body.isEmpty {
+            return finish()
+        }
+        reader.deliver(body)
+        pump()
+    }
+
+    private func honoursRange(_ info: ContentInfo) -> Bool {
+        guard let ifRange = request.headers["if-range"] else { return true }
+        return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
+    }
+
+    private func sendError(_ error: LoadError) {
+        let status: Int
+        var body: [UInt8]
+        var contentType = "text/plain; charset=utf-8"
+        switch error {
+        case .originStatus(let originStatus, let headers, let originBody):
+            status = originStatus
+            body = originBody
+            contentType = headers["content-type"] ?? contentType
+        case .upstream(let upstream):
+            status = upstream.isTimeout ? 504 : 502
+            body = Array("Origin failed: \(upstream)\n".utf8)
+            server.logger.warning("\(status) for \(url.string): \(upstream)")
+        case .mismatch(let reason):
+            status = 502
+            body = Array("Origin response rejected: \(reason)\n".utf8)
+            server.logger.warning("502 for \(url.string): \(reason)")
+        case .storage(let reason):
+            status = 502
+            body = Array("Cache storage failed: \(reason)\n".utf8)
+            server.logger.error("storage failure for \(url.string): \(reason)")
+        }
+        var headers = HTTPHeaders()
+        headers.add("Server", "HTTPCache")
+        headers.add("Date", server.heads.date())
+        headers.add("Content-Type", contentType)
+        headers.add("Content-Length", String(body.count))
+        headers.add("Connection", keepAlive ? "keep-alive" : "close")
+        var bytes = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers).serialized()
+        if !isHead { bytes.append(contentsOf: body) }
+        connection.write(bytes)
+        headSent = true
+        finish()
+    }
+
+    // MARK: body
+
+    private func pump() {
+        guard !done, let reader else { return }
+        while true {
+            switch reader.next() {
+            case .file(let file, let range):
+                connection.sendFile(file, range)
+            case .pending:
+                return
+            case .finished:
+                return finish()
+            case .failed(let error):
+                // The head is out: all we can do is end the connection early,
+                // so the client sees a short body, never a wrong byte.
+                server.logger.warning("response for \(url.string) cut at \(reader.offset): \(error)")
+                done = true
+                reader.close()
+                self.reader = nil
+                connection.abort()
+                return
+            }
+        }
+    }
+
+    private func finish() {
+        guard !done else { return }
+        done = true
+        reader?.close()
+        reader = nil
+        connection.exchangeFinished(keepAlive: keepAlive)
+    }
+}

@@ -1,0 +1,51 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+import CacheUpstream
+import Logging
+
+/// The listening proxy: accepts clients and owns the loader. Loop thread only.
+package final class ProxyServer {
+    package let loop: EventLoop
+    package let configuration: ProxyConfiguration
+    package let logger: Logger
+    package let loader: Loader
+    let headLimits = HeadLimits()
+    var heads = ResponseHeads()
+    private var listener: Listener?
+    private var connections: [ObjectIdentifier: ClientConnection] = [:]
+
+    /// Opens the cache and starts listening. Call on the loop thread.
+    package init(loop: EventLoop, configuration: ProxyConfiguration, logger: Logger) throws {
+        loop.assertInLoop()
+        self.loop = loop
+        self.configuration = configuration
+        self.logger = logger
+        let store = try ResourceStore(root: configuration.cacheDirectory, loop: loop, logger: logger)
+        let client = UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
+        loader = Loader(store: store, client: client, logger: logger)
+        listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
+            let connection = ClientConnection(socket: socket, server: self)
+            self.connections[ObjectIdentifier(connection)] = connection
+        }
+    }
+
+    package var port: Int { listener?.port ?? 0 }
+
+    func connectionClosed(_ connection: ClientConnection) {
+        connections[ObjectIdentifier(connection)] = nil
+    }
+
+    package var connectionCount: Int { connections.count }
+
+    /// Stops accepting, drops clients and downloads, and writes all metadata.
+    package func stop() {
+        loop.assertInLoop()
+        listener?.close()
+        listener = nil
+        loader.cancelAll()
+        loader.client.closeAll()
+        loader.store.flushAllNow()
+    }
+}

@@ -1,0 +1,32 @@
+import CacheHTTP
+import Glibc
+
+/// Builds response heads; caches the Date value per second.
+struct ResponseHeads {
+    private var dateSecond = -1
+    private var dateValue = ""
+
+    mutating func date() -> String {
+        let now = time(nil)
+        if now != dateSecond {
+            dateSecond = now
+            dateValue = HTTPDate.string(epochSeconds: now)
+        }
+        return dateValue
+    }
+
+    /// A complete small response with a text body (errors, /ping).
+    mutating func simple(_ status: Int, _ body: String, keepAlive: Bool, extra: [(String, String)] = [],
+                         includeBody: Bool = true) -> [UInt8] {
+        var headers = HTTPHeaders()
+        headers.add("Server", "HTTPCache")
+        headers.add("Date", date())
+        for (name, value) in extra { headers.add(name, value) }
+        headers.add("Content-Type", "text/plain; charset=utf-8")
+        headers.add("Content-Length", String(body.utf8.count))
+        headers.add("Connection", keepAlive ? "keep-alive" : "close")
+        var bytes = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers).serialized()
+        if includeBody { bytes.append(contentsOf: body.utf8) }
+        return bytes
+    }
+}

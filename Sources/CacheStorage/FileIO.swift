@@ -1,0 +1,98 @@
+import Glibc
+
+/// Small blocking file helpers (POSIX, no Foundation). Callers keep the
+/// slow ones (fsync, tree removal) off the loop thread.
+package enum FileIO {
+    package static func readAll(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n == 0 { return result }
+            result.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Writes `bytes` to `path` so that a crash leaves either the old or the new
+    /// file whole: temp file, fsync, rename.
+    package static func writeAtomically(_ path: String, _ bytes: [UInt8]) -> Bool {
+        // A unique temp name: two writers of one path never share a temp file.
+        let temp = path + ".tmp-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        let ok = writeFully(fd, bytes) && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temp, path) == 0 else {
+            unlink(temp)
+            return false
+        }
+        return true
+    }
+
+    package static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                offset += n
+            }
+            return true
+        }
+    }
+
+    package static func makeDirectory(_ path: String) -> Bool {
+        mkdir(path, 0o755) == 0 || errno == EEXIST
+    }
+
+    /// Creates `path` and any missing parents.
+    package static func makeDirectories(_ path: String) -> Bool {
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            if !makeDirectory(current) { return false }
+        }
+        return true
+    }
+
+    package static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    package static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    package static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    /// Removes a file or a directory tree.
+    package static func removeTree(_ path: String) {
+        if isDirectory(path) {
+            for name in listDirectory(path) { removeTree(path + "/" + name) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    package static func errorText(_ code: Int32 = errno) -> String {
+        String(cString: strerror(code))
+    }
+}

@@ -1,0 +1,77 @@
+/// What is known about one cached resource, as persisted next to its data file.
+///
+/// Stored as a small line-oriented text file (fast to parse at start-up, easy
+/// to read by hand). Only byte ranges that were made durable are listed.
+package struct ResourceMetadata: Sendable, Equatable {
+    package var url: String
+    package var totalLength: Int64?
+    package var contentType: String?
+    package var etag: String?
+    package var lastModified: String?
+    package var ranges: RangeSet
+    /// Seconds since 1970 of the last read or write (drives LRU).
+    package var lastAccess: Int64
+
+    package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
+                 lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
+        self.url = url
+        self.totalLength = totalLength
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+        self.ranges = ranges
+        self.lastAccess = lastAccess
+    }
+
+    package static let magic = "httpcache-meta 1"
+
+    /// True when every byte of a resource of known length is cached.
+    package var isComplete: Bool {
+        guard let totalLength else { return false }
+        return totalLength == 0 || ranges.covers(0..<totalLength)
+    }
+
+    package func encoded() -> String {
+        var lines = [Self.magic, "url \(url)"]
+        if let totalLength { lines.append("length \(totalLength)") }
+        if let contentType { lines.append("type \(contentType)") }
+        if let etag { lines.append("etag \(etag)") }
+        if let lastModified { lines.append("last-modified \(lastModified)") }
+        lines.append("ranges \(ranges)")
+        lines.append("access \(lastAccess)")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Parses `encoded()`; nil when the text is not a complete metadata file.
+    package init?(decoding text: String) {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true)[...]
+        guard lines.first == Substring(Self.magic) else { return nil }
+        lines = lines.dropFirst()
+        var url: String?
+        var ranges: RangeSet?
+        var access: Int64?
+        self.init(url: "")
+        for line in lines {
+            let key = line.prefix { $0 != " " }
+            let value = line.dropFirst(key.count + 1)
+            switch key {
+            case "url": url = String(value)
+            case "length":
+                guard let length = Int64(value), length >= 0 else { return nil }
+                totalLength = length
+            case "type": contentType = String(value)
+            case "etag": etag = String(value)
+            case "last-modified": lastModified = String(value)
+            case "ranges": ranges = RangeSet(parsing: value)
+                if ranges == nil { return nil }
+            case "access": access = Int64(value)
+            default: continue  // unknown keys from newer versions are ignored
+            }
+        }
+        guard let url, !url.isEmpty, let ranges, let access else { return nil }
+        if let totalLength, let last = ranges.ranges.last, last.upperBound > totalLength { return nil }
+        self.url = url
+        self.ranges = ranges
+        self.lastAccess = access
+    }
+}

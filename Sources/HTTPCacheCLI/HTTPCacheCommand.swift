@@ -1,0 +1,78 @@
+import ArgumentParser
+import Glibc
+import HTTPCache
+import Logging
+
+@main
+struct HTTPCacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "httpcache",
+        abstract: "A play-while-download HTTP caching proxy for media.",
+        subcommands: [Serve.self, URLCommand.self]
+    )
+}
+
+/// Where `serve` keeps its cache unless told otherwise.
+func defaultCacheDirectory() -> String {
+    if let xdg = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), !xdg.isEmpty { return xdg + "/httpcache" }
+    if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty { return home + "/.cache/httpcache" }
+    return "/tmp/httpcache"
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the proxy until SIGINT or SIGTERM.")
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on (0 picks a free one).") var port = 0
+    @Option(name: .customLong("cache-dir"), help: "Cache folder (default: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).")
+    var cacheDirectory: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+    @Option(name: .customLong("connect-timeout"), help: "Seconds to connect to an origin.") var connectTimeout: Double = 10
+    @Option(name: .customLong("read-timeout"), help: "Seconds without data from an origin before 504.") var readTimeout: Double = 30
+
+    func run() throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("unknown log level \(logLevel)")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory ?? defaultCacheDirectory(), host: host, port: port)
+        configuration.connectTimeout = connectTimeout
+        configuration.readTimeout = readTimeout
+        let server = HTTPCacheServer(configuration: configuration)
+        // Block the signals here so sigwait below receives them instead of the default action.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        try server.start()
+        let shown = host.contains(":") ? "[\(host)]" : host
+        print("listening on http://\(shown):\(server.port)")
+        fflush(stdout)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        Logger(label: "httpcache").info("signal \(received): shutting down")
+        server.stop()
+    }
+}
+
+struct URLCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "url", abstract: "Print the proxy URL for an origin URL.")
+
+    @Argument(help: "The origin URL (http or https).") var original: String
+    @Option(help: "Port of the proxy.") var port: Int
+    @Option(help: "Host of the proxy.") var host = "127.0.0.1"
+
+    func run() throws {
+        do {
+            print(try HTTPCacheServer.proxyURL(for: original, host: host, port: port))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}

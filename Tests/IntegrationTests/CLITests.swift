@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+
+/// The `httpcache` command as a user runs it.
+final class CLITests: XCTestCase {
+    static var binary: String {
+        let directory = Bundle.main.executableURL!.deletingLastPathComponent()
+        return directory.appendingPathComponent("httpcache").path
+    }
+
+    func testURLCommand() throws {
+        let result = try TestTools.run(Self.binary, ["url", "https://cdn.example.com/v/movie.mp4?token=a%20b&x=1", "--port", "8080"])
+        XCTAssertTrue(result.succeeded, result.stderr)
+        let line = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(line.hasPrefix("http://127.0.0.1:8080/p/"), line)
+        XCTAssertTrue(line.hasSuffix("/movie.mp4"), line)
+        let bad = try TestTools.run(Self.binary, ["url", "ftp://example.com/a", "--port", "1"])
+        XCTAssertFalse(bad.succeeded)
+    }
+
+    /// serve: first line names the address; SIGTERM flushes metadata and exits 0.
+    func testServeAnnouncesServesAndShutsDownCleanly() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 500_000, seed: 4, in: root, name: "a.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--port", "0", "--cache-dir", cache, "--log-level", "debug"]
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        let firstLine = try readLine(stdout.fileHandleForReading, timeout: 20)
+        let match = try XCTUnwrap(firstLine.range(of: #"^listening on http://127\.0\.0\.1:(\d+)$"#, options: .regularExpression),
+                                  "first line: \(firstLine)")
+        XCTAssertFalse(match.isEmpty)
+        let port = try XCTUnwrap(Int(firstLine.split(separator: ":").last!))
+
+        let url = try TestTools.run(Self.binary, ["url", origin.url("/a.mp4"), "--port", String(port)]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let response = try RawHTTPClient.get(url: url, range: "bytes=1000-1999")
+        XCTAssertEqual(response.status, 206)
+        XCTAssertBytes(response.body, equal: file, range: 1000..<2000)
+
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let resources = try FileManager.default.contentsOfDirectory(atPath: cache + "/resources")
+        XCTAssertEqual(resources.count, 1)
+        let meta = try String(contentsOfFile: cache + "/resources/\(resources[0])/meta", encoding: .utf8)
+        XCTAssertTrue(meta.contains("ranges 1000-1999"), meta)
+        XCTAssertTrue(meta.contains("length 500000"), meta)
+    }
+
+    private func readLine(_ handle: FileHandle, timeout: TimeInterval) throws -> String {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 200) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { break }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        throw TestSupportError("no line on stdout within \(timeout) s")
+    }
+}

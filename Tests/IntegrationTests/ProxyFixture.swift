@@ -1,0 +1,70 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// An nginx origin serving generated files, and an in-process proxy in front of it.
+final class ProxyFixture {
+    let directory: TemporaryDirectory
+    let root: URL
+    let cacheDirectory: String
+    let origin: NginxOrigin
+    private(set) var server: HTTPCacheServer
+    var configure: (inout HTTPCacheConfiguration) -> Void
+
+    init(configure: @escaping (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory(prefix: "httpcache-test")
+        root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        cacheDirectory = directory.url.appendingPathComponent("cache").path
+        origin = try NginxOrigin(root: root)
+        self.configure = configure
+        server = Self.makeServer(cacheDirectory, configure)
+        try server.start()
+    }
+
+    private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void) -> HTTPCacheServer {
+        var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
+        configure(&configuration)
+        return HTTPCacheServer(configuration: configuration)
+    }
+
+    /// Stops the proxy and starts a new one on the same cache folder.
+    func restartProxy() throws {
+        server.stop()
+        server = Self.makeServer(cacheDirectory, configure)
+        try server.start()
+    }
+
+    func file(_ name: String, size: Int, seed: UInt64 = 1) throws -> TestFile {
+        try TestFile.random(size: size, seed: seed, in: root, name: name)
+    }
+
+    /// The proxy URL of a file at the origin.
+    func proxyURL(_ name: String) throws -> String {
+        try server.proxyURL(for: origin.url("/" + name))
+    }
+
+    /// The path part of the proxy URL (for raw requests on a proxy connection).
+    func proxyPath(_ name: String) throws -> String {
+        let url = try proxyURL(name)
+        return try RawHTTPClient.parse(url: url).path
+    }
+
+    func connect() throws -> RawHTTPConnection {
+        try RawHTTPConnection(port: server.port)
+    }
+
+    func get(_ name: String, range: String? = nil, headers: [(String, String)] = []) throws -> RawResponse {
+        try RawHTTPClient.get(url: try proxyURL(name), range: range, headers: headers, timeout: 30)
+    }
+
+    /// Origin log lines for one file.
+    func originLog(_ name: String) -> [AccessLogEntry] {
+        origin.accessLog().filter { $0.uri == "/" + name }
+    }
+
+    func stop() {
+        server.stop()
+        origin.stop()
+    }
+}
