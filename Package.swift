@@ -34,7 +34,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),
-        .testTarget(name: "CacheIOTests", dependencies: ["CacheIO"]),
+        .testTarget(name: "CacheIOTests", dependencies: ["CacheIO", "CSupport"]),
         .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache"]),

@@ -1,0 +1,298 @@
+/*
+ * cs_conn_out.c — a conn's output queue: copied bytes and file ranges, sent
+ * in order with sendmsg (gathering memory items) and sendfile(2).
+ */
+#define _GNU_SOURCE /* accept4, MSG_MORE */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "cs_internal.h"
+
+/* File offsets are handed to sendfile(2) as off_t. */
+_Static_assert(sizeof(off_t) == sizeof(int64_t), "64-bit off_t required");
+
+/* A new memory item has at least this capacity so later small writes are
+ * appended in place instead of each costing an allocation. */
+#define MEM_ITEM_MIN (16 * 1024)
+/* Memory items gathered into one sendmsg. */
+#define IOV_BATCH 64
+/* Bytes sent per writable event, so one fast peer cannot starve the loop;
+ * the level-triggered poll calls again while the socket stays writable. */
+#define FLUSH_BUDGET (2 * 1024 * 1024)
+/* Bytes cs_conn_sendfile sends before returning; the rest is queued. */
+#define DIRECT_FILE_BUDGET (1024 * 1024)
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+static void queue_push(cs_conn *c, cs_out_item *it)
+{
+    it->next = NULL;
+    if (c->tail != NULL)
+        c->tail->next = it;
+    else
+        c->head = it;
+    c->tail = it;
+    c->drain_pending = 1;
+}
+
+static void queue_pop(cs_conn *c)
+{
+    cs_out_item *it = c->head;
+    c->head = it->next;
+    if (c->head == NULL)
+        c->tail = NULL;
+    free(it);
+}
+
+void cs__out_free_all(cs_conn *c)
+{
+    while (c->head != NULL)
+        queue_pop(c);
+    c->queued = 0;
+}
+
+static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
+{
+    cs_out_item *t = c->tail;
+    if (t != NULL && !t->is_file) {
+        size_t used = t->start + t->len;
+        size_t k = min_size(t->cap - used, len);
+        memcpy(t->data + used, p, k);
+        t->len += k;
+        c->queued += k;
+        p += k;
+        len -= k;
+    }
+    if (len == 0)
+        return 0;
+    size_t cap = len < MEM_ITEM_MIN ? MEM_ITEM_MIN : len;
+    cs_out_item *it = malloc(sizeof *it + cap);
+    if (it == NULL)
+        return -ENOMEM;
+    memset(it, 0, sizeof *it);
+    it->cap = cap;
+    it->len = len;
+    memcpy(it->data, p, len);
+    queue_push(c, it);
+    c->queued += len;
+    return 0;
+}
+
+static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
+{
+    cs_out_item *t = c->tail;
+    if (t != NULL && t->is_file && t->fd == fd && t->offset + (int64_t)t->len == offset) {
+        t->len += len;
+        c->queued += len;
+        return 0;
+    }
+    cs_out_item *it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return -ENOMEM;
+    it->is_file = 1;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    queue_push(c, it);
+    c->queued += len;
+    return 0;
+}
+
+/*
+ * Sends from a file range until it is done, the socket is full or the budget
+ * is spent; advances offset and len. Returns 0 or -errno. sendfile returning 0
+ * means the file ended before the range did.
+ */
+static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *budget)
+{
+    while (*len > 0 && *budget > 0) {
+        off_t off = (off_t)*offset;
+        ssize_t n = sendfile(c->fd, fd, &off, min_size(*len, *budget));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        *offset += n;
+        *len -= (size_t)n;
+        *budget -= min_size((size_t)n, *budget);
+        c->sent += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Drops n sent bytes from the memory items at the head of the queue. */
+static void consume_memory(cs_conn *c, size_t n)
+{
+    c->queued -= n;
+    while (n > 0) {
+        cs_out_item *it = c->head;
+        if (n < it->len) {
+            it->start += n;
+            it->len -= n;
+            return;
+        }
+        n -= it->len;
+        queue_pop(c);
+    }
+}
+
+/* Gathers the consecutive memory items at the head into one sendmsg.
+ * Returns 1 if everything offered was taken, 0 if the socket is full, or -errno. */
+static int send_memory(cs_conn *c, size_t *budget)
+{
+    struct iovec iov[IOV_BATCH];
+    size_t total = 0;
+    int n = 0;
+    cs_out_item *it = c->head;
+    for (; it != NULL && !it->is_file && n < IOV_BATCH; it = it->next, n++) {
+        iov[n].iov_base = it->data + it->start;
+        iov[n].iov_len = it->len;
+        total += it->len;
+    }
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = iov;
+    msg.msg_iovlen = (size_t)n;
+    /* More queued data follows (typically a file body after its head):
+     * let the kernel hold a partial segment so they can share a packet. */
+    int flags = MSG_NOSIGNAL | (it != NULL ? MSG_MORE : 0);
+    ssize_t w;
+    do {
+        w = sendmsg(c->fd, &msg, flags);
+    } while (w < 0 && errno == EINTR);
+    if (w < 0)
+        return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+    c->sent += (uint64_t)w;
+    *budget -= min_size((size_t)w, *budget);
+    consume_memory(c, (size_t)w);
+    return (size_t)w == total ? 1 : 0;
+}
+
+/* Sends queued items in order. Returns 0 (done, socket full or budget
+ * spent) or -errno. */
+static int flush(cs_conn *c)
+{
+    size_t budget = FLUSH_BUDGET;
+    while (c->head != NULL && budget > 0) {
+        cs_out_item *it = c->head;
+        if (!it->is_file) {
+            int r = send_memory(c, &budget);
+            if (r <= 0)
+                return r;
+            continue;
+        }
+        size_t before = it->len;
+        int r = send_file(c, it->fd, &it->offset, &it->len, &budget);
+        c->queued -= before - it->len;
+        if (r < 0)
+            return r;
+        if (it->len > 0)
+            return 0;
+        queue_pop(c);
+    }
+    return 0;
+}
+
+void cs__out_on_writable(cs_conn *c)
+{
+    int r = flush(c);
+    if (r < 0) {
+        cs__conn_begin_close(c, r);
+        return;
+    }
+    if (c->head != NULL || !c->drain_pending)
+        return;
+    c->drain_pending = 0;
+    if (cs__conn_update_poll(c) < 0)
+        return;
+    if (c->drain_close)
+        cs__conn_begin_linger(c);
+    else if (c->cbs.on_drain != NULL)
+        c->cbs.on_drain(c->ctx);
+}
+
+/* Whether new output may be sent at once rather than queued behind others. */
+static int can_send_now(const cs_conn *c)
+{
+    return c->head == NULL && !c->connecting;
+}
+
+int cs_conn_write(cs_conn *conn, const void *data, size_t len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    const uint8_t *p = data;
+    if (can_send_now(conn)) {
+        while (len > 0) {
+            ssize_t n = send(conn->fd, p, len, MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    break;
+                int r = -errno;
+                cs__conn_begin_close(conn, r);
+                return r;
+            }
+            p += n;
+            len -= (size_t)n;
+            conn->sent += (uint64_t)n;
+        }
+    }
+    if (len == 0)
+        return 0;
+    int r = queue_memory(conn, p, len);
+    if (r == 0)
+        r = cs__conn_update_poll(conn);
+    if (r < 0)
+        cs__conn_begin_close(conn, r);
+    return r;
+}
+
+int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    if (fd < 0 || offset < 0)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (can_send_now(conn)) {
+        size_t budget = DIRECT_FILE_BUDGET;
+        int r = send_file(conn, fd, &offset, &len, &budget);
+        if (r < 0) {
+            cs__conn_begin_close(conn, r);
+            return r;
+        }
+        if (len == 0)
+            return 0;
+    }
+    int r = queue_file(conn, fd, offset, len);
+    if (r == 0)
+        r = cs__conn_update_poll(conn);
+    if (r < 0)
+        cs__conn_begin_close(conn, r);
+    return r;
+}
+
+size_t cs_conn_queued(const cs_conn *conn)
+{
+    return conn->queued;
+}
+
+uint64_t cs_conn_bytes_sent(const cs_conn *conn)
+{
+    return conn->sent;
+}

@@ -1,0 +1,100 @@
+// Byte-level helpers shared by the parsers. They work on UTF-8 code units so
+// nothing here allocates or goes through Character/grapheme logic.
+
+enum ASCII {
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+    static let sp = UInt8(ascii: " ")
+    static let ht = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
+    static let comma = UInt8(ascii: ",")
+
+    @inline(__always)
+    static func lower(_ b: UInt8) -> UInt8 {
+        (b &- 0x41) < 26 ? b | 0x20 : b
+    }
+
+    @inline(__always)
+    static func isDigit(_ b: UInt8) -> Bool { (b &- 0x30) < 10 }
+
+    @inline(__always)
+    static func isOWS(_ b: UInt8) -> Bool { b == sp || b == ht }
+
+    /// RFC 9110 §5.6.2 tchar, as a 128-bit membership mask (bytes 0-63, 64-127).
+    @inline(__always)
+    static func isTokenChar(_ b: UInt8) -> Bool {
+        let lo: UInt64 = 0x03FF_6CFA_0000_0000, hi: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        return b < 64 ? (lo >> UInt64(b)) & 1 != 0
+            : b < 128 ? (hi >> UInt64(b &- 64)) & 1 != 0 : false
+    }
+
+    /// Whether any of the 8 bytes in `w` is below 0x20 or is 0x7F: the word
+    /// may hold a control (or HTAB, or a line end) and needs a byte look.
+    @inline(__always)
+    static func mayHoldControl(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below20 = (w &- ones &* 0x20) & ~w & highs
+        let del = w ^ (ones &* 0x7F)
+        let is7F = (del &- ones) & ~del & highs
+        return (below20 | is7F) != 0
+    }
+
+    /// Whether any of the 8 bytes in `w` is outside VCHAR (0x21-0x7E).
+    @inline(__always)
+    static func mayHoldNonVisible(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below21 = (w &- ones &* 0x21) & ~w & highs
+        let del = w ^ (ones &* 0x7F)
+        let is7F = (del &- ones) & ~del & highs
+        return (below21 | is7F | (w & highs)) != 0
+    }
+
+    /// Field-value bytes: HTAB, SP, VCHAR, obs-text. Everything else is a control.
+    @inline(__always)
+    static func isFieldValueChar(_ b: UInt8) -> Bool {
+        b == ht || (b >= 0x20 && b != 0x7F)
+    }
+
+    /// Hex digit value, or nil.
+    @inline(__always)
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: return b &- 0x30
+        case 0x41...0x46: return b &- 0x41 &+ 10
+        case 0x61...0x66: return b &- 0x61 &+ 10
+        default: return nil
+        }
+    }
+
+    /// Case-insensitive ASCII equality without lowercasing copies.
+    @inline(__always)
+    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        let ua = a.utf8, ub = b.utf8
+        guard ua.count == ub.count else { return false }
+        var ib = ub.makeIterator()
+        for x in ua {
+            guard let y = ib.next(), lower(x) == lower(y) else { return false }
+        }
+        return true
+    }
+
+    /// Case-insensitive comparison of a byte slice with an ASCII string.
+    @inline(__always)
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer.SubSequence, _ s: String) -> Bool {
+        let us = s.utf8
+        guard bytes.count == us.count else { return false }
+        var i = bytes.startIndex
+        for y in us {
+            if lower(bytes[i]) != lower(y) { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Lowercases ASCII letters; other bytes (including UTF-8) pass through.
+    static func lowercased(_ s: String) -> String {
+        // Fast path: most hosts and schemes are already lowercase.
+        if !s.utf8.contains(where: { (0x41...0x5A).contains($0) }) { return s }
+        return String(decoding: s.utf8.map(lower), as: UTF8.self)
+    }
+}

@@ -1,0 +1,92 @@
+// RFC 9110 §14: Range request header and byte-range specs.
+
+package enum ByteRangeSpec: Sendable, Equatable {
+    /// first-pos "-" last-pos
+    case closed(first: Int64, last: Int64)
+    /// first-pos "-"
+    case from(first: Int64)
+    /// "-" suffix-length
+    case suffix(length: Int64)
+
+    /// The bytes this spec selects from a representation of `length` bytes, as
+    /// a half-open range; nil when unsatisfiable (§14.1.2).
+    package func resolve(length: Int64) -> Range<Int64>? {
+        guard length > 0 else { return nil }
+        switch self {
+        case let .closed(first, last):
+            guard first < length, first <= last else { return nil }
+            return first..<(min(last, length - 1) + 1)
+        case let .from(first):
+            guard first < length else { return nil }
+            return first..<length
+        case let .suffix(n):
+            guard n > 0 else { return nil }
+            return max(0, length - n)..<length
+        }
+    }
+}
+
+package enum RangeHeaderParser {
+    /// The specs of a `Range: bytes=...` value, or nil when the value is not
+    /// valid syntax (the server then ignores the header, §14.2). Satisfiability
+    /// is not judged here: "bytes=-0" parses.
+    package static func parse(_ value: String) -> [ByteRangeSpec]? {
+        var v = value
+        return v.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func parse(bytes b: UnsafeRawBufferPointer) -> [ByteRangeSpec]? {
+        // range-unit "=" with no whitespace: "bytes = 0-1" is not this grammar.
+        guard b.count > 6, ASCII.equalsIgnoringCase(b[0..<5], "bytes"), b[5] == UInt8(ascii: "=") else {
+            return nil
+        }
+        // #range-spec = [ spec ] *( OWS "," OWS [ spec ] ) (RFC 9110 §5.6.1):
+        // whitespace only next to a comma, empty elements tolerated.
+        var specs: [ByteRangeSpec] = []
+        let n = b.count
+        var i = 6
+        if !ASCII.isOWS(b[i]), b[i] != ASCII.comma {
+            guard let spec = parseSpec(b, &i) else { return nil }
+            specs.append(spec)
+        }
+        while i < n {
+            while i < n, ASCII.isOWS(b[i]) { i += 1 }
+            guard i < n, b[i] == ASCII.comma else { return nil }
+            i += 1
+            while i < n, ASCII.isOWS(b[i]) { i += 1 }
+            if i < n, b[i] != ASCII.comma {
+                guard let spec = parseSpec(b, &i) else { return nil }
+                specs.append(spec)
+            }
+        }
+        return specs.isEmpty ? nil : specs
+    }
+
+    /// first-pos "-" [last-pos] / "-" suffix-length, advancing `i`.
+    private static func parseSpec(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> ByteRangeSpec? {
+        let first = digits(b, &i)
+        guard i < b.count, b[i] == UInt8(ascii: "-") else { return nil }
+        i += 1
+        let last = digits(b, &i)
+        switch (first, last) {
+        case let (f?, l?): return l < f ? nil : .closed(first: f, last: l)
+        case let (f?, nil): return .from(first: f)
+        case let (nil, l?): return .suffix(length: l)
+        case (nil, nil): return nil
+        }
+    }
+
+    /// 1*DIGIT, saturating at Int64.max so huge positions stay valid (and
+    /// unsatisfiable) rather than making the whole header invalid.
+    private static func digits(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
+        let start = i
+        var v: Int64 = 0
+        while i < b.count, ASCII.isDigit(b[i]) {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(Int64(b[i] &- 0x30))
+            v = o1 || o2 ? .max : s
+            i += 1
+        }
+        return i == start ? nil : v
+    }
+}

@@ -1,0 +1,153 @@
+// RFC 9112 §7.1 chunked transfer coding, decoded incrementally: input may be
+// split anywhere, and chunk data is handed out as slices of the input
+// (no copy). Framing is strict CRLF, since lenient chunk parsing is a
+// classic smuggling vector.
+
+package enum ChunkedError: Error, Sendable, Equatable {
+    /// Missing or non-hex chunk size, or one that does not fit in Int64.
+    case badSize
+    /// CRLF missing where the framing requires one.
+    case badFraming
+    /// A chunk-size line or the trailer section exceeds its limit.
+    case lineTooLong
+}
+
+package struct ChunkedDecoder: Sendable {
+    /// Longest chunk-size line (size + extensions), without CRLF.
+    static let maxSizeLine = 1024
+    /// Largest trailer section; trailers are skipped, so this only bounds work.
+    static let maxTrailerBytes = 16384
+
+    private enum State: Sendable {
+        case size           // reading hex digits
+        case ext            // after the digits: BWS and extensions, to CR
+        case sizeLF         // CR seen, LF expected
+        case data           // `remaining` bytes of chunk data
+        case dataCR, dataLF // CRLF closing the chunk data
+        case trailerStart   // at the start of a trailer line (or the final CRLF)
+        case trailerLine    // inside a trailer field line, to CR
+        case trailerLF      // CR ending a trailer field line seen
+        case endLF          // CR of the final blank line seen
+        case done
+    }
+
+    private var state = State.size
+    private var size: Int64 = 0
+    private var digits = 0
+    private var lineLength = 0
+    private var remaining: Int64 = 0
+    private var trailerBytes = 0
+
+    package init() {}
+
+    /// Whether the last-chunk and trailer section have been consumed.
+    package var isDone: Bool { if case .done = state { return true } else { return false } }
+
+    /// Decodes as much of `input` as possible, passing chunk data to `onData`.
+    /// `consumed` is how many input bytes were used; once `done`, bytes past
+    /// the end of the chunked body are left unconsumed. After a throw the
+    /// decoder is in an unspecified state; the message is unusable anyway.
+    package mutating func feed(_ input: UnsafeRawBufferPointer,
+                               onData: (UnsafeRawBufferPointer) -> Void) throws(ChunkedError) -> (consumed: Int, done: Bool)
+    {
+        let n = input.count
+        var i = 0
+        while i < n {
+            switch state {
+            case .data:
+                let take = Int(min(remaining, Int64(n - i)))
+                onData(UnsafeRawBufferPointer(rebasing: input[i..<(i + take)]))
+                i += take
+                remaining -= Int64(take)
+                if remaining == 0 { state = .dataCR }
+                continue
+            case .done:
+                return (i, true)
+            default:
+                break
+            }
+            let b = input[i]
+            i += 1
+            switch state {
+            case .size:
+                if let h = ASCII.hexValue(b) {
+                    // Leading zeros are fine; only significant digits can overflow.
+                    if size > (Int64.max >> 4) { throw .badSize }
+                    size = size << 4 | Int64(h)
+                    digits += 1
+                    try countSizeLine()
+                } else {
+                    guard digits > 0 else { throw .badSize }
+                    try sizeDelimiter(b)
+                }
+            case .ext:
+                try sizeDelimiter(b)
+            case .sizeLF:
+                guard b == ASCII.lf else { throw .badFraming }
+                if size == 0 {
+                    state = .trailerStart
+                } else {
+                    remaining = size
+                    state = .data
+                }
+                size = 0
+                digits = 0
+                lineLength = 0
+            case .dataCR:
+                guard b == ASCII.cr else { throw .badFraming }
+                state = .dataLF
+            case .dataLF:
+                guard b == ASCII.lf else { throw .badFraming }
+                state = .size
+            case .trailerStart:
+                if b == ASCII.cr {
+                    state = .endLF
+                } else if b == ASCII.lf {
+                    throw .badFraming
+                } else {
+                    try countTrailer()
+                    state = .trailerLine
+                }
+            case .trailerLine:
+                try countTrailer()
+                if b == ASCII.cr { state = .trailerLF } else if b == ASCII.lf { throw .badFraming }
+            case .trailerLF:
+                guard b == ASCII.lf else { throw .badFraming }
+                try countTrailer()
+                state = .trailerStart
+            case .endLF:
+                guard b == ASCII.lf else { throw .badFraming }
+                state = .done
+                return (i, true)
+            case .data, .done:
+                break // handled above
+            }
+        }
+        return (i, isDone)
+    }
+
+    /// A byte after the size digits: CR ends the line; anything else belongs
+    /// to BWS / chunk extensions, which are ignored (bare LF is not a line end).
+    private mutating func sizeDelimiter(_ b: UInt8) throws(ChunkedError) {
+        if b == ASCII.cr {
+            state = .sizeLF
+            return
+        }
+        if b == ASCII.lf { throw .badFraming }
+        if state == .size && !(ASCII.isOWS(b) || b == UInt8(ascii: ";")) { throw .badSize }
+        state = .ext
+        try countSizeLine()
+    }
+
+    @inline(__always)
+    private mutating func countSizeLine() throws(ChunkedError) {
+        lineLength += 1
+        if lineLength > Self.maxSizeLine { throw .lineTooLong }
+    }
+
+    @inline(__always)
+    private mutating func countTrailer() throws(ChunkedError) {
+        trailerBytes += 1
+        if trailerBytes > Self.maxTrailerBytes { throw .lineTooLong }
+    }
+}

@@ -1,0 +1,81 @@
+// RFC 9110 §14.4 Content-Range: parsed from upstream 206/416 responses and
+// formatted for ours.
+
+package struct ContentRange: Sendable, Equatable {
+    /// The bytes carried (half-open); nil for the unsatisfied form "bytes */N".
+    package var range: Range<Int64>?
+    /// Complete length; nil when unknown ("/*").
+    package var total: Int64?
+
+    package init(range: Range<Int64>?, total: Int64?) {
+        self.range = range
+        self.total = total
+    }
+
+    /// nil unless the value is well-formed and self-consistent: last >= first,
+    /// last < total, not both parts '*'. Numbers that overflow are rejected:
+    /// these describe real bytes and must be exact.
+    package static func parse(_ value: String) -> ContentRange? {
+        var v = value
+        return v.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func parse(bytes b: UnsafeRawBufferPointer) -> ContentRange? {
+        guard b.count > 6, ASCII.equalsIgnoringCase(b[0..<5], "bytes"), b[5] == ASCII.sp else { return nil }
+        var i = 6
+        var range: Range<Int64>? = nil
+        if b[i] == UInt8(ascii: "*") {
+            i += 1
+        } else {
+            guard let first = number(b, &i), i < b.count, b[i] == UInt8(ascii: "-") else { return nil }
+            i += 1
+            guard let last = number(b, &i), last >= first, last < .max else { return nil }
+            range = first..<(last + 1)
+        }
+        guard i < b.count, b[i] == UInt8(ascii: "/") else { return nil }
+        i += 1
+        var total: Int64? = nil
+        if i < b.count, b[i] == UInt8(ascii: "*") {
+            i += 1
+            guard range != nil else { return nil }
+        } else {
+            guard let t = number(b, &i) else { return nil }
+            if let r = range, r.upperBound > t { return nil }
+            total = t
+        }
+        guard i == b.count else { return nil }
+        return ContentRange(range: range, total: total)
+    }
+
+    /// 1*DIGIT without overflow.
+    private static func number(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
+        let start = i
+        var v: Int64 = 0
+        while i < b.count, ASCII.isDigit(b[i]) {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(Int64(b[i] &- 0x30))
+            if o1 || o2 { return nil }
+            v = s
+            i += 1
+        }
+        return i == start ? nil : v
+    }
+
+    /// "bytes 0-499/1234", "bytes 0-499/*" or "bytes */1234". An empty range
+    /// has no wire form; "bytes */*" comes out only for a value parse rejects.
+    package var headerValue: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(48)
+        out.append(contentsOf: "bytes ".utf8)
+        if let r = range {
+            appendDecimal(r.lowerBound, to: &out)
+            out.append(UInt8(ascii: "-"))
+            appendDecimal(r.upperBound - 1, to: &out)
+        } else {
+            out.append(UInt8(ascii: "*"))
+        }
+        out.append(UInt8(ascii: "/"))
+        if let t = total { appendDecimal(t, to: &out) } else { out.append(UInt8(ascii: "*")) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,91 @@
+// Ordered header fields. Order and duplicates are kept because some fields
+// (Set-Cookie, Via) must be forwarded as received; names compare
+// case-insensitively as RFC 9110 §5.1 requires.
+
+package struct HTTPHeaders: Sendable, Sequence, Equatable {
+    package typealias Element = (name: String, value: String)
+
+    var fields: [Element]
+
+    package init() { fields = [] }
+
+    package init(_ pairs: [(String, String)]) {
+        fields = pairs.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// Used by the parser, which knows roughly how many fields follow.
+    init(reservingCapacity n: Int) {
+        fields = []
+        fields.reserveCapacity(n)
+    }
+
+    package var count: Int { fields.count }
+
+    package func makeIterator() -> IndexingIterator<[Element]> {
+        fields.makeIterator()
+    }
+
+    package mutating func add(_ name: String, _ value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Removes every field with this name.
+    package mutating func remove(_ name: String) {
+        fields.removeAll { ASCII.equalsIgnoringCase($0.name, name) }
+    }
+
+    package mutating func replace(_ name: String, _ value: String) {
+        remove(name)
+        add(name, value)
+    }
+
+    /// First value for the name.
+    package subscript(name: String) -> String? {
+        for f in fields where ASCII.equalsIgnoringCase(f.name, name) { return f.value }
+        return nil
+    }
+
+    package func values(_ name: String) -> [String] {
+        var out: [String] = []
+        for f in fields where ASCII.equalsIgnoringCase(f.name, name) { out.append(f.value) }
+        return out
+    }
+
+    package func contains(_ name: String) -> Bool {
+        fields.contains { ASCII.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// Whether any field named `name` lists `token` in its comma-separated
+    /// value (e.g. `Connection: keep-alive, Upgrade`). Scans UTF-8 in place.
+    package func hasToken(_ token: String, in name: String) -> Bool {
+        let t = token.utf8
+        if t.isEmpty { return false }
+        for f in fields where ASCII.equalsIgnoringCase(f.name, name) {
+            let v = f.value.utf8
+            var start = v.startIndex
+            while true {
+                let end = v[start...].firstIndex(of: ASCII.comma) ?? v.endIndex
+                var lo = start, hi = end
+                while lo < hi, ASCII.isOWS(v[lo]) { lo = v.index(after: lo) }
+                while hi > lo, ASCII.isOWS(v[v.index(before: hi)]) { hi = v.index(before: hi) }
+                if v.distance(from: lo, to: hi) == t.count,
+                   zip(v[lo..<hi], t).allSatisfy({ ASCII.lower($0) == ASCII.lower($1) }) {
+                    return true
+                }
+                if end == v.endIndex { break }
+                start = v.index(after: end)
+            }
+        }
+        return false
+    }
+
+    /// Same fields in the same order; names compare case-insensitively,
+    /// values exactly.
+    package static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        guard a.fields.count == b.fields.count else { return false }
+        for (x, y) in zip(a.fields, b.fields) {
+            if x.value != y.value || !ASCII.equalsIgnoringCase(x.name, y.name) { return false }
+        }
+        return true
+    }
+}
