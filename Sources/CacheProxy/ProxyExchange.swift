@@ -13,6 +13,9 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var reader: ResourceReader?
     private var keepAlive: Bool
     private var headSent = false
+    /// The success head, held back until the first body byte is in the file:
+    /// if the origin fails before that, the client still gets a clean 502/504.
+    private var pendingHead: [UInt8]?
     private var done = false
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, server: ProxyServer) {
@@ -53,7 +56,7 @@ final class ProxyExchange: ResourceReaderDelegate {
     // MARK: ResourceReaderDelegate
 
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
-        guard !done, !headSent else { return }
+        guard !done, !headSent, pendingHead == nil else { return }
         switch result {
         case .failure(let error): sendError(error)
         case .success(let info): sendHead(info, reader)
@@ -99,11 +102,12 @@ final class ProxyExchange: ResourceReaderDelegate {
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
         if status == 416 { headers.replace("Content-Type", "text/plain") }
         let head = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers)
-        connection.write(head.serialized())
-        headSent = true
         if isHead || status == 416 || body.isEmpty {
+            connection.write(head.serialized())
+            headSent = true
             return finish()
         }
+        pendingHead = head.serialized()
         reader.deliver(body)
         pump()
     }
@@ -111,6 +115,14 @@ final class ProxyExchange: ResourceReaderDelegate {
     private func honoursRange(_ info: ContentInfo) -> Bool {
         guard let ifRange = request.headers["if-range"] else { return true }
         return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
+    }
+
+    private func flushHead() {
+        if let head = pendingHead {
+            connection.write(head)
+            pendingHead = nil
+            headSent = true
+        }
     }
 
     private func sendError(_ error: LoadError) {
@@ -155,11 +167,19 @@ final class ProxyExchange: ResourceReaderDelegate {
         while true {
             switch reader.next() {
             case .file(let file, let range):
+                flushHead()
                 connection.sendFile(file, range)
             case .pending:
                 return
             case .finished:
+                flushHead()
                 return finish()
+            case .failed(let error) where pendingHead != nil:
+                pendingHead = nil
+                reader.close()
+                self.reader = nil
+                sendError(error)
+                return
             case .failed(let error):
                 // The head is out: all we can do is end the connection early,
                 // so the client sees a short body, never a wrong byte.

@@ -71,6 +71,7 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
 
     /// The parts of `range` that are in the set, in order.
     package func intersection(_ range: Range<Int64>) -> [Range<Int64>] {
+        guard !range.isEmpty else { return [] }
         var result: [Range<Int64>] = []
         var index = firstIndex(endingAfter: range.lowerBound)
         while index < ranges.count && ranges[index].lowerBound < range.upperBound {

@@ -53,7 +53,7 @@ struct Serve: ParsableCommand {
         try server.start()
         let shown = host.contains(":") ? "[\(host)]" : host
         print("listening on http://\(shown):\(server.port)")
-        fflush(stdout)
+        fflush(nil)  // all streams: the first line must reach a pipe at once
         var received: Int32 = 0
         sigwait(&signals, &received)
         Logger(label: "httpcache").info("signal \(received): shutting down")

@@ -10,7 +10,7 @@ final class SilentOrigin: @unchecked Sendable {
     private let lock = NSLock()
 
     init() throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -24,6 +24,7 @@ final class SilentOrigin: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        self.fd = fd
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(fd, nil, nil)

@@ -321,9 +321,10 @@ final class RawHTTPConnection {
 
     /// Reads one CRLF-terminated line (without the CRLF).
     private func readLine(deadline: Date, limit: Int = 64 * 1024) throws -> String {
-        var searchFrom = readIndex
+        // Scanned bytes are counted from readIndex: fill() may compact the buffer.
+        var scanned = 0
         while true {
-            if let lf = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let lf = buffer[(readIndex + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 var end = lf
                 if end > readIndex, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 let line = String(decoding: buffer[readIndex..<end], as: UTF8.self)
@@ -331,7 +332,7 @@ final class RawHTTPConnection {
                 return line
             }
             if buffer.count - readIndex > limit { throw RawHTTPError.malformed("line longer than \(limit) bytes") }
-            searchFrom = buffer.count
+            scanned = buffer.count - readIndex
             _ = try fill(deadline: deadline)
         }
     }
