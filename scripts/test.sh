@@ -19,7 +19,14 @@ swift build "${SWIFT_ARGS[@]}" --build-tests </dev/null
 
 echo "==> swift test" >&2
 status=0
-swift test "${SWIFT_ARGS[@]}" --skip-build "$@" </dev/null || status=$?
+# The suite is XCTest only; without Swift Testing the run closes on XCTest's summary.
+swift test "${SWIFT_ARGS[@]}" --skip-build --disable-swift-testing "$@" </dev/null 2>&1 | tee "${TMPDIR:-/tmp}/httpcache-test.log" || status=$?
+summary=$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with [0-9]+ failures?" "${TMPDIR:-/tmp}/httpcache-test.log" | tail -n 1 || true)
+if [[ -n "$summary" ]]; then
+  total=$(sed -E 's/.*Executed ([0-9]+) tests?.*/\1/' <<<"$summary")
+  failed=$(sed -E 's/.*with ([0-9]+) failures?.*/\1/' <<<"$summary")
+  echo "tests: $((total - failed)) passed, $failed failed"
+fi
 
 if [[ $status -eq 0 ]]; then
   echo "==> tests passed" >&2
