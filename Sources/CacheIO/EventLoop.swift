@@ -1,4 +1,5 @@
 import CSupport
+import Synchronization
 
 /// An error from the C core, carrying its negative error code.
 package struct IOError: Error, CustomStringConvertible, Sendable {
@@ -21,6 +22,8 @@ package struct IOError: Error, CustomStringConvertible, Sendable {
 package final class EventLoop: @unchecked Sendable {
     // Immutable after init; the C loop does its own locking for posts.
     let raw: OpaquePointer
+    /// Set by shutdown; held while posting so no post can race the free.
+    private let stopped = Mutex(false)
 
     package init() throws {
         var message = [CChar](repeating: 0, count: 256)
@@ -35,9 +38,12 @@ package final class EventLoop: @unchecked Sendable {
     @discardableResult
     package func execute(_ task: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(TaskBox(task)).toOpaque()
-        let status = cs_loop_post(raw, { ctx in
-            Unmanaged<TaskBox>.fromOpaque(ctx!).takeRetainedValue().task()
-        }, box)
+        let status = stopped.withLock { stopped -> Int32 in
+            guard !stopped else { return -1 }
+            return cs_loop_post(raw, { ctx in
+                Unmanaged<TaskBox>.fromOpaque(ctx!).takeRetainedValue().task()
+            }, box)
+        }
         if status != 0 {
             Unmanaged<TaskBox>.fromOpaque(box).release()
             return false
@@ -47,10 +53,20 @@ package final class EventLoop: @unchecked Sendable {
 
     /// Runs `task` on the loop thread and waits for its result. Not from the loop thread.
     package func submitAndWait<T: Sendable>(_ task: @escaping @Sendable () -> T) -> T? {
+        if stopped.withLock({ $0 }) { return nil }
         precondition(!inLoop, "submitAndWait would deadlock on the loop thread")
         let done = OneShot<T>()
         guard execute({ done.put(task()) }) else { return nil }
         return done.take()
+    }
+
+    /// From the loop thread: runs `task` on a later turn of the loop (after
+    /// the current callback unwinds). The closure never leaves the loop thread,
+    /// which is why it need not be Sendable.
+    package func executeLater(_ task: @escaping () -> Void) {
+        assertInLoop()
+        let box = LoopLocal(task)
+        execute { box.task() }
     }
 
     package var inLoop: Bool { cs_loop_is_current(raw) != 0 }
@@ -63,8 +79,13 @@ package final class EventLoop: @unchecked Sendable {
     package var nowMilliseconds: UInt64 { cs_loop_now_ms(raw) }
 
     /// Closes every handle, runs their close callbacks, joins the thread.
-    /// The loop must not be used afterwards.
+    /// Later calls do nothing, and later posts are refused.
     package func shutdown() {
+        let wasStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
         precondition(!inLoop, "shutdown from the loop thread would deadlock")
         cs_loop_stop(raw)
     }
@@ -106,6 +127,12 @@ package final class EventLoop: @unchecked Sendable {
             box.completion(.failure(IOError(code: status, "resolve \(host)")))
         }
     }
+}
+
+/// A closure that is created and run on the loop thread only.
+private final class LoopLocal: @unchecked Sendable {
+    let task: () -> Void
+    init(_ task: @escaping () -> Void) { self.task = task }
 }
 
 private final class TaskBox {

@@ -15,6 +15,8 @@ final class Download: UpstreamResponseDelegate {
         case range(Range<Int64>)
         /// The first request of a resource whose length is unknown: the client's own range.
         case probe(ByteRangeSpec)
+        /// A one-byte request that checks the cached version is still the origin's.
+        case validation
     }
 
     let id: Int
@@ -40,10 +42,15 @@ final class Download: UpstreamResponseDelegate {
         self.state = state
         self.request = request
         self.loader = loader
-        if case .range(let range) = request {
+        switch request {
+        case .range(let range):
             position = range.lowerBound
             end = range.upperBound == Int64.max ? state.resource.totalLength : range.upperBound
             ready = true
+        case .validation:
+            end = 0  // checks the head only; no byte is written
+        case .probe:
+            break
         }
     }
 
@@ -55,6 +62,7 @@ final class Download: UpstreamResponseDelegate {
         case .probe(.closed(let first, let last)): return "bytes=\(first)-\(last)"
         case .probe(.from(let first)): return "bytes=\(first)-"
         case .probe(.suffix(let length)): return "bytes=-\(length)"
+        case .validation: return "bytes=0-0"
         }
     }
 
@@ -75,6 +83,11 @@ final class Download: UpstreamResponseDelegate {
         }
     }
 
+    var isValidation: Bool {
+        if case .validation = request { return true }
+        return false
+    }
+
     private func accept206(_ head: HTTPResponseHead) {
         guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
               let range = contentRange.range, let total = contentRange.total else {
@@ -86,11 +99,17 @@ final class Download: UpstreamResponseDelegate {
             expected = asked.lowerBound..<(asked.upperBound == Int64.max ? total : asked.upperBound)
         case .probe(let spec):
             expected = spec.resolve(length: total)
+        case .validation:
+            expected = 0..<min(1, total)
         }
         guard range == expected else {
             return fail(.mismatch("origin sent bytes \(contentRange.headerValue), asked \(rangeHeader)"))
         }
         guard adopt(head, totalLength: total) else { return }
+        if isValidation {
+            task?.cancel()
+            return finish(nil)
+        }
         position = range.lowerBound
         end = min(end ?? range.upperBound, range.upperBound)
         ready = true
@@ -101,6 +120,10 @@ final class Download: UpstreamResponseDelegate {
         // The origin ignored Range: the body is the whole resource. Cache all of it.
         let length = head.headers["content-length"].flatMap { Int64($0) }
         guard adopt(head, totalLength: length) else { return }
+        if isValidation {
+            task?.cancel()
+            return finish(nil)
+        }
         position = 0
         end = length
         ready = true
@@ -119,30 +142,35 @@ final class Download: UpstreamResponseDelegate {
     }
 
     /// Records the origin's description of the resource, or checks it against
-    /// the cached version. False (and failed) when they disagree.
+    /// the cached version. False (and failed) when they disagree: the
+    /// resource changed at the origin, so its cached bytes are dropped.
     private func adopt(_ head: HTTPResponseHead, totalLength: Int64?) -> Bool {
         let resource = state.resource
         let etag = head.headers["etag"]
         let lastModified = head.headers["last-modified"]
         if state.headKnown {
             let known = resource.metadata
+            var change: String?
             if let totalLength, let knownLength = known.totalLength, totalLength != knownLength {
-                fail(.mismatch("length changed at origin (\(knownLength) → \(totalLength))"))
+                change = "length \(knownLength) → \(totalLength)"
+            } else if let etag, let knownTag = known.etag, etag != knownTag {
+                change = "ETag \(knownTag) → \(etag)"
+            } else if let lastModified, let knownDate = known.lastModified, lastModified != knownDate {
+                change = "Last-Modified \(knownDate) → \(lastModified)"
+            }
+            if let change {
+                loader.versionChanged(state, reason: change, except: self)
+                fail(.changed(change))
                 return false
             }
-            if let etag, let knownTag = known.etag, etag != knownTag {
-                fail(.mismatch("ETag changed at origin (\(knownTag) → \(etag))"))
-                return false
-            }
-            if let lastModified, let knownDate = known.lastModified, lastModified != knownDate {
-                fail(.mismatch("Last-Modified changed at origin"))
-                return false
-            }
+            resource.validatedAt = loader.store.clock()
             return true
         }
         resource.setInfo(totalLength: totalLength, contentType: head.headers["content-type"],
                          etag: etag, lastModified: lastModified)
         state.headKnown = true
+        resource.validatedAt = loader.store.clock()
+        loader.classify(state)
         return true
     }
 

@@ -11,6 +11,8 @@ package enum LoadError: Error, CustomStringConvertible {
     case storage(String)
     /// The origin's response contradicts what was asked or what is cached.
     case mismatch(String)
+    /// The resource changed at the origin while this response was using the old version.
+    case changed(String)
 
     package var description: String {
         switch self {
@@ -18,6 +20,7 @@ package enum LoadError: Error, CustomStringConvertible {
         case .upstream(let error): return error.description
         case .storage(let reason): return "storage: \(reason)"
         case .mismatch(let reason): return reason
+        case .changed(let what): return "the resource changed at the origin (\(what))"
         }
     }
 }

@@ -11,23 +11,27 @@ package final class Loader {
 
     package let store: ResourceStore
     package let client: UpstreamClient
+    package let policy: LoaderPolicy
     private let logger: Logger
+    /// The last failure per origin URL, for the API (cleared on demand).
+    package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
     private var readerCounts: [String: Int] = [:]
     private var nextDownloadID = 0
     /// Bytes received from origins (for stats and tests).
     package private(set) var originRequests = 0
 
-    package init(store: ResourceStore, client: UpstreamClient, logger: Logger) {
+    package init(store: ResourceStore, client: UpstreamClient, policy: LoaderPolicy = LoaderPolicy(), logger: Logger) {
         self.store = store
         self.client = client
+        self.policy = policy
         self.logger = logger
     }
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any.
     package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
-        let state = states[resource.key] ?? {
+        let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
             states[resource.key] = created
             return created
@@ -37,6 +41,11 @@ package final class Loader {
         resource.touch()
         readerCounts[resource.key, default: 0] += 1
         return ResourceReader(loader: self, state: state, spec: spec)
+    }
+
+    /// The one check of the cached version that readers of a resource share.
+    func validation(for state: ResourceState) -> Download {
+        state.validation ?? startDownload(state, .validation)
     }
 
     func startDownload(_ state: ResourceState, _ request: Download.Request) -> Download {
@@ -49,6 +58,8 @@ package final class Loader {
                     other.end = range.lowerBound
                 }
             }
+        } else if download.isValidation {
+            state.validation = download
         } else {
             state.probe = download
         }
@@ -57,10 +68,51 @@ package final class Loader {
         originRequests += 1
         var headers = HTTPHeaders()
         headers.add("Range", download.rangeHeader)
+        if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
+            // A changed resource then comes back whole (200), never as mixed bytes.
+            headers.add("If-Range", validator)
+        }
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
         logger.debug("fetch \(url.string) \(download.rangeHeader)")
         download.task = client.get(url, headers: headers, delegate: download)
         return download
+    }
+
+    /// A strong ETag, else the Last-Modified date (RFC 9110 §13.1.5).
+    private func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
+        if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
+        return metadata.lastModified
+    }
+
+    /// Whether the cached version must be checked with the origin before use.
+    func needsValidation(_ state: ResourceState) -> Bool {
+        guard let interval = policy.revalidateAfter, state.headKnown else { return false }
+        guard let validatedAt = state.resource.validatedAt else { return true }
+        return store.clock() - validatedAt >= interval
+    }
+
+    /// Decides, once the origin described a new resource, whether it is kept.
+    func classify(_ state: ResourceState) {
+        let resource = state.resource
+        let url = state.originURL?.string ?? resource.url
+        if !policy.cacheable(resource.metadata.contentType) {
+            logger.info("not caching \(url): content type \(resource.metadata.contentType ?? "none") is outside the policy")
+            resource.makeTransient()
+        } else if let length = resource.totalLength, length > store.maxBytes {
+            logger.info("not keeping \(url): \(length) bytes exceed the cache limit of \(store.maxBytes); streaming it")
+            resource.makeTransient()
+        }
+    }
+
+    /// The origin's version differs from the cached one: drop the cached
+    /// bytes and every download of the old version. Readers notice through
+    /// the resource's generation.
+    func versionChanged(_ state: ResourceState, reason: String, except current: Download) {
+        let url = state.originURL?.string ?? state.resource.url
+        logger.warning("\(url) changed at the origin (\(reason)): dropping its cached bytes")
+        state.resource.reset(url: state.resource.url)
+        state.headKnown = false
+        for download in state.downloads where download !== current { download.cancel() }
     }
 
     func leave(_ download: Download) {
@@ -75,10 +127,14 @@ package final class Loader {
         let state = download.state
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
+        if state.validation === download { state.validation = nil }
         if let failure = download.failure, let url = state.originURL {
+            lastErrors[url.string] = failure.description
             switch failure {
             case .originStatus(let status, _, _):
                 logger.info("origin answered \(status) for \(url.string)")
+            case .changed:
+                break  // logged by versionChanged
             default:
                 logger.warning("download failed for \(url.string) \(download.rangeHeader): \(failure)")
             }
@@ -103,6 +159,10 @@ package final class Loader {
             readerCounts[key] = nil
         }
     }
+
+    package func clearLastErrors() { lastErrors.removeAll() }
+
+    package func clearLastError(for url: String) { lastErrors[url] = nil }
 
     /// Cancels every download (shutdown).
     package func cancelAll() {

@@ -35,6 +35,10 @@ package final class ResourceReader {
     private var interests: [Download] = []
     /// The download expected to write the byte at `position`.
     private var awaited: Download?
+    /// The resource version this reader serves (see `Resource.generation`).
+    private var generation = 0
+    /// Set once the head was restarted after a version change (at most once).
+    private var restarted = false
 
     init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?) {
         self.loader = loader
@@ -47,6 +51,13 @@ package final class ResourceReader {
     /// Begins: the head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {
+            if state.validation != nil || loader.needsValidation(state) {
+                let validation = loader.validation(for: state)
+                join(validation)
+                awaited = validation
+                wait()
+                return
+            }
             delegate?.readerHeadReady(self, .success(state.info))
             return
         }
@@ -68,6 +79,7 @@ package final class ResourceReader {
         phase = .body
         position = range.lowerBound
         end = range.upperBound
+        generation = state.resource.generation
     }
 
     package var offset: Int64 { position }
@@ -75,6 +87,9 @@ package final class ResourceReader {
     /// The next piece of the body.
     package func next() -> ReadChunk {
         guard phase == .body else { return .finished }
+        if state.resource.generation != generation {
+            return .failed(.changed("while this response was being sent"))
+        }
         if let total = state.resource.totalLength, end > total { end = total }
         if position >= end { return .finished }
         let resource = state.resource
@@ -138,10 +153,23 @@ package final class ResourceReader {
         case .closed:
             return
         case .head:
-            if state.headKnown {
+            if state.headKnown && state.validation == nil {
+                // Validated, or the check failed (origin unreachable): the cached
+                // version is still the best we have.
                 delegate?.readerHeadReady(self, .success(state.info))
-            } else if let awaited, awaited.finished {
-                delegate?.readerHeadReady(self, .failure(awaited.failure ?? .mismatch("origin gave no response")))
+            } else if let awaited, awaited.finished, !state.headKnown {
+                if case .changed? = awaited.failure, !restarted {
+                    // A new version: fetch its head instead of failing the client.
+                    restarted = true
+                    self.awaited = nil
+                    start()
+                } else if awaited.isValidation && !restarted {
+                    restarted = true
+                    self.awaited = nil
+                    start()
+                } else {
+                    delegate?.readerHeadReady(self, .failure(awaited.failure ?? .mismatch("origin gave no response")))
+                }
             } else {
                 wait()
             }

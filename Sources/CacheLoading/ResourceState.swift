@@ -12,6 +12,8 @@ final class ResourceState {
     var headKnown: Bool
     /// The download that establishes the head, while it is unknown.
     var probe: Download?
+    /// The in-flight check of the cached version, if any.
+    var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
     var originURL: OriginURL?
 

@@ -12,6 +12,8 @@ final class ClientConnection: SocketDelegate {
     private unowned let server: ProxyServer
     private var buffer: [UInt8] = []
     private var exchange: ProxyExchange?
+    /// An admin request answering asynchronously (export/import).
+    private var adminBusy = false
     private var timer: LoopTimer?
     /// Data files with sendfile ranges still queued on the socket.
     private var filesInFlight: [DataFile] = []
@@ -31,7 +33,7 @@ final class ClientConnection: SocketDelegate {
     // MARK: requests
 
     private func processBuffer() {
-        while exchange == nil && !closing {
+        while exchange == nil && !adminBusy && !closing {
             if buffer.isEmpty {
                 if peerDone { finishConnection(); return }
                 timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
@@ -66,6 +68,9 @@ final class ClientConnection: SocketDelegate {
     private func handle(_ head: HTTPRequestHead) {
         timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
         let isHead = head.method == "HEAD"
+        if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
+            return handleAdmin(head)
+        }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
             return reject(405, "Method not allowed\n", extra: [("Allow", "GET, HEAD")])
@@ -86,6 +91,21 @@ final class ClientConnection: SocketDelegate {
         let exchange = ProxyExchange(connection: self, request: head, url: url, server: server)
         self.exchange = exchange
         exchange.start()
+    }
+
+    private func handleAdmin(_ head: HTTPRequestHead) {
+        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+            return reject(400, "Bad request: admin requests take no body\n")
+        }
+        adminBusy = true
+        AdminRoutes.handle(head, server: server) { [weak self] status, json in
+            guard let self, !self.closing else { return }
+            let bytes = self.server.heads.simple(status, json + "\n", keepAlive: head.keepAlive,
+                                                 contentType: "application/json")
+            self.socket.write(bytes)
+            self.adminBusy = false
+            if head.keepAlive { self.processBuffer() } else { self.close(afterDrain: true) }
+        }
     }
 
     private func respondSimple(_ status: Int, _ body: String, head: HTTPRequestHead) {

@@ -1,3 +1,4 @@
+import CacheLoading
 import CacheUpstream
 
 /// Everything the proxy needs to run.
@@ -6,6 +7,10 @@ package struct ProxyConfiguration: Sendable {
     package var port = 0
     package var cacheDirectory: String
     package var upstream = UpstreamConfiguration()
+    /// The most bytes the cache keeps once downloads settle.
+    package var maxCacheBytes: Int64 = 500_000_000
+    /// What is cached and how often cached resources are checked.
+    package var policy = LoaderPolicy()
     /// Milliseconds an idle keep-alive client connection is kept.
     package var keepAliveTimeout: UInt64 = 60_000
     /// Milliseconds a client has to send a complete request head.

@@ -138,6 +138,9 @@ final class ProxyExchange: ResourceReaderDelegate {
             status = upstream.isTimeout ? 504 : 502
             body = Array("Origin failed: \(upstream)\n".utf8)
             server.logger.warning("\(status) for \(url.string): \(upstream)")
+        case .changed(let what):
+            status = 502
+            body = Array("Origin resource changed (\(what)); retry\n".utf8)
         case .mismatch(let reason):
             status = 502
             body = Array("Origin response rejected: \(reason)\n".utf8)

@@ -22,14 +22,22 @@ package final class ProxyServer {
         self.loop = loop
         self.configuration = configuration
         self.logger = logger
-        let store = try ResourceStore(root: configuration.cacheDirectory, loop: loop, logger: logger)
+        let store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
+                                      loop: loop, logger: logger)
         let client = UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
-        loader = Loader(store: store, client: client, logger: logger)
+        loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
+        adminToken = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
             let connection = ClientConnection(socket: socket, server: self)
             self.connections[ObjectIdentifier(connection)] = connection
         }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        store.lock.publish(address: "\(host):\(port)", token: adminToken)
     }
+
+    /// Secret that `/admin/` requests must carry (published in the cache
+    /// folder's lock file, readable by its owner only).
+    let adminToken: String
 
     package var port: Int { listener?.port ?? 0 }
 

@@ -17,12 +17,12 @@ struct ResponseHeads {
 
     /// A complete small response with a text body (errors, /ping).
     mutating func simple(_ status: Int, _ body: String, keepAlive: Bool, extra: [(String, String)] = [],
-                         includeBody: Bool = true) -> [UInt8] {
+                         includeBody: Bool = true, contentType: String = "text/plain; charset=utf-8") -> [UInt8] {
         var headers = HTTPHeaders()
         headers.add("Server", "HTTPCache")
         headers.add("Date", date())
         for (name, value) in extra { headers.add(name, value) }
-        headers.add("Content-Type", "text/plain; charset=utf-8")
+        headers.add("Content-Type", contentType)
         headers.add("Content-Length", String(body.utf8.count))
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
         var bytes = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers).serialized()

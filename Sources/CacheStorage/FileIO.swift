@@ -18,10 +18,10 @@ package enum FileIO {
     }
 
     /// Writes `bytes` to `path` so that a crash leaves either the old or the new
-    /// file whole: temp file, fsync, rename.
-    package static func writeAtomically(_ path: String, _ bytes: [UInt8]) -> Bool {
-        // A unique temp name: two writers of one path never share a temp file.
-        let temp = path + ".tmp-\(UInt64.random(in: 0...UInt64.max))"
+    /// file whole: temp file (in `tempFolder`, on the same file system), fsync, rename.
+    package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
+        // A unique temp name: two writers never share a temp file.
+        let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
         let ok = writeFully(fd, bytes) && fsync(fd) == 0
@@ -42,6 +42,36 @@ package enum FileIO {
                 offset += n
             }
             return true
+        }
+    }
+
+    /// pwrite of all bytes at an offset.
+    package static func writeFully(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if n < 0 { if errno == EINTR { continue }; return false }
+                done += n
+            }
+            return true
+        }
+    }
+
+    /// Copies a file (for import/export across file systems).
+    package static func copyFile(from source: String, to destination: String) -> Bool {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return false }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { return false }
+        defer { close(output) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return false }
+            if n == 0 { return fsync(output) == 0 }
+            guard writeFully(output, Array(chunk[0..<n])) else { return false }
         }
     }
 

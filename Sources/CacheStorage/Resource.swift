@@ -12,7 +12,20 @@ package final class Resource {
     package private(set) var metadata: ResourceMetadata
     package private(set) var available: RangeSet
     /// Readers and downloads using the resource; in use means not evictable.
-    package var users = 0
+    package var users = 0 {
+        didSet { if users == 0 { store.resourceBecameIdle(self) } }
+    }
+    /// Bumped when the bytes are dropped because the origin's version changed;
+    /// a reader that began on another generation must stop.
+    package private(set) var generation = 0
+    /// Served but not kept: deleted once unused (outside the content-type
+    /// policy, larger than the whole cache, or removed while in use).
+    package private(set) var isTransient = false
+    /// When an origin response last confirmed the cached version (store
+    /// clock, this process only).
+    package var validatedAt: Int64?
+    /// Gone from the store; nothing may be written for it any more.
+    package internal(set) var isRemoved = false
 
     private var file: DataFile?
     private unowned let store: ResourceStore
@@ -31,8 +44,12 @@ package final class Resource {
 
     package var url: String { metadata.url }
     package var totalLength: Int64? { metadata.totalLength }
-    package var dataPath: String { directory + "/data" }
+    package var dataPath: String { directory + "/" + metadata.dataName }
     package var metadataPath: String { directory + "/meta" }
+    package var isComplete: Bool {
+        guard let totalLength else { return false }
+        return available.covers(0..<totalLength)
+    }
 
     /// The data file, opened (and its folder created) on first use.
     package func dataFile() throws(StorageError) -> DataFile {
@@ -45,33 +62,64 @@ package final class Resource {
         return opened
     }
 
+    /// Closes the data file when nothing uses it (responses keep their own reference).
+    func closeFile() { file = nil }
+
     /// Records what the origin said about the resource.
     package func setInfo(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
         metadata.totalLength = totalLength
         metadata.contentType = contentType
         metadata.etag = etag
         metadata.lastModified = lastModified
-        if let totalLength { available.clip(to: totalLength) }
+        if let totalLength {
+            let before = available.byteCount
+            available.clip(to: totalLength)
+            store.accountRemoved(before - available.byteCount)
+        }
         needsFlush = true
+    }
+
+    /// The origin's version changed: drops every byte and the old validators.
+    /// The old data file is unlinked (responses still sending from it keep
+    /// their descriptor); a fresh one is created on the next write.
+    package func reset(url: String) {
+        store.accountRemoved(available.byteCount)
+        available = RangeSet()
+        unlink(dataPath)
+        var fresh = ResourceMetadata(url: url, lastAccess: metadata.lastAccess)
+        fresh.dataName = "data-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        metadata = fresh
+        generation += 1
+        validatedAt = nil
+        file = nil
+        needsFlush = true
+    }
+
+    /// Keeps the resource out of the cache: it is deleted once unused.
+    package func makeTransient() {
+        isTransient = true
+        needsFlush = false
     }
 
     /// Stores bytes received from the origin at their offset.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
         guard bytes.count > 0 else { return }
+        guard !isRemoved else { throw StorageError("resource was removed from the cache") }
         try dataFile().write(bytes, at: offset)
-        available.insert(offset..<(offset + Int64(bytes.count)))
+        let range = offset..<(offset + Int64(bytes.count))
+        let already = available.intersection(range).reduce(0) { $0 + Int64($1.count) }
+        available.insert(range)
+        store.accountAdded(Int64(bytes.count) - already)
+        guard !isTransient else { return }
         unflushedBytes += Int64(bytes.count)
         needsFlush = true
         if unflushedBytes >= store.flushThreshold { store.flush(self) }
     }
 
-    /// Marks the resource as just used (LRU order).
+    /// Marks the resource as just used (LRU order). Persisted with the next flush.
     package func touch() {
-        let now = Int64(time(nil))
-        if metadata.lastAccess != now {
-            metadata.lastAccess = now
-            needsFlush = true
-        }
+        metadata.lastAccess = store.clock()
+        needsFlush = true
     }
 
     /// Persists metadata soon (after the data it claims is synced).
@@ -85,8 +133,21 @@ package final class Resource {
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {
-        metadata.ranges = snapshot.ranges
+        // A reset while the flush ran makes the snapshot stale: keep the new state.
+        guard snapshot.dataName == metadata.dataName else { return }
+        metadata.ranges = snapshot.ranges.intersection(available)
     }
 
     var openFile: DataFile? { file }
+}
+
+extension RangeSet {
+    /// The bytes present in both sets.
+    package func intersection(_ other: RangeSet) -> RangeSet {
+        var result = RangeSet()
+        for range in ranges {
+            for part in other.intersection(range) { result.insert(part) }
+        }
+        return result
+    }
 }

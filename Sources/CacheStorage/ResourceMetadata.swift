@@ -9,8 +9,11 @@ package struct ResourceMetadata: Sendable, Equatable {
     package var etag: String?
     package var lastModified: String?
     package var ranges: RangeSet
-    /// Seconds since 1970 of the last read or write (drives LRU).
+    /// Milliseconds since 1970 of the last use (drives LRU).
     package var lastAccess: Int64
+    /// Name of the data file in the resource folder. A new version gets a new
+    /// name, so metadata of an old version can never claim bytes of a new one.
+    package var dataName: String = "data"
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
                  lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
@@ -37,6 +40,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let contentType { lines.append("type \(contentType)") }
         if let etag { lines.append("etag \(etag)") }
         if let lastModified { lines.append("last-modified \(lastModified)") }
+        if dataName != "data" { lines.append("file \(dataName)") }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
         return lines.joined(separator: "\n") + "\n"
@@ -65,6 +69,9 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
+            case "file":
+                guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
+                dataName = String(value)
             default: continue  // unknown keys from newer versions are ignored
             }
         }

@@ -3,26 +3,56 @@ import Glibc
 import Logging
 
 /// The cache folder: one sub-folder per resource, keyed by the SHA-256 of
-/// its cache key. Loop thread only, except `init` which scans the folder.
+/// its cache key, under a byte limit with least-recently-used eviction.
+/// Loop thread only (`init` runs there too: it scans the folder).
 package final class ResourceStore {
     package let root: String
     let loop: EventLoop
     let logger: Logger
+    package let lock: CacheLock
+    /// The most bytes kept on disk once downloads settle.
+    package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
     package private(set) var resources: [String: Resource] = [:]
+    /// Bytes of all resources' data files that hold cached bytes.
+    package private(set) var totalBytes: Int64 = 0
+    private var evictionScheduled = false
+    private var flushTimer: LoopTimer?
 
     private var resourcesRoot: String { root + "/resources" }
+    var tempRoot: String { root + "/tmp" }
 
-    /// Opens (creating if needed) a cache folder and loads every resource's metadata.
-    package init(root: String, loop: EventLoop, logger: Logger) throws(StorageError) {
+    /// Opens (creating if needed) a cache folder, locks it against other
+    /// processes, and loads every resource's metadata.
+    package init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
+        loop.assertInLoop()
         self.root = root
+        self.maxBytes = maxBytes
         self.loop = loop
         self.logger = logger
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
+        lock = try CacheLock(folder: root)
+        // Temp files of interrupted metadata writes are garbage.
+        FileIO.removeTree(root + "/tmp")
+        guard FileIO.makeDirectory(root + "/tmp") else {
+            throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
+        }
         load()
+        // Access times and bytes of long downloads reach the disk every few seconds.
+        flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
+            for resource in resources.values where resource.needsFlush { flush(resource) }
+        }
+        evictIfNeeded()
+    }
+
+    /// Milliseconds since 1970 (LRU order).
+    package func clock() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// Reads every resource folder; folders without valid metadata are
@@ -31,37 +61,110 @@ package final class ResourceStore {
         var removed = 0
         for name in FileIO.listDirectory(resourcesRoot) {
             let directory = resourcesRoot + "/" + name
-            guard let bytes = FileIO.readAll(directory + "/meta"),
-                  var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
-                  name.utf8.count == 64 else {
+            guard name.utf8.count == 64, let bytes = FileIO.readAll(directory + "/meta"),
+                  var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)) else {
                 FileIO.removeTree(directory)
                 removed += 1
                 continue
             }
             // Never claim bytes beyond the data file's end.
-            let size = FileIO.fileSize(directory + "/data") ?? 0
-            metadata.ranges.clip(to: size)
-            resources[name] = Resource(key: name, directory: directory, metadata: metadata, store: self)
+            metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
+            let resource = Resource(key: name, directory: directory, metadata: metadata, store: self)
+            resources[name] = resource
+            totalBytes += resource.available.byteCount
         }
         if removed > 0 { logger.info("removed \(removed) incomplete cache entries") }
-        logger.debug("loaded \(resources.count) cached resources from \(root)")
+        logger.debug("loaded \(resources.count) cached resources (\(totalBytes) bytes) from \(root)")
     }
+
+    package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
 
     /// The resource for a cache key (the mapped URL), created empty if unknown.
     package func resource(forKey cacheKey: String, url: String) -> Resource {
-        let key = Digest.sha256Hex(cacheKey)
+        let key = Self.key(for: cacheKey)
         if let existing = resources[key] { return existing }
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
-                                metadata: ResourceMetadata(url: url, lastAccess: Int64(time(nil))), store: self)
+                                metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self)
         resources[key] = resource
         return resource
     }
+
+    /// Registers a resource written outside the normal path (import).
+    func adopt(_ resource: Resource) {
+        if let old = resources[resource.key], old !== resource { delete(old) }
+        resources[resource.key] = resource
+        accountAdded(resource.available.byteCount)
+    }
+
+    // MARK: size accounting and eviction
+
+    func accountAdded(_ bytes: Int64) {
+        totalBytes += bytes
+        if totalBytes > maxBytes && !evictionScheduled {
+            evictionScheduled = true
+            loop.executeLater { [weak self] in
+                guard let self else { return }
+                self.evictionScheduled = false
+                self.evictIfNeeded()
+            }
+        }
+    }
+
+    func accountRemoved(_ bytes: Int64) { totalBytes -= bytes }
+
+    func resourceBecameIdle(_ resource: Resource) {
+        if resource.isTransient {
+            delete(resource)
+            return
+        }
+        resource.closeFile()
+        if totalBytes > maxBytes { evictIfNeeded() }
+    }
+
+    /// Deletes least recently used resources nobody is using until the total
+    /// fits the limit. Resources in use wait until they are idle.
+    package func evictIfNeeded() {
+        guard totalBytes > maxBytes else { return }
+        let candidates = resources.values
+            .filter { $0.users == 0 }
+            .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
+        for resource in candidates where totalBytes > maxBytes {
+            logger.info("evict \(resource.url) (\(resource.available.byteCount) bytes)")
+            delete(resource)
+        }
+    }
+
+    /// Removes a resource now if idle, else as soon as its last user is done.
+    package func remove(_ resource: Resource) {
+        if resource.users > 0 {
+            resource.makeTransient()
+        } else {
+            delete(resource)
+        }
+    }
+
+    func delete(_ resource: Resource, removingFolder: Bool = true) {
+        guard !resource.isRemoved else { return }
+        resource.isRemoved = true
+        resource.makeTransient()
+        if resources[resource.key] === resource { resources[resource.key] = nil }
+        totalBytes -= resource.available.byteCount
+        resource.closeFile()
+        // A flush in progress would recreate the folder: delete after it.
+        if removingFolder && !resource.flushing { removeFolder(resource.directory) }
+    }
+
+    private func removeFolder(_ directory: String) {
+        loop.offload({ FileIO.removeTree(directory) }, done: { _ in })
+    }
+
+    // MARK: flushing
 
     /// Syncs the data file, then atomically replaces the metadata, off the loop.
     /// One flush per resource at a time; requests during one coalesce into one more.
     func flush(_ resource: Resource) {
         loop.assertInLoop()
-        guard resource.needsFlush else { return }
+        guard resource.needsFlush, !resource.isTransient else { return }
         if resource.flushing {
             resource.flushAgain = true
             return
@@ -72,10 +175,15 @@ package final class ResourceStore {
         let snapshot = resource.pendingMetadata()
         let file = resource.openFile
         let directory = resource.directory
+        let temp = tempRoot
         loop.offload({ () -> Bool in
-            Self.persist(snapshot, file: file, directory: directory)
+            Self.persist(snapshot, file: file, directory: directory, tempFolder: temp)
         }, done: { [logger] ok in
             resource.flushing = false
+            if resource.isRemoved {
+                self.removeFolder(directory)
+                return
+            }
             if ok {
                 resource.didFlush(snapshot)
             } else {
@@ -90,22 +198,25 @@ package final class ResourceStore {
     }
 
     /// Blocking: data first, then the metadata that claims it.
-    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String) -> Bool {
+    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String, tempFolder: String) -> Bool {
         if let file, !file.sync() { return false }
         guard FileIO.makeDirectory(directory) else { return false }
-        return FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8))
+        return FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder)
     }
 
     /// Flushes every resource synchronously (shutdown; blocking is acceptable there).
     package func flushAllNow() {
+        flushTimer?.cancel()
+        flushTimer = nil
         for resource in resources.values where resource.needsFlush || resource.flushAgain {
+            guard !resource.isTransient else { continue }
             if resource.flushing {
                 // Its completion flushes again; the loop's stop waits for that.
                 resource.flushAgain = true
                 continue
             }
             let snapshot = resource.pendingMetadata()
-            if Self.persist(snapshot, file: resource.openFile, directory: resource.directory) {
+            if Self.persist(snapshot, file: resource.openFile, directory: resource.directory, tempFolder: tempRoot) {
                 resource.didFlush(snapshot)
                 resource.needsFlush = false
                 resource.flushAgain = false

@@ -1,3 +1,5 @@
+import CacheHTTP
+import CacheLoading
 import CacheProxy
 import CacheUpstream
 
@@ -16,6 +18,30 @@ public struct HTTPCacheConfiguration: Sendable {
     /// Maps an origin URL to the key it is cached under, so that several URLs
     /// (e.g. signed CDN URLs whose token changes) share one cache entry.
     public var cacheKey: @Sendable (String) -> String = { $0 }
+    /// The most bytes the cache keeps on disk once downloads settle (default
+    /// 500 MB). Least recently used resources are evicted first; a resource
+    /// larger than the limit still plays, streamed and not kept.
+    public var maxCacheSize: Int64 = 500_000_000
+    /// Decides whether a response with this Content-Type (nil when absent) is
+    /// cached. Others are still proxied, just not kept. The default accepts
+    /// video/*, audio/*, HLS and DASH playlists, application/mp4 and
+    /// application/ or binary/octet-stream.
+    public var isCacheable: @Sendable (String?) -> Bool = HTTPCacheConfiguration.defaultIsCacheable
+    /// Seconds after which a cached resource is checked against the origin
+    /// (one tiny request) before it is served again; nil (default) never
+    /// checks whole cached resources. Gap fetches always check (If-Range).
+    public var revalidateAfter: Double?
+
+    /// The default content-type policy.
+    public static func defaultIsCacheable(_ contentType: String?) -> Bool {
+        LoaderPolicy.defaultCacheable(contentType)
+    }
+
+    /// A cache-key mapping that ignores the named query parameters
+    /// (e.g. `["token", "expires"]` for signed CDN URLs).
+    public static func ignoringQueryParameters(_ names: Set<String>) -> @Sendable (String) -> String {
+        { url in QueryFilter.removing(names, from: url) }
+    }
 
     public init(cacheDirectory: String, host: String = "127.0.0.1", port: Int = 0) {
         self.cacheDirectory = cacheDirectory
@@ -30,6 +56,9 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.upstream.connectTimeout = UInt64(max(0.001, connectTimeout) * 1000)
         configuration.upstream.readTimeout = UInt64(max(0.001, readTimeout) * 1000)
         configuration.cacheKey = cacheKey
+        configuration.maxCacheBytes = maxCacheSize
+        configuration.policy.cacheable = isCacheable
+        configuration.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }
         return configuration
     }
 }

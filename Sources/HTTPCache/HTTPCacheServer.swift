@@ -17,9 +17,9 @@ import Synchronization
 public final class HTTPCacheServer: Sendable {
     public let configuration: HTTPCacheConfiguration
     private let logger: Logger
-    private let state = Mutex<Running?>(nil)
+    let state = Mutex<Running?>(nil)
 
-    private struct Running: Sendable {
+    struct Running: Sendable {
         let loop: EventLoop
         let server: LoopBound<ProxyServer>
         let port: Int
@@ -109,5 +109,60 @@ struct LoopBound<Value>: @unchecked Sendable {
     var value: Value {
         loop.assertInLoop()
         return wrapped
+    }
+
+    /// A loop-bound value reached from another one on the same loop.
+    static func derived<Source>(from source: LoopBound<Source>, _ path: (Source) -> Value) -> LoopBound<Value> {
+        // Reading through `wrapped` directly: this runs off the loop, but the
+        // derived object is immutable and only used on the loop afterwards.
+        LoopBound(path(source.wrapped), loop: source.loop)
+    }
+}
+
+extension HTTPCacheServer {
+    private var operations: CacheOperations {
+        get throws {
+            guard let running = state.withLock({ $0 }) else { throw HTTPCacheError("the proxy is not running") }
+            let server = running.server
+            return CacheOperations(loop: running.loop,
+                                   store: LoopBound.derived(from: server) { $0.loader.store },
+                                   cacheKey: configuration.cacheKey)
+        }
+    }
+
+    /// Every cache entry, most recently used first.
+    public func cachedResources() throws -> [CachedResource] { try operations.list() }
+
+    /// Bytes held by the cache.
+    public func cacheSize() throws -> Int64 { try operations.totalSize() }
+
+    /// Removes one entry (an entry in use goes once its readers are done).
+    public func removeResource(for url: String) throws { try operations.remove(url: url) }
+
+    /// Removes every entry.
+    public func removeAllResources() throws { try operations.removeAll() }
+
+    /// Puts a completely cached resource at `path` (a hard link when possible: no merge pass).
+    public func exportResource(for url: String, to path: String) throws {
+        try operations.export(url: url, to: path)
+    }
+
+    /// Makes a local file the cached copy of `url`.
+    public func importResource(for url: String, from path: String, contentType: String? = nil) throws {
+        try operations.importFile(path, url: url, contentType: contentType)
+    }
+
+    /// The last origin or cache failure recorded for `url`, if any.
+    public func lastError(for url: String) -> String? {
+        guard let running = state.withLock({ $0 }) else { return nil }
+        return running.loop.submitAndWait { running.server.value.loader.lastErrors[url] } ?? nil
+    }
+
+    /// Forgets recorded failures (of one URL, or all).
+    public func clearLastErrors(for url: String? = nil) {
+        guard let running = state.withLock({ $0 }) else { return }
+        _ = running.loop.submitAndWait {
+            if let url { running.server.value.loader.clearLastError(for: url) } else { running.server.value.loader.clearLastErrors() }
+        }
     }
 }

@@ -8,7 +8,7 @@ struct HTTPCacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "httpcache",
         abstract: "A play-while-download HTTP caching proxy for media.",
-        subcommands: [Serve.self, URLCommand.self]
+        subcommands: [Serve.self, URLCommand.self, CacheCommand.self]
     )
 }
 
@@ -30,19 +30,39 @@ struct Serve: ParsableCommand {
     var logLevel = "info"
     @Option(name: .customLong("connect-timeout"), help: "Seconds to connect to an origin.") var connectTimeout: Double = 10
     @Option(name: .customLong("read-timeout"), help: "Seconds without data from an origin before 504.") var readTimeout: Double = 30
+    @Option(name: .customLong("max-cache-size"), help: "Cache size limit: bytes, K/M/G (×1000) or KiB/MiB/GiB (×1024).")
+    var maxCacheSize = "500MB"
+    @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
+    var ignoreQuery: [String] = []
+    @Option(name: .customLong("revalidate-after"), help: "Seconds after which a cached resource is checked with the origin.")
+    var revalidateAfter: Double?
+    @Option(name: .customLong("log-file"), help: "Also append log lines to this file.")
+    var logFile: String?
 
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level \(logLevel)")
         }
+        guard let maxBytes = ByteSize.parse(maxCacheSize) else {
+            throw ValidationError("cannot read the size \(maxCacheSize) (try 500MB or 2GiB)")
+        }
+        let fileSink = try logFile.map { try LogFileSink(path: $0) }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            var console = StreamLogHandler.standardError(label: label)
+            console.logLevel = level
+            guard let fileSink else { return console }
+            var file = FileLogHandler(label: label, sink: fileSink)
+            file.logLevel = level
+            return MultiplexLogHandler([console, file])
         }
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory ?? defaultCacheDirectory(), host: host, port: port)
         configuration.connectTimeout = connectTimeout
         configuration.readTimeout = readTimeout
+        configuration.maxCacheSize = maxBytes
+        configuration.revalidateAfter = revalidateAfter
+        if !ignoreQuery.isEmpty {
+            configuration.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(Set(ignoreQuery))
+        }
         let server = HTTPCacheServer(configuration: configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()

@@ -1,0 +1,19 @@
+/// Drops named query parameters from a URL, so that URLs differing only in
+/// volatile parameters (signed CDN tokens) map to one cache key.
+package enum QueryFilter {
+    /// `url` without the parameters in `names` (compared case-sensitively,
+    /// before percent-decoding, as servers see them). Other parameters keep
+    /// their order and spelling; a query left empty is removed with its '?'.
+    package static func removing(_ names: Set<String>, from url: String) -> String {
+        guard !names.isEmpty, let question = url.firstIndex(of: "?") else { return url }
+        let fragmentStart = url[question...].firstIndex(of: "#") ?? url.endIndex
+        let query = url[url.index(after: question)..<fragmentStart]
+        let kept = query.split(separator: "&", omittingEmptySubsequences: false).filter { pair in
+            let name = pair.prefix { $0 != "=" }
+            return !names.contains(String(name))
+        }
+        let base = url[..<question]
+        let fragment = url[fragmentStart...]
+        return kept.isEmpty ? String(base + fragment) : String(base) + "?" + kept.joined(separator: "&") + fragment
+    }
+}

@@ -1,0 +1,166 @@
+import ArgumentParser
+import Foundation
+import HTTPCache
+
+/// `httpcache cache …`: manage a cache folder, served or not.
+struct CacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "List, remove, export and import cached resources.",
+        discussion: """
+        Works on a folder whether or not a proxy is serving it: with no proxy, \
+        the folder is opened (and locked) directly; while a proxy serves it, \
+        the request goes to that proxy, so there is never a second writer.
+        """,
+        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self]
+    )
+
+    struct Folder: ParsableArguments {
+        @Option(name: .customLong("cache-dir"), help: "Cache folder (default: the one `serve` uses).")
+        var cacheDirectory: String?
+
+        var path: String { cacheDirectory ?? defaultCacheDirectory() }
+
+        /// Runs `body` on the folder directly, or on the proxy serving it.
+        func withCache<T>(_ body: (CacheAccess) throws -> T) throws -> T {
+            if let proxy = HTTPCacheFolder.servingProxy(of: path) {
+                return try body(.remote(AdminClient(address: proxy.address, token: proxy.token)))
+            }
+            let folder = try HTTPCacheFolder(path: path)
+            defer { folder.close() }
+            return try body(.local(folder))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List cached resources, most recently used first.")
+        @OptionGroup var folder: Folder
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let resources = try folder.withCache { try $0.list() }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(resources.map(ResourceRow.init)), as: UTF8.self))
+                return
+            }
+            var total: Int64 = 0
+            for resource in resources {
+                total += resource.cachedBytes
+                let length = resource.totalLength.map(String.init) ?? "?"
+                let ranges = resource.cachedRanges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+                let when = Date(timeIntervalSince1970: resource.lastAccess).formatted(.iso8601)
+                print("\(resource.url)\n    \(resource.cachedBytes)/\(length) bytes\(resource.isComplete ? " (complete)" : "")"
+                    + "  ranges \(ranges.isEmpty ? "none" : ranges)  last access \(when)")
+            }
+            print("\(resources.count) resources, \(total) bytes")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove one cached resource.")
+        @OptionGroup var folder: Folder
+        @Argument(help: "The origin URL.") var url: String
+        func run() throws { try folder.withCache { try $0.remove(url) } }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove every cached resource.")
+        @OptionGroup var folder: Folder
+        func run() throws { try folder.withCache { try $0.clear() } }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write a completely cached resource to a file.")
+        @OptionGroup var folder: Folder
+        @Argument(help: "The origin URL.") var url: String
+        @Argument(help: "Where to put the file.") var path: String
+        func run() throws {
+            let target = absolute(path)
+            try folder.withCache { try $0.export(url, to: target) }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Use a local file as the cached copy of a URL.")
+        @OptionGroup var folder: Folder
+        @Argument(help: "The origin URL.") var url: String
+        @Argument(help: "The local file.") var path: String
+        @Option(name: .customLong("content-type"), help: "Content-Type to serve it with.") var contentType: String?
+        func run() throws {
+            let source = absolute(path)
+            try folder.withCache { try $0.importFile(url, from: source, contentType: contentType) }
+        }
+    }
+}
+
+/// A path made absolute: a serving proxy resolves paths from its own directory.
+func absolute(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+}
+
+/// The cache, opened here or reached through the proxy that serves it.
+enum CacheAccess {
+    case local(HTTPCacheFolder)
+    case remote(AdminClient)
+
+    func list() throws -> [CachedResource] {
+        switch self {
+        case .local(let folder): return folder.cachedResources()
+        case .remote(let client): return try client.list()
+        }
+    }
+
+    func remove(_ url: String) throws {
+        switch self {
+        case .local(let folder): try folder.removeResource(for: url)
+        case .remote(let client): try client.post("/admin/cache/remove", ["url": url])
+        }
+    }
+
+    func clear() throws {
+        switch self {
+        case .local(let folder): folder.removeAll()
+        case .remote(let client): try client.post("/admin/cache/clear", [:])
+        }
+    }
+
+    func export(_ url: String, to path: String) throws {
+        switch self {
+        case .local(let folder): try folder.exportResource(for: url, to: path)
+        case .remote(let client): try client.post("/admin/cache/export", ["url": url, "path": path])
+        }
+    }
+
+    func importFile(_ url: String, from path: String, contentType: String?) throws {
+        switch self {
+        case .local(let folder): try folder.importResource(for: url, from: path, contentType: contentType)
+        case .remote(let client):
+            var query = ["url": url, "path": path]
+            if let contentType { query["type"] = contentType }
+            try client.post("/admin/cache/import", query)
+        }
+    }
+}
+
+/// JSON shape of `cache list --json`.
+struct ResourceRow: Codable {
+    var url: String
+    var length: Int64?
+    var type: String?
+    var cached: Int64
+    var ranges: String
+    var lastAccess: Double
+    var complete: Bool
+
+    init(_ resource: CachedResource) {
+        url = resource.url
+        length = resource.totalLength
+        type = resource.contentType
+        cached = resource.cachedBytes
+        ranges = resource.cachedRanges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+        lastAccess = resource.lastAccess
+        complete = resource.isComplete
+    }
+}
