@@ -12,6 +12,8 @@ final class ClientConnection: SocketDelegate {
     private unowned let server: ProxyServer
     private var buffer: [UInt8] = []
     private var exchange: ProxyExchange?
+    /// Set when the current exchange has queued everything: keep-alive or not.
+    private var finishedKeepAlive: Bool?
     /// An admin request answering asynchronously (export/import).
     private var adminBusy = false
     private var timer: LoopTimer?
@@ -131,8 +133,17 @@ final class ClientConnection: SocketDelegate {
         socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
     }
 
-    /// The exchange is done; `keepAlive` false closes once everything is sent.
+    /// The exchange queued its whole response. It stays current (its resource
+    /// in use, the next request waiting) until the socket has sent it.
     func exchangeFinished(keepAlive: Bool) {
+        finishedKeepAlive = keepAlive
+        if socket.queuedBytes == 0 { completeExchange() }
+    }
+
+    private func completeExchange() {
+        guard let keepAlive = finishedKeepAlive else { return }
+        finishedKeepAlive = nil
+        exchange?.release()
         exchange = nil
         if !keepAlive {
             close(afterDrain: true)
@@ -143,6 +154,7 @@ final class ClientConnection: SocketDelegate {
 
     /// Ends the connection at once (a response cannot be completed).
     func abort() {
+        exchange?.release()
         exchange = nil
         close(afterDrain: false)
     }
@@ -188,6 +200,7 @@ final class ClientConnection: SocketDelegate {
 
     func socketDidDrain(_ socket: Socket) {
         filesInFlight.removeAll()
+        if finishedKeepAlive != nil { completeExchange() }
         if !closing && exchange == nil { socket.startReading() }
     }
 

@@ -46,12 +46,7 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     /// The client went away: release the reader.
-    func cancel() {
-        guard !done else { return }
-        done = true
-        reader?.close()
-        reader = nil
-    }
+    func cancel() { release() }
 
     // MARK: ResourceReaderDelegate
 
@@ -196,11 +191,17 @@ final class ProxyExchange: ResourceReaderDelegate {
         }
     }
 
+    /// Everything is queued; the connection calls `release()` once it is sent.
     private func finish() {
         guard !done else { return }
         done = true
+        connection.exchangeFinished(keepAlive: keepAlive)
+    }
+
+    /// The response is on the wire: the resource is no longer in use by it.
+    func release() {
+        done = true
         reader?.close()
         reader = nil
-        connection.exchangeFinished(keepAlive: keepAlive)
     }
 }

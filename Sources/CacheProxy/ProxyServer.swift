@@ -52,6 +52,7 @@ package final class ProxyServer {
         loop.assertInLoop()
         listener?.close()
         listener = nil
+        loader.store.lock.publish(address: nil, token: nil)
         loader.cancelAll()
         loader.client.closeAll()
         loader.store.flushAllNow()

@@ -41,8 +41,13 @@ package final class CacheLock: @unchecked Sendable {
         package var token: String?
     }
 
-    /// The owner recorded in a folder's lock file, if any.
+    /// The owner recorded in a folder's lock file, if the lock is held now
+    /// (a record left by a killed process is ignored).
     package static func readOwner(folder: String) -> Owner? {
+        let probe = open(folder + "/lock", O_RDONLY | O_CLOEXEC)
+        guard probe >= 0 else { return nil }
+        defer { close(probe) }
+        if flock(probe, LOCK_SH | LOCK_NB) == 0 { return nil }  // nobody holds it
         guard let bytes = FileIO.readAll(folder + "/lock") else { return nil }
         var owner = Owner(pid: 0)
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {

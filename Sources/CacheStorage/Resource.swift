@@ -74,7 +74,7 @@ package final class Resource {
         if let totalLength {
             let before = available.byteCount
             available.clip(to: totalLength)
-            store.accountRemoved(before - available.byteCount)
+            if !isTransient { store.accountRemoved(before - available.byteCount) }
         }
         needsFlush = true
     }
@@ -83,7 +83,7 @@ package final class Resource {
     /// The old data file is unlinked (responses still sending from it keep
     /// their descriptor); a fresh one is created on the next write.
     package func reset(url: String) {
-        store.accountRemoved(available.byteCount)
+        if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
         unlink(dataPath)
         var fresh = ResourceMetadata(url: url, lastAccess: metadata.lastAccess)
@@ -95,8 +95,11 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// Keeps the resource out of the cache: it is deleted once unused.
+    /// Keeps the resource out of the cache: it is deleted once unused, and
+    /// its bytes no longer count against the limit (they are not kept).
     package func makeTransient() {
+        guard !isTransient else { return }
+        store.accountRemoved(available.byteCount)
         isTransient = true
         needsFlush = false
     }
@@ -109,8 +112,8 @@ package final class Resource {
         let range = offset..<(offset + Int64(bytes.count))
         let already = available.intersection(range).reduce(0) { $0 + Int64($1.count) }
         available.insert(range)
-        store.accountAdded(Int64(bytes.count) - already)
         guard !isTransient else { return }
+        store.accountAdded(Int64(bytes.count) - already)
         unflushedBytes += Int64(bytes.count)
         needsFlush = true
         if unflushedBytes >= store.flushThreshold { store.flush(self) }

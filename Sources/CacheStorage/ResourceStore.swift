@@ -146,9 +146,8 @@ package final class ResourceStore {
     func delete(_ resource: Resource, removingFolder: Bool = true) {
         guard !resource.isRemoved else { return }
         resource.isRemoved = true
-        resource.makeTransient()
+        resource.makeTransient()  // uncounts its bytes
         if resources[resource.key] === resource { resources[resource.key] = nil }
-        totalBytes -= resource.available.byteCount
         resource.closeFile()
         // A flush in progress would recreate the folder: delete after it.
         if removingFolder && !resource.flushing { removeFolder(resource.directory) }

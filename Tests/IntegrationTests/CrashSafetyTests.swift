@@ -1,0 +1,108 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// kill -9 at any moment, then every byte served is right; one writer per folder.
+final class CrashSafetyTests: XCTestCase {
+    func testKillDuringDownloadsThenEveryServedByteIsRight() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-crash")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var files: [TestFile] = []
+        for index in 0..<4 {
+            files.append(try TestFile.random(size: 6_000_000, seed: UInt64(100 + index), in: root, name: "f\(index).bin"))
+        }
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 20m;")
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        var generator = SplitMix(seed: 77)
+
+        for round in 0..<4 {
+            let proxy = try ProxyProcess(cacheDirectory: cache)
+            let urls = try files.map { try proxy.proxyURL(origin.url("/" + $0.name)) }
+            let group = DispatchGroup()
+            for (index, url) in urls.enumerated() {
+                let start = Int(generator.next() % 5_000_000)
+                group.enter()
+                Thread.detachNewThread {
+                    _ = try? RawHTTPClient.get(url: url, range: index % 2 == 0 ? "bytes=\(start)-" : nil, timeout: 5)
+                    group.leave()
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05 + Double(generator.next() % 250) / 1000)
+            proxy.kill9()
+            XCTAssertEqual(group.wait(timeout: .now() + 10), .success, "round \(round)")
+        }
+
+        // Every folder left behind has metadata once a proxy has started.
+        origin.stop()
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let resources = cache + "/resources"
+        for name in try FileManager.default.contentsOfDirectory(atPath: resources) {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: "\(resources)/\(name)/meta"), name)
+        }
+        // With the origin down, everything the cache claims is served byte-exact.
+        let listing = try TestTools.run(CLITests.binary, ["cache", "list", "--json", "--cache-dir", cache])
+        XCTAssertTrue(listing.succeeded, listing.stderr)
+        let rows = try JSONSerialization.jsonObject(with: listing.stdoutData) as? [[String: Any]] ?? []
+        XCTAssertFalse(rows.isEmpty, "some bytes should have been cached before the kills")
+        var checked = 0
+        for row in rows {
+            let url = try XCTUnwrap(row["url"] as? String)
+            let file = try XCTUnwrap(files.first { url.hasSuffix("/" + $0.name) })
+            let ranges = (row["ranges"] as? String ?? "").split(separator: ",")
+            for range in ranges {
+                let bounds = range.split(separator: "-").compactMap { Int($0) }
+                let response = try RawHTTPClient.get(url: try proxy.proxyURL(url), range: "bytes=\(bounds[0])-\(bounds[1])")
+                XCTAssertEqual(response.status, 206)
+                XCTAssertBytes(response.body, equal: file, range: bounds[0]..<(bounds[1] + 1))
+                checked += bounds[1] - bounds[0] + 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 0)
+        // And with the origin back, whole files are exact.
+        try origin.start()
+        for file in files {
+            XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(origin.url("/" + file.name)), timeout: 30).body, equal: file)
+        }
+    }
+
+    func testSecondProxyOnTheSameFolderIsRefused() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-lock")
+        let cache = directory.url.appendingPathComponent("cache").path
+        let first = try ProxyProcess(cacheDirectory: cache)
+        defer { first.terminate() }
+        let second = try TestTools.run(CLITests.binary, ["serve", "--port", "0", "--cache-dir", cache], timeout: 20)
+        XCTAssertFalse(second.succeeded)
+        XCTAssertTrue(second.stderr.contains("in use by another httpcache process"), second.stderr)
+        XCTAssertThrowsError(try HTTPCacheFolder(path: cache))
+    }
+
+    func testStartUpWithTenThousandResources() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-many")
+        // Plain POSIX calls: FileManager takes seconds for 30,000 operations.
+        let resources = directory.path + "/resources"
+        mkdir(resources, 0o755)
+        let zeros = [UInt8](repeating: 0, count: 100)
+        for index in 0..<10_000 {
+            let hex = String(index, radix: 16)  // String(format:) is very slow on Linux
+            let folder = resources + "/" + String(repeating: "0", count: 64 - hex.count) + hex
+            mkdir(folder, 0o755)
+            let meta = Array("httpcache-meta 1\nurl http://origin.test/\(index).mp4\nlength 1000\nranges 0-99\naccess \(index)\n".utf8)
+            for (name, bytes) in [("meta", meta), ("data", zeros)] {
+                let fd = open(folder + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
+        }
+        let started = Date()
+        let folder = try HTTPCacheFolder(path: directory.path)
+        let elapsed = Date().timeIntervalSince(started)
+        defer { folder.close() }
+        XCTAssertEqual(folder.cachedResources().count, 10_000)
+        XCTAssertEqual(folder.cacheSize(), 1_000_000)
+        print("start-up with 10,000 resources: \(Int(elapsed * 1000)) ms")
+        XCTAssertLessThan(elapsed, 3, "debug build; the release figure is in the README")
+    }
+}

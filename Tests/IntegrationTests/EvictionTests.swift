@@ -1,0 +1,86 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// The byte limit: least recently used first, never one in use, and a
+/// resource larger than the limit still plays.
+final class EvictionTests: XCTestCase {
+    var fixture: ProxyFixture!
+
+    override func setUpWithError() throws {
+        fixture = try ProxyFixture { $0.maxCacheSize = 1_000_000 }
+    }
+
+    override func tearDown() {
+        fixture?.stop()
+        fixture = nil
+    }
+
+    private func cachedNames() throws -> Set<String> {
+        Set(try fixture.server.cachedResources().map { URL(string: $0.url)!.lastPathComponent })
+    }
+
+    func testLeastRecentlyReadIsEvictedFirst() throws {
+        var files: [String: TestFile] = [:]
+        for (index, name) in ["a.bin", "b.bin", "c.bin", "d.bin"].enumerated() {
+            files[name] = try fixture.file(name, size: 300_000, seed: UInt64(index + 1))
+        }
+        for name in ["a.bin", "b.bin", "c.bin", "a.bin"] {  // a is read again: b is now the oldest
+            XCTAssertBytes(try fixture.get(name).body, equal: files[name]!)
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTAssertEqual(try cachedNames(), ["a.bin", "b.bin", "c.bin"])
+        XCTAssertBytes(try fixture.get("d.bin").body, equal: files["d.bin"]!)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? self.cachedNames()) == ["a.bin", "c.bin", "d.bin"] },
+                      "cached: \((try? cachedNames()) ?? [])")
+        XCTAssertLessThanOrEqual(try fixture.server.cacheSize(), 1_000_000)
+        // The evicted one comes back from the origin, byte-exact.
+        XCTAssertBytes(try fixture.get("b.bin").body, equal: files["b.bin"]!)
+    }
+
+    func testResourceInUseIsNotEvictedUnderItsReader() throws {
+        // A larger limit: the files must outgrow the socket buffers.
+        fixture.configure = { $0.maxCacheSize = 20_000_000 }
+        try fixture.restartProxy()
+        let slow = try fixture.file("slow.bin", size: 12_000_000, seed: 1)
+        let other = try fixture.file("other.bin", size: 12_000_000, seed: 2)
+        XCTAssertBytes(try fixture.get("slow.bin").body, equal: slow)  // cached, and the oldest
+        Thread.sleep(forTimeInterval: 0.02)
+        // A reader takes the head and then stalls with most of the body unsent.
+        let reader = try fixture.connect()
+        try reader.sendRequest(path: try fixture.proxyPath("slow.bin"))
+        let head = try reader.readResponseHead()
+        XCTAssertEqual(head.status, 200)
+        // Filling the cache past the limit must not delete the file under it.
+        XCTAssertBytes(try fixture.get("other.bin").body, equal: other)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(try cachedNames().contains("slow.bin"), "evicted under its reader")
+        XCTAssertTrue(try fixture.server.cachedResources().first { $0.url.hasSuffix("slow.bin") }?.isInUse ?? false)
+        XCTAssertBytes(try reader.readRawBytes(12_000_000), equal: slow)
+        reader.close()
+        // The limit held throughout: with the oldest entry in use, the next
+        // idle one made room; the total fits.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? self.fixture.server.cacheSize()) ?? .max <= 20_000_000 })
+        XCTAssertEqual(try cachedNames(), ["slow.bin"])
+    }
+
+    func testResourceLargerThanTheLimitPlaysAndIsNotKept() throws {
+        let big = try fixture.file("big.bin", size: 3_000_000, seed: 8)
+        let small = try fixture.file("small.bin", size: 100_000, seed: 9)
+        XCTAssertBytes(try fixture.get("small.bin").body, equal: small)
+        XCTAssertBytes(try fixture.get("big.bin").body, equal: big)
+        let ranged = try fixture.get("big.bin", range: "bytes=2500000-")
+        XCTAssertBytes(ranged.body, equal: big, range: 2_500_000..<3_000_000)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? self.cachedNames()) == ["small.bin"] },
+                      "cached: \((try? cachedNames()) ?? [])")
+        XCTAssertLessThanOrEqual(try fixture.server.cacheSize(), 1_000_000)
+        let dataBytes = try diskBytes(fixture.cacheDirectory + "/resources")
+        XCTAssertLessThanOrEqual(dataBytes, 1_100_000, "on-disk total once downloads settled")
+    }
+
+    /// Bytes allocated on disk under a folder (sparse files count what they hold).
+    private func diskBytes(_ path: String) throws -> Int {
+        let result = try TestTools.run("du", ["-sb", "--apparent-size", path])
+        return Int(result.stdout.split(separator: "\t").first ?? "") ?? -1
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// URL mapping, content-type policy, cache operations (Swift and CLI), last errors.
+final class ManagementTests: XCTestCase {
+    func testTokenURLsShareOneEntry() throws {
+        let fixture = try ProxyFixture { $0.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(["token", "expires"]) }
+        defer { fixture.stop() }
+        let file = try fixture.file("movie.mp4", size: 500_000, seed: 4)
+        let first = try fixture.server.proxyURL(for: fixture.origin.url("/movie.mp4?token=aaa&expires=1&q=1"))
+        let second = try fixture.server.proxyURL(for: fixture.origin.url("/movie.mp4?q=1&token=bbb&expires=2"))
+        XCTAssertBytes(try RawHTTPClient.get(url: first).body, equal: file)
+        XCTAssertBytes(try RawHTTPClient.get(url: second).body, equal: file)
+        XCTAssertEqual(fixture.origin.accessLog(waitingFor: 1).filter { $0.uri.hasPrefix("/movie.mp4") }.count, 1)
+        XCTAssertEqual(try fixture.server.cachedResources().count, 1)
+    }
+
+    func testQueryFilterKeepsOtherParameters() {
+        let map = HTTPCacheConfiguration.ignoringQueryParameters(["token"])
+        XCTAssertEqual(map("http://h/a.mp4?token=1&x=2"), "http://h/a.mp4?x=2")
+        XCTAssertEqual(map("http://h/a.mp4?x=2&token=1"), "http://h/a.mp4?x=2")
+        XCTAssertEqual(map("http://h/a.mp4?token=1"), "http://h/a.mp4")
+        XCTAssertEqual(map("http://h/a.mp4?tokens=1"), "http://h/a.mp4?tokens=1")
+        XCTAssertEqual(map("http://h/a.mp4"), "http://h/a.mp4")
+    }
+
+    func testByteSizes() {
+        XCTAssertEqual(ByteSize.parse("500MB"), 500_000_000)
+        XCTAssertEqual(ByteSize.parse("500M"), 500_000_000)
+        XCTAssertEqual(ByteSize.parse("2GiB"), 2_147_483_648)
+        XCTAssertEqual(ByteSize.parse("1.5 KiB"), 1536)
+        XCTAssertEqual(ByteSize.parse("1048576"), 1_048_576)
+        XCTAssertEqual(ByteSize.parse("10k"), 10_000)
+        for bad in ["", "MB", "-1", "5 parsecs", "1e3"] { XCTAssertNil(ByteSize.parse(bad), bad) }
+    }
+
+    func testContentTypeOutsideThePolicyIsProxiedNotCached() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let text = try fixture.file("notes.txt", size: 50_000, seed: 6)  // nginx: text/plain
+        XCTAssertBytes(try fixture.get("notes.txt").body, equal: text)
+        XCTAssertBytes(try fixture.get("notes.txt", range: "bytes=10-20").body, equal: text, range: 10..<21)
+        XCTAssertEqual(fixture.originLog("notes.txt").count, 2, "not cached: each request reaches the origin")
+        XCTAssertEqual(try fixture.server.cachedResources().count, 0)
+        let video = try fixture.file("clip.mp4", size: 50_000, seed: 7)
+        XCTAssertBytes(try fixture.get("clip.mp4").body, equal: video)
+        XCTAssertBytes(try fixture.get("clip.mp4").body, equal: video)
+        XCTAssertEqual(fixture.originLog("clip.mp4").count, 1)
+    }
+
+    func testContentTypeHookAcceptsMore() throws {
+        let fixture = try ProxyFixture { $0.isCacheable = { _ in true } }
+        defer { fixture.stop() }
+        let text = try fixture.file("notes.txt", size: 50_000, seed: 6)
+        XCTAssertBytes(try fixture.get("notes.txt").body, equal: text)
+        XCTAssertBytes(try fixture.get("notes.txt").body, equal: text)
+        XCTAssertEqual(fixture.originLog("notes.txt").count, 1)
+    }
+
+    func testSwiftCacheOperations() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let file = try fixture.file("a.mp4", size: 300_000, seed: 1)
+        let url = fixture.origin.url("/a.mp4")
+        _ = try fixture.get("a.mp4", range: "bytes=0-999")
+        var listed = try XCTUnwrap(try fixture.server.cachedResources().first)
+        XCTAssertEqual(listed.url, url)
+        XCTAssertEqual(listed.totalLength, 300_000)
+        XCTAssertEqual(listed.cachedRanges, [0...999])
+        XCTAssertFalse(listed.isComplete)
+        let exported = fixture.directory.file("out.mp4").path
+        XCTAssertThrowsError(try fixture.server.exportResource(for: url, to: exported), "incomplete")
+        _ = try fixture.get("a.mp4")
+        listed = try XCTUnwrap(try fixture.server.cachedResources().first)
+        XCTAssertTrue(listed.isComplete)
+        try fixture.server.exportResource(for: url, to: exported)
+        XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: exported))), file.bytes)
+
+        // Import: served without the origin.
+        let local = try TestFile.random(size: 123_456, seed: 9, in: fixture.directory.url, name: "local.mp4")
+        let importedURL = fixture.origin.url("/never-there.mp4")
+        try fixture.server.importResource(for: importedURL, from: local.path, contentType: "video/mp4")
+        fixture.origin.stop()
+        let served = try RawHTTPClient.get(url: try fixture.server.proxyURL(for: importedURL), range: "bytes=100-")
+        XCTAssertEqual(served.header("Content-Type"), "video/mp4")
+        XCTAssertBytes(served.body, equal: local, range: 100..<123_456)
+
+        try fixture.server.removeResource(for: url)
+        XCTAssertEqual(try fixture.server.cachedResources().map(\.url), [importedURL])
+        XCTAssertThrowsError(try fixture.server.removeResource(for: url))
+        try fixture.server.removeAllResources()
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? fixture.server.cacheSize()) == 0 })
+        XCTAssertEqual(try fixture.server.cachedResources().count, 0)
+    }
+
+    func testLastErrorPerURL() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let url = "http://127.0.0.1:\(try TestTools.freePort())/gone.mp4"
+        XCTAssertEqual(try RawHTTPClient.get(url: try fixture.server.proxyURL(for: url)).status, 502)
+        XCTAssertTrue(fixture.server.lastError(for: url)?.contains("connect") ?? false, "\(String(describing: fixture.server.lastError(for: url)))")
+        fixture.server.clearLastErrors()
+        XCTAssertNil(fixture.server.lastError(for: url))
+    }
+
+    /// `httpcache cache …` on a folder with no proxy, then with one serving it.
+    func testCLICacheCommandsWithAndWithoutAProxy() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let file = try fixture.file("c.mp4", size: 200_000, seed: 3)
+        let url = fixture.origin.url("/c.mp4")
+        _ = try fixture.get("c.mp4")
+        fixture.server.stop()
+        let cache = fixture.cacheDirectory
+        func cli(_ arguments: [String]) throws -> ProcessResult {
+            try TestTools.run(CLITests.binary, ["cache"] + arguments + ["--cache-dir", cache], timeout: 30)
+        }
+        // No proxy: the folder is opened directly.
+        var list = try cli(["list"])
+        XCTAssertTrue(list.succeeded, list.stderr)
+        XCTAssertTrue(list.stdout.contains(url) && list.stdout.contains("200000/200000 bytes (complete)"), list.stdout)
+        let out = fixture.directory.file("exported.mp4").path
+        XCTAssertTrue(try cli(["export", url, out]).succeeded)
+        XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: out))), file.bytes)
+        let local = try TestTools.run("/bin/sh", ["-c", "head -c 5000 /dev/urandom > \(fixture.directory.path)/in.bin"])
+        XCTAssertTrue(local.succeeded)
+        XCTAssertTrue(try cli(["import", "http://example.invalid/in.mp4", fixture.directory.file("in.bin").path]).succeeded)
+        XCTAssertTrue(try cli(["rm", url]).succeeded)
+        list = try cli(["list"])
+        XCTAssertFalse(list.stdout.contains(url), list.stdout)
+        XCTAssertTrue(list.stdout.contains("http://example.invalid/in.mp4"), list.stdout)
+
+        // A proxy serving the folder: the same commands go through it.
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(url)).body, equal: file)
+        list = try cli(["list"])
+        XCTAssertTrue(list.succeeded, list.stderr)
+        XCTAssertTrue(list.stdout.contains(url), list.stdout)
+        let out2 = fixture.directory.file("exported2.mp4").path
+        let export = try cli(["export", url, out2])
+        XCTAssertTrue(export.succeeded, export.stderr)
+        XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: out2))), file.bytes)
+        XCTAssertTrue(try cli(["clear"]).succeeded)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { ((try? cli(["list"]))?.stdout ?? "").contains("0 resources, 0 bytes") })
+        XCTAssertFalse(try cli(["rm", url]).succeeded, "removing what is not cached is an error")
+    }
+}

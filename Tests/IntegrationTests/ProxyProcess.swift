@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+
+/// `httpcache serve` as a child process (for kill -9 and lock tests).
+final class ProxyProcess {
+    let process = Process()
+    let stderr = Pipe()
+    private(set) var port = 0
+
+    init(cacheDirectory: String, extraArguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: CLITests.binary)
+        process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + extraArguments
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let line = try Self.readLine(stdout.fileHandleForReading, timeout: 20)
+        guard line.hasPrefix("listening on http://"), let port = Int(line.split(separator: ":").last ?? "") else {
+            process.terminate()
+            throw TestSupportError("unexpected first line: \(line)")
+        }
+        self.port = port
+    }
+
+    func proxyURL(_ origin: String) throws -> String {
+        let result = try TestTools.run(CLITests.binary, ["url", origin, "--port", String(port)])
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    static func readLine(_ handle: FileHandle, timeout: TimeInterval) throws -> String {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 200) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { break }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        throw TestSupportError("no line within \(timeout) s")
+    }
+}
