@@ -113,7 +113,8 @@ package final class ResourceStore {
     func accountRemoved(_ bytes: Int64) { totalBytes -= bytes }
 
     func resourceBecameIdle(_ resource: Resource) {
-        if resource.isTransient {
+        // Transient, or nothing learnt (the origin failed): nothing to keep.
+        if resource.isTransient || (resource.available.isEmpty && resource.totalLength == nil) {
             delete(resource)
             return
         }
