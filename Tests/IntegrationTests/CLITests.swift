@@ -38,7 +38,7 @@ final class CLITests: XCTestCase {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        let firstLine = try readLine(stdout.fileHandleForReading, timeout: 20)
+        let firstLine = try ProxyProcess.readLine(stdout.fileHandleForReading, timeout: 20)
         let match = try XCTUnwrap(firstLine.range(of: #"^listening on http://127\.0\.0\.1:(\d+)$"#, options: .regularExpression),
                                   "first line: \(firstLine)")
         XCTAssertFalse(match.isEmpty)
@@ -58,19 +58,5 @@ final class CLITests: XCTestCase {
         let meta = try String(contentsOfFile: cache + "/resources/\(resources[0])/meta", encoding: .utf8)
         XCTAssertTrue(meta.contains("ranges 1000-1999"), meta)
         XCTAssertTrue(meta.contains("length 500000"), meta)
-    }
-
-    private func readLine(_ handle: FileHandle, timeout: TimeInterval) throws -> String {
-        var bytes: [UInt8] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 200) > 0 else { continue }
-            var byte: UInt8 = 0
-            guard read(handle.fileDescriptor, &byte, 1) == 1 else { break }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
-        throw TestSupportError("no line on stdout within \(timeout) s")
     }
 }
