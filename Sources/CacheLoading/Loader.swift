@@ -24,8 +24,10 @@ package final class Loader {
         self.logger = logger
     }
 
-    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any.
-    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?) -> ResourceReader {
+    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
+    /// `headers` the client fields its downloads send on to the origin.
+    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
+                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key] ?? {
             let created = ResourceState(resource: resource)
@@ -36,10 +38,10 @@ package final class Loader {
         resource.users += 1
         resource.touch()
         readerCounts[resource.key, default: 0] += 1
-        return ResourceReader(loader: self, state: state, spec: spec)
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
     }
 
-    func startDownload(_ state: ResourceState, _ request: Download.Request) -> Download {
+    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders) -> Download {
         nextDownloadID += 1
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
         if case .range(let range) = request {
@@ -55,7 +57,7 @@ package final class Loader {
         state.downloads.append(download)
         state.resource.users += 1
         originRequests += 1
-        var headers = HTTPHeaders()
+        var headers = headers
         headers.add("Range", download.rangeHeader)
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
         logger.debug("fetch \(url.string) \(download.rangeHeader)")
@@ -75,6 +77,7 @@ package final class Loader {
         let state = download.state
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
+        if download.failure != nil { state.forgetHeadIfNothingCached() }
         if let failure = download.failure, let url = state.originURL {
             switch failure {
             case .originStatus(let status, _, _):

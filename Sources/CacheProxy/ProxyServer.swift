@@ -23,7 +23,7 @@ package final class ProxyServer {
         self.configuration = configuration
         self.logger = logger
         let store = try ResourceStore(root: configuration.cacheDirectory, loop: loop, logger: logger)
-        let client = UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
+        let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, logger: logger)
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
             let connection = ClientConnection(socket: socket, server: self)
