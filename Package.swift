@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),
         .testTarget(name: "CacheIOTests", dependencies: ["CacheIO", "CSupport"]),
         .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
+        .testTarget(name: "CacheUpstreamTests", dependencies: ["CacheUpstream"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
     ],

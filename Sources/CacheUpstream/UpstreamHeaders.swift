@@ -14,7 +14,7 @@ package enum UpstreamHeaders {
     ]
 
     /// Fields not sent when a redirect leaves the origin first asked.
-    static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    package static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
     /// The client's fields to send on: `defaultForwarded` plus `extra` (lowercased names).
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
@@ -44,7 +44,7 @@ package enum UpstreamHeaders {
 
     /// The request head for one hop. `extra` wins over the caller's fields of
     /// the same name; credentials stay with the origin first asked.
-    static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
+    package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
                         configuration: UpstreamConfiguration) -> [UInt8] {
         let sameOrigin = url.authorityKey == originalURL.authorityKey
         func allowed(_ name: String) -> Bool {

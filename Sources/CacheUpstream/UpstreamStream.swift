@@ -49,12 +49,8 @@ final class UpstreamStream: SocketDelegate {
         return stream
     }
 
+    /// Reading never stops once started: an idle connection must notice the origin closing it.
     func startReading() { socket?.startReading() }
-
-    func stopReading() {
-        // The handshake reads regardless of what the connection wants.
-        if tls?.isHandshakeDone ?? true { socket?.stopReading() }
-    }
 
     /// Sends request bytes (encrypted first for https).
     func write(_ bytes: [UInt8]) {
