@@ -16,12 +16,18 @@ package enum UpstreamHeaders {
     /// Fields not sent when a redirect leaves the origin first asked.
     package static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
-    /// The client's fields to send on: `defaultForwarded` plus `extra` (lowercased names).
+    /// The client's fields to send on: `defaultForwarded` plus `extra` (lowercased
+    /// names), never a reserved one nor one the client's Connection field lists
+    /// as hop-by-hop.
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
+        let hopByHop = Set(client.values("connection").flatMap { $0.split(separator: ",") }.map { token in
+            String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
+        })
         var out = HTTPHeaders()
         for field in client {
             let name = field.name.lowercased()
-            guard !reserved.contains(name), defaultForwarded.contains(name) || extra.contains(name) else { continue }
+            guard !reserved.contains(name), !hopByHop.contains(name),
+                  defaultForwarded.contains(name) || extra.contains(name) else { continue }
             out.add(field.name, field.value)
         }
         return out

@@ -70,7 +70,7 @@ package final class UpstreamTask {
                 return false
             }
         }
-        if fromMemory && head.status >= 400 {
+        if fromMemory && head.status >= 400 && head.status != 416 {
             // The remembered target went bad (an expired signed URL, say): start over.
             client?.forgetRedirect(from: originalURL)
             fromMemory = false

@@ -8,6 +8,9 @@ final class UpstreamHeadersTests: XCTestCase {
                                   ("Cookie", "c"), ("Range", "bytes=0-"), ("Connection", "close"), ("X-Id", "1")])
         let forwarded = UpstreamHeaders.forwarded(from: client, extra: ["x-id", "range"])
         XCTAssertEqual(forwarded, HTTPHeaders([("User-Agent", "P/1"), ("Accept", "*/*"), ("accept-language", "fr"), ("X-Id", "1")]))
+        let marked = HTTPHeaders([("X-Id", "1"), ("Accept", "*/*"), ("Connection", "keep-alive, x-id")])
+        XCTAssertEqual(UpstreamHeaders.forwarded(from: marked, extra: ["x-id"]), HTTPHeaders([("Accept", "*/*")]),
+                       "fields the client's Connection names are hop-by-hop")
     }
 
     func testConfiguredFieldsAreChecked() {

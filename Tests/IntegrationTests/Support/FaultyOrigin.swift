@@ -112,12 +112,15 @@ final class FaultyOrigin: @unchecked Sendable {
     /// Connections the peer has not closed yet.
     var openConnections: Int { lock.withLock { open.count } }
 
+    /// Stops accepting and ends open connections. Once only: a second close
+    /// of the listener could hit a descriptor number reused by someone else.
     func stop() {
-        let fds: [Int32] = lock.withLock {
-            guard !stopped else { return [] }
+        let fds: [Int32]? = lock.withLock {
+            guard !stopped else { return nil }
             stopped = true
             return Array(open)
         }
+        guard let fds else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
