@@ -9,7 +9,8 @@ public struct HTTPCacheConfiguration: Sendable {
     public var port: Int
     /// Folder of the disk cache; created if missing.
     public var cacheDirectory: String
-    /// Seconds to establish an origin connection.
+    /// Seconds to establish an origin connection (TCP connect and, for https,
+    /// the TLS handshake) before giving up (504).
     public var connectTimeout: Double = 10
     /// Seconds without a byte from the origin before giving up (504).
     public var readTimeout: Double = 30
