@@ -233,7 +233,8 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     func streamDidReachEOF() {
         if state == .busy, head != nil, case .untilClose = framing {
             complete()
-        } else if state == .busy {
+        } else if state == .busy || state == .connecting {
+            // (.connecting cannot see EOF today: streams report it only once ready.)
             fail(.closedEarly(head == nil ? "\(label) closed before a response" : "\(label) closed mid-body"))
         } else {
             close()
