@@ -51,6 +51,29 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(origin.connectionsAccepted, 3)
     }
 
+    func testIdleConnectionsPerOriginAreCapped() throws {
+        let origin = try FaultyOrigin()
+        defer { origin.stop() }
+        let body = TestFile.randomBytes(count: 1000, seed: 56)
+        for index in 0..<10 { origin.serve("/slow\(index)", body: body, fault: .delayed(0.3)) }
+        let proxy = try TestProxy()
+        // Ten requests at once need ten connections; afterwards at most 8 stay idle.
+        let urls = try (0..<10).map { try proxy.url(for: origin.url("/slow\($0)")) }
+        // Threads of our own: concurrentPerform runs only as many at once as there are cores.
+        let results = ResultsBox(count: 10)
+        let done = DispatchSemaphore(value: 0)
+        for index in 0..<10 {
+            Thread.detachNewThread {
+                results.set(index, Result { try RawHTTPClient.get(url: urls[index]) })
+                done.signal()
+            }
+        }
+        for _ in 0..<10 { done.wait() }
+        for result in results.values { XCTAssertEqual(try result?.get().body, body) }
+        XCTAssertEqual(origin.connectionsAccepted, 10)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 3) { origin.openConnections == 8 }, "open: \(origin.openConnections)")
+    }
+
     func testIPv6LiteralOriginOverHTTPAndHTTPS() throws {
         let certificates = try TestCertificates()
         let directory = try TemporaryDirectory(prefix: "httpcache-ipv6")

@@ -31,6 +31,8 @@ enum Fault: Sendable {
     /// connection, unanswered, on the next: a keep-alive connection that died
     /// just as it was reused.
     case dropReusedRequests
+    /// Waits this many seconds, then answers normally.
+    case delayed(TimeInterval)
 }
 
 /// One request the faulty origin received.
@@ -180,6 +182,9 @@ final class FaultyOrigin: @unchecked Sendable {
         let total = body.count
         let asked = request.range.flatMap { Self.parseRange($0, total: total) }
         switch fault {
+        case .delayed(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return respond(fd, request, body, .none)
         case .none, .closeAfterResponse, .dropReusedRequests:
             if let range = asked {
                 send(fd, head(206, ["Content-Length": "\(range.count)",
