@@ -23,7 +23,7 @@ let package = Package(
         ),
         .target(name: "CacheHTTP"),
         .target(name: "CacheIO", dependencies: ["CSupport"]),
-        .target(name: "CacheUpstream", dependencies: ["CacheHTTP", "CacheIO", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "CacheUpstream", dependencies: ["CacheHTTP", "CacheIO", "CSupport", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheStorage", dependencies: ["CacheHTTP", "CacheIO", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheLoading", dependencies: ["CacheStorage", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheProxy", dependencies: ["CacheLoading", .product(name: "Logging", package: "swift-log")]),
@@ -36,8 +36,9 @@ let package = Package(
         .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),
         .testTarget(name: "CacheIOTests", dependencies: ["CacheIO", "CSupport"]),
         .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
+        .testTarget(name: "CacheUpstreamTests", dependencies: ["CacheUpstream"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

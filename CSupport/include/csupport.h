@@ -194,7 +194,13 @@ const char *cs_strerror(int error);
 /** SHA-256 of data into out (32 bytes), via OpenSSL's libcrypto. */
 void cs_sha256(const void *data, size_t len, uint8_t out[32]);
 
+/* TLS for the upstream client: OpenSSL itself and its macro shims are in
+ * cs_tls.h, included below so that `import CSupport` brings them to Swift. */
+
 #ifdef __cplusplus
 }
 #endif
+
+#include "cs_tls.h"
+
 #endif /* CSUPPORT_H */

@@ -28,8 +28,10 @@ package final class Loader {
         self.logger = logger
     }
 
-    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any.
-    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?) -> ResourceReader {
+    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
+    /// `headers` the client fields its downloads send on to the origin.
+    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
+                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -40,15 +42,15 @@ package final class Loader {
         resource.users += 1
         resource.touch()
         readerCounts[resource.key, default: 0] += 1
-        return ResourceReader(loader: self, state: state, spec: spec)
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
     }
 
     /// The one check of the cached version that readers of a resource share.
-    func validation(for state: ResourceState) -> Download {
-        state.validation ?? startDownload(state, .validation)
+    func validation(for state: ResourceState, headers: HTTPHeaders) -> Download {
+        state.validation ?? startDownload(state, .validation, headers: headers)
     }
 
-    func startDownload(_ state: ResourceState, _ request: Download.Request) -> Download {
+    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders) -> Download {
         nextDownloadID += 1
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
         if case .range(let range) = request {
@@ -66,7 +68,7 @@ package final class Loader {
         state.downloads.append(download)
         state.resource.users += 1
         originRequests += 1
-        var headers = HTTPHeaders()
+        var headers = headers
         headers.add("Range", download.rangeHeader)
         if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
             // A changed resource then comes back whole (200), never as mixed bytes.
@@ -128,6 +130,7 @@ package final class Loader {
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }
+        if download.failure != nil { state.forgetHeadIfNothingCached() }
         if let failure = download.failure, let url = state.originURL {
             lastErrors[url.string] = failure.description
             switch failure {

@@ -28,6 +28,8 @@ package final class ResourceReader {
     private unowned let loader: Loader
     let state: ResourceState
     private let spec: ByteRangeSpec?
+    /// Client fields for the origin, sent with the downloads this reader starts.
+    private let headers: HTTPHeaders
     package weak var delegate: ResourceReaderDelegate?
     private var phase: Phase = .head
     private var position: Int64 = 0
@@ -40,10 +42,11 @@ package final class ResourceReader {
     /// Set once the head was restarted after a version change (at most once).
     private var restarted = false
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?) {
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders) {
         self.loader = loader
         self.state = state
         self.spec = spec
+        self.headers = headers
     }
 
     package var resource: Resource { state.resource }
@@ -52,7 +55,7 @@ package final class ResourceReader {
     package func start() {
         if state.headKnown {
             if state.validation != nil || loader.needsValidation(state) {
-                let validation = loader.validation(for: state)
+                let validation = loader.validation(for: state, headers: headers)
                 join(validation)
                 awaited = validation
                 wait()
@@ -65,7 +68,7 @@ package final class ResourceReader {
             join(probe)
             awaited = probe
         } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)))
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers)
             join(probe)
             awaited = probe
         }
@@ -129,7 +132,7 @@ package final class ResourceReader {
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range))
+                    ? range.lowerBound..<Int64.max : range), headers: headers)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return

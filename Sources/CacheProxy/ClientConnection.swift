@@ -152,11 +152,13 @@ final class ClientConnection: SocketDelegate {
         processBuffer()
     }
 
-    /// Ends the connection at once (a response cannot be completed).
+    /// Ends a response that cannot be completed: the bytes already queued
+    /// (all of them right) still go out, then the connection closes, so the
+    /// client gets every byte the proxy had and sees a short body.
     func abort() {
         exchange?.release()
         exchange = nil
-        close(afterDrain: false)
+        close(afterDrain: true)
     }
 
     private func close(afterDrain: Bool) {

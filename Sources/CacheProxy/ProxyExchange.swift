@@ -16,6 +16,9 @@ final class ProxyExchange: ResourceReaderDelegate {
     /// The success head, held back until the first body byte is in the file:
     /// if the origin fails before that, the client still gets a clean 502/504.
     private var pendingHead: [UInt8]?
+    /// The body goes out chunked: its length is unknown and the client speaks HTTP/1.1,
+    /// so a cut-short body is visible to it as a missing last chunk.
+    private var chunked = false
     private var done = false
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, server: ProxyServer) {
@@ -39,7 +42,9 @@ final class ProxyExchange: ResourceReaderDelegate {
 
     func start() {
         let key = server.configuration.cacheKey(url.string)
-        let reader = server.loader.reader(url: url, cacheKey: key, spec: rangeSpec)
+        let forwarded = UpstreamHeaders.forwarded(from: request.headers,
+                                                  extra: server.configuration.upstream.forwardedHeaders)
+        let reader = server.loader.reader(url: url, cacheKey: key, spec: rangeSpec, headers: forwarded)
         self.reader = reader
         reader.delegate = self
         reader.start()
@@ -90,9 +95,15 @@ final class ProxyExchange: ResourceReaderDelegate {
             }
             headers.add("Content-Length", String(body.count))
         } else {
-            // Unknown length (the origin is still streaming it): the body ends with the connection.
+            // Unknown length (the origin is still streaming it): chunked for
+            // HTTP/1.1 clients, else the body ends with the connection.
             body = 0..<Int64.max
-            keepAlive = false
+            if request.version == .http10 {
+                keepAlive = false
+            } else {
+                chunked = true
+                headers.add("Transfer-Encoding", "chunked")
+            }
         }
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
         if status == 416 { headers.replace("Content-Type", "text/plain") }
@@ -166,11 +177,14 @@ final class ProxyExchange: ResourceReaderDelegate {
             switch reader.next() {
             case .file(let file, let range):
                 flushHead()
+                if chunked { connection.write(Array((String(range.count, radix: 16) + "\r\n").utf8)) }
                 connection.sendFile(file, range)
+                if chunked { connection.write(Array("\r\n".utf8)) }
             case .pending:
                 return
             case .finished:
                 flushHead()
+                if chunked { connection.write(Array("0\r\n\r\n".utf8)) }
                 return finish()
             case .failed(let error) where pendingHead != nil:
                 pendingHead = nil

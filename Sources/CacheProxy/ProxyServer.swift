@@ -24,7 +24,7 @@ package final class ProxyServer {
         self.logger = logger
         let store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
                                       loop: loop, logger: logger)
-        let client = UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
+        let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
         adminToken = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port) { [unowned self] socket in

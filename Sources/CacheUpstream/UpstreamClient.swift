@@ -2,42 +2,54 @@ import CacheHTTP
 import CacheIO
 import Logging
 
-/// HTTP/1.1 client for origins, with a keep-alive pool per origin.
-/// Loop thread only.
+/// HTTP/1.1 client for origins: http and https, keep-alive pool per origin,
+/// redirects. Loop thread only.
 package final class UpstreamClient {
     private let loop: EventLoop
     package let configuration: UpstreamConfiguration
     private let logger: Logger
+    private let tlsContext: TLSContext
     private var idle: [String: [UpstreamConnection]] = [:]
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
+    private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
+    private var redirects = RedirectMemory()
     /// Connections opened so far (for stats and tests).
     package private(set) var connectionsOpened = 0
 
-    package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) {
+    /// Fails when the configuration cannot work (CA file, header fields).
+    package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
+        for (name, value) in configuration.extraHeaders {
+            if let problem = UpstreamHeaders.problem(name: name, value: value) { throw .configuration(problem) }
+        }
+        for name in configuration.forwardedHeaders {
+            if let problem = UpstreamHeaders.problem(name: name, value: "") { throw .configuration(problem) }
+        }
         self.loop = loop
         self.configuration = configuration
         self.logger = logger
+        tlsContext = try TLSContext(settings: configuration.tls)
+        if !configuration.tls.verifyCertificates {
+            logger.warning("TLS certificate verification is OFF (insecure): any https origin is trusted, including impostors")
+        }
     }
 
-    /// Starts a GET for `url` with the given extra headers (Range among them).
+    /// Starts a GET for `url` with the given fields (Range, forwarded client fields).
     package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate) -> UpstreamTask {
         loop.assertInLoop()
-        let task = UpstreamTask(url: url, method: "GET", request: Self.requestBytes(url, headers, configuration),
-                                delegate: delegate, client: self)
+        let start = redirects.target(for: url) ?? url
+        if start != url { logger.debug("\(url.string): going straight to \(start.string)") }
+        let task = UpstreamTask(url: url, start: start, method: "GET", headers: headers, delegate: delegate, client: self)
         dispatch(task)
         return task
     }
 
-    static func requestBytes(_ url: OriginURL, _ headers: HTTPHeaders, _ configuration: UpstreamConfiguration) -> [UInt8] {
-        var text = "GET \(url.pathAndQuery) HTTP/1.1\r\nHost: \(url.hostHeader)\r\n"
-        if !headers.contains("user-agent") { text += "User-Agent: \(configuration.userAgent)\r\n" }
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        // Byte offsets must mean the same thing as in the stored file.
-        text += "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n"
-        return Array(text.utf8)
+    func requestBytes(for task: UpstreamTask) -> [UInt8] {
+        UpstreamHeaders.request(method: task.method, url: task.url, originalURL: task.originalURL,
+                                headers: task.headers, configuration: configuration)
     }
 
-    private func dispatch(_ task: UpstreamTask) {
+    /// Runs the task's current hop on an idle connection to its origin, or a new one.
+    func dispatch(_ task: UpstreamTask) {
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
@@ -52,10 +64,10 @@ package final class UpstreamClient {
     private func open(for task: UpstreamTask) {
         let url = task.url
         loop.resolve(host: url.host, port: url.port) { [weak self] result in
-            guard let self, !task.isFinished else { return }
+            guard let self, !task.isFinished, task.url == url else { return }
             switch result {
             case .failure(let error):
-                task.finish(.resolve("\(url.host): \(error)"))
+                task.fail(.resolve("\(url.host): \(error)"))
             case .success(let addresses):
                 self.connect(task, addresses[...])
             }
@@ -64,28 +76,43 @@ package final class UpstreamClient {
 
     private func connect(_ task: UpstreamTask, _ addresses: ArraySlice<SocketAddress>) {
         guard let address = addresses.first else {
-            task.finish(.connect("\(task.url.hostHeader): no address"))
+            task.fail(.connect("\(task.url.hostHeader): no address"))
             return
         }
-        let connection = UpstreamConnection(poolKey: task.url.authorityKey, label: task.url.hostHeader,
+        let url = task.url
+        var tls: TLSSession?
+        if url.scheme == "https" {
+            do {
+                tls = try TLSSession(context: tlsContext, host: url.host, isIPLiteral: url.isIPLiteral)
+            } catch {
+                task.fail(error)
+                return
+            }
+        }
+        let connection = UpstreamConnection(poolKey: url.authorityKey, label: url.hostHeader,
                                             loop: loop, configuration: configuration, client: self)
         live[ObjectIdentifier(connection)] = connection
         connectionsOpened += 1
         task.connection = connection
         pendingAddresses[ObjectIdentifier(connection)] = addresses.dropFirst()
-        connection.connect(to: address, for: task)
+        connection.connect(to: address, tls: tls, for: task)
     }
 
-    private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
-
-    /// A connect failed: try the next address, else fail the task.
+    /// A connect failed: try the next address, else fail the task. A timeout
+    /// or a refused certificate is not retried elsewhere.
     func connectionFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError) {
         let rest = pendingAddresses.removeValue(forKey: ObjectIdentifier(connection)) ?? []
         guard !task.isFinished else { return }
-        if !rest.isEmpty, !error.isTimeout {
+        let triesNext: Bool
+        switch error {
+        case .connect, .closedEarly: triesNext = !rest.isEmpty
+        default: triesNext = false
+        }
+        if triesNext {
+            logger.debug("\(task.url.hostHeader): \(error); trying the next address")
             connect(task, rest)
         } else {
-            task.finish(error)
+            task.fail(error)
         }
     }
 
@@ -99,7 +126,7 @@ package final class UpstreamClient {
             logger.debug("retrying \(task.url.string) on a fresh connection: \(error)")
             open(for: task)
         } else {
-            task.finish(error)
+            task.fail(error)
         }
     }
 
@@ -122,6 +149,21 @@ package final class UpstreamClient {
             list.remove(at: index)
             idle[connection.poolKey] = list.isEmpty ? nil : list
         }
+    }
+
+    // MARK: redirects
+
+    func logRedirect(_ status: Int, from: OriginURL, to: OriginURL) {
+        logger.debug("\(status) redirect: \(from.string) → \(to.string)")
+    }
+
+    func rememberRedirect(from url: OriginURL, to target: OriginURL) {
+        redirects.remember(url, target: target)
+    }
+
+    func forgetRedirect(from url: OriginURL) {
+        logger.debug("forgetting the redirect target of \(url.string)")
+        redirects.forget(url)
     }
 
     /// Closes every connection (shutdown).

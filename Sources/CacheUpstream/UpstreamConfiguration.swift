@@ -1,6 +1,6 @@
 /// Knobs of the origin client.
 package struct UpstreamConfiguration: Sendable {
-    /// Milliseconds to establish a connection.
+    /// Milliseconds to establish a connection (TCP connect and TLS handshake).
     package var connectTimeout: UInt64 = 10_000
     /// Milliseconds without a byte from the origin while waiting for one.
     package var readTimeout: UInt64 = 30_000
@@ -9,8 +9,30 @@ package struct UpstreamConfiguration: Sendable {
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
     package var userAgent = "HTTPCache/0.1"
+    /// Redirects followed for one request before giving up.
+    package var maxRedirects = 10
+    /// How https origins are verified.
+    package var tls = TLSSettings()
+    /// Fields added to every origin request; they win over forwarded client fields.
+    package var extraHeaders: [(name: String, value: String)] = []
+    /// Lowercased names of client request fields sent on to the origin, on
+    /// top of `UpstreamHeaders.defaultForwarded`.
+    package var forwardedHeaders: [String] = []
 
     package init() {}
+}
+
+/// How origin certificates are checked.
+package struct TLSSettings: Sendable, Hashable {
+    /// A PEM file of CA certificates trusted besides the system store.
+    package var caFile: String?
+    /// False only when the user asked for it by name (`--insecure`).
+    package var verifyCertificates = true
+
+    package init(caFile: String? = nil, verifyCertificates: Bool = true) {
+        self.caFile = caFile
+        self.verifyCertificates = verifyCertificates
+    }
 }
 
 /// Why an origin request failed.
@@ -20,6 +42,12 @@ package enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case timeout(String)
     case protocolViolation(String)
     case closedEarly(String)
+    /// The TLS handshake failed or the origin's certificate was refused.
+    case tls(String)
+    /// A redirect could not be followed (loop, too many hops, bad Location).
+    case redirect(String)
+    /// The configuration cannot be used (bad CA file, reserved header name…).
+    case configuration(String)
 
     /// Timeouts become 504 for the client; everything else 502.
     package var isTimeout: Bool {
@@ -34,6 +62,9 @@ package enum UpstreamError: Error, Sendable, CustomStringConvertible {
         case .timeout(let reason): return "timed out: \(reason)"
         case .protocolViolation(let reason): return "bad response: \(reason)"
         case .closedEarly(let reason): return "connection closed early: \(reason)"
+        case .tls(let reason): return "TLS failed: \(reason)"
+        case .redirect(let reason): return "redirect not followed: \(reason)"
+        case .configuration(let reason): return "bad configuration: \(reason)"
         }
     }
 }

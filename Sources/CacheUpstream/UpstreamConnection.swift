@@ -2,8 +2,8 @@ import CacheHTTP
 import CacheIO
 
 /// One keep-alive connection to an origin, running one exchange at a time.
-/// Loop thread only. The socket keeps this object alive until it closes.
-final class UpstreamConnection: SocketDelegate {
+/// Loop thread only. Its stream keeps this object alive until it closes.
+final class UpstreamConnection: UpstreamStreamDelegate {
     enum State { case connecting, idle, busy, closed }
 
     let poolKey: String
@@ -11,7 +11,7 @@ final class UpstreamConnection: SocketDelegate {
     private let loop: EventLoop
     private let configuration: UpstreamConfiguration
     private weak var client: UpstreamClient?
-    private var socket: Socket?
+    private var stream: UpstreamStream?
     private var timer: LoopTimer?
     private(set) var state: State = .connecting
     private(set) var task: UpstreamTask?
@@ -22,6 +22,8 @@ final class UpstreamConnection: SocketDelegate {
     private var head: HTTPResponseHead?
     private var framing: BodyFraming = .none
     private var receivedAny = false
+    /// False while the body of a redirect is skipped instead of delivered.
+    private var deliversBody = true
 
     init(poolKey: String, label: String, loop: EventLoop, configuration: UpstreamConfiguration, client: UpstreamClient) {
         self.poolKey = poolKey
@@ -31,11 +33,12 @@ final class UpstreamConnection: SocketDelegate {
         self.client = client
     }
 
-    func connect(to address: SocketAddress, for task: UpstreamTask) {
+    /// Connects (and for https, shakes hands over `tls`); the task runs once ready.
+    func connect(to address: SocketAddress, tls: TLSSession?, for task: UpstreamTask) {
         self.task = task
         state = .connecting
         do {
-            socket = try Socket.connect(on: loop, to: address, delegate: self)
+            stream = try UpstreamStream.connect(on: loop, to: address, tls: tls, label: label, delegate: self)
         } catch {
             state = .closed
             self.task = nil
@@ -55,14 +58,19 @@ final class UpstreamConnection: SocketDelegate {
         head = nil
         headBuffer.removeAll(keepingCapacity: true)
         receivedAny = false
-        socket?.write(task.request)
-        socket?.startReading()
+        deliversBody = true
+        framing = .none
+        stream?.write(task.request)
+        stream?.startReading()
         arm(configuration.readTimeout)
     }
 
-    /// Drops the connection mid-exchange (the task was cancelled).
+    /// Drops the connection mid-exchange (the task was cancelled or moves on).
+    /// A task cancelled by the last byte of its body leaves the connection
+    /// reusable: the exchange then completes without it.
     func abandon() {
         task = nil
+        if state == .busy, head != nil, case .length(remaining: 0) = framing { return }
         close()
     }
 
@@ -71,7 +79,7 @@ final class UpstreamConnection: SocketDelegate {
         state = .closed
         timer?.cancel()
         timer = nil
-        socket?.close()
+        stream?.close()
     }
 
     private func arm(_ milliseconds: UInt64) {
@@ -104,34 +112,32 @@ final class UpstreamConnection: SocketDelegate {
         }
     }
 
+    /// The response ended: back to the pool when reusable, then the task learns of it.
     private func complete() {
-        guard let task else { return }
+        let task = self.task
         self.task = nil
         wasUsed = true
         let reusable = head?.keepAlive ?? false
         if case .untilClose = framing { close() } else if !reusable { close() }
         if state != .closed {
+            // Still reading while idle: an origin closing the connection is seen at once.
             state = .idle
-            socket?.stopReading()
             arm(configuration.idleTimeout)
+            client?.release(self)
         }
-        task.finish(nil)
-        if state == .idle { client?.release(self) }
+        task?.exchangeDidComplete()
     }
 
-    // MARK: SocketDelegate
+    // MARK: UpstreamStreamDelegate
 
-    func socketDidConnect(_ socket: Socket, error: IOError?) {
-        if let error {
-            fail(.connect("\(label): \(error)"))
-            return
-        }
+    func streamDidConnect(_ error: UpstreamError?) {
+        if let error { return fail(error) }
         guard let task else { close(); return }
         state = .idle
         run(task)
     }
 
-    func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
+    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         guard state == .busy, task != nil else {
             close()  // bytes on an idle connection: the origin is confused; drop it
             return
@@ -165,7 +171,7 @@ final class UpstreamConnection: SocketDelegate {
                     return
                 }
                 head = parsedHead
-                task?.delegate?.upstreamDidReceiveHead(parsedHead)
+                deliversBody = task?.didReceiveHead(parsedHead) ?? false
                 guard state == .busy, task != nil, !(task?.isFinished ?? true) else { return }
                 let rest = headBuffer
                 headBuffer = []
@@ -179,27 +185,36 @@ final class UpstreamConnection: SocketDelegate {
         }
     }
 
+    private func deliver(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        if deliversBody {
+            task?.delegate?.upstreamDidReceiveBody(bytes)
+        } else {
+            task?.didSkipBody(bytes.count)
+        }
+    }
+
     private func consumeBody(_ bytes: UnsafeRawBufferPointer) {
         switch framing {
         case .none:
             fail(.protocolViolation("\(label): unexpected body bytes"))
         case .untilClose:
-            task?.delegate?.upstreamDidReceiveBody(bytes)
+            deliver(bytes)
         case .length(let remaining):
-            let take = Int(min(Int64(bytes.count), remaining))
-            framing = .length(remaining: remaining - Int64(take))
-            task?.delegate?.upstreamDidReceiveBody(UnsafeRawBufferPointer(rebasing: bytes[0..<take]))
-            guard state == .busy, task != nil else { return }
-            if take < bytes.count {
-                fail(.protocolViolation("\(label): more body bytes than Content-Length"))
-            } else if remaining - Int64(take) == 0 {
-                complete()
+            // Checked before delivering anything: the bytes of a response that
+            // overruns its own length are not trusted.
+            guard Int64(bytes.count) <= remaining else {
+                return fail(.protocolViolation("\(label): more body bytes than Content-Length"))
+            }
+            framing = .length(remaining: remaining - Int64(bytes.count))
+            deliver(bytes)
+            if remaining == Int64(bytes.count) {
+                // Nobody else can take a busy connection, even if the task let go of it.
+                if state == .busy { complete() }
             }
         case .chunked(var decoder):
             do {
-                let (consumed, done) = try decoder.feed(bytes) { data in
-                    task?.delegate?.upstreamDidReceiveBody(data)
-                }
+                let (consumed, done) = try decoder.feed(bytes) { data in deliver(data) }
                 framing = .chunked(decoder)
                 guard state == .busy, task != nil else { return }
                 if done {
@@ -215,20 +230,21 @@ final class UpstreamConnection: SocketDelegate {
         }
     }
 
-    func socketDidReachEOF(_ socket: Socket) {
+    func streamDidReachEOF() {
         if state == .busy, head != nil, case .untilClose = framing {
             complete()
-        } else if state == .busy {
+        } else if state == .busy || state == .connecting {
+            // (.connecting cannot see EOF today: streams report it only once ready.)
             fail(.closedEarly(head == nil ? "\(label) closed before a response" : "\(label) closed mid-body"))
         } else {
             close()
         }
     }
 
-    func socketDidClose(_ socket: Socket, error: IOError?) {
-        self.socket = nil
+    func streamDidClose(_ error: UpstreamError?) {
+        stream = nil
         if state != .closed {
-            if let error { fail(.closedEarly("\(label): \(error)")) } else { fail(.closedEarly("\(label) closed")) }
+            fail(error ?? .closedEarly("\(label) closed"))
         }
         state = .closed
         timer?.cancel()

@@ -1,25 +1,47 @@
 import CacheHTTP
 import CacheIO
 
-/// One GET to an origin. Cancel it to stop receiving; the connection is
-/// then dropped (a half-read body cannot be reused).
+/// One GET to an origin, following redirects. Cancel it to stop receiving;
+/// the connection is then dropped (a half-read body cannot be reused).
 package final class UpstreamTask {
-    package let url: OriginURL
-    let request: [UInt8]
+    /// The URL asked for.
+    package let originalURL: OriginURL
+    /// The URL being fetched; once the head arrived, the final one.
+    package private(set) var url: OriginURL
     let method: String
+    /// The caller's fields (Range, forwarded client fields).
+    let headers: HTTPHeaders
+    private(set) var request: [UInt8] = []
     weak var delegate: UpstreamResponseDelegate?
     weak var client: UpstreamClient?
     var connection: UpstreamConnection?
     package private(set) var isFinished = false
     /// Whether a reused connection may still be replaced by a fresh one.
     var mayRetry = true
+    /// Redirect hops taken so far.
+    package private(set) var hops = 0
+    private var chain: [String]
+    /// Where to go once the body of the current response has been skipped.
+    private var next: OriginURL?
+    private var skipped = 0
+    /// True while the first hop goes to a remembered redirect target.
+    private var fromMemory: Bool
+    private var headDelivered = false
 
-    init(url: OriginURL, method: String, request: [UInt8], delegate: UpstreamResponseDelegate, client: UpstreamClient) {
-        self.url = url
+    /// A redirect body longer than this is not worth reading to keep the connection.
+    private static let maxSkippedBody = 64 << 10
+
+    init(url: OriginURL, start: OriginURL, method: String, headers: HTTPHeaders,
+         delegate: UpstreamResponseDelegate, client: UpstreamClient) {
+        self.originalURL = url
+        self.url = start
         self.method = method
-        self.request = request
+        self.headers = headers
         self.delegate = delegate
         self.client = client
+        fromMemory = start != url
+        chain = [url.string]
+        request = client.requestBytes(for: self)
     }
 
     /// Stops the exchange; no delegate call follows.
@@ -31,7 +53,84 @@ package final class UpstreamTask {
         connection = nil
     }
 
-    func finish(_ error: UpstreamError?) {
+    // MARK: driven by the connection and the client
+
+    /// The response head of the current hop: true when its body is for the
+    /// delegate, false when it is skipped (a redirect to follow).
+    func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
+        if Redirects.isRedirect(head.status), let location = head.headers["location"] {
+            switch Redirects.target(of: location, from: url, chain: chain, hops: hops,
+                                    limit: client?.configuration.maxRedirects ?? 10) {
+            case .success(let target):
+                client?.logRedirect(head.status, from: url, to: target)
+                next = target
+                return false
+            case .failure(let error):
+                fail(error)
+                return false
+            }
+        }
+        if fromMemory && head.status >= 400 && head.status != 416 {
+            // The remembered target went bad (an expired signed URL, say): start over.
+            client?.forgetRedirect(from: originalURL)
+            fromMemory = false
+            next = originalURL
+            return false
+        }
+        headDelivered = true
+        if url != originalURL && (head.status < 300 || head.status == 416) {
+            client?.rememberRedirect(from: originalURL, to: url)
+        }
+        delegate?.upstreamDidReceiveHead(head)
+        return true
+    }
+
+    /// Body bytes of a response being skipped.
+    func didSkipBody(_ count: Int) {
+        skipped += count
+        if skipped > Self.maxSkippedBody, let connection {
+            connection.abandon()
+            exchangeDidComplete()
+        }
+    }
+
+    /// The current exchange ended cleanly: follow the redirect, or finish.
+    func exchangeDidComplete() {
+        guard !isFinished else { return }
+        guard let target = next else { return finish(nil) }
+        if target == originalURL {
+            chain = [originalURL.string]
+            hops = 0
+        } else {
+            chain.append(target.string)
+            hops += 1
+        }
+        next = nil
+        skipped = 0
+        connection = nil
+        mayRetry = true
+        url = target
+        guard let client else { return finish(.redirect("client gone")) }
+        request = client.requestBytes(for: self)
+        client.dispatch(self)
+    }
+
+    /// The exchange failed. A remembered redirect target that cannot be
+    /// reached is forgotten and the original URL tried instead.
+    func fail(_ error: UpstreamError) {
+        guard !isFinished else { return }
+        if fromMemory && !headDelivered && !error.isTimeout, let client {
+            client.forgetRedirect(from: originalURL)
+            fromMemory = false
+            connection?.abandon()
+            next = originalURL
+            return exchangeDidComplete()
+        }
+        connection?.abandon()
+        finish(error)
+    }
+
+    private func finish(_ error: UpstreamError?) {
         guard !isFinished else { return }
         isFinished = true
         let delegate = self.delegate

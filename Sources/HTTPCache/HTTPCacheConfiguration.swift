@@ -11,10 +11,27 @@ public struct HTTPCacheConfiguration: Sendable {
     public var port: Int
     /// Folder of the disk cache; created if missing.
     public var cacheDirectory: String
-    /// Seconds to establish an origin connection.
+    /// Seconds to establish an origin connection (TCP connect and, for https,
+    /// the TLS handshake) before giving up (504).
     public var connectTimeout: Double = 10
     /// Seconds without a byte from the origin before giving up (504).
     public var readTimeout: Double = 30
+    /// A PEM file of CA certificates trusted for https origins, besides the
+    /// system store (e.g. a company CA).
+    public var caFile: String?
+    /// Accepts any certificate from https origins: no chain, expiry or
+    /// host-name check. Only for testing against origins you control; every
+    /// start logs a warning while it is on.
+    public var insecure = false
+    /// Fields added to every origin request, e.g. `("Authorization", "Bearer …")`.
+    /// They win over client fields of the same name and are not sent on
+    /// when a redirect leaves the origin first asked if they carry credentials
+    /// (Authorization, Cookie). Framing fields (Host, Range, Connection…) are
+    /// the proxy's own and are refused by `HTTPCacheServer.start()`.
+    public var extraHeaders: [(String, String)] = []
+    /// Names of client request fields sent on to the origin besides
+    /// User-Agent, Accept and Accept-Language (e.g. `"Referer"`).
+    public var forwardedHeaders: [String] = []
     /// Maps an origin URL to the key it is cached under, so that several URLs
     /// (e.g. signed CDN URLs whose token changes) share one cache entry.
     public var cacheKey: @Sendable (String) -> String = { $0 }
@@ -55,6 +72,9 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.port = port
         configuration.upstream.connectTimeout = UInt64(max(0.001, connectTimeout) * 1000)
         configuration.upstream.readTimeout = UInt64(max(0.001, readTimeout) * 1000)
+        configuration.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
+        configuration.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
+        configuration.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         configuration.cacheKey = cacheKey
         configuration.maxCacheBytes = maxCacheSize
         configuration.policy.cacheable = isCacheable

@@ -38,6 +38,13 @@ struct Serve: ParsableCommand {
     var revalidateAfter: Double?
     @Option(name: .customLong("log-file"), help: "Also append log lines to this file.")
     var logFile: String?
+    @Option(name: .customLong("ca-file"), help: "PEM file of extra CA certificates trusted for https origins.")
+    var caFile: String?
+    @Flag(help: "Do not verify https origins' certificates (logs a warning at every start).") var insecure = false
+    @Option(name: .customLong("header"), help: "'Name: value' added to every origin request (repeatable).")
+    var extraHeaders: [String] = []
+    @Option(name: .customLong("forward-header"), help: "Client request header sent on to the origin (repeatable).")
+    var forwardedHeaders: [String] = []
 
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -63,6 +70,10 @@ struct Serve: ParsableCommand {
         if !ignoreQuery.isEmpty {
             configuration.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(Set(ignoreQuery))
         }
+        configuration.caFile = caFile
+        configuration.insecure = insecure
+        configuration.extraHeaders = try extraHeaders.map(parseHeader)
+        configuration.forwardedHeaders = forwardedHeaders
         let server = HTTPCacheServer(configuration: configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()
@@ -79,6 +90,16 @@ struct Serve: ParsableCommand {
         Logger(label: "httpcache").info("signal \(received): shutting down")
         server.stop()
     }
+}
+
+/// "Name: value" from `--header`.
+func parseHeader(_ text: String) throws -> (String, String) {
+    guard let colon = text.firstIndex(of: ":") else {
+        throw ValidationError("--header wants 'Name: value', got \(text)")
+    }
+    let name = String(text[..<colon])
+    let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+    return (name, String(value))
 }
 
 struct URLCommand: ParsableCommand {

@@ -1,0 +1,75 @@
+import CacheHTTP
+
+/// Which fields go to the origin: the proxy's own framing fields, the
+/// configured extra fields, and a few of the client's.
+package enum UpstreamHeaders {
+    /// Client fields forwarded unless configured otherwise (lowercased).
+    package static let defaultForwarded: Set<String> = ["user-agent", "accept", "accept-language"]
+
+    /// Fields only the proxy sets: framing and connection management
+    /// (hop-by-hop), the byte range it needs, and conditions on it.
+    package static let reserved: Set<String> = [
+        "host", "range", "if-range", "connection", "keep-alive", "proxy-connection", "te", "trailer",
+        "transfer-encoding", "upgrade", "content-length", "accept-encoding", "expect",
+    ]
+
+    /// Fields not sent when a redirect leaves the origin first asked.
+    package static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// The client's fields to send on: `defaultForwarded` plus `extra` (lowercased
+    /// names), never a reserved one nor one the client's Connection field lists
+    /// as hop-by-hop.
+    package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
+        let hopByHop = Set(client.values("connection").flatMap { $0.split(separator: ",") }.map { token in
+            String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
+        })
+        var out = HTTPHeaders()
+        for field in client {
+            let name = field.name.lowercased()
+            guard !reserved.contains(name), !hopByHop.contains(name),
+                  defaultForwarded.contains(name) || extra.contains(name) else { continue }
+            out.add(field.name, field.value)
+        }
+        return out
+    }
+
+    /// Why a configured field cannot be used, or nil when it can.
+    package static func problem(name: String, value: String) -> String? {
+        // RFC 9110 §5.6.2 token characters.
+        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
+        let isToken = name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || symbols.contains(c)
+        }
+        guard !name.isEmpty, isToken else { return "\"\(name)\" is not a valid header name" }
+        if reserved.contains(name.lowercased()) { return "\(name) is set by the proxy itself" }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+            return "the value of \(name) contains a line break"
+        }
+        return nil
+    }
+
+    /// The request head for one hop. `extra` wins over the caller's fields of
+    /// the same name; credentials stay with the origin first asked.
+    package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
+                        configuration: UpstreamConfiguration) -> [UInt8] {
+        let sameOrigin = url.authorityKey == originalURL.authorityKey
+        func allowed(_ name: String) -> Bool {
+            sameOrigin || !credentials.contains(name.lowercased())
+        }
+        var text = "\(method) \(url.pathAndQuery) HTTP/1.1\r\nHost: \(url.hostHeader)\r\n"
+        var hasUserAgent = false
+        for (name, value) in configuration.extraHeaders where allowed(name) {
+            text += "\(name): \(value)\r\n"
+            if name.lowercased() == "user-agent" { hasUserAgent = true }
+        }
+        for (name, value) in headers where allowed(name) {
+            guard !configuration.extraHeaders.contains(where: { $0.name.lowercased() == name.lowercased() }) else { continue }
+            text += "\(name): \(value)\r\n"
+            if name.lowercased() == "user-agent" { hasUserAgent = true }
+        }
+        if !hasUserAgent { text += "User-Agent: \(configuration.userAgent)\r\n" }
+        // Byte offsets must mean the same thing as in the stored file.
+        text += "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n"
+        return Array(text.utf8)
+    }
+}

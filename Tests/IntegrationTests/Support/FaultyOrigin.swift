@@ -1,0 +1,314 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the fault-injecting origin does for one path.
+enum Fault: Sendable {
+    /// A well-behaved origin: Range honoured (206), Content-Length, keep-alive.
+    case none
+    /// Sends the head (announcing the full length) and `after` body bytes, then closes.
+    case closeMidBody(after: Int)
+    /// Answers every request with 200 and the whole body (Range ignored).
+    case ignoreRange
+    /// A 206 whose Content-Range and bytes start `shift` bytes later than asked.
+    case wrongContentRange(shift: Int)
+    /// 200 with a chunked body of unknown length in pieces of `piece` bytes (Range ignored).
+    case chunked(piece: Int)
+    /// Reads the request and never answers.
+    case stallBeforeHead
+    /// Sends the head and `after` body bytes, then nothing; the connection stays open.
+    case stallMidBody(after: Int)
+    /// The usual Content-Length, but `extra` more bytes after the body, in the same write.
+    case extraBytes(Int)
+    /// `status` with this Location (and a short body).
+    case redirect(status: Int, location: String)
+    /// A normal response, then the connection is closed without a word
+    /// (no `Connection: close`), like an origin dropping an idle connection.
+    case closeAfterResponse
+    /// Answers the first request on a connection normally and closes the
+    /// connection, unanswered, on the next: a keep-alive connection that died
+    /// just as it was reused.
+    case dropReusedRequests
+    /// Waits this many seconds, then answers normally.
+    case delayed(TimeInterval)
+}
+
+/// One request the faulty origin received.
+struct FaultyRequest: Sendable {
+    var path: String
+    var headers: [(String, String)]
+    /// Serial number of the connection it came on (1, 2, ...).
+    var connection: Int
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+    var range: String? { header("Range") }
+}
+
+/// A small HTTP/1.1 origin of our own on a loopback port, for what nginx
+/// cannot be made to do: break framing, ignore Range, lie in Content-Range,
+/// stall, drop connections. Threads and blocking POSIX sockets; each path has
+/// a body and a `Fault`.
+final class FaultyOrigin: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var bodies: [String: [UInt8]] = [:]
+    private var faults: [String: Fault] = [:]
+    private var log: [FaultyRequest] = []
+    private var open: Set<Int32> = []
+    private var accepted = 0
+    private var stopped = false
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = TestTools.loopbackAddress(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw TestSupportError("faulty origin: bind/listen failed: \(TestTools.errnoString())")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Serves `body` at `path` with `fault`.
+    func serve(_ path: String, body: [UInt8] = [], fault: Fault = .none) {
+        lock.withLock {
+            bodies[path] = body
+            faults[path] = fault
+        }
+    }
+
+    /// Stops serving `path` (404 from now on).
+    func remove(_ path: String) {
+        lock.withLock {
+            bodies[path] = nil
+            faults[path] = nil
+        }
+    }
+
+    /// Changes only the behaviour of `path`.
+    func setFault(_ path: String, _ fault: Fault) {
+        lock.withLock { faults[path] = fault }
+    }
+
+    var requests: [FaultyRequest] { lock.withLock { log } }
+    func requests(for path: String) -> [FaultyRequest] { requests.filter { $0.path == path } }
+    func clearLog() { lock.withLock { log.removeAll() } }
+    var connectionsAccepted: Int { lock.withLock { accepted } }
+    /// Connections the peer has not closed yet.
+    var openConnections: Int { lock.withLock { open.count } }
+
+    /// Stops accepting and ends open connections. Once only: a second close
+    /// of the listener could hit a descriptor number reused by someone else.
+    func stop() {
+        let fds: [Int32]? = lock.withLock {
+            guard !stopped else { return nil }
+            stopped = true
+            return Array(open)
+        }
+        guard let fds else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    // MARK: serving
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let serial: Int? = lock.withLock {
+                guard !stopped else { return nil }
+                accepted += 1
+                open.insert(fd)
+                return accepted
+            }
+            guard let serial else {
+                close(fd)
+                return
+            }
+            Thread.detachNewThread { [self] in
+                handle(fd, serial)
+                lock.withLock { _ = open.remove(fd) }
+                close(fd)
+            }
+        }
+    }
+
+    private func handle(_ fd: Int32, _ serial: Int) {
+        var buffer: [UInt8] = []
+        var served = 0
+        while let (path, headers) = readRequest(fd, &buffer) {
+            let request = FaultyRequest(path: path, headers: headers, connection: serial)
+            let known: ([UInt8], Fault)? = lock.withLock {
+                log.append(request)
+                return bodies[path].map { ($0, faults[path] ?? .none) }
+            }
+            guard let (body, fault) = known else {
+                send(fd, head(404, ["Content-Length": "10"]) + Array("not found\n".utf8))
+                continue
+            }
+            if case .dropReusedRequests = fault, served > 0 {
+                shutdown(fd, Int32(SHUT_WR))
+                return waitForClose(fd)
+            }
+            served += 1
+            guard respond(fd, request, body, fault) else { return waitForClose(fd) }
+        }
+    }
+
+    /// Answers one request; false when the connection must not be used again.
+    private func respond(_ fd: Int32, _ request: FaultyRequest, _ body: [UInt8], _ fault: Fault) -> Bool {
+        let total = body.count
+        let asked = request.range.flatMap { Self.parseRange($0, total: total) }
+        switch fault {
+        case .delayed(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return respond(fd, request, body, .none)
+        case .none, .closeAfterResponse, .dropReusedRequests:
+            if let range = asked {
+                send(fd, head(206, ["Content-Length": "\(range.count)",
+                                    "Content-Range": "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)"])
+                     + body[range])
+            } else {
+                send(fd, head(200, ["Content-Length": "\(total)"]) + body)
+            }
+            if case .closeAfterResponse = fault {
+                shutdown(fd, Int32(SHUT_WR))
+                return false
+            }
+            return true
+        case .closeMidBody(let after):
+            let range = asked ?? 0..<total
+            var fields = ["Content-Length": "\(range.count)"]
+            if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
+            let cut = range.lowerBound + min(after, range.count)
+            send(fd, head(asked == nil ? 200 : 206, fields) + body[range.lowerBound..<cut])
+            shutdown(fd, Int32(SHUT_WR))
+            return false
+        case .ignoreRange:
+            send(fd, head(200, ["Content-Length": "\(total)"]) + body)
+            return true
+        case .wrongContentRange(let shift):
+            let range = asked ?? 0..<total
+            let lower = min(total - 1, range.lowerBound + shift)
+            let upper = min(total, range.upperBound + shift)
+            send(fd, head(206, ["Content-Length": "\(upper - lower)",
+                                "Content-Range": "bytes \(lower)-\(upper - 1)/\(total)"]) + body[lower..<upper])
+            return true
+        case .chunked(let piece):
+            var out = head(200, ["Transfer-Encoding": "chunked"])
+            var offset = 0
+            while offset < total {
+                let end = min(total, offset + piece)
+                out += Array((String(end - offset, radix: 16) + "\r\n").utf8) + body[offset..<end] + Array("\r\n".utf8)
+                offset = end
+            }
+            send(fd, out + Array("0\r\n\r\n".utf8))
+            return true
+        case .stallBeforeHead:
+            return false
+        case .stallMidBody(let after):
+            let range = asked ?? 0..<total
+            var fields = ["Content-Length": "\(range.count)"]
+            if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
+            send(fd, head(asked == nil ? 200 : 206, fields) + body[range.lowerBound..<(range.lowerBound + min(after, range.count))])
+            return false
+        case .extraBytes(let extra):
+            let range = asked ?? 0..<total
+            var fields = ["Content-Length": "\(range.count)"]
+            if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
+            send(fd, head(asked == nil ? 200 : 206, fields) + body[range] + [UInt8](repeating: 0x58, count: extra))
+            return true
+        case .redirect(let status, let location):
+            let text = Array("moved to \(location)\n".utf8)
+            send(fd, head(status, ["Location": location, "Content-Length": "\(text.count)"]) + text)
+            return true
+        }
+    }
+
+    /// Keeps a connection open without answering until the peer closes it.
+    private func waitForClose(_ fd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(fd, &byte, 1, 0)
+            if n == 0 || (n < 0 && errno != EINTR) { return }
+        }
+    }
+
+    private func head(_ status: Int, _ fields: [String: String]) -> [UInt8] {
+        var text = "HTTP/1.1 \(status) Status\r\nContent-Type: application/octet-stream\r\n"
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
+
+    private func send<C: Collection<UInt8>>(_ fd: Int32, _ bytes: C) {
+        let data = Array(bytes)
+        var offset = 0
+        while offset < data.count {
+            let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// Reads one request head; nil at EOF or on garbage.
+    private func readRequest(_ fd: Int32, _ buffer: inout [UInt8]) -> (String, [(String, String)])? {
+        let terminator: [UInt8] = [13, 10, 13, 10]
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            if let end = buffer.firstRange(of: terminator) {
+                let text = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(..<end.upperBound)
+                var lines = text.components(separatedBy: "\r\n")
+                let requestLine = lines.removeFirst().split(separator: " ")
+                guard requestLine.count == 3 else { return nil }
+                let headers = lines.compactMap { line -> (String, String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                }
+                return (String(requestLine[1]), headers)
+            }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return nil }
+            buffer += chunk[0..<n]
+        }
+    }
+
+    /// A single `bytes=` range resolved against `total`; nil when absent or unsatisfiable.
+    static func parseRange(_ value: String, total: Int) -> Range<Int>? {
+        guard value.hasPrefix("bytes="), !value.contains(",") else { return nil }
+        let spec = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return nil }
+        if spec[0].isEmpty {
+            guard let suffix = Int(spec[1]), suffix > 0 else { return nil }
+            return max(0, total - suffix)..<total
+        }
+        guard let first = Int(spec[0]), first < total else { return nil }
+        let last = spec[1].isEmpty ? total - 1 : min(total - 1, Int(spec[1]) ?? -1)
+        guard last >= first else { return nil }
+        return first..<(last + 1)
+    }
+}
