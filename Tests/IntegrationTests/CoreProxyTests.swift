@@ -82,9 +82,20 @@ final class CoreProxyTests: XCTestCase {
         let file = try fixture.file("shared.bin", size: size, seed: 9)
         let url = try fixture.proxyURL("shared.bin")
         let results = ResultsBox(count: 16)
-        DispatchQueue.concurrentPerform(iterations: 16) { index in
-            results.set(index, Result { try RawHTTPClient.get(url: url, timeout: 60) })
+        // One thread per reader (concurrentPerform would run only 2 at a time on 2 cores),
+        // released together so all 16 requests are in flight at once.
+        let group = DispatchGroup()
+        let start = DispatchSemaphore(value: 0)
+        for index in 0..<16 {
+            group.enter()
+            Thread.detachNewThread {
+                start.wait()
+                results.set(index, Result { try RawHTTPClient.get(url: url, timeout: 60) })
+                group.leave()
+            }
         }
+        for _ in 0..<16 { start.signal() }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
         for result in results.values {
             let response = try XCTUnwrap(result).get()
             XCTAssertEqual(response.status, 200)

@@ -28,7 +28,12 @@ final class SilentOrigin: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    // stop() shut the socket down; closing it here, after the last
+                    // accept, means no later test can see this descriptor number reused.
+                    close(fd)
+                    return
+                }
                 lock.lock()
                 accepted.append(client)
                 lock.unlock()
@@ -38,7 +43,6 @@ final class SilentOrigin: @unchecked Sendable {
 
     func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
         lock.lock()
         accepted.forEach { close($0) }
         lock.unlock()
