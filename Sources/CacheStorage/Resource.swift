@@ -85,7 +85,7 @@ package final class Resource {
     package func reset(url: String) {
         if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
-        unlink(dataPath)
+        store.unlinkLater(dataPath)
         var fresh = ResourceMetadata(url: url, lastAccess: metadata.lastAccess)
         fresh.dataName = "data-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         metadata = fresh

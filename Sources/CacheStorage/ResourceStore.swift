@@ -154,6 +154,11 @@ package final class ResourceStore {
         if removingFolder && !resource.flushing { removeFolder(resource.directory) }
     }
 
+    /// Unlinking a large file can block for a while: done on the pool.
+    func unlinkLater(_ path: String) {
+        loop.offload({ _ = unlink(path) }, done: { _ in })
+    }
+
     private func removeFolder(_ directory: String) {
         loop.offload({ FileIO.removeTree(directory) }, done: { _ in })
     }
