@@ -184,14 +184,26 @@ final class Download: UpstreamResponseDelegate {
         let limit = end.map { $0 - position } ?? Int64.max
         let take = Int(min(Int64(bytes.count), limit))
         if take > 0 {
-            do {
-                try state.resource.write(UnsafeRawBufferPointer(rebasing: bytes[0..<take]), at: position)
-            } catch {
-                task?.cancel()
-                return fail(.storage(error.description))
+            let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<take])
+            if isPassThrough {
+                push(chunk)
+            } else {
+                do {
+                    try state.resource.write(chunk, at: position)
+                } catch {
+                    guard error.isNoSpace else {
+                        task?.cancel()
+                        return fail(.storage(error.description))
+                    }
+                    loader.store.noteDiskFull()
+                    becomePassThrough()
+                    if finished { return }
+                    push(chunk)
+                    return
+                }
+                position += Int64(take)
+                state.wakeReaders()
             }
-            position += Int64(take)
-            state.wakeReaders()
         }
         if let end, position >= end, !finished {
             // Another download took over the rest, or the range is complete
@@ -220,6 +232,53 @@ final class Download: UpstreamResponseDelegate {
             return fail(.upstream(.closedEarly("body ended at \(position), expected \(end)")))
         }
         finish(nil)
+    }
+
+    // MARK: passing bytes through (the disk is full)
+
+    /// Readers fed straight from this download; nothing is written to the file.
+    private(set) var followers: [ResourceReader] = []
+    private(set) var isPassThrough = false
+    private var paused = false
+
+    /// From now on bytes go to `followers` instead of the data file.
+    func passThrough(to readers: [ResourceReader]) {
+        isPassThrough = true
+        followers = readers
+        for reader in readers { reader.follow(self) }
+    }
+
+    /// The disk filled up mid-download: readers waiting for exactly the next
+    /// byte follow it; the others replan (and pass through on their own).
+    private func becomePassThrough() {
+        let next = position
+        let readers = state.waiting.values.filter { $0.isWaiting(for: self, at: next) }
+        passThrough(to: readers)
+        if followers.isEmpty { cancel() }
+        state.wakeReaders()
+    }
+
+    private func push(_ bytes: UnsafeRawBufferPointer) {
+        let offset = position
+        position += Int64(bytes.count)
+        var full = false
+        for reader in followers where !reader.receive(bytes, at: offset) { full = true }
+        if full && !paused {
+            paused = true
+            task?.pause()
+        }
+    }
+
+    /// A follower's socket drained: go on once none is full.
+    func followerDrained() {
+        guard paused else { return }
+        paused = false
+        task?.resume()
+    }
+
+    func unfollow(_ reader: ResourceReader) {
+        followers.removeAll { $0 === reader }
+        if isPassThrough && followers.isEmpty { cancel() } else { followerDrained() }
     }
 
     /// Stops the download because nobody wants its bytes any more.

@@ -7,6 +7,10 @@ package protocol ResourceReaderDelegate: AnyObject {
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>)
     /// More bytes may be available: call `next()` again.
     func readerCanContinue(_ reader: ResourceReader)
+    /// Body bytes passed straight through (the disk is full); valid only
+    /// during the call. Return false when the client is not keeping up: the
+    /// download pauses until `resumeFollowing()`.
+    func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool
 }
 
 /// A piece of the response body.
@@ -37,6 +41,8 @@ package final class ResourceReader {
     private var interests: [Download] = []
     /// The download expected to write the byte at `position`.
     private var awaited: Download?
+    /// A download passing its bytes straight to this reader.
+    private var following: Download?
     /// The resource version this reader serves (see `Resource.generation`).
     private var generation = 0
     /// Set once the head was restarted after a version change (at most once).
@@ -71,6 +77,7 @@ package final class ResourceReader {
             let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers)
             join(probe)
             awaited = probe
+            if loader.store.isDiskFull { probe.passThrough(to: [self]) }
         }
         wait()
     }
@@ -95,6 +102,15 @@ package final class ResourceReader {
         }
         if let total = state.resource.totalLength, end > total { end = total }
         if position >= end { return .finished }
+        if let following {
+            if !following.finished {
+                wait()
+                return .pending
+            }
+            self.following = nil
+            if position < end, let failure = following.failure { return .failed(failure) }
+            if position >= end { return .finished }
+        }
         let resource = state.resource
         if let run = resource.available.run(containing: position) {
             let stop = min(run.upperBound, end)
@@ -129,6 +145,14 @@ package final class ResourceReader {
                 guard let download = state.download(id: id) else { return }
                 join(download)
                 if range.contains(position) { awaited = download }
+                return
+            case .fetch(let range) where loader.store.isDiskFull:
+                // The disk is full: fetch only what is needed now, straight to this reader.
+                guard range.lowerBound == position else { return }
+                let download = loader.startDownload(state, .range(range), headers: headers)
+                join(download)
+                awaited = download
+                download.passThrough(to: [self])
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
@@ -182,8 +206,39 @@ package final class ResourceReader {
     }
 
     /// Releases interest in downloads (cancelling those nobody else wants).
+    // MARK: passing through
+
+    func follow(_ download: Download) {
+        following = download
+        join(download)
+    }
+
+    /// True when this reader waits for exactly the byte `download` gets next.
+    func isWaiting(for download: Download, at offset: Int64) -> Bool {
+        phase == .body && awaited === download && position == offset && following == nil
+    }
+
+    /// Bytes at `offset` from the followed download; false when the client is full.
+    func receive(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        guard phase == .body, let delegate else { return true }
+        let from = max(offset, position)
+        let to = min(offset + Int64(bytes.count), end)
+        // Bytes before our position (an origin that ignored Range) are skipped.
+        guard from == position, from < to else { return true }
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[Int(from - offset)..<Int(to - offset)])
+        position = to
+        let keepGoing = delegate.readerReceived(self, slice)
+        if position >= end { delegate.readerCanContinue(self) }
+        return keepGoing
+    }
+
+    /// The client caught up: let a paused pass-through download go on.
+    package func resumeFollowing() { following?.followerDrained() }
+
     package func close() {
         guard phase != .closed else { return }
+        following?.unfollow(self)
+        following = nil
         phase = .closed
         state.waiting[ObjectIdentifier(self)] = nil
         let held = interests

@@ -30,7 +30,8 @@ final class ResourceState {
 
     var inFlight: [InFlight] {
         downloads.compactMap { download in
-            guard download.ready, !download.finished else { return nil }
+            // Bytes passed through never land in the file: nobody can wait for them.
+            guard download.ready, !download.finished, !download.isPassThrough else { return nil }
             guard let end = download.end, download.position < end else {
                 return download.end == nil ? InFlight(id: download.id, pending: download.position..<Int64.max) : nil
             }

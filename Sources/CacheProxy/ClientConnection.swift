@@ -128,6 +128,10 @@ final class ClientConnection: SocketDelegate {
 
     func write(_ bytes: [UInt8]) { socket.write(bytes) }
 
+    func write(_ bytes: UnsafeRawBufferPointer) { socket.write(bytes) }
+
+    var queuedBytes: Int { socket.queuedBytes }
+
     func sendFile(_ file: DataFile, _ range: Range<Int64>) {
         if filesInFlight.last !== file { filesInFlight.append(file) }
         socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
@@ -202,6 +206,7 @@ final class ClientConnection: SocketDelegate {
 
     func socketDidDrain(_ socket: Socket) {
         filesInFlight.removeAll()
+        exchange?.socketDrained()
         if finishedKeepAlive != nil { completeExchange() }
         if !closing && exchange == nil { socket.startReading() }
     }

@@ -67,6 +67,24 @@ final class ProxyExchange: ResourceReaderDelegate {
         pump()
     }
 
+    /// Bytes passed through (the disk is full): copied to the socket. Past a
+    /// few megabytes queued, the download waits for the client (`socketDrained`).
+    func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !done else { return true }
+        flushHead()
+        if chunked { connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8)) }
+        connection.write(bytes)
+        if chunked { connection.write(Array("\r\n".utf8)) }
+        return connection.queuedBytes < Self.passThroughQueueLimit
+    }
+
+    static let passThroughQueueLimit = 4 << 20
+
+    /// Everything queued was sent.
+    func socketDrained() {
+        reader?.resumeFollowing()
+    }
+
     // MARK: head
 
     private func sendHead(_ info: ContentInfo, _ reader: ResourceReader) {

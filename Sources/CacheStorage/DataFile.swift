@@ -22,8 +22,9 @@ package final class DataFile: @unchecked Sendable {
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             if n < 0 {
-                if errno == EINTR { continue }
-                throw StorageError("write: \(FileIO.errorText())")
+                let code = errno
+                if code == EINTR { continue }
+                throw StorageError("write: \(FileIO.errorText(code))", code: code)
             }
             done += n
         }
@@ -35,5 +36,13 @@ package final class DataFile: @unchecked Sendable {
 
 package struct StorageError: Error, CustomStringConvertible, Sendable {
     package let description: String
-    package init(_ description: String) { self.description = description }
+    /// The errno behind it, when a system call failed.
+    package let code: Int32?
+    package init(_ description: String, code: Int32? = nil) {
+        self.description = description
+        self.code = code
+    }
+
+    /// The file system is full (or the quota spent).
+    package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
 }

@@ -24,10 +24,16 @@ package enum FileIO {
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
-        let ok = writeFully(fd, bytes) && fsync(fd) == 0
+        var ok = writeFully(fd, bytes) && fsync(fd) == 0
+        var code = errno
         close(fd)
-        guard ok, rename(temp, path) == 0 else {
+        if ok && rename(temp, path) != 0 {
+            ok = false
+            code = errno
+        }
+        guard ok else {
             unlink(temp)
+            errno = code  // the caller reports the failure, not the clean-up
             return false
         }
         return true

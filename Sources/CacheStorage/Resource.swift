@@ -55,7 +55,8 @@ package final class Resource {
     package func dataFile() throws(StorageError) -> DataFile {
         if let file { return file }
         guard FileIO.makeDirectory(directory) else {
-            throw StorageError("create \(directory): \(FileIO.errorText())")
+            let code = errno
+            throw StorageError("create \(directory): \(FileIO.errorText(code))", code: code)
         }
         let opened = try DataFile(path: dataPath)
         file = opened

@@ -96,6 +96,33 @@ package final class ResourceStore {
         accountAdded(resource.available.byteCount)
     }
 
+    // MARK: a full disk
+
+    /// Until when new downloads pass bytes through instead of storing them.
+    private var diskFullUntil: Int64 = 0
+    /// How long a full disk is assumed full before storing is tried again.
+    package var diskFullBackoff: Int64 = 30_000
+
+    /// Writes failed for lack of space: serve by passing bytes through for a
+    /// while, and free what the cache itself can (idle entries, oldest first).
+    package func noteDiskFull() {
+        let wasFull = isDiskFull
+        diskFullUntil = clock() + diskFullBackoff
+        guard !wasFull else { return }
+        logger.error("the disk of \(root) is full: passing bytes through without caching for \(diskFullBackoff / 1000) s")
+        let idle = resources.values.filter { $0.users == 0 }
+            .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
+        // Half of what is idle, oldest first: room for the next attempt.
+        let target = idle.reduce(0) { $0 + $1.available.byteCount } / 2
+        var freed: Int64 = 0
+        for resource in idle where freed < target {
+            freed += resource.available.byteCount
+            delete(resource)
+        }
+    }
+
+    package var isDiskFull: Bool { diskFullUntil > 0 && clock() < diskFullUntil }
+
     // MARK: size accounting and eviction
 
     func accountAdded(_ bytes: Int64) {
@@ -181,18 +208,19 @@ package final class ResourceStore {
         let file = resource.openFile
         let directory = resource.directory
         let temp = tempRoot
-        loop.offload({ () -> Bool in
+        loop.offload({ () -> String? in
             Self.persist(snapshot, file: file, directory: directory, tempFolder: temp)
-        }, done: { [logger] ok in
+        }, done: { [logger] failure in
             resource.flushing = false
             if resource.isRemoved {
                 self.removeFolder(directory)
                 return
             }
-            if ok {
-                resource.didFlush(snapshot)
+            if let failure {
+                // Expected while the disk is full; news otherwise.
+                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata in \(directory): \(failure)")
             } else {
-                logger.warning("cannot write metadata in \(directory): \(FileIO.errorText())")
+                resource.didFlush(snapshot)
             }
             if resource.flushAgain {
                 resource.flushAgain = false
@@ -202,11 +230,15 @@ package final class ResourceStore {
         })
     }
 
-    /// Blocking: data first, then the metadata that claims it.
-    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String, tempFolder: String) -> Bool {
-        if let file, !file.sync() { return false }
-        guard FileIO.makeDirectory(directory) else { return false }
-        return FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder)
+    /// Blocking: data first, then the metadata that claims it. Nil when
+    /// done, else why not (errno is read here, on the thread that failed).
+    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String, tempFolder: String) -> String? {
+        if let file, !file.sync() { return "sync: \(FileIO.errorText())" }
+        guard FileIO.makeDirectory(directory) else { return "create folder: \(FileIO.errorText())" }
+        guard FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder) else {
+            return "write: \(FileIO.errorText())"
+        }
+        return nil
     }
 
     /// Flushes every resource synchronously (shutdown; blocking is acceptable there).
@@ -221,7 +253,7 @@ package final class ResourceStore {
                 continue
             }
             let snapshot = resource.pendingMetadata()
-            if Self.persist(snapshot, file: resource.openFile, directory: resource.directory, tempFolder: tempRoot) {
+            if Self.persist(snapshot, file: resource.openFile, directory: resource.directory, tempFolder: tempRoot) == nil {
                 resource.didFlush(snapshot)
                 resource.needsFlush = false
                 resource.flushAgain = false

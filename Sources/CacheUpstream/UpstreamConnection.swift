@@ -82,6 +82,8 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         stream?.close()
     }
 
+    private var paused = false
+
     private func arm(_ milliseconds: UInt64) {
         if let timer {
             timer.reset(milliseconds: milliseconds)
@@ -90,7 +92,23 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         }
     }
 
+    /// Backpressure: stop reading the body until `resume()`.
+    func pause() {
+        guard state == .busy, !paused else { return }
+        paused = true
+        stream?.pauseReading()
+    }
+
+    func resume() {
+        guard paused else { return }
+        paused = false
+        arm(configuration.readTimeout)
+        stream?.resumeReading()
+    }
+
     private func timedOut() {
+        // Waiting for our own consumer is not the origin's silence.
+        if paused && state == .busy { return arm(configuration.readTimeout) }
         switch state {
         case .connecting: fail(.timeout("connecting to \(label) took over \(configuration.connectTimeout) ms"))
         case .busy: fail(.timeout("no data from \(label) for \(configuration.readTimeout) ms"))
@@ -118,6 +136,11 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         self.task = nil
         wasUsed = true
         let reusable = head?.keepAlive ?? false
+        if paused {
+            // The last bytes came in the chunk that paused it: pooled connections read.
+            paused = false
+            stream?.resumeReading()
+        }
         if case .untilClose = framing { close() } else if !reusable { close() }
         if state != .closed {
             // Still reading while idle: an origin closing the connection is seen at once.

@@ -26,6 +26,8 @@ final class UpstreamStream: SocketDelegate {
     private var plaintext: UnsafeMutableRawBufferPointer?
     private var closed = false
     private var peerFinished = false
+    /// The reader of the body is full: no bytes are delivered until resumed.
+    private var paused = false
     /// Why the stream broke, reported with the close.
     private var failure: UpstreamError?
 
@@ -51,6 +53,21 @@ final class UpstreamStream: SocketDelegate {
 
     /// Reading never stops once started: an idle connection must notice the origin closing it.
     func startReading() { socket?.startReading() }
+
+    /// Stops delivering bytes (backpressure from a slow consumer); TCP flow
+    /// control then slows the origin.
+    func pauseReading() {
+        paused = true
+        socket?.stopReading()
+    }
+
+    /// Delivers again, first whatever TLS already decrypted.
+    func resumeReading() {
+        guard paused else { return }
+        paused = false
+        socket?.startReading()
+        if tls != nil { pump() }
+    }
 
     /// Sends request bytes (encrypted first for https).
     func write(_ bytes: [UInt8]) {
@@ -104,7 +121,7 @@ final class UpstreamStream: SocketDelegate {
         guard !closed else { return }
         let progress = tls.read(into: plaintext) { bytes in
             delegate?.streamDidRead(bytes)
-            return !closed
+            return !closed && !paused
         }
         flush()  // post-handshake messages may need an answer
         switch progress {

@@ -44,6 +44,11 @@ package final class UpstreamTask {
         request = client.requestBytes(for: self)
     }
 
+    /// Stops taking body bytes until `resume()` (the consumer is full).
+    package func pause() { connection?.pause() }
+
+    package func resume() { connection?.resume() }
+
     /// Stops the exchange; no delegate call follows.
     package func cancel() {
         guard !isFinished else { return }
