@@ -16,6 +16,9 @@ public struct HTTPCacheConfiguration: Sendable {
     public var connectTimeout: Double = 10
     /// Seconds without a byte from the origin before giving up (504).
     public var readTimeout: Double = 30
+    /// Seconds an idle client connection (keep-alive, or a request head that
+    /// never completes) is kept open.
+    public var clientIdleTimeout: Double = 60
     /// A PEM file of CA certificates trusted for https origins, besides the
     /// system store (e.g. a company CA).
     public var caFile: String?
@@ -76,6 +79,8 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
         configuration.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         configuration.cacheKey = cacheKey
+        configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
+        configuration.requestHeadTimeout = min(configuration.requestHeadTimeout, configuration.keepAliveTimeout)
         configuration.maxCacheBytes = maxCacheSize
         configuration.policy.cacheable = isCacheable
         configuration.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }

@@ -129,4 +129,16 @@ final class ProtocolTests: XCTestCase {
         XCTAssertEqual(response.status, 502)
         XCTAssertTrue(response.bodyString.contains("connect"), response.bodyString)
     }
+
+    func testIdleConnectionsTimeOut() throws {
+        let fixture = try ProxyFixture { $0.clientIdleTimeout = 0.5 }
+        defer { fixture.stop() }
+        let idle = try fixture.connect()
+        XCTAssertEqual(try idle.get("/ping").status, 200)
+        XCTAssertFalse(idle.peerClosed(within: 0.1), "kept alive at first")
+        XCTAssertTrue(idle.peerClosed(within: 3), "an idle keep-alive connection is closed")
+        let silent = try fixture.connect()
+        try silent.send("GET /ping HTTP/1.1\r\n")  // a head that never completes
+        XCTAssertTrue(silent.peerClosed(within: 3), "an incomplete request head times out")
+    }
 }
