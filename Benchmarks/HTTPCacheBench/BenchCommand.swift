@@ -69,6 +69,7 @@ struct BenchCommand: ParsableCommand {
         let proxyServer = try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/proxy-cache",
                                                       logFile: work + "/httpcache.log", originBase: origin.baseURL)
         defer { proxyServer.stop() }
+        log("httpcache pid \(proxyServer.pid) on port \(proxyServer.port)")
         var direct: ServerProcess?
         var slice: ServerProcess?
         if let nginxBinary {

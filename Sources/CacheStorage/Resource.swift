@@ -37,6 +37,10 @@ package final class Resource {
     /// The data file, opened (and its folder created) on first use.
     package func dataFile() throws(StorageError) -> DataFile {
         if let file { return file }
+        if let adopted = store.spare.adopt(as: directory) {
+            file = adopted
+            return adopted
+        }
         guard FileIO.makeDirectory(directory) else {
             throw StorageError("create \(directory): \(FileIO.errorText())")
         }

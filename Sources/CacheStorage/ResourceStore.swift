@@ -11,6 +11,8 @@ package final class ResourceStore {
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
     package private(set) var resources: [String: Resource] = [:]
+    /// A ready folder for the next new resource (see SpareFolder).
+    let spare: SpareFolder
 
     private var resourcesRoot: String { root + "/resources" }
 
@@ -22,7 +24,9 @@ package final class ResourceStore {
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
+        spare = SpareFolder(parent: root + "/spare", loop: loop)
         load()
+        spare.prepare()
     }
 
     /// Reads every resource folder; folders without valid metadata are
