@@ -14,6 +14,7 @@ struct Settings {
     var idleHold = 2.0
     var coldRequests = 100      // cold ranged requests for time to first byte
     var coldWholeRequests = 3   // cold whole-resource downloads for throughput
+    var coldOriginRate: UInt64 = 200 << 20 // bytes/s of the paced origin for scenario 4's throughput
     var seekOriginRate: UInt64 = 50 << 20  // bytes/s of the paced origin in scenario 7
     var scenarios: Set<Int> = Set(1...7)
 
@@ -30,6 +31,7 @@ struct Settings {
         s.coldRequests = 5
         s.coldWholeRequests = 1
         s.seekOriginRate = 64 << 20
+        s.coldOriginRate = 64 << 20
         return s
     }
 
@@ -39,6 +41,7 @@ struct Settings {
             "big_MiB": String(Double(bigSize) / 1_048_576), "small_KiB": String(smallSize >> 10),
             "small_files": String(smallCount), "idle_connections": String(idleConnections),
             "seek_origin_MBps": String(Double(seekOriginRate) / 1_048_576),
+            "cold_origin_MBps": String(Double(coldOriginRate) / 1_048_576),
         ]
     }
 }

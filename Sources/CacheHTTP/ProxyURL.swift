@@ -37,6 +37,21 @@ package enum ProxyURL {
         return origin
     }
 
+    /// The parsed origin URL a proxy request target carries, or nil as
+    /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
+    package static func originURL(fromTarget target: String) -> OriginURL? {
+        let t = target.utf8
+        let end = t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex
+        let path = t[..<end]
+        guard path.starts(with: prefix.utf8) else { return nil }
+        let encoded = path.dropFirst(prefix.utf8.count)
+        guard let slash = encoded.firstIndex(of: UInt8(ascii: "/")), slash > encoded.startIndex,
+              let bytes = Base64URL.decode(encoded[..<slash]),
+              let origin = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        return OriginURL.parse(origin)
+    }
+
     /// Last path segment (before the query), made safe as one path segment:
     /// RFC 3986 unreserved bytes and existing valid %XX escapes are kept,
     /// everything else is percent-encoded. "index" stands in for an empty name.

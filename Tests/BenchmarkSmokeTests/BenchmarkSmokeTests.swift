@@ -77,8 +77,8 @@ final class BenchmarkSmokeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: capture) }
         let outURL = capture.appendingPathComponent("stdout")
         let errURL = capture.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
