@@ -96,8 +96,8 @@ results.append(measure("request head parse (player GET, 7 fields)", seconds: sec
     }
 })
 
-results.append(measure("proxy URL decode (target → origin)", seconds: seconds) {
-    for _ in 0..<100 { sink &+= ProxyURL.origin(fromTarget: proxyTarget)?.utf8.count ?? 0 }
+results.append(measure("proxy URL decode (target → origin URL)", seconds: seconds) {
+    for _ in 0..<100 { sink &+= ProxyURL.originURL(fromTarget: proxyTarget)?.port ?? 0 }
 })
 
 results.append(measure("Range parse + resolve (bytes=a-b)", seconds: seconds) {
@@ -139,10 +139,26 @@ results.append(measure("range set: run(containing:) lookup", seconds: seconds) {
     for i in 0..<100 { sink &+= fragmented.run(containing: Int64(i) << 20)?.count ?? 0 }
 })
 
-results.append(measure("response head build + serialize (206)", seconds: seconds) {
+results.append(measure("response head via HTTPHeaders (206)", seconds: seconds) {
     for _ in 0..<100 {
         let head = HTTPResponseHead(version: .http11, status: 206, reason: nil, headers: responseHeaders)
         sink &+= head.serialized().count
+    }
+})
+
+results.append(measure("response head via HeadBuilder (206)", seconds: seconds) {
+    for _ in 0..<100 {
+        var head = HeadBuilder(status: 206)
+        head.add("Server", "HTTPCache")
+        head.add("Date", "Sat, 21 Nov 2026 06:00:00 GMT")
+        head.add("Content-Type", "video/mp4")
+        head.add("Accept-Ranges", "bytes")
+        head.add("ETag", "\"6650a1b2-6400000\"")
+        head.add("Last-Modified", "Fri, 24 May 2024 14:00:18 GMT")
+        head.addContentRange(1_048_576..<104_857_600, total: 104_857_600)
+        head.add("Content-Length", decimal: 103_809_024)
+        head.add("Connection", "keep-alive")
+        sink &+= head.finish().count
     }
 })
 
