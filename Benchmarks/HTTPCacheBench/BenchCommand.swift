@@ -27,6 +27,8 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("work-dir"), help: "Where fixtures, caches and logs go (default: a new temp dir, removed after).")
     var workDir: String?
     @Flag(help: "Print progress to stderr.") var verbose = false
+    @Option(name: .customLong("time-limit"), help: "Stop (and stop every server) after this many seconds.")
+    var timeLimit: Double = 1800
 
     func run() throws {
         var settings = smoke ? Settings.smoke : Settings()
@@ -38,9 +40,11 @@ struct BenchCommand: ParsableCommand {
             settings.scenarios = Set(scenarios.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
         }
         let verbose = self.verbose
-        let log: (String) -> Void = { message in
+        let log: @Sendable (String) -> Void = { message in
             if verbose { FileHandle.standardError.write(Data(("bench: " + message + "\n").utf8)) }
         }
+
+        Watchdog.shared.arm(timeLimit: timeLimit, log: log)
 
         // 1000 idle connections need 1000+ descriptors here and in the servers (inherited).
         let limit = bs_raise_nofile()
@@ -60,6 +64,7 @@ struct BenchCommand: ParsableCommand {
         let work = workDir ?? NSTemporaryDirectory() + "httpcache-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { if ownsWorkDir { try? FileManager.default.removeItem(atPath: work) } }
+        Watchdog.shared.removeOnExit(ownsWorkDir ? work : nil)
 
         log("writing fixtures in \(work)")
         let fixtures = try Fixtures(root: work + "/www", bigSize: settings.bigSize, smallSize: settings.smallSize,
@@ -88,6 +93,7 @@ struct BenchCommand: ParsableCommand {
         let bench = Bench(settings: settings, fixtures: fixtures, origin: origin, proxy: proxyServer,
                           nginxDirect: direct, nginxSlice: slice, log: log)
         let results = bench.run()
+        Watchdog.shared.parkIfStopping()  // interrupted: the results are not worth printing
 
         let wrong = results.flatMap(\.rows).reduce(0) { $0 + $1.mismatches }
         let report = BenchReport(

@@ -55,6 +55,7 @@ final class ServerProcess {
     }
 
     func stop() {
+        defer { Watchdog.shared.untrack(process.processIdentifier) }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(10)
@@ -77,6 +78,7 @@ final class ServerProcess {
         process.standardError = FileHandle(forWritingAtPath: createFile(logFile)) ?? FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        Watchdog.shared.track(process.processIdentifier)
         let line: String
         do {
             line = try readLine(stdout.fileHandleForReading, timeout: 20)
@@ -112,6 +114,7 @@ final class ServerProcess {
             process.standardOutput = out
             process.standardError = out
             try process.run()
+            Watchdog.shared.track(process.processIdentifier)
             let deadline = Date().addingTimeInterval(10)
             while process.isRunning && !canConnect(port) && Date() < deadline { usleep(20_000) }
             if process.isRunning && canConnect(port) {
