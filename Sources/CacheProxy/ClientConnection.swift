@@ -109,6 +109,12 @@ final class ClientConnection: SocketDelegate {
 
     func write(_ bytes: [UInt8]) { socket.write(bytes) }
 
+    /// A response head and the first file range of its body, in one packet when small.
+    func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
+        if filesInFlight.last !== file { filesInFlight.append(file) }
+        socket.send(head: head, fileDescriptor: file.fd, offset: range.lowerBound, count: Int(range.count))
+    }
+
     func sendFile(_ file: DataFile, _ range: Range<Int64>) {
         if filesInFlight.last !== file { filesInFlight.append(file) }
         socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))

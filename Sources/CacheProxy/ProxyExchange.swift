@@ -170,8 +170,13 @@ final class ProxyExchange: ResourceReaderDelegate {
         while true {
             switch reader.next() {
             case .file(let file, let range):
-                flushHead()
-                connection.sendFile(file, range)
+                if let head = pendingHead {
+                    pendingHead = nil
+                    headSent = true
+                    connection.write(head: head, thenSendFile: file, range)
+                } else {
+                    connection.sendFile(file, range)
+                }
             case .pending:
                 return
             case .finished:
