@@ -72,6 +72,7 @@ final class Bench {
     private func measure(_ endpoint: Endpoint, targets: [Target], mode: LoadMode, connections: Int,
                          duration: Double, fullCheckEvery: UInt32, timeout: Double? = nil) -> (LoadOutcome, Row) {
         if let pid = endpoint.pid { ProcessStats.resetPeak(pid) }
+        let cpuBefore = endpoint.pid.flatMap(ProcessStats.cpuSeconds)
         let originBefore = origin.bodyBytes
         let outcome = runLoad(port: endpoint.port, connections: connections, targets: targets, mode: mode,
                               duration: duration, timeout: timeout ?? (duration + 60), fullCheckEvery: fullCheckEvery)
@@ -83,6 +84,10 @@ final class Bench {
         row.metrics["TTFB p50 ms"] = outcome.ttfbP50
         row.metrics["TTFB p99 ms"] = outcome.ttfbP99
         if let pid = endpoint.pid, let peak = ProcessStats.peakRSS(pid) { row.metrics["peak RSS MB"] = mb(peak) }
+        // Server CPU per request: steadier than req/s on a shared machine.
+        if let pid = endpoint.pid, let before = cpuBefore, let after = ProcessStats.cpuSeconds(pid), outcome.requests > 0 {
+            row.metrics["CPU µs/req"] = (after - before) * 1e6 / Double(outcome.requests)
+        }
         row.metrics["origin MB"] = mb(origin.bodyBytes - originBefore)
         row.requests = outcome.requests
         row.checkedBytes = outcome.checkedBytes
@@ -127,7 +132,7 @@ final class Bench {
         }
         let merged = servers.compactMap { rows[$0.kind.rawValue].map(Self.median) }
         var result = ScenarioResult(id: id, title: title,
-                                    columns: ["req/s", "MB/s", "p50 ms", "p99 ms", "peak RSS MB", "origin MB"],
+                                    columns: ["req/s", "MB/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MB", "origin MB"],
                                     rows: merged, peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
         let sliceRatio = result.ratios[ServerKind.nginxSlice.rawValue]?[main]
@@ -136,7 +141,8 @@ final class Bench {
             TargetCheck(description: "\(main) ≥ 1.00 × nginx-slice", value: sliceRatio, met: sliceRatio.map { $0 >= 1.0 }),
             TargetCheck(description: "\(main) ≥ 0.90 × nginx-direct", value: directRatio, met: directRatio.map { $0 >= 0.9 }),
         ]
-        if settings.rounds > 1 { result.notes.append("median of \(settings.rounds) rounds of \(settings.duration) s per server") }
+        if settings.rounds > 1 { result.notes.append("median of \(settings.rounds) rounds of \(settings.duration) s per server, servers alternating") }
+        result.notes.append("CPU µs/req: the server's user+system CPU time per response (steadier than req/s on a shared machine)")
         return result
     }
 

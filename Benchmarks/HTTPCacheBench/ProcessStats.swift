@@ -18,6 +18,16 @@ enum ProcessStats {
         return write(fd, "5", 1) == 1
     }
 
+    /// CPU time (user + system) the process has used, in seconds.
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        // /proc/PID/stat: fields 14 and 15 (utime, stime) in clock ticks,
+        // counted after the ")" that ends the command name.
+        guard let text = readText("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     private static func statusField(_ pid: Int32, _ name: String) -> UInt64? {
         guard let text = readText("/proc/\(pid)/status") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {

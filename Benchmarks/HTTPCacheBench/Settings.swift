@@ -1,8 +1,8 @@
 /// The knobs of one benchmark run (defaults: the scenarios at full size).
 struct Settings {
-    var duration = 5.0          // seconds of load per measurement
+    var duration = 3.0          // seconds of load per measurement
     var warmup = 1.0            // seconds of load before measuring, per server
-    var rounds = 3              // measurements per server; the median is reported
+    var rounds = 5              // measurements per server, servers alternating; the median is reported
     var bigSize: UInt64 = 100 << 20
     var rangeLength: UInt64 = 64 << 10
     var smallSize: UInt64 = 16 << 10
