@@ -105,6 +105,7 @@ struct BenchCommand: ParsableCommand {
             allTargetsMet: !results.flatMap(\.targets).contains { $0.met != true },
             wrongBytes: wrong)
         print(TableFormatter.format(report), terminator: "")
+        if smoke { print("(smoke run: tiny sizes and durations; the targets are meant for the full-size run)") }
         if let json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
