@@ -255,6 +255,7 @@ final class Bench {
             let steps = (0..<s.idleConnections).map { Step(target: $0 % targets.count, first: nil, last: nil) }
             let pid = server.pid
             ProcessStats.resetPeak(pid)
+            let rssBefore = ProcessStats.rss(pid)
             let held = Holder()
             let outcome = runLoad(port: endpoint.port, connections: s.idleConnections, targets: targets,
                                   mode: .script(steps), duration: 0, timeout: 60 + s.idleHold, fullCheckEvery: 16,
@@ -263,8 +264,12 @@ final class Bench {
                                       held.rss = ProcessStats.rss(pid)
                                   })
             var row = Row(server: endpoint.name, metrics: [:])
+            row.metrics["RSS before MB"] = rssBefore.map(mb)
             row.metrics["RSS MB"] = held.rss.map(mb)
             row.metrics["peak RSS MB"] = ProcessStats.peakRSS(pid).map(mb)
+            if let before = rssBefore, let idle = held.rss {
+                row.metrics["KB/conn"] = (Double(idle) - Double(before)) / 1024 / Double(s.idleConnections)
+            }
             row.requests = outcome.requests
             row.checkedBytes = outcome.checkedBytes
             row.spotChecks = outcome.spotChecks
@@ -274,12 +279,12 @@ final class Bench {
             log("  \(row.server): RSS \(String(format: "%.1f", row.metrics["RSS MB"] ?? 0)) MB")
             rows.append(row)
         }
-        var result = ScenarioResult(id: 6, title: title, columns: ["RSS MB", "peak RSS MB"],
+        var result = ScenarioResult(id: 6, title: title, columns: ["RSS before MB", "RSS MB", "peak RSS MB", "KB/conn"],
                                     rows: rows, peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
         let peak = rows.first?.metrics["peak RSS MB"]
         result.targets = [TargetCheck(description: "proxy peak RSS < 64 MB", value: peak, met: peak.map { $0 < 64 })]
-        result.notes.append("RSS MB is measured while all connections are open and idle")
+        result.notes.append("RSS MB is measured while all connections are open and idle; KB/conn = (RSS MB − RSS before MB) / connections")
         return result
     }
 
