@@ -80,8 +80,11 @@ enum TableFormatter {
         for scenario in report.scenarios {
             out += "\n" + format(scenario)
         }
-        let failed = report.scenarios.flatMap(\.targets).filter { $0.met == false }.count
-        out += "\nTargets: \(report.allTargetsMet ? "all met" : "\(failed) missed")"
+        let targets = report.scenarios.flatMap(\.targets)
+        let failed = targets.filter { $0.met == false }.count
+        let unmeasured = targets.filter { $0.met == nil }.count
+        out += "\nTargets: " + (report.allTargetsMet ? "all met" : "\(failed) missed")
+        if unmeasured > 0 { out += ", \(unmeasured) not measured (a peer is missing)" }
         out += report.wrongBytes == 0 ? "; every checked byte was right.\n" : "; WRONG BYTES: \(report.wrongBytes) responses.\n"
         return out
     }
