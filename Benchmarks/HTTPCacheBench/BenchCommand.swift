@@ -50,7 +50,8 @@ struct BenchCommand: ParsableCommand {
         let limit = bs_raise_nofile()
         if limit >= 0 && Int(limit) < settings.idleConnections + 100 {
             settings.idleConnections = max(1, Int(limit) - 100)
-            log("open-files limit \(limit): idle connections lowered to \(settings.idleConnections)")
+            FileHandle.standardError.write(Data(
+                "httpcache-bench: open-files limit \(limit): idle connections lowered to \(settings.idleConnections)\n".utf8))
         }
 
         let proxyBinary = proxy ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("httpcache").path
