@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "HTTPCache", targets: ["HTTPCache"]),
         .executable(name: "httpcache", targets: ["HTTPCacheCLI"]),
+        .executable(name: "httpcache-bench", targets: ["HTTPCacheBench"]),
+        .executable(name: "httpcache-micro", targets: ["HTTPCacheMicro"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -33,12 +35,30 @@ let package = Package(
             dependencies: ["HTTPCache", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
+        // Benchmarks: the C load generator and origin, the orchestrator, the micro-benchmarks.
+        .target(
+            name: "CBenchSupport",
+            path: "Benchmarks/CBenchSupport",
+            publicHeadersPath: "include",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wno-unused-parameter", "-O2"])]
+        ),
+        .executableTarget(
+            name: "HTTPCacheBench",
+            dependencies: ["CBenchSupport", "CacheHTTP", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/HTTPCacheBench"
+        ),
+        .executableTarget(
+            name: "HTTPCacheMicro",
+            dependencies: ["CacheHTTP", "CacheStorage", "CacheLoading"],
+            path: "Benchmarks/HTTPCacheMicro"
+        ),
         .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),
         .testTarget(name: "CacheIOTests", dependencies: ["CacheIO", "CSupport"]),
         .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
         .testTarget(name: "CacheUpstreamTests", dependencies: ["CacheUpstream"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BenchmarkSmokeTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,6 +25,12 @@ _Static_assert(sizeof(off_t) == sizeof(int64_t), "64-bit off_t required");
 #define FLUSH_BUDGET (2 * 1024 * 1024)
 /* Bytes cs_conn_sendfile sends before returning; the rest is queued. */
 #define DIRECT_FILE_BUDGET (1024 * 1024)
+/* Largest body whose head is sent with MSG_MORE (cs_conn_send_head_file).
+ * Measured on loopback: 16 KiB responses +30% req/s (one packet, one client
+ * wake-up), but 64 KiB ones -45%: head plus body then exceed one 64 KiB
+ * segment and sending them together costs twice the CPU per response (also
+ * with TCP_CORK: 21 -> 42 us). So only bodies well inside a segment. */
+#define CS_SHARED_PACKET_MAX (32 * 1024)
 
 static size_t min_size(size_t a, size_t b)
 {
@@ -229,14 +235,14 @@ static int can_send_now(const cs_conn *c)
     return c->head == NULL && !c->connecting;
 }
 
-int cs_conn_write(cs_conn *conn, const void *data, size_t len)
+static int write_flags(cs_conn *conn, const void *data, size_t len, int flags)
 {
     if (conn->closing || conn->drain_close)
         return -EPIPE;
     const uint8_t *p = data;
     if (can_send_now(conn)) {
         while (len > 0) {
-            ssize_t n = send(conn->fd, p, len, MSG_NOSIGNAL);
+            ssize_t n = send(conn->fd, p, len, MSG_NOSIGNAL | flags);
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -259,6 +265,25 @@ int cs_conn_write(cs_conn *conn, const void *data, size_t len)
     if (r < 0)
         cs__conn_begin_close(conn, r);
     return r;
+}
+
+int cs_conn_write(cs_conn *conn, const void *data, size_t len)
+{
+    return write_flags(conn, data, len, 0);
+}
+
+int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int fd, int64_t offset, size_t len)
+{
+    if (fd < 0 || offset < 0)
+        return -EINVAL;
+    /* MSG_MORE only with a body to follow at once: the sendfile below
+     * (sent now, or queued and flushed without MSG_MORE at its end)
+     * pushes the held head out with it. */
+    int flags = len > 0 && len <= CS_SHARED_PACKET_MAX ? MSG_MORE : 0;
+    int r = write_flags(conn, head, head_len, flags);
+    if (r < 0)
+        return r;
+    return cs_conn_sendfile(conn, fd, offset, len);
 }
 
 int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)

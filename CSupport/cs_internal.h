@@ -14,8 +14,10 @@
 
 #include "csupport.h"
 
-/* Size of the per-loop read buffer shared by all conns (reads never nest). */
-#define CS_READ_BUF_SIZE (64 * 1024)
+/* Size of the per-loop read buffer shared by all conns (reads never nest).
+ * 256 KiB rather than 64: a download from a fast origin then costs a quarter
+ * of the read and pwrite calls (cold loopback throughput 0.75 -> 1.05 GB/s). */
+#define CS_READ_BUF_SIZE (256 * 1024)
 
 typedef struct cs_base cs_base;
 struct cs_base {

@@ -137,6 +137,16 @@ int cs_conn_write(cs_conn *conn, const void *data, size_t len);
  */
 int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len);
 
+/**
+ * Sends a response head and then len bytes of file fd from offset, as
+ * cs_conn_write followed by cs_conn_sendfile. When the body is small
+ * (CS_SHARED_PACKET_MAX, 32 KiB) the head goes with MSG_MORE, so head and
+ * body leave in one packet and the client wakes once instead of twice; a
+ * larger body starts with a packet of its own anyway. Returns 0 or -errno as
+ * cs_conn_write.
+ */
+int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int fd, int64_t offset, size_t len);
+
 /** Bytes queued and not yet sent. */
 size_t cs_conn_queued(const cs_conn *conn);
 

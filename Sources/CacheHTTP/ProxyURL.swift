@@ -23,6 +23,18 @@ package enum ProxyURL {
     /// The origin URL string carried by a proxy request target, or nil when
     /// the target is not a well-formed proxy path for an http/https origin.
     package static func origin(fromTarget target: String) -> String? {
+        guard let origin = decodedOrigin(target), OriginURL.parse(origin) != nil else { return nil }
+        return origin
+    }
+
+    /// The parsed origin URL a proxy request target carries, or nil as
+    /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
+    package static func originURL(fromTarget target: String) -> OriginURL? {
+        decodedOrigin(target).flatMap(OriginURL.parse)
+    }
+
+    /// The decoded (not yet URL-checked) UTF-8 string of a proxy path.
+    private static func decodedOrigin(_ target: String) -> String? {
         let t = target.utf8
         let end = t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex
         let path = t[..<end]
@@ -30,11 +42,9 @@ package enum ProxyURL {
         let encoded = path.dropFirst(prefix.utf8.count)
         // The name segment must be present (possibly empty): "/p/<b64>/".
         guard let slash = encoded.firstIndex(of: UInt8(ascii: "/")), slash > encoded.startIndex,
-              let bytes = Base64URL.decode(encoded[..<slash]),
-              let origin = String(validating: bytes, as: UTF8.self),
-              OriginURL.parse(origin) != nil
+              let bytes = Base64URL.decode(encoded[..<slash])
         else { return nil }
-        return origin
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// Last path segment (before the query), made safe as one path segment:

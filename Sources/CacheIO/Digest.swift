@@ -2,17 +2,29 @@ import CSupport
 
 package enum Digest {
     /// Lowercase hex SHA-256 of a string's UTF-8 bytes.
+    /// Runs once per proxied request (the cache key), so it hashes the string's
+    /// own storage and writes the hex in place: no intermediate arrays.
     package static func sha256Hex(_ text: String) -> String {
-        var out = [UInt8](repeating: 0, count: 32)
-        var bytes = Array(text.utf8)
-        cs_sha256(&bytes, bytes.count, &out)
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var hex = [UInt8]()
-        hex.reserveCapacity(64)
-        for byte in out {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 15)])
+        var text = text
+        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digest) { out in
+            text.withUTF8 { bytes in
+                cs_sha256(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
         }
-        return String(decoding: hex, as: UTF8.self)
+        return withUnsafeBytes(of: digest) { raw in
+            String(unsafeUninitializedCapacity: 64) { hex in
+                for (i, byte) in raw.enumerated() {
+                    hex[2 * i] = hexDigit(byte >> 4)
+                    hex[2 * i + 1] = hexDigit(byte & 15)
+                }
+                return 64
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ v: UInt8) -> UInt8 {
+        v < 10 ? 0x30 + v : 0x57 + v  // "0"... or "a"...
     }
 }

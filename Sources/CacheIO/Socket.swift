@@ -70,6 +70,13 @@ package final class Socket {
         bytes.withUnsafeBytes { write($0) }
     }
 
+    /// Sends a response head, then a file range of its body: a small body
+    /// shares the head's packet (see cs_conn_send_head_file).
+    package func send(head: [UInt8], fileDescriptor fd: Int32, offset: Int64, count: Int) {
+        guard let raw else { return }
+        head.withUnsafeBytes { _ = cs_conn_send_head_file(raw, $0.baseAddress, $0.count, fd, offset, count) }
+    }
+
     /// Queues a zero-copy file range; `fd` must stay open until drained or closed.
     package func sendFile(_ fd: Int32, offset: Int64, count: Int) {
         guard let raw, count > 0 else { return }

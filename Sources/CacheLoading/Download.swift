@@ -30,6 +30,8 @@ final class Download: UpstreamResponseDelegate {
     var end: Int64?
     /// True once the response head was accepted (position and end are real).
     private(set) var ready = false
+    /// Where the origin's response body ends (exclusive), when it says so.
+    private var responseEnd: Int64?
     private(set) var finished = false
     private(set) var failure: LoadError?
     /// Readers that want this download's bytes; at zero it is cancelled.
@@ -64,6 +66,14 @@ final class Download: UpstreamResponseDelegate {
         case .probe(.suffix(let length)): return "bytes=-\(length)"
         case .validation: return "bytes=0-0"
         }
+    }
+
+    /// Every byte it was to write is in the file and the origin's response
+    /// ends right there: it completes on its own, and cancelling it would
+    /// only throw away a connection that can go back to the pool.
+    var hasWrittenAll: Bool {
+        guard let end, let responseEnd else { return false }
+        return position >= end && end == responseEnd
     }
 
     var isProbe: Bool {
@@ -111,6 +121,7 @@ final class Download: UpstreamResponseDelegate {
             return finish(nil)
         }
         position = range.lowerBound
+        responseEnd = range.upperBound
         end = min(end ?? range.upperBound, range.upperBound)
         ready = true
         state.wakeReaders()
@@ -125,6 +136,7 @@ final class Download: UpstreamResponseDelegate {
             return finish(nil)
         }
         position = 0
+        responseEnd = length
         end = length
         ready = true
         state.wakeReaders()
@@ -205,9 +217,12 @@ final class Download: UpstreamResponseDelegate {
                 state.wakeReaders()
             }
         }
-        if let end, position >= end, !finished {
-            // Another download took over the rest, or the range is complete
-            // before the framing said so: stop here.
+        if let end, position >= end, !finished, end < (responseEnd ?? Int64.max) {
+            // Another download took over the rest, or the origin sends more
+            // than was asked: stop here. A response that simply reached its
+            // own end is left to complete, so its connection goes back to
+            // the pool instead of being closed (a new connection per miss
+            // would cost every cold request a resolve and a handshake).
             if task?.isFinished == false {
                 task?.cancel()
                 finish(nil)

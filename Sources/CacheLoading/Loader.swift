@@ -119,7 +119,7 @@ package final class Loader {
 
     func leave(_ download: Download) {
         download.interest -= 1
-        if download.interest <= 0 && !download.finished {
+        if download.interest <= 0 && !download.finished && !download.hasWrittenAll {
             logger.debug("cancel unwanted download \(download.rangeHeader)")
             download.cancel()
         }

@@ -80,17 +80,20 @@ final class ClientConnection: SocketDelegate {
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
             return reject(400, "Bad request: GET and HEAD take no body\n")
         }
-        let path = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        if path == "/ping" {
+        // The route depends on the path only (before any query), scanned in place.
+        let target = head.target.utf8
+        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
+        if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", head: head)
         }
-        guard path.hasPrefix("/p/") else {
+        guard path.starts(with: "/p/".utf8) else {
             return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n", head: head)
         }
-        guard let origin = ProxyURL.origin(fromTarget: head.target), let url = OriginURL.parse(origin) else {
+        guard let origin = server.targets.entry(for: head.target) else {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n", head: head)
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: url, server: server)
+        let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
+                                     server: server)
         self.exchange = exchange
         exchange.start()
     }
@@ -131,6 +134,12 @@ final class ClientConnection: SocketDelegate {
     func write(_ bytes: UnsafeRawBufferPointer) { socket.write(bytes) }
 
     var queuedBytes: Int { socket.queuedBytes }
+
+    /// A response head and the first file range of its body, in one packet when small.
+    func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
+        if filesInFlight.last !== file { filesInFlight.append(file) }
+        socket.send(head: head, fileDescriptor: file.fd, offset: range.lowerBound, count: Int(range.count))
+    }
 
     func sendFile(_ file: DataFile, _ range: Range<Int64>) {
         if filesInFlight.last !== file { filesInFlight.append(file) }
@@ -190,6 +199,15 @@ final class ClientConnection: SocketDelegate {
 
     func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
         guard !closing else { return }
+        if buffer.isEmpty && exchange == nil,
+           case .success(let (head, consumed)?) = RequestHeadParser.parse(bytes), consumed == bytes.count {
+            // The usual case: exactly one whole request in one read. Parse it
+            // where it lies instead of copying it into the buffer and out again;
+            // anything else (partial, pipelined, malformed) takes the buffer path.
+            handle(head)
+            processBuffer()
+            return
+        }
         buffer.append(contentsOf: bytes)
         if exchange == nil {
             processBuffer()

@@ -10,6 +10,10 @@ final class ProxyExchange: ResourceReaderDelegate {
     private unowned let server: ProxyServer
     private let request: HTTPRequestHead
     private let url: OriginURL
+    private let urlString: String
+    /// The Range to plan with: only a single range is honoured (several are
+    /// answered with the whole body, as RFC 9110 allows).
+    private let rangeSpec: ByteRangeSpec?
     private var reader: ResourceReader?
     private var keepAlive: Bool
     private var headSent = false
@@ -21,27 +25,24 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var chunked = false
     private var done = false
 
-    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, server: ProxyServer) {
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer) {
         self.connection = connection
         self.request = request
         self.url = url
+        self.urlString = urlString
         self.server = server
         self.keepAlive = request.keepAlive
+        if let value = request.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 {
+            rangeSpec = specs[0]
+        } else {
+            rangeSpec = nil
+        }
     }
 
     private var isHead: Bool { request.method == "HEAD" }
 
-    /// The Range to plan with: only a single range is honoured (several are
-    /// answered with the whole body, as RFC 9110 allows).
-    private var rangeSpec: ByteRangeSpec? {
-        guard let value = request.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 else {
-            return nil
-        }
-        return specs[0]
-    }
-
     func start() {
-        let key = server.configuration.cacheKey(url.string)
+        let key = server.configuration.cacheKey(urlString)
         let forwarded = UpstreamHeaders.forwarded(from: request.headers,
                                                   extra: server.configuration.upstream.forwardedHeaders)
         let reader = server.loader.reader(url: url, cacheKey: key, spec: rangeSpec, headers: forwarded)
@@ -88,14 +89,6 @@ final class ProxyExchange: ResourceReaderDelegate {
     // MARK: head
 
     private func sendHead(_ info: ContentInfo, _ reader: ResourceReader) {
-        var headers = HTTPHeaders()
-        headers.add("Server", "HTTPCache")
-        headers.add("Date", server.heads.date())
-        headers.add("Content-Type", info.contentType ?? "application/octet-stream")
-        headers.add("Accept-Ranges", "bytes")
-        if let etag = info.etag { headers.add("ETag", etag) }
-        if let lastModified = info.lastModified { headers.add("Last-Modified", lastModified) }
-
         var status = 200
         var body: Range<Int64>
         if let total = info.totalLength {
@@ -104,14 +97,11 @@ final class ProxyExchange: ResourceReaderDelegate {
                 if let range = spec.resolve(length: total) {
                     status = 206
                     body = range
-                    headers.add("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)")
                 } else {
                     status = 416
                     body = 0..<0
-                    headers.add("Content-Range", "bytes */\(total)")
                 }
             }
-            headers.add("Content-Length", String(body.count))
         } else {
             // Unknown length (the origin is still streaming it): chunked for
             // HTTP/1.1 clients, else the body ends with the connection.
@@ -120,18 +110,31 @@ final class ProxyExchange: ResourceReaderDelegate {
                 keepAlive = false
             } else {
                 chunked = true
-                headers.add("Transfer-Encoding", "chunked")
             }
         }
-        headers.add("Connection", keepAlive ? "keep-alive" : "close")
-        if status == 416 { headers.replace("Content-Type", "text/plain") }
-        let head = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers)
+        // Written straight into bytes (HeadBuilder): one head per response makes this a hot path.
+        var head = HeadBuilder(status: status)
+        head.add("Server", "HTTPCache")
+        head.add("Date", server.heads.date())
+        if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
+        head.add("Accept-Ranges", "bytes")
+        if let etag = info.etag { head.add("ETag", etag) }
+        if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
+        if let total = info.totalLength {
+            if status == 206 { head.addContentRange(body, total: total) }
+            if status == 416 { head.addUnsatisfiedRange(total: total) }
+            head.add("Content-Length", decimal: Int64(body.count))
+        }
+        if chunked { head.add("Transfer-Encoding", "chunked") }
+        head.add("Connection", keepAlive ? "keep-alive" : "close")
+        if status == 416 { head.add("Content-Type", "text/plain") }
+        let bytes = head.finish()
         if isHead || status == 416 || body.isEmpty {
-            connection.write(head.serialized())
+            connection.write(bytes)
             headSent = true
             return finish()
         }
-        pendingHead = head.serialized()
+        pendingHead = bytes
         reader.deliver(body)
         pump()
     }
@@ -194,10 +197,18 @@ final class ProxyExchange: ResourceReaderDelegate {
         while true {
             switch reader.next() {
             case .file(let file, let range):
-                flushHead()
-                if chunked { connection.write(Array((String(range.count, radix: 16) + "\r\n").utf8)) }
-                connection.sendFile(file, range)
-                if chunked { connection.write(Array("\r\n".utf8)) }
+                if chunked {
+                    flushHead()
+                    connection.write(Array((String(range.count, radix: 16) + "\r\n").utf8))
+                    connection.sendFile(file, range)
+                    connection.write(Array("\r\n".utf8))
+                } else if let head = pendingHead {
+                    pendingHead = nil
+                    headSent = true
+                    connection.write(head: head, thenSendFile: file, range)
+                } else {
+                    connection.sendFile(file, range)
+                }
             case .pending:
                 return
             case .finished:

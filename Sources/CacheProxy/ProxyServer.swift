@@ -13,6 +13,7 @@ package final class ProxyServer {
     package let loader: Loader
     let headLimits = HeadLimits()
     var heads = ResponseHeads()
+    var targets = TargetCache()
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 

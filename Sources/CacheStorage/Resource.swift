@@ -28,18 +28,21 @@ package final class Resource {
     package internal(set) var isRemoved = false
 
     private var file: DataFile?
+    /// The resource folder exists on disk (loaded, or created by a write).
+    var hasFolder: Bool
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
     var flushing = false
     var flushAgain = false
     var needsFlush = false
 
-    init(key: String, directory: String, metadata: ResourceMetadata, store: ResourceStore) {
+    init(key: String, directory: String, metadata: ResourceMetadata, store: ResourceStore, hasFolder: Bool) {
         self.key = key
         self.directory = directory
         self.metadata = metadata
         self.available = metadata.ranges
         self.store = store
+        self.hasFolder = hasFolder
     }
 
     package var url: String { metadata.url }
@@ -54,17 +57,30 @@ package final class Resource {
     /// The data file, opened (and its folder created) on first use.
     package func dataFile() throws(StorageError) -> DataFile {
         if let file { return file }
+        // A brand-new resource takes the ready-made spare folder (no mkdir on the loop).
+        if !hasFolder && metadata.dataName == "data", let adopted = store.spare.adopt(as: directory) {
+            hasFolder = true
+            return opened(adopted)
+        }
         guard FileIO.makeDirectory(directory) else {
             let code = errno
             throw StorageError("create \(directory): \(FileIO.errorText(code))", code: code)
         }
-        let opened = try DataFile(path: dataPath)
-        file = opened
-        return opened
+        hasFolder = true
+        return opened(try DataFile(path: dataPath))
+    }
+
+    private func opened(_ dataFile: DataFile) -> DataFile {
+        file = dataFile
+        store.openFiles += 1
+        return dataFile
     }
 
     /// Closes the data file when nothing uses it (responses keep their own reference).
-    func closeFile() { file = nil }
+    func closeFile() {
+        if file != nil { store.openFiles -= 1 }
+        file = nil
+    }
 
     /// Records what the origin said about the resource.
     package func setInfo(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
@@ -92,7 +108,7 @@ package final class Resource {
         metadata = fresh
         generation += 1
         validatedAt = nil
-        file = nil
+        closeFile()
         needsFlush = true
     }
 

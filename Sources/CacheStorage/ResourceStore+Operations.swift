@@ -79,7 +79,7 @@ extension ResourceStore {
             return nil
         }, done: { error in
             if let error { return completion(.failure(StorageError(error))) }
-            self.adopt(Resource(key: key, directory: directory, metadata: metadata, store: self))
+            self.adopt(Resource(key: key, directory: directory, metadata: metadata, store: self, hasFolder: true))
             completion(.success(()))
         })
     }

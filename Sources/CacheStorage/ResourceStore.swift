@@ -18,7 +18,12 @@ package final class ResourceStore {
     /// Bytes of all resources' data files that hold cached bytes.
     package private(set) var totalBytes: Int64 = 0
     private var evictionScheduled = false
+    /// Data files held open; idle ones are closed past `maxOpenFiles`.
+    var openFiles = 0
+    package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
+    /// A ready folder for the next new resource (see SpareFolder).
+    let spare: SpareFolder
 
     private var resourcesRoot: String { root + "/resources" }
     var tempRoot: String { root + "/tmp" }
@@ -40,7 +45,9 @@ package final class ResourceStore {
         guard FileIO.makeDirectory(root + "/tmp") else {
             throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
         }
+        spare = SpareFolder(parent: root + "/spare", loop: loop)
         load()
+        spare.prepare()
         // Access times and bytes of long downloads reach the disk every few seconds.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
             for resource in resources.values where resource.needsFlush { flush(resource) }
@@ -69,7 +76,7 @@ package final class ResourceStore {
             }
             // Never claim bytes beyond the data file's end.
             metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
-            let resource = Resource(key: name, directory: directory, metadata: metadata, store: self)
+            let resource = Resource(key: name, directory: directory, metadata: metadata, store: self, hasFolder: true)
             resources[name] = resource
             totalBytes += resource.available.byteCount
         }
@@ -84,7 +91,7 @@ package final class ResourceStore {
         let key = Self.key(for: cacheKey)
         if let existing = resources[key] { return existing }
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
-                                metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self)
+                                metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
         resources[key] = resource
         return resource
     }
@@ -145,7 +152,8 @@ package final class ResourceStore {
             delete(resource)
             return
         }
-        resource.closeFile()
+        // Hits reuse the open descriptor; only past a cap are idle files closed.
+        if openFiles > maxOpenFiles { resource.closeFile() }
         if totalBytes > maxBytes { evictIfNeeded() }
     }
 

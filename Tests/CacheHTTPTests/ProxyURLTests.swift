@@ -81,7 +81,19 @@ final class ProxyURLTests: XCTestCase {
             "/p/" + b64url([0x68, 0x74, 0x74, 0x70, 0x3A, 0x2F, 0x2F, 0x61, 0x2F, 0xC3]) + "/x",       // truncated UTF-8
             "/p/!!!!/x",
         ]
-        for t in targets { XCTAssertNil(ProxyURL.origin(fromTarget: t), t) }
+        for t in targets {
+            XCTAssertNil(ProxyURL.origin(fromTarget: t), t)
+            XCTAssertNil(ProxyURL.originURL(fromTarget: t), t)
+        }
+    }
+
+    func testOriginURLFromTargetParsesOnce() throws {
+        let origin = "https://CDN.example.com:8443/v/movie.mp4?token=a%20b&x=1"
+        let path = try XCTUnwrap(ProxyURL.path(forOrigin: origin))
+        let url = try XCTUnwrap(ProxyURL.originURL(fromTarget: path + "?player=1"))
+        XCTAssertEqual(url, OriginURL.parse(origin))
+        XCTAssertEqual(url.host, "cdn.example.com")
+        XCTAssertEqual(url.pathAndQuery, "/v/movie.mp4?token=a%20b&x=1")
     }
 }
 

@@ -1,0 +1,42 @@
+import CBenchSupport
+import Foundation
+
+/// The files every server serves: one big resource and many small ones,
+/// each filled with its own pattern (see bs_pattern.c).
+struct Fixtures {
+    static let bigName = "big.bin"
+    static let bigSeed: UInt64 = 1
+
+    let root: String
+    let bigSize: UInt64
+    let smallSize: UInt64
+    let smallCount: Int
+
+    init(root: String, bigSize: UInt64, smallSize: UInt64, smallCount: Int) throws {
+        self.root = root
+        self.bigSize = bigSize
+        self.smallSize = smallSize
+        self.smallCount = smallCount
+        try FileManager.default.createDirectory(atPath: root + "/small", withIntermediateDirectories: true)
+        try write(Self.bigName, seed: Self.bigSeed, size: bigSize)
+        for i in 0..<smallCount {
+            try write(smallName(i), seed: smallSeed(i), size: smallSize)
+        }
+    }
+
+    func smallName(_ i: Int) -> String { "small/\(String(i + 1000).dropFirst()).bin" }
+    func smallSeed(_ i: Int) -> UInt64 { 100 + UInt64(i) }
+
+    func big(on server: Endpoint, query: String? = nil) -> Target {
+        Target(path: server.path(Self.bigName, query), seed: Self.bigSeed, size: bigSize)
+    }
+
+    func smalls(on server: Endpoint) -> [Target] {
+        (0..<smallCount).map { Target(path: server.path(smallName($0), nil), seed: smallSeed($0), size: smallSize) }
+    }
+
+    private func write(_ name: String, seed: UInt64, size: UInt64) throws {
+        let status = bs_pattern_write_file(root + "/" + name, seed, size)
+        guard status == 0 else { throw BenchError("cannot write \(name): \(String(cString: strerror(-status)))") }
+    }
+}

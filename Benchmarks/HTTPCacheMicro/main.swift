@@ -1,0 +1,185 @@
+// httpcache-micro: timing loops over the pure hot paths of a request —
+// parsing its head and Range, planning it against the cache, updating the
+// range set as bytes land, building the response head.
+//
+//   httpcache-micro [--quick] [--json FILE]
+//
+// Each benchmark repeats its body for a fixed time and prints ns per call.
+import CacheHTTP
+import CacheLoading
+import CacheStorage
+import Foundation
+
+/// Keeps results alive so the optimizer cannot drop the work.
+nonisolated(unsafe) var sink = 0
+
+func nowNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+struct MicroResult {
+    var name: String
+    var nanosecondsPerCall: Double
+    var calls: Int
+}
+
+/// Runs `body` (which does `batch` calls) until `seconds` have passed.
+func measure(_ name: String, seconds: Double, batch: Int = 100, _ body: () -> Void) -> MicroResult {
+    body()  // warm caches and lazy state
+    let budget = UInt64(seconds * 1e9)
+    let start = nowNanoseconds()
+    var calls = 0
+    var elapsed: UInt64 = 0
+    repeat {
+        body()
+        calls += batch
+        elapsed = nowNanoseconds() - start
+    } while elapsed < budget
+    return MicroResult(name: name, nanosecondsPerCall: Double(elapsed) / Double(calls), calls: calls)
+}
+
+// MARK: inputs
+
+let requestBytes = Array("""
+    GET /p/aHR0cHM6Ly9jZG4uZXhhbXBsZS5jb20vdmlkZW9zLzIwMjQvbW92aWUtMTA4MHAubXA0P3Rva2VuPWFiYzEyMw/movie-1080p.mp4 HTTP/1.1\r
+    Host: 127.0.0.1:8080\r
+    User-Agent: Lavf/60.3.100\r
+    Accept: */*\r
+    Range: bytes=1048576-\r
+    Connection: keep-alive\r
+    Icy-MetaData: 1\r
+    \r
+
+    """.utf8)
+
+let origin = "https://cdn.example.com/videos/2024/movie-1080p.mp4?token=abc123"
+let proxyTarget = ProxyURL.path(forOrigin: origin)!
+
+/// A resource with 32 cached runs of 1 MiB separated by 1 MiB holes.
+let fragmented: RangeSet = {
+    var set = RangeSet()
+    for i in 0..<32 { set.insert(Int64(i) * (2 << 20)..<(Int64(i) * (2 << 20) + (1 << 20))) }
+    return set
+}()
+let inFlight = [InFlight(id: 1, pending: (5 << 20)..<(6 << 20)), InFlight(id: 2, pending: (40 << 20)..<(41 << 20))]
+
+var responseHeaders: HTTPHeaders {
+    var headers = HTTPHeaders()
+    headers.add("Server", "HTTPCache")
+    headers.add("Date", "Sat, 21 Nov 2026 06:00:00 GMT")
+    headers.add("Content-Type", "video/mp4")
+    headers.add("Accept-Ranges", "bytes")
+    headers.add("ETag", "\"6650a1b2-6400000\"")
+    headers.add("Last-Modified", "Fri, 24 May 2024 14:00:18 GMT")
+    headers.add("Content-Range", "bytes 1048576-104857599/104857600")
+    headers.add("Content-Length", "103809024")
+    headers.add("Connection", "keep-alive")
+    return headers
+}
+
+// MARK: main
+
+let arguments = CommandLine.arguments.dropFirst()
+let quick = arguments.contains("--quick")
+let jsonPath = arguments.firstIndex(of: "--json").flatMap { arguments.index(after: $0) < arguments.endIndex ? arguments[arguments.index(after: $0)] : nil }
+let seconds = quick ? 0.02 : 0.5
+
+var results: [MicroResult] = []
+
+results.append(measure("request head parse (player GET, 7 fields)", seconds: seconds) {
+    requestBytes.withUnsafeBytes { raw in
+        for _ in 0..<100 {
+            if case .success(let parsed?) = RequestHeadParser.parse(raw) { sink &+= parsed.consumed }
+        }
+    }
+})
+
+results.append(measure("proxy URL decode (target → origin URL)", seconds: seconds) {
+    for _ in 0..<100 { sink &+= ProxyURL.originURL(fromTarget: proxyTarget)?.port ?? 0 }
+})
+
+results.append(measure("Range parse + resolve (bytes=a-b)", seconds: seconds) {
+    for i in 0..<100 {
+        let specs = RangeHeaderParser.parse(i & 1 == 0 ? "bytes=1048576-2097151" : "bytes=0-")
+        sink &+= specs?.first?.resolve(length: 104_857_600)?.count ?? 0
+    }
+})
+
+results.append(measure("plan a cached range (1 run)", seconds: seconds) {
+    for i in 0..<100 {
+        let start = Int64(i & 15) * (2 << 20)
+        sink &+= SlicePlanner.plan(start..<(start + (64 << 10)), available: fragmented, inFlight: []).count
+    }
+})
+
+results.append(measure("plan 0-end over 32 runs + 2 downloads", seconds: seconds, batch: 10) {
+    for _ in 0..<10 {
+        sink &+= SlicePlanner.plan(0..<(100 << 20), available: fragmented, inFlight: inFlight).count
+    }
+})
+
+results.append(measure("range set: append 64 KiB as it lands", seconds: seconds, batch: 1600) {
+    var set = RangeSet()
+    for i in 0..<1600 { set.insert(Int64(i) << 16..<(Int64(i + 1) << 16)) }
+    sink &+= set.ranges.count
+})
+
+results.append(measure("range set: insert into 32 runs", seconds: seconds) {
+    var set = fragmented
+    for i in 0..<100 {
+        let start = Int64((i * 7919) % 64) << 20
+        set.insert(start..<(start + (256 << 10)))
+    }
+    sink &+= set.ranges.count
+})
+
+results.append(measure("range set: run(containing:) lookup", seconds: seconds) {
+    for i in 0..<100 { sink &+= fragmented.run(containing: Int64(i) << 20)?.count ?? 0 }
+})
+
+results.append(measure("response head via HTTPHeaders (206)", seconds: seconds) {
+    for _ in 0..<100 {
+        let head = HTTPResponseHead(version: .http11, status: 206, reason: nil, headers: responseHeaders)
+        sink &+= head.serialized().count
+    }
+})
+
+results.append(measure("response head via HeadBuilder (206)", seconds: seconds) {
+    for _ in 0..<100 {
+        var head = HeadBuilder(status: 206)
+        head.add("Server", "HTTPCache")
+        head.add("Date", "Sat, 21 Nov 2026 06:00:00 GMT")
+        head.add("Content-Type", "video/mp4")
+        head.add("Accept-Ranges", "bytes")
+        head.add("ETag", "\"6650a1b2-6400000\"")
+        head.add("Last-Modified", "Fri, 24 May 2024 14:00:18 GMT")
+        head.addContentRange(1_048_576..<104_857_600, total: 104_857_600)
+        head.add("Content-Length", decimal: 103_809_024)
+        head.add("Connection", "keep-alive")
+        sink &+= head.finish().count
+    }
+})
+
+print("httpcache-micro — \(quick ? "quick run (numbers are rough)" : "0.5 s per benchmark")")
+for result in results {
+    let name = result.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+    let ns = String(format: "%10.1f", result.nanosecondsPerCall)
+    let rate = String(format: "%12.0f", 1e9 / result.nanosecondsPerCall)
+    print("\(name) \(ns) ns/call \(rate) calls/s")
+}
+if sink == 42 { print("") }  // uses the sink
+
+if let jsonPath {
+    let items = results.map { r in
+        "  {\"name\": \"\(r.name)\", \"ns_per_call\": \(String(format: "%.2f", r.nanosecondsPerCall)), \"calls\": \(r.calls)}"
+    }
+    let text = "[\n" + items.joined(separator: ",\n") + "\n]\n"
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: jsonPath))
+    } catch {
+        FileHandle.standardError.write(Data("httpcache-micro: cannot write \(jsonPath): \(error)\n".utf8))
+        exit(1)
+    }
+}

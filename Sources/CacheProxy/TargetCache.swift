@@ -1,0 +1,27 @@
+import CacheHTTP
+
+/// Proxy request targets already decoded. A player asks for the same proxy
+/// URL again and again (one request per range or seek), and decoding it —
+/// base64, UTF-8 validation, URL parsing, the normalized URL string — costs
+/// several times a dictionary lookup. Bounded: when full it starts over.
+/// Loop thread only.
+struct TargetCache {
+    struct Entry {
+        let url: OriginURL
+        /// `url.string`, built once.
+        let urlString: String
+    }
+
+    static let limit = 1024
+    private var entries: [String: Entry] = [:]
+
+    /// The origin a proxy request target carries, or nil when it carries none.
+    mutating func entry(for target: String) -> Entry? {
+        if let hit = entries[target] { return hit }
+        guard let url = ProxyURL.originURL(fromTarget: target) else { return nil }
+        if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
+        let entry = Entry(url: url, urlString: url.string)
+        entries[target] = entry
+        return entry
+    }
+}

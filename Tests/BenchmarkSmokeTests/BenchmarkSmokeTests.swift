@@ -1,0 +1,101 @@
+import Foundation
+import XCTest
+
+/// Runs the benchmark binaries with tiny sizes so they never rot. Checks that
+/// they run, check their bytes and report sane numbers — never speed targets.
+final class BenchmarkSmokeTests: XCTestCase {
+    /// The built executables sit next to the test bundle's runner.
+    private func binary(_ name: String) throws -> String {
+        let path = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent(name).path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw XCTSkip("\(name) is not built next to the tests (run swift build --build-tests)")
+        }
+        return path
+    }
+
+    func testBenchSmokeRunPrintsTheTableAndJSON() throws {
+        let bench = try binary("httpcache-bench")
+        let proxy = try binary("httpcache")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jsonURL = directory.appendingPathComponent("bench.json")
+
+        let result = try run(bench, ["--smoke", "--proxy", proxy, "--json", jsonURL.path,
+                                     "--work-dir", directory.appendingPathComponent("work").path], timeout: 120)
+        XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)\nstdout: \(result.stdout)")
+        for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. "] {
+            XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
+        }
+        XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
+
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
+        XCTAssertEqual(json["wrongBytes"] as? Int, 0)
+        let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
+        XCTAssertEqual(scenarios.count, 7)
+        for scenario in scenarios {
+            let rows = try XCTUnwrap(scenario["rows"] as? [[String: Any]])
+            let proxyRow = try XCTUnwrap(rows.first { $0["server"] as? String == "httpcache" }, "\(scenario)")
+            XCTAssertGreaterThan(proxyRow["requests"] as? Int ?? 0, 0, "\(scenario["title"] ?? "")")
+            XCTAssertEqual(proxyRow["mismatches"] as? Int, 0)
+            XCTAssertEqual(proxyRow["errors"] as? Int, 0, "\(proxyRow["firstError"] ?? "")")
+            let checked = (proxyRow["checkedBytes"] as? Int ?? 0) + (proxyRow["spotChecks"] as? Int ?? 0)
+            XCTAssertGreaterThan(checked, 0, "no bytes were verified in \(scenario["title"] ?? "")")
+        }
+        // Hits move bytes; a cold herd fetches the resource from the origin at least once.
+        let hits = try XCTUnwrap(scenarios.first { $0["id"] as? Int == 1 }?["rows"] as? [[String: Any]])
+        let hitMetrics = try XCTUnwrap(hits.first?["metrics"] as? [String: Double])
+        XCTAssertGreaterThan(hitMetrics["MB/s"] ?? 0, 0)
+        XCTAssertGreaterThan(hitMetrics["peak RSS MB"] ?? 0, 0)
+        let herd = try XCTUnwrap(scenarios.first { $0["id"] as? Int == 5 }?["rows"] as? [[String: Any]])
+        let herdMetrics = try XCTUnwrap(herd.first?["metrics"] as? [String: Double])
+        XCTAssertGreaterThanOrEqual(herdMetrics["origin/size"] ?? 0, 0.99)
+    }
+
+    func testMicroBenchmarksRun() throws {
+        let micro = try binary("httpcache-micro")
+        let result = try run(micro, ["--quick"], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for name in ["request head parse", "Range parse", "plan", "range set", "response head"] {
+            XCTAssertTrue(result.stdout.contains(name), "missing \(name) in:\n\(result.stdout)")
+        }
+        XCTAssertFalse(result.stdout.contains("nan"), result.stdout)
+    }
+
+    // MARK: helpers
+
+    private struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs a process to completion (killed after `timeout` seconds), output captured in files.
+    private func run(_ path: String, _ arguments: [String], timeout: TimeInterval) throws -> Outcome {
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: capture, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: capture) }
+        let outURL = capture.appendingPathComponent("stdout")
+        let errURL = capture.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            XCTFail("\(path) did not finish within \(timeout) s")
+        }
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus,
+                       stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+                       stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds the release binaries and runs the benchmarks:
+#   scripts/bench.sh [httpcache-bench options...]
+# e.g. scripts/bench.sh --json bench.json, scripts/bench.sh --smoke,
+#      scripts/bench.sh --scenarios 1,2 --duration 10
+# Prints one table (httpcache next to nginx direct and nginx as a slice cache,
+# with ratios). Every run is bounded in time and stops by itself.
+# SCRATCH_PATH=... selects another build directory (default .build).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/install-deps.sh
+
+SWIFT_ARGS=(-c release)
+if [[ -n "${SCRATCH_PATH:-}" ]]; then
+  SWIFT_ARGS+=(--scratch-path "$SCRATCH_PATH")
+fi
+
+echo "==> swift build -c release (httpcache, httpcache-bench, httpcache-micro)" >&2
+for product in httpcache httpcache-bench httpcache-micro; do
+  swift build "${SWIFT_ARGS[@]}" --product "$product" </dev/null >&2
+done
+BIN=$(swift build "${SWIFT_ARGS[@]}" --show-bin-path)
+
+echo "==> httpcache-bench $*" >&2
+"$BIN/httpcache-bench" --proxy "$BIN/httpcache" "$@"
