@@ -24,7 +24,7 @@ package final class ResourceStore {
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
-        spare = SpareFolder(parent: root + "/spare", loop: loop)
+        spare = SpareFolder(parent: root + "/spare")
         load()
         spare.prepare()
     }
