@@ -96,6 +96,11 @@ int bs_pattern_write_file(const char *path, uint64_t seed, uint64_t size)
         off += n;
     }
     free(buf);
+    /* On disk before any measurement starts: otherwise the writeback of a
+     * fresh 100 MiB fixture competes with the servers' own file writes (a
+     * cache miss creates a file, and ext4 makes it wait for the journal). */
+    if (r == 0 && fdatasync(fd) < 0)
+        r = -errno;
     if (close(fd) < 0 && r == 0)
         r = -errno;
     return r;

@@ -45,7 +45,7 @@ package final class ResourceStore {
         guard FileIO.makeDirectory(root + "/tmp") else {
             throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
         }
-        spare = SpareFolder(parent: root + "/spare", loop: loop)
+        spare = SpareFolder(parent: root + "/spare")
         load()
         spare.prepare()
         // Access times and bytes of long downloads reach the disk every few seconds.

@@ -1,51 +1,74 @@
 import CacheIO
+import Dispatch
 import Glibc
+import Synchronization
 
-/// A resource folder with an empty data file, made ahead of need on the
-/// thread pool and renamed into place when a new resource gets its first byte.
+/// Resource folders with an empty data file, made ahead of need and renamed
+/// into place when a new resource gets its first byte.
 ///
-/// Creating a folder and a file takes a few hundred microseconds on ext4 (far
-/// more while other writes are being synced), and the first byte of a cache
-/// miss waits for it; renaming a ready folder takes tens of microseconds.
-/// The data file stays open across the rename, so no path is opened on the
-/// loop. Loop thread only; a spare left over by a crash is removed at start.
-final class SpareFolder {
-    private let parent: String
-    private let loop: EventLoop
-    private var ready: (directory: String, file: DataFile)?
-    private var preparing = false
-    private var counter = 0
+/// Creating a folder and a file takes a few hundred microseconds on ext4, and
+/// over a millisecond while other writes are being synced; the first byte of a
+/// cache miss would wait for it. Renaming a ready folder takes tens of
+/// microseconds, and its data file stays open across the rename, so no path is
+/// opened on the loop. The folders are made on a queue of their own rather
+/// than the loop's thread pool, whose queue fills with metadata fsyncs when
+/// misses come fast — exactly when spares are needed.
+///
+/// `prepare` and `adopt` run on the loop thread; the maker queue only creates
+/// folders and hands them over through the mutex, never touching the loop (it
+/// may outlive it). Spares left over by a stop or a crash are removed at the
+/// next start.
+final class SpareFolder: @unchecked Sendable {
+    /// Spares kept ready: enough for a burst of new resources.
+    static let stock = 4
 
-    init(parent: String, loop: EventLoop) {
+    private struct Stock {
+        var ready: [(directory: String, file: DataFile)] = []
+        var making = 0
+    }
+
+    private let parent: String
+    private let maker = DispatchQueue(label: "httpcache.spare-folders")
+    private let stockState = Mutex(Stock())
+    private var counter = 0  // loop thread only
+
+    init(parent: String) {
         self.parent = parent
-        self.loop = loop
         FileIO.removeTree(parent)
         _ = FileIO.makeDirectory(parent)
     }
 
-    /// Starts making a spare if none is ready or under way.
+    /// Starts making spares until the stock is full.
     func prepare() {
-        guard ready == nil, !preparing else { return }
-        preparing = true
-        counter += 1
-        let directory = parent + "/\(getpid())-\(counter)"
-        loop.offload({ () -> DataFile? in
-            guard FileIO.makeDirectory(directory) else { return nil }
-            return try? DataFile(path: directory + "/data")
-        }, done: { [self] file in
-            preparing = false
-            if let file { ready = (directory, file) }
-        })
+        let missing = stockState.withLock { stock in
+            let missing = max(0, Self.stock - stock.ready.count - stock.making)
+            stock.making += missing
+            return missing
+        }
+        for _ in 0..<missing {
+            counter += 1
+            let directory = parent + "/\(getpid())-\(counter)"
+            maker.async { [weak self] in
+                let file = FileIO.makeDirectory(directory) ? try? DataFile(path: directory + "/data") : nil
+                self?.stockState.withLock { stock in
+                    stock.making -= 1
+                    // A failure is not retried here: the next adopt() asks again.
+                    if let file { stock.ready.append((directory, file)) }
+                }
+            }
+        }
     }
 
-    /// Moves the spare to `directory` (which must not exist yet) and returns its
+    /// Moves a spare to `directory` (which must not exist yet) and returns its
     /// open data file, now at `directory/data`; nil when no spare is ready or the
     /// rename fails (the caller then creates the folder itself).
     func adopt(as directory: String) -> DataFile? {
-        guard let spare = ready else { return nil }
-        guard rename(spare.directory, directory) == 0 else { return nil }
-        ready = nil
-        prepare()
+        defer { prepare() }
+        guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }
+        guard rename(spare.directory, directory) == 0 else {
+            stockState.withLock { $0.ready.append(spare) }  // still a good spare
+            return nil
+        }
         return spare.file
     }
 }

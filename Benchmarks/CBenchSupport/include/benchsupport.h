@@ -31,7 +31,7 @@ void bs_pattern_fill(uint64_t seed, uint64_t offset, void *buf, size_t len);
  */
 int64_t bs_pattern_check(uint64_t seed, uint64_t offset, const void *buf, size_t len);
 
-/** Writes a pattern file of `size` bytes. Returns 0 or -errno. */
+/** Writes a pattern file of `size` bytes and syncs it. Returns 0 or -errno. */
 int bs_pattern_write_file(const char *path, uint64_t seed, uint64_t size);
 
 /* ---------------------------------------------------------------- origin */
