@@ -5,27 +5,13 @@ import CSupport
 package final class LoopTimer {
     private var raw: OpaquePointer?
     private var action: (() -> Void)?
-    private let oneShot: Bool
 
     /// Fires after `milliseconds`, then every `repeatMilliseconds` if non-zero.
     package init(on loop: EventLoop, after milliseconds: UInt64, repeat repeatMilliseconds: UInt64 = 0,
                  _ action: @escaping () -> Void) {
         loop.assertInLoop()
         self.action = action
-        self.oneShot = false
         start(loop, milliseconds, repeatMilliseconds)
-    }
-
-    private init(oneShotOn loop: EventLoop, after milliseconds: UInt64, _ action: @escaping () -> Void) {
-        self.action = action
-        self.oneShot = true
-        start(loop, milliseconds, 0)
-    }
-
-    /// Runs `action` once after `milliseconds`; the timer closes itself after firing.
-    @discardableResult
-    package static func once(on loop: EventLoop, after milliseconds: UInt64, _ action: @escaping () -> Void) -> LoopTimer {
-        LoopTimer(oneShotOn: loop, after: milliseconds, action)
     }
 
     private func start(_ loop: EventLoop, _ timeout: UInt64, _ repeatMs: UInt64) {
@@ -33,7 +19,6 @@ package final class LoopTimer {
             on_fire: { ctx in
                 let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeUnretainedValue()
                 timer.action?()
-                if timer.oneShot { timer.cancel() }
             },
             on_close: { ctx in
                 let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeRetainedValue()

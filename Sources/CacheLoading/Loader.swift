@@ -18,8 +18,6 @@ package final class Loader {
     private var states: [String: ResourceState] = [:]
     private var readerCounts: [String: Int] = [:]
     private var nextDownloadID = 0
-    /// Bytes received from origins (for stats and tests).
-    package private(set) var originRequests = 0
 
     package init(store: ResourceStore, client: UpstreamClient, policy: LoaderPolicy = LoaderPolicy(), logger: Logger) {
         self.store = store
@@ -67,7 +65,6 @@ package final class Loader {
         }
         state.downloads.append(download)
         state.resource.users += 1
-        originRequests += 1
         var headers = headers
         headers.add("Range", download.rangeHeader)
         if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {

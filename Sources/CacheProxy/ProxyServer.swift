@@ -46,7 +46,6 @@ package final class ProxyServer {
         connections[ObjectIdentifier(connection)] = nil
     }
 
-    package var connectionCount: Int { connections.count }
 
     /// Stops accepting, drops clients and downloads, and writes all metadata.
     package func stop() {

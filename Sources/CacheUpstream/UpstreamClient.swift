@@ -13,8 +13,6 @@ package final class UpstreamClient {
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
     private var redirects = RedirectMemory()
-    /// Connections opened so far (for stats and tests).
-    package private(set) var connectionsOpened = 0
 
     /// Fails when the configuration cannot work (CA file, header fields).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
@@ -92,7 +90,6 @@ package final class UpstreamClient {
         let connection = UpstreamConnection(poolKey: url.authorityKey, label: url.hostHeader,
                                             loop: loop, configuration: configuration, client: self)
         live[ObjectIdentifier(connection)] = connection
-        connectionsOpened += 1
         task.connection = connection
         pendingAddresses[ObjectIdentifier(connection)] = addresses.dropFirst()
         connection.connect(to: address, tls: tls, for: task)

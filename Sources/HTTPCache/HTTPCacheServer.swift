@@ -1,6 +1,7 @@
 import CacheHTTP
 import CacheIO
 import CacheProxy
+import CacheStorage
 import Logging
 import Synchronization
 
@@ -22,6 +23,7 @@ public final class HTTPCacheServer: Sendable {
     struct Running: Sendable {
         let loop: EventLoop
         let server: LoopBound<ProxyServer>
+        let store: LoopBound<ResourceStore>
         let port: Int
     }
 
@@ -37,18 +39,18 @@ public final class HTTPCacheServer: Sendable {
             let loop = try EventLoop()
             let proxyConfiguration = configuration.proxyConfiguration
             let logger = self.logger
-            let result = loop.submitAndWait { () -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
+            let result = loop.submitAndWait { () -> Result<Running, HTTPCacheError> in
                 do {
                     let server = try ProxyServer(loop: loop, configuration: proxyConfiguration, logger: logger)
-                    return .success(LoopBound(server, loop: loop))
+                    return .success(Running(loop: loop, server: LoopBound(server, loop: loop),
+                                            store: LoopBound(server.loader.store, loop: loop), port: server.port))
                 } catch {
                     return .failure(HTTPCacheError("cannot start: \(error)"))
                 }
             }
             switch result {
-            case .success(let server)?:
-                let port = loop.submitAndWait { server.value.port } ?? 0
-                running = Running(loop: loop, server: server, port: port)
+            case .success(let started)?:
+                running = started
             case .failure(let error)?:
                 loop.shutdown()
                 throw error
@@ -110,23 +112,13 @@ struct LoopBound<Value>: @unchecked Sendable {
         loop.assertInLoop()
         return wrapped
     }
-
-    /// A loop-bound value reached from another one on the same loop.
-    static func derived<Source>(from source: LoopBound<Source>, _ path: (Source) -> Value) -> LoopBound<Value> {
-        // Reading through `wrapped` directly: this runs off the loop, but the
-        // derived object is immutable and only used on the loop afterwards.
-        LoopBound(path(source.wrapped), loop: source.loop)
-    }
 }
 
 extension HTTPCacheServer {
     private var operations: CacheOperations {
         get throws {
             guard let running = state.withLock({ $0 }) else { throw HTTPCacheError("the proxy is not running") }
-            let server = running.server
-            return CacheOperations(loop: running.loop,
-                                   store: LoopBound.derived(from: server) { $0.loader.store },
-                                   cacheKey: configuration.cacheKey)
+            return CacheOperations(loop: running.loop, store: running.store, cacheKey: configuration.cacheKey)
         }
     }
 
