@@ -32,4 +32,11 @@ package struct ContentInfo: Sendable {
     package var contentType: String?
     package var etag: String?
     package var lastModified: String?
+
+    package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
+        self.totalLength = totalLength
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+    }
 }

@@ -4,93 +4,125 @@ import CacheLoading
 import CacheStorage
 import Logging
 
-/// One client connection: parses requests in order and writes one response
-/// at a time. Kept alive by its socket until the socket closes; closing
-/// releases the reader (and with it any download nobody else wants).
+/// Drives one client connection: feeds socket and exchange events into its
+/// `ConnectionStateMachine` and performs the actions it returns.
+///
+/// Events raised while actions run (an exchange that finishes at once, say)
+/// are queued and handled by the loop in `run`, never by calling back into
+/// the machine, so the stack depth stays constant however many requests a
+/// client pipelines. Kept alive by its socket until the socket closes.
 final class ClientConnection: SocketDelegate {
+    /// Something that happened while the machine was busy acting.
+    private enum Event {
+        case bytes([UInt8])
+        case eof
+        case drained
+        case timer
+        case responseQueued(keepAlive: Bool)
+        case responseAborted
+    }
+
     private let socket: Socket
     private unowned let server: ProxyServer
-    private var buffer: [UInt8] = []
+    private var machine: ConnectionStateMachine
+    private var pending: [Event] = []
+    private var running = false
+    /// The response in flight, if it is not answered at once.
     private var exchange: ProxyExchange?
-    /// Set when the current exchange has queued everything: keep-alive or not.
-    private var finishedKeepAlive: Bool?
-    /// An admin request answering asynchronously (export/import).
-    private var adminBusy = false
-    private var timer: LoopTimer?
+    private var timer: Deadline?
     /// Data files with sendfile ranges still queued on the socket.
     private var filesInFlight: [DataFile] = []
-    private var closing = false
-    private var peerDone = false
 
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
+        machine = ConnectionStateMachine(settings: server.connectionSettings)
         socket.delegate = self
-        socket.startReading()
-        timer = LoopTimer(on: server.loop, after: server.configuration.requestHeadTimeout) { [weak self] in
-            self?.timedOut()
+        perform(machine.start())
+    }
+
+    // MARK: the driver
+
+    /// Feeds one event to the machine and performs its actions, then every
+    /// event those actions raised, in order. An event arriving while this
+    /// runs is only queued: the loop below picks it up.
+    private func drive(_ event: Event) {
+        pending.append(event)
+        processPending()
+    }
+
+    private func processPending() {
+        guard !running else { return }
+        running = true
+        defer { running = false }
+        while !pending.isEmpty {
+            let actions: [ConnectionStateMachine.Action]
+            switch pending.removeFirst() {
+            case .bytes(let bytes): actions = bytes.withUnsafeBytes { machine.bytesRead($0) }
+            case .eof: actions = machine.peerFinished()
+            case .drained: actions = machine.socketDrained()
+            case .timer: actions = machine.timerFired()
+            case .responseQueued(let keepAlive):
+                actions = machine.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0)
+            case .responseAborted: actions = machine.responseAborted()
+            }
+            perform(actions)
+        }
+    }
+
+    private func perform(_ actions: [ConnectionStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .handle(let head): handle(head)
+            case .reject(let error): reject(error)
+            case .startReading: socket.startReading()
+            case .stopReading: socket.stopReading()
+            case .setTimer(let milliseconds?): setTimer(milliseconds)
+            case .setTimer(nil): timer?.cancel(); timer = nil
+            case .closeAfterDrain: socket.closeAfterDrain()
+            case .closeNow: socket.close()
+            case .endResponse: releaseExchange()
+            }
+        }
+    }
+
+    private func setTimer(_ milliseconds: UInt64) {
+        if let timer {
+            timer.reset(milliseconds: milliseconds)
+        } else {
+            timer = Deadline(on: server.loop, after: milliseconds) { [weak self] in
+                self?.drive(.timer)
+            }
         }
     }
 
     // MARK: requests
 
-    private func processBuffer() {
-        while exchange == nil && !adminBusy && !closing {
-            if buffer.isEmpty {
-                if peerDone { finishConnection(); return }
-                timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
-                return
-            }
-            let parsed = buffer.withUnsafeBytes { RequestHeadParser.parse($0) }
-            switch parsed {
-            case .failure(let error):
-                server.logger.info("bad request: \(error)")
-                reject(error.status, reason(of: error))
-                return
-            case .success(nil):
-                if peerDone { finishConnection(); return }
-                timer?.reset(milliseconds: server.configuration.requestHeadTimeout)
-                return
-            case .success(let (head, consumed)?):
-                buffer.removeFirst(consumed)
-                handle(head)
-            }
-        }
-    }
-
-    private func reason(of error: HeadParseError) -> String {
-        switch error {
-        case .badRequest(let why): return "Bad request: \(why)\n"
-        case .uriTooLong: return "Request line too long\n"
-        case .headersTooLarge: return "Request header fields too large\n"
-        case .versionNotSupported: return "HTTP version not supported\n"
-        }
-    }
-
     private func handle(_ head: HTTPRequestHead) {
-        timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
         let isHead = head.method == "HEAD"
         if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
-            return reject(405, "Method not allowed\n", extra: [("Allow", "GET, HEAD")])
+            return respondSimple(405, "Method not allowed\n", keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
         }
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
-            return reject(400, "Bad request: GET and HEAD take no body\n")
+            return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
         }
         // The route depends on the path only (before any query), scanned in place.
         let target = head.target.utf8
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.elementsEqual("/ping".utf8) {
-            return respondSimple(200, "pong\n", head: head)
+            return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
         guard path.starts(with: "/p/".utf8) else {
-            return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n", head: head)
+            return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
+                                 keepAlive: head.keepAlive, head: head)
         }
         guard let origin = server.targets.entry(for: head.target) else {
-            return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n", head: head)
+            return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
+                                 keepAlive: head.keepAlive, head: head)
         }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
                                      server: server)
@@ -100,29 +132,38 @@ final class ClientConnection: SocketDelegate {
 
     private func handleAdmin(_ head: HTTPRequestHead) {
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
-            return reject(400, "Bad request: admin requests take no body\n")
+            return respondSimple(400, "Bad request: admin requests take no body\n", keepAlive: false, head: head)
         }
-        adminBusy = true
         AdminRoutes.handle(head, server: server) { [weak self] status, json in
-            guard let self, !self.closing else { return }
+            guard let self, !self.socket.isClosed else { return }
             let bytes = self.server.heads.simple(status, json + "\n", keepAlive: head.keepAlive,
                                                  contentType: "application/json")
             self.socket.write(bytes)
-            self.adminBusy = false
-            if head.keepAlive { self.processBuffer() } else { self.close(afterDrain: true) }
+            self.exchangeFinished(keepAlive: head.keepAlive)
         }
     }
 
-    private func respondSimple(_ status: Int, _ body: String, head: HTTPRequestHead) {
-        let bytes = server.heads.simple(status, body, keepAlive: head.keepAlive, includeBody: head.method != "HEAD")
+    private func respondSimple(_ status: Int, _ body: String, keepAlive: Bool, head: HTTPRequestHead,
+                               extra: [(String, String)] = []) {
+        let bytes = server.heads.simple(status, body, keepAlive: keepAlive, extra: extra,
+                                        includeBody: head.method != "HEAD")
         socket.write(bytes)
-        if !head.keepAlive { close(afterDrain: true) }
+        exchangeFinished(keepAlive: keepAlive)
     }
 
-    /// Answers a request we cannot serve and closes the connection.
-    private func reject(_ status: Int, _ body: String, extra: [(String, String)] = []) {
-        socket.write(server.heads.simple(status, body, keepAlive: false, extra: extra))
-        close(afterDrain: true)
+    /// Answers a request that could not be parsed; the machine closes after it.
+    private func reject(_ error: HeadParseError) {
+        server.logger.info("bad request", metadata: ["error": "\(error)"])
+        socket.write(server.heads.simple(error.status, Self.reason(of: error), keepAlive: false))
+    }
+
+    private static func reason(of error: HeadParseError) -> String {
+        switch error {
+        case .badRequest(let why): return "Bad request: \(why)\n"
+        case .uriTooLong: return "Request line too long\n"
+        case .headersTooLarge: return "Request header fields too large\n"
+        case .versionNotSupported: return "HTTP version not supported\n"
+        }
     }
 
     // MARK: used by the exchange
@@ -146,96 +187,52 @@ final class ClientConnection: SocketDelegate {
         socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
     }
 
-    /// The exchange queued its whole response. It stays current (its resource
-    /// in use, the next request waiting) until the socket has sent it.
+    /// The response queued its last byte. It stays current (its resource in
+    /// use, the next request waiting) until the socket has sent it.
     func exchangeFinished(keepAlive: Bool) {
-        finishedKeepAlive = keepAlive
-        if socket.queuedBytes == 0 { completeExchange() }
-    }
-
-    private func completeExchange() {
-        guard let keepAlive = finishedKeepAlive else { return }
-        finishedKeepAlive = nil
-        exchange?.release()
-        exchange = nil
-        if !keepAlive {
-            close(afterDrain: true)
-            return
-        }
-        processBuffer()
+        drive(.responseQueued(keepAlive: keepAlive))
     }
 
     /// Ends a response that cannot be completed: the bytes already queued
     /// (all of them right) still go out, then the connection closes, so the
     /// client gets every byte the proxy had and sees a short body.
     func abort() {
+        drive(.responseAborted)
+    }
+
+    private func releaseExchange() {
         exchange?.release()
         exchange = nil
-        close(afterDrain: true)
-    }
-
-    private func close(afterDrain: Bool) {
-        guard !closing else { return }
-        closing = true
-        timer?.cancel()
-        timer = nil
-        if afterDrain { socket.closeAfterDrain() } else { socket.close() }
-    }
-
-    private func finishConnection() {
-        close(afterDrain: true)
-    }
-
-    private func timedOut() {
-        // A response in progress is never cut by the idle timer.
-        if exchange != nil || socket.queuedBytes > 0 {
-            timer?.reset(milliseconds: server.configuration.keepAliveTimeout)
-            return
-        }
-        close(afterDrain: false)
     }
 
     // MARK: SocketDelegate
 
     func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
-        guard !closing else { return }
-        if buffer.isEmpty && exchange == nil,
-           case .success(let (head, consumed)?) = RequestHeadParser.parse(bytes), consumed == bytes.count {
-            // The usual case: exactly one whole request in one read. Parse it
-            // where it lies instead of copying it into the buffer and out again;
-            // anything else (partial, pipelined, malformed) takes the buffer path.
-            handle(head)
-            processBuffer()
-            return
-        }
-        buffer.append(contentsOf: bytes)
-        if exchange == nil {
-            processBuffer()
-        } else if buffer.count > server.headLimits.maxHeaderBytes * 4 {
-            // A client pipelining far ahead of us: stop reading until we catch up.
-            socket.stopReading()
-        }
+        guard !running else { return drive(.bytes(Array(bytes))) }  // never seen: callbacks do not nest
+        running = true
+        perform(machine.bytesRead(bytes))  // in place: the usual whole request is not copied
+        running = false
+        processPending()
     }
 
     func socketDidReachEOF(_ socket: Socket) {
-        peerDone = true
-        if exchange == nil { processBuffer() }
+        drive(.eof)
     }
 
     func socketDidDrain(_ socket: Socket) {
         filesInFlight.removeAll()
         exchange?.socketDrained()
-        if finishedKeepAlive != nil { completeExchange() }
-        if !closing && exchange == nil { socket.startReading() }
+        drive(.drained)
     }
 
     func socketDidClose(_ socket: Socket, error: IOError?) {
-        closing = true
         timer?.cancel()
         timer = nil
         exchange?.cancel()
         exchange = nil
         filesInFlight.removeAll()
+        pending.removeAll()
+        _ = machine.socketClosed()
         server.connectionClosed(self)
     }
 }

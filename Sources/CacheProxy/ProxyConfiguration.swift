@@ -17,6 +17,8 @@ package struct ProxyConfiguration: Sendable {
     package var requestHeadTimeout: UInt64 = 30_000
     /// Maps an origin URL to its cache key (several URLs may share one entry).
     package var cacheKey: @Sendable (String) -> String = { $0 }
+    /// Chooses a body transform per response (HLS rewriting, decryption); nil: none.
+    package var transforms: TransformProvider?
 
     package init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

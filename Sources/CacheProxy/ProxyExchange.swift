@@ -2,28 +2,23 @@ import CacheHTTP
 import CacheLoading
 import CacheStorage
 import CacheUpstream
+import Glibc
+import Logging
 
-/// One proxied request: asks the loader for the resource, answers with
-/// 200/206/416 (or the origin's error) and streams the body as it lands.
+/// Drives one proxied request: a `ResourceReader` is the body's source, an
+/// `ExchangeStateMachine` decides the response, and this class performs its
+/// actions on the client connection (the writer).
 final class ProxyExchange: ResourceReaderDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
     private let request: HTTPRequestHead
     private let url: OriginURL
     private let urlString: String
-    /// The Range to plan with: only a single range is honoured (several are
-    /// answered with the whole body, as RFC 9110 allows).
-    private let rangeSpec: ByteRangeSpec?
+    private let bodyRequest: BodyRequest
+    private var machine: ExchangeStateMachine
     private var reader: ResourceReader?
-    private var keepAlive: Bool
-    private var headSent = false
-    /// The success head, held back until the first body byte is in the file:
-    /// if the origin fails before that, the client still gets a clean 502/504.
-    private var pendingHead: [UInt8]?
-    /// The body goes out chunked: its length is unknown and the client speaks HTTP/1.1,
-    /// so a cut-short body is visible to it as a missing last chunk.
-    private var chunked = false
-    private var done = false
+    private var transformed = false
+    private var released = false
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer) {
         self.connection = connection
@@ -31,21 +26,15 @@ final class ProxyExchange: ResourceReaderDelegate {
         self.url = url
         self.urlString = urlString
         self.server = server
-        self.keepAlive = request.keepAlive
-        if let value = request.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 {
-            rangeSpec = specs[0]
-        } else {
-            rangeSpec = nil
-        }
+        bodyRequest = BodyRequest(request)
+        machine = ExchangeStateMachine(request: bodyRequest, transform: nil)
     }
-
-    private var isHead: Bool { request.method == "HEAD" }
 
     func start() {
         let key = server.configuration.cacheKey(urlString)
         let forwarded = UpstreamHeaders.forwarded(from: request.headers,
                                                   extra: server.configuration.upstream.forwardedHeaders)
-        let reader = server.loader.reader(url: url, cacheKey: key, spec: rangeSpec, headers: forwarded)
+        let reader = server.loader.reader(url: url, cacheKey: key, spec: bodyRequest.range, headers: forwarded)
         self.reader = reader
         reader.delegate = self
         reader.start()
@@ -57,25 +46,29 @@ final class ProxyExchange: ResourceReaderDelegate {
     // MARK: ResourceReaderDelegate
 
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
-        guard !done, !headSent, pendingHead == nil else { return }
         switch result {
-        case .failure(let error): sendError(error)
-        case .success(let info): sendHead(info, reader)
+        case .failure(let error):
+            perform(machine.contentFailed(error))
+        case .success(let info):
+            if let provider = server.configuration.transforms,
+               let transform = provider(TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
+                transformed = true
+                machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
+            }
+            perform(machine.contentReady(info, date: server.heads.date()))
         }
+        pump()
     }
 
     func readerCanContinue(_ reader: ResourceReader) {
         pump()
     }
 
-    /// Bytes passed through (the disk is full): copied to the socket. Past a
-    /// few megabytes queued, the download waits for the client (`socketDrained`).
+    /// Bytes passed through (the disk is full). Past a few megabytes queued,
+    /// the download waits for the client (`socketDrained`).
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !done else { return true }
-        flushHead()
-        if chunked { connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8)) }
-        connection.write(bytes)
-        if chunked { connection.write(Array("\r\n".utf8)) }
+        guard !released else { return true }
+        perform(machine.bytes(bytes, at: reader.offset - Int64(bytes.count)))
         return connection.queuedBytes < Self.passThroughQueueLimit
     }
 
@@ -86,165 +79,87 @@ final class ProxyExchange: ResourceReaderDelegate {
         reader?.resumeFollowing()
     }
 
-    // MARK: head
-
-    private func sendHead(_ info: ContentInfo, _ reader: ResourceReader) {
-        var status = 200
-        var body: Range<Int64>
-        if let total = info.totalLength {
-            body = 0..<total
-            if let spec = rangeSpec, honoursRange(info) {
-                if let range = spec.resolve(length: total) {
-                    status = 206
-                    body = range
-                } else {
-                    status = 416
-                    body = 0..<0
-                }
-            }
-        } else {
-            // Unknown length (the origin is still streaming it): chunked for
-            // HTTP/1.1 clients, else the body ends with the connection.
-            body = 0..<Int64.max
-            if request.version == .http10 {
-                keepAlive = false
-            } else {
-                chunked = true
-            }
-        }
-        // Written straight into bytes (HeadBuilder): one head per response makes this a hot path.
-        var head = HeadBuilder(status: status)
-        head.add("Server", "HTTPCache")
-        head.add("Date", server.heads.date())
-        if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
-        head.add("Accept-Ranges", "bytes")
-        if let etag = info.etag { head.add("ETag", etag) }
-        if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
-        if let total = info.totalLength {
-            if status == 206 { head.addContentRange(body, total: total) }
-            if status == 416 { head.addUnsatisfiedRange(total: total) }
-            head.add("Content-Length", decimal: Int64(body.count))
-        }
-        if chunked { head.add("Transfer-Encoding", "chunked") }
-        head.add("Connection", keepAlive ? "keep-alive" : "close")
-        if status == 416 { head.add("Content-Type", "text/plain") }
-        let bytes = head.finish()
-        if isHead || status == 416 || body.isEmpty {
-            connection.write(bytes)
-            headSent = true
-            return finish()
-        }
-        pendingHead = bytes
-        reader.deliver(body)
-        pump()
-    }
-
-    private func honoursRange(_ info: ContentInfo) -> Bool {
-        guard let ifRange = request.headers["if-range"] else { return true }
-        return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
-    }
-
-    private func flushHead() {
-        if let head = pendingHead {
-            connection.write(head)
-            pendingHead = nil
-            headSent = true
-        }
-    }
-
-    private func sendError(_ error: LoadError) {
-        let status: Int
-        var body: [UInt8]
-        var contentType = "text/plain; charset=utf-8"
-        switch error {
-        case .originStatus(let originStatus, let headers, let originBody):
-            status = originStatus
-            body = originBody
-            contentType = headers["content-type"] ?? contentType
-        case .upstream(let upstream):
-            status = upstream.isTimeout ? 504 : 502
-            body = Array("Origin failed: \(upstream)\n".utf8)
-            server.logger.warning("\(status) for \(url.string): \(upstream)")
-        case .changed(let what):
-            status = 502
-            body = Array("Origin resource changed (\(what)); retry\n".utf8)
-        case .mismatch(let reason):
-            status = 502
-            body = Array("Origin response rejected: \(reason)\n".utf8)
-            server.logger.warning("502 for \(url.string): \(reason)")
-        case .storage(let reason):
-            status = 502
-            body = Array("Cache storage failed: \(reason)\n".utf8)
-            server.logger.error("storage failure for \(url.string): \(reason)")
-        }
-        var headers = HTTPHeaders()
-        headers.add("Server", "HTTPCache")
-        headers.add("Date", server.heads.date())
-        headers.add("Content-Type", contentType)
-        headers.add("Content-Length", String(body.count))
-        headers.add("Connection", keepAlive ? "keep-alive" : "close")
-        var bytes = HTTPResponseHead(version: .http11, status: status, reason: HTTPStatus.reason(status), headers: headers).serialized()
-        if !isHead { bytes.append(contentsOf: body) }
-        connection.write(bytes)
-        headSent = true
-        finish()
-    }
-
-    // MARK: body
+    // MARK: the body
 
     private func pump() {
-        guard !done, let reader else { return }
-        while true {
+        while !released, let reader {
+            switch machine.state {
+            case .awaitingBody, .streaming, .collecting: break
+            case .awaitingContent, .done: return
+            }
             switch reader.next() {
             case .file(let file, let range):
-                if chunked {
-                    flushHead()
-                    connection.write(Array((String(range.count, radix: 16) + "\r\n").utf8))
-                    connection.sendFile(file, range)
-                    connection.write(Array("\r\n".utf8))
-                } else if let head = pendingHead {
-                    pendingHead = nil
-                    headSent = true
-                    connection.write(head: head, thenSendFile: file, range)
+                if transformed {
+                    readThrough(file, range)
                 } else {
-                    connection.sendFile(file, range)
+                    perform(machine.filePiece(file, range))
                 }
             case .pending:
                 return
             case .finished:
-                flushHead()
-                if chunked { connection.write(Array("0\r\n\r\n".utf8)) }
-                return finish()
-            case .failed(let error) where pendingHead != nil:
-                pendingHead = nil
-                reader.close()
-                self.reader = nil
-                sendError(error)
-                return
+                perform(machine.bodyFinished(date: server.heads.date()))
             case .failed(let error):
-                // The head is out: all we can do is end the connection early,
-                // so the client sees a short body, never a wrong byte.
-                server.logger.warning("response for \(url.string) cut at \(reader.offset): \(error)")
-                done = true
-                reader.close()
-                self.reader = nil
-                connection.abort()
-                return
+                perform(machine.failed(error))
             }
         }
     }
 
-    /// Everything is queued; the connection calls `release()` once it is sent.
-    private func finish() {
-        guard !done else { return }
-        done = true
-        connection.exchangeFinished(keepAlive: keepAlive)
+    /// A transform needs the bytes themselves: read them from the data file.
+    private func readThrough(_ file: DataFile, _ range: Range<Int64>) {
+        let chunk = 256 << 10
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(chunk, Int(range.count)), alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = range.lowerBound
+        while offset < range.upperBound, !released {
+            let want = min(buffer.count, Int(range.upperBound - offset))
+            let n = pread(file.fd, buffer.baseAddress, want, off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                perform(machine.failed(.storage("read of the data file failed at \(offset)")))
+                return
+            }
+            perform(machine.bytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: offset))
+            offset += Int64(n)
+        }
     }
 
-    /// The response is on the wire: the resource is no longer in use by it.
-    func release() {
-        done = true
+    private func perform(_ actions: [ExchangeStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .deliver(let range):
+                reader?.deliver(range)
+            case .write(let bytes):
+                connection.write(bytes)
+            case .sendFile(let file, let range, let head?):
+                connection.write(head: head, thenSendFile: file, range)
+            case .sendFile(let file, let range, nil):
+                connection.sendFile(file, range)
+            case .respondError(let error):
+                closeReader()
+                connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
+                                                     includeBody: !bodyRequest.isHead, date: server.heads.date(),
+                                                     logger: server.logger))
+            case .finish(let keepAlive):
+                connection.exchangeFinished(keepAlive: keepAlive)
+            case .abort(let error):
+                // The head is out: all we can do is end the connection early,
+                // so the client sees a short body, never a wrong byte.
+                server.logger.warning("response cut short", metadata: [
+                    "url": "\(urlString)", "offset": "\(reader?.offset ?? -1)", "error": "\(error)"])
+                closeReader()
+                connection.abort()
+            }
+        }
+    }
+
+    private func closeReader() {
         reader?.close()
         reader = nil
+    }
+
+    /// The response is on the wire (or given up): the resource is no longer in use by it.
+    func release() {
+        released = true
+        closeReader()
     }
 }

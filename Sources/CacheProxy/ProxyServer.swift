@@ -14,6 +14,7 @@ package final class ProxyServer {
     let headLimits = HeadLimits()
     var heads = ResponseHeads()
     var targets = TargetCache()
+    let connectionSettings: ConnectionStateMachine.Settings
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 
@@ -23,6 +24,10 @@ package final class ProxyServer {
         self.loop = loop
         self.configuration = configuration
         self.logger = logger
+        var settings = ConnectionStateMachine.Settings()
+        settings.keepAliveTimeout = configuration.keepAliveTimeout
+        settings.headTimeout = configuration.requestHeadTimeout
+        connectionSettings = settings
         let store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
                                       loop: loop, logger: logger)
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)

@@ -1,0 +1,55 @@
+/// A stage between the cached bytes of a resource and what a client gets.
+///
+/// The cache always keeps the origin's bytes; a transform runs on the way out
+/// (HLS playlists are rewritten, encrypted media is decrypted). Without one,
+/// hits stay zero-copy (sendfile); with one, the bytes are read, transformed
+/// and written. Two shapes exist:
+/// - *mapping* (`buffersWhole == false`): output byte `i` depends only on the
+///   input block holding byte `i`, so lengths are kept; the planner widens the
+///   input range with `inputRange(forOutput:totalLength:)` (whole cipher
+///   blocks) and the output is cut back to the asked range;
+/// - *buffering* (`buffersWhole == true`): the whole body is read first and
+///   the output (with its own length and type) exists only at `finish`; the
+///   client's range then applies to the output (a playlist is small).
+///
+/// Used by one response on the loop thread, never shared.
+package protocol BodyTransform: AnyObject {
+    var buffersWhole: Bool { get }
+    /// The content information the client sees (a new type, say). For a
+    /// buffering transform the length is set from the output by the caller.
+    func outputInfo(_ stored: ContentInfo) -> ContentInfo
+    /// The input bytes needed to produce `range` of the output (mapping only).
+    func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64>
+    /// Input bytes at `offset`; calls come in order and are contiguous. A
+    /// mapping transform appends exactly as many output bytes, a buffering
+    /// one usually nothing.
+    func process(_ input: UnsafeRawBufferPointer, at offset: Int64, into output: inout [UInt8]) throws(TransformError)
+    /// The input ended: append whatever is left (a buffering transform: all of it).
+    func finish(into output: inout [UInt8]) throws(TransformError)
+}
+
+/// Why a transform could not produce its output.
+package struct TransformError: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// What a transform is chosen by.
+package struct TransformContext: Sendable {
+    /// The origin URL asked for (before redirects).
+    package var url: String
+    /// The stored head of the resource.
+    package var info: ContentInfo
+    /// The Host the client reached the proxy with (proxy URLs in a rewritten
+    /// playlist must use it), when it sent one.
+    package var clientHost: String?
+    package init(url: String, info: ContentInfo, clientHost: String?) {
+        self.url = url
+        self.info = info
+        self.clientHost = clientHost
+    }
+}
+
+/// Chooses the transform for a response; nil keeps the zero-copy path.
+/// Called on the loop thread.
+package typealias TransformProvider = @Sendable (TransformContext) -> BodyTransform?

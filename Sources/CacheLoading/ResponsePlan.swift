@@ -1,0 +1,97 @@
+import CacheHTTP
+
+/// What a client asked of a resource, as far as the answer's shape goes.
+package struct BodyRequest: Sendable {
+    package var isHead: Bool
+    package var isHTTP10: Bool
+    package var keepAlive: Bool
+    /// The single Range honoured (several are answered whole, as RFC 9110 allows).
+    package var range: ByteRangeSpec?
+    package var ifRange: String?
+
+    package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,
+                 range: ByteRangeSpec? = nil, ifRange: String? = nil) {
+        self.isHead = isHead
+        self.isHTTP10 = isHTTP10
+        self.keepAlive = keepAlive
+        self.range = range
+        self.ifRange = ifRange
+    }
+
+    /// From a request head: Range and If-Range as RFC 9110 §14 reads them.
+    package init(_ head: HTTPRequestHead) {
+        var spec: ByteRangeSpec?
+        if let value = head.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 {
+            spec = specs[0]
+        }
+        self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
+                  range: spec, ifRange: head.headers["if-range"])
+    }
+}
+
+/// The answer's shape for one request of one resource: status, body range
+/// and framing. Pure: the proxy and the in-process reader both plan with it,
+/// so Range, If-Range and unknown lengths mean the same everywhere.
+package struct ResponsePlan: Equatable, Sendable {
+    /// 200, 206 or 416.
+    package var status: Int
+    /// The body's bytes in the representation; upper bound `Int64.max` while
+    /// the length is unknown (the body then ends where the origin's does).
+    package var body: Range<Int64>
+    package var totalLength: Int64?
+    /// The body goes out chunked: its length is unknown and the client speaks
+    /// HTTP/1.1, so a cut-short body shows as a missing last chunk.
+    package var chunked: Bool
+    package var keepAlive: Bool
+    /// False for HEAD, 416 and empty bodies: the head is the whole answer.
+    package var sendsBody: Bool
+
+    package init(_ request: BodyRequest, info: ContentInfo) {
+        status = 200
+        totalLength = info.totalLength
+        chunked = false
+        keepAlive = request.keepAlive
+        if let total = info.totalLength {
+            body = 0..<total
+            if let spec = request.range, Self.honoursRange(request, info) {
+                if let range = spec.resolve(length: total) {
+                    status = 206
+                    body = range
+                } else {
+                    status = 416
+                    body = 0..<0
+                }
+            }
+        } else {
+            body = 0..<Int64.max
+            if request.isHTTP10 { keepAlive = false } else { chunked = true }
+        }
+        sendsBody = !request.isHead && status != 416 && !body.isEmpty
+    }
+
+    private static func honoursRange(_ request: BodyRequest, _ info: ContentInfo) -> Bool {
+        guard let ifRange = request.ifRange else { return true }
+        return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
+    }
+
+    /// The response head, written straight into bytes (one per response: a hot path).
+    package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = []) -> [UInt8] {
+        var head = HeadBuilder(status: status)
+        head.add("Server", "HTTPCache")
+        head.add("Date", date)
+        if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
+        head.add("Accept-Ranges", "bytes")
+        if let etag = info.etag { head.add("ETag", etag) }
+        if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
+        for (name, value) in extra { head.add(name, value) }
+        if let total = totalLength {
+            if status == 206 { head.addContentRange(body, total: total) }
+            if status == 416 { head.addUnsatisfiedRange(total: total) }
+            head.add("Content-Length", decimal: Int64(body.count))
+        }
+        if chunked { head.add("Transfer-Encoding", "chunked") }
+        head.add("Connection", keepAlive ? "keep-alive" : "close")
+        if status == 416 { head.add("Content-Type", "text/plain") }
+        return head.finish()
+    }
+}

@@ -1,0 +1,265 @@
+import CacheHTTP
+
+/// The life of one client connection as a value: socket and exchange events
+/// in, actions out. No I/O happens here; `ClientConnection` performs the
+/// actions and feeds back the events they raise (queued, never re-entrant).
+///
+/// ```
+///                 head parsed                       response queued + socket drained
+///   ┌──────────┐ ───────────────▶ ┌────────────┐ ──────────────────────────────────┐
+///   │ awaiting │                  │ responding │                                   │
+///   │   head   │ ◀─────────────── └────────────┘ ── queued, not keep-alive ──┐     │
+///   └──────────┘   keep-alive (next head is parsed from the buffer at once)   ▼     │
+///        │ bad head / idle or head timeout / EOF                        ┌──────────┐│
+///        └─────────────────────────────────────────────────────────────▶│ draining ││
+///                                                                        └──────────┘│
+///                                        socket closed (any state) ──▶ closed ◀──────┘
+/// ```
+///
+/// One response is in flight at a time (HTTP/1.1 answers in order). Requests
+/// pipelined behind it wait as raw bytes in `buffer`, which is bounded:
+/// reading pauses while it is full and resumes as requests are taken from it,
+/// so neither a fast pipeliner nor a client that never reads grows memory.
+/// The next request starts only once the previous response has left the
+/// socket's queue.
+package struct ConnectionStateMachine {
+    package enum State: Equatable {
+        /// No response in flight; the buffer holds at most a partial head.
+        case awaitingHead
+        /// A response is being produced. `queued` is set once the exchange
+        /// has handed the socket its last byte (with its keep-alive verdict).
+        case responding(queued: Bool?)
+        /// The last response is queued; the socket closes once it is sent.
+        case draining
+        case closed
+    }
+
+    package enum Action: Equatable {
+        /// Route and answer this request.
+        case handle(HTTPRequestHead)
+        /// Answer a malformed request with this error, then drain and close.
+        case reject(HeadParseError)
+        case startReading
+        case stopReading
+        /// (Re)arm the connection's single timer; nil cancels it.
+        case setTimer(milliseconds: UInt64?)
+        /// Close once queued bytes are sent.
+        case closeAfterDrain
+        /// Close now, dropping anything queued.
+        case closeNow
+        /// The response in flight is sent (or given up): release what it holds.
+        case endResponse
+    }
+
+    package struct Settings: Sendable {
+        /// Milliseconds an idle keep-alive connection is kept.
+        package var keepAliveTimeout: UInt64 = 60_000
+        /// Milliseconds a client has for a whole request head, from its first byte.
+        package var headTimeout: UInt64 = 30_000
+        /// Most unparsed bytes buffered (pipelined requests); reading pauses past it.
+        package var maxBuffered = 64 << 10
+        package var limits = HeadLimits()
+        package init() {}
+    }
+
+    package private(set) var state: State = .awaitingHead
+    /// Bytes received; those from `cursor` on are not parsed yet (partial or
+    /// pipelined requests). Taking a request moves `cursor` instead of moving
+    /// the rest of the buffer, so a deep pipeline costs no quadratic copying.
+    private var buffer: [UInt8] = []
+    private var cursor = 0
+    /// The peer finished sending (EOF).
+    package private(set) var peerClosed = false
+    /// Whether the socket is being read: derived from the rules in `readingWanted`,
+    /// remembered only to emit start/stop on a change.
+    package private(set) var reading = false
+    /// The timer as last set; nil while off.
+    private var timer: Timer?
+    private let settings: Settings
+
+    private enum Timer: Equatable { case keepAlive, head }
+
+    package init(settings: Settings) {
+        self.settings = settings
+    }
+
+    // MARK: events
+
+    /// The connection was accepted.
+    package mutating func start() -> [Action] {
+        var actions: [Action] = []
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
+    /// Bytes arrived. A whole request in one read (the usual case) is parsed
+    /// where it lies, without copying it into the buffer.
+    package mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
+        guard state != .closed, state != .draining else { return [] }
+        var actions: [Action] = []
+        if state == .awaitingHead && unparsed == 0 {
+            switch RequestHeadParser.parse(bytes, limits: settings.limits) {
+            case .success(let (head, consumed)?) where consumed == bytes.count:
+                state = .responding(queued: nil)
+                actions.append(.handle(head))
+                updateTimer(&actions)
+                updateReading(&actions)
+                return actions
+            default:
+                break  // partial, pipelined or malformed: the buffer path decides
+            }
+        }
+        compactIfWorthIt()
+        buffer.append(contentsOf: bytes)
+        if state == .awaitingHead { parseNext(&actions) }
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
+    /// The peer closed its sending side.
+    package mutating func peerFinished() -> [Action] {
+        guard state != .closed else { return [] }
+        peerClosed = true
+        var actions: [Action] = []
+        if state == .awaitingHead { parseNext(&actions) }
+        updateReading(&actions)
+        return actions
+    }
+
+    /// The current exchange handed the socket its last byte. `drained` says
+    /// whether the socket's queue is already empty.
+    package mutating func responseQueued(keepAlive: Bool, drained: Bool) -> [Action] {
+        guard case .responding = state else { return [] }
+        state = .responding(queued: keepAlive)
+        return drained ? socketDrained() : []
+    }
+
+    /// The socket's output queue became empty.
+    package mutating func socketDrained() -> [Action] {
+        guard case .responding(let queued?) = state else { return [] }
+        var actions: [Action] = [.endResponse]
+        if queued {
+            state = .awaitingHead
+            parseNext(&actions)
+        } else {
+            state = .draining
+            actions.append(.closeAfterDrain)
+        }
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
+    /// The response cannot be completed: what is queued goes out, then the
+    /// connection closes (the client sees a short body, never a wrong byte).
+    package mutating func responseAborted() -> [Action] {
+        guard state != .closed, state != .draining else { return [] }
+        let wasResponding = if case .responding = state { true } else { false }
+        state = .draining
+        var actions: [Action] = wasResponding ? [.endResponse, .closeAfterDrain] : [.closeAfterDrain]
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
+    /// The timer fired.
+    package mutating func timerFired() -> [Action] {
+        // Only an idle or half-sent head times out; a response in progress is
+        // never cut by it (the send timeout is the socket's business).
+        guard state == .awaitingHead, timer != nil else { return [] }
+        state = .closed
+        timer = nil
+        return [.setTimer(milliseconds: nil), .closeNow]
+    }
+
+    /// The socket is gone.
+    package mutating func socketClosed() -> [Action] {
+        guard state != .closed else { return [] }
+        state = .closed
+        buffer = []
+        cursor = 0
+        var actions: [Action] = []
+        updateTimer(&actions)
+        return actions
+    }
+
+    // MARK: rules
+
+    /// Bytes buffered and not yet parsed.
+    package var unparsed: Int { buffer.count - cursor }
+
+    /// Drops the parsed prefix once it is most of the buffer.
+    private mutating func compactIfWorthIt() {
+        guard cursor > 0, cursor >= buffer.count / 2 else { return }
+        buffer.removeFirst(cursor)
+        cursor = 0
+    }
+
+    /// Takes the next request from the buffer when there is a whole one.
+    private mutating func parseNext(_ actions: inout [Action]) {
+        guard state == .awaitingHead else { return }
+        if unparsed == 0 {
+            if peerClosed {
+                state = .draining
+                actions.append(.closeAfterDrain)
+            }
+            return
+        }
+        let parsed = buffer.withUnsafeBytes {
+            RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: $0[cursor...]), limits: settings.limits)
+        }
+        switch parsed {
+        case .failure(let error):
+            state = .draining
+            buffer = []
+            cursor = 0
+            actions.append(.reject(error))
+        case .success(nil):
+            if peerClosed {
+                state = .draining  // a head that can never complete
+                actions.append(.closeAfterDrain)
+            }
+        case .success(let (head, consumed)?):
+            cursor += consumed
+            if cursor == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                cursor = 0
+            }
+            state = .responding(queued: nil)
+            actions.append(.handle(head))
+        }
+    }
+
+    private func readingWanted() -> Bool {
+        switch state {
+        case .closed, .draining: return false
+        case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered
+        }
+    }
+
+    private mutating func updateReading(_ actions: inout [Action]) {
+        let wanted = readingWanted()
+        guard wanted != reading, state != .closed else { return }
+        reading = wanted
+        actions.append(wanted ? .startReading : .stopReading)
+    }
+
+    /// One timer, chosen by the state: keep-alive while idle, the head timeout
+    /// from a head's first byte (partial reads do not restart it), none otherwise.
+    private mutating func updateTimer(_ actions: inout [Action]) {
+        let wanted: Timer?
+        switch state {
+        case .awaitingHead: wanted = unparsed == 0 ? .keepAlive : .head
+        case .responding, .draining, .closed: wanted = nil
+        }
+        guard wanted != timer else { return }
+        timer = wanted
+        switch wanted {
+        case .keepAlive?: actions.append(.setTimer(milliseconds: settings.keepAliveTimeout))
+        case .head?: actions.append(.setTimer(milliseconds: settings.headTimeout))
+        case nil: actions.append(.setTimer(milliseconds: nil))
+        }
+    }
+}

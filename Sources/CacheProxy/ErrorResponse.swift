@@ -1,0 +1,44 @@
+import CacheHTTP
+import CacheLoading
+import Logging
+
+/// The response a client gets when a resource cannot be served: the origin's
+/// own error status and body, or 502/504 with the reason.
+enum ErrorResponse {
+    static func bytes(for error: LoadError, url: String, keepAlive: Bool, includeBody: Bool, date: String,
+                      logger: Logger) -> [UInt8] {
+        let status: Int
+        var body: [UInt8]
+        var contentType = "text/plain; charset=utf-8"
+        switch error {
+        case .originStatus(let originStatus, let headers, let originBody):
+            status = originStatus
+            body = originBody
+            contentType = headers["content-type"] ?? contentType
+        case .upstream(let upstream):
+            status = upstream.isTimeout ? 504 : 502
+            body = Array("Origin failed: \(upstream)\n".utf8)
+            logger.warning("origin failed", metadata: ["url": "\(url)", "status": "\(status)", "error": "\(upstream)"])
+        case .changed(let what):
+            status = 502
+            body = Array("Origin resource changed (\(what)); retry\n".utf8)
+        case .mismatch(let reason):
+            status = 502
+            body = Array("Origin response rejected: \(reason)\n".utf8)
+            logger.warning("origin response rejected", metadata: ["url": "\(url)", "reason": "\(reason)"])
+        case .storage(let reason):
+            status = 502
+            body = Array("Cache storage failed: \(reason)\n".utf8)
+            logger.error("storage failure", metadata: ["url": "\(url)", "reason": "\(reason)"])
+        }
+        var head = HeadBuilder(status: status)
+        head.add("Server", "HTTPCache")
+        head.add("Date", date)
+        head.add("Content-Type", contentType)
+        head.add("Content-Length", decimal: Int64(body.count))
+        head.add("Connection", keepAlive ? "keep-alive" : "close")
+        var bytes = head.finish()
+        if includeBody { bytes.append(contentsOf: body) }
+        return bytes
+    }
+}

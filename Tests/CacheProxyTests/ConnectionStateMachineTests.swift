@@ -1,0 +1,187 @@
+import CacheHTTP
+@testable import CacheProxy
+import XCTest
+
+final class ConnectionStateMachineTests: XCTestCase {
+    typealias Machine = ConnectionStateMachine
+
+    private func settings(maxBuffered: Int = 64 << 10) -> Machine.Settings {
+        var s = Machine.Settings()
+        s.keepAliveTimeout = 1000
+        s.headTimeout = 500
+        s.maxBuffered = maxBuffered
+        return s
+    }
+
+    private func read(_ machine: inout Machine, _ text: String) -> [Machine.Action] {
+        Array(text.utf8).withUnsafeBytes { machine.bytesRead($0) }
+    }
+
+    private func handled(_ actions: [Machine.Action]) -> [String] {
+        actions.compactMap { if case .handle(let head) = $0 { return head.target } else { return nil } }
+    }
+
+    func testStartArmsKeepAliveAndReads() {
+        var machine = Machine(settings: settings())
+        XCTAssertEqual(machine.start(), [.setTimer(milliseconds: 1000), .startReading])
+    }
+
+    func testOneRequestThenKeepAlive() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        let actions = read(&machine, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(handled(actions), ["/a"])
+        XCTAssertTrue(actions.contains(.setTimer(milliseconds: nil)), "no idle timer while responding")
+        XCTAssertEqual(machine.state, .responding(queued: nil))
+        XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: false), [], "waits for the socket")
+        XCTAssertEqual(machine.socketDrained(), [.endResponse, .setTimer(milliseconds: 1000)])
+        XCTAssertEqual(machine.state, .awaitingHead)
+    }
+
+    func testNotKeepAliveDrainsAndCloses() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /a HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let actions = machine.responseQueued(keepAlive: false, drained: true)
+        XCTAssertEqual(actions.first, .endResponse)
+        XCTAssertTrue(actions.contains(.closeAfterDrain))
+        XCTAssertTrue(actions.contains(.stopReading))
+        XCTAssertEqual(machine.state, .draining)
+    }
+
+    func testPipelinedRequestsAreTakenOneAtATime() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        let three = (1...3).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
+        XCTAssertEqual(handled(read(&machine, three)), ["/1"])
+        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/2"])
+        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/3"])
+        let last = machine.responseQueued(keepAlive: true, drained: true)
+        XCTAssertEqual(handled(last), [])
+        XCTAssertTrue(last.contains(.setTimer(milliseconds: 1000)))
+        XCTAssertEqual(machine.unparsed, 0)
+    }
+
+    /// The regression behind a stack overflow: 20,000 pipelined requests are
+    /// all handled, one per completed response, with a bounded buffer.
+    func testTwentyThousandPipelinedRequests() {
+        var machine = Machine(settings: settings(maxBuffered: 8 << 10))
+        _ = machine.start()
+        let request = Array("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        var toSend = 20_000
+        var handledCount = 0
+        var reading = true
+        var maxBuffered = 0
+        func consider(_ actions: [Machine.Action]) {
+            for action in actions {
+                switch action {
+                case .handle: handledCount += 1
+                case .stopReading: reading = false
+                case .startReading: reading = true
+                default: break
+                }
+            }
+        }
+        while handledCount < 20_000 {
+            // The client sends while the proxy reads, 4 KiB at a time.
+            while reading && toSend > 0 {
+                let n = min(toSend, 4096 / request.count)
+                toSend -= n
+                let chunk = Array([[UInt8]](repeating: request, count: n).joined())
+                consider(chunk.withUnsafeBytes { machine.bytesRead($0) })
+                maxBuffered = max(maxBuffered, machine.unparsed)
+            }
+            let before = handledCount
+            consider(machine.responseQueued(keepAlive: true, drained: true))
+            if handledCount == before && !reading && toSend > 0 { XCTFail("stalled"); return }
+            if handledCount == before && toSend == 0 { break }
+        }
+        XCTAssertEqual(handledCount, 20_000)
+        XCTAssertLessThan(maxBuffered, 8 << 10 + 4096)
+    }
+
+    /// The regression behind a stall: with a response in flight, a full buffer
+    /// stops reading and taking a request from it resumes reading.
+    func testFullBufferPausesAndResumesReading() {
+        var machine = Machine(settings: settings(maxBuffered: 1024))
+        _ = machine.start()
+        _ = read(&machine, "GET /slow HTTP/1.1\r\n\r\n")
+        let many = String(repeating: "GET /ping HTTP/1.1\r\n\r\n", count: 100)
+        let actions = read(&machine, many)
+        XCTAssertTrue(actions.contains(.stopReading))
+        XCTAssertFalse(machine.reading)
+        var resumed = false
+        for _ in 0..<100 where !resumed {
+            resumed = machine.responseQueued(keepAlive: true, drained: true).contains(.startReading)
+        }
+        XCTAssertTrue(resumed, "reading resumes once the buffer has room")
+    }
+
+    func testPartialHeadUsesHeadTimeoutNotResetByMoreBytes() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        XCTAssertEqual(read(&machine, "GET /a HT"), [.setTimer(milliseconds: 500)])
+        XCTAssertEqual(read(&machine, "TP/1.1\r\nHost"), [], "more bytes do not restart the head timer")
+        XCTAssertEqual(machine.timerFired(), [.setTimer(milliseconds: nil), .closeNow])
+        XCTAssertEqual(machine.state, .closed)
+    }
+
+    func testTimerNeverCutsAResponse() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
+        XCTAssertEqual(machine.timerFired(), [])
+        XCTAssertEqual(machine.state, .responding(queued: nil))
+    }
+
+    func testMalformedHeadIsRejectedAndCloses() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        let actions = read(&machine, "GET /a HTTP/9.9\r\n\r\n")
+        XCTAssertEqual(actions.first, .reject(.versionNotSupported))
+        XCTAssertEqual(machine.state, .draining)
+        XCTAssertEqual(read(&machine, "GET /b HTTP/1.1\r\n\r\n"), [], "nothing more is read")
+    }
+
+    func testEOFWhileIdleCloses() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        let actions = machine.peerFinished()
+        XCTAssertTrue(actions.contains(.closeAfterDrain))
+    }
+
+    func testEOFAfterPipelinedRequestsAnswersThemFirst() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        XCTAssertFalse(machine.peerFinished().contains(.closeAfterDrain))
+        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/2"])
+        XCTAssertTrue(machine.responseQueued(keepAlive: true, drained: true).contains(.closeAfterDrain))
+    }
+
+    func testEOFWithHalfAHeadCloses() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /1 HTTP/1.1\r\nHo")
+        XCTAssertTrue(machine.peerFinished().contains(.closeAfterDrain))
+    }
+
+    func testAbortMidBodyClosesAfterDrain() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        let actions = machine.responseAborted()
+        XCTAssertEqual(Array(actions.prefix(2)), [.endResponse, .closeAfterDrain])
+        XCTAssertEqual(machine.socketDrained(), [], "the pipelined request is never started")
+    }
+
+    func testSocketClosedEndsEverything() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\n")
+        XCTAssertEqual(machine.socketClosed(), [])
+        XCTAssertEqual(machine.state, .closed)
+        XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: true), [])
+        XCTAssertEqual(machine.timerFired(), [])
+    }
+}
