@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "CacheStorageTests", dependencies: ["CacheStorage"]),
         .testTarget(name: "CacheUpstreamTests", dependencies: ["CacheUpstream"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
+        .testTarget(name: "CacheProxyTests", dependencies: ["CacheProxy"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BenchmarkSmokeTests"),
     ],

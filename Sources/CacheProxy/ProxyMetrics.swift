@@ -225,10 +225,11 @@ extension MetricsSnapshot {
         var scale: Int64 = 1
         for _ in 0..<digits { scale *= 10 }
         let scaled = Int64((value * Double(scale)).rounded())
+        let sign = scaled < 0 ? "-" : ""
         let whole = String(scaled.magnitude / UInt64(scale))
+        guard digits > 0 else { return sign + whole }
         let fraction = String(scaled.magnitude % UInt64(scale))
-        let padded = String(repeating: "0", count: digits - fraction.count) + fraction
-        return (scaled < 0 ? "-" : "") + whole + (digits > 0 ? "." + padded : "")
+        return sign + whole + "." + String(repeating: "0", count: digits - fraction.count) + fraction
     }
 }
 
