@@ -1,4 +1,6 @@
+import CacheHTTP
 import CacheIO
+import CacheLoading
 import Foundation
 import Glibc
 import XCTest
@@ -61,6 +63,27 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(CacheStatus.classify(fromCache: 0, fromOrigin: 10), .miss)
         XCTAssertEqual(CacheStatus.classify(fromCache: 5, fromOrigin: 10), .partial)
         XCTAssertEqual(CacheStatus.allCases.map(\.rawValue), ["HIT", "MISS", "PARTIAL", "BYPASS"])
+    }
+
+    func testOriginErrorCodes() {
+        let table: [(LoadError, String?)] = [
+            (.originStatus(status: 503, headers: HTTPHeaders(), body: []), "status_5xx"),
+            (.originStatus(status: 404, headers: HTTPHeaders(), body: []), "status_4xx"),
+            (.upstream(.timeout("read")), "timeout"),
+            (.upstream(.resolve("x")), "resolve"),
+            (.upstream(.connect("refused")), "connect"),
+            (.upstream(.closedEarly("eof")), "closed"),
+            (.upstream(.tls("expired")), "tls"),
+            (.upstream(.protocolViolation("head")), "protocol"),
+            (.upstream(.redirect("loop")), "redirect"),
+            (.upstream(.configuration("ca")), "configuration"),
+            (.mismatch("range"), "mismatch"),
+            (.changed("etag"), "changed"),
+            (.storage("disk full"), nil),
+        ]
+        for (error, code) in table {
+            XCTAssertEqual(OriginErrorCode.code(for: error), code, "\(error)")
+        }
     }
 
     func testJSONIsValidAndHasEveryField() throws {
