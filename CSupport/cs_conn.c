@@ -306,6 +306,16 @@ int cs_conn_read_stop(cs_conn *conn)
     return cs__conn_update_poll(conn);
 }
 
+int cs_conn_peer(const cs_conn *conn, struct sockaddr_storage *out, socklen_t *len)
+{
+    socklen_t size = sizeof *out;
+    memset(out, 0, sizeof *out);
+    if (getpeername(conn->fd, (struct sockaddr *)out, &size) < 0)
+        return -errno;
+    *len = size;
+    return 0;
+}
+
 void cs_conn_close(cs_conn *conn)
 {
     if (conn != NULL)

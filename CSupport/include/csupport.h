@@ -153,6 +153,13 @@ size_t cs_conn_queued(const cs_conn *conn);
 /** Total bytes sent on this conn so far (memory and file). */
 uint64_t cs_conn_bytes_sent(const cs_conn *conn);
 
+/**
+ * The peer's address (getpeername(2)): copies it into *out, sets *len to its
+ * size and returns 0, or returns -errno (e.g. -ENOTCONN before an outgoing
+ * conn is connected). Valid until on_close.
+ */
+int cs_conn_peer(const cs_conn *conn, struct sockaddr_storage *out, socklen_t *len);
+
 /** Closes at once, dropping whatever is queued. */
 void cs_conn_close(cs_conn *conn);
 

@@ -87,6 +87,17 @@ package final class Socket {
 
     package var bytesSent: UInt64 { raw.map { cs_conn_bytes_sent($0) } ?? 0 }
 
+    /// The address of the other end (nil once closed, or before an outgoing
+    /// connection is connected). Asks the kernel each time: call once per
+    /// connection and keep the value.
+    package var peerAddress: SocketAddress? {
+        guard let raw, !isClosed else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        guard cs_conn_peer(raw, &storage, &length) == 0 else { return nil }
+        return SocketAddress(storage: storage)
+    }
+
     package func close() {
         if let raw, !isClosed { cs_conn_close(raw) }
     }

@@ -34,6 +34,11 @@ struct AdminClient {
         _ = try request("POST", path, query)
     }
 
+    /// GET of a read-only endpoint (`/stats`, `/metrics`): the body on 2xx.
+    func get(_ path: String) throws -> [UInt8] {
+        try request("GET", path, [:])
+    }
+
     /// One request on a fresh connection (Connection: close); the body on 2xx.
     private func request(_ method: String, _ path: String, _ query: [String: String]) throws -> [UInt8] {
         var allowed = CharacterSet.alphanumerics

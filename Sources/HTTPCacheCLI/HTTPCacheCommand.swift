@@ -8,7 +8,7 @@ struct HTTPCacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "httpcache",
         abstract: "A play-while-download HTTP caching proxy for media.",
-        subcommands: [Serve.self, URLCommand.self, CacheCommand.self]
+        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, StatsCommand.self]
     )
 }
 

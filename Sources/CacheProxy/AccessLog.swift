@@ -1,0 +1,314 @@
+import Dispatch
+import Glibc
+import Logging
+import Synchronization
+
+/// One access-log record: a response as the client saw it.
+///
+/// `line()` gives the text, fields separated by one space:
+///
+///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL 12.345
+///     time                     client          method target            status sent fetched cache  ms
+///
+/// The target is quoted; inside it `"` and `\` are backslash-escaped and any
+/// byte outside printable ASCII is written `\xHH`, so a line can never be split
+/// or forged by a request. The other text fields get the same treatment without
+/// quotes (a space is `\x20` there), and an empty one is `-`.
+package struct AccessLogEntry: Sendable, Equatable {
+    /// When the response ended: milliseconds since the Unix epoch (wall clock).
+    package var time: Int64
+    /// The client's address, e.g. `127.0.0.1:51234` or `[::1]:51234`.
+    package var client: String
+    package var method: String
+    /// The request target as received.
+    package var target: String
+    package var status: Int
+    /// Bytes written to the client for this response (head and body).
+    package var bytesSent: UInt64
+    /// Body bytes fetched from the origin for this response.
+    package var bytesFromOrigin: UInt64
+    package var cache: CacheStatus
+    /// From the request head to the last byte queued, in milliseconds.
+    package var durationMilliseconds: Double
+
+    package init(time: Int64, client: String, method: String, target: String, status: Int, bytesSent: UInt64,
+                 bytesFromOrigin: UInt64, cache: CacheStatus, durationMilliseconds: Double) {
+        self.time = time
+        self.client = client
+        self.method = method
+        self.target = target
+        self.status = status
+        self.bytesSent = bytesSent
+        self.bytesFromOrigin = bytesFromOrigin
+        self.cache = cache
+        self.durationMilliseconds = durationMilliseconds
+    }
+
+    /// The record as one line, without the line feed.
+    package func line() -> String {
+        var out = Self.timestamp(milliseconds: time)
+        out += " " + Self.token(client)
+        out += " " + Self.token(method)
+        out += " \"" + Self.escaped(target, escapingSpace: false) + "\""
+        out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) "
+        out += MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3)
+        return out
+    }
+
+    /// Now, in milliseconds since the Unix epoch.
+    package static func wallClockMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// ISO 8601 in UTC with milliseconds: `2026-11-23T18:01:36.123Z`.
+    package static func timestamp(milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds.floorDivided(by: 1000))
+        let millis = Int(milliseconds - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2)
+            + "T" + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
+            + "." + pad(Int32(millis), 3) + "Z"
+    }
+
+    /// An unquoted field: escaped, spaces included, and never empty.
+    static func token(_ text: String) -> String {
+        text.isEmpty ? "-" : escaped(text, escapingSpace: true)
+    }
+
+    /// Printable ASCII stays, `"` and `\` get a backslash, everything else is `\xHH`.
+    static func escaped(_ text: String, escapingSpace: Bool) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out += [UInt8(ascii: "\\"), byte]
+            case UInt8(ascii: " ") where escapingSpace, 0..<0x20, 0x7f...:
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]]
+            default:
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward minus infinity (times before 1970 stay right).
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
+
+/// Appends access-log lines to a file (`--access-log FILE`) without blocking
+/// the event loop.
+///
+/// `append` (loop thread, or any thread) only formats the line and adds it to
+/// an in-memory buffer under a mutex. A dedicated thread writes the buffer
+/// out at most `flushInterval` after its first line, or at once past
+/// `flushBytes`, so a burst of responses costs one `write(2)`. Memory is
+/// bounded: past `maxBufferedBytes` waiting (the disk is slow or failing)
+/// lines are dropped and counted in `droppedLines` — losing log lines beats
+/// stalling clients or growing without limit. Lines that fail to be written
+/// count as dropped too.
+///
+/// The file is opened with O_APPEND (safe next to other writers), created
+/// with mode 0600 (it names clients and URLs). `reopen()` is for rotation:
+/// lines appended before it go to the file that was open, lines after it to
+/// a freshly opened `path`. `close()` writes everything and closes; call it
+/// once at shutdown (the thread keeps the writer alive until then).
+package final class AccessLogWriter: Sendable {
+    package static let defaultFlushBytes = 64 * 1024
+    package static let defaultMaxBufferedBytes = 4 * 1024 * 1024
+    package static let flushInterval = DispatchTimeInterval.milliseconds(100)
+
+    private struct State {
+        /// Lines not handed to the writer thread yet.
+        var pending: [UInt8] = []
+        /// Lines appended before `reopen()`, owed to the file open before it.
+        var beforeReopen: [UInt8]?
+        var dropped: UInt64 = 0
+        var closing = false
+    }
+
+    package let path: String
+    private let flushBytes: Int
+    private let maxBufferedBytes: Int
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Signalled when there is something for the thread to do.
+    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled once by the thread when it has written everything and closed the file.
+    private let finished = DispatchSemaphore(value: 0)
+    /// The file as opened by `init`; after that the thread owns the descriptor.
+    private let initialDescriptor: Int32
+
+    /// Opens (creating if needed) `path` and starts the writer thread.
+    package init(path: String, logger: Logger, flushBytes: Int = defaultFlushBytes,
+                 maxBufferedBytes: Int = defaultMaxBufferedBytes) throws {
+        let fd = Self.open(path)
+        guard fd >= 0 else { throw AccessLogError(path: path, errno: errno) }
+        self.path = path
+        self.flushBytes = flushBytes
+        self.maxBufferedBytes = maxBufferedBytes
+        self.logger = logger
+        initialDescriptor = fd
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let writer = Unmanaged<AccessLogWriter>.fromOpaque(context!).takeRetainedValue()
+            writer.run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<AccessLogWriter>.fromOpaque(context).release()
+            Glibc.close(fd)
+            throw AccessLogError(path: path, errno: status)
+        }
+        pthread_detach(thread)
+    }
+
+    /// Logs one response. Never blocks on the disk.
+    package func append(_ entry: AccessLogEntry) {
+        append(line: entry.line())
+    }
+
+    /// Logs one line (a line feed is added).
+    package func append(line: String) {
+        let bytes = line.utf8.count + 1
+        let signal = state.withLock { state -> Bool in
+            let waiting = state.pending.count + (state.beforeReopen?.count ?? 0)
+            guard !state.closing, waiting + bytes <= maxBufferedBytes else {
+                state.dropped += 1
+                return false
+            }
+            state.pending.append(contentsOf: line.utf8)
+            state.pending.append(UInt8(ascii: "\n"))
+            // Wake the thread for the first line (it starts the interval) and
+            // when the buffer crosses the size threshold (write now).
+            let before = state.pending.count - bytes
+            return before == 0 || (before < flushBytes && state.pending.count >= flushBytes)
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Reopens `path` for log rotation: lines appended so far still go to the
+    /// file open now (e.g. renamed away), later ones to the new file.
+    package func reopen() {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            state.beforeReopen = (state.beforeReopen ?? []) + state.pending
+            state.pending = []
+            return true
+        }
+        if accepted { wake.signal() }
+    }
+
+    /// Writes every accepted line, closes the file and stops the thread.
+    /// Blocks until done; later appends are dropped. Idempotent.
+    package func close() {
+        let first = state.withLock { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
+        }
+        guard first else { return }
+        wake.signal()
+        finished.wait()
+    }
+
+    /// Lines dropped so far (buffer full, write failed, or appended after close).
+    package var droppedLines: UInt64 { state.withLock { $0.dropped } }
+
+    // MARK: writer thread
+
+    private func run() {
+        var fd = initialDescriptor
+        var failing = false
+        while true {
+            wake.wait()
+            let urgent = state.withLock { $0.closing || $0.beforeReopen != nil || $0.pending.count >= flushBytes }
+            if !urgent {
+                // Let lines gather; a size crossing, reopen or close ends the wait early.
+                _ = wake.wait(timeout: .now() + Self.flushInterval)
+            }
+            let (before, lines, closing) = state.withLock { state in
+                defer {
+                    state.beforeReopen = nil
+                    state.pending = []
+                }
+                return (state.beforeReopen, state.pending, state.closing)
+            }
+            if let before {
+                write(before, to: fd, failing: &failing)
+                let fresh = Self.open(path)
+                if fresh >= 0 {
+                    Glibc.close(fd)
+                    fd = fresh
+                } else {
+                    logger.warning("cannot reopen the access log, still writing to the old file",
+                                   metadata: ["path": "\(path)", "error": "\(String(cString: strerror(errno)))"])
+                }
+            }
+            write(lines, to: fd, failing: &failing)
+            if closing { break }
+        }
+        Glibc.close(fd)
+        finished.signal()
+    }
+
+    /// Writes all of `bytes`; what cannot be written is counted as dropped
+    /// lines. Logs when writing starts and stops failing, not on every attempt.
+    private func write(_ bytes: [UInt8], to fd: Int32, failing: inout Bool) {
+        guard !bytes.isEmpty else { return }
+        var offset = 0
+        var error: Int32 = 0
+        bytes.withUnsafeBytes { buffer in
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    error = n < 0 ? errno : EIO
+                    break
+                }
+            }
+        }
+        if offset < bytes.count {
+            let lost = bytes[offset...].reduce(into: UInt64(0)) { count, byte in
+                if byte == UInt8(ascii: "\n") { count += 1 }
+            }
+            state.withLock { $0.dropped += lost }
+            if !failing {
+                failing = true
+                logger.warning("cannot write the access log, dropping lines",
+                               metadata: ["path": "\(path)", "error": "\(String(cString: strerror(error)))"])
+            }
+        } else if failing {
+            failing = false
+            logger.info("access log writable again", metadata: ["path": "\(path)"])
+        }
+    }
+
+    private static func open(_ path: String) -> Int32 {
+        Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    }
+}
+
+/// The access log file could not be opened.
+package struct AccessLogError: Error, CustomStringConvertible {
+    package var path: String
+    package var errno: Int32
+
+    package var description: String { "cannot open the access log \(path): \(String(cString: strerror(errno)))" }
+}

@@ -1,0 +1,321 @@
+import CacheLoading
+
+/// The proxy's counters and gauges.
+///
+/// Loop-confined: one `ProxyMetrics` lives in the server and is only touched
+/// on its loop thread, so plain integers suffice (no locks, no atomics on the
+/// hot path). Other threads get a `MetricsSnapshot`, a Sendable copy.
+///
+/// Gauges the server knows better than this struct (cache size, entries,
+/// uptime, dropped access-log lines) are passed in when taking a snapshot.
+package struct ProxyMetrics: Sendable {
+    /// Responses by HTTP status code.
+    package private(set) var requestsByStatus: [Int: UInt64] = [:]
+    /// Responses by how the cache answered them.
+    package private(set) var requestsByCache: [CacheStatus: UInt64] = [:]
+    /// Response body bytes served from the disk cache.
+    package private(set) var bytesFromCache: UInt64 = 0
+    /// Body bytes received from origins.
+    package private(set) var bytesFromOrigin: UInt64 = 0
+    /// Requests sent to origins (each attempt, redirects and retries included).
+    package private(set) var originRequests: UInt64 = 0
+    /// Failed origin requests by error code (see `OriginErrorCode`).
+    package private(set) var originErrors: [String: UInt64] = [:]
+    /// Client connections open now.
+    package private(set) var openConnections = 0
+    /// Origin downloads running now.
+    package private(set) var activeDownloads = 0
+    /// Resources evicted from the cache.
+    package private(set) var evictions: UInt64 = 0
+
+    package init() {}
+
+    /// One response finished (or was cut short): call once per response, with
+    /// the bytes that went out for it.
+    package mutating func recordResponse(status: Int, cache: CacheStatus) {
+        requestsByStatus[status, default: 0] += 1
+        requestsByCache[cache, default: 0] += 1
+    }
+
+    /// Body bytes sent to a client from the data file (cache hits and the
+    /// cached part of partial answers).
+    package mutating func addBytesFromCache(_ count: UInt64) { bytesFromCache &+= count }
+
+    /// Body bytes received from an origin (whether or not a client waits for them).
+    package mutating func addBytesFromOrigin(_ count: UInt64) { bytesFromOrigin &+= count }
+
+    /// A request went out to an origin.
+    package mutating func recordOriginRequest() { originRequests += 1 }
+
+    /// An origin request failed. `code` should be one of `OriginErrorCode`'s
+    /// values: label sets must stay small and stable for Prometheus.
+    package mutating func recordOriginError(_ code: String) { originErrors[code, default: 0] += 1 }
+
+    package mutating func connectionOpened() { openConnections += 1 }
+    package mutating func connectionClosed() { openConnections = max(0, openConnections - 1) }
+
+    package mutating func downloadStarted() { activeDownloads += 1 }
+    package mutating func downloadEnded() { activeDownloads = max(0, activeDownloads - 1) }
+
+    package mutating func recordEvictions(_ count: Int = 1) { evictions += UInt64(max(0, count)) }
+
+    /// A Sendable copy with the gauges only the caller knows.
+    package func snapshot(cacheSizeBytes: Int64, cacheEntries: Int, uptimeSeconds: Double,
+                          accessLogDropped: UInt64 = 0) -> MetricsSnapshot {
+        MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
+                        bytesFromCache: bytesFromCache, bytesFromOrigin: bytesFromOrigin,
+                        originRequests: originRequests, originErrors: originErrors,
+                        openConnections: openConnections, activeDownloads: activeDownloads, evictions: evictions,
+                        cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries, uptimeSeconds: uptimeSeconds,
+                        accessLogDropped: accessLogDropped)
+    }
+}
+
+/// The stable set of origin error codes used as the `code` label.
+package enum OriginErrorCode {
+    /// Connect or read deadline passed (the client got 504).
+    package static let timeout = "timeout"
+    /// The origin's name did not resolve.
+    package static let resolve = "resolve"
+    /// The TCP connection could not be opened.
+    package static let connect = "connect"
+    /// The connection closed before the response was complete.
+    package static let closed = "closed"
+    /// TLS handshake or certificate verification failed.
+    package static let tls = "tls"
+    /// A malformed response head or body framing.
+    package static let protocolError = "protocol"
+    /// Redirect loop, too many hops or an unusable Location.
+    package static let redirect = "redirect"
+    /// The origin answered 4xx (passed on to the client).
+    package static let status4xx = "status_4xx"
+    /// The origin answered 5xx (passed on to the client).
+    package static let status5xx = "status_5xx"
+    /// The origin answered something else than asked (range, length).
+    package static let mismatch = "mismatch"
+    /// The resource changed at the origin (validators differ) mid-use.
+    package static let changed = "changed"
+    /// The upstream configuration cannot be used (bad CA file…).
+    package static let configuration = "configuration"
+
+    /// The code for a failed load, or nil when the origin is not to blame
+    /// (the cache could not store bytes).
+    package static func code(for error: LoadError) -> String? {
+        switch error {
+        case .originStatus(let status, _, _): return status >= 500 ? status5xx : status4xx
+        case .upstream(let upstream):
+            switch upstream {
+            case .resolve: return resolve
+            case .connect: return connect
+            case .timeout: return timeout
+            case .protocolViolation: return protocolError
+            case .closedEarly: return closed
+            case .tls: return tls
+            case .redirect: return redirect
+            case .configuration: return configuration
+            }
+        case .storage: return nil
+        case .mismatch: return mismatch
+        case .changed: return changed
+        }
+    }
+}
+
+/// Every metric at one instant; a value that can cross threads and be rendered.
+package struct MetricsSnapshot: Sendable, Equatable {
+    package var requestsByStatus: [Int: UInt64]
+    package var requestsByCache: [CacheStatus: UInt64]
+    package var bytesFromCache: UInt64
+    package var bytesFromOrigin: UInt64
+    package var originRequests: UInt64
+    package var originErrors: [String: UInt64]
+    package var openConnections: Int
+    package var activeDownloads: Int
+    package var evictions: UInt64
+    package var cacheSizeBytes: Int64
+    package var cacheEntries: Int
+    package var uptimeSeconds: Double
+    package var accessLogDropped: UInt64
+
+    package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
+                 bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
+                 originErrors: [String: UInt64] = [:], openConnections: Int = 0, activeDownloads: Int = 0,
+                 evictions: UInt64 = 0, cacheSizeBytes: Int64 = 0, cacheEntries: Int = 0, uptimeSeconds: Double = 0,
+                 accessLogDropped: UInt64 = 0) {
+        self.requestsByStatus = requestsByStatus
+        self.requestsByCache = requestsByCache
+        self.bytesFromCache = bytesFromCache
+        self.bytesFromOrigin = bytesFromOrigin
+        self.originRequests = originRequests
+        self.originErrors = originErrors
+        self.openConnections = openConnections
+        self.activeDownloads = activeDownloads
+        self.evictions = evictions
+        self.cacheSizeBytes = cacheSizeBytes
+        self.cacheEntries = cacheEntries
+        self.uptimeSeconds = uptimeSeconds
+        self.accessLogDropped = accessLogDropped
+    }
+
+    /// All responses counted.
+    package var requestsTotal: UInt64 { requestsByStatus.values.reduce(0, &+) }
+
+    /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no
+    /// origin at all. BYPASS responses never touched the cache and don't count.
+    /// 0 before the first cacheable request.
+    package var hitRatio: Double {
+        let hits = requestsByCache[.hit, default: 0]
+        let lookups = hits + requestsByCache[.miss, default: 0] + requestsByCache[.partial, default: 0]
+        return lookups == 0 ? 0 : Double(hits) / Double(lookups)
+    }
+
+    /// Bytes from disk / all body bytes served or fetched; 0 when nothing moved.
+    package var byteHitRatio: Double {
+        let total = Double(bytesFromCache) + Double(bytesFromOrigin)
+        return total == 0 ? 0 : Double(bytesFromCache) / total
+    }
+}
+
+// MARK: - Rendering
+
+extension MetricsSnapshot {
+    /// The snapshot as one JSON object (no trailing newline). Field names are
+    /// a stable interface (`httpcache stats --json`, monitoring scripts):
+    ///
+    ///     uptime_seconds       number, 3 decimals
+    ///     requests_total       responses counted
+    ///     requests_by_status   {"200": n, ...}, codes in ascending order
+    ///     requests_by_cache    {"HIT": n, "MISS": n, "PARTIAL": n, "BYPASS": n}, always all four
+    ///     hit_ratio            HIT / (HIT + MISS + PARTIAL), 4 decimals
+    ///     bytes_from_cache     body bytes served from disk
+    ///     bytes_from_origin    body bytes fetched from origins
+    ///     origin_requests      requests sent to origins
+    ///     origin_errors        {"timeout": n, ...}, codes in ascending order
+    ///     open_connections     client connections now
+    ///     active_downloads     origin downloads now
+    ///     evictions            resources evicted
+    ///     cache_size_bytes     bytes cached now
+    ///     cache_entries        resources cached now
+    ///     access_log_dropped   access-log lines dropped (disk too slow or failing)
+    package func json() -> String {
+        func object(_ pairs: [(String, UInt64)]) -> String {
+            "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
+        }
+        let byStatus = requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
+        let byCache = CacheStatus.allCases.map { ($0.rawValue, requestsByCache[$0, default: 0]) }
+        let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let fields: [(String, String)] = [
+            ("uptime_seconds", Self.decimal(uptimeSeconds, digits: 3)),
+            ("requests_total", String(requestsTotal)),
+            ("requests_by_status", object(byStatus)),
+            ("requests_by_cache", object(byCache)),
+            ("hit_ratio", Self.decimal(hitRatio, digits: 4)),
+            ("bytes_from_cache", String(bytesFromCache)),
+            ("bytes_from_origin", String(bytesFromOrigin)),
+            ("origin_requests", String(originRequests)),
+            ("origin_errors", object(errors)),
+            ("open_connections", String(openConnections)),
+            ("active_downloads", String(activeDownloads)),
+            ("evictions", String(evictions)),
+            ("cache_size_bytes", String(cacheSizeBytes)),
+            ("cache_entries", String(cacheEntries)),
+            ("access_log_dropped", String(accessLogDropped)),
+        ]
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The snapshot in the Prometheus text exposition format 0.0.4: every
+    /// metric family with `# HELP` and `# TYPE`, names prefixed `httpcache_`,
+    /// counters ending in `_total`; ends with a newline.
+    package func prometheus() -> String {
+        var text = PrometheusText()
+        text.family("httpcache_requests_total", .counter, "Responses sent to clients, by HTTP status code.",
+                    requestsByStatus.sorted { $0.key < $1.key }.map { (["status": String($0.key)], String($0.value)) })
+        text.family("httpcache_cache_requests_total", .counter, "Responses sent to clients, by cache status.",
+                    CacheStatus.allCases.map { (["cache": $0.rawValue], String(requestsByCache[$0, default: 0])) })
+        text.family("httpcache_cache_bytes_served_total", .counter, "Response body bytes served from the disk cache.",
+                    String(bytesFromCache))
+        text.family("httpcache_origin_bytes_fetched_total", .counter, "Body bytes fetched from origins.",
+                    String(bytesFromOrigin))
+        text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.", String(originRequests))
+        text.family("httpcache_origin_errors_total", .counter, "Failed origin requests, by error code.",
+                    originErrors.sorted { $0.key < $1.key }.map { (["code": $0.key], String($0.value)) })
+        text.family("httpcache_open_connections", .gauge, "Client connections open now.", String(openConnections))
+        text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.", String(activeDownloads))
+        text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.", String(evictions))
+        text.family("httpcache_cache_size_bytes", .gauge, "Bytes held in the cache.", String(cacheSizeBytes))
+        text.family("httpcache_cache_entries", .gauge, "Resources held in the cache.", String(cacheEntries))
+        text.family("httpcache_uptime_seconds", .gauge, "Seconds since the proxy started.",
+                    Self.decimal(uptimeSeconds, digits: 3))
+        text.family("httpcache_access_log_dropped_total", .counter,
+                    "Access log lines dropped because the disk could not keep up or failed.", String(accessLogDropped))
+        return text.output
+    }
+
+    /// `value` with exactly `digits` decimals, valid in JSON and Prometheus
+    /// (no exponent; a non-finite value becomes 0, which JSON could not carry).
+    static func decimal(_ value: Double, digits: Int) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "0" }
+        var scale: Int64 = 1
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = Int64((value * Double(scale)).rounded())
+        let sign = scaled < 0 ? "-" : ""
+        let whole = String(scaled.magnitude / UInt64(scale))
+        guard digits > 0 else { return sign + whole }
+        let fraction = String(scaled.magnitude % UInt64(scale))
+        return sign + whole + "." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+}
+
+/// Writes Prometheus text exposition format 0.0.4, one family at a time.
+struct PrometheusText {
+    enum Kind: String { case counter, gauge }
+
+    private(set) var output = ""
+
+    /// A family with one unlabelled sample.
+    mutating func family(_ name: String, _ kind: Kind, _ help: String, _ value: String) {
+        family(name, kind, help, [([:], value)])
+    }
+
+    /// A family with labelled samples (possibly none: HELP and TYPE still say it exists).
+    mutating func family(_ name: String, _ kind: Kind, _ help: String, _ samples: [([String: String], String)]) {
+        output += "# HELP \(name) \(Self.escapeHelp(help))\n"
+        output += "# TYPE \(name) \(kind.rawValue)\n"
+        for (labels, value) in samples {
+            output += name
+            if !labels.isEmpty {
+                let pairs = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escapeLabel($0.value))\"" }
+                output += "{" + pairs.joined(separator: ",") + "}"
+            }
+            output += " " + value + "\n"
+        }
+    }
+
+    /// Label values escape backslash, double quote and line feed.
+    static func escapeLabel(_ value: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// HELP text escapes backslash and line feed.
+    static func escapeHelp(_ value: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

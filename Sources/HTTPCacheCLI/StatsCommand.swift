@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import HTTPCache
+
+/// `httpcache stats`: the counters of the proxy serving a cache folder.
+struct StatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Show the statistics of the proxy serving a cache folder.",
+        discussion: """
+        Asks the running proxy (found through the folder's lock file) for /stats \
+        and prints a table, or the JSON with --json, or /metrics (Prometheus \
+        text) with --prometheus. Fails when no proxy serves the folder.
+        """
+    )
+
+    @Option(name: .customLong("cache-dir"), help: "Cache folder (default: the one `serve` uses).")
+    var cacheDirectory: String?
+    @Flag(help: "Print the /stats JSON as the proxy sends it.") var json = false
+    @Flag(help: "Print the /metrics text (Prometheus exposition format).") var prometheus = false
+
+    func validate() throws {
+        if json && prometheus { throw ValidationError("--json and --prometheus exclude each other") }
+    }
+
+    func run() throws {
+        let path = cacheDirectory ?? defaultCacheDirectory()
+        guard let proxy = HTTPCacheFolder.servingProxy(of: path) else {
+            throw AdminClient.Failure(description: "no proxy is serving the cache folder \(path) "
+                                      + "(start one with `httpcache serve --cache-dir \(path)`)")
+        }
+        let client = AdminClient(address: proxy.address, token: proxy.token)
+        if prometheus {
+            print(String(decoding: try client.get("/metrics"), as: UTF8.self), terminator: "")
+            return
+        }
+        let body = try client.get("/stats")
+        if json {
+            print(String(decoding: body, as: UTF8.self), terminator: "")
+            return
+        }
+        let stats: ProxyStats
+        do {
+            stats = try JSONDecoder().decode(ProxyStats.self, from: Data(body))
+        } catch {
+            throw AdminClient.Failure(description: "unexpected /stats answer from the proxy at \(proxy.address): \(error)")
+        }
+        print(stats.table(address: proxy.address), terminator: "")
+    }
+}
+
+/// The `/stats` document (field names as `MetricsSnapshot.json()` writes them).
+struct ProxyStats: Decodable {
+    var uptimeSeconds: Double
+    var requestsTotal: UInt64
+    var requestsByStatus: [String: UInt64]
+    var requestsByCache: [String: UInt64]
+    var hitRatio: Double
+    var bytesFromCache: UInt64
+    var bytesFromOrigin: UInt64
+    var originRequests: UInt64
+    var originErrors: [String: UInt64]
+    var openConnections: Int
+    var activeDownloads: Int
+    var evictions: UInt64
+    var cacheSizeBytes: Int64
+    var cacheEntries: Int
+    var accessLogDropped: UInt64
+
+    // Spelled out: a key strategy would also rewrite the dictionaries' keys.
+    enum CodingKeys: String, CodingKey {
+        case uptimeSeconds = "uptime_seconds", requestsTotal = "requests_total"
+        case requestsByStatus = "requests_by_status", requestsByCache = "requests_by_cache", hitRatio = "hit_ratio"
+        case bytesFromCache = "bytes_from_cache", bytesFromOrigin = "bytes_from_origin"
+        case originRequests = "origin_requests", originErrors = "origin_errors"
+        case openConnections = "open_connections", activeDownloads = "active_downloads", evictions
+        case cacheSizeBytes = "cache_size_bytes", cacheEntries = "cache_entries"
+        case accessLogDropped = "access_log_dropped"
+    }
+
+    /// A table for people, two columns, ending with a line feed.
+    func table(address: String) -> String {
+        let cacheOrder = ["HIT", "MISS", "PARTIAL", "BYPASS"]
+        let byCache = cacheOrder.map { "\($0) \(requestsByCache[$0, default: 0])" }
+            + requestsByCache.keys.filter { !cacheOrder.contains($0) }.sorted().map { "\($0) \(requestsByCache[$0]!)" }
+        let byStatus = requestsByStatus.sorted { (Int($0.key) ?? 0) < (Int($1.key) ?? 0) }.map { "\($0.key) \($0.value)" }
+        let errors = originErrors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        let rows: [(String, String)] = [
+            ("proxy", "\(address), up \(Self.duration(uptimeSeconds))"),
+            ("requests", String(requestsTotal)),
+            ("  by status", byStatus.isEmpty ? "-" : byStatus.joined(separator: ", ")),
+            ("  by cache", byCache.joined(separator: ", ")),
+            ("hit ratio", String(format: "%.1f %% (HIT of HIT+MISS+PARTIAL)", hitRatio * 100)),
+            ("bytes from disk", Self.bytes(Int64(clamping: bytesFromCache))),
+            ("bytes from origin", Self.bytes(Int64(clamping: bytesFromOrigin))),
+            ("origin requests", String(originRequests)),
+            ("origin errors", errors.isEmpty ? "none" : errors.joined(separator: ", ")),
+            ("connections", "\(openConnections) open"),
+            ("downloads", "\(activeDownloads) active"),
+            ("cache", "\(Self.bytes(cacheSizeBytes)) in \(cacheEntries) entries"),
+            ("evictions", String(evictions)),
+            ("access log dropped", String(accessLogDropped)),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined()
+    }
+
+    /// `1.5 GiB (1610612736 bytes)`; plain bytes below 1 KiB.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB", "PiB"]
+        var value = Double(count)
+        var unit = -1
+        while abs(value) >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit < 0 ? "\(count) bytes" : String(format: "%.1f", value) + " \(units[unit]) (\(count) bytes)"
+    }
+
+    /// `2d 03:04:05` or `03:04:05`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds))
+        let clock = String(format: "%02d:%02d:%02d", total / 3600 % 24, total / 60 % 60, total % 60)
+        return total >= 86400 ? "\(total / 86400)d \(clock)" : clock
+    }
+}
