@@ -63,6 +63,7 @@ package struct CacheControl: Sendable, Equatable {
     /// `max-stale` with no value: any staleness is acceptable.
     package static let anyStaleness = Int.max
 
+    /// No directives (as for a message without the field).
     package init() {}
 
     /// Parses every field line named `field` in `headers` as one list.

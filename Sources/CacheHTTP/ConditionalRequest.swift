@@ -69,6 +69,7 @@ package enum PreconditionResult: Sendable, Equatable {
     case preconditionFailed
 }
 
+/// RFC 9110 §13.2 precondition evaluation by a cache holding the representation.
 package enum ConditionalRequest {
     /// Evaluates If-Match, If-Unmodified-Since, If-None-Match and
     /// If-Modified-Since of a `method` request with `requestHeaders`

@@ -15,6 +15,7 @@ package enum FreshnessSource: String, Sendable, Equatable {
     case none = "none"
 }
 
+/// A freshness lifetime in seconds and the rule that gave it.
 package struct FreshnessLifetime: Sendable, Equatable {
     package var seconds: Int
     package var source: FreshnessSource
@@ -64,6 +65,7 @@ package enum StaleCause: Sendable, Equatable {
     case originError
 }
 
+/// RFC 9111 §4.2 as pure functions of a stored head, a request and the time.
 package enum Freshness {
     /// The freshness lifetime of a shared cache (RFC 9111 §4.2.1): s-maxage,
     /// then max-age, then Expires minus Date (the receipt time when Date is
@@ -100,6 +102,7 @@ package enum Freshness {
         return FreshnessLifetime(seconds: 0, source: .none)
     }
 
+    /// `lifetime(status:headers:responseTime:options:)` of a stored head.
     package static func lifetime(_ stored: StoredHead,
                                  options: CachePolicyOptions = CachePolicyOptions()) -> FreshnessLifetime {
         lifetime(status: stored.status, headers: stored.headers, responseTime: stored.responseTime,
@@ -120,6 +123,7 @@ package enum Freshness {
         return max(apparentAge, correctedAgeValue) + residentTime
     }
 
+    /// `currentAge(headers:requestTime:responseTime:now:)` of a stored head.
     package static func currentAge(_ stored: StoredHead, now: Int) -> Int {
         currentAge(headers: stored.headers, requestTime: stored.requestTime, responseTime: stored.responseTime,
                    now: now)

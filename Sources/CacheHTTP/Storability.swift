@@ -35,6 +35,7 @@ package enum NotStorableReason: String, Sendable, Equatable {
     case statusNotCacheable = "status not cacheable by default and no explicit freshness"
 }
 
+/// RFC 9111 §3 for a shared cache.
 package enum Storability {
     /// Status codes a cache may store and reuse with heuristic freshness
     /// (RFC 9110 §15.1, "heuristically cacheable").

@@ -13,6 +13,7 @@ package struct StoredHead: Sendable, Equatable {
     /// When the response head was received (§4.2.3 response_time).
     package var responseTime: Int
 
+    /// A head kept as given (e.g. read back from storage).
     package init(status: Int, headers: HTTPHeaders, requestTime: Int, responseTime: Int) {
         self.status = status
         self.headers = headers
