@@ -1,0 +1,229 @@
+// RFC 9111 §5.2 Cache-Control directives, and RFC 9213 CDN-Cache-Control
+// (same directives, targeted at the CDN in front of an origin). One value
+// type holds request and response directives: the parser does not know which
+// side it reads, and each caller looks only at the directives of its side.
+
+/// Parsed Cache-Control (or CDN-Cache-Control) directives.
+///
+/// Parsing is lenient (RFC 9111 §5.2): names are case-insensitive, values
+/// may be tokens or quoted strings, unknown directives are ignored, and
+/// several field lines form one list. Duplicates and bad values resolve to
+/// the most restrictive reading (§4.2.1): see each property.
+package struct CacheControl: Sendable, Equatable {
+    /// Largest delta-seconds kept; larger values are clamped to it (§1.2.2).
+    package static let maxDeltaSeconds = 2_147_483_648
+
+    /// `max-age` (§5.2.1.1 request, §5.2.2.1 response). A bad or missing
+    /// value reads as 0 (the response is stale, §4.2.1); duplicates keep the
+    /// smallest.
+    package var maxAge: Int?
+    /// `s-maxage` (§5.2.2.10), same rules as `maxAge`.
+    package var sharedMaxAge: Int?
+    /// `no-store` (§5.2.1.5, §5.2.2.5).
+    package var noStore = false
+    /// Unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation.
+    package var noCache = false
+    /// Field names of the qualified form `no-cache="a, b"`, lower-cased: those
+    /// fields must not be sent from the cache without validation.
+    package var noCacheFields: [String] = []
+    /// Unqualified `private` (§5.2.2.7): a shared cache must not store.
+    package var isPrivate = false
+    /// Field names of `private="a, b"`, lower-cased: a shared cache may store
+    /// the response without those fields.
+    package var privateFields: [String] = []
+    /// `public` (§5.2.2.9).
+    package var isPublic = false
+    /// `must-revalidate` (§5.2.2.2).
+    package var mustRevalidate = false
+    /// `proxy-revalidate` (§5.2.2.8).
+    package var proxyRevalidate = false
+    /// `must-understand` (§5.2.2.3).
+    package var mustUnderstand = false
+    /// `no-transform` (§5.2.1.6, §5.2.2.6).
+    package var noTransform = false
+    /// `immutable` (RFC 8246).
+    package var immutable = false
+    /// `stale-while-revalidate` seconds (RFC 5861 §3). Bad values are ignored
+    /// (no permission); duplicates keep the smallest.
+    package var staleWhileRevalidate: Int?
+    /// `stale-if-error` seconds (RFC 5861 §4), same rules.
+    package var staleIfError: Int?
+    /// Request `max-stale` (§5.2.1.2): `anyStaleness` without a value. A bad
+    /// value is ignored; duplicates keep the smallest.
+    package var maxStale: Int?
+    /// Request `min-fresh` (§5.2.1.3). A bad value is ignored; duplicates
+    /// keep the largest.
+    package var minFresh: Int?
+    /// Request `only-if-cached` (§5.2.1.7).
+    package var onlyIfCached = false
+    /// Whether any directive was found, known or not. RFC 9213 §2.2 falls
+    /// back to Cache-Control when the targeted field has none.
+    package var isEmpty = true
+
+    /// `max-stale` with no value: any staleness is acceptable.
+    package static let anyStaleness = Int.max
+
+    /// No directives (as for a message without the field).
+    package init() {}
+
+    /// Parses every field line named `field` in `headers` as one list.
+    package init(_ headers: HTTPHeaders, field: String = "Cache-Control") {
+        self.init(values: headers.values(field))
+    }
+
+    /// Parses field values (one per field line).
+    package init(values: [String]) {
+        for value in values {
+            for d in CacheControl.directives(value) { apply(d.name, d.value) }
+        }
+    }
+
+    /// Directives of a request: Cache-Control, or `Pragma: no-cache` when the
+    /// request has no Cache-Control (RFC 9111 §5.4 keeps that for HTTP/1.0
+    /// clients).
+    package init(request headers: HTTPHeaders) {
+        self.init(headers)
+        if !headers.contains("Cache-Control"), headers.hasToken("no-cache", in: "Pragma") {
+            noCache = true
+            isEmpty = false
+        }
+    }
+
+    private mutating func apply(_ name: String, _ value: String?) {
+        isEmpty = false
+        switch name {
+        case "max-age": maxAge = min(maxAge ?? .max, CacheControl.seconds(value) ?? 0)
+        case "s-maxage": sharedMaxAge = min(sharedMaxAge ?? .max, CacheControl.seconds(value) ?? 0)
+        case "no-store": noStore = true
+        case "no-cache":
+            if let value, !value.isEmpty { noCacheFields.append(contentsOf: CacheControl.fieldNames(value)) }
+            else { noCache = true }
+        case "private":
+            if let value, !value.isEmpty { privateFields.append(contentsOf: CacheControl.fieldNames(value)) }
+            else { isPrivate = true }
+        case "public": isPublic = true
+        case "must-revalidate": mustRevalidate = true
+        case "proxy-revalidate": proxyRevalidate = true
+        case "must-understand": mustUnderstand = true
+        case "no-transform": noTransform = true
+        case "immutable": immutable = true
+        case "only-if-cached": onlyIfCached = true
+        case "stale-while-revalidate":
+            if let s = CacheControl.seconds(value) { staleWhileRevalidate = min(staleWhileRevalidate ?? .max, s) }
+        case "stale-if-error":
+            if let s = CacheControl.seconds(value) { staleIfError = min(staleIfError ?? .max, s) }
+        case "max-stale":
+            let s = value == nil ? CacheControl.anyStaleness : CacheControl.seconds(value)
+            if let s { maxStale = min(maxStale ?? .max, s) }
+        case "min-fresh":
+            if let s = CacheControl.seconds(value) { minFresh = max(minFresh ?? 0, s) }
+        default: break
+        }
+    }
+
+    /// delta-seconds (RFC 9111 §1.2.2): 1*DIGIT, clamped to 2^31; nil when
+    /// absent or not all digits.
+    static func seconds(_ value: String?) -> Int? {
+        guard let value, !value.isEmpty else { return nil }
+        var v = 0
+        for b in value.utf8 {
+            guard ASCII.isDigit(b) else { return nil }
+            v = min(v * 10 + Int(b &- 0x30), maxDeltaSeconds)
+        }
+        return v
+    }
+
+    /// The comma-separated field names of a qualified directive, lower-cased.
+    static func fieldNames(_ value: String) -> [String] {
+        value.split(separator: ",").compactMap { part in
+            let name = trimmedOWS(String(part))
+            guard !name.isEmpty, name.utf8.allSatisfy(ASCII.isTokenChar) else { return nil }
+            return ASCII.lowercased(String(name))
+        }
+    }
+
+    /// Splits one field value into (lower-cased name, unquoted value)
+    /// pairs. Commas inside quoted strings do not split; a missing closing
+    /// quote ends the value at the end of the field.
+    static func directives(_ field: String) -> [(name: String, value: String?)] {
+        var out: [(name: String, value: String?)] = []
+        let b = Array(field.utf8)
+        var i = 0
+        while i < b.count {
+            while i < b.count, ASCII.isOWS(b[i]) || b[i] == ASCII.comma { i += 1 }
+            let nameStart = i
+            while i < b.count, b[i] != ASCII.comma, b[i] != UInt8(ascii: "=") { i += 1 }
+            let name = trimmed(b[nameStart..<i])
+            var value: String? = nil
+            if i < b.count, b[i] == UInt8(ascii: "=") {
+                i += 1
+                while i < b.count, ASCII.isOWS(b[i]) { i += 1 }
+                if i < b.count, b[i] == UInt8(ascii: "\"") {
+                    var bytes: [UInt8] = []
+                    i += 1
+                    while i < b.count, b[i] != UInt8(ascii: "\"") {
+                        if b[i] == UInt8(ascii: "\\"), i + 1 < b.count { i += 1 }
+                        bytes.append(b[i])
+                        i += 1
+                    }
+                    i += 1
+                    value = String(decoding: bytes, as: UTF8.self)
+                    // Anything after the closing quote up to the comma is junk.
+                    while i < b.count, b[i] != ASCII.comma { i += 1 }
+                } else {
+                    let start = i
+                    while i < b.count, b[i] != ASCII.comma { i += 1 }
+                    value = String(decoding: trimmed(b[start..<i]), as: UTF8.self)
+                }
+            }
+            if !name.isEmpty {
+                out.append((name: String(decoding: name.map(ASCII.lower), as: UTF8.self), value: value))
+            }
+        }
+        return out
+    }
+
+    private static func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var lo = s.startIndex, hi = s.endIndex
+        while lo < hi, ASCII.isOWS(s[lo]) { lo += 1 }
+        while hi > lo, ASCII.isOWS(s[hi - 1]) { hi -= 1 }
+        return s[lo..<hi]
+    }
+}
+
+/// Settings of the policy that are the cache's choice, not the protocol's.
+package struct CachePolicyOptions: Sendable, Equatable {
+    /// Upper bound of a heuristic freshness lifetime in seconds (RFC 9111
+    /// §4.2.2 leaves it to the cache).
+    package var heuristicCap: Int
+    /// Reverse-proxy mode: the proxy is the origin's CDN, so CDN-Cache-Control
+    /// (RFC 9213) applies and, when present, replaces Cache-Control and Expires.
+    package var honorsCDNCacheControl: Bool
+
+    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false) {
+        self.heuristicCap = heuristicCap
+        self.honorsCDNCacheControl = honorsCDNCacheControl
+    }
+}
+
+/// The response directives that govern this cache (RFC 9213 §2.2): the
+/// targeted CDN-Cache-Control when the options honour it and it holds at
+/// least one directive, else Cache-Control.
+package struct ResponseDirectives: Sendable, Equatable {
+    package var cacheControl: CacheControl
+    /// True when CDN-Cache-Control was used; Expires is then ignored too.
+    package var isTargeted: Bool
+
+    package init(_ headers: HTTPHeaders, options: CachePolicyOptions = CachePolicyOptions()) {
+        if options.honorsCDNCacheControl {
+            let cdn = CacheControl(headers, field: "CDN-Cache-Control")
+            if !cdn.isEmpty {
+                cacheControl = cdn
+                isTargeted = true
+                return
+            }
+        }
+        cacheControl = CacheControl(headers)
+        isTargeted = false
+    }
+}

@@ -1,0 +1,122 @@
+// A client's preconditions evaluated against the stored representation's
+// validators (RFC 9110 §13.1, in the order of §13.2.2). If-Range is
+// `IfRange`'s job: it decides about Range, not about the whole response.
+
+/// An entity-tag (RFC 9110 §8.8.3).
+package struct EntityTag: Sendable, Equatable {
+    /// The opaque-tag with its quotes, e.g. `"abc"`.
+    package var opaque: String
+    package var isWeak: Bool
+
+    package init(opaque: String, isWeak: Bool) {
+        self.opaque = opaque
+        self.isWeak = isWeak
+    }
+
+    /// Nil unless `value` (OWS trimmed) is `[W/]"<etagc>*"`.
+    package init?(_ value: String) {
+        var s = trimmedOWS(value)
+        let weak = s.utf8.starts(with: "W/".utf8)
+        if weak { s = s.dropFirst(2) }
+        let u = s.utf8
+        guard u.count >= 2, u.first == UInt8(ascii: "\""), u.last == UInt8(ascii: "\""),
+              !u.dropFirst().dropLast().contains(UInt8(ascii: "\"")) else { return nil }
+        opaque = String(s)
+        isWeak = weak
+    }
+
+    /// Strong comparison (§8.8.3.2): both strong, same opaque-tag, byte for byte.
+    package func strongMatch(_ other: EntityTag) -> Bool {
+        !isWeak && !other.isWeak && opaque.utf8.elementsEqual(other.opaque.utf8)
+    }
+
+    /// Weak comparison (§8.8.3.2): same opaque-tag, either may be weak.
+    package func weakMatch(_ other: EntityTag) -> Bool {
+        opaque.utf8.elementsEqual(other.opaque.utf8)
+    }
+
+    /// The members of an If-Match/If-None-Match list, or nil for `*`.
+    /// Commas inside quotes do not split; members that are not entity-tags
+    /// are skipped (they can never match).
+    static func list(_ lines: [String]) -> [EntityTag]? {
+        var tags: [EntityTag] = []
+        for line in lines {
+            if trimmedOWS(line) == "*" { return nil }
+            var member: [UInt8] = []
+            var quoted = false
+            for b in line.utf8 {
+                if b == UInt8(ascii: "\"") { quoted.toggle() }
+                if b == ASCII.comma && !quoted {
+                    if let tag = EntityTag(String(decoding: member, as: UTF8.self)) { tags.append(tag) }
+                    member = []
+                } else {
+                    member.append(b)
+                }
+            }
+            if let tag = EntityTag(String(decoding: member, as: UTF8.self)) { tags.append(tag) }
+        }
+        return tags
+    }
+}
+
+/// What to answer after evaluating preconditions.
+package enum PreconditionResult: Sendable, Equatable {
+    /// Serve the request as if it had no preconditions.
+    case proceed
+    /// 304 Not Modified (only for GET and HEAD).
+    case notModified
+    /// 412 Precondition Failed.
+    case preconditionFailed
+}
+
+/// RFC 9110 §13.2 precondition evaluation by a cache holding the representation.
+package enum ConditionalRequest {
+    /// Evaluates If-Match, If-Unmodified-Since, If-None-Match and
+    /// If-Modified-Since of a `method` request with `requestHeaders`
+    /// against the selected representation's `etag` and `lastModified`
+    /// field values, in RFC 9110 §13.2.2 order:
+    /// 1. If-Match (strong comparison, `*` matches) false → 412.
+    /// 2. Without If-Match, If-Unmodified-Since earlier than Last-Modified → 412.
+    /// 3. If-None-Match (weak comparison, `*` matches) true → 304 for
+    ///    GET/HEAD, else 412.
+    /// 4. Without If-None-Match, for GET/HEAD only, If-Modified-Since not
+    ///    earlier than Last-Modified → 304.
+    /// Dates that do not parse, and date conditions without a Last-Modified
+    /// to compare with, are ignored (§13.1.3, §13.1.4). Preconditions apply
+    /// only when the response would be 2xx (§13.2.1): pass its `status`.
+    package static func evaluate(method: String, requestHeaders: HTTPHeaders, status: Int = 200,
+                                 etag: String?, lastModified: String?) -> PreconditionResult {
+        guard (200..<300).contains(status) else { return .proceed }
+        let current = etag.flatMap(EntityTag.init)
+        let modified = lastModified.flatMap(HTTPDate.epochSeconds)
+        let safe = method == "GET" || method == "HEAD"
+
+        let ifMatch = requestHeaders.values("If-Match")
+        if !ifMatch.isEmpty {
+            // `*` matches because a stored representation exists.
+            if let tags = EntityTag.list(ifMatch) {
+                guard let current, tags.contains(where: { $0.strongMatch(current) }) else {
+                    return .preconditionFailed
+                }
+            }
+        } else if let since = requestHeaders["If-Unmodified-Since"].flatMap(HTTPDate.epochSeconds),
+                  let modified, modified > since {
+            return .preconditionFailed
+        }
+
+        let ifNoneMatch = requestHeaders.values("If-None-Match")
+        if !ifNoneMatch.isEmpty {
+            let matched: Bool
+            if let tags = EntityTag.list(ifNoneMatch) {
+                matched = current.map { c in tags.contains { $0.weakMatch(c) } } ?? false
+            } else {
+                matched = true
+            }
+            if matched { return safe ? .notModified : .preconditionFailed }
+        } else if safe, let since = requestHeaders["If-Modified-Since"].flatMap(HTTPDate.epochSeconds),
+                  let modified, modified <= since {
+            return .notModified
+        }
+        return .proceed
+    }
+}

@@ -1,0 +1,229 @@
+// Freshness of a stored response and whether it may answer a request without
+// the origin: RFC 9111 §4.2 (lifetime, age, staleness), the request
+// directives of §5.2.1, and the stale extensions of RFC 5861.
+//
+// Every time is the caller's clock in whole seconds since the epoch; nothing
+// here reads a clock.
+
+/// Where a freshness lifetime came from (RFC 9111 §4.2.1, in precedence order).
+package enum FreshnessSource: String, Sendable, Equatable {
+    case sharedMaxAge = "s-maxage"
+    case maxAge = "max-age"
+    case expires = "Expires"
+    case heuristic = "heuristic"
+    /// No explicit or heuristic freshness: stale from the start.
+    case none = "none"
+}
+
+/// A freshness lifetime in seconds and the rule that gave it.
+package struct FreshnessLifetime: Sendable, Equatable {
+    package var seconds: Int
+    package var source: FreshnessSource
+
+    package init(seconds: Int, source: FreshnessSource) {
+        self.seconds = seconds
+        self.source = source
+    }
+}
+
+/// Can a stored response answer a request as it stands?
+package enum ReuseDecision: Sendable, Equatable {
+    /// Fresh, and within the request's limits: serve it.
+    case fresh
+    /// Stale, but the request's max-stale accepts it (§5.2.1.2): serve it.
+    case staleAcceptedByClient
+    /// Stale within the response's stale-while-revalidate window
+    /// (RFC 5861 §3): serve it and revalidate in the background.
+    case staleWhileRevalidate
+    /// Forward a (conditional) request to the origin first.
+    case revalidate(RevalidationReason)
+    /// The request said only-if-cached and the stored response cannot be
+    /// used without the origin: answer 504 (§5.2.1.7).
+    case gatewayTimeout
+}
+
+/// Why the origin must be asked; `rawValue` is a short phrase for logs.
+package enum RevalidationReason: String, Sendable, Equatable {
+    /// The response said no-cache (§5.2.2.4).
+    case responseNoCache = "response no-cache"
+    /// The request said no-cache, or Pragma: no-cache (§5.2.1.4, §5.4).
+    case requestNoCache = "request no-cache"
+    /// Older than the request's max-age (§5.2.1.1).
+    case olderThanRequestMaxAge = "older than request max-age"
+    /// Fresh, but not for the request's min-fresh (§5.2.1.3).
+    case notFreshEnough = "fresh for less than min-fresh"
+    /// Stale, and nothing allows serving it stale (§4.2.4).
+    case stale = "stale"
+}
+
+/// Why a cache would like to serve a stale response it could not revalidate.
+package enum StaleCause: Sendable, Equatable {
+    /// The origin could not be reached (RFC 9111 §4.2.4).
+    case disconnected
+    /// The origin answered 500, 502, 503 or 504, or the exchange failed
+    /// (RFC 5861 §4).
+    case originError
+}
+
+/// RFC 9111 §4.2 as pure functions of a stored head, a request and the time.
+package enum Freshness {
+    /// The freshness lifetime of a shared cache (RFC 9111 §4.2.1): s-maxage,
+    /// then max-age, then Expires minus Date (the receipt time when Date is
+    /// missing or invalid), then the heuristic of §4.2.2. An Expires that is
+    /// not a valid date, or several Expires that disagree, give lifetime 0.
+    /// The heuristic is 10% of Date minus Last-Modified, at most
+    /// `options.heuristicCap`, and only for statuses heuristically cacheable
+    /// (RFC 9110 §15.1). With `options.honorsCDNCacheControl` and a
+    /// CDN-Cache-Control present, its directives replace Cache-Control and
+    /// Expires is ignored (RFC 9213 §2.2).
+    package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
+                                 options: CachePolicyOptions = CachePolicyOptions()) -> FreshnessLifetime {
+        let directives = ResponseDirectives(headers, options: options)
+        let cc = directives.cacheControl
+        if let s = cc.sharedMaxAge { return FreshnessLifetime(seconds: s, source: .sharedMaxAge) }
+        if let s = cc.maxAge { return FreshnessLifetime(seconds: s, source: .maxAge) }
+        let date = dateValue(headers, responseTime: responseTime)
+        if !directives.isTargeted {
+            let expires = headers.values("Expires")
+            if !expires.isEmpty {
+                let parsed = expires.map(HTTPDate.epochSeconds)
+                guard let first = parsed[0], parsed.allSatisfy({ $0 == first }) else {
+                    return FreshnessLifetime(seconds: 0, source: .expires)
+                }
+                return FreshnessLifetime(seconds: max(0, first - date), source: .expires)
+            }
+        }
+        if Storability.cacheableByDefault.contains(status),
+           let lastModifiedText = headers["Last-Modified"],
+           let lastModified = HTTPDate.epochSeconds(lastModifiedText), date > lastModified {
+            let seconds = min((date - lastModified) / 10, max(0, options.heuristicCap))
+            return FreshnessLifetime(seconds: seconds, source: .heuristic)
+        }
+        return FreshnessLifetime(seconds: 0, source: .none)
+    }
+
+    /// `lifetime(status:headers:responseTime:options:)` of a stored head.
+    package static func lifetime(_ stored: StoredHead,
+                                 options: CachePolicyOptions = CachePolicyOptions()) -> FreshnessLifetime {
+        lifetime(status: stored.status, headers: stored.headers, responseTime: stored.responseTime,
+                 options: options)
+    }
+
+    /// current_age of RFC 9111 §4.2.3, in seconds, never negative:
+    /// max(apparent_age, Age + response_delay) + resident_time, where
+    /// apparent_age = max(0, responseTime - Date). A missing or invalid Date
+    /// counts as `responseTime` (RFC 9110 §6.6.1); an invalid Age is ignored
+    /// and of a list only the first member counts (§5.1). Clock readings
+    /// that run backwards count as no time passed.
+    package static func currentAge(headers: HTTPHeaders, requestTime: Int, responseTime: Int, now: Int) -> Int {
+        let apparentAge = max(0, responseTime - dateValue(headers, responseTime: responseTime))
+        let responseDelay = max(0, responseTime - requestTime)
+        let correctedAgeValue = ageValue(headers) + responseDelay
+        let residentTime = max(0, now - responseTime)
+        return max(apparentAge, correctedAgeValue) + residentTime
+    }
+
+    /// `currentAge(headers:requestTime:responseTime:now:)` of a stored head.
+    package static func currentAge(_ stored: StoredHead, now: Int) -> Int {
+        currentAge(headers: stored.headers, requestTime: stored.requestTime, responseTime: stored.responseTime,
+                   now: now)
+    }
+
+    /// freshness_lifetime > current_age (RFC 9111 §4.2).
+    package static func isFresh(_ stored: StoredHead, now: Int,
+                                options: CachePolicyOptions = CachePolicyOptions()) -> Bool {
+        lifetime(stored, options: options).seconds > currentAge(stored, now: now)
+    }
+
+    /// Whether `stored` may answer a request with `requestHeaders` at `now`
+    /// without asking the origin first (RFC 9111 §4.2, §5.2). In order:
+    /// response no-cache and request no-cache (or Pragma: no-cache) force
+    /// validation; request max-age bounds the age; a fresh response must
+    /// stay fresh for min-fresh more seconds; a stale one is served only
+    /// under the request's max-stale or the response's stale-while-
+    /// revalidate, never when must-revalidate or proxy-revalidate (or, for
+    /// this shared cache, s-maxage, §5.2.2.10) forbid it. The explicit
+    /// stale-while-revalidate of the origin lifts the proxy-revalidate
+    /// implied by s-maxage, not an explicit must-/proxy-revalidate. With
+    /// only-if-cached every "ask the origin" becomes `.gatewayTimeout`.
+    package static func reuse(_ stored: StoredHead, requestHeaders: HTTPHeaders, now: Int,
+                              options: CachePolicyOptions = CachePolicyOptions()) -> ReuseDecision {
+        let request = CacheControl(request: requestHeaders)
+        let decision = reuse(stored, request: request, now: now, options: options)
+        if case .revalidate = decision, request.onlyIfCached { return .gatewayTimeout }
+        return decision
+    }
+
+    private static func reuse(_ stored: StoredHead, request: CacheControl, now: Int,
+                              options: CachePolicyOptions) -> ReuseDecision {
+        let response = ResponseDirectives(stored.headers, options: options).cacheControl
+        if response.noCache { return .revalidate(.responseNoCache) }
+        if request.noCache { return .revalidate(.requestNoCache) }
+        let age = currentAge(stored, now: now)
+        if let maxAge = request.maxAge, age > maxAge { return .revalidate(.olderThanRequestMaxAge) }
+        let lifetime = lifetime(stored, options: options).seconds
+        if lifetime > age {
+            // Compare without adding: min-fresh may be as large as 2^31.
+            let remaining = lifetime - age
+            return remaining > (request.minFresh ?? 0) ? .fresh : .revalidate(.notFreshEnough)
+        }
+        let staleness = age - lifetime
+        if !explicitlyForbidsStale(response) {
+            if let maxStale = request.maxStale, staleness <= maxStale, response.sharedMaxAge == nil {
+                return .staleAcceptedByClient
+            }
+            if let window = response.staleWhileRevalidate, staleness <= window { return .staleWhileRevalidate }
+        }
+        return .revalidate(.stale)
+    }
+
+    /// Whether `stored` may be served stale because the origin failed
+    /// (`cause`). Fresh responses always may. Never when the response says
+    /// no-cache, must-revalidate or proxy-revalidate, or the request says
+    /// no-cache (RFC 9111 §4.2.4). Otherwise:
+    /// - `.originError`: within the stale-if-error window of the response or
+    ///   the request (RFC 5861 §4), or within the request's max-stale.
+    /// - `.disconnected`: always (§4.2.4), except that s-maxage implies
+    ///   proxy-revalidate (§5.2.2.10); then only within a stale-if-error
+    ///   window, the origin's explicit permission.
+    package static func mayServeStale(_ stored: StoredHead, requestHeaders: HTTPHeaders, now: Int,
+                                      cause: StaleCause,
+                                      options: CachePolicyOptions = CachePolicyOptions()) -> Bool {
+        let age = currentAge(stored, now: now)
+        let lifetime = lifetime(stored, options: options).seconds
+        if lifetime > age { return true }
+        let response = ResponseDirectives(stored.headers, options: options).cacheControl
+        let request = CacheControl(request: requestHeaders)
+        if explicitlyForbidsStale(response) || response.noCache || request.noCache { return false }
+        let staleness = age - lifetime
+        // The origin's own stale-if-error lifts the revalidation s-maxage implies.
+        if let window = response.staleIfError, staleness <= window { return true }
+        if response.sharedMaxAge != nil { return false }
+        if let window = request.staleIfError, staleness <= window { return true }
+        switch cause {
+        case .originError:
+            if let maxStale = request.maxStale { return staleness <= maxStale }
+            return false
+        case .disconnected:
+            return true
+        }
+    }
+
+    /// must-revalidate (§5.2.2.2) and, for a shared cache, proxy-revalidate
+    /// (§5.2.2.8): once stale, never served without validation.
+    private static func explicitlyForbidsStale(_ cc: CacheControl) -> Bool {
+        cc.mustRevalidate || cc.proxyRevalidate
+    }
+
+    /// date_value: Date when valid, else the receipt time (RFC 9110 §6.6.1).
+    private static func dateValue(_ headers: HTTPHeaders, responseTime: Int) -> Int {
+        headers["Date"].flatMap(HTTPDate.epochSeconds) ?? responseTime
+    }
+
+    /// age_value (RFC 9111 §5.1): the first member of Age, 0 when invalid.
+    private static func ageValue(_ headers: HTTPHeaders) -> Int {
+        guard let value = headers["Age"] else { return 0 }
+        let first = value.split(separator: ",", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        return CacheControl.seconds(String(trimmedOWS(first))) ?? 0
+    }
+}

@@ -1,0 +1,116 @@
+// Parsing HTTP-date (RFC 9110 §5.6.7) for the cache policy: Date, Expires,
+// Last-Modified, If-Modified-Since, If-Unmodified-Since. Recipients must
+// accept all three historic formats, so all three are read here.
+
+extension HTTPDate {
+    /// Seconds since the epoch for an HTTP-date, or nil when `value` is not
+    /// one. Accepts IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), RFC 850
+    /// ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37
+    /// 1994"); surrounding whitespace is ignored, day names are not checked
+    /// against the date (RFC 9110 §5.6.7 lets recipients be lenient there).
+    /// RFC 850's two-digit years map 70-99 to 19xx and 00-69 to 20xx, a fixed
+    /// pivot because this function has no clock.
+    package static func epochSeconds(_ value: String) -> Int? {
+        var scanner = DateScanner(Array(trimmedOWS(value).utf8))
+        guard let dayName = scanner.letters(), dayName.count >= 3 else { return nil }
+        if scanner.take(UInt8(ascii: ",")) {
+            guard scanner.take(ASCII.sp) else { return nil }
+            guard let day = scanner.digits(1...2) else { return nil }
+            if scanner.take(UInt8(ascii: "-")) {
+                // RFC 850: DD-Mon-YY
+                guard let month = scanner.month(), scanner.take(UInt8(ascii: "-")),
+                      let yy = scanner.digits(2...2) else { return nil }
+                return scanner.timeAndGMT(year: yy < 70 ? 2000 + yy : 1900 + yy, month: month, day: day)
+            }
+            // IMF-fixdate: DD Mon YYYY
+            guard scanner.take(ASCII.sp),
+                  let month = scanner.month(), scanner.take(ASCII.sp),
+                  let year = scanner.digits(4...4) else { return nil }
+            return scanner.timeAndGMT(year: year, month: month, day: day)
+        }
+        // asctime: Mon DD HH:MM:SS YYYY, DD space-padded.
+        guard dayName.count == 3, scanner.take(ASCII.sp), let month = scanner.month(),
+              scanner.take(ASCII.sp) else { return nil }
+        _ = scanner.take(ASCII.sp)
+        guard let day = scanner.digits(1...2), scanner.take(ASCII.sp),
+              let secs = scanner.time(), scanner.take(ASCII.sp),
+              let year = scanner.digits(4...4), scanner.atEnd else { return nil }
+        return epoch(year: year, month: month, day: day, seconds: secs)
+    }
+
+    /// Days-from-civil over 400-year eras starting on 0000-03-01, the inverse
+    /// of the conversion in `string(epochSeconds:)`. Nil for impossible dates.
+    static func epoch(year: Int, month: Int, day: Int, seconds: Int) -> Int? {
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...lengths[month - 1]).contains(day) else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return days * 86_400 + seconds
+    }
+}
+
+/// A cursor over the date's bytes; every method consumes only on success.
+private struct DateScanner {
+    let b: [UInt8]
+    var i = 0
+
+    init(_ bytes: [UInt8]) { b = bytes }
+
+    var atEnd: Bool { i == b.count }
+
+    mutating func take(_ byte: UInt8) -> Bool {
+        guard i < b.count, b[i] == byte else { return false }
+        i += 1
+        return true
+    }
+
+    mutating func letters() -> ArraySlice<UInt8>? {
+        let start = i
+        while i < b.count, (ASCII.lower(b[i]) &- 0x61) < 26 { i += 1 }
+        return i > start ? b[start..<i] : nil
+    }
+
+    mutating func digits(_ allowed: ClosedRange<Int>) -> Int? {
+        let start = i
+        var v = 0
+        while i < b.count, ASCII.isDigit(b[i]), i - start < allowed.upperBound {
+            v = v * 10 + Int(b[i] &- 0x30)
+            i += 1
+        }
+        guard allowed.contains(i - start), i == b.count || !ASCII.isDigit(b[i]) else {
+            i = start
+            return nil
+        }
+        return v
+    }
+
+    /// Month names are case-sensitive in the grammar; accept any case anyway.
+    mutating func month() -> Int? {
+        let names = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        guard i + 3 <= b.count else { return nil }
+        let word = String(decoding: b[i..<i + 3].map(ASCII.lower), as: UTF8.self)
+        guard let m = names.firstIndex(of: word) else { return nil }
+        i += 3
+        return m + 1
+    }
+
+    /// HH:MM:SS as seconds into the day; a leap second 60 is read as 59.
+    mutating func time() -> Int? {
+        guard let h = digits(2...2), h < 24, take(ASCII.colon),
+              let m = digits(2...2), m < 60, take(ASCII.colon),
+              let s = digits(2...2), s <= 60 else { return nil }
+        return h * 3600 + m * 60 + min(s, 59)
+    }
+
+    mutating func timeAndGMT(year: Int, month: Int, day: Int) -> Int? {
+        guard take(ASCII.sp), let secs = time(), take(ASCII.sp),
+              b.count - i == 3, b[i...].elementsEqual("GMT".utf8) else { return nil }
+        return HTTPDate.epoch(year: year, month: month, day: day, seconds: secs)
+    }
+}

@@ -1,0 +1,175 @@
+// What a proxy must do to messages it forwards (RFC 9110 §7.6): drop
+// hop-by-hop fields, add itself to Via, notice when a request comes back to
+// it, and refuse a request whose Host is missing or broken (RFC 9112 §3.2).
+
+package enum Intermediary {
+    /// Fields that describe one connection, never forwarded nor stored
+    /// (RFC 9110 §7.6.1; Proxy-Connection and Keep-Alive are historic ones
+    /// still sent in the wild; Proxy-Authenticate/-Authorization are consumed
+    /// by the proxy they address, §11.7).
+    package static let hopByHopFields = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer",
+        "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization",
+    ]
+
+    /// `headers` without the hop-by-hop fields and without every field that a
+    /// Connection (or Proxy-Connection) field names (RFC 9110 §7.6.1).
+    /// Order of the rest is kept.
+    package static func removingHopByHop(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var named = Set(hopByHopFields)
+        for field in ["Connection", "Proxy-Connection"] {
+            for value in headers.values(field) {
+                for token in value.split(separator: ",") {
+                    let name = trimmedOWS(String(token))
+                    if !name.isEmpty { named.insert(ASCII.lowercased(String(name))) }
+                }
+            }
+        }
+        var out = headers
+        out.fields.removeAll { named.contains(ASCII.lowercased($0.name)) }
+        return out
+    }
+
+    /// A per-instance pseudonym for Via, `httpcache-` and 8 hex digits of
+    /// `id` (the caller supplies the randomness).
+    package static func pseudonym(id: UInt32) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var out = Array("httpcache-".utf8)
+        for shift in stride(from: 28, through: 0, by: -4) {
+            out.append(hex[Int((id >> UInt32(shift)) & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `headers` with one more Via member, "<major>.<minor> <pseudonym>", for
+    /// the protocol the message was received with (RFC 9110 §7.6.3). Earlier
+    /// Via field lines are kept in order; ours comes last.
+    package static func appendingVia(_ headers: HTTPHeaders, receivedWith version: HTTPVersion = .http11,
+                                     pseudonym: String) -> HTTPHeaders {
+        var out = headers
+        out.add("Via", "\(version.major).\(version.minor) \(pseudonym)")
+        return out
+    }
+
+    /// Whether a Via member names `pseudonym` as its received-by: the request
+    /// has passed through this proxy already, and forwarding it again would
+    /// loop (RFC 9110 §7.6.3). Comments in parentheses are skipped.
+    package static func isLoop(_ headers: HTTPHeaders, pseudonym: String) -> Bool {
+        guard !pseudonym.isEmpty else { return false }
+        for value in headers.values("Via") {
+            for member in viaMembers(value) {
+                let words = member.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if words.count >= 2, ASCII.equalsIgnoringCase(String(words[1]), pseudonym) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Via members split at commas outside comments, comments removed.
+    private static func viaMembers(_ value: String) -> [String] {
+        var members: [String] = []
+        var current: [UInt8] = []
+        var depth = 0
+        for b in value.utf8 {
+            switch b {
+            case UInt8(ascii: "("): depth += 1
+            case UInt8(ascii: ")"): depth = max(0, depth - 1)
+            case ASCII.comma where depth == 0:
+                members.append(String(decoding: current, as: UTF8.self))
+                current = []
+            default:
+                if depth == 0 { current.append(b) }
+            }
+        }
+        members.append(String(decoding: current, as: UTF8.self))
+        return members
+    }
+
+    /// The request's Host, checked as RFC 9112 §3.2 requires of a server:
+    /// exactly one Host field line holding a valid uri-host [ ":" port ]
+    /// (RFC 3986 §3.2.2). HTTP/1.0 requests may omit Host (then nil). Any
+    /// other failure is a 400.
+    package static func validateHost(_ request: HTTPRequestHead) -> Result<HostAuthority?, HostError> {
+        let values = request.headers.values("Host")
+        if values.isEmpty {
+            return request.version.major == 1 && request.version.minor == 0 ? .success(nil) : .failure(.missing)
+        }
+        guard values.count == 1 else { return .failure(.multiple) }
+        let value = trimmedOWS(values[0])
+        guard !value.isEmpty else { return .failure(.empty) }
+        guard let authority = HostAuthority(String(value)) else { return .failure(.invalid) }
+        return .success(authority)
+    }
+}
+
+/// Why a Host field was refused; each is answered with 400.
+package enum HostError: String, Sendable, Error, Equatable {
+    case missing = "no Host field"
+    case multiple = "more than one Host field"
+    case empty = "empty Host field"
+    case invalid = "Host is not a valid authority"
+}
+
+/// A Host field value split into host and port (RFC 3986 §3.2.2-3).
+package struct HostAuthority: Sendable, Equatable {
+    /// Lower-cased; IPv6 literals keep their brackets.
+    package var host: String
+    package var port: Int?
+
+    package init(host: String, port: Int?) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Nil unless `value` is IP-literal / IPv4address / reg-name, optionally
+    /// followed by ":" and a port of at most 65535 (an empty port is allowed
+    /// by the grammar and read as none). No userinfo, no path.
+    package init?(_ value: String) {
+        let b = Array(value.utf8)
+        var hostEnd: Int
+        if b.first == UInt8(ascii: "[") {
+            guard let close = b.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return nil }
+            let inner = b[1..<close]
+            // IPv6address or IPvFuture: hex digits, colons, dots (a v4 tail),
+            // and the letters a "v" future form needs; at least one colon.
+            guard inner.contains(ASCII.colon) || inner.first.map(ASCII.lower) == UInt8(ascii: "v"),
+                  inner.allSatisfy({ ASCII.hexValue($0) != nil || $0 == ASCII.colon || $0 == UInt8(ascii: ".")
+                      || ASCII.lower($0) == UInt8(ascii: "v") }) else { return nil }
+            hostEnd = close + 1
+        } else {
+            hostEnd = b.firstIndex(of: ASCII.colon) ?? b.count
+            guard hostEnd > 0 else { return nil }
+            var i = 0
+            while i < hostEnd {
+                let c = b[i]
+                if c == UInt8(ascii: "%") {
+                    // pct-encoded
+                    guard i + 2 < hostEnd, ASCII.hexValue(b[i + 1]) != nil, ASCII.hexValue(b[i + 2]) != nil else { return nil }
+                    i += 3
+                    continue
+                }
+                guard HostAuthority.isRegNameChar(c) else { return nil }
+                i += 1
+            }
+        }
+        var port: Int? = nil
+        if hostEnd < b.count {
+            guard b[hostEnd] == ASCII.colon else { return nil }
+            let digits = b[(hostEnd + 1)...]
+            guard digits.count <= 5, digits.allSatisfy(ASCII.isDigit) else { return nil }
+            if !digits.isEmpty {
+                let p = digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
+                guard p <= 65_535 else { return nil }
+                port = p
+            }
+        }
+        host = ASCII.lowercased(String(decoding: b[0..<hostEnd], as: UTF8.self))
+        self.port = port
+    }
+
+    /// unreserved / sub-delims (RFC 3986 §2.2-3); IPv4 addresses are a subset.
+    private static func isRegNameChar(_ c: UInt8) -> Bool {
+        if (ASCII.lower(c) &- 0x61) < 26 || ASCII.isDigit(c) { return true }
+        return "-._~!$&'()*+,;=".utf8.contains(c)
+    }
+}
