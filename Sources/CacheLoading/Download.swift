@@ -193,6 +193,7 @@ final class Download: UpstreamResponseDelegate {
             return
         }
         guard ready, !finished else { return }
+        loader.received(bytes.count)
         let limit = end.map { $0 - position } ?? Int64.max
         let take = Int(min(Int64(bytes.count), limit))
         if take > 0 {

@@ -16,8 +16,9 @@ package final class Loader {
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
-    private var readerCounts: [String: Int] = [:]
     private var nextDownloadID = 0
+    /// Origin traffic, counted where it happens.
+    package private(set) var counters = EngineCounters()
 
     package init(store: ResourceStore, client: UpstreamClient, policy: LoaderPolicy = LoaderPolicy(), logger: Logger) {
         self.store = store
@@ -39,7 +40,6 @@ package final class Loader {
         state.originURL = url
         resource.users += 1
         resource.touch()
-        readerCounts[resource.key, default: 0] += 1
         return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
     }
 
@@ -65,6 +65,7 @@ package final class Loader {
         }
         state.downloads.append(download)
         state.resource.users += 1
+        counters.originRequests += 1
         var headers = headers
         headers.add("Range", download.rangeHeader)
         if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
@@ -128,6 +129,9 @@ package final class Loader {
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }
         if download.failure != nil { state.forgetHeadIfNothingCached() }
+        if let failure = download.failure, let code = OriginErrorCode.code(for: failure) {
+            counters.originErrors[code, default: 0] += 1
+        }
         if let failure = download.failure, let url = state.originURL {
             lastErrors[url.string] = failure.description
             switch failure {
@@ -146,18 +150,26 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
-        let state = reader.state
-        state.resource.users -= 1
-        readerCounts[state.resource.key, default: 1] -= 1
-        release(state)
+        reader.state.resource.users -= 1
+        release(reader.state)
     }
 
+    /// Forgets a resource's loading state once nothing uses the resource:
+    /// `Resource.users` (readers, downloads, cache operations) is the one count.
     private func release(_ state: ResourceState) {
         let key = state.resource.key
-        if state.downloads.isEmpty && (readerCounts[key] ?? 0) <= 0 {
-            states[key] = nil
-            readerCounts[key] = nil
-        }
+        if state.resource.users == 0 && states[key] === state { states[key] = nil }
+    }
+
+    /// Body bytes a download received from the origin.
+    func received(_ count: Int) { counters.bytesFromOrigin &+= UInt64(count) }
+
+    /// The counters with the gauges derived now.
+    package var currentCounters: EngineCounters {
+        var snapshot = counters
+        snapshot.activeDownloads = states.values.reduce(0) { $0 + $1.downloads.count }
+        snapshot.evictions = store.evictions
+        return snapshot
     }
 
     package func clearLastErrors() { lastErrors.removeAll() }

@@ -24,7 +24,7 @@ enum AdminRoutes {
         let isPost = head.method == "POST"
         func resource() -> Resource? {
             guard let url = query["url"] else { return nil }
-            return store.find(cacheKey: server.configuration.cacheKey(url), url: url)
+            return store.find(cacheKey: server.engine.cacheKey(for: url), url: url)
         }
         func result(_ outcome: Result<Void, StorageError>) {
             switch outcome {
@@ -50,7 +50,7 @@ enum AdminRoutes {
             guard let url = query["url"], let source = query["path"], OriginURL.parse(url) != nil else {
                 return respond(400, #"{"error":"url (http or https) and path are required"}"#)
             }
-            store.importFile(source, url: url, cacheKey: server.configuration.cacheKey(url),
+            store.importFile(source, url: url, cacheKey: server.engine.cacheKey(for: url),
                              contentType: query["type"], completion: result)
         default:
             respond(404, #"{"error":"unknown admin request"}"#)

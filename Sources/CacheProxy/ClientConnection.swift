@@ -32,11 +32,18 @@ final class ClientConnection: SocketDelegate {
     private var timer: Deadline?
     /// Data files with sendfile ranges still queued on the socket.
     private var filesInFlight: [DataFile] = []
+    /// The peer, read once (access log, loopback-only routes).
+    private let peer: SocketAddress?
+    private lazy var peerText = peer?.description ?? "-"
+    /// The response in flight, for the metrics and the access log.
+    private var record: ResponseRecord?
+    private var sentBefore: UInt64 = 0
 
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
         machine = ConnectionStateMachine(settings: server.connectionSettings)
+        peer = socket.peerAddress
         socket.delegate = self
         perform(machine.start())
     }
@@ -81,7 +88,7 @@ final class ClientConnection: SocketDelegate {
             case .setTimer(nil): timer?.cancel(); timer = nil
             case .closeAfterDrain: socket.closeAfterDrain()
             case .closeNow: socket.close()
-            case .endResponse: releaseExchange()
+            case .endResponse: endResponse()
             }
         }
     }
@@ -100,6 +107,9 @@ final class ClientConnection: SocketDelegate {
 
     private func handle(_ head: HTTPRequestHead) {
         let isHead = head.method == "HEAD"
+        sentBefore = socket.bytesSent
+        record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
+                                bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
         if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }
@@ -115,6 +125,11 @@ final class ClientConnection: SocketDelegate {
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
+        }
+        if let stats = StatsRoutes.response(target: head.target, peerIsLoopback: peer?.isLoopback ?? false,
+                                            snapshot: server.snapshot()) {
+            return respondSimple(stats.status, stats.body, keepAlive: head.keepAlive, head: head,
+                                 contentType: stats.contentType)
         }
         guard path.starts(with: "/p/".utf8) else {
             return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
@@ -136,6 +151,7 @@ final class ClientConnection: SocketDelegate {
         }
         AdminRoutes.handle(head, server: server) { [weak self] status, json in
             guard let self, !self.socket.isClosed else { return }
+            self.record?.status = status
             let bytes = self.server.heads.simple(status, json + "\n", keepAlive: head.keepAlive,
                                                  contentType: "application/json")
             self.socket.write(bytes)
@@ -144,16 +160,19 @@ final class ClientConnection: SocketDelegate {
     }
 
     private func respondSimple(_ status: Int, _ body: String, keepAlive: Bool, head: HTTPRequestHead,
-                               extra: [(String, String)] = []) {
+                               extra: [(String, String)] = [], contentType: String = "text/plain; charset=utf-8") {
+        record?.status = status
         let bytes = server.heads.simple(status, body, keepAlive: keepAlive, extra: extra,
-                                        includeBody: head.method != "HEAD")
+                                        includeBody: head.method != "HEAD", contentType: contentType)
         socket.write(bytes)
         exchangeFinished(keepAlive: keepAlive)
     }
 
     /// Answers a request that could not be parsed; the machine closes after it.
     private func reject(_ error: HeadParseError) {
-        server.logger.info("bad request", metadata: ["error": "\(error)"])
+        server.logger.info("bad request", metadata: ["client": "\(peerText)", "error": "\(error)"])
+        server.responded(ResponseRecord(client: peerText, method: "-", target: "-", status: error.status, cache: .bypass,
+                                        bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds()))
         socket.write(server.heads.simple(error.status, Self.reason(of: error), keepAlive: false))
     }
 
@@ -200,7 +219,14 @@ final class ClientConnection: SocketDelegate {
         drive(.responseAborted)
     }
 
-    private func releaseExchange() {
+    /// The response in flight is sent or given up: count it, release its resource.
+    private func endResponse() {
+        if var done = record {
+            if let exchange { exchange.fill(&done) }
+            done.bytesSent = socket.bytesSent &- sentBefore
+            server.responded(done)
+            record = nil
+        }
         exchange?.release()
         exchange = nil
     }
@@ -228,7 +254,7 @@ final class ClientConnection: SocketDelegate {
     func socketDidClose(_ socket: Socket, error: IOError?) {
         timer?.cancel()
         timer = nil
-        exchange?.cancel()
+        if record != nil { endResponse() }  // a client gone mid-response is still a response
         exchange = nil
         filesInFlight.removeAll()
         pending.removeAll()

@@ -5,6 +5,15 @@ import Logging
 /// The response a client gets when a resource cannot be served: the origin's
 /// own error status and body, or 502/504 with the reason.
 enum ErrorResponse {
+    /// The status a failure is answered with.
+    static func status(for error: LoadError) -> Int {
+        switch error {
+        case .originStatus(let status, _, _): return status
+        case .upstream(let upstream): return upstream.isTimeout ? 504 : 502
+        case .changed, .mismatch, .storage: return 502
+        }
+    }
+
     static func bytes(for error: LoadError, url: String, keepAlive: Bool, includeBody: Bool, date: String,
                       logger: Logger) -> [UInt8] {
         let status: Int
@@ -16,7 +25,7 @@ enum ErrorResponse {
             body = originBody
             contentType = headers["content-type"] ?? contentType
         case .upstream(let upstream):
-            status = upstream.isTimeout ? 504 : 502
+            status = Self.status(for: error)
             body = Array("Origin failed: \(upstream)\n".utf8)
             logger.warning("origin failed", metadata: ["url": "\(url)", "status": "\(status)", "error": "\(upstream)"])
         case .changed(let what):

@@ -19,6 +19,13 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var reader: ResourceReader?
     private var transformed = false
     private var released = false
+    /// For the access log and metrics: the status sent, body bytes already
+    /// cached when the response was planned, and body bytes queued.
+    private var status = 0
+    private var cachedAtStart: Int64 = 0
+    private var plannedBytes: Int64 = 0
+    private var bodyBytes: Int64 = 0
+    private var headWasKnown = false
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer) {
         self.connection = connection
@@ -31,17 +38,31 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     func start() {
-        let key = server.configuration.cacheKey(urlString)
         let forwarded = UpstreamHeaders.forwarded(from: request.headers,
-                                                  extra: server.configuration.upstream.forwardedHeaders)
-        let reader = server.loader.reader(url: url, cacheKey: key, spec: bodyRequest.range, headers: forwarded)
+                                                  extra: server.engine.configuration.upstream.forwardedHeaders)
+        let reader = server.engine.reader(url: url, spec: bodyRequest.range, headers: forwarded)
         self.reader = reader
+        headWasKnown = reader.resource.totalLength != nil
         reader.delegate = self
         reader.start()
     }
 
-    /// The client went away: release the reader.
-    func cancel() { release() }
+    /// What this response was, for the record.
+    func fill(_ record: inout ResponseRecord) {
+        if status != 0 { record.status = status }
+        let fromCache = min(cachedAtStart, bodyBytes)
+        record.bytesFromCache = UInt64(max(0, fromCache))
+        record.bytesFromOrigin = UInt64(max(0, bodyBytes - fromCache))
+        if reader?.resource.isTransient ?? false {
+            record.cache = .bypass
+        } else if !headWasKnown || (cachedAtStart == 0 && plannedBytes > 0) {
+            record.cache = .miss
+        } else if cachedAtStart < plannedBytes {
+            record.cache = .partial
+        } else {
+            record.cache = .hit
+        }
+    }
 
     // MARK: ResourceReaderDelegate
 
@@ -50,7 +71,7 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            if let provider = server.configuration.transforms,
+            if let provider = server.engine.configuration.transforms,
                let transform = provider(TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
                 transformed = true
                 machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
@@ -127,14 +148,25 @@ final class ProxyExchange: ResourceReaderDelegate {
         for action in actions {
             switch action {
             case .deliver(let range):
-                reader?.deliver(range)
+                if let reader {
+                    reader.deliver(range)
+                    let total = reader.resource.totalLength ?? range.upperBound
+                    let planned = range.clamped(to: 0..<max(0, total))
+                    plannedBytes = Int64(planned.count)
+                    cachedAtStart = reader.resource.available.intersection(planned).reduce(0) { $0 + Int64($1.count) }
+                }
             case .write(let bytes):
+                if status == 0 { status = Self.status(of: bytes) } else { bodyBytes += Int64(bytes.count) }
                 connection.write(bytes)
             case .sendFile(let file, let range, let head?):
+                status = Self.status(of: head)
+                bodyBytes += Int64(range.count)
                 connection.write(head: head, thenSendFile: file, range)
             case .sendFile(let file, let range, nil):
+                bodyBytes += Int64(range.count)
                 connection.sendFile(file, range)
             case .respondError(let error):
+                status = ErrorResponse.status(for: error)
                 closeReader()
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
@@ -150,6 +182,12 @@ final class ProxyExchange: ResourceReaderDelegate {
                 connection.abort()
             }
         }
+    }
+
+    /// The status code of a head written by this exchange ("HTTP/1.1 206 …").
+    private static func status(of head: [UInt8]) -> Int {
+        guard head.count > 12 else { return 0 }
+        return head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }
     }
 
     private func closeReader() {

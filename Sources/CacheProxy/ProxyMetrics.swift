@@ -6,8 +6,9 @@ import CacheLoading
 /// on its loop thread, so plain integers suffice (no locks, no atomics on the
 /// hot path). Other threads get a `MetricsSnapshot`, a Sendable copy.
 ///
-/// Gauges the server knows better than this struct (cache size, entries,
-/// uptime, dropped access-log lines) are passed in when taking a snapshot.
+/// It counts what only the proxy sees (responses); the origin side is the
+/// engine's (`EngineCounters`) and gauges are derived where they live, all
+/// passed in when taking a snapshot: each figure has one owner.
 package struct ProxyMetrics: Sendable {
     /// Responses by HTTP status code.
     package private(set) var requestsByStatus: [Int: UInt64] = [:]
@@ -15,18 +16,6 @@ package struct ProxyMetrics: Sendable {
     package private(set) var requestsByCache: [CacheStatus: UInt64] = [:]
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
-    /// Body bytes received from origins.
-    package private(set) var bytesFromOrigin: UInt64 = 0
-    /// Requests sent to origins (each attempt, redirects and retries included).
-    package private(set) var originRequests: UInt64 = 0
-    /// Failed origin requests by error code (see `OriginErrorCode`).
-    package private(set) var originErrors: [String: UInt64] = [:]
-    /// Client connections open now.
-    package private(set) var openConnections = 0
-    /// Origin downloads running now.
-    package private(set) var activeDownloads = 0
-    /// Resources evicted from the cache.
-    package private(set) var evictions: UInt64 = 0
 
     package init() {}
 
@@ -41,83 +30,16 @@ package struct ProxyMetrics: Sendable {
     /// cached part of partial answers).
     package mutating func addBytesFromCache(_ count: UInt64) { bytesFromCache &+= count }
 
-    /// Body bytes received from an origin (whether or not a client waits for them).
-    package mutating func addBytesFromOrigin(_ count: UInt64) { bytesFromOrigin &+= count }
-
-    /// A request went out to an origin.
-    package mutating func recordOriginRequest() { originRequests += 1 }
-
-    /// An origin request failed. `code` should be one of `OriginErrorCode`'s
-    /// values: label sets must stay small and stable for Prometheus.
-    package mutating func recordOriginError(_ code: String) { originErrors[code, default: 0] += 1 }
-
-    package mutating func connectionOpened() { openConnections += 1 }
-    package mutating func connectionClosed() { openConnections = max(0, openConnections - 1) }
-
-    package mutating func downloadStarted() { activeDownloads += 1 }
-    package mutating func downloadEnded() { activeDownloads = max(0, activeDownloads - 1) }
-
-    package mutating func recordEvictions(_ count: Int = 1) { evictions += UInt64(max(0, count)) }
-
-    /// A Sendable copy with the gauges only the caller knows.
-    package func snapshot(cacheSizeBytes: Int64, cacheEntries: Int, uptimeSeconds: Double,
-                          accessLogDropped: UInt64 = 0) -> MetricsSnapshot {
+    /// A Sendable copy, with the figures other owners keep: the engine's
+    /// origin counters, the connection count, the cache's size.
+    package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
+                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0) -> MetricsSnapshot {
         MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
-                        bytesFromCache: bytesFromCache, bytesFromOrigin: bytesFromOrigin,
-                        originRequests: originRequests, originErrors: originErrors,
-                        openConnections: openConnections, activeDownloads: activeDownloads, evictions: evictions,
-                        cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries, uptimeSeconds: uptimeSeconds,
-                        accessLogDropped: accessLogDropped)
-    }
-}
-
-/// The stable set of origin error codes used as the `code` label.
-package enum OriginErrorCode {
-    /// Connect or read deadline passed (the client got 504).
-    package static let timeout = "timeout"
-    /// The origin's name did not resolve.
-    package static let resolve = "resolve"
-    /// The TCP connection could not be opened.
-    package static let connect = "connect"
-    /// The connection closed before the response was complete.
-    package static let closed = "closed"
-    /// TLS handshake or certificate verification failed.
-    package static let tls = "tls"
-    /// A malformed response head or body framing.
-    package static let protocolError = "protocol"
-    /// Redirect loop, too many hops or an unusable Location.
-    package static let redirect = "redirect"
-    /// The origin answered 4xx (passed on to the client).
-    package static let status4xx = "status_4xx"
-    /// The origin answered 5xx (passed on to the client).
-    package static let status5xx = "status_5xx"
-    /// The origin answered something else than asked (range, length).
-    package static let mismatch = "mismatch"
-    /// The resource changed at the origin (validators differ) mid-use.
-    package static let changed = "changed"
-    /// The upstream configuration cannot be used (bad CA file…).
-    package static let configuration = "configuration"
-
-    /// The code for a failed load, or nil when the origin is not to blame
-    /// (the cache could not store bytes).
-    package static func code(for error: LoadError) -> String? {
-        switch error {
-        case .originStatus(let status, _, _): return status >= 500 ? status5xx : status4xx
-        case .upstream(let upstream):
-            switch upstream {
-            case .resolve: return resolve
-            case .connect: return connect
-            case .timeout: return timeout
-            case .protocolViolation: return protocolError
-            case .closedEarly: return closed
-            case .tls: return tls
-            case .redirect: return redirect
-            case .configuration: return configuration
-            }
-        case .storage: return nil
-        case .mismatch: return mismatch
-        case .changed: return changed
-        }
+                        bytesFromCache: bytesFromCache, bytesFromOrigin: engine.bytesFromOrigin,
+                        originRequests: engine.originRequests, originErrors: engine.originErrors,
+                        openConnections: openConnections, activeDownloads: engine.activeDownloads,
+                        evictions: engine.evictions, cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
+                        uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped)
     }
 }
 

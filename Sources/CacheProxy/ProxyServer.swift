@@ -3,42 +3,45 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 import CacheUpstream
+import Glibc
 import Logging
 
-/// The listening proxy: accepts clients and owns the loader. Loop thread only.
+/// The HTTP face of an engine: accepts clients, routes their requests and
+/// answers them from the engine's loader. One client of the engine among
+/// others (readers, preloads). Loop thread only.
 package final class ProxyServer {
-    package let loop: EventLoop
+    package let engine: Engine
     package let configuration: ProxyConfiguration
-    package let logger: Logger
-    package let loader: Loader
+    package var loop: EventLoop { engine.loop }
+    package var logger: Logger { engine.logger }
+    package var loader: Loader { engine.loader }
     let headLimits = HeadLimits()
     var heads = ResponseHeads()
     var targets = TargetCache()
+    var metrics = ProxyMetrics()
     let connectionSettings: ConnectionStateMachine.Settings
+    let accessLog: AccessLogWriter?
+    private let startedAt = AccessLogEntry.wallClockMilliseconds()
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 
-    /// Opens the cache and starts listening. Call on the loop thread.
-    package init(loop: EventLoop, configuration: ProxyConfiguration, logger: Logger) throws {
-        loop.assertInLoop()
-        self.loop = loop
+    /// Starts listening for `engine`. Call on the loop thread.
+    package init(engine: Engine, configuration: ProxyConfiguration) throws {
+        engine.loop.assertInLoop()
+        self.engine = engine
         self.configuration = configuration
-        self.logger = logger
         var settings = ConnectionStateMachine.Settings()
         settings.keepAliveTimeout = configuration.keepAliveTimeout
         settings.headTimeout = configuration.requestHeadTimeout
         connectionSettings = settings
-        let store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
-                                      loop: loop, logger: logger)
-        let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
-        loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
+        accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         adminToken = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
-        listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
+        listener = try Listener.listen(on: engine.loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
             let connection = ClientConnection(socket: socket, server: self)
             self.connections[ObjectIdentifier(connection)] = connection
         }
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        store.lock.publish(address: "\(host):\(port)", token: adminToken)
+        engine.store.lock.publish(address: "\(host):\(port)", token: adminToken)
     }
 
     /// Secret that `/admin/` requests must carry (published in the cache
@@ -51,15 +54,45 @@ package final class ProxyServer {
         connections[ObjectIdentifier(connection)] = nil
     }
 
+    /// Every counter now, for `/stats` and `/metrics`.
+    func snapshot() -> MetricsSnapshot {
+        metrics.snapshot(engine: loader.currentCounters, openConnections: connections.count,
+                         cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
+                         uptimeSeconds: Double(AccessLogEntry.wallClockMilliseconds() - startedAt) / 1000,
+                         accessLogDropped: accessLog?.droppedLines ?? 0)
+    }
 
-    /// Stops accepting, drops clients and downloads, and writes all metadata.
+    /// Counts one finished response and writes its access-log line.
+    func responded(_ record: ResponseRecord) {
+        metrics.recordResponse(status: record.status, cache: record.cache)
+        metrics.addBytesFromCache(record.bytesFromCache)
+        guard let accessLog else { return }
+        let now = AccessLogEntry.wallClockMilliseconds()
+        accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
+                                        status: record.status, bytesSent: record.bytesSent,
+                                        bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
+                                        durationMilliseconds: Double(now - record.startedAt)))
+    }
+
+    /// Stops accepting and drops clients. The engine stays open.
     package func stop() {
         loop.assertInLoop()
         listener?.close()
         listener = nil
-        loader.store.lock.publish(address: nil, token: nil)
-        loader.cancelAll()
-        loader.client.closeAll()
-        loader.store.flushAllNow()
+        engine.store.lock.publish(address: nil, token: nil)
+        accessLog?.close()
     }
+}
+
+/// What is known of one response when it is done.
+struct ResponseRecord {
+    var client: String
+    var method: String
+    var target: String
+    var status: Int
+    var cache: CacheStatus
+    var bytesSent: UInt64
+    var bytesFromCache: UInt64 = 0
+    var bytesFromOrigin: UInt64 = 0
+    var startedAt: Int64
 }

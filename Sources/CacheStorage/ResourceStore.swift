@@ -17,7 +17,11 @@ package final class ResourceStore {
     package private(set) var resources: [String: Resource] = [:]
     /// Bytes of all resources' data files that hold cached bytes.
     package private(set) var totalBytes: Int64 = 0
+    /// Resources in the cache.
+    package var count: Int { resources.count }
     private var evictionScheduled = false
+    /// Resources evicted by the size limit since start.
+    package private(set) var evictions: UInt64 = 0
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
     var openFiles = 0
     package var maxOpenFiles = 512
@@ -165,7 +169,8 @@ package final class ResourceStore {
             .filter { $0.users == 0 }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         for resource in candidates where totalBytes > maxBytes {
-            logger.info("evict \(resource.url) (\(resource.available.byteCount) bytes)")
+            logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
+            evictions += 1
             delete(resource)
         }
     }

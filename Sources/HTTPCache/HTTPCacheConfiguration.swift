@@ -73,17 +73,17 @@ public struct HTTPCacheConfiguration: Sendable {
         var configuration = ProxyConfiguration(cacheDirectory: cacheDirectory)
         configuration.host = host
         configuration.port = port
-        configuration.upstream.connectTimeout = UInt64(max(0.001, connectTimeout) * 1000)
-        configuration.upstream.readTimeout = UInt64(max(0.001, readTimeout) * 1000)
-        configuration.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
-        configuration.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
-        configuration.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
-        configuration.cacheKey = cacheKey
+        configuration.engine.upstream.connectTimeout = UInt64(max(0.001, connectTimeout) * 1000)
+        configuration.engine.upstream.readTimeout = UInt64(max(0.001, readTimeout) * 1000)
+        configuration.engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
+        configuration.engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
+        configuration.engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
+        configuration.engine.cacheKey = cacheKey
         configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
         configuration.requestHeadTimeout = min(configuration.requestHeadTimeout, configuration.keepAliveTimeout)
-        configuration.maxCacheBytes = maxCacheSize
-        configuration.policy.cacheable = isCacheable
-        configuration.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }
+        configuration.engine.maxCacheBytes = maxCacheSize
+        configuration.engine.policy.cacheable = isCacheable
+        configuration.engine.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }
         return configuration
     }
 }

@@ -1,5 +1,6 @@
 import CacheHTTP
 import CacheIO
+import CacheLoading
 import CacheProxy
 import CacheStorage
 import Logging
@@ -22,6 +23,7 @@ public final class HTTPCacheServer: Sendable {
 
     struct Running: Sendable {
         let loop: EventLoop
+        let engine: LoopBound<Engine>
         let server: LoopBound<ProxyServer>
         let store: LoopBound<ResourceStore>
         let port: Int
@@ -41,9 +43,16 @@ public final class HTTPCacheServer: Sendable {
             let logger = self.logger
             let result = loop.submitAndWait { () -> Result<Running, HTTPCacheError> in
                 do {
-                    let server = try ProxyServer(loop: loop, configuration: proxyConfiguration, logger: logger)
-                    return .success(Running(loop: loop, server: LoopBound(server, loop: loop),
-                                            store: LoopBound(server.loader.store, loop: loop), port: server.port))
+                    let engine = try Engine(loop: loop, configuration: proxyConfiguration.engine, logger: logger)
+                    do {
+                        let server = try ProxyServer(engine: engine, configuration: proxyConfiguration)
+                        return .success(Running(loop: loop, engine: LoopBound(engine, loop: loop),
+                                                server: LoopBound(server, loop: loop),
+                                                store: LoopBound(engine.store, loop: loop), port: server.port))
+                    } catch {
+                        engine.shutdown()
+                        throw error
+                    }
                 } catch {
                     return .failure(HTTPCacheError("cannot start: \(error)"))
                 }
@@ -69,7 +78,10 @@ public final class HTTPCacheServer: Sendable {
             return running
         }
         guard let stopped else { return }
-        _ = stopped.loop.submitAndWait { stopped.server.value.stop() }
+        _ = stopped.loop.submitAndWait {
+            stopped.server.value.stop()
+            stopped.engine.value.shutdown()
+        }
         stopped.loop.shutdown()
     }
 

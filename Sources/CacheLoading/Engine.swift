@@ -1,0 +1,66 @@
+import CacheHTTP
+import CacheIO
+import CacheStorage
+import CacheUpstream
+import Logging
+
+/// What an engine needs: the cache folder and its limits, the origin side,
+/// and how URLs map to cache entries.
+package struct EngineConfiguration: Sendable {
+    package var cacheDirectory: String
+    package var upstream = UpstreamConfiguration()
+    /// The most bytes the cache keeps once downloads settle.
+    package var maxCacheBytes: Int64 = 500_000_000
+    /// What is cached and how often cached resources are checked.
+    package var policy = LoaderPolicy()
+    /// Maps an origin URL to its cache key (several URLs may share one entry).
+    package var cacheKey: @Sendable (String) -> String = { $0 }
+    /// Chooses a body transform per response (HLS rewriting, decryption); nil: none.
+    package var transforms: TransformProvider?
+
+    package init(cacheDirectory: String) {
+        self.cacheDirectory = cacheDirectory
+    }
+}
+
+/// The cache at work: the folder's store, the loader with its downloads and
+/// the upstream client, on one event loop. It runs without any server; the
+/// HTTP proxy, in-process readers, preloads and the C library are its
+/// clients. Loop thread only, except where stated.
+package final class Engine {
+    package let loop: EventLoop
+    package let configuration: EngineConfiguration
+    package let logger: Logger
+    package let store: ResourceStore
+    package let loader: Loader
+    package var client: UpstreamClient { loader.client }
+
+    /// Opens (and locks) the cache folder. Call on the loop thread.
+    package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
+        loop.assertInLoop()
+        self.loop = loop
+        self.configuration = configuration
+        self.logger = logger
+        store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
+                                  loop: loop, logger: logger)
+        let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
+        loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
+    }
+
+    /// The cache key of an origin URL.
+    package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
+
+    /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
+    /// with every other reader of the same bytes.
+    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers)
+    }
+
+    /// Cancels every download, closes origin connections and writes all metadata.
+    package func shutdown() {
+        loop.assertInLoop()
+        loader.cancelAll()
+        loader.client.closeAll()
+        store.flushAllNow()
+    }
+}

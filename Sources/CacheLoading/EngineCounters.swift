@@ -1,0 +1,17 @@
+/// What the engine did with origins, counted where it happens (the loader).
+/// Plain integers: loop thread only.
+package struct EngineCounters: Sendable, Equatable {
+    /// Requests sent to origins (downloads started; redirects and a retry of a
+    /// dead pooled connection are part of one request).
+    package var originRequests: UInt64 = 0
+    /// Failed downloads by `OriginErrorCode`.
+    package var originErrors: [String: UInt64] = [:]
+    /// Body bytes received from origins.
+    package var bytesFromOrigin: UInt64 = 0
+    /// Downloads running now (derived when the counters are read).
+    package var activeDownloads = 0
+    /// Resources evicted by the size limit (the store's count).
+    package var evictions: UInt64 = 0
+
+    package init() {}
+}
