@@ -1,0 +1,75 @@
+// The multivariant ("master") playlist as values: what a preloader needs to
+// pick a variant and the renditions that go with it. URIs are absolute
+// (resolved against the playlist URL) when they are http(s), else as written.
+
+/// Width and height of a RESOLUTION attribute ("1920x1080").
+package struct HLSResolution: Sendable, Equatable {
+    package var width: Int
+    package var height: Int
+
+    package init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}
+
+/// An EXT-X-STREAM-INF tag with its URI line.
+package struct HLSVariant: Sendable, Equatable {
+    package var uri: String
+    /// BANDWIDTH: peak bits per second.
+    package var bandwidth: Int
+    package var averageBandwidth: Int?
+    package var resolution: HLSResolution?
+    package var codecs: String?
+    package var frameRate: Double?
+    /// GROUP-ID of the EXT-X-MEDIA renditions of each type this variant uses.
+    package var audioGroup: String?
+    package var videoGroup: String?
+    package var subtitlesGroup: String?
+    /// CLOSED-CAPTIONS group; nil for absent or NONE.
+    package var closedCaptionsGroup: String?
+}
+
+/// An EXT-X-I-FRAME-STREAM-INF tag: an I-frame media playlist.
+package struct HLSIFrameStream: Sendable, Equatable {
+    package var uri: String
+    package var bandwidth: Int
+    package var averageBandwidth: Int?
+    package var resolution: HLSResolution?
+    package var codecs: String?
+    package var videoGroup: String?
+}
+
+/// TYPE of an EXT-X-MEDIA tag.
+package enum HLSRenditionType: Sendable, Equatable {
+    case audio, video, subtitles, closedCaptions
+}
+
+/// An EXT-X-MEDIA tag: an alternative rendition.
+package struct HLSRendition: Sendable, Equatable {
+    package var type: HLSRenditionType
+    package var groupID: String
+    package var name: String
+    package var language: String?
+    /// nil when the rendition is carried inside the variant streams.
+    package var uri: String?
+    package var isDefault: Bool
+    package var autoselect: Bool
+}
+
+/// EXT-X-CONTENT-STEERING.
+package struct HLSContentSteering: Sendable, Equatable {
+    package var serverURI: String
+    package var pathwayID: String?
+}
+
+/// A multivariant playlist.
+package struct HLSMasterPlaylist: Sendable, Equatable {
+    /// In playlist order.
+    package var variants: [HLSVariant] = []
+    package var iFrameStreams: [HLSIFrameStream] = []
+    package var renditions: [HLSRendition] = []
+    /// EXT-X-SESSION-KEY tags.
+    package var sessionKeys: [HLSKey] = []
+    package var contentSteering: HLSContentSteering?
+}
