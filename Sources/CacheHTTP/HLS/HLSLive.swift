@@ -17,10 +17,10 @@ extension HLS {
     /// parameter named `_HLS_msn`, `_HLS_part` or `_HLS_skip` (RFC 8216bis §6.2.5). Such
     /// requests wait for a future playlist and must pass through uncached.
     package static func isBlockingReloadRequest(_ url: String) -> Bool {
-        let u = url.utf8
+        let all = url.utf8
+        let u = all[..<(all.firstIndex(of: UInt8(ascii: "#")) ?? all.endIndex)] // a fragment is not a query
         guard let q = u.firstIndex(of: UInt8(ascii: "?")) else { return false }
-        let end = u[q...].firstIndex(of: UInt8(ascii: "#")) ?? u.endIndex
-        for parameter in u[u.index(after: q)..<end].split(separator: UInt8(ascii: "&")) {
+        for parameter in u[u.index(after: q)...].split(separator: UInt8(ascii: "&")) {
             let name = parameter.prefix { $0 != UInt8(ascii: "=") }
             if blockingParameters.contains(where: { name.elementsEqual($0.utf8) }) { return true }
         }
