@@ -181,6 +181,32 @@ final class HLSRewriteTests: XCTestCase {
         }
     }
 
+    /// The rewriter's shortcut for plain relative paths must agree with
+    /// OriginURL.resolving everywhere, dotted bases included.
+    func testResolutionAgreesWithOriginURL() throws {
+        let bases = [
+            "http://h/p.m3u8", "http://h/", "http://h", "https://H.example:8443/a/b/p.m3u8?x=1",
+            "http://h/a/./b/../c/p.m3u8", "http://h/a/..", "http://h/a/b/..", "http://h/a/.", "http://[::1]:80/a/p",
+            "http://h/a//b/p.m3u8", "http://h/%2e%2e/p.m3u8",
+        ]
+        let references = [
+            "a.ts", "a/b.ts", "a.ts?x=../y", "a?./b", ".a", "..a", "...", "a./b", "a../b", "a/.../b", ".", "..",
+            "./", "../", "a/.", "a/..", "a/./b", "a/../b", "..?x", ".?x", "a//b", "a?", "a#f", "a?b#c", "?", "?x",
+            "/a", "//h2/a", "caf\u{E9}", "a b", "a\tb", "%2e%2e/x", "a:b", "1a:b", "a@b", "-", "~x", "x/",
+        ]
+        for baseURL in bases {
+            let origin = try XCTUnwrap(OriginURL.parse(baseURL), baseURL)
+            for reference in references {
+                var seen: String?
+                _ = try HLS.rewrite(Array("#EXTM3U\n\(reference)\n".utf8), playlistURL: baseURL) { uri, _ in
+                    seen = uri
+                    return nil
+                }
+                XCTAssertEqual(seen, origin.resolving(reference)?.string, "\(baseURL) + \(reference)")
+            }
+        }
+    }
+
     func testBytesAroundURIsArePreserved() throws {
         // input, expected with every URI mapped to "X"
         let cases: [(String, String)] = [

@@ -4,10 +4,18 @@
 /// Resolves playlist URIs against the playlist's own (final) URL.
 struct HLSURIResolver {
     let base: OriginURL
+    /// "scheme://host[:port]/dir/" of the base, dot segments removed: a plain
+    /// relative reference ("seg-1.ts?x"), by far the most common kind,
+    /// resolves to this plus itself.
+    private let directory: String
 
     init(playlistURL: String) throws(HLSError) {
         guard let base = OriginURL.parse(playlistURL) else { throw .invalidPlaylistURL(playlistURL) }
         self.base = base
+        let path = base.pathAndQuery.utf8.prefix { $0 != UInt8(ascii: "?") }
+        let directoryPath = path[...(path.lastIndex(of: UInt8(ascii: "/")) ?? path.startIndex)]
+        directory = base.scheme + "://" + base.hostHeader
+            + String(decoding: removeDotSegments(directoryPath), as: UTF8.self)
     }
 
     /// The absolute http(s) URL of `reference`, or nil when it must stay as
@@ -21,7 +29,35 @@ struct HLSURIResolver {
             }
             return OriginURL.parse(reference)?.string
         }
+        if Self.isPlainRelativePath(reference) { return directory + reference }
         return base.resolving(reference)?.string
+    }
+
+    /// A relative-path reference that resolution only appends to the base
+    /// directory, with nothing OriginURL would refuse or rewrite: no leading
+    /// "/" or "?", no "." or ".." segment, no fragment, no blank or control
+    /// byte. The same result as `base.resolving(reference)?.string` (a test
+    /// holds the two side by side), without its copies.
+    static func isPlainRelativePath(_ reference: String) -> Bool {
+        let u = reference.utf8
+        guard let first = u.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "?") else { return false }
+        var segmentStart = true, dots = 0, inQuery = false
+        for c in u {
+            if c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") { return false }
+            if inQuery { continue } // dots in the query are just bytes
+            if c == UInt8(ascii: "?") {
+                if segmentStart, dots > 0 { return false }
+                inQuery = true
+            } else if c == UInt8(ascii: "/") {
+                if segmentStart, dots > 0 { return false } // "." or ".." segment
+                segmentStart = true; dots = 0
+            } else if c == UInt8(ascii: "."), segmentStart, dots < 2 {
+                dots += 1
+            } else {
+                segmentStart = false
+            }
+        }
+        return inQuery || !(segmentStart && dots > 0)
     }
 
     /// The scheme of an absolute reference: letters, digits, "+-." before
