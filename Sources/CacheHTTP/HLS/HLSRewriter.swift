@@ -61,8 +61,8 @@ extension HLS {
         var copied = 0
 
         func replace(_ r: Range<Int>, kind: HLSURIKind, context: ReplacementContext) throws(HLSError) {
-            let written = HLSBytes.string(b, r)
-            guard let absolute = resolver.resolve(written), let mapped = map(absolute, kind) else { return }
+            guard let absolute = resolver.resolve(bytes: UnsafeBufferPointer(rebasing: b[r])),
+                  let mapped = map(absolute, kind) else { return }
             guard context.accepts(mapped) else { throw .unusableReplacement(mapped) }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied..<r.lowerBound]))
             out.append(contentsOf: mapped.utf8)
@@ -106,7 +106,12 @@ private enum ReplacementContext {
     case line, quoted, unquoted
 
     func accepts(_ s: String) -> Bool {
-        for c in s.utf8 {
+        var copy = s
+        return copy.withUTF8(accepts)
+    }
+
+    private func accepts(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for c in bytes {
             switch c {
             case ASCII.cr, ASCII.lf: return false
             case UInt8(ascii: "\""): if self != .line { return false }
@@ -114,6 +119,6 @@ private enum ReplacementContext {
             default: continue
             }
         }
-        return !s.isEmpty
+        return !bytes.isEmpty
     }
 }

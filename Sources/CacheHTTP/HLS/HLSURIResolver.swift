@@ -7,30 +7,61 @@ struct HLSURIResolver {
     /// "scheme://host[:port]/dir/" of the base, dot segments removed: a plain
     /// relative reference ("seg-1.ts?x"), by far the most common kind,
     /// resolves to this plus itself.
-    private let directory: String
+    private let directory: [UInt8]
 
     init(playlistURL: String) throws(HLSError) {
         guard let base = OriginURL.parse(playlistURL) else { throw .invalidPlaylistURL(playlistURL) }
         self.base = base
         let path = base.pathAndQuery.utf8.prefix { $0 != UInt8(ascii: "?") }
         let directoryPath = path[...(path.lastIndex(of: UInt8(ascii: "/")) ?? path.startIndex)]
-        directory = base.scheme + "://" + base.hostHeader
-            + String(decoding: removeDotSegments(directoryPath), as: UTF8.self)
+        directory = Array((base.scheme + "://" + base.hostHeader).utf8) + removeDotSegments(directoryPath)
     }
 
     /// The absolute http(s) URL of `reference`, or nil when it must stay as
     /// written: empty, another scheme (`skd:`, `data:`, …), or not a URL
     /// OriginURL accepts (blanks, userinfo, a bad host).
     func resolve(_ reference: String) -> String? {
-        guard !reference.isEmpty else { return nil }
-        if let scheme = Self.scheme(of: reference) {
-            guard ASCII.equalsIgnoringCase(scheme, "http") || ASCII.equalsIgnoringCase(scheme, "https") else {
-                return nil
-            }
-            return OriginURL.parse(reference)?.string
+        var copy = reference
+        return copy.withUTF8 { resolve(bytes: $0) }
+    }
+
+    /// `resolve` of the UTF-8 bytes of a reference.
+    func resolve(bytes r: UnsafeBufferPointer<UInt8>) -> String? {
+        guard !r.isEmpty else { return nil }
+        if let schemeLength = Self.schemeLength(r) {
+            let scheme = UnsafeBufferPointer(rebasing: r[..<schemeLength])
+            guard Self.equalsIgnoringCase(scheme, "http") || Self.equalsIgnoringCase(scheme, "https") else { return nil }
+            return OriginURL.parse(String(decoding: r, as: UTF8.self))?.string
         }
-        if Self.isPlainRelativePath(reference) { return directory + reference }
-        return base.resolving(reference)?.string
+        if Self.isPlainRelativePath(r) {
+            let d = directory
+            return String(unsafeUninitializedCapacity: d.count + r.count) { out in
+                _ = out.initialize(from: d)
+                _ = UnsafeMutableBufferPointer(rebasing: out[d.count...]).initialize(from: r)
+                return d.count + r.count
+            }
+        }
+        return base.resolving(String(decoding: r, as: UTF8.self))?.string
+    }
+
+    private static func equalsIgnoringCase(_ b: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
+        guard b.count == s.utf8CodeUnitCount else { return false }
+        for i in 0..<b.count where ASCII.lower(b[i]) != s.utf8Start[i] { return false }
+        return true
+    }
+
+    /// The length of the scheme of an absolute reference: letters, digits,
+    /// "+-." before the first ":", starting with a letter (RFC 3986 §3.1).
+    static func schemeLength(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = r.first, (ASCII.lower(first) &- 0x61) < 26 else { return nil }
+        for i in 1..<r.count {
+            let c = r[i]
+            if c == ASCII.colon { return i }
+            let ok = (ASCII.lower(c) &- 0x61) < 26 || ASCII.isDigit(c)
+                || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+            if !ok { return nil }
+        }
+        return nil
     }
 
     /// A relative-path reference that resolution only appends to the base
@@ -38,11 +69,10 @@ struct HLSURIResolver {
     /// "/" or "?", no "." or ".." segment, no fragment, no blank or control
     /// byte. The same result as `base.resolving(reference)?.string` (a test
     /// holds the two side by side), without its copies.
-    static func isPlainRelativePath(_ reference: String) -> Bool {
-        let u = reference.utf8
-        guard let first = u.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "?") else { return false }
+    static func isPlainRelativePath(_ r: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = r.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "?") else { return false }
         var segmentStart = true, dots = 0, inQuery = false
-        for c in u {
+        for c in r {
             if c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") { return false }
             if inQuery { continue } // dots in the query are just bytes
             if c == UInt8(ascii: "?") {
@@ -58,20 +88,5 @@ struct HLSURIResolver {
             }
         }
         return inQuery || !(segmentStart && dots > 0)
-    }
-
-    /// The scheme of an absolute reference: letters, digits, "+-." before
-    /// the first ":", starting with a letter (RFC 3986 §3.1).
-    static func scheme(of reference: String) -> String? {
-        let u = reference.utf8
-        guard let first = u.first, (ASCII.lower(first) &- 0x61) < 26 else { return nil }
-        for i in u.indices.dropFirst() {
-            let c = u[i]
-            if c == ASCII.colon { return String(reference[..<i]) }
-            let ok = (ASCII.lower(c) &- 0x61) < 26 || ASCII.isDigit(c)
-                || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-            if !ok { return nil }
-        }
-        return nil
     }
 }
