@@ -71,6 +71,11 @@ package struct HLSMap: Sendable, Equatable {
     package var uri: String
     /// BYTERANGE; an omitted offset is 0.
     package var byteRange: HLSByteRange?
+
+    package init(uri: String, byteRange: HLSByteRange? = nil) {
+        self.uri = uri
+        self.byteRange = byteRange
+    }
 }
 
 /// An EXT-X-PART tag.
@@ -80,6 +85,14 @@ package struct HLSPart: Sendable, Equatable {
     package var byteRange: HLSByteRange?
     package var isIndependent: Bool
     package var isGap: Bool
+
+    package init(uri: String, duration: Double, byteRange: HLSByteRange? = nil, isIndependent: Bool = false, isGap: Bool = false) {
+        self.uri = uri
+        self.duration = duration
+        self.byteRange = byteRange
+        self.isIndependent = isIndependent
+        self.isGap = isGap
+    }
 }
 
 /// TYPE of EXT-X-PRELOAD-HINT.
@@ -95,6 +108,13 @@ package struct HLSPreloadHint: Sendable, Equatable {
     /// BYTERANGE-START (0 when absent) and BYTERANGE-LENGTH (nil: to the end).
     package var byteRangeStart: Int64
     package var byteRangeLength: Int64?
+
+    package init(type: HLSPreloadHintType, uri: String, byteRangeStart: Int64 = 0, byteRangeLength: Int64? = nil) {
+        self.type = type
+        self.uri = uri
+        self.byteRangeStart = byteRangeStart
+        self.byteRangeLength = byteRangeLength
+    }
 }
 
 /// A media segment.
@@ -126,6 +146,19 @@ package struct HLSSegment: Sendable, Equatable {
 
     /// Whether some key in effect encrypts the segment.
     package var isEncrypted: Bool { keys.contains { $0.method != .none } }
+
+    package init(uri: String, duration: Double, title: String? = nil, mediaSequence: Int = 0, byteRange: HLSByteRange? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, discontinuity: Bool = false, isGap: Bool = false, parts: [HLSPart] = []) {
+        self.uri = uri
+        self.duration = duration
+        self.title = title
+        self.mediaSequence = mediaSequence
+        self.byteRange = byteRange
+        self.keys = keys
+        self.map = map
+        self.discontinuity = discontinuity
+        self.isGap = isGap
+        self.parts = parts
+    }
 }
 
 /// EXT-X-PLAYLIST-TYPE.
@@ -158,6 +191,10 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
 
     /// Sum of the segment durations, seconds.
     package var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
+
+    package init(targetDuration: Int) {
+        self.targetDuration = targetDuration
+    }
 }
 
 /// A parsed playlist.
