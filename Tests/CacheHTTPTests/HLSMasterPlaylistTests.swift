@@ -74,6 +74,16 @@ final class HLSMasterPlaylistTests: XCTestCase {
                                                              pathwayID: "CDN-A"))
     }
 
+    func testPlaylistKindAccessors() throws {
+        let m = try HLSPlaylist.parse(Array(sample.utf8), playlistURL: base)
+        XCTAssertEqual(m.master?.variants.count, 4)
+        XCTAssertNil(m.media)
+        let d = try HLSPlaylist.parse(Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n".utf8), playlistURL: base)
+        XCTAssertEqual(d.media?.targetDuration, 2)
+        XCTAssertEqual(d.media?.segments, [])
+        XCTAssertNil(d.master)
+    }
+
     func testVariantSelection() throws {
         let p = try master(sample)
         // preference, URI path of the expected variant (after the host)
