@@ -319,7 +319,7 @@ final class HLSRewriteTests: XCTestCase {
     }
 
     func testBinaryAndRandomInputNeverTraps() throws {
-        var rng = SplitMix64(seed: 42)
+        var rng = HLSTestRandom(seed: 42)
         let alphabet = Array("#EXT-X-KEY:URI=\",\r\n a./?%\u{0}\u{FF}".utf8) + [0xC3, 0x28, 0x80]
         for round in 0..<300 {
             let count = Int(rng.next() % 400)
@@ -373,7 +373,7 @@ final class HLSRewriteTests: XCTestCase {
 }
 
 /// A small deterministic generator, so random inputs are the same every run.
-struct SplitMix64 {
+private struct HLSTestRandom {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
