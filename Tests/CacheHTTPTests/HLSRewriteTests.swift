@@ -163,6 +163,12 @@ final class HLSRewriteTests: XCTestCase {
             ("http://user@host/x.ts", nil),
             ("//user@host/x.ts", nil),
             ("http://", nil),
+            // EXT-X-DEFINE variables are substituted by the client, not here.
+            ("{$cdn}/seg.ts", nil),
+            ("https://{$host}/seg.ts", nil),
+            ("seg.ts?token={$token}", nil),
+            ("seg{.ts", "https://cdn.example.com/live/v1/seg{.ts"),
+            ("seg$.ts", "https://cdn.example.com/live/v1/seg$.ts"),
         ]
         for (reference, absolute) in cases {
             for quoted in [false, true] {

@@ -31,8 +31,9 @@ extension HLS {
     /// EXT-X-DATERANGE's X-ASSET-URI and X-ASSET-LIST) is first resolved
     /// against `playlistURL` (RFC 3986, query kept, fragment dropped), then
     /// passed to `map`, whose result replaces the URI as written; nil keeps
-    /// it. URIs that are not http(s) (`skd://`, `data:`, …) or that do not
-    /// resolve to a usable URL are kept and never passed to `map`.
+    /// it. URIs that are not http(s) (`skd://`, `data:`, …), that hold an
+    /// EXT-X-DEFINE variable (`{$name}`, the client substitutes it) or that
+    /// do not resolve to a usable URL are kept and never passed to `map`.
     ///
     /// Errors rather than a partial rewrite: a missing `#EXTM3U` header
     /// (empty or binary input included), an unusable `playlistURL`, a

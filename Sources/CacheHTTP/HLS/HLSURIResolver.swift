@@ -18,8 +18,10 @@ struct HLSURIResolver {
     }
 
     /// The absolute http(s) URL of `reference`, or nil when it must stay as
-    /// written: empty, another scheme (`skd:`, `data:`, …), or not a URL
-    /// OriginURL accepts (blanks, userinfo, a bad host).
+    /// written: empty, another scheme (`skd:`, `data:`, …), not a URL
+    /// OriginURL accepts (blanks, userinfo, a bad host), or holding an
+    /// EXT-X-DEFINE variable reference `{$name}` that only the client can
+    /// substitute (RFC 8216bis §4.3).
     func resolve(_ reference: String) -> String? {
         var copy = reference
         return copy.withUTF8 { resolve(bytes: $0) }
@@ -27,7 +29,7 @@ struct HLSURIResolver {
 
     /// `resolve` of the UTF-8 bytes of a reference.
     func resolve(bytes r: UnsafeBufferPointer<UInt8>) -> String? {
-        guard !r.isEmpty else { return nil }
+        guard !r.isEmpty, !Self.hasVariableReference(r) else { return nil }
         if let schemeLength = Self.schemeLength(r) {
             let scheme = UnsafeBufferPointer(rebasing: r[..<schemeLength])
             guard Self.equalsIgnoringCase(scheme, "http") || Self.equalsIgnoringCase(scheme, "https") else { return nil }
@@ -42,6 +44,12 @@ struct HLSURIResolver {
             }
         }
         return base.resolving(String(decoding: r, as: UTF8.self))?.string
+    }
+
+    private static func hasVariableReference(_ r: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard r.count >= 2 else { return false }
+        for i in 0..<(r.count - 1) where r[i] == UInt8(ascii: "{") && r[i + 1] == UInt8(ascii: "$") { return true }
+        return false
     }
 
     private static func equalsIgnoringCase(_ b: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
