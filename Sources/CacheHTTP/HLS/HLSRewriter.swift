@@ -1,0 +1,125 @@
+// Rewriting every URI of a playlist through a mapping, and nothing else: the
+// output is the input with only the URI bytes replaced, so line ends, unknown
+// tags, attribute order, quoting, blanks and comments survive byte for byte.
+// One pass over the bytes; untouched runs are copied in bulk into one array.
+
+extension HLS {
+    /// Which attributes of which tag hold URIs.
+    static func uriAttributes(ofTag tag: String) -> [(name: StaticString, kind: HLSURIKind)]? {
+        switch tag {
+        case "EXT-X-KEY": return [("URI", .key)]
+        case "EXT-X-SESSION-KEY": return [("URI", .sessionKey)]
+        case "EXT-X-MAP": return [("URI", .map)]
+        case "EXT-X-MEDIA": return [("URI", .rendition)]
+        case "EXT-X-I-FRAME-STREAM-INF": return [("URI", .iFrameStream)]
+        case "EXT-X-SESSION-DATA": return [("URI", .sessionData)]
+        case "EXT-X-PART": return [("URI", .part)]
+        case "EXT-X-PRELOAD-HINT": return [("URI", .preloadHint)]
+        case "EXT-X-RENDITION-REPORT": return [("URI", .renditionReport)]
+        case "EXT-X-CONTENT-STEERING": return [("SERVER-URI", .steeringManifest)]
+        case "EXT-X-DATERANGE": return [("X-ASSET-URI", .interstitialAsset), ("X-ASSET-LIST", .interstitialAssetList)]
+        default: return nil
+        }
+    }
+
+    /// Rewrites every URI of a playlist.
+    ///
+    /// Each URI (URI lines, and the URI attributes of EXT-X-KEY,
+    /// EXT-X-SESSION-KEY, EXT-X-MAP, EXT-X-MEDIA, EXT-X-I-FRAME-STREAM-INF,
+    /// EXT-X-SESSION-DATA, EXT-X-PART, EXT-X-PRELOAD-HINT,
+    /// EXT-X-RENDITION-REPORT, EXT-X-CONTENT-STEERING's SERVER-URI and
+    /// EXT-X-DATERANGE's X-ASSET-URI and X-ASSET-LIST) is first resolved
+    /// against `playlistURL` (RFC 3986, query kept, fragment dropped), then
+    /// passed to `map`, whose result replaces the URI as written; nil keeps
+    /// it. URIs that are not http(s) (`skd://`, `data:`, …), that hold an
+    /// EXT-X-DEFINE variable (`{$name}`, the client substitutes it) or that
+    /// do not resolve to a usable URL are kept and never passed to `map`.
+    ///
+    /// Errors rather than a partial rewrite: a missing `#EXTM3U` header
+    /// (empty or binary input included), an unusable `playlistURL`, a
+    /// malformed attribute list in one of the tags above, or a mapped value
+    /// that cannot stand where the URI stood. A caller that prefers to pass
+    /// the playlist through unchanged on error can use `try?` and fall back
+    /// to the input. Other tags are not checked.
+    package static func rewrite<Bytes: Collection<UInt8>>(
+        _ playlist: Bytes, playlistURL: String, map: (_ absoluteURI: String, _ kind: HLSURIKind) -> String?
+    ) throws(HLSError) -> [UInt8] {
+        let resolver = try HLSURIResolver(playlistURL: playlistURL)
+        let result = playlist.withContiguousStorageIfAvailable { b in
+            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
+        } ?? Array(playlist).withUnsafeBufferPointer { b in
+            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
+        }
+        return try result.get()
+    }
+
+    private static func rewrite(
+        _ b: UnsafeBufferPointer<UInt8>, _ resolver: HLSURIResolver, _ map: (String, HLSURIKind) -> String?
+    ) throws(HLSError) -> [UInt8] {
+        guard let start = HLSBytes.headerStart(b) else { throw .missingHeader }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count + b.count / 2)
+        var copied = 0
+
+        func replace(_ r: Range<Int>, kind: HLSURIKind, context: ReplacementContext) throws(HLSError) {
+            guard let absolute = resolver.resolve(bytes: UnsafeBufferPointer(rebasing: b[r])),
+                  let mapped = map(absolute, kind) else { return }
+            guard context.accepts(mapped) else { throw .unusableReplacement(mapped) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied..<r.lowerBound]))
+            out.append(contentsOf: mapped.utf8)
+            copied = r.upperBound
+        }
+
+        var scanner = HLSLineScanner(b, from: start)
+        var afterStreamInf = false
+        while let line = scanner.next() {
+            switch HLSLineKind(b, line.content) {
+            case .blank, .comment:
+                continue
+            case .uri(let r):
+                try replace(r, kind: afterStreamInf ? .variant : .segment, context: .line)
+                afterStreamInf = false
+            case .tag(let nameRange, let value):
+                if HLSBytes.equals(b, nameRange, "EXT-X-STREAM-INF") { afterStreamInf = true; continue }
+                // Cheap filter before making a String of the name: every URI tag is "EXT-X-…".
+                guard let value, HLSBytes.hasPrefix(b, nameRange, "EXT-X-") else { continue }
+                let tag = HLSBytes.string(b, nameRange)
+                guard let wanted = uriAttributes(ofTag: tag) else { continue }
+                let attributes: [HLSAttribute]
+                do {
+                    attributes = try HLSAttributeList.parse(b, value)
+                } catch {
+                    throw .malformedAttributes(line: line.number, tag: tag, problem: error)
+                }
+                for a in attributes {
+                    guard let match = wanted.first(where: { HLSBytes.equals(b, a.name, $0.name) }) else { continue }
+                    try replace(a.value, kind: match.kind, context: a.isQuoted ? .quoted : .unquoted)
+                }
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied...]))
+        return out
+    }
+}
+
+/// Where a replacement goes, and so which bytes it must not hold.
+private enum ReplacementContext {
+    case line, quoted, unquoted
+
+    func accepts(_ s: String) -> Bool {
+        var copy = s
+        return copy.withUTF8(accepts)
+    }
+
+    private func accepts(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for c in bytes {
+            switch c {
+            case ASCII.cr, ASCII.lf: return false
+            case UInt8(ascii: "\""): if self != .line { return false }
+            case ASCII.comma, ASCII.sp, ASCII.ht: if self == .unquoted { return false }
+            default: continue
+            }
+        }
+        return !bytes.isEmpty
+    }
+}
