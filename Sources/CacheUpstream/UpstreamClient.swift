@@ -51,7 +51,7 @@ package final class UpstreamClient {
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
-            if connection.state == .idle {
+            if connection.isIdle {
                 connection.run(task)
                 return
             }
