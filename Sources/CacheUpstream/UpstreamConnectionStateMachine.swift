@@ -57,6 +57,9 @@ struct UpstreamConnectionStateMachine {
         var paused = false
         /// Any byte of the response arrived (a 1xx included).
         var receivedAny = false
+        /// The next bytes are the rest of a read whose head was just accepted:
+        /// the read timer was already re-armed for it.
+        var restOfRead = false
     }
 
     enum State {
@@ -140,7 +143,7 @@ struct UpstreamConnectionStateMachine {
             return readHead(bytes, exchange, &buffer, &actions)
         case .body(var exchange, let framing, let keepAlive, let delivers):
             exchange.receivedAny = true
-            actions.append(.armTimer(.read))
+            if exchange.restOfRead { exchange.restOfRead = false } else { actions.append(.armTimer(.read)) }
             readBody(bytes, exchange, framing, keepAlive, delivers, &actions)
             return bytes.count
         case .idle:
@@ -156,13 +159,14 @@ struct UpstreamConnectionStateMachine {
 
     /// The task's answer to `deliverHead`: whether the body is for it or skipped.
     mutating func headAccepted(deliversBody: Bool, into actions: inout [Action]) {
-        guard case .headDelivered(let exchange, let framing, let keepAlive, let leftover) = state else { return }
+        guard case .headDelivered(var exchange, let framing, let keepAlive, let leftover) = state else { return }
         if case .none = framing {
             if leftover > 0 {
                 return failExchange(.protocolViolation("\(label): bytes after a body-less response"), exchange, &actions)
             }
             return complete(exchange, keepAlive: keepAlive, &actions)
         }
+        exchange.restOfRead = leftover > 0
         state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: deliversBody)
     }
 
