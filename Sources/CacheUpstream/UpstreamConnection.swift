@@ -9,6 +9,11 @@ import CacheIO
 /// action may raise new events (a delegate cancels its task, pauses, a
 /// redirect starts the next exchange here, the stream closes at once); those
 /// are queued and fed in after the current action list, never re-entrantly.
+///
+/// Resuming a TLS stream hands over the plaintext it already decrypted at
+/// once, from inside the call. So that those bytes are fed in place rather
+/// than copied into the queue, the stream is resumed only once the queue is
+/// empty.
 final class UpstreamConnection: UpstreamStreamDelegate {
     private typealias Machine = UpstreamConnectionStateMachine
 
@@ -17,9 +22,9 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         case connect(request: [UInt8], method: String)
         case connected(UpstreamError?)
         case start(request: [UInt8], method: String)
-        /// Bytes that arrived re-entrantly (TLS plaintext handed over by
-        /// `resumeReading`): copied, since the stream's buffer is gone by the
-        /// time they are fed. Rare; normal reads are fed in place.
+        /// Bytes that arrived while actions were being performed: copied, since
+        /// the stream's buffer is gone by the time they are fed. Not expected
+        /// (the stream reads from the loop, and resuming is deferred); a safety net.
         case read([UInt8])
         case eof
         case timerFired
@@ -45,6 +50,8 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     private var running = false
     /// The task's answer to the head just delivered.
     private var headVerdict: Bool?
+    /// The stream is to resume reading once the queue is empty.
+    private var resumeStream = false
 
     init(poolKey: String, label: String, loop: EventLoop, configuration: UpstreamConfiguration, client: UpstreamClient) {
         self.poolKey = poolKey
@@ -100,10 +107,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
 
     func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         guard !running else { return handle(.read(Array(bytes))) }
-        running = true
-        read(bytes)
-        drain()
-        running = false
+        run { read(bytes) }
     }
 
     func streamDidReachEOF() { handle(.eof) }
@@ -118,14 +122,21 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     private func handle(_ event: Event) {
         queue.append(event)
         guard !running else { return }
-        running = true
-        drain()
-        running = false
+        run {}
     }
 
-    private func drain() {
+    /// Runs `body`, then every event it queued; then resumes the stream if asked.
+    private func run(_ body: () -> Void) {
+        running = true
+        body()
         while !queue.isEmpty {
             apply(queue.removeFirst())
+        }
+        running = false
+        if resumeStream {
+            // Bytes the stream hands over now are fed in place, on a fresh run.
+            resumeStream = false
+            if !machine.isClosed { stream?.resumeReading() }
         }
     }
 
@@ -180,9 +191,10 @@ final class UpstreamConnection: UpstreamStreamDelegate {
             case .startReading:
                 stream?.startReading()
             case .pauseReading:
+                resumeStream = false
                 stream?.pauseReading()
             case .resumeReading:
-                stream?.resumeReading()
+                resumeStream = true
             case .armTimer(let kind):
                 arm(kind)
             case .deliverHead(let head):

@@ -245,7 +245,7 @@ final class UpstreamConnectionStateMachineTests: XCTestCase {
 
 /// What the tests compare: actions with body ranges resolved to their bytes
 /// and errors reduced to their kind.
-enum Step: Equatable {
+private enum Step: Equatable {
     enum ErrorKind { case resolve, connect, timeout, protocolViolation, closedEarly, tls, redirect, configuration }
 
     case write(String), startReading, pauseReading, resumeReading
@@ -271,7 +271,7 @@ enum Step: Equatable {
 }
 
 /// Drives the machine the way `UpstreamConnection` does, without sockets.
-struct Harness {
+private struct Harness {
     var machine = UpstreamConnectionStateMachine(label: "origin.test", connectTimeout: 1000, readTimeout: 2000)
     /// The task's verdict on each head: deliver the body, or skip it.
     var deliversBody = true
