@@ -78,6 +78,25 @@ final class UpstreamConnectionStateMachineTests: XCTestCase {
                        [.arm(.read), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
     }
 
+    func testPartialInterimHeadThenTheFinalOneInTheSameRead() {
+        var c = Harness.ready()
+        XCTAssertEqual(c.read("HTTP/1.1 100 Con"), [.arm(.read)])
+        XCTAssertEqual(c.read("tinue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+                       [.arm(.read), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
+    }
+
+    func testHTTP10ResponseIsNotReused() {
+        var c = Harness.ready()
+        XCTAssertEqual(c.read("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\na"),
+                       [.arm(.read), .head(200), .body("a"), .close, .complete(reusable: false)])
+    }
+
+    func testUntilCloseBodyMayBeEmpty() {
+        var c = Harness.ready()
+        XCTAssertEqual(c.read("HTTP/1.1 200 OK\r\n\r\n"), [.arm(.read), .head(200)])
+        XCTAssertEqual(c.eof(), [.close, .complete(reusable: false)])
+    }
+
     func testBodylessResponses() {
         var head = Harness.ready(method: "HEAD")
         XCTAssertEqual(head.read("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"),
