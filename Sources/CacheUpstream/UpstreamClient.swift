@@ -51,7 +51,7 @@ package final class UpstreamClient {
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
-            if connection.state == .idle {
+            if connection.isIdle {
                 connection.run(task)
                 return
             }
@@ -113,8 +113,10 @@ package final class UpstreamClient {
         }
     }
 
-    /// An exchange failed; a reused connection that died before answering is
-    /// replaced once by a fresh one (the origin may have closed it while idle).
+    /// An exchange failed; a reused connection the origin closed before
+    /// answering is replaced once by a fresh one (it may have been dropped
+    /// while idle). The connection's machine decides `retryable`: never for a
+    /// timeout, which would make the client wait a second one.
     func exchangeFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError, retryable: Bool) {
         guard !task.isFinished else { return }
         if retryable && task.mayRetry {

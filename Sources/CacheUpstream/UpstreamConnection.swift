@@ -3,8 +3,34 @@ import CacheIO
 
 /// One keep-alive connection to an origin, running one exchange at a time.
 /// Loop thread only. Its stream keeps this object alive until it closes.
+///
+/// A thin driver: it owns the stream, the timer and the state machine, feeds
+/// the machine events and performs the actions it returns. Performing an
+/// action may raise new events (a delegate cancels its task, pauses, a
+/// redirect starts the next exchange here, the stream closes at once); those
+/// are queued and fed in after the current action list, never re-entrantly.
+///
+/// Resuming a TLS stream hands over the plaintext it already decrypted at
+/// once, from inside the call. So that those bytes are fed in place rather
+/// than copied into the queue, the stream is resumed only once the queue is
+/// empty.
 final class UpstreamConnection: UpstreamStreamDelegate {
-    enum State { case connecting, idle, busy, closed }
+    private typealias Machine = UpstreamConnectionStateMachine
+
+    /// Events waiting while an action list is being performed.
+    private enum Event {
+        case connect(request: [UInt8], method: String)
+        case connected(UpstreamError?)
+        case start(request: [UInt8], method: String)
+        /// Bytes that arrived while actions were being performed: copied, since
+        /// the stream's buffer is gone by the time they are fed. Not expected
+        /// (the stream reads from the loop, and resuming is deferred); a safety net.
+        case read([UInt8])
+        case eof
+        case timerFired
+        case pause, resume, abandon, close
+        case closed(UpstreamError?)
+    }
 
     let poolKey: String
     let label: String
@@ -13,17 +39,19 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     private weak var client: UpstreamClient?
     private var stream: UpstreamStream?
     private var timer: LoopTimer?
-    private(set) var state: State = .connecting
+    private var machine: Machine
+    /// The task of the running exchange; nil once it let go.
     private(set) var task: UpstreamTask?
-    /// True once an exchange has completed on it (it is a reused connection).
-    private(set) var wasUsed = false
 
-    private var headBuffer: [UInt8] = []
-    private var head: HTTPResponseHead?
-    private var framing: BodyFraming = .none
-    private var receivedAny = false
-    /// False while the body of a redirect is skipped instead of delivered.
-    private var deliversBody = true
+    /// Reused between events so that reading allocates nothing.
+    private var actions: [Machine.Action] = []
+    private var queue: [Event] = []
+    /// True while events are being fed and actions performed.
+    private var running = false
+    /// The task's answer to the head just delivered.
+    private var headVerdict: Bool?
+    /// The stream is to resume reading once the queue is empty.
+    private var resumeStream = false
 
     init(poolKey: String, label: String, loop: EventLoop, configuration: UpstreamConfiguration, client: UpstreamClient) {
         self.poolKey = poolKey
@@ -31,38 +59,31 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         self.loop = loop
         self.configuration = configuration
         self.client = client
+        machine = Machine(label: label, connectTimeout: configuration.connectTimeout,
+                          readTimeout: configuration.readTimeout)
+        actions.reserveCapacity(8)
     }
+
+    /// Ready for an exchange (the pool hands out only idle connections).
+    var isIdle: Bool { machine.isIdle }
 
     /// Connects (and for https, shakes hands over `tls`); the task runs once ready.
     func connect(to address: SocketAddress, tls: TLSSession?, for task: UpstreamTask) {
         self.task = task
-        state = .connecting
+        handle(.connect(request: task.request, method: task.method))
         do {
             stream = try UpstreamStream.connect(on: loop, to: address, tls: tls, label: label, delegate: self)
         } catch {
-            state = .closed
-            self.task = nil
-            client?.connectionFailed(self, task: task, error: .connect("\(label): \(error)"))
-            client?.forget(self)
-            return
+            // No stream, so no close will be reported: report it here.
+            streamDidClose(.connect("\(label): \(error)"))
         }
-        arm(configuration.connectTimeout)
     }
 
     /// Starts an exchange on a connected, idle connection.
     func run(_ task: UpstreamTask) {
-        precondition(state == .idle)
         self.task = task
         task.connection = self
-        state = .busy
-        head = nil
-        headBuffer.removeAll(keepingCapacity: true)
-        receivedAny = false
-        deliversBody = true
-        framing = .none
-        stream?.write(task.request)
-        stream?.startReading()
-        arm(configuration.readTimeout)
+        handle(.start(request: task.request, method: task.method))
     }
 
     /// Drops the connection mid-exchange (the task was cancelled or moves on).
@@ -70,208 +91,155 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     /// reusable: the exchange then completes without it.
     func abandon() {
         task = nil
-        if state == .busy, head != nil, case .length(remaining: 0) = framing { return }
-        close()
+        handle(.abandon)
     }
 
-    func close() {
-        guard state != .closed else { return }
-        state = .closed
-        timer?.cancel()
-        timer = nil
-        stream?.close()
-    }
-
-    private var paused = false
-
-    private func arm(_ milliseconds: UInt64) {
-        if let timer {
-            timer.reset(milliseconds: milliseconds)
-        } else {
-            timer = LoopTimer(on: loop, after: milliseconds) { [weak self] in self?.timedOut() }
-        }
-    }
+    func close() { handle(.close) }
 
     /// Backpressure: stop reading the body until `resume()`.
-    func pause() {
-        guard state == .busy, !paused else { return }
-        paused = true
-        stream?.pauseReading()
-    }
+    func pause() { handle(.pause) }
 
-    func resume() {
-        guard paused else { return }
-        paused = false
-        arm(configuration.readTimeout)
-        stream?.resumeReading()
-    }
-
-    private func timedOut() {
-        // Waiting for our own consumer is not the origin's silence.
-        if paused && state == .busy { return arm(configuration.readTimeout) }
-        switch state {
-        case .connecting: fail(.timeout("connecting to \(label) took over \(configuration.connectTimeout) ms"))
-        case .busy: fail(.timeout("no data from \(label) for \(configuration.readTimeout) ms"))
-        case .idle: close()
-        case .closed: break
-        }
-    }
-
-    private func fail(_ error: UpstreamError) {
-        let task = self.task
-        self.task = nil
-        let wasConnecting = state == .connecting
-        close()
-        guard let task else { return }
-        if wasConnecting {
-            client?.connectionFailed(self, task: task, error: error)
-        } else {
-            client?.exchangeFailed(self, task: task, error: error, retryable: wasUsed && !receivedAny)
-        }
-    }
-
-    /// The response ended: back to the pool when reusable, then the task learns of it.
-    private func complete() {
-        let task = self.task
-        self.task = nil
-        wasUsed = true
-        let reusable = head?.keepAlive ?? false
-        if paused {
-            // The last bytes came in the chunk that paused it: pooled connections read.
-            paused = false
-            stream?.resumeReading()
-        }
-        if case .untilClose = framing { close() } else if !reusable { close() }
-        if state != .closed {
-            // Still reading while idle: an origin closing the connection is seen at once.
-            state = .idle
-            arm(configuration.idleTimeout)
-            client?.release(self)
-        }
-        task?.exchangeDidComplete()
-    }
+    func resume() { handle(.resume) }
 
     // MARK: UpstreamStreamDelegate
 
-    func streamDidConnect(_ error: UpstreamError?) {
-        if let error { return fail(error) }
-        guard let task else { close(); return }
-        state = .idle
-        run(task)
-    }
+    func streamDidConnect(_ error: UpstreamError?) { handle(.connected(error)) }
 
     func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
-        guard state == .busy, task != nil else {
-            close()  // bytes on an idle connection: the origin is confused; drop it
-            return
-        }
-        receivedAny = true
-        arm(configuration.readTimeout)
-        if head == nil {
-            headBuffer.append(contentsOf: bytes)
-            parseHead()
-        } else {
-            consumeBody(bytes)
-        }
+        guard !running else { return handle(.read(Array(bytes))) }
+        run { read(bytes) }
     }
 
-    private func parseHead() {
-        while head == nil {
-            let parsed = headBuffer.withUnsafeBytes { ResponseHeadParser.parse($0) }
-            switch parsed {
-            case .failure(let error):
-                fail(.protocolViolation("\(label): \(error)"))
-                return
-            case .success(nil):
-                return
-            case .success(let (parsedHead, consumed)?):
-                headBuffer.removeFirst(consumed)
-                if (100..<200).contains(parsedHead.status) { continue }  // interim response
-                do {
-                    framing = try BodyFraming(for: parsedHead, requestMethod: task?.method ?? "GET")
-                } catch {
-                    fail(error)
-                    return
-                }
-                head = parsedHead
-                deliversBody = task?.didReceiveHead(parsedHead) ?? false
-                guard state == .busy, task != nil, !(task?.isFinished ?? true) else { return }
-                let rest = headBuffer
-                headBuffer = []
-                if case .none = framing {
-                    if !rest.isEmpty { fail(.protocolViolation("\(label): bytes after a body-less response")); return }
-                    complete()
-                    return
-                }
-                if !rest.isEmpty { rest.withUnsafeBytes { consumeBody($0) } }
-            }
-        }
-    }
-
-    private func deliver(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 0 else { return }
-        if deliversBody {
-            task?.delegate?.upstreamDidReceiveBody(bytes)
-        } else {
-            task?.didSkipBody(bytes.count)
-        }
-    }
-
-    private func consumeBody(_ bytes: UnsafeRawBufferPointer) {
-        switch framing {
-        case .none:
-            fail(.protocolViolation("\(label): unexpected body bytes"))
-        case .untilClose:
-            deliver(bytes)
-        case .length(let remaining):
-            // Checked before delivering anything: the bytes of a response that
-            // overruns its own length are not trusted.
-            guard Int64(bytes.count) <= remaining else {
-                return fail(.protocolViolation("\(label): more body bytes than Content-Length"))
-            }
-            framing = .length(remaining: remaining - Int64(bytes.count))
-            deliver(bytes)
-            if remaining == Int64(bytes.count) {
-                // Nobody else can take a busy connection, even if the task let go of it.
-                if state == .busy { complete() }
-            }
-        case .chunked(var decoder):
-            do {
-                let (consumed, done) = try decoder.feed(bytes) { data in deliver(data) }
-                framing = .chunked(decoder)
-                guard state == .busy, task != nil else { return }
-                if done {
-                    if consumed < bytes.count {
-                        fail(.protocolViolation("\(label): bytes after the last chunk"))
-                    } else {
-                        complete()
-                    }
-                }
-            } catch {
-                fail(.protocolViolation("\(label): bad chunked body (\(error))"))
-            }
-        }
-    }
-
-    func streamDidReachEOF() {
-        if state == .busy, head != nil, case .untilClose = framing {
-            complete()
-        } else if state == .busy || state == .connecting {
-            // (.connecting cannot see EOF today: streams report it only once ready.)
-            fail(.closedEarly(head == nil ? "\(label) closed before a response" : "\(label) closed mid-body"))
-        } else {
-            close()
-        }
-    }
+    func streamDidReachEOF() { handle(.eof) }
 
     func streamDidClose(_ error: UpstreamError?) {
         stream = nil
-        if state != .closed {
-            fail(error ?? .closedEarly("\(label) closed"))
+        handle(.closed(error))
+    }
+
+    // MARK: driving
+
+    private func handle(_ event: Event) {
+        queue.append(event)
+        guard !running else { return }
+        run {}
+    }
+
+    /// Runs `body`, then every event it queued; then resumes the stream if asked.
+    private func run(_ body: () -> Void) {
+        running = true
+        body()
+        while !queue.isEmpty {
+            apply(queue.removeFirst())
         }
-        state = .closed
-        timer?.cancel()
-        timer = nil
-        client?.forget(self)
+        running = false
+        if resumeStream {
+            // Bytes the stream hands over now are fed in place, on a fresh run.
+            resumeStream = false
+            if !machine.isClosed { stream?.resumeReading() }
+        }
+    }
+
+    private func apply(_ event: Event) {
+        switch event {
+        case .connect(let request, let method): machine.connect(request: request, method: method, into: &actions)
+        case .connected(let error): machine.connected(error: error, into: &actions)
+        case .start(let request, let method): machine.start(request: request, method: method, into: &actions)
+        case .read(let bytes): return bytes.withUnsafeBytes { read($0) }
+        case .eof: machine.eof(into: &actions)
+        case .timerFired: machine.timerFired(into: &actions)
+        case .pause: machine.pause(into: &actions)
+        case .resume: machine.resume(into: &actions)
+        case .abandon: machine.abandon(into: &actions)
+        case .close: machine.close(into: &actions)
+        case .closed(let error):
+            machine.closed(error: error, into: &actions)
+            perform(input: nil)
+            client?.forget(self)
+            return
+        }
+        perform(input: nil)
+    }
+
+    /// Feeds one read. After a head, the rest of the read waits for the
+    /// task's verdict on it, then goes in too.
+    private func read(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes
+        while true {
+            let consumed = machine.bytesRead(rest, into: &actions)
+            perform(input: rest)
+            if let verdict = headVerdict {
+                headVerdict = nil
+                machine.headAccepted(deliversBody: verdict, into: &actions)
+                perform(input: nil)
+            }
+            guard consumed > 0, consumed < rest.count else { return }
+            rest = UnsafeRawBufferPointer(rebasing: rest[consumed...])
+        }
+    }
+
+    /// Performs the pending actions in order; `input` is the buffer body ranges refer to.
+    private func perform(input: UnsafeRawBufferPointer?) {
+        // Indexed, not iterated: the list stays in place and keeps its capacity.
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            switch action {
+            case .write(let bytes):
+                stream?.write(bytes)
+            case .startReading:
+                stream?.startReading()
+            case .pauseReading:
+                resumeStream = false
+                stream?.pauseReading()
+            case .resumeReading:
+                resumeStream = true
+            case .armTimer(let kind):
+                arm(kind)
+            case .deliverHead(let head):
+                headVerdict = task?.didReceiveHead(head) ?? false
+            case .deliverBody(let range):
+                if let input { task?.delegate?.upstreamDidReceiveBody(UnsafeRawBufferPointer(rebasing: input[range])) }
+            case .skipBody(let count):
+                task?.didSkipBody(count)
+            case .complete(let reusable):
+                let task = self.task
+                self.task = nil
+                // Pooled first: a redirect to the same origin may take this connection.
+                if reusable { client?.release(self) }
+                task?.exchangeDidComplete()
+            case .connectFailed(let error):
+                guard let task = takeTask() else { break }
+                client?.connectionFailed(self, task: task, error: error)
+            case .exchangeFailed(let error, let retryable):
+                guard let task = takeTask() else { break }
+                client?.exchangeFailed(self, task: task, error: error, retryable: retryable)
+            case .close:
+                timer?.cancel()
+                timer = nil
+                stream?.close()
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    private func takeTask() -> UpstreamTask? {
+        let task = self.task
+        self.task = nil
+        return task
+    }
+
+    private func arm(_ kind: Machine.Timer) {
+        let milliseconds = switch kind {
+        case .connect: configuration.connectTimeout
+        case .read: configuration.readTimeout
+        case .idle: configuration.idleTimeout
+        }
+        if let timer {
+            timer.reset(milliseconds: milliseconds)
+        } else {
+            timer = LoopTimer(on: loop, after: milliseconds) { [weak self] in self?.handle(.timerFired) }
+        }
     }
 }

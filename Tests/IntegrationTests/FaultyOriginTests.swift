@@ -129,6 +129,34 @@ final class FaultyOriginTests: XCTestCase {
                       "the proxy closes the origin connection")
     }
 
+    /// A pooled connection that times out is not retried on a fresh one: the
+    /// client waits one read timeout, not two.
+    func testReadTimeoutOnAReusedConnectionIs504AfterOneTimeout() throws {
+        let body = TestFile.randomBytes(count: 10_000, seed: 37)
+        origin.serve("/hang.bin", body: body, fault: .stallAfterFirstResponse)
+        let proxy = try TestProxy { $0.readTimeout = 1 }
+
+        let first = try proxy.get(origin.url("/hang.bin"), range: "bytes=0-999")
+        XCTAssertEqual(first.status, 206, first.bodyString)
+        XCTAssertTrue(first.body[...] == body[0..<1000])
+
+        let started = Date()
+        let second = try proxy.get(origin.url("/hang.bin"), range: "bytes=5000-5999")
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(second.status, 504, second.bodyString)
+        XCTAssertTrue(second.bodyString.contains("timed out"), second.bodyString)
+        XCTAssertGreaterThan(elapsed, 0.9)
+        XCTAssertLessThan(elapsed, 1.8, "one read timeout (1 s), not two")
+
+        let requests = origin.requests(for: "/hang.bin")
+        XCTAssertEqual(requests.count, 2, "no retry: \(requests.map(\.range))")
+        XCTAssertEqual(requests.map(\.connection), [1, 1], "the second request went on the kept-alive connection")
+        XCTAssertEqual(origin.connectionsAccepted, 1)
+        XCTAssertEqual(proxy.logs.lines(.debug, containing: "retrying").count, 0, "\(proxy.logs.messages)")
+        XCTAssertTrue(TestTools.waitUntil(timeout: 3) { origin.openConnections == 0 },
+                      "the proxy closes the connection that timed out")
+    }
+
     func testStallMidBodyEndsTheResponseAfterTheReadTimeout() throws {
         let body = TestFile.randomBytes(count: 1_000_000, seed: 36)
         origin.serve("/slow.bin", body: body, fault: .stallMidBody(after: 100_000))

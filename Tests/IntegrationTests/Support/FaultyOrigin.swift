@@ -31,6 +31,10 @@ enum Fault: Sendable {
     /// connection, unanswered, on the next: a keep-alive connection that died
     /// just as it was reused.
     case dropReusedRequests
+    /// Answers the first request for the path normally, then reads every
+    /// later one and never answers (its connection stays open): an origin
+    /// that hangs on a kept-alive connection, and on any fresh one too.
+    case stallAfterFirstResponse
     /// Waits this many seconds, then answers normally.
     case delayed(TimeInterval)
 }
@@ -160,11 +164,12 @@ final class FaultyOrigin: @unchecked Sendable {
         var served = 0
         while let (path, headers) = readRequest(fd, &buffer) {
             let request = FaultyRequest(path: path, headers: headers, connection: serial)
-            let known: ([UInt8], Fault)? = lock.withLock {
+            let known: ([UInt8], Fault, Int)? = lock.withLock {
+                let earlier = log.count { $0.path == path }
                 log.append(request)
-                return bodies[path].map { ($0, faults[path] ?? .none) }
+                return bodies[path].map { ($0, faults[path] ?? .none, earlier) }
             }
-            guard let (body, fault) = known else {
+            guard let (body, fault, earlier) = known else {
                 send(fd, head(404, ["Content-Length": "10"]) + Array("not found\n".utf8))
                 continue
             }
@@ -172,6 +177,7 @@ final class FaultyOrigin: @unchecked Sendable {
                 shutdown(fd, Int32(SHUT_WR))
                 return waitForClose(fd)
             }
+            if case .stallAfterFirstResponse = fault, earlier > 0 { return waitForClose(fd) }
             served += 1
             guard respond(fd, request, body, fault) else { return waitForClose(fd) }
         }
@@ -185,7 +191,7 @@ final class FaultyOrigin: @unchecked Sendable {
         case .delayed(let seconds):
             Thread.sleep(forTimeInterval: seconds)
             return respond(fd, request, body, .none)
-        case .none, .closeAfterResponse, .dropReusedRequests:
+        case .none, .closeAfterResponse, .dropReusedRequests, .stallAfterFirstResponse:
             if let range = asked {
                 send(fd, head(206, ["Content-Length": "\(range.count)",
                                     "Content-Range": "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)"])

@@ -1,0 +1,418 @@
+import CacheHTTP
+
+/// The life of one keep-alive connection to an origin, as a value: events in,
+/// actions out, no I/O. `UpstreamConnection` drives it.
+///
+/// Response heads, body framing and chunked decoding are parsed here.
+/// Body bytes are never copied: `bytesRead` names them as ranges of the
+/// buffer it was given (`deliverBody`), which the driver hands on while that
+/// buffer is still valid. Actions are appended to a list the caller owns and
+/// reuses, so the hot path (a body read) allocates nothing.
+///
+/// A read may hold a response head and body bytes. `bytesRead` then stops after
+/// the head (`deliverHead`) and returns how much it consumed: the task's
+/// verdict on the head (`headAccepted`) decides whether the body is delivered
+/// or skipped, and the driver feeds the rest of the read afterwards.
+struct UpstreamConnectionStateMachine {
+    /// Which countdown to (re)start.
+    enum Timer: Equatable {
+        case connect, read, idle
+    }
+
+    enum Action {
+        /// Send the request bytes.
+        case write([UInt8])
+        /// Start reading; reading never stops on its own (an idle connection
+        /// must notice the origin closing it).
+        case startReading
+        /// Backpressure: stop taking bytes from the socket.
+        case pauseReading
+        case resumeReading
+        case armTimer(Timer)
+        /// The final response head; the driver answers with `headAccepted`.
+        case deliverHead(HTTPResponseHead)
+        /// Body bytes for the task: this range of the buffer given to `bytesRead`.
+        case deliverBody(Range<Int>)
+        /// Body bytes of a response whose body is skipped (a redirect).
+        case skipBody(Int)
+        /// The exchange ended cleanly; when reusable the connection is idle
+        /// and belongs in the pool (release it before telling the task, so a
+        /// redirect to the same origin can take it).
+        case complete(reusable: Bool)
+        /// Connecting failed (the client may try the next address).
+        case connectFailed(UpstreamError)
+        /// The exchange failed. Retryable only when a reused connection was
+        /// closed by the origin before any byte of the response.
+        case exchangeFailed(UpstreamError, retryable: Bool)
+        /// Close the stream and drop the timer.
+        case close
+    }
+
+    /// What one exchange knows besides its parsing state.
+    struct Exchange {
+        var method: String
+        /// The connection had completed an exchange before this one.
+        var reused: Bool
+        /// The consumer is full: reading stopped, timeouts re-arm instead of failing.
+        var paused = false
+        /// Any byte of the response arrived (a 1xx included).
+        var receivedAny = false
+        /// The next bytes are the rest of a read whose head was just accepted:
+        /// the read timer was already re-armed for it.
+        var restOfRead = false
+    }
+
+    enum State {
+        /// Before `connect`.
+        case new
+        /// TCP (and TLS) under way; the first request waits.
+        case connecting(request: [UInt8], method: String)
+        /// Ready, no exchange; any byte from the origin now is a fault.
+        case idle
+        /// Request sent; `buffer` holds a partial head split across reads.
+        case awaitingHead(Exchange, buffer: [UInt8])
+        /// The head went to the task; waiting for its verdict. `leftover` is
+        /// how many bytes of the current read follow the head.
+        case headDelivered(Exchange, framing: BodyFraming, keepAlive: Bool, leftover: Int)
+        case body(Exchange, framing: BodyFraming, keepAlive: Bool, delivers: Bool)
+        case closed
+    }
+
+    private(set) var state: State = .new
+    /// True once an exchange has completed on it: later exchanges are on a reused connection.
+    private(set) var wasUsed = false
+    private let label: String
+    private let connectTimeout: UInt64
+    private let readTimeout: UInt64
+
+    /// `label` names the origin in errors; the timeouts (ms) only in messages.
+    init(label: String, connectTimeout: UInt64, readTimeout: UInt64) {
+        self.label = label
+        self.connectTimeout = connectTimeout
+        self.readTimeout = readTimeout
+    }
+
+    var isIdle: Bool { if case .idle = state { true } else { false } }
+    var isClosed: Bool { if case .closed = state { true } else { false } }
+
+    // MARK: events
+
+    /// The stream is being opened for a first request.
+    mutating func connect(request: [UInt8], method: String, into actions: inout [Action]) {
+        guard case .new = state else { return }
+        state = .connecting(request: request, method: method)
+        actions.append(.armTimer(.connect))
+    }
+
+    /// The stream is ready (or could not be made so): the waiting request goes out.
+    mutating func connected(error: UpstreamError?, into actions: inout [Action]) {
+        guard case .connecting(let request, let method) = state else { return }
+        if let error { return failConnecting(error, &actions) }
+        state = .awaitingHead(Exchange(method: method, reused: false), buffer: [])
+        actions.append(.write(request))
+        actions.append(.startReading)
+        actions.append(.armTimer(.read))
+    }
+
+    /// Starts an exchange on an idle connection. A connection closed meanwhile
+    /// fails it as retryable: nothing was sent, a fresh connection may take it.
+    mutating func start(request: [UInt8], method: String, into actions: inout [Action]) {
+        switch state {
+        case .idle:
+            state = .awaitingHead(Exchange(method: method, reused: true), buffer: [])
+            actions.append(.write(request))
+            actions.append(.startReading)
+            actions.append(.armTimer(.read))
+        case .closed:
+            actions.append(.exchangeFailed(.closedEarly("\(label) closed"), retryable: true))
+        case .new, .connecting, .awaitingHead, .headDelivered, .body:
+            preconditionFailure("an exchange started on a busy upstream connection")
+        }
+    }
+
+    /// Bytes from the origin. Returns how many were consumed: all of them,
+    /// except after a response head, where the rest waits for `headAccepted`.
+    mutating func bytesRead(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) -> Int {
+        switch state {
+        case .awaitingHead(var exchange, var buffer):
+            // Drop the state's reference so `buffer` grows in place; every
+            // path of `readHead` sets the real state.
+            state = .new
+            exchange.receivedAny = true
+            actions.append(.armTimer(.read))
+            return readHead(bytes, exchange, &buffer, &actions)
+        case .body(var exchange, let framing, let keepAlive, let delivers):
+            exchange.receivedAny = true
+            if exchange.restOfRead { exchange.restOfRead = false } else { actions.append(.armTimer(.read)) }
+            readBody(bytes, exchange, framing, keepAlive, delivers, &actions)
+            return bytes.count
+        case .idle:
+            // Bytes nobody asked for: the origin is confused; drop the connection.
+            close(&actions)
+            return bytes.count
+        case .headDelivered:
+            return 0  // the driver answers the head first
+        case .new, .connecting, .closed:
+            return bytes.count
+        }
+    }
+
+    /// The task's answer to `deliverHead`: whether the body is for it or skipped.
+    mutating func headAccepted(deliversBody: Bool, into actions: inout [Action]) {
+        guard case .headDelivered(var exchange, let framing, let keepAlive, let leftover) = state else { return }
+        if case .none = framing {
+            if leftover > 0 {
+                return failExchange(.protocolViolation("\(label): bytes after a body-less response"), exchange, &actions)
+            }
+            return complete(exchange, keepAlive: keepAlive, &actions)
+        }
+        exchange.restOfRead = leftover > 0
+        state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: deliversBody)
+    }
+
+    /// The origin finished sending.
+    mutating func eof(into actions: inout [Action]) {
+        switch state {
+        case .connecting:
+            failConnecting(.closedEarly("\(label) closed before a response"), &actions)
+        case .awaitingHead(let exchange, _):
+            failExchange(.closedEarly("\(label) closed before a response"), exchange, &actions)
+        case .headDelivered(let exchange, let framing, _, let leftover):
+            switch framing {
+            case .untilClose: complete(exchange, keepAlive: false, &actions)
+            case .none where leftover == 0: complete(exchange, keepAlive: false, &actions)
+            default: failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
+            }
+        case .body(let exchange, .untilClose, _, _):
+            complete(exchange, keepAlive: false, &actions)
+        case .body(let exchange, _, _, _):
+            failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
+        case .idle, .new:
+            close(&actions)
+        case .closed:
+            break
+        }
+    }
+
+    /// The armed countdown ran out.
+    mutating func timerFired(into actions: inout [Action]) {
+        switch state {
+        case .connecting:
+            failConnecting(.timeout("connecting to \(label) took over \(connectTimeout) ms"), &actions)
+        case .awaitingHead(let exchange, _), .headDelivered(let exchange, _, _, _), .body(let exchange, _, _, _):
+            // Waiting for our own consumer is not the origin's silence.
+            if exchange.paused { return actions.append(.armTimer(.read)) }
+            failExchange(.timeout("no data from \(label) for \(readTimeout) ms"), exchange, &actions)
+        case .idle:
+            close(&actions)
+        case .new, .closed:
+            break
+        }
+    }
+
+    /// Backpressure: stop reading until `resume`.
+    mutating func pause(into actions: inout [Action]) {
+        updateExchange { exchange in
+            guard !exchange.paused else { return }
+            exchange.paused = true
+            actions.append(.pauseReading)
+        }
+    }
+
+    mutating func resume(into actions: inout [Action]) {
+        updateExchange { exchange in
+            guard exchange.paused else { return }
+            exchange.paused = false
+            actions.append(.armTimer(.read))
+            actions.append(.resumeReading)
+        }
+    }
+
+    /// The task let go mid-exchange: a half-read response cannot be reused.
+    /// An exchange that already completed (the task let go on its last byte)
+    /// leaves the connection idle and reusable.
+    mutating func abandon(into actions: inout [Action]) {
+        switch state {
+        case .idle, .new, .closed:
+            break
+        case .connecting, .awaitingHead, .headDelivered, .body:
+            close(&actions)
+        }
+    }
+
+    /// Closes without telling anyone (pool overflow, shutdown).
+    mutating func close(into actions: inout [Action]) {
+        close(&actions)
+    }
+
+    /// The stream closed; the error says why, if it broke.
+    mutating func closed(error: UpstreamError?, into actions: inout [Action]) {
+        let error = error ?? .closedEarly("\(label) closed")
+        switch state {
+        case .connecting:
+            failConnecting(error, &actions)
+        case .awaitingHead(let exchange, _), .headDelivered(let exchange, _, _, _), .body(let exchange, _, _, _):
+            failExchange(error, exchange, &actions)
+        case .new, .idle:
+            close(&actions)
+        case .closed:
+            break
+        }
+    }
+
+    // MARK: parsing
+
+    /// Parses the final head out of the partial head in `buffer` and `bytes`,
+    /// skipping interim (1xx) responses. Parses straight from `bytes` when no
+    /// partial head is pending, which is the usual case: no copy.
+    private mutating func readHead(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange, _ buffer: inout [UInt8],
+                                   _ actions: inout [Action]) -> Int {
+        var offset = 0
+        if !buffer.isEmpty {
+            buffer.append(contentsOf: bytes)
+            switch buffer.withUnsafeBytes({ ResponseHeadParser.parse($0) }) {
+            case .failure(let error):
+                failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
+                return bytes.count
+            case .success(nil):
+                state = .awaitingHead(exchange, buffer: buffer)
+                return bytes.count
+            case .success(let (head, consumed)?):
+                // No head was complete before this read, so what follows it lies in `bytes`.
+                offset = bytes.count - (buffer.count - consumed)
+                if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
+            }
+        }
+        while true {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            switch ResponseHeadParser.parse(rest) {
+            case .failure(let error):
+                failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
+                return bytes.count
+            case .success(nil):
+                state = .awaitingHead(exchange, buffer: Array(rest))
+                return bytes.count
+            case .success(let (head, consumed)?):
+                offset += consumed
+                if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
+            }
+        }
+    }
+
+    /// A complete head ending at `end` of a read of `count` bytes: nil for an
+    /// interim response (go on parsing), else the bytes consumed.
+    private mutating func headParsed(_ head: HTTPResponseHead, _ end: Int, _ count: Int, _ exchange: Exchange,
+                                     _ actions: inout [Action]) -> Int? {
+        if (100..<200).contains(head.status) { return nil }
+        let framing: BodyFraming
+        do {
+            framing = try BodyFraming(for: head, requestMethod: exchange.method)
+        } catch {
+            failExchange(error, exchange, &actions)
+            return count
+        }
+        state = .headDelivered(exchange, framing: framing, keepAlive: head.keepAlive, leftover: count - end)
+        actions.append(.deliverHead(head))
+        return end
+    }
+
+    private mutating func readBody(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange, _ framing: BodyFraming,
+                                   _ keepAlive: Bool, _ delivers: Bool, _ actions: inout [Action]) {
+        let count = bytes.count
+        func hand(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            actions.append(delivers ? .deliverBody(range) : .skipBody(range.count))
+        }
+        switch framing {
+        case .none:
+            failExchange(.protocolViolation("\(label): unexpected body bytes"), exchange, &actions)
+        case .untilClose:
+            state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: delivers)
+            hand(0..<count)
+        case .length(let remaining):
+            // Checked before delivering anything: the bytes of a response that
+            // overruns its own length are not trusted.
+            guard Int64(count) <= remaining else {
+                return failExchange(.protocolViolation("\(label): more body bytes than Content-Length"), exchange, &actions)
+            }
+            hand(0..<count)
+            if Int64(count) == remaining {
+                complete(exchange, keepAlive: keepAlive, &actions)
+            } else {
+                state = .body(exchange, framing: .length(remaining: remaining - Int64(count)),
+                              keepAlive: keepAlive, delivers: delivers)
+            }
+        case .chunked(var decoder):
+            let base = bytes.baseAddress
+            do {
+                let (consumed, done) = try decoder.feed(bytes) { data in
+                    guard let start = data.baseAddress, let base else { return }
+                    let offset = base.distance(to: start)
+                    hand(offset..<(offset + data.count))
+                }
+                if !done {
+                    state = .body(exchange, framing: .chunked(decoder), keepAlive: keepAlive, delivers: delivers)
+                } else if consumed < count {
+                    failExchange(.protocolViolation("\(label): bytes after the last chunk"), exchange, &actions)
+                } else {
+                    complete(exchange, keepAlive: keepAlive, &actions)
+                }
+            } catch {
+                failExchange(.protocolViolation("\(label): bad chunked body (\(error))"), exchange, &actions)
+            }
+        }
+    }
+
+    // MARK: transitions
+
+    /// The response ended: idle and reusable, or closed.
+    private mutating func complete(_ exchange: Exchange, keepAlive: Bool, _ actions: inout [Action]) {
+        wasUsed = true
+        guard keepAlive else {
+            close(&actions)
+            return actions.append(.complete(reusable: false))
+        }
+        state = .idle
+        // The last bytes may have come with the pause: pooled connections read.
+        if exchange.paused { actions.append(.resumeReading) }
+        actions.append(.armTimer(.idle))
+        actions.append(.complete(reusable: true))
+    }
+
+    /// Only a reused connection the origin closed before any response byte is
+    /// retried: it may have been dropped while idle. A timeout is not (the
+    /// client would wait a second timeout), nor is anything after a byte.
+    private mutating func failExchange(_ error: UpstreamError, _ exchange: Exchange, _ actions: inout [Action]) {
+        close(&actions)
+        let retryable = exchange.reused && !exchange.receivedAny && !error.isTimeout
+        actions.append(.exchangeFailed(error, retryable: retryable))
+    }
+
+    private mutating func failConnecting(_ error: UpstreamError, _ actions: inout [Action]) {
+        close(&actions)
+        actions.append(.connectFailed(error))
+    }
+
+    private mutating func close(_ actions: inout [Action]) {
+        if case .closed = state { return }
+        state = .closed
+        actions.append(.close)
+    }
+
+    /// Applies `change` to the running exchange's flags, whatever its stage.
+    private mutating func updateExchange(_ change: (inout Exchange) -> Void) {
+        switch state {
+        case .awaitingHead(var exchange, let buffer):
+            change(&exchange)
+            state = .awaitingHead(exchange, buffer: buffer)
+        case .headDelivered(var exchange, let framing, let keepAlive, let leftover):
+            change(&exchange)
+            state = .headDelivered(exchange, framing: framing, keepAlive: keepAlive, leftover: leftover)
+        case .body(var exchange, let framing, let keepAlive, let delivers):
+            change(&exchange)
+            state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: delivers)
+        case .new, .connecting, .idle, .closed:
+            break
+        }
+    }
+}
