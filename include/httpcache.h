@@ -76,6 +76,8 @@ const char *hc_strerror(int code);
  *   "header"            "Name: value" added to every origin request (repeatable)
  *   "forward-header"    client header name sent on to the origin (repeatable)
  *   "ignore-query"      query parameter left out of the cache key (repeatable)
+ *   "log-level"         trace, debug, info, notice, warning, error or critical:
+ *                       the least level logged (as hc_config_set_log's min_level)
  * Repeatable options accumulate; setting one to "" clears its list. Others
  * replace the previous value.
  * A configuration is used by one thread at a time (no internal locking). */
