@@ -113,7 +113,8 @@ typedef struct hc_cache hc_cache;
 /* Opens the cache folder named by the configuration's "cache-dir" (created if
  * missing). Copies the configuration: it may be freed at once. Blocks while
  * the folder is scanned. HC_EBUSY when the folder is already open; HC_EIO when
- * it cannot be created or read; HC_EINVAL without "cache-dir". */
+ * it cannot be created or read; HC_EINVAL without "cache-dir". Any thread;
+ * free the cache with hc_close. */
 int hc_open(const hc_config *config, hc_cache **out);
 
 /* Stops serving, cancels every reader and preload (their blocked calls return
@@ -216,11 +217,11 @@ void hc_preload_free(hc_preload *preload);
 /* Bytes the cache keeps on disk, or a negative code. Thread-safe. */
 int64_t hc_cache_size(hc_cache *cache);
 
-/* Removes a resource (HC_ENOTFOUND if not cached; HC_EBUSY while in use).
+/* Removes a resource from the cache (HC_ENOTFOUND if it is not cached).
  * Thread-safe, blocks on file I/O. */
 int hc_cache_remove(hc_cache *cache, const char *url);
 
-/* Removes every resource not in use. Thread-safe, blocks on file I/O. */
+/* Removes every cached resource. Thread-safe, blocks on file I/O. */
 int hc_cache_clear(hc_cache *cache);
 
 /* Copies a complete cached resource to the file `path` (the stored bytes:
@@ -252,12 +253,13 @@ int hc_cache_list(hc_cache *cache, hc_list_fn fn, void *userdata);
  * resource's reads and responses with HC_EINVAL and loses no cached byte.
  * `url` is the origin URL exactly as the host gave it. CTR: the counter is the
  * whole 16-byte block as one big-endian integer (as `openssl enc`). ECB: the
- * resource's length must be a multiple of 16. Runs on a library thread, once
- * per resource and open. */
+ * resource's length must be a multiple of 16. Runs on any library thread,
+ * possibly more than once for a resource: give the same answer each time. */
 typedef int (*hc_decrypt_fn)(void *userdata, const char *url, uint8_t key[16], uint8_t iv[16]);
 
 /* Decrypts while reading and serving; the cache keeps the ciphertext.
- * Set it before hc_serve and before opening readers; fn NULL turns it off. */
+ * Set it before hc_serve and before opening readers; fn NULL turns it off.
+ * Thread-safe. */
 int hc_set_decryption(hc_cache *cache, hc_decrypt_fn fn, void *userdata);
 
 #ifdef __cplusplus

@@ -29,11 +29,14 @@ case "${1:-}" in
 esac
 [[ $# -le 1 ]] || { usage >&2; die "too many arguments"; }
 
-PREFIX=${1:-/usr/local}
+# An explicit empty argument is a mistake (an unset variable), not "default".
+if [[ $# -eq 1 ]]; then PREFIX=$1; else PREFIX=/usr/local; fi
 [[ -n "$PREFIX" ]] || die "PREFIX is empty"
+[[ "$PREFIX" != *[[:space:]]* ]] || die "PREFIX contains white space (pkg-config cannot express it): $PREFIX"
 # The prefix is written into httpcache.pc, so it must not depend on the cwd.
 [[ "$PREFIX" == /* ]] || PREFIX="$PWD/$PREFIX"
-PREFIX=${PREFIX%/}
+while [[ "$PREFIX" == */ ]]; do PREFIX=${PREFIX%/}; done
+[[ -n "$PREFIX" ]] || die "PREFIX / is not supported (use /usr)"
 DESTDIR=${DESTDIR:-}
 if [[ -n "$DESTDIR" && "$DESTDIR" != /* ]]; then DESTDIR="$PWD/$DESTDIR"; fi
 SCRATCH=${SCRATCH_PATH:-}
