@@ -40,10 +40,10 @@ struct CConfiguration: Sendable {
             guard let bytes = ByteSize.parse(value) else { return false }
             settings.maxCacheSize = bytes
         case "connect-timeout":
-            guard let seconds = Self.seconds(value) else { return false }
+            guard let seconds = Self.seconds(value), seconds > 0 else { return false }
             settings.connectTimeout = seconds
         case "read-timeout":
-            guard let seconds = Self.seconds(value) else { return false }
+            guard let seconds = Self.seconds(value), seconds > 0 else { return false }
             settings.readTimeout = seconds
         case "revalidate-after":
             guard let seconds = Self.seconds(value) else { return false }

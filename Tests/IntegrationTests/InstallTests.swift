@@ -110,6 +110,11 @@ final class InstallTests: XCTestCase {
             + flags.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
         let compiled = try TestTools.run(gcc, arguments)
         XCTAssertTrue(compiled.succeeded, compiled.stderr)
+        if let gxx = TestTools.which("g++") {  // the extern "C" guards and C++-clean declarations
+            let cxx = try TestTools.run(gxx, ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-x", "c++",
+                                              prefix + "/include/httpcache.h"])
+            XCTAssertTrue(cxx.succeeded, cxx.stderr)
+        }
 
         environment["LD_LIBRARY_PATH"] = prefix + "/lib"
         let ran = try TestTools.run(program, [], timeout: 30, environment: environment)

@@ -102,6 +102,7 @@ static void check_config(void) {
     CHECK(hc_config_set(config, "port", "8080") == HC_OK);
     CHECK(hc_config_set(config, "connect-timeout", "2.5") == HC_OK);
     CHECK(hc_config_set(config, "read-timeout", "30") == HC_OK);
+    CHECK(hc_config_set(config, "revalidate-after", "0") == HC_OK);
     CHECK(hc_config_set(config, "header", "Authorization: Bearer abc") == HC_OK);
     CHECK(hc_config_set(config, "header", "X-Empty:") == HC_OK);
     CHECK(hc_config_set(config, "header", "") == HC_OK); /* clears the list */
@@ -124,6 +125,7 @@ static void check_config(void) {
     CHECK(hc_config_set(config, "host", "not an address") == HC_EINVAL);
     CHECK(hc_config_set(config, "connect-timeout", "soon") == HC_EINVAL);
     CHECK(hc_config_set(config, "read-timeout", "-3") == HC_EINVAL);
+    CHECK(hc_config_set(config, "connect-timeout", "0") == HC_EINVAL);
     CHECK(hc_config_set(config, "read-timeout", "inf") == HC_EINVAL);
     CHECK(hc_config_set(config, "header", "no colon here") == HC_EINVAL);
     CHECK(hc_config_set(config, "header", "Bad Name: x") == HC_EINVAL);
