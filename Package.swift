@@ -2,12 +2,15 @@
 import PackageDescription
 
 // Layers, one direction of dependency:
-// CSupport ← CacheHTTP ← CacheIO ← CacheUpstream/CacheStorage ← CacheLoading ← CacheProxy ← HTTPCache ← httpcache (CLI)
+// CSupport ← CacheHTTP ← CacheIO ← CacheUpstream/CacheStorage ← CacheLoading ← CacheProxy ← HTTPCache ← httpcache (CLI), HTTPCacheC (C API)
 let package = Package(
     name: "HTTPCache",
     products: [
         .library(name: "HTTPCache", targets: ["HTTPCache"]),
         .executable(name: "httpcache", targets: ["HTTPCacheCLI"]),
+        // The C API's objects; scripts/install.sh links them into libhttpcache.so
+        // with the Swift runtime static (SwiftPM cannot do that for a dynamic product).
+        .library(name: "HTTPCacheCStatic", type: .static, targets: ["HTTPCacheC"]),
         .executable(name: "httpcache-bench", targets: ["HTTPCacheBench"]),
         .executable(name: "httpcache-micro", targets: ["HTTPCacheMicro"]),
     ],
@@ -30,6 +33,7 @@ let package = Package(
         .target(name: "CacheLoading", dependencies: ["CacheStorage", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheProxy", dependencies: ["CacheLoading", .product(name: "Logging", package: "swift-log")]),
         .target(name: "HTTPCache", dependencies: ["CacheProxy", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "HTTPCacheC", dependencies: ["HTTPCache", "CacheUpstream"]),
         .executableTarget(
             name: "HTTPCacheCLI",
             dependencies: ["HTTPCache", .product(name: "ArgumentParser", package: "swift-argument-parser"),

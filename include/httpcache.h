@@ -1,0 +1,271 @@
+/*
+ * httpcache.h — the C API of HTTPCache, a play-while-download HTTP caching
+ * proxy for media (libhttpcache.so, pkg-config name "httpcache").
+ *
+ * Conventions
+ * - Calls that return int give HC_OK (0) or a negative HC_E* code; calls that
+ *   return int64_t give a value >= 0 or a negative HC_E* code.
+ * - Handles (hc_config, hc_cache, hc_reader, hc_preload) are opaque; each is
+ *   freed by exactly one call, named below. Passing NULL where a handle is
+ *   expected gives HC_EINVAL (or does nothing for the void calls).
+ * - Strings passed in are copied before the call returns, unless stated.
+ * - Callbacks receive the userdata given with them, and run on a library
+ *   thread unless stated: keep them short and never call hc_close from one.
+ * - The library installs no signal handlers and no crash reporter: the host
+ *   owns SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT and the rest. One
+ *   exception: hc_open sets SIGPIPE to SIG_IGN process-wide, because
+ *   sendfile(2) to a closed client socket has no per-call MSG_NOSIGNAL.
+ * - Without a log callback, messages at warning level and above go to stderr.
+ * - One process may open several caches, each on its own folder; opening the
+ *   same folder twice (in this process or another) gives HC_EBUSY.
+ */
+#ifndef HTTPCACHE_H
+#define HTTPCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- versions */
+
+#define HC_VERSION_MAJOR 0
+#define HC_VERSION_MINOR 2
+#define HC_VERSION_PATCH 0
+#define HC_VERSION_NUMBER (HC_VERSION_MAJOR * 10000 + HC_VERSION_MINOR * 100 + HC_VERSION_PATCH)
+
+/* The version of the loaded library as HC_VERSION_NUMBER computes it; compare
+ * with the header's HC_VERSION_NUMBER to detect a mismatch. Any thread. */
+int hc_version_number(void);
+
+/* The version of the loaded library as "MAJOR.MINOR.PATCH": a static string,
+ * never freed. Any thread. */
+const char *hc_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
+#define HC_OK 0
+#define HC_EINVAL (-1)      /* bad argument, unknown option, bad URL */
+#define HC_ENOMEM (-2)      /* out of memory */
+#define HC_EIO (-3)         /* file system error in the cache folder */
+#define HC_EBUSY (-4)       /* the cache folder is locked by another cache */
+#define HC_ENOTFOUND (-5)   /* no such resource (cache operations), or 404 */
+#define HC_ETIMEDOUT (-6)   /* the wait ran out; the handle stays usable */
+#define HC_ECANCELED (-7)   /* hc_reader_cancel or hc_preload_cancel */
+#define HC_EUPSTREAM (-8)   /* the origin failed, refused or answered badly */
+#define HC_ETLS (-9)        /* TLS handshake or certificate verification */
+#define HC_ERANGE (-10)     /* offset or length outside the resource */
+#define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
+
+/* A short English description of `code` (HC_OK included): a static string,
+ * never NULL, never freed; unknown codes give "unknown error". Any thread. */
+const char *hc_strerror(int code);
+
+/* ----------------------------------------------------------- configuration */
+
+/* Options are set by name: the long options of `httpcache serve` without the
+ * dashes, values as on the command line:
+ *   "cache-dir"         folder of the cache (required by hc_open)
+ *   "max-cache-size"    bytes, or with K/M/G/T (x1000) or KiB/MiB/GiB/TiB (x1024)
+ *   "host", "port"      where hc_serve listens (default 127.0.0.1, port 0: any)
+ *   "connect-timeout", "read-timeout"   seconds (> 0, fractions allowed)
+ *   "revalidate-after"  seconds (>= 0) after which a cached resource is
+ *                       checked with the origin before it is served again
+ *   "ca-file"           PEM file of extra trusted CA certificates
+ *   "insecure"          "true"/"false": skip certificate verification (tests only)
+ *   "header"            "Name: value" added to every origin request (repeatable)
+ *   "forward-header"    client header name sent on to the origin (repeatable)
+ *   "ignore-query"      query parameter left out of the cache key (repeatable)
+ *   "log-level"         trace, debug, info, notice, warning, error or critical:
+ *                       the least level logged (as hc_config_set_log's min_level)
+ * Repeatable options accumulate; setting one to "" clears its list. Others
+ * replace the previous value.
+ * A configuration is used by one thread at a time (no internal locking). */
+typedef struct hc_config hc_config;
+
+/* A configuration with the defaults; NULL when out of memory. Free it with
+ * hc_config_free. */
+hc_config *hc_config_new(void);
+
+/* Sets `option` to `value` (both copied). HC_EINVAL when the option is
+ * unknown, the value malformed or out of range, or an argument is NULL;
+ * the configuration is then unchanged. */
+int hc_config_set(hc_config *config, const char *option, const char *value);
+
+/* Log levels of hc_log_fn: 0 trace, 1 debug, 2 info, 3 notice, 4 warning,
+ * 5 error, 6 critical. `message` is valid during the call only. The callback
+ * may run on any library thread, concurrently with itself. */
+typedef void (*hc_log_fn)(void *userdata, int level, const char *message);
+
+/* Sends messages at `min_level` and above to `fn` (NULL restores the default:
+ * warning and above to stderr). */
+void hc_config_set_log(hc_config *config, int min_level, hc_log_fn fn, void *userdata);
+
+/* Frees a configuration (NULL is fine). Caches opened from it are unaffected. */
+void hc_config_free(hc_config *config);
+
+/* ------------------------------------------------------------------- cache */
+
+/* An open cache: the folder locked, the loops running, downloads possible.
+ * No server listens until hc_serve. All hc_cache calls are thread-safe. */
+typedef struct hc_cache hc_cache;
+
+/* Opens the cache folder named by the configuration's "cache-dir" (created if
+ * missing). Copies the configuration: it may be freed at once. Blocks while
+ * the folder is scanned. HC_EBUSY when the folder is already open; HC_EIO when
+ * it cannot be created or read; HC_EINVAL without "cache-dir". Any thread;
+ * free the cache with hc_close. */
+int hc_open(const hc_config *config, hc_cache **out);
+
+/* Stops serving, cancels every reader and preload (their blocked calls return
+ * HC_ECLOSED, preloads' done gets HC_ECLOSED), flushes metadata and unlocks
+ * the folder. Blocks until that is done; no callback runs after it returns.
+ * Frees no reader or preload handle: free those afterwards as usual. Must not
+ * be called from a library callback. NULL is fine. */
+void hc_close(hc_cache *cache);
+
+/* Starts the HTTP proxy on the configuration's host and port and returns at
+ * once (the listening socket is bound before it returns). HC_EINVAL if
+ * already serving; HC_EIO if the address cannot be bound. */
+int hc_serve(hc_cache *cache);
+
+/* The port the proxy listens on (the real one when "port" was 0), or a
+ * negative code (HC_EINVAL) before hc_serve. */
+int hc_port(const hc_cache *cache);
+
+/* Writes the proxy URL of `origin_url` into `buf` with the snprintf contract:
+ * returns the length of the full URL excluding the NUL, writes at most `size`
+ * bytes (always NUL-terminated when size > 0); buf NULL with size 0 asks for
+ * the length. Negative code before hc_serve (HC_EINVAL) or for a non-http(s)
+ * URL (HC_EINVAL). No I/O. */
+int hc_proxy_url(const hc_cache *cache, const char *origin_url, char *buf, size_t size);
+
+/* ------------------------------------------------------ in-process reader */
+
+/* Reads a resource through the cache (as the proxy would serve it), e.g. from
+ * an FFmpeg AVIOContext. One reader is used by one thread at a time, except
+ * hc_reader_cancel, which any thread may call. */
+typedef struct hc_reader hc_reader;
+
+typedef struct hc_content_info {
+    int64_t total_length;      /* length of the whole resource; -1 unknown */
+    const char *content_type;  /* "" when the origin sent none; valid until
+                                  hc_reader_close */
+    int byte_ranges;           /* nonzero when the origin serves ranges */
+} hc_content_info;
+
+/* Opens a reader of `length` bytes from `offset` (-1: to the end). Does no
+ * I/O: a non-http(s) URL or a negative offset is HC_EINVAL here; origin
+ * failures arrive from hc_reader_info or the first read. Free with
+ * hc_reader_close. */
+int hc_reader_open(hc_cache *cache, const char *url, int64_t offset, int64_t length, hc_reader **out);
+
+/* Fills `info` once the origin's head (or the cached one) is known. Blocks up
+ * to `timeout_ms` (< 0 forever, 0 polls): HC_ETIMEDOUT leaves the reader
+ * usable. */
+int hc_reader_info(hc_reader *reader, hc_content_info *info, int timeout_ms);
+
+/* Reads up to `size` bytes at the current position; returns as soon as at
+ * least one byte is available: the count (> 0), 0 at the end of the opened
+ * range, or a negative code. `timeout_ms` as for hc_reader_info; HC_ETIMEDOUT
+ * leaves the reader usable. After hc_reader_cancel: HC_ECANCELED; after
+ * hc_close: HC_ECLOSED. */
+int64_t hc_reader_read(hc_reader *reader, void *buf, size_t size, int timeout_ms);
+
+/* Moves the position to `offset`, absolute within the opened range (0 is the
+ * `offset` given to hc_reader_open). Seeking to the range's end makes the
+ * next read return 0; beyond it is HC_ERANGE. No I/O. */
+int hc_reader_seek(hc_reader *reader, int64_t offset);
+
+/* Cancels the reader from any thread: a blocked read or info call returns
+ * HC_ECANCELED, and so does every later one (cancel is sticky). The reader
+ * must still be closed. */
+void hc_reader_cancel(hc_reader *reader);
+
+/* Frees the reader (cancelling it first). Not concurrently with another call
+ * on the same reader. NULL is fine. */
+void hc_reader_close(hc_reader *reader);
+
+/* ---------------------------------------------------------------- preload */
+
+/* Downloads a range into the cache without reading it. */
+typedef struct hc_preload hc_preload;
+
+/* `total` is -1 while unknown. Runs on a library thread. */
+typedef void (*hc_progress_fn)(void *userdata, int64_t done, int64_t total);
+
+/* `result` is HC_OK, HC_ECANCELED, HC_ECLOSED or another code. Called exactly
+ * once, on a library thread; hc_preload_free may be called from inside it. */
+typedef void (*hc_done_fn)(void *userdata, int result);
+
+/* Starts preloading `length` bytes from `offset` (-1: to the end) of `url`.
+ * `*out` is set before any callback runs. Progress comes as bytes arrive
+ * (either callback may be NULL); a final progress(total, total) comes before
+ * done(HC_OK). Thread-safe. */
+int hc_preload_start(hc_cache *cache, const char *url, int64_t offset, int64_t length,
+                     hc_progress_fn progress, hc_done_fn done, void *userdata, hc_preload **out);
+
+/* Cancels a preload from any thread; done then reports HC_ECANCELED (unless
+ * it had already been called). */
+void hc_preload_cancel(hc_preload *preload);
+
+/* Frees the handle; only after done was called (also from inside done). */
+void hc_preload_free(hc_preload *preload);
+
+/* -------------------------------------------------------- cache operations */
+
+/* Bytes the cache keeps on disk, or a negative code. Thread-safe. */
+int64_t hc_cache_size(hc_cache *cache);
+
+/* Removes a resource from the cache (HC_ENOTFOUND if it is not cached).
+ * Thread-safe, blocks on file I/O. */
+int hc_cache_remove(hc_cache *cache, const char *url);
+
+/* Removes every cached resource. Thread-safe, blocks on file I/O. */
+int hc_cache_clear(hc_cache *cache);
+
+/* Copies a complete cached resource to the file `path` (the stored bytes:
+ * ciphertext when decryption is set). HC_ENOTFOUND if absent, HC_ERANGE if
+ * incomplete. Thread-safe, blocks on file I/O. */
+int hc_cache_export(hc_cache *cache, const char *url, const char *path);
+
+/* Stores the file `path` as the complete resource `url`. Thread-safe, blocks
+ * on file I/O. */
+int hc_cache_import(hc_cache *cache, const char *url, const char *path);
+
+/* One cached resource; `total_length` is -1 when unknown, `complete` nonzero
+ * when every byte is cached. `url` is valid during the call only. */
+typedef void (*hc_list_fn)(void *userdata, const char *url, int64_t cached_bytes, int64_t total_length,
+                           int complete);
+
+/* Calls `fn` for every cached resource, on the calling thread, before it
+ * returns. Thread-safe. */
+int hc_cache_list(hc_cache *cache, hc_list_fn fn, void *userdata);
+
+/* ------------------------------------------------------------- decryption */
+
+#define HC_CIPHER_NONE 0
+#define HC_CIPHER_AES128_CTR 1
+#define HC_CIPHER_AES128_ECB 2
+
+/* Chooses how a resource is decrypted: fills `key` (and `iv` for CTR) and
+ * returns an HC_CIPHER_* value, or a negative code, which fails that
+ * resource's reads and responses with HC_EINVAL and loses no cached byte.
+ * `url` is the origin URL exactly as the host gave it. CTR: the counter is the
+ * whole 16-byte block as one big-endian integer (as `openssl enc`). ECB: the
+ * resource's length must be a multiple of 16. Runs on any library thread,
+ * possibly more than once for a resource: give the same answer each time. */
+typedef int (*hc_decrypt_fn)(void *userdata, const char *url, uint8_t key[16], uint8_t iv[16]);
+
+/* Decrypts while reading and serving; the cache keeps the ciphertext.
+ * Set it before hc_serve and before opening readers; fn NULL turns it off.
+ * Thread-safe. */
+int hc_set_decryption(hc_cache *cache, hc_decrypt_fn fn, void *userdata);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HTTPCACHE_H */
