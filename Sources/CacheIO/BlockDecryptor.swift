@@ -139,11 +139,14 @@ package final class BlockDecryptor {
     package static func widen(_ range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
         precondition(range.lowerBound >= 0, "byte ranges start at 0 or later")
         let block = Int64(blockSize)
+        // Bytes past the end do not exist: drop them before rounding, so a
+        // range beyond the end cannot pull in the last block.
+        let range = totalLength.map { range.clamped(to: 0..<max($0, 0)) } ?? range
         let lower = range.lowerBound / block * block
         guard !range.isEmpty else { return lower..<lower }
         var upper = (range.upperBound + block - 1) / block * block
-        if let totalLength { upper = min(upper, max(totalLength, 0)) }
-        return min(lower, upper)..<upper
+        if let totalLength { upper = min(upper, totalLength) }
+        return lower..<upper
     }
 
     /// Where the bytes of `requested` sit inside plaintext that covers
