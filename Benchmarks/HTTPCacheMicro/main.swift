@@ -1,11 +1,13 @@
 // httpcache-micro: timing loops over the pure hot paths of a request —
 // parsing its head and Range, planning it against the cache, updating the
-// range set as bytes land, building the response head.
+// range set as bytes land, building the response head — and the throughput
+// of decrypting cached ciphertext (AES-128 CTR/ECB) on the way out.
 //
 //   httpcache-micro [--quick] [--json FILE]
 //
 // Each benchmark repeats its body for a fixed time and prints ns per call.
 import CacheHTTP
+import CacheIO
 import CacheLoading
 import CacheStorage
 import Foundation
@@ -23,10 +25,17 @@ struct MicroResult {
     var name: String
     var nanosecondsPerCall: Double
     var calls: Int
+    /// Bytes one call processes, for throughput benchmarks (GB/s).
+    var bytesPerCall: Int? = nil
+
+    var gigabytesPerSecond: Double? {
+        bytesPerCall.map { Double($0) / nanosecondsPerCall }  // bytes per ns = GB/s
+    }
 }
 
 /// Runs `body` (which does `batch` calls) until `seconds` have passed.
-func measure(_ name: String, seconds: Double, batch: Int = 100, _ body: () -> Void) -> MicroResult {
+func measure(_ name: String, seconds: Double, batch: Int = 100, bytesPerCall: Int? = nil,
+             _ body: () -> Void) -> MicroResult {
     body()  // warm caches and lazy state
     let budget = UInt64(seconds * 1e9)
     let start = nowNanoseconds()
@@ -37,7 +46,8 @@ func measure(_ name: String, seconds: Double, batch: Int = 100, _ body: () -> Vo
         calls += batch
         elapsed = nowNanoseconds() - start
     } while elapsed < budget
-    return MicroResult(name: name, nanosecondsPerCall: Double(elapsed) / Double(calls), calls: calls)
+    return MicroResult(name: name, nanosecondsPerCall: Double(elapsed) / Double(calls), calls: calls,
+                       bytesPerCall: bytesPerCall)
 }
 
 // MARK: inputs
@@ -77,6 +87,35 @@ var responseHeaders: HTTPHeaders {
     headers.add("Content-Length", "103809024")
     headers.add("Connection", "keep-alive")
     return headers
+}
+
+/// Decrypts a 64 MiB buffer in 1 MiB chunks at their offsets (one call is
+/// the whole buffer), as a reader would hand cached ciphertext to the client.
+func measureDecryption(_ name: String, kind: CipherKind, seconds: Double) -> MicroResult {
+    let total = 64 << 20
+    let chunk = 1 << 20
+    let input = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 64)
+    let output = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 64)
+    defer { input.deallocate(); output.deallocate() }
+    // AES runs in constant time, so the bytes do not matter; writing both
+    // buffers faults their pages in before timing.
+    input.initializeMemory(as: UInt8.self, repeating: 0x5a)
+    output.initializeMemory(as: UInt8.self, repeating: 0)
+    let spec = DecryptionSpec(kind: kind, key: Array(0..<16), iv: Array(repeating: 0xa5, count: 16))
+    let decryptor: BlockDecryptor
+    do { decryptor = try BlockDecryptor(spec) } catch { fatalError("\(name): \(error)") }
+    return measure(name, seconds: seconds, batch: 1, bytesPerCall: total) {
+        for offset in stride(from: 0, to: total, by: chunk) {
+            do {
+                try decryptor.decrypt(UnsafeRawBufferPointer(rebasing: input[offset..<offset + chunk]),
+                                      atOffset: Int64(offset),
+                                      into: UnsafeMutableRawBufferPointer(rebasing: output[offset..<offset + chunk]))
+            } catch {
+                fatalError("\(name): \(error)")
+            }
+        }
+        sink &+= Int(output[total - 1])
+    }
 }
 
 // MARK: main
@@ -162,18 +201,26 @@ results.append(measure("response head via HeadBuilder (206)", seconds: seconds) 
     }
 })
 
+results.append(measureDecryption("decrypt AES-128-CTR, 64 MiB in 1 MiB chunks", kind: .aes128CTR, seconds: seconds))
+results.append(measureDecryption("decrypt AES-128-ECB, 64 MiB in 1 MiB chunks", kind: .aes128ECB, seconds: seconds))
+
 print("httpcache-micro — \(quick ? "quick run (numbers are rough)" : "0.5 s per benchmark")")
 for result in results {
     let name = result.name.padding(toLength: 44, withPad: " ", startingAt: 0)
     let ns = String(format: "%10.1f", result.nanosecondsPerCall)
     let rate = String(format: "%12.0f", 1e9 / result.nanosecondsPerCall)
-    print("\(name) \(ns) ns/call \(rate) calls/s")
+    if let gbps = result.gigabytesPerSecond {
+        print("\(name) \(ns) ns/call \(rate) calls/s \(String(format: "%8.2f", gbps)) GB/s")
+    } else {
+        print("\(name) \(ns) ns/call \(rate) calls/s")
+    }
 }
 if sink == 42 { print("") }  // uses the sink
 
 if let jsonPath {
     let items = results.map { r in
-        "  {\"name\": \"\(r.name)\", \"ns_per_call\": \(String(format: "%.2f", r.nanosecondsPerCall)), \"calls\": \(r.calls)}"
+        let rate = r.gigabytesPerSecond.map { ", \"gb_per_s\": \(String(format: "%.3f", $0))" } ?? ""
+        return "  {\"name\": \"\(r.name)\", \"ns_per_call\": \(String(format: "%.2f", r.nanosecondsPerCall)), \"calls\": \(r.calls)\(rate)}"
     }
     let text = "[\n" + items.joined(separator: ",\n") + "\n]\n"
     do {
