@@ -35,7 +35,7 @@ package struct DecryptionSpec: Sendable, Equatable {
 package enum DecryptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The key is not 16 bytes (the count given).
     case badKeyLength(Int)
-    /// The CTR IV is not 16 bytes (the count given).
+    /// The IV is not 16 bytes (the count given); ECB also takes an empty one.
     case badIVLength(Int)
     /// The offset is negative or not a multiple of 16.
     case unalignedOffset(Int64)
@@ -49,7 +49,7 @@ package enum DecryptionError: Error, Equatable, Sendable, CustomStringConvertibl
     package var description: String {
         switch self {
         case .badKeyLength(let n): "AES-128 key must be 16 bytes, got \(n)"
-        case .badIVLength(let n): "AES-128-CTR IV must be 16 bytes, got \(n)"
+        case .badIVLength(let n): "AES-128 IV must be 16 bytes, got \(n)"
         case .unalignedOffset(let o): "decryption offset \(o) is not a non-negative multiple of 16"
         case .lengthNotBlockAligned(let n): "AES-128-ECB input of \(n) bytes is not a multiple of 16"
         case .outputTooSmall(let needed, let available):
@@ -89,7 +89,8 @@ package final class BlockDecryptor {
     deinit { cs_cipher_free(raw) }
 
     /// Decrypts `input`, the ciphertext at byte `offset` of the resource, into
-    /// the start of `output` (which may be the same memory as `input`).
+    /// the start of `output` (which may be the same memory as `input`, but
+    /// must not partly overlap it).
     /// `offset` must be a multiple of 16. For CTR the length is free (a short
     /// tail is the end of the resource); for ECB it must be a multiple of 16.
     package func decrypt(_ input: UnsafeRawBufferPointer, atOffset offset: Int64,

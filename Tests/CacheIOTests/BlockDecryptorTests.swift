@@ -119,6 +119,7 @@ final class BlockDecryptorTests: XCTestCase {
         XCTAssertThrowsError(try BlockDecryptor(DecryptionSpec(kind: .aes128CTR, key: [UInt8](repeating: 1, count: 16),
                                                                iv: [UInt8](repeating: 0, count: 8)))) {
             XCTAssertEqual($0 as? DecryptionError, .badIVLength(8))
+            XCTAssertEqual("\($0)", "AES-128 IV must be 16 bytes, got 8")
         }
         XCTAssertThrowsError(try BlockDecryptor(DecryptionSpec(kind: .aes128CTR, key: [UInt8](repeating: 1, count: 16)))) {
             XCTAssertEqual($0 as? DecryptionError, .badIVLength(0), "CTR needs its IV")
@@ -128,6 +129,10 @@ final class BlockDecryptorTests: XCTestCase {
         }
         XCTAssertNoThrow(try BlockDecryptor(DecryptionSpec(kind: .aes128ECB, key: [UInt8](repeating: 1, count: 16))),
                          "ECB needs no IV")
+        XCTAssertThrowsError(try BlockDecryptor(DecryptionSpec(kind: .aes128ECB, key: [UInt8](repeating: 1, count: 16),
+                                                               iv: [1, 2, 3]))) {
+            XCTAssertEqual($0 as? DecryptionError, .badIVLength(3), "an IV given to ECB is still checked")
+        }
     }
 
     func testDecryptErrors() throws {
