@@ -15,9 +15,9 @@ import Foundation
 /// Keeps results alive so the optimizer cannot drop the work.
 nonisolated(unsafe) var sink = 0
 
-func nowNanoseconds() -> UInt64 {
+func nowNanoseconds(_ clock: clockid_t = CLOCK_MONOTONIC) -> UInt64 {
     var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
+    clock_gettime(clock, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
@@ -25,11 +25,18 @@ struct MicroResult {
     var name: String
     var nanosecondsPerCall: Double
     var calls: Int
+    /// This thread's CPU time per call: on a shared machine, wall time
+    /// includes waiting for a core, CPU time does not.
+    var cpuNanosecondsPerCall: Double
     /// Bytes one call processes, for throughput benchmarks (GB/s).
     var bytesPerCall: Int? = nil
 
     var gigabytesPerSecond: Double? {
         bytesPerCall.map { Double($0) / nanosecondsPerCall }  // bytes per ns = GB/s
+    }
+    /// Throughput per second of CPU time (what `openssl speed` reports by default).
+    var gigabytesPerCPUSecond: Double? {
+        bytesPerCall.map { Double($0) / cpuNanosecondsPerCall }
     }
 }
 
@@ -39,6 +46,7 @@ func measure(_ name: String, seconds: Double, batch: Int = 100, bytesPerCall: In
     body()  // warm caches and lazy state
     let budget = UInt64(seconds * 1e9)
     let start = nowNanoseconds()
+    let cpuStart = nowNanoseconds(CLOCK_THREAD_CPUTIME_ID)
     var calls = 0
     var elapsed: UInt64 = 0
     repeat {
@@ -46,8 +54,9 @@ func measure(_ name: String, seconds: Double, batch: Int = 100, bytesPerCall: In
         calls += batch
         elapsed = nowNanoseconds() - start
     } while elapsed < budget
+    let cpu = nowNanoseconds(CLOCK_THREAD_CPUTIME_ID) - cpuStart
     return MicroResult(name: name, nanosecondsPerCall: Double(elapsed) / Double(calls), calls: calls,
-                       bytesPerCall: bytesPerCall)
+                       cpuNanosecondsPerCall: Double(cpu) / Double(calls), bytesPerCall: bytesPerCall)
 }
 
 // MARK: inputs
@@ -209,8 +218,9 @@ for result in results {
     let name = result.name.padding(toLength: 44, withPad: " ", startingAt: 0)
     let ns = String(format: "%10.1f", result.nanosecondsPerCall)
     let rate = String(format: "%12.0f", 1e9 / result.nanosecondsPerCall)
-    if let gbps = result.gigabytesPerSecond {
-        print("\(name) \(ns) ns/call \(rate) calls/s \(String(format: "%8.2f", gbps)) GB/s")
+    if let gbps = result.gigabytesPerSecond, let cpuGbps = result.gigabytesPerCPUSecond {
+        print("\(name) \(ns) ns/call \(rate) calls/s \(String(format: "%6.2f", gbps)) GB/s"
+              + " (\(String(format: "%.2f", cpuGbps)) GB per CPU second)")
     } else {
         print("\(name) \(ns) ns/call \(rate) calls/s")
     }
@@ -219,7 +229,10 @@ if sink == 42 { print("") }  // uses the sink
 
 if let jsonPath {
     let items = results.map { r in
-        let rate = r.gigabytesPerSecond.map { ", \"gb_per_s\": \(String(format: "%.3f", $0))" } ?? ""
+        var rate = ""
+        if let gbps = r.gigabytesPerSecond, let cpuGbps = r.gigabytesPerCPUSecond {
+            rate = ", \"gb_per_s\": \(String(format: "%.3f", gbps)), \"gb_per_cpu_s\": \(String(format: "%.3f", cpuGbps))"
+        }
         return "  {\"name\": \"\(r.name)\", \"ns_per_call\": \(String(format: "%.2f", r.nanosecondsPerCall)), \"calls\": \(r.calls)\(rate)}"
     }
     let text = "[\n" + items.joined(separator: ",\n") + "\n]\n"
