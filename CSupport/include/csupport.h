@@ -219,5 +219,6 @@ void cs_sha256(const void *data, size_t len, uint8_t out[32]);
 #endif
 
 #include "cs_tls.h"
+#include "cs_cipher.h"
 
 #endif /* CSUPPORT_H */
