@@ -17,7 +17,7 @@ package final class CacheLock: @unchecked Sendable {
             let owner = CacheLock.readOwner(folder: folder)
             close(fd)
             let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
-            throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)")
+            throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
         }
         self.fd = fd
         publish(address: nil, token: nil)

@@ -32,7 +32,8 @@ extension ResourceStore {
         guard resource.isComplete else {
             let have = resource.available.byteCount
             let total = resource.totalLength.map(String.init) ?? "unknown"
-            return completion(.failure(StorageError("\(resource.url) is not completely cached (\(have) of \(total) bytes)")))
+            return completion(.failure(StorageError("\(resource.url) is not completely cached (\(have) of \(total) bytes)",
+                                                    code: ERANGE)))
         }
         let source = resource.dataPath
         resource.users += 1  // not evicted while being copied
@@ -50,12 +51,12 @@ extension ResourceStore {
     package func importFile(_ path: String, url: String, cacheKey: String, contentType: String?,
                             completion: @escaping (Result<Void, StorageError>) -> Void) {
         guard let size = FileIO.fileSize(path), !FileIO.isDirectory(path) else {
-            return completion(.failure(StorageError("cannot read \(path)")))
+            return completion(.failure(StorageError("cannot read \(path)", code: ENOENT)))
         }
         let key = Self.key(for: cacheKey)
         if let existing = resources[key] {
             guard existing.users == 0, !existing.flushing else {
-                return completion(.failure(StorageError("\(url) is in use; try again when it is idle")))
+                return completion(.failure(StorageError("\(url) is in use; try again when it is idle", code: EBUSY)))
             }
             // Its folder is replaced inside the import's own work, in order.
             delete(existing, removingFolder: false)

@@ -51,6 +51,9 @@ public struct HTTPCacheConfiguration: Sendable {
     /// (one tiny request) before it is served again; nil (default) never
     /// checks whole cached resources. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
+    /// A file that gets one line per response (time, client, method, target,
+    /// status, bytes sent, bytes from the origin, cache status, duration).
+    public var accessLogPath: String?
 
     /// The default content-type policy.
     public static func defaultIsCacheable(_ contentType: String?) -> Bool {
@@ -79,6 +82,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
         configuration.engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         configuration.engine.cacheKey = cacheKey
+        configuration.accessLogPath = accessLogPath
         configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
         configuration.requestHeadTimeout = min(configuration.requestHeadTimeout, configuration.keepAliveTimeout)
         configuration.engine.maxCacheBytes = maxCacheSize

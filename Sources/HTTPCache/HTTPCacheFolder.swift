@@ -29,10 +29,10 @@ public final class HTTPCacheFolder: Sendable {
             operations = CacheOperations(loop: loop, store: store, cacheKey: cacheKey)
         case .failure(let error)?:
             loop.shutdown()
-            throw HTTPCacheError(error.description)
+            throw HTTPCacheError(error)
         case nil:
             loop.shutdown()
-            throw HTTPCacheError("cannot open \(path)")
+            throw HTTPCacheError(.closed, "cannot open \(path)")
         }
     }
 

@@ -8,8 +8,27 @@ struct HTTPCacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "httpcache",
         abstract: "A play-while-download HTTP caching proxy for media.",
+        discussion: """
+            Exit status: 0 on success, 64 for a usage error, and 10 + |code| for an
+            HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
+            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed).
+            """,
         subcommands: [Serve.self, URLCommand.self, CacheCommand.self, StatsCommand.self]
     )
+
+    /// Runs the command; an HTTPCache error exits with its code's status.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as HTTPCacheError {
+            let line = Array("Error: \(error.message)\n".utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            Glibc.exit(error.exitStatus)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Where `serve` keeps its cache unless told otherwise.
@@ -38,6 +57,8 @@ struct Serve: ParsableCommand {
     var revalidateAfter: Double?
     @Option(name: .customLong("log-file"), help: "Also append log lines to this file.")
     var logFile: String?
+    @Option(name: .customLong("access-log"), help: "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).")
+    var accessLog: String?
     @Option(name: .customLong("ca-file"), help: "PEM file of extra CA certificates trusted for https origins.")
     var caFile: String?
     @Flag(help: "Do not verify https origins' certificates (logs a warning at every start).") var insecure = false
@@ -74,6 +95,7 @@ struct Serve: ParsableCommand {
         configuration.insecure = insecure
         configuration.extraHeaders = try extraHeaders.map(parseHeader)
         configuration.forwardedHeaders = forwardedHeaders
+        configuration.accessLogPath = accessLog
         let server = HTTPCacheServer(configuration: configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()

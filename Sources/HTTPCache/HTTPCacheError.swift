@@ -1,0 +1,94 @@
+import CacheLoading
+import CacheStorage
+import CacheUpstream
+import Glibc
+
+/// An error from HTTPCache: a stable code and a readable message.
+///
+/// The codes are shared by the Swift API, the C API (`HC_E…`, same numbers)
+/// and the CLI (exit status `10 + |code|`, see `exitStatus`), so a script,
+/// a C host and a Swift app see the same failure the same way.
+public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// Stable error codes. Never renumbered; new ones are only added.
+    public enum Code: Int32, Sendable, CaseIterable {
+        /// A bad argument: an unknown option, a URL that is not http(s), a bad value.
+        case invalidArgument = -1
+        case noMemory = -2
+        /// The cache folder or a file could not be read or written.
+        case io = -3
+        /// The cache folder is in use by another process (or another cache in this one).
+        case busy = -4
+        /// Not cached, or the origin answered 404/410.
+        case notFound = -5
+        case timedOut = -6
+        case canceled = -7
+        /// The origin failed: unreachable, an error status, a response that contradicts the request.
+        case upstream = -8
+        /// The TLS handshake failed or the origin's certificate was refused.
+        case tls = -9
+        /// A byte range outside the resource, or an incomplete resource where a whole one is needed.
+        case range = -10
+        /// The cache (or the reader, or the proxy) is closed.
+        case closed = -11
+
+        /// A short fixed text for the code (what `hc_strerror` returns).
+        public var text: String {
+            switch self {
+            case .invalidArgument: return "invalid argument"
+            case .noMemory: return "out of memory"
+            case .io: return "input/output error in the cache folder"
+            case .busy: return "cache folder in use"
+            case .notFound: return "not found"
+            case .timedOut: return "timed out"
+            case .canceled: return "canceled"
+            case .upstream: return "origin failed"
+            case .tls: return "TLS failed"
+            case .range: return "range not satisfiable"
+            case .closed: return "closed"
+            }
+        }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The CLI's exit status for this error: 10 + |code| (11 … 21).
+    public var exitStatus: Int32 { 10 - code.rawValue }
+}
+
+extension HTTPCacheError {
+    /// A storage failure: a locked folder is `busy`, a missing file `notFound`, the rest `io`.
+    init(_ error: StorageError) {
+        switch error.code {
+        case EWOULDBLOCK?: self.init(.busy, error.description)
+        case ENOENT?: self.init(.notFound, error.description)
+        case ERANGE?: self.init(.range, error.description)
+        case EBUSY?: self.init(.busy, error.description)
+        default: self.init(.io, error.description)
+        }
+    }
+
+    /// A load failure, with the code the proxy logs it under.
+    package init(_ error: LoadError) {
+        switch error {
+        case .originStatus(let status, _, _):
+            self.init(.upstream, "origin answered \(status)")
+        case .upstream(let upstream):
+            switch upstream {
+            case .timeout: self.init(.timedOut, upstream.description)
+            case .tls: self.init(.tls, upstream.description)
+            case .configuration: self.init(.invalidArgument, upstream.description)
+            default: self.init(.upstream, upstream.description)
+            }
+        case .storage(let reason): self.init(.io, reason)
+        case .mismatch, .changed: self.init(.upstream, error.description)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheProxy
+import CacheStorage
+import Logging
+import Synchronization
+
+/// An open cache: the folder (locked for this process), its downloads and
+/// origin connections, on an event-loop thread of its own. It works without
+/// any HTTP server; `serve()` adds the proxy, and in-process readers and
+/// preloads use the same downloads.
+///
+/// ```swift
+/// let cache = try MediaCache(configuration: .init(cacheDirectory: "/var/cache/httpcache"))
+/// try cache.serve()
+/// let url = try cache.proxyURL(for: "https://example.com/movie.mp4")
+/// // hand `url` to the player …
+/// cache.close()
+/// ```
+/// All methods are thread-safe.
+public final class MediaCache: Sendable {
+    public let configuration: HTTPCacheConfiguration
+    let logger: Logger
+    let loop: EventLoop
+    let engine: LoopBound<Engine>
+    let store: LoopBound<ResourceStore>
+    private let serving = Mutex<Serving>(Serving())
+
+    private struct Serving: Sendable {
+        var server: LoopBound<ProxyServer>?
+        var port: Int?
+        var closed = false
+    }
+
+    /// Opens the cache folder (creating it if needed) and takes its lock.
+    /// Throws `.busy` while another process (or another `MediaCache`) has it.
+    public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
+        self.configuration = configuration
+        self.logger = logger
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw HTTPCacheError(.noMemory, "cannot start the event loop: \(error)") }
+        let engineConfiguration = configuration.proxyConfiguration.engine
+        let opened = loop.submitAndWait { () -> Result<(LoopBound<Engine>, LoopBound<ResourceStore>), HTTPCacheError> in
+            do {
+                let engine = try Engine(loop: loop, configuration: engineConfiguration, logger: logger)
+                return .success((LoopBound(engine, loop: loop), LoopBound(engine.store, loop: loop)))
+            } catch let error as StorageError {
+                return .failure(HTTPCacheError(error))
+            } catch {
+                return .failure(HTTPCacheError(.invalidArgument, "cannot open the cache: \(error)"))
+            }
+        }
+        switch opened {
+        case .success(let (engine, store))?:
+            self.loop = loop
+            self.engine = engine
+            self.store = store
+        case .failure(let error)?:
+            loop.shutdown()
+            throw error
+        case nil:
+            loop.shutdown()
+            throw HTTPCacheError(.closed, "the event loop stopped")
+        }
+    }
+
+    deinit { close() }
+
+    /// Starts the HTTP proxy on the configured host and port; returns once
+    /// connections are accepted. Serving twice does nothing.
+    public func serve() throws(HTTPCacheError) {
+        try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) in
+            guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
+            guard serving.server == nil else { return }
+            let configuration = self.configuration.proxyConfiguration
+            let engine = self.engine
+            let loop = self.loop
+            let started = loop.submitAndWait { () -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
+                do {
+                    return .success(LoopBound(try ProxyServer(engine: engine.value, configuration: configuration), loop: loop))
+                } catch {
+                    return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(configuration.port): \(error)"))
+                }
+            }
+            switch started {
+            case .success(let server)?:
+                serving.server = server
+                serving.port = loop.submitAndWait { server.value.port }
+            case .failure(let error)?: throw error
+            case nil: throw HTTPCacheError(.closed, "the cache is closed")
+            }
+        }
+    }
+
+    /// The port the proxy listens on; nil until `serve()`.
+    public var port: Int? { serving.withLock { $0.port } }
+
+    /// The proxy URL that makes a player fetch `originURL` through this cache's proxy.
+    public func proxyURL(for originURL: String) throws(HTTPCacheError) -> String {
+        guard let port else { throw HTTPCacheError(.closed, "the proxy is not serving") }
+        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port)
+    }
+
+    /// Stops serving, ends every connection and download, writes the cache
+    /// metadata and releases the folder. Returns when everything is closed.
+    public func close() {
+        let server: LoopBound<ProxyServer>?? = serving.withLock { serving in
+            guard !serving.closed else { return nil }
+            serving.closed = true
+            serving.port = nil
+            defer { serving.server = nil }
+            return .some(serving.server)
+        }
+        guard let server else { return }
+        let engine = self.engine
+        _ = loop.submitAndWait {
+            server?.value.stop()
+            engine.value.shutdown()
+        }
+        loop.shutdown()
+    }
+
+    /// Runs `body` on the loop with the engine; nil once closed.
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (Engine) -> T) -> T? {
+        let engine = self.engine
+        return loop.submitAndWait { body(engine.value) }
+    }
+
+    var operations: CacheOperations {
+        CacheOperations(loop: loop, store: store, cacheKey: configuration.cacheKey)
+    }
+
+    // MARK: cache operations
+
+    /// Every cache entry, most recently used first.
+    public func cachedResources() -> [CachedResource] { operations.list() }
+
+    /// Bytes held by the cache.
+    public func cacheSize() -> Int64 { operations.totalSize() }
+
+    /// Removes one entry (an entry in use goes once its readers are done).
+    public func removeResource(for url: String) throws(HTTPCacheError) { try operations.remove(url: url) }
+
+    /// Removes every entry.
+    public func removeAllResources() { operations.removeAll() }
+
+    /// Puts a completely cached resource at `path` (a hard link when possible: no merge pass).
+    public func exportResource(for url: String, to path: String) throws(HTTPCacheError) {
+        try operations.export(url: url, to: path)
+    }
+
+    /// Makes a local file the cached copy of `url`.
+    public func importResource(for url: String, from path: String, contentType: String? = nil) throws(HTTPCacheError) {
+        try operations.importFile(path, url: url, contentType: contentType)
+    }
+
+    /// The last origin or cache failure recorded for `url`, if any.
+    public func lastError(for url: String) -> String? {
+        onLoop { $0.loader.lastErrors[url] } ?? nil
+    }
+
+    /// Forgets recorded failures (of one URL, or all).
+    public func clearLastErrors(for url: String? = nil) {
+        _ = onLoop { engine in
+            if let url { engine.loader.clearLastError(for: url) } else { engine.loader.clearLastErrors() }
+        }
+    }
+}
