@@ -116,6 +116,7 @@ final class Download: UpstreamResponseDelegate {
             return fail(.mismatch("origin sent bytes \(contentRange.headerValue), asked \(rangeHeader)"))
         }
         guard adopt(head, totalLength: total) else { return }
+        state.rangesSupported = true
         if isValidation {
             task?.cancel()
             return finish(nil)
@@ -131,6 +132,8 @@ final class Download: UpstreamResponseDelegate {
         // The origin ignored Range: the body is the whole resource. Cache all of it.
         let length = head.headers["content-length"].flatMap { Int64($0) }
         guard adopt(head, totalLength: length) else { return }
+        // Every request carries Range: a 200 means the origin ignores it.
+        state.rangesSupported = false
         if isValidation {
             task?.cancel()
             return finish(nil)

@@ -13,6 +13,9 @@ package enum LoadError: Error, CustomStringConvertible {
     case mismatch(String)
     /// The resource changed at the origin while this response was using the old version.
     case changed(String)
+    /// The host's decryption choice for the resource failed (key lookup threw,
+    /// or gave an unusable key): nothing is served, nothing cached is touched.
+    case decryption(String)
 
     package var description: String {
         switch self {
@@ -21,6 +24,7 @@ package enum LoadError: Error, CustomStringConvertible {
         case .storage(let reason): return "storage: \(reason)"
         case .mismatch(let reason): return reason
         case .changed(let what): return "the resource changed at the origin (\(what))"
+        case .decryption(let reason): return reason
         }
     }
 }

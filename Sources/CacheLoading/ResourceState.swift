@@ -16,6 +16,9 @@ final class ResourceState {
     var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
     var originURL: OriginURL?
+    /// Whether the origin answered a Range with 206 (true) or 200 (false);
+    /// nil until it answered one in this process.
+    var rangesSupported: Bool?
 
     init(resource: Resource) {
         self.resource = resource

@@ -11,6 +11,7 @@ enum ErrorResponse {
         case .originStatus(let status, _, _): return status
         case .upstream(let upstream): return upstream.isTimeout ? 504 : 502
         case .changed, .mismatch, .storage: return 502
+        case .decryption: return 500
         }
     }
 
@@ -35,6 +36,10 @@ enum ErrorResponse {
             status = 502
             body = Array("Origin response rejected: \(reason)\n".utf8)
             logger.warning("origin response rejected", metadata: ["url": "\(url)", "reason": "\(reason)"])
+        case .decryption(let reason):
+            status = 500
+            body = Array("Cannot decrypt: \(reason)\n".utf8)
+            logger.error("decryption unavailable", metadata: ["url": "\(url)", "reason": "\(reason)"])
         case .storage(let reason):
             status = 502
             body = Array("Cache storage failed: \(reason)\n".utf8)

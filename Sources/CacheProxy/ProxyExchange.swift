@@ -71,12 +71,16 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            if let provider = server.engine.configuration.transforms,
-               let transform = provider(TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
-                transformed = true
-                machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
+            switch server.engine.transform(for: TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
+            case .failure(let error):
+                perform(machine.contentFailed(.decryption(error.description)))
+            case .success(let transform):
+                if let transform {
+                    transformed = true
+                    machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
+                }
+                perform(machine.contentReady(info, date: server.heads.date()))
             }
-            perform(machine.contentReady(info, date: server.heads.date()))
         }
         pump()
     }

@@ -51,6 +51,11 @@ public struct HTTPCacheConfiguration: Sendable {
     /// (one tiny request) before it is served again; nil (default) never
     /// checks whole cached resources. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
+    /// How resources are encrypted at their origins, by URL (nil: all plain).
+    /// Readers and proxy clients then get plaintext; the cache keeps the
+    /// origin's ciphertext. See `Decryption` (a wrong key is not detected)
+    /// and `MediaCache.setDecryption(_:)` to set it after opening.
+    public var decryption: DecryptionProvider?
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?

@@ -88,6 +88,7 @@ extension HTTPCacheError {
             default: self.init(.upstream, upstream.description)
             }
         case .storage(let reason): self.init(.io, reason)
+        case .decryption(let reason): self.init(.invalidArgument, reason)
         case .mismatch, .changed: self.init(.upstream, error.description)
         }
     }
