@@ -116,12 +116,14 @@ package final class DecryptTransform: BodyTransform {
     }
 
     private func decrypt(_ input: UnsafeRawBufferPointer, at offset: Int64, appending output: inout [UInt8]) throws(TransformError) {
+        // Copy the ciphertext in (a memcpy) and decrypt it in place.
         let start = output.count
-        output.append(contentsOf: repeatElement(0, count: input.count))
+        output.append(contentsOf: input)
         var failure: DecryptionError?
         output.withUnsafeMutableBytes { bytes in
+            let run = UnsafeMutableRawBufferPointer(rebasing: bytes[start...])
             do throws(DecryptionError) {
-                try decryptor.decrypt(input, atOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: bytes[start...]))
+                try decryptor.decrypt(UnsafeRawBufferPointer(run), atOffset: offset, into: run)
             } catch { failure = error }
         }
         if let failure {
