@@ -27,8 +27,11 @@ package final class ReaderChannel: @unchecked Sendable {
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     private var content: ReaderContent?
-    private var buffer: [UInt8] = []
+    /// Read-ahead: chunks as the loop handed them over (moved, not copied);
+    /// `readIndex` is the consumer's place in the first one.
+    private var chunks: [[UInt8]] = []
     private var readIndex = 0
+    private var buffered = 0
     private var epoch = 0
     private var ended = false
     private var failure: ReaderFailure?
@@ -45,7 +48,7 @@ package final class ReaderChannel: @unchecked Sendable {
     /// Posts an event (and the epoch it belongs to) to the driver on the loop; false once the loop is gone.
     private let post: @Sendable (ReaderMachine.Event, Int) -> Bool
 
-    package init(start: Int64, window: Int = 1 << 20, post: @escaping @Sendable (ReaderMachine.Event, Int) -> Bool) {
+    package init(start: Int64, window: Int = 4 << 20, post: @escaping @Sendable (ReaderMachine.Event, Int) -> Bool) {
         position = start
         self.window = window
         self.post = post
@@ -70,7 +73,6 @@ package final class ReaderChannel: @unchecked Sendable {
         return try body()
     }
 
-    private var buffered: Int { buffer.count - readIndex }
 
     // MARK: consumer side (any thread)
 
@@ -162,16 +164,22 @@ package final class ReaderChannel: @unchecked Sendable {
     private func takeLocked(_ into: UnsafeMutableRawBufferPointer) throws(ReaderWaitError) -> Int? {
         if let stopped { throw stopped }
         if buffered > 0 {
-            let count = min(into.count, buffered)
-            buffer.withUnsafeBytes { bytes in
-                into.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[readIndex..<(readIndex + count)]))
+            var count = 0
+            while count < into.count, let first = chunks.first {
+                let take = min(into.count - count, first.count - readIndex)
+                first.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: into[count..<(count + take)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[readIndex..<(readIndex + take)]))
+                }
+                count += take
+                readIndex += take
+                if readIndex == first.count {
+                    chunks.removeFirst()
+                    readIndex = 0
+                }
             }
-            readIndex += count
+            buffered -= count
             position += Int64(count)
-            if readIndex == buffer.count {
-                buffer.removeAll(keepingCapacity: true)
-                readIndex = 0
-            }
             if buffered <= window / 2 { askLocked() }
             return count
         }
@@ -207,8 +215,7 @@ package final class ReaderChannel: @unchecked Sendable {
         try locked { () throws(ReaderWaitError) in
             if let stopped { throw stopped }
             epoch += 1
-            buffer.removeAll(keepingCapacity: true)
-            readIndex = 0
+            dropReadAheadLocked()
             ended = false
             failure = nil
             position = offset
@@ -228,8 +235,7 @@ package final class ReaderChannel: @unchecked Sendable {
         let first: Bool = (try? locked { () -> Bool in
             guard stopped == nil else { return false }
             stopped = reason
-            buffer = []
-            readIndex = 0
+            dropReadAheadLocked()
             broadcastLocked()
             return true
         }) ?? false
@@ -245,13 +251,18 @@ package final class ReaderChannel: @unchecked Sendable {
     /// Plaintext bytes for the consumer; returns the room left, or nil when
     /// they belong to an older epoch (dropped).
     package func publish(_ bytes: UnsafeRawBufferPointer, epoch: Int) -> Int? {
+        publish(chunk: [UInt8](bytes), epoch: epoch)
+    }
+
+    /// Takes `chunk` over (no copy); returns the room left, or nil when it
+    /// belongs to an older epoch (dropped).
+    package func publish(chunk: [UInt8], epoch: Int) -> Int? {
         let room: Int? = try? locked { () -> Int? in
             guard epoch == self.epoch, stopped == nil else { return nil }
-            if readIndex > 0 && readIndex >= buffer.count / 2 {
-                buffer.removeFirst(readIndex)
-                readIndex = 0
+            if !chunk.isEmpty {
+                chunks.append(chunk)
+                buffered += chunk.count
             }
-            buffer.append(contentsOf: bytes)
             broadcastLocked()
             return max(0, window - buffered)
         }
@@ -299,6 +310,12 @@ package final class ReaderChannel: @unchecked Sendable {
             broadcastLocked()
         }
         resumeAll()
+    }
+
+    private func dropReadAheadLocked() {
+        chunks.removeAll()
+        readIndex = 0
+        buffered = 0
     }
 
     private func broadcastLocked() {

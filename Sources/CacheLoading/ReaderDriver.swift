@@ -21,12 +21,15 @@ package final class ReaderDriver: ResourceReaderDelegate {
     private var epoch = 0
 
     private var source: ResourceReader?
+    /// Holds the resource in use while the reader is open, also between
+    /// sources (at the end of the range, after a failure), so it is not
+    /// evicted under a player that may seek back. Never started: no I/O.
+    private var pin: ResourceReader?
     private var file: DataFile?
     private var spec: DecryptionSpec?
     private var transform: DecryptTransform?
     /// The input offset of the transform's next output byte.
     private var outputAt: Int64 = 0
-    private var scratch: [UInt8] = []
     private var output: [UInt8] = []
 
     package init(engine: Engine, url: OriginURL, urlString: String, start: Int64, length: Int64?, channel: ReaderChannel) {
@@ -47,6 +50,10 @@ package final class ReaderDriver: ResourceReaderDelegate {
         case .demand:
             guard epoch == self.epoch else { return }
             raise(.demand(space: channel.demandHandled(epoch: epoch)))
+        case .stop:
+            raise(event)
+            pin?.close()
+            pin = nil
         default:
             raise(event)
         }
@@ -80,6 +87,7 @@ package final class ReaderDriver: ResourceReaderDelegate {
             raise(.decryptionChosen(.success(spec == nil ? 1 : Int64(BlockDecryptor.blockSize))))
         case .openSource(let from, let through):
             let range: ByteRangeSpec = through.map { .closed(first: from, last: $0) } ?? .from(first: from)
+            if pin == nil { pin = engine.reader(url: url, spec: nil) }
             let reader = engine.reader(url: url, spec: range)
             source = reader
             transform = spec.flatMap { try? DecryptTransform($0) }
@@ -127,56 +135,51 @@ package final class ReaderDriver: ResourceReaderDelegate {
         }
     }
 
-    /// Reads input bytes from the data file, decrypts them when needed and hands them over.
+    /// Reads input bytes from the data file, decrypts them when needed and
+    /// hands them over. Each piece is a new array the channel takes over, so
+    /// plain bytes are copied once on the loop (pread) and once to the caller.
     private func copy(_ range: Range<Int64>) {
         guard let file else { return raise(.sourceFailed(.storage("no data file"))) }
         let count = Int(range.count)
-        if scratch.count < count { scratch = [UInt8](repeating: 0, count: count) }
-        var done = 0
-        var failed = false
-        scratch.withUnsafeMutableBytes { buffer in
+        var failedAt: Int64?
+        let input = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
             while done < count {
                 let n = pread(file.fd, buffer.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { failed = true; return }
+                guard n > 0 else { failedAt = range.lowerBound + Int64(done); break }
                 done += n
             }
+            initialized = done
         }
-        guard !failed else {
-            return raise(.sourceFailed(.storage("read of the data file failed at \(range.lowerBound + Int64(done))")))
-        }
-        if let transform {
-            output.removeAll(keepingCapacity: true)
-            var failure: TransformError?
-            scratch.withUnsafeBytes { bytes in
-                do throws(TransformError) {
-                    try transform.process(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: range.lowerBound, into: &output)
-                } catch { failure = error }
-            }
-            if let failure { return raise(.sourceFailed(.mismatch("decryption: \(failure)"))) }
-            hand(output)
-        } else {
+        if let failedAt { return raise(.sourceFailed(.storage("read of the data file failed at \(failedAt)"))) }
+        guard let transform else {
             outputAt = range.lowerBound
-            scratch.withUnsafeBytes { hand(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            return hand(input)
         }
-    }
-
-    private func hand(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { hand($0) }
+        var output: [UInt8] = []
+        output.reserveCapacity(count + BlockDecryptor.blockSize)
+        var failure: TransformError?
+        input.withUnsafeBytes { bytes in
+            do throws(TransformError) { try transform.process(bytes, at: range.lowerBound, into: &output) } catch { failure = error }
+        }
+        if let failure { return raise(.sourceFailed(.mismatch("decryption: \(failure)"))) }
+        hand(output)
     }
 
     /// Output bytes starting at `outputAt`: the part in `position..<end` goes to the consumer.
-    private func hand(_ bytes: UnsafeRawBufferPointer) {
+    private func hand(_ bytes: [UInt8]) {
         let produced = outputAt..<(outputAt + Int64(bytes.count))
         outputAt = produced.upperBound
         let wanted = produced.clamped(to: machine.position..<machine.end)
         var space = 0
-        if !wanted.isEmpty {
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[Int(wanted.lowerBound - produced.lowerBound)..<Int(wanted.upperBound - produced.lowerBound)])
-            guard let room = channel.publish(slice, epoch: epoch) else { return }
-            space = room
-        } else {
+        if wanted.isEmpty {
             space = channel.room
+        } else {
+            let chunk = wanted == produced ? bytes
+                : Array(bytes[Int(wanted.lowerBound - produced.lowerBound)..<Int(wanted.upperBound - produced.lowerBound)])
+            guard let room = channel.publish(chunk: chunk, epoch: epoch) else { return }
+            space = room
         }
         raise(.published(count: wanted.count, space: space))
     }
@@ -209,7 +212,7 @@ package final class ReaderDriver: ResourceReaderDelegate {
             hand(output)
         } else {
             outputAt = offset
-            hand(bytes)
+            hand([UInt8](bytes))
         }
         return channel.room > 0
     }

@@ -260,6 +260,45 @@ final class ReaderTests: XCTestCase {
         XCTAssertThrowsError(try reader.seek(to: 0)) { XCTAssertEqual(($0 as? HTTPCacheError)?.code, .canceled) }
     }
 
+    func testUnknownLengthIsLearnedAtTheEnd() throws {
+        let origin = try FaultyOrigin()
+        defer { origin.stop() }
+        let body = TestFile.randomBytes(count: 300_000, seed: 9)
+        origin.serve("/live.bin", body: body, fault: .chunked(piece: 7000))
+        let directory = try TemporaryDirectory(prefix: "httpcache-reader")
+        let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache"))
+        defer { cache.close() }
+        let reader = try cache.openReader(url: origin.url("/live.bin"))
+        let info = try reader.info(timeout: 10)
+        XCTAssertNil(info.totalLength, "chunked: unknown until it ends")
+        XCTAssertEqual(info.acceptsRanges, false, "the origin answered the Range with 200")
+        XCTAssertEqual(info.range.upperBound, Int64.max)
+        XCTAssertEqual(try readAll(reader), body)
+        XCTAssertEqual(try reader.info(timeout: 1).totalLength, 300_000)
+        reader.close()
+        // Now cached with its length: a range reader is served from disk.
+        let again = try cache.openReader(url: origin.url("/live.bin"), offset: 1000, length: 50)
+        XCTAssertEqual(try again.info(timeout: 10).totalLength, 300_000)
+        XCTAssertEqual(try readAll(again), Array(body[1000..<1050]))
+        again.close()
+    }
+
+    func testAnOpenReaderKeepsItsResourceAndAClosedOneLetsItBeEvicted() throws {
+        let fixture = try ReaderFixture { $0.maxCacheSize = 1_000_000 }
+        let a = try fixture.file("a.bin", size: 700_000, seed: 1)
+        let b = try fixture.file("b.bin", size: 700_000, seed: 2)
+        let c = try fixture.file("c.bin", size: 700_000, seed: 3)
+        let cached = { Set(fixture.cache.cachedResources().map { URL(string: $0.url)!.lastPathComponent }) }
+        let reader = try fixture.cache.openReader(url: fixture.origin.url("/a.bin"))
+        XCTAssertEqual(try readAll(reader), a.bytes)
+        XCTAssertEqual(try fixture.read("b.bin"), b.bytes)
+        // Over the limit: the least recently used entry not in use goes, never a.bin.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { cached() == ["a.bin"] }, "\(cached())")
+        reader.close()
+        XCTAssertEqual(try fixture.read("c.bin"), c.bytes)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { cached() == ["c.bin"] }, "a.bin evictable once closed: \(cached())")
+    }
+
     func testClosingTheCacheClosesBlockedReaders() throws {
         let origin = try FaultyOrigin()
         defer { origin.stop() }
