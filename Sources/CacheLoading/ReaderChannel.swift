@@ -92,6 +92,9 @@ package final class ReaderChannel: @unchecked Sendable {
         }
     }
 
+    /// The content info if it is known already (never waits, asks nothing).
+    package var knownContent: ReaderContent? { try? locked { content } }
+
     /// Copies available bytes into `into`: >0 bytes, 0 at the end of the
     /// range; waits until `deadline` (monotonic ns; nil: forever) when none are there yet.
     package func read(into: UnsafeMutableRawBufferPointer, deadline: UInt64?) throws(ReaderWaitError) -> Int {

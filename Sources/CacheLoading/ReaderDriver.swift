@@ -49,6 +49,8 @@ package final class ReaderDriver: ResourceReaderDelegate {
             raise(event)
         case .demand:
             guard epoch == self.epoch else { return }
+            // A download passing bytes straight through (full disk) waits for room.
+            source?.resumeFollowing()
             raise(.demand(space: channel.demandHandled(epoch: epoch)))
         case .stop:
             raise(event)

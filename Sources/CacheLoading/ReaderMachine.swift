@@ -16,7 +16,6 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
     }
 }
 
-extension LoadError: @unchecked Sendable {}
 
 /// One in-process reader of one resource, as a value: consumer demand,
 /// seeks and source progress in, loop actions out.

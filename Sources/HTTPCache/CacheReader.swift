@@ -111,7 +111,7 @@ public final class CacheReader: Sendable {
         if let length, position > offset + length {
             throw HTTPCacheError(.range, "offset \(position) is past the opened range \(offset)..<\(offset + length)")
         }
-        if let info = try? channel.content(deadline: 0), let total = info.info.totalLength, position > total {
+        if let total = channel.knownContent?.info.totalLength, position > total {
             throw HTTPCacheError(.range, "offset \(position) is past the end (\(total) bytes)")
         }
         do { try channel.seek(to: position) } catch { throw Self.error(error) }
