@@ -7,21 +7,22 @@ import CacheLoading
 import Foundation
 import HTTPCache
 
-/// A cache holding one 64 MiB resource twice: plain and as CTR ciphertext
-/// (the bytes are the same; only the decryption choice differs).
+/// A cache holding one resource (64 MiB; less with --quick) twice: plain and
+/// as CTR ciphertext (the bytes are the same; only the decryption choice differs).
 final class CachedReaderBench {
-    static let size = 64 << 20
+    let size: Int
     let directory: String
     let source: String
     let cache: MediaCache
     let plainURL = "http://bench.invalid/movie.bin"
     let encryptedURL = "http://bench.invalid/movie.ctr"
 
-    init() throws {
+    init(size: Int) throws {
+        self.size = size
         directory = NSTemporaryDirectory() + "httpcache-micro-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         source = directory + "/source.bin"
-        var bytes = [UInt8](repeating: 0, count: Self.size)
+        var bytes = [UInt8](repeating: 0, count: size)
         for i in stride(from: 0, to: bytes.count, by: 4096) { bytes[i] = UInt8(truncatingIfNeeded: i >> 12) }
         try Data(bytes).write(to: URL(fileURLWithPath: source))
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory + "/cache")
@@ -50,7 +51,7 @@ final class CachedReaderBench {
             defer { reader.close() }
             var total = 0
             while case let n = try reader.read(into: buffer, timeout: 30), n > 0 { total += n }
-            precondition(total == Self.size, "read \(total) bytes")
+            precondition(total == size, "read \(total) bytes")
             sink &+= total
         } catch {
             fatalError("reader: \(error)")
@@ -68,20 +69,20 @@ final class CachedReaderBench {
     }
 }
 
-func readerBenchmarks(seconds: Double) -> [MicroResult] {
+func readerBenchmarks(seconds: Double, quick: Bool) -> [MicroResult] {
     let bench: CachedReaderBench
-    do { bench = try CachedReaderBench() } catch { fatalError("reader benchmark setup: \(error)") }
+    do { bench = try CachedReaderBench(size: quick ? 8 << 20 : 64 << 20) } catch { fatalError("reader benchmark setup: \(error)") }
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
     defer { buffer.deallocate() }
-    let size = CachedReaderBench.size
+    let size = bench.size
     return [
-        measure("read cached 64 MiB: pread the file directly", seconds: seconds, batch: 1, bytesPerCall: size) {
+        measure("read cached \(size >> 20) MiB: pread the file directly", seconds: seconds, batch: 1, bytesPerCall: size) {
             bench.readDirectly(buffer: buffer)
         },
-        measure("read cached 64 MiB: in-process reader", seconds: seconds, batch: 1, bytesPerCall: size) {
+        measure("read cached \(size >> 20) MiB: in-process reader", seconds: seconds, batch: 1, bytesPerCall: size) {
             bench.readThroughCache(bench.plainURL, buffer: buffer)
         },
-        measure("read cached 64 MiB: reader + AES-128-CTR", seconds: seconds, batch: 1, bytesPerCall: size) {
+        measure("read cached \(size >> 20) MiB: reader + AES-128-CTR", seconds: seconds, batch: 1, bytesPerCall: size) {
             bench.readThroughCache(bench.encryptedURL, buffer: buffer)
         },
     ]

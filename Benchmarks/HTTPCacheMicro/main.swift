@@ -214,7 +214,7 @@ results.append(measure("response head via HeadBuilder (206)", seconds: seconds) 
 results.append(measureDecryption("decrypt AES-128-CTR, 64 MiB in 1 MiB chunks", kind: .aes128CTR, seconds: seconds))
 results.append(measureDecryption("decrypt AES-128-ECB, 64 MiB in 1 MiB chunks", kind: .aes128ECB, seconds: seconds))
 results.append(measureTransform("decrypt transform CTR, 64 KiB+5 pieces", kind: .aes128CTR, seconds: seconds))
-results += readerBenchmarks(seconds: seconds)
+results += readerBenchmarks(seconds: seconds, quick: quick)
 
 print("httpcache-micro — \(quick ? "quick run (numbers are rough)" : "0.5 s per benchmark")")
 for result in results {
