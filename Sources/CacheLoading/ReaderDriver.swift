@@ -113,11 +113,12 @@ package final class ReaderDriver: ResourceReaderDelegate {
         case .flush:
             output.removeAll(keepingCapacity: true)
             do { try transform?.finish(into: &output) } catch {
-                return raise(.sourceFailed(.mismatch("decryption: \(error)")))
+                return raise(.sourceFailed(.decryption("cannot decrypt \(urlString): \(error)")))
             }
             hand(output)
             // A body of unknown length has ended: its length is known now.
             if let total = source?.resource.totalLength { channel.update(totalLength: total) }
+            raise(.flushed)
         case .publishInfo:
             if let info = machine.info {
                 channel.publish(content: ReaderContent(info: info, rangesSupported: source?.rangesSupported))
@@ -165,7 +166,7 @@ package final class ReaderDriver: ResourceReaderDelegate {
         input.withUnsafeBytes { bytes in
             do throws(TransformError) { try transform.process(bytes, at: range.lowerBound, into: &output) } catch { failure = error }
         }
-        if let failure { return raise(.sourceFailed(.mismatch("decryption: \(failure)"))) }
+        if let failure { return raise(.sourceFailed(.decryption("cannot decrypt \(urlString): \(failure)"))) }
         hand(output)
     }
 
@@ -208,7 +209,7 @@ package final class ReaderDriver: ResourceReaderDelegate {
         if let transform {
             output.removeAll(keepingCapacity: true)
             do { try transform.process(bytes, at: offset, into: &output) } catch {
-                raise(.sourceFailed(.mismatch("decryption: \(error)")))
+                raise(.sourceFailed(.decryption("cannot decrypt \(urlString): \(error)")))
                 return true
             }
             hand(output)

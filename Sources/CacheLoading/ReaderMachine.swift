@@ -21,7 +21,7 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
 /// seeks and source progress in, loop actions out.
 ///
 /// ```
-///  idle ─demand─▶ choosingDecryption ─chosen─▶ opening ─head─▶ streaming ─source end─▶ ended
+///  idle ─demand─▶ choosingDecryption ─chosen─▶ opening ─head─▶ streaming ─source end─▶ finishing ─flushed─▶ ended
 ///                          │ failed                 │ failed       │ failed
 ///                          └───────────────────────▶ failed ◀──────┘
 ///  seek (any but stopped): close the source, open a new one at the offset ─▶ opening
@@ -42,6 +42,9 @@ package struct ReaderMachine {
         case opening
         /// Delivering. `held`: input bytes of the last file piece not yet copied.
         case streaming(held: Range<Int64>?)
+        /// The source ended; what the transform held back is being handed over
+        /// (it may still fail: an ECB tail that is not a whole block).
+        case finishing
         /// Every byte of the range was handed over (until a seek).
         case ended
         /// Reads fail with this until a seek.
@@ -61,6 +64,8 @@ package struct ReaderMachine {
         case file(Range<Int64>)
         case pending
         case sourceFinished
+        /// The `flush` is done.
+        case flushed
         case sourceFailed(LoadError)
         /// Bytes landed: the source may have more.
         case canContinue
@@ -171,10 +176,17 @@ package struct ReaderMachine {
         case .sourceFinished:
             guard case .streaming = state else { return [] }
             pulling = false
+            state = .finishing
+            return [.flush]
+        case .flushed:
+            guard case .finishing = state else { return [] }
             state = .ended
-            return [.flush] + closeSource() + [.publishEnd]
+            return closeSource() + [.publishEnd]
         case .sourceFailed(let error):
-            guard case .streaming = state else { return [] }
+            switch state {
+            case .streaming, .finishing: break
+            default: return []
+            }
             pulling = false
             return fail(.load(error))
         }

@@ -103,7 +103,9 @@ public final class CacheReader: Sendable {
     /// Moves to `position` (an absolute offset inside the opened range):
     /// read-ahead is dropped, cached runs are read from disk and only gaps
     /// fetched. Seeking to the range's end makes the next read return 0;
-    /// outside the range throws `.range`. Does no I/O itself.
+    /// outside the range throws `.range` (when the resource's length is not
+    /// known yet, an offset past it fails the next read with `.range`).
+    /// Does no I/O itself.
     public func seek(to position: Int64) throws(HTTPCacheError) {
         guard position >= offset else {
             throw HTTPCacheError(.range, "offset \(position) is before the opened range at \(offset)")

@@ -30,8 +30,20 @@ final class ReaderMachineTests: XCTestCase {
         XCTAssertEqual(machine.handle(.published(count: 500, space: 500)), [.pull])
         XCTAssertEqual(machine.handle(.pending), [])
         XCTAssertEqual(machine.handle(.canContinue), [.pull])
-        XCTAssertEqual(machine.handle(.sourceFinished), [.flush, .closeSource, .publishEnd])
+        XCTAssertEqual(machine.handle(.sourceFinished), [.flush])
+        XCTAssertEqual(machine.handle(.flushed), [.closeSource, .publishEnd])
         guard case .ended = machine.state else { return XCTFail("\(machine.state)") }
+    }
+
+    func testAFailedFlushIsAFailureNotAnEnd() {
+        var machine = Machine(start: 0, length: nil)
+        _ = machine.handle(.demand(space: 100))
+        _ = machine.handle(.decryptionChosen(.success(16)))
+        _ = machine.handle(.headReady(info(1003)))
+        XCTAssertEqual(machine.handle(.sourceFinished), [.flush])
+        XCTAssertEqual(machine.handle(.sourceFailed(.decryption("tail"))), [.closeSource, .publishFailure])
+        XCTAssertEqual(machine.handle(.flushed), [])
+        guard case .failed = machine.state else { return XCTFail("\(machine.state)") }
     }
 
     func testDecryptionWidensToWholeBlocks() {

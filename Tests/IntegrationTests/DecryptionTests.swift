@@ -91,6 +91,23 @@ final class DecryptionTests: XCTestCase {
         XCTAssertEqual(try readAll(reader), Array(plain[3...]))
     }
 
+    func testECBOfAnUnalignedLengthFailsAtItsTail() throws {
+        let (fixture, _) = try makeFixture(size: 100_003, ecb: false)
+        try FileManager.default.copyItem(at: fixture.root.appendingPathComponent("media.ctr"),
+                                         to: fixture.root.appendingPathComponent("odd.ecb"))
+        let reader = try fixture.cache.openReader(url: fixture.origin.url("/odd.ecb"))
+        var got = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        XCTAssertThrowsError(try {
+            while case let n = try buffer.withUnsafeMutableBytes({ try reader.read(into: $0, timeout: 10) }), n > 0 { got += n }
+        }()) { error in
+            XCTAssertEqual((error as? HTTPCacheError)?.code, .invalidArgument)
+            XCTAssertTrue("\(error)".contains("cannot decrypt"), "\(error)")
+        }
+        XCTAssertEqual(got, 100_000, "every whole block came out first")
+        reader.close()
+    }
+
     func testProxyGivesPlaintextForWholeAndRandomRanges() throws {
         let (fixture, plain) = try makeFixture()
         try fixture.cache.serve()

@@ -172,6 +172,36 @@ final class ReaderTests: XCTestCase {
         down.close()
     }
 
+    func testTLSAndTimeoutFailuresKeepTheirCodes() throws {
+        // An https origin whose self-signed certificate nobody trusts.
+        let directory = try TemporaryDirectory(prefix: "httpcache-reader")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        _ = try TestFile.random(size: 1000, in: root, name: "s.bin")
+        let tls = try TLSConfig.selfSigned(in: directory.url)
+        let secure = try NginxOrigin(root: root, tls: tls)
+        let stalled = try FaultyOrigin()
+        defer { stalled.stop() }
+        stalled.serve("/slow.bin", body: [1, 2, 3], fault: .stallBeforeHead)
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache")
+        configuration.readTimeout = 0.5
+        let cache = try MediaCache(configuration: configuration)
+        defer { cache.close() }
+
+        let refused = try cache.openReader(url: secure.url("/s.bin"))
+        XCTAssertThrowsError(try refused.info(timeout: 10)) { error in
+            XCTAssertEqual((error as? HTTPCacheError)?.code, .tls)
+            XCTAssertTrue("\(error)".contains("certificate"), "\(error)")
+        }
+        refused.close()
+        let slow = try cache.openReader(url: stalled.url("/slow.bin"))
+        var buffer = [UInt8](repeating: 0, count: 10)
+        XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try slow.read(into: $0, timeout: 10) }) {
+            XCTAssertEqual(($0 as? HTTPCacheError)?.code, .timedOut, "the origin's timeout, not the read's")
+        }
+        slow.close()
+    }
+
     func testAsyncReads() throws {
         // Driven from a Task, so the fixture's nginx stops outside async
         // context (Process waits on the main run loop there).
