@@ -91,8 +91,8 @@ package final class ResourceStore {
         for (key, time) in journal.load() {
             if let resource = resources[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
         }
-        if removed > 0 { logger.info("removed \(removed) incomplete cache entries") }
-        logger.debug("loaded \(resources.count) cached resources (\(totalBytes) bytes) from \(root)")
+        if removed > 0 { logger.info("removed incomplete cache entries", metadata: ["count": "\(removed)"]) }
+        logger.debug("loaded the cache", metadata: ["resources": "\(resources.count)", "bytes": "\(totalBytes)", "folder": "\(root)"])
     }
 
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
@@ -127,7 +127,8 @@ package final class ResourceStore {
         let wasFull = isDiskFull
         diskFullUntil = clock() + diskFullBackoff
         guard !wasFull else { return }
-        logger.error("the disk of \(root) is full: passing bytes through without caching for \(diskFullBackoff / 1000) s")
+        logger.error("the disk is full: passing bytes through without caching", metadata: [
+            "folder": "\(root)", "seconds": "\(diskFullBackoff / 1000)"])
         let idle = resources.values.filter { $0.users == 0 }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
@@ -251,7 +252,8 @@ package final class ResourceStore {
             }
             if let failure {
                 // Expected while the disk is full; news otherwise.
-                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata in \(directory): \(failure)")
+                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata",
+                           metadata: ["folder": "\(directory)", "error": "\(failure)"])
             } else {
                 resource.didFlush(snapshot)
             }
