@@ -53,11 +53,7 @@ package final class Loader {
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
-            for other in state.downloads where !other.finished {
-                if let otherEnd = other.end, other.position < range.lowerBound, otherEnd > range.lowerBound {
-                    other.end = range.lowerBound
-                }
-            }
+            for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
         } else if download.isValidation {
             state.validation = download
         } else {
