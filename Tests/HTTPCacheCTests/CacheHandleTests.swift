@@ -193,6 +193,36 @@ final class CacheHandleTests: XCTestCase {
                       "\(lines)")
     }
 
+    /// Each cache logs to its own callback: B's failure to bind reaches B's
+    /// callback only (and is HC_EIO).
+    func testEachCacheHasItsOwnLogCallback() throws {
+        let logA = Box(), logB = Box()
+        let callback: HCLogFunction = { userdata, level, message in
+            let box = Unmanaged<Box>.fromOpaque(userdata!).takeUnretainedValue()
+            box.entries.withLock { $0.append("\(level) \(String(cString: message!))") }
+        }
+        let optionsA = config(folder: newFolder())
+        defer { hc_config_free(optionsA) }
+        hc_config_set_log(optionsA, 4, callback, Unmanaged.passUnretained(logA).toOpaque())
+        let (resultA, cacheA) = open(optionsA)
+        XCTAssertEqual(resultA, 0)
+        defer { hc_close(cacheA) }
+        XCTAssertEqual(hc_serve(cacheA), 0)
+        let port = hc_port(cacheA)
+
+        let optionsB = config(folder: newFolder(), [("port", String(port))])
+        defer { hc_config_free(optionsB) }
+        hc_config_set_log(optionsB, 4, callback, Unmanaged.passUnretained(logB).toOpaque())
+        let (resultB, cacheB) = open(optionsB)
+        XCTAssertEqual(resultB, 0)
+        defer { hc_close(cacheB) }
+        XCTAssertEqual(hc_serve(cacheB), -3, "HC_EIO: the port is taken")
+        XCTAssertEqual(hc_port(cacheB), -1)
+        let linesB = logB.entries.withLock { $0 }
+        XCTAssertTrue(linesB.contains { $0.hasPrefix("4 hc_serve: cannot listen on 127.0.0.1:\(port)") }, "\(linesB)")
+        XCTAssertEqual(logA.entries.withLock { $0 }, [], "A's callback heard nothing of B")
+    }
+
     func testLevelsMapInOrder() {
         XCTAssertEqual(LogTarget.swiftLevel(0), .trace)
         XCTAssertEqual(LogTarget.swiftLevel(4), .warning)
