@@ -23,6 +23,8 @@ and then merges inputs that add coverage into Fuzz/corpus/TARGET/.
 Exits non-zero when a target crashes (or an invariant fails), printing the
 path of the crashing input (under .build-fuzz/artifacts/). Reproduce with
 .build-fuzz/bin/TARGET PATH. Fuzzers run under nice -n 10.
+Exit status: 0 all ran clean, 1 a target crashed, 2 usage, build or
+toolchain error.
 USAGE
 }
 
@@ -144,8 +146,8 @@ for t in "${targets[@]}"; do
   logfile="$OUT/logs/$t.log"
   started=$(date +%s)
   # libFuzzer writes new inputs to the first corpus folder only: the seeds stay as they are.
-  # shellcheck disable=SC2086
   rc=0
+  # shellcheck disable=SC2086 # FLAGS is a list of words
   nice -n 10 "$OUT/bin/$t" "${limit[@]}" ${FLAGS[$t]} -print_final_stats=1 \
     -artifact_prefix="$OUT/artifacts/$t/" "$work" "$seeds" >"$logfile" 2>&1 || rc=$?
   elapsed=$(( $(date +%s) - started ))
@@ -162,6 +164,7 @@ for t in "${targets[@]}"; do
     rm -rf "$work"
   elif [[ $rc -eq 0 ]]; then
     before=$(find "$seeds" -type f | wc -l)
+    # shellcheck disable=SC2086
     nice -n 10 "$OUT/bin/$t" -set_cover_merge=1 ${FLAGS[$t]} "$seeds" "$work" >>"$logfile" 2>&1 \
       || { status=1; echo "fuzz: $t: merging into $seeds failed; log: $logfile"; }
     log "$t: $(( $(find "$seeds" -type f | wc -l) - before )) new inputs merged into $seeds"
