@@ -48,16 +48,20 @@ package struct ResourceMetadata: Sendable, Equatable {
 
     /// Parses `encoded()`; nil when the text is not a complete metadata file.
     package init?(decoding text: String) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: true)[...]
-        guard lines.first == Substring(Self.magic) else { return nil }
+        // Split at bytes, not Characters: "\r\n" is one Character, and so is a
+        // space followed by a combining mark, so a value ending in CR or
+        // starting with a combining mark would not read back as written.
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
+        guard let first = lines.first, first.elementsEqual(Self.magic.utf8) else { return nil }
         lines = lines.dropFirst()
         var url: String?
         var ranges: RangeSet?
         var access: Int64?
         self.init(url: "")
         for line in lines {
-            let key = line.prefix { $0 != " " }
-            let value = line.dropFirst(key.count + 1)
+            let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
+            let key = Substring(line[..<space])
+            let value = Substring(line[space...].dropFirst())
             switch key {
             case "url": url = String(value)
             case "length":
