@@ -43,10 +43,14 @@ package struct TransformContext: Sendable {
     /// The Host the client reached the proxy with (proxy URLs in a rewritten
     /// playlist must use it), when it sent one.
     package var clientHost: String?
-    package init(url: String, info: ContentInfo, clientHost: String?) {
+    /// Where the origin URL led after redirects, when it was redirected
+    /// (relative URIs in a playlist resolve against it).
+    package var finalURL: String?
+    package init(url: String, info: ContentInfo, clientHost: String?, finalURL: String? = nil) {
         self.url = url
         self.info = info
         self.clientHost = clientHost
+        self.finalURL = finalURL
     }
 }
 

@@ -17,6 +17,10 @@ package final class Loader {
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
+    /// Open readers serving clients (not preloads): preloads wait while any is open.
+    package private(set) var foregroundReaders = 0
+    /// Called when the last foreground reader closes (the preload scheduler resumes).
+    package var foregroundIdle: (() -> Void)?
     /// Origin traffic, counted where it happens.
     package private(set) var counters = EngineCounters()
 
@@ -30,7 +34,7 @@ package final class Loader {
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
     package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+                        headers: HTTPHeaders = HTTPHeaders(), background: Bool = false) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -40,7 +44,8 @@ package final class Loader {
         state.originURL = url
         resource.users += 1
         resource.touch()
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
+        if !background { foregroundReaders += 1 }
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, background: background)
     }
 
     /// The one check of the cached version that readers of a resource share.
@@ -86,7 +91,10 @@ package final class Loader {
 
     /// Whether the cached version must be checked with the origin before use.
     func needsValidation(_ state: ResourceState) -> Bool {
-        guard let interval = policy.revalidateAfter, state.headKnown else { return false }
+        guard state.headKnown else { return false }
+        // A live playlist's own window (half its target duration) wins when shorter.
+        let live = liveReuseMilliseconds(state)
+        guard let interval = [policy.revalidateAfter, live].compactMap({ $0 }).min() else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }
         return store.clock() - validatedAt >= interval
     }
@@ -95,7 +103,10 @@ package final class Loader {
     func classify(_ state: ResourceState) {
         let resource = state.resource
         let url = state.originURL?.string ?? resource.url
-        if !policy.cacheable(resource.metadata.contentType) {
+        if Self.isBlockingReload(url) {
+            logger.debug("not caching \(url): a low-latency blocking playlist reload passes through")
+            resource.makeTransient()
+        } else if !policy.cacheable(resource.metadata.contentType) {
             logger.info("not caching \(url): content type \(resource.metadata.contentType ?? "none") is outside the policy")
             resource.makeTransient()
         } else if let length = resource.totalLength, length > store.maxBytes {
@@ -150,6 +161,10 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
+        if !reader.background {
+            foregroundReaders -= 1
+            if foregroundReaders == 0 { foregroundIdle?() }
+        }
         reader.state.resource.users -= 1
         release(reader.state)
     }

@@ -72,7 +72,9 @@ final class ProxyExchange: ResourceReaderDelegate {
             perform(machine.contentFailed(error))
         case .success(let info):
             if let provider = server.engine.configuration.transforms,
-               let transform = provider(TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
+               let transform = provider(TransformContext(
+                   url: urlString, info: info, clientHost: request.headers["host"] ?? server.address,
+                   finalURL: server.engine.client.redirectTarget(for: url)?.string)) {
                 transformed = true
                 machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
             }
