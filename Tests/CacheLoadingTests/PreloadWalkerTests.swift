@@ -160,6 +160,9 @@ final class PreloadWalkerTests: XCTestCase {
         XCTAssertEqual(walker.handle(.cancel), [.stopFetches, .finish(.canceled)])
         XCTAssertTrue(walker.isFinished)
         XCTAssertEqual(walker.handle(.fetched(id: 2, body: nil, finalURL: nil)), [], "nothing after the end")
+        var closing = PreloadWalker(request: PreloadRequest(url: root))
+        _ = closing.handle(.start)
+        XCTAssertEqual(closing.handle(.abort(.closed)), [.stopFetches, .finish(.closed)])
     }
 
     func testRelativeURIsResolveAgainstTheFinalURL() {

@@ -173,6 +173,27 @@ final class HLSProxyTests: XCTestCase {
         XCTAssertEqual(origin.accessLog().filter { $0.uri.hasSuffix("/vod.m3u8") }.count, 1)
     }
 
+    func testRedirectedPlaylistResolvesAgainstItsFinalURL() throws {
+        let directory = try TemporaryDirectory(prefix: "hls-redirect")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("real/dir"), withIntermediateDirectories: true)
+        let origin = try NginxOrigin(root: root, extraServerConfig: "location = /short.m3u8 { return 302 /real/dir/index.m3u8; }")
+        try Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg.ts?x=1\n#EXT-X-ENDLIST\n".utf8)
+            .write(to: root.appendingPathComponent("real/dir/index.m3u8"))
+        let segment = try TestFile.random(size: 5000, seed: 7, in: root.appendingPathComponent("real/dir"), name: "seg.ts")
+        let cache = try openCache(directory)
+        defer { cache.close() }
+        for _ in 0..<2 {  // a miss, then a hit
+            let body = String(decoding: try RawHTTPClient.get(url: try cache.proxyURL(for: origin.url("/short.m3u8")), timeout: 20).body,
+                              as: UTF8.self)
+            let line = body.split(separator: "\n")[3]
+            XCTAssertEqual(ProxyURLPath.origin(String(line.dropFirst("http://127.0.0.1:\(cache.port!)".count))),
+                           origin.url("/real/dir/seg.ts?x=1"))
+            XCTAssertBytes(try RawHTTPClient.get(url: String(line), timeout: 20).body, equal: segment)
+        }
+    }
+
     func testBlockingReloadPassesThroughWithItsQuery() throws {
         let directory = try TemporaryDirectory(prefix: "hls-llhls")
         defer { directory.remove() }

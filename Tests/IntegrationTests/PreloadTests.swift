@@ -202,3 +202,47 @@ final class Locked<Value>: @unchecked Sendable {
     var value: Value { lock.withLock { stored } }
     func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
 }
+
+/// Preloads and players: one download for both, and players first.
+final class PreloadPriorityTests: XCTestCase {
+    func testPreloadAndPlayerShareOneFetchAndPlayersPreemptPreloads() throws {
+        let directory = try TemporaryDirectory(prefix: "preload-share")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let shared = try TestFile.random(size: 3_000_000, seed: 21, in: root, name: "shared.mp4")
+        let later = try TestFile.random(size: 300_000, seed: 22, in: root, name: "later.mp4")
+        // 2 MB/s per connection: a 3 MB body takes about 1.5 s, long enough to overlap.
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 2m;")
+        let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path),
+                                   logger: LogCapture().logger)
+        defer { cache.close() }
+        try cache.serve()
+
+        // A preload runs; a player asks for the same bytes meanwhile.
+        let preload = try cache.preload(origin.url("/shared.mp4"))
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { preload.progress.bytesDone > 0 })
+        let player = try RawHTTPClient.get(url: try cache.proxyURL(for: origin.url("/shared.mp4")), timeout: 30)
+        XCTAssertBytes(player.body, equal: shared)
+        guard case .success? = preload.wait(timeout: 30) else { return XCTFail("preload did not succeed: \(String(describing: preload.result))") }
+        let sent = origin.accessLog().filter { $0.uri == "/shared.mp4" }.reduce(0) { $0 + $1.bodyBytes }
+        XCTAssertEqual(sent, shared.size, "the origin sent the bytes once")
+
+        // While a player's request is served, a new preload waits.
+        let slow = try RawHTTPConnection(port: cache.port!, timeout: 30)
+        defer { slow.close() }
+        try cache.removeResource(for: origin.url("/shared.mp4"))
+        let (_, _, path) = try RawHTTPClient.parse(url: try cache.proxyURL(for: origin.url("/shared.mp4")))
+        try slow.sendRequest(path: path)
+        Thread.sleep(forTimeInterval: 0.2)
+        let waiting = try cache.preload(origin.url("/later.mp4"))
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(waiting.progress.bytesDone, 0, "no preload fetch while a player is served")
+        XCTAssertFalse(origin.accessLog().contains { $0.uri == "/later.mp4" })
+        let response = try slow.readResponse()
+        XCTAssertBytes(response.body, equal: shared)
+        slow.close()
+        guard case .success(let done)? = waiting.wait(timeout: 30) else { return XCTFail("preload did not resume") }
+        XCTAssertEqual(done.bytesDone, Int64(later.size))
+    }
+}

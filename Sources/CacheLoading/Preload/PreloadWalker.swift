@@ -96,6 +96,8 @@ package struct PreloadWalker {
         case fetched(id: Int, body: [UInt8]?, finalURL: String?)
         case fetchFailed(id: Int, PreloadFailure)
         case cancel
+        /// Stop for another reason than a cancel (the cache closes).
+        case abort(PreloadFailure)
     }
 
     package enum Action: Equatable {
@@ -146,13 +148,19 @@ package struct PreloadWalker {
             counts.resourcesDone += 1
             if firstFailure == nil { firstFailure = failure }
         case .cancel:
-            isFinished = true
-            queue.removeAll()
-            let hadRunning = !running.isEmpty
-            running.removeAll()
-            return (hadRunning ? [.stopFetches] : []) + [.finish(.canceled)]
+            return stop(.canceled)
+        case .abort(let failure):
+            return stop(failure)
         }
         return next()
+    }
+
+    private mutating func stop(_ failure: PreloadFailure) -> [Action] {
+        isFinished = true
+        queue.removeAll()
+        let hadRunning = !running.isEmpty
+        running.removeAll()
+        return (hadRunning ? [.stopFetches] : []) + [.finish(failure)]
     }
 
     /// Fetches to start now, or the end.

@@ -171,7 +171,7 @@ package final class Preloader {
     /// Cancels every preload (the engine shuts down).
     package func closeAll() {
         closed = true
-        for run in Array(runs.values) { run.send(.cancel) }
+        for run in Array(runs.values) { run.send(.abort(.closed)) }
     }
 
     // MARK: slots
