@@ -109,21 +109,19 @@ package final class HLSPlaylistTransform: BodyTransform {
 
 /// Chooses the HLS transform for responses that are playlists.
 package enum HLSTransforms {
-    /// Generic-typed bodies without a playlist extension are sniffed for
-    /// `#EXTM3U` only up to this length (they lose zero-copy serving).
-    package static let sniffLimit: Int64 = 1 << 20
-
     /// A provider rewriting playlists in `mode`; nil for other responses.
+    /// A generic type (octet-stream, text/plain, none) without a playlist
+    /// extension is recognised by its cached first bytes only: buffering
+    /// unknown bodies to look at them would cost media its zero-copy path
+    /// and its ranges (so the first response of such a playlist on a cold
+    /// cache goes out unchanged).
     package static func provider(mode: HLSRewriteMode, hook: HLSURIHook?, logger: Logger) -> TransformProvider {
         { context in
             if mode == .forward && hook == nil { return nil }  // unchanged: keep zero-copy
             guard let proxyHost = context.clientHost, !proxyHost.isEmpty else { return nil }
             let path = OriginURL.parse(context.url)?.pathAndQuery ?? context.url
-            let isPlaylist = HLS.isPlaylist(contentType: context.info.contentType, path: path, bodyPrefix: [UInt8]())
-            // A generic type without the extension: only the body can tell (`rewritten` sniffs).
-            let maySniff = HLS.isPlaylist(contentType: context.info.contentType, path: "", bodyPrefix: Array("#EXTM3U".utf8))
-                && (context.info.totalLength.map { $0 <= sniffLimit } ?? false)
-            guard isPlaylist || maySniff else { return nil }
+            guard HLS.isPlaylist(contentType: context.info.contentType, path: path, bodyPrefix: context.bodyPrefix ?? [])
+            else { return nil }
             return HLSPlaylistTransform(playlistURL: context.finalURL ?? context.url, mode: mode,
                                         proxyHost: proxyHost, hook: hook, logger: logger)
         }

@@ -182,17 +182,18 @@ final class HLSPlaylistTransformTests: XCTestCase {
 
     func testProviderPicksPlaylistsOnly() {
         let provider = HLSTransforms.provider(mode: .proxyURLs, hook: nil, logger: logger)
-        func picks(_ url: String, _ type: String?, _ length: Int64? = 100) -> Bool {
-            provider(TransformContext(url: url, info: ContentInfo(totalLength: length, contentType: type, etag: nil, lastModified: nil),
-                                      clientHost: proxyHost)) != nil
+        func picks(_ url: String, _ type: String?, prefix: String? = nil) -> Bool {
+            provider(TransformContext(url: url, info: ContentInfo(totalLength: 100, contentType: type, etag: nil, lastModified: nil),
+                                      clientHost: proxyHost, bodyPrefix: prefix.map { Array($0.utf8) })) != nil
         }
         XCTAssertTrue(picks("http://o.test/a/x", "application/vnd.apple.mpegurl"))
         XCTAssertTrue(picks("http://o.test/a/x.m3u8?y=1", "application/octet-stream"))
         XCTAssertTrue(picks("http://o.test/a/x.M3U", nil))
-        XCTAssertTrue(picks("http://o.test/a/x", "text/plain"), "generic and small: sniffed")
-        XCTAssertFalse(picks("http://o.test/a/x", "application/octet-stream", 50_000_000), "too big to sniff")
-        XCTAssertFalse(picks("http://o.test/a/x", nil, nil), "unknown length: not sniffed")
-        XCTAssertFalse(picks("http://o.test/a/seg.ts", "video/mp2t"))
+        XCTAssertTrue(picks("http://o.test/a/x", "text/plain", prefix: "#EXTM3U\n#EXT"), "generic: the cached body tells")
+        XCTAssertTrue(picks("http://o.test/a/x", nil, prefix: "\u{FEFF}#EXTM3U\n"))
+        XCTAssertFalse(picks("http://o.test/a/x", "application/octet-stream"), "nothing cached yet: not buffered to sniff")
+        XCTAssertFalse(picks("http://o.test/a/x", nil, prefix: "\u{0}\u{0}\u{0}\u{1C}ftyp"))
+        XCTAssertFalse(picks("http://o.test/a/seg.ts", "video/mp2t", prefix: "#EXTM3U"))
         XCTAssertFalse(picks("http://o.test/a/x.m3u8", "video/mp4"))
         let forward = HLSTransforms.provider(mode: .forward, hook: nil, logger: logger)
         XCTAssertNil(forward(TransformContext(url: "http://o.test/x.m3u8", info: ContentInfo(totalLength: 10, contentType: nil, etag: nil, lastModified: nil),

@@ -194,6 +194,31 @@ final class HLSProxyTests: XCTestCase {
         }
     }
 
+    func testGenericTypedPlaylistIsRecognisedByItsBody() throws {
+        let directory = try TemporaryDirectory(prefix: "hls-sniff")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // No extension nginx knows: served as application/octet-stream.
+        let origin = try NginxOrigin(root: root)
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg.ts\n#EXT-X-ENDLIST\n"
+        try Data(text.utf8).write(to: root.appendingPathComponent("playlist"))
+        let cache = try openCache(directory)
+        defer { cache.close() }
+        let url = try cache.proxyURL(for: origin.url("/playlist"))
+        let cold = try RawHTTPClient.get(url: url, timeout: 20)
+        XCTAssertEqual(cold.header("Content-Type"), "application/octet-stream")
+        XCTAssertEqual(String(decoding: cold.body, as: UTF8.self), text, "cold: the origin's bytes, unchanged")
+        let warm = String(decoding: try RawHTTPClient.get(url: url, timeout: 20).body, as: UTF8.self)
+        XCTAssertTrue(warm.contains("http://127.0.0.1:\(cache.port!)" + ProxyURLPath.of(origin.url("/seg.ts"))), warm)
+        // A ranged read of a generic file keeps its range (nothing is buffered to sniff).
+        let media = try TestFile.random(size: 100_000, seed: 9, in: root, name: "blob")
+        origin.clearAccessLog()
+        let part = try RawHTTPClient.get(url: try cache.proxyURL(for: origin.url("/blob")), range: "bytes=100-199", timeout: 20)
+        XCTAssertBytes(part.body, equal: media, range: 100..<200)
+        XCTAssertEqual(origin.accessLog(waitingFor: 1).map(\.range), ["bytes=100-199"])
+    }
+
     func testBlockingReloadPassesThroughWithItsQuery() throws {
         let directory = try TemporaryDirectory(prefix: "hls-llhls")
         defer { directory.remove() }
