@@ -52,7 +52,7 @@ struct PreloadCommand: ParsableCommand {
         for (url, outcome) in outcomes {
             switch outcome {
             case .success(let progress):
-                print("\(url): done, \(progress.bytesDone) bytes, \(progress.resourcesDone) resources"
+                print("\(url): done, \(progress.bytesDone) bytes, \(progress.resourcesDone) resource\(progress.resourcesDone == 1 ? "" : "s")"
                       + (progress.segmentsTotal > 0 ? ", \(progress.segmentsDone)/\(progress.segmentsTotal) segments" : ""))
             case .failure(let error):
                 print("\(url): failed: \(error.message)")
@@ -184,7 +184,9 @@ final class ProgressBar {
         let filled = Int(fraction * Double(width))
         let eta = fraction > 0 ? Int(elapsed / fraction - elapsed) : nil
         var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
-        line += String(format: "%3d%% %@ %@/s", Int(fraction * 100), Self.size(p.bytesDone), Self.size(Int64(rate)))
+        let percent = String(Int(fraction * 100))
+        line += String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "% "
+        line += Self.size(p.bytesDone) + " " + Self.size(Int64(rate)) + "/s"
         if p.segmentsTotal > 0 { line += " segments \(p.segmentsDone)/\(p.segmentsTotal)" }
         line += eta.map { " ETA \($0)s" } ?? ""
         emit(line + "\u{1B}[K")
@@ -212,6 +214,6 @@ final class ProgressBar {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
     }
 }
