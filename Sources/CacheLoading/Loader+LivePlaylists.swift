@@ -48,6 +48,25 @@ extension Loader {
         return Int64(media.liveReuseMilliseconds)
     }
 
+    /// A live playlist past its reuse window, that nothing is reading: drop
+    /// the cached copy so this request fetches it anew. (A copy in use is
+    /// checked with the origin instead, see `needsValidation`.) A refetch,
+    /// rather than a validation, because a playlist rewritten within the
+    /// same second at the same length keeps nginx's validators.
+    func dropExpiredLivePlaylist(_ state: ResourceState) {
+        let resource = state.resource
+        guard resource.users == 0, state.downloads.isEmpty, state.headKnown,
+              let window = liveReuseMilliseconds(state) else { return }
+        guard let fetchedAt = resource.validatedAt, store.clock() - fetchedAt < window else {
+            logger.debug("live playlist past its reuse window: fetching it again",
+                         metadata: ["url": "\(resource.url)", "window_ms": "\(window)"])
+            resource.reset(url: resource.url)
+            state.headKnown = false
+            state.liveReuse = nil
+            return
+        }
+    }
+
     /// Whether a request is a low-latency blocking reload that must pass through.
     static func isBlockingReload(_ url: String) -> Bool { HLS.isBlockingReloadRequest(url) }
 }

@@ -12,7 +12,7 @@ package final class Loader {
     package let store: ResourceStore
     package let client: UpstreamClient
     package let policy: LoaderPolicy
-    private let logger: Logger
+    let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
@@ -42,6 +42,7 @@ package final class Loader {
             return created
         }()
         state.originURL = url
+        dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
         if !background { foregroundReaders += 1 }
