@@ -12,11 +12,15 @@ package final class Loader {
     package let store: ResourceStore
     package let client: UpstreamClient
     package let policy: LoaderPolicy
-    private let logger: Logger
+    let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
+    /// Open readers serving clients (not preloads): preloads wait while any is open.
+    package private(set) var foregroundReaders = 0
+    /// Called when the last foreground reader closes (the preload scheduler resumes).
+    package var foregroundIdle: (() -> Void)?
     /// Origin traffic, counted where it happens.
     package private(set) var counters = EngineCounters()
 
@@ -30,7 +34,7 @@ package final class Loader {
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
     package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+                        headers: HTTPHeaders = HTTPHeaders(), background: Bool = false) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -38,9 +42,11 @@ package final class Loader {
             return created
         }()
         state.originURL = url
+        dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
+        if !background { foregroundReaders += 1 }
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, background: background)
     }
 
     /// The one check of the cached version that readers of a resource share.
@@ -82,7 +88,10 @@ package final class Loader {
 
     /// Whether the cached version must be checked with the origin before use.
     func needsValidation(_ state: ResourceState) -> Bool {
-        guard let interval = policy.revalidateAfter, state.headKnown else { return false }
+        guard state.headKnown else { return false }
+        // A live playlist's own window (half its target duration) wins when shorter.
+        let live = liveReuseMilliseconds(state)
+        guard let interval = [policy.revalidateAfter, live].compactMap({ $0 }).min() else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }
         return store.clock() - validatedAt >= interval
     }
@@ -91,7 +100,10 @@ package final class Loader {
     func classify(_ state: ResourceState) {
         let resource = state.resource
         let url = state.originURL?.string ?? resource.url
-        if !policy.cacheable(resource.metadata.contentType) {
+        if Self.isBlockingReload(url) {
+            logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
+            resource.makeTransient()
+        } else if !policy.cacheable(resource.metadata.contentType) {
             logger.info("not caching: the content type is outside the policy", metadata: [
                 "url": "\(url)", "type": "\(resource.metadata.contentType ?? "none")"])
             resource.makeTransient()
@@ -149,6 +161,10 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
+        if !reader.background {
+            foregroundReaders -= 1
+            if foregroundReaders == 0 { foregroundIdle?() }
+        }
         reader.state.resource.users -= 1
         release(reader.state)
     }

@@ -16,6 +16,8 @@ final class ResourceState {
     var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
     var originURL: OriginURL?
+    /// The live-playlist reuse window of the cached version, once looked at.
+    var liveReuse: LiveReuse?
 
     init(resource: Resource) {
         self.resource = resource

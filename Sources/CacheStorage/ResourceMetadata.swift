@@ -14,6 +14,10 @@ package struct ResourceMetadata: Sendable, Equatable {
     /// Name of the data file in the resource folder. A new version gets a new
     /// name, so metadata of an old version can never claim bytes of a new one.
     package var dataName: String = "data"
+    /// Set while a preload pinned the resource: the URL that preload started
+    /// from (`unpin` of that URL releases all of it). Pinned resources are
+    /// never evicted by the size limit. Absent in files of older versions.
+    package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
                  lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
@@ -41,6 +45,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let etag { lines.append("etag \(etag)") }
         if let lastModified { lines.append("last-modified \(lastModified)") }
         if dataName != "data" { lines.append("file \(dataName)") }
+        if let pin { lines.append("pin \(pin)") }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
         return lines.joined(separator: "\n") + "\n"
@@ -73,6 +78,7 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
+            case "pin": pin = value.isEmpty ? nil : String(value)
             case "file":
                 guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
                 dataName = String(value)
