@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Profile of a cache hit: instructions (valgrind callgrind) and syscalls
-# (strace -c) per response, for a whole 16 KiB resource and a 64 KiB range.
+# (strace -c) per response, for a whole 16 KiB resource and a 64 KiB range;
+# and, for comparison, the instructions of nginx serving the same files
+# directly (the origin here, also run under callgrind).
 #   Benchmarks/profile-hit.sh [--requests N] [--out DIR] [--proxy PATH]
 # Needs nginx (the origin), valgrind, strace and curl; a release httpcache
 # (swift build -c release --product httpcache). Instruction counts do not
@@ -42,7 +44,8 @@ trap cleanup EXIT
 head -c $((16 << 10)) /dev/urandom >"$WORK/www/small.mp4"
 head -c $((16 << 20)) /dev/urandom >"$WORK/www/big.mp4"
 
-# The origin: nginx on a free port.
+# The origin: nginx on a free port, under callgrind (instrumentation off until
+# its own batches), so it doubles as the "nginx-direct" of the comparison.
 for _ in 1 2 3 4 5; do
   ORIGIN_PORT=$((20000 + RANDOM % 40000))
   cat >"$WORK/nginx/nginx.conf" <<EOF
@@ -54,9 +57,13 @@ http { access_log off; sendfile on; default_type video/mp4;
   uwsgi_temp_path $WORK/nginx/tmp; scgi_temp_path $WORK/nginx/tmp;
   server { listen 127.0.0.1:$ORIGIN_PORT; root $WORK/www; } }
 EOF
-  "$NGINX" -p "$WORK/nginx/" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" &
+  valgrind --tool=callgrind --instr-atstart=no --dump-instr=no --callgrind-out-file="$OUT/callgrind-nginx.%p" \
+    "$NGINX" -p "$WORK/nginx/" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" 2>"$WORK/nginx/valgrind.err" &
   NGINX_PID=$!
-  sleep 0.5
+  for _ in $(seq 1 100); do
+    if curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/small.mp4" || ! kill -0 "$NGINX_PID" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
   if curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/small.mp4"; then break; fi
   kill "$NGINX_PID" 2>/dev/null || true
   wait "$NGINX_PID" 2>/dev/null || true
@@ -81,11 +88,17 @@ start_proxy() {
 
 proxy_url() { "$PROXY" url "http://127.0.0.1:$ORIGIN_PORT/$1" --port "$PROXY_PORT"; }
 
-# A curl config: N requests on one connection, whole small.mp4 or 64 KiB ranges of big.mp4.
+# A curl config: N requests on one connection, whole small.mp4 or 64 KiB
+# ranges of big.mp4, through the proxy or (with "direct") from nginx.
 batch_config() {
   local kind=$1 file=$2 small big
-  small=$(proxy_url small.mp4)
-  big=$(proxy_url big.mp4)
+  if [[ ${3:-} == direct ]]; then
+    small=http://127.0.0.1:$ORIGIN_PORT/small.mp4
+    big=http://127.0.0.1:$ORIGIN_PORT/big.mp4
+  else
+    small=$(proxy_url small.mp4)
+    big=$(proxy_url big.mp4)
+  fi
   : >"$file"
   for i in $(seq 1 "$REQUESTS"); do
     if [[ $kind == small ]]; then
@@ -123,31 +136,40 @@ start_proxy "$WORK/cache" valgrind --tool=callgrind --instr-atstart=no --dump-in
 warm
 batch_config small "$WORK/small.cfg"
 batch_config range "$WORK/range.cfg"
-# callgrind_control acts when the proxy runs: a /ping wakes it from epoll_wait.
+batch_config small "$WORK/nginx-small.cfg" direct
+batch_config range "$WORK/nginx-range.cfg" direct
+# callgrind_control acts when the process runs: a request wakes it from epoll_wait.
 control() {
-  callgrind_control "$@" "$PROXY_PID" >/dev/null 2>&1 &
+  local pid=$1 wake=$2; shift 2
+  callgrind_control "$@" "$pid" >/dev/null 2>&1 &
   local control_pid=$!
   sleep 0.3
-  curl -s -o /dev/null "http://127.0.0.1:$PROXY_PORT/ping" || true
+  curl -s -o /dev/null "$wake" || true
   wait "$control_pid"
 }
-control -i on
-for kind in small range; do
-  control -z
-  run_batch "$WORK/$kind.cfg"
-  control --dump="$kind"
-done
-control -i off
+# Zeroes the counters of `pid`, runs the batches and dumps them as "<prefix><kind>".
+profile_batches() {
+  local pid=$1 wake=$2 prefix=$3
+  control "$pid" "$wake" -i on
+  for kind in small range; do
+    control "$pid" "$wake" -z
+    run_batch "$WORK/$prefix$kind.cfg"
+    control "$pid" "$wake" --dump="$prefix$kind"
+  done
+  control "$pid" "$wake" -i off
+}
+profile_batches "$PROXY_PID" "http://127.0.0.1:$PROXY_PORT/ping" ""
+profile_batches "$NGINX_PID" "http://127.0.0.1:$ORIGIN_PORT/small.mp4" nginx-
 kill "$PROXY_PID"
 wait "$PROXY_PID" 2>/dev/null || true
 PROXY=$PROXY_ORIGINAL
 
-for kind in small range; do
-  file=$(grep -l "^desc: Trigger: dump $kind\$" "$OUT"/callgrind.*)
+for name in small range nginx-small nginx-range; do
+  file=$(grep -l "^desc: Trigger: dump $name\$" "$OUT"/callgrind*)
   total=$(awk '/^summary:/ { print $2; exit }' "$file")
-  echo "$kind: $((total / REQUESTS)) instructions per response (user space; $total for $REQUESTS)"
-  callgrind_annotate --inclusive=no "$file" 2>/dev/null | sed -n '1,60p' >"$OUT/$kind.top.txt"
-  callgrind_annotate --inclusive=yes "$file" 2>/dev/null | sed -n '1,80p' >"$OUT/$kind.inclusive.txt"
+  echo "$name: $((total / REQUESTS)) instructions per response (user space; $total for $REQUESTS)"
+  callgrind_annotate --inclusive=no "$file" 2>/dev/null | sed -n '1,60p' >"$OUT/$name.top.txt"
+  callgrind_annotate --inclusive=yes "$file" 2>/dev/null | sed -n '1,80p' >"$OUT/$name.inclusive.txt"
 done
 
 # ----------------------------------------------------------------- strace
