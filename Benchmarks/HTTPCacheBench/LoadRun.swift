@@ -143,13 +143,21 @@ func runLoad(threads: Int, port: Int, connections: Int, targets: [Target], mode:
         return runLoad(port: port, connections: connections, targets: targets, mode: mode, duration: duration,
                        timeout: timeout, fullCheckEvery: fullCheckEvery)
     }
+    // One thread each, started together: the rate adds up only if they run at
+    // the same time (concurrentPerform may run iterations one after another).
     let outcomes = OutcomeBox(count: threads)
-    DispatchQueue.concurrentPerform(iterations: threads) { i in
+    let group = DispatchGroup()
+    for i in 0..<threads {
         let share = connections / threads + (i < connections % threads ? 1 : 0)
-        let outcome = runLoad(port: port, connections: share, targets: targets, mode: mode, duration: duration,
-                              timeout: timeout, fullCheckEvery: fullCheckEvery, seed: 0x5EED &+ UInt64(i))
-        outcomes.set(i, outcome)
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            let outcome = runLoad(port: port, connections: share, targets: targets, mode: mode, duration: duration,
+                                  timeout: timeout, fullCheckEvery: fullCheckEvery, seed: 0x5EED &+ UInt64(i))
+            outcomes.set(i, outcome)
+        }
     }
+    group.wait()  // each run is bounded by its own timeout
     return outcomes.merged()
 }
 
