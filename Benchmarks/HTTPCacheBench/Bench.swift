@@ -214,20 +214,20 @@ final class Bench {
             let targets = fixtures.smalls(on: endpoint)
             if server.kind.caches { warmCache(endpoint, targets) }
             let steps = (0..<s.idleConnections).map { Step(target: $0 % targets.count, first: nil, last: nil) }
-            let pid = server.pids
-            ProcessStats.resetPeak(pid)
-            let rssBefore = ProcessStats.rss(pid)
+            let pids = server.pids
+            ProcessStats.resetPeak(pids)
+            let rssBefore = ProcessStats.rss(pids)
             let held = Holder()
             let outcome = runLoad(port: endpoint.port, connections: s.idleConnections, targets: targets,
                                   mode: .script(steps), duration: 0, timeout: 60 + s.idleHold, fullCheckEvery: 16,
                                   holdIdle: s.idleHold, onIdle: {
                                       usleep(200_000)  // let the server settle after the last response
-                                      held.rss = ProcessStats.rss(pid)
+                                      held.rss = ProcessStats.rss(pids)
                                   })
             var row = Row(server: endpoint.name, metrics: [:])
             row.metrics["RSS before MB"] = rssBefore.map(mb)
             row.metrics["RSS MB"] = held.rss.map(mb)
-            row.metrics["peak RSS MB"] = ProcessStats.peakRSS(pid).map(mb)
+            row.metrics["peak RSS MB"] = ProcessStats.peakRSS(pids).map(mb)
             if let before = rssBefore, let idle = held.rss {
                 row.metrics["KB/conn"] = (Double(idle) - Double(before)) / 1024 / Double(s.idleConnections)
             }
