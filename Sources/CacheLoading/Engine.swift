@@ -34,6 +34,8 @@ package final class Engine {
     package let store: ResourceStore
     package let loader: Loader
     package var client: UpstreamClient { loader.client }
+    /// Preloads (background reads through the same downloads), made on first use.
+    package private(set) lazy var preloader = Preloader(engine: self, logger: logger)
 
     /// Opens (and locks) the cache folder. Call on the loop thread.
     package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
@@ -71,13 +73,16 @@ package final class Engine {
 
     /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
     /// with every other reader of the same bytes.
-    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
-        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers)
+    /// `background` readers (preloads) yield to the others.
+    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders(),
+                        background: Bool = false) -> ResourceReader {
+        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers, background: background)
     }
 
     /// Cancels every download, closes origin connections and writes all metadata.
     package func shutdown() {
         loop.assertInLoop()
+        preloader.closeAll()
         loader.cancelAll()
         loader.client.closeAll()
         store.flushAllNow()

@@ -12,11 +12,15 @@ package final class Loader {
     package let store: ResourceStore
     package let client: UpstreamClient
     package let policy: LoaderPolicy
-    private let logger: Logger
+    let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
+    /// Open readers serving clients (not preloads): preloads wait while any is open.
+    package private(set) var foregroundReaders = 0
+    /// Called when the last foreground reader closes (the preload scheduler resumes).
+    package var foregroundIdle: (() -> Void)?
     /// Origin traffic, counted where it happens.
     package private(set) var counters = EngineCounters()
 
@@ -30,7 +34,7 @@ package final class Loader {
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
     package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+                        headers: HTTPHeaders = HTTPHeaders(), background: Bool = false) -> ResourceReader {
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -38,9 +42,11 @@ package final class Loader {
             return created
         }()
         state.originURL = url
+        dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
+        if !background { foregroundReaders += 1 }
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, background: background)
     }
 
     /// The one check of the cached version that readers of a resource share.
@@ -53,11 +59,7 @@ package final class Loader {
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
-            for other in state.downloads where !other.finished {
-                if let otherEnd = other.end, other.position < range.lowerBound, otherEnd > range.lowerBound {
-                    other.end = range.lowerBound
-                }
-            }
+            for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
         } else if download.isValidation {
             state.validation = download
         } else {
@@ -73,7 +75,7 @@ package final class Loader {
             headers.add("If-Range", validator)
         }
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
-        logger.debug("fetch \(url.string) \(download.rangeHeader)")
+        logger.debug("fetch", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)"])
         download.task = client.get(url, headers: headers, delegate: download)
         return download
     }
@@ -86,7 +88,10 @@ package final class Loader {
 
     /// Whether the cached version must be checked with the origin before use.
     func needsValidation(_ state: ResourceState) -> Bool {
-        guard let interval = policy.revalidateAfter, state.headKnown else { return false }
+        guard state.headKnown else { return false }
+        // A live playlist's own window (half its target duration) wins when shorter.
+        let live = liveReuseMilliseconds(state)
+        guard let interval = [policy.revalidateAfter, live].compactMap({ $0 }).min() else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }
         return store.clock() - validatedAt >= interval
     }
@@ -95,11 +100,16 @@ package final class Loader {
     func classify(_ state: ResourceState) {
         let resource = state.resource
         let url = state.originURL?.string ?? resource.url
-        if !policy.cacheable(resource.metadata.contentType) {
-            logger.info("not caching \(url): content type \(resource.metadata.contentType ?? "none") is outside the policy")
+        if Self.isBlockingReload(url) {
+            logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
+            resource.makeTransient()
+        } else if !policy.cacheable(resource.metadata.contentType) {
+            logger.info("not caching: the content type is outside the policy", metadata: [
+                "url": "\(url)", "type": "\(resource.metadata.contentType ?? "none")"])
             resource.makeTransient()
         } else if let length = resource.totalLength, length > store.maxBytes {
-            logger.info("not keeping \(url): \(length) bytes exceed the cache limit of \(store.maxBytes); streaming it")
+            logger.info("not keeping: larger than the cache limit; streaming it", metadata: [
+                "url": "\(url)", "length": "\(length)", "limit": "\(store.maxBytes)"])
             resource.makeTransient()
         }
     }
@@ -109,7 +119,7 @@ package final class Loader {
     /// the resource's generation.
     func versionChanged(_ state: ResourceState, reason: String, except current: Download) {
         let url = state.originURL?.string ?? state.resource.url
-        logger.warning("\(url) changed at the origin (\(reason)): dropping its cached bytes")
+        logger.warning("changed at the origin: dropping its cached bytes", metadata: ["url": "\(url)", "change": "\(reason)"])
         state.resource.reset(url: state.resource.url)
         state.headKnown = false
         for download in state.downloads where download !== current { download.cancel() }
@@ -118,7 +128,7 @@ package final class Loader {
     func leave(_ download: Download) {
         download.interest -= 1
         if download.interest <= 0 && !download.finished && !download.hasWrittenAll {
-            logger.debug("cancel unwanted download \(download.rangeHeader)")
+            logger.debug("cancel unwanted download", metadata: ["range": "\(download.rangeHeader)"])
             download.cancel()
         }
     }
@@ -136,11 +146,12 @@ package final class Loader {
             lastErrors[url.string] = failure.description
             switch failure {
             case .originStatus(let status, _, _):
-                logger.info("origin answered \(status) for \(url.string)")
+                logger.info("origin answered an error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
             case .changed:
                 break  // logged by versionChanged
             default:
-                logger.warning("download failed for \(url.string) \(download.rangeHeader): \(failure)")
+                logger.warning("download failed", metadata: [
+                    "url": "\(url.string)", "range": "\(download.rangeHeader)", "error": "\(failure)"])
             }
         }
         state.resource.users -= 1
@@ -150,6 +161,10 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
+        if !reader.background {
+            foregroundReaders -= 1
+            if foregroundReaders == 0 { foregroundIdle?() }
+        }
         reader.state.resource.users -= 1
         release(reader.state)
     }

@@ -48,8 +48,12 @@ package final class ResourceReader {
     /// Set once the head was restarted after a version change (at most once).
     private var restarted = false
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders) {
+    /// A preload's reader: it yields to readers serving clients.
+    let background: Bool
+
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders, background: Bool = false) {
         self.loader = loader
+        self.background = background
         self.state = state
         self.spec = spec
         self.headers = headers

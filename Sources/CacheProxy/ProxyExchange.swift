@@ -71,7 +71,11 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            switch server.engine.transform(for: TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
+            let context = TransformContext(
+                url: urlString, info: info, clientHost: request.headers["host"] ?? server.address,
+                finalURL: server.engine.client.redirectTarget(for: url)?.string,
+                bodyPrefix: Self.cachedPrefix(of: reader.resource))
+            switch server.engine.transform(for: context) {
             case .failure(let error):
                 perform(machine.contentFailed(.decryption(error.description)))
             case .success(let transform):
@@ -186,6 +190,16 @@ final class ProxyExchange: ResourceReaderDelegate {
                 connection.abort()
             }
         }
+    }
+
+    /// The first bytes of the body when they are cached (for transforms that sniff).
+    private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
+        guard let total = resource.totalLength, total > 0 else { return nil }
+        let count = Int(min(total, 16))
+        guard resource.available.covers(0..<Int64(count)), let file = try? resource.dataFile() else { return nil }
+        var prefix = [UInt8](repeating: 0, count: count)
+        let n = prefix.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, count, 0) }
+        return n == count ? prefix : nil
     }
 
     /// The status code of a head written by this exchange ("HTTP/1.1 206 …").

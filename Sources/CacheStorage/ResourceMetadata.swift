@@ -14,6 +14,10 @@ package struct ResourceMetadata: Sendable, Equatable {
     /// Name of the data file in the resource folder. A new version gets a new
     /// name, so metadata of an old version can never claim bytes of a new one.
     package var dataName: String = "data"
+    /// Set while a preload pinned the resource: the URL that preload started
+    /// from (`unpin` of that URL releases all of it). Pinned resources are
+    /// never evicted by the size limit. Absent in files of older versions.
+    package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
                  lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
@@ -41,6 +45,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let etag { lines.append("etag \(etag)") }
         if let lastModified { lines.append("last-modified \(lastModified)") }
         if dataName != "data" { lines.append("file \(dataName)") }
+        if let pin { lines.append("pin \(pin)") }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
         return lines.joined(separator: "\n") + "\n"
@@ -48,16 +53,20 @@ package struct ResourceMetadata: Sendable, Equatable {
 
     /// Parses `encoded()`; nil when the text is not a complete metadata file.
     package init?(decoding text: String) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: true)[...]
-        guard lines.first == Substring(Self.magic) else { return nil }
+        // Split at bytes, not Characters: "\r\n" is one Character, and so is a
+        // space followed by a combining mark, so a value ending in CR or
+        // starting with a combining mark would not read back as written.
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
+        guard let first = lines.first, first.elementsEqual(Self.magic.utf8) else { return nil }
         lines = lines.dropFirst()
         var url: String?
         var ranges: RangeSet?
         var access: Int64?
         self.init(url: "")
         for line in lines {
-            let key = line.prefix { $0 != " " }
-            let value = line.dropFirst(key.count + 1)
+            let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
+            let key = Substring(line[..<space])
+            let value = Substring(line[space...].dropFirst())
             switch key {
             case "url": url = String(value)
             case "length":
@@ -69,6 +78,7 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
+            case "pin": pin = value.isEmpty ? nil : String(value)
             case "file":
                 guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
                 dataName = String(value)

@@ -41,8 +41,12 @@ public final class HTTPCacheFolder: Sendable {
     /// Writes pending metadata and releases the folder's lock.
     public func close() {
         let operations = self.operations
-        _ = operations.loop.submitAndWait { operations.store.value.flushAllNow() }
+        let lock = operations.loop.submitAndWait { () -> CacheLock in
+            operations.store.value.flushAllNow()
+            return operations.store.value.lock
+        }
         operations.loop.shutdown()
+        lock?.release()
     }
 
     /// Every entry, most recently used first.
@@ -57,6 +61,9 @@ public final class HTTPCacheFolder: Sendable {
     public func importResource(for url: String, from path: String, contentType: String? = nil) throws {
         try operations.importFile(path, url: url, contentType: contentType)
     }
+    /// Unpins what `preload(…pin…)` of `url` pinned; returns how many entries.
+    @discardableResult
+    public func unpin(_ url: String) -> Int { operations.unpin(url: url) }
 }
 
 extension HTTPCacheFolder {

@@ -162,7 +162,7 @@ final class ReaderTests: XCTestCase {
         }
         let missing = try fixture.cache.openReader(url: fixture.origin.url("/missing.bin"))
         XCTAssertThrowsError(try missing.info(timeout: 10)) { error in
-            XCTAssertEqual((error as? HTTPCacheError)?.code, .upstream)
+            XCTAssertEqual((error as? HTTPCacheError)?.code, .notFound)
             XCTAssertTrue("\(error)".contains("404"), "\(error)")
         }
         missing.close()
