@@ -71,12 +71,17 @@ package final class Engine {
     /// The cache key of an origin URL.
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
 
+    /// The store's key (hash of the cache key) of an origin URL.
+    package func storeKey(for url: String) -> String { ResourceStore.key(for: cacheKey(for: url)) }
+
     /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
     /// with every other reader of the same bytes.
     /// `background` readers (preloads) yield to the others.
-    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders(),
-                        background: Bool = false) -> ResourceReader {
-        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers, background: background)
+    /// `storeKey` is the hashed cache key when the caller has it already.
+    package func reader(url: OriginURL, spec: ByteRangeSpec?, fields: OriginFields = OriginFields(),
+                        storeKey: String? = nil, background: Bool = false) -> ResourceReader {
+        loader.reader(url: url, storeKey: storeKey ?? self.storeKey(for: url.string), spec: spec,
+                      fields: fields, background: background)
     }
 
     /// Cancels every download, closes origin connections and writes all metadata.

@@ -33,9 +33,9 @@ package final class Loader {
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
-    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders(), background: Bool = false) -> ResourceReader {
-        let resource = store.resource(forKey: cacheKey, url: url.string)
+    package func reader(url: OriginURL, storeKey: String, spec: ByteRangeSpec?,
+                        fields: OriginFields = OriginFields(), background: Bool = false) -> ResourceReader {
+        let resource = store.resource(storeKey: storeKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
             states[resource.key] = created
@@ -46,7 +46,7 @@ package final class Loader {
         resource.users += 1
         resource.touch()
         if !background { foregroundReaders += 1 }
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, background: background)
+        return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background)
     }
 
     /// The one check of the cached version that readers of a resource share.

@@ -33,7 +33,7 @@ package final class ResourceReader {
     let state: ResourceState
     private let spec: ByteRangeSpec?
     /// Client fields for the origin, sent with the downloads this reader starts.
-    private let headers: HTTPHeaders
+    private let fields: OriginFields
     package weak var delegate: ResourceReaderDelegate?
     private var phase: Phase = .head
     private var position: Int64 = 0
@@ -51,12 +51,12 @@ package final class ResourceReader {
     /// A preload's reader: it yields to readers serving clients.
     let background: Bool
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders, background: Bool = false) {
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false) {
         self.loader = loader
         self.background = background
         self.state = state
         self.spec = spec
-        self.headers = headers
+        self.fields = fields
     }
 
     package var resource: Resource { state.resource }
@@ -68,7 +68,7 @@ package final class ResourceReader {
     package func start() {
         if state.headKnown {
             if state.validation != nil || loader.needsValidation(state) {
-                let validation = loader.validation(for: state, headers: headers)
+                let validation = loader.validation(for: state, headers: fields.headers)
                 join(validation)
                 awaited = validation
                 wait()
@@ -81,7 +81,7 @@ package final class ResourceReader {
             join(probe)
             awaited = probe
         } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers)
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers)
             join(probe)
             awaited = probe
             if loader.store.isDiskFull { probe.passThrough(to: [self]) }
@@ -156,14 +156,14 @@ package final class ResourceReader {
             case .fetch(let range) where loader.store.isDiskFull:
                 // The disk is full: fetch only what is needed now, straight to this reader.
                 guard range.lowerBound == position else { return }
-                let download = loader.startDownload(state, .range(range), headers: headers)
+                let download = loader.startDownload(state, .range(range), headers: fields.headers)
                 join(download)
                 awaited = download
                 download.passThrough(to: [self])
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range), headers: headers)
+                    ? range.lowerBound..<Int64.max : range), headers: fields.headers)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return

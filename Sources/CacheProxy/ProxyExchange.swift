@@ -27,7 +27,11 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
 
-    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer) {
+    private let storeKey: String
+
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+         server: ProxyServer) {
+        self.storeKey = storeKey
         self.connection = connection
         self.request = request
         self.url = url
@@ -38,9 +42,8 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     func start() {
-        let forwarded = UpstreamHeaders.forwarded(from: request.headers,
-                                                  extra: server.engine.configuration.upstream.forwardedHeaders)
-        let reader = server.engine.reader(url: url, spec: bodyRequest.range, headers: forwarded)
+        let fields = OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)
+        let reader = server.engine.reader(url: url, spec: bodyRequest.range, fields: fields, storeKey: storeKey)
         self.reader = reader
         headWasKnown = reader.resource.totalLength != nil
         reader.delegate = self

@@ -101,7 +101,12 @@ package final class ResourceStore {
 
     /// The resource for a cache key (the mapped URL), created empty if unknown.
     package func resource(forKey cacheKey: String, url: String) -> Resource {
-        let key = Self.key(for: cacheKey)
+        resource(storeKey: Self.key(for: cacheKey), url: url)
+    }
+
+    /// The resource under a key already hashed with `key(for:)` (the proxy
+    /// hashes each proxy URL's key once, not once per request).
+    package func resource(storeKey key: String, url: String) -> Resource {
         if let existing = resources[key] { return existing }
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
