@@ -49,7 +49,13 @@ package struct TransformContext: Sendable {
     /// The body's first bytes when they are already cached (sniffing a
     /// generic type); nil when not.
     package var bodyPrefix: [UInt8]?
-    package init(url: String, info: ContentInfo, clientHost: String?, finalURL: String? = nil, bodyPrefix: [UInt8]? = nil) {
+    /// The URL's path and query, when the caller has the URL parsed already.
+    package var path: String?
+    /// Whether the response is an HLS playlist, when the caller decided it already.
+    package var isPlaylist: Bool?
+    package init(url: String, path: String? = nil, info: ContentInfo, clientHost: String?, finalURL: String? = nil,
+                 bodyPrefix: [UInt8]? = nil) {
+        self.path = path
         self.url = url
         self.info = info
         self.clientHost = clientHost
