@@ -43,6 +43,9 @@ package final class ResourceStore {
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
+        // A folder made by an older version (0755) is narrowed: its metadata
+        // names URLs with their tokens.
+        FileIO.restrict(root, to: 0o700)
         lock = try CacheLock(folder: root)
         // Temp files of interrupted metadata writes are garbage.
         FileIO.removeTree(root + "/tmp")
@@ -80,6 +83,11 @@ package final class ResourceStore {
             }
             // Never claim bytes beyond the data file's end.
             metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
+            if metadata.ranges.isEmpty {  // holds no byte (see resourceBecameIdle)
+                FileIO.removeTree(directory)
+                removed += 1
+                continue
+            }
             let resource = Resource(key: name, directory: directory, metadata: metadata, store: self, hasFolder: true)
             resources[name] = resource
             totalBytes += resource.available.byteCount
@@ -151,8 +159,10 @@ package final class ResourceStore {
     func accountRemoved(_ bytes: Int64) { totalBytes -= bytes }
 
     func resourceBecameIdle(_ resource: Resource) {
-        // Transient, or nothing learnt (the origin failed): nothing to keep.
-        if resource.isTransient || (resource.available.isEmpty && resource.totalLength == nil) {
+        // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
+        // an empty resource): nothing worth a folder. Zero-byte entries would
+        // cost nothing against the size limit and so never be evicted.
+        if resource.isTransient || resource.available.isEmpty {
             delete(resource)
             return
         }

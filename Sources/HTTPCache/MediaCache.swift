@@ -157,7 +157,7 @@ public final class MediaCache: Sendable {
 
     /// The last origin or cache failure recorded for `url`, if any.
     public func lastError(for url: String) -> String? {
-        onLoop { $0.loader.lastErrors[url] } ?? nil
+        onLoop { $0.loader.lastError(for: url) } ?? nil
     }
 
     /// Forgets recorded failures (of one URL, or all).

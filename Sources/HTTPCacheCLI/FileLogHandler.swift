@@ -7,8 +7,14 @@ final class LogFileSink: @unchecked Sendable {
     private let fd: Int32
 
     init(path: String) throws {
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        // Private: log lines name URLs, which may carry tokens. An existing
+        // log that others can read is narrowed as well.
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LogFileError(path: path, code: errno) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
+            fchmod(fd, info.st_mode & 0o700)
+        }
     }
 
     func write(_ line: String) {
