@@ -49,6 +49,12 @@ struct Serve: ParsableCommand {
     var logLevel = "info"
     @Option(name: .customLong("connect-timeout"), help: "Seconds to connect to an origin.") var connectTimeout: Double = 10
     @Option(name: .customLong("read-timeout"), help: "Seconds without data from an origin before 504.") var readTimeout: Double = 30
+    @Option(name: .customLong("client-timeout"), help: "Seconds a client may accept no byte of its response before it is closed.")
+    var clientTimeout: Double = 60
+    @Option(name: .customLong("head-timeout"), help: "Seconds a client has to send a whole request head.")
+    var headTimeout: Double = 10
+    @Option(name: .customLong("max-connections"), help: "Most client connections (default: 80% of the open-file limit).")
+    var maxConnections: Int?
     @Option(name: .customLong("max-cache-size"), help: "Cache size limit: bytes, K/M/G (×1000) or KiB/MiB/GiB (×1024).")
     var maxCacheSize = "500MB"
     @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
@@ -86,6 +92,9 @@ struct Serve: ParsableCommand {
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory ?? defaultCacheDirectory(), host: host, port: port)
         configuration.connectTimeout = connectTimeout
         configuration.readTimeout = readTimeout
+        configuration.clientSendTimeout = clientTimeout
+        configuration.clientHeadTimeout = headTimeout
+        configuration.maxClientConnections = maxConnections
         configuration.maxCacheSize = maxBytes
         configuration.revalidateAfter = revalidateAfter
         if !ignoreQuery.isEmpty {
