@@ -129,6 +129,10 @@ final class ClientConnection: SocketDelegate {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
+        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false)
+        guard verdict == .allow else {
+            return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
+        }
         if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }

@@ -17,6 +17,8 @@ package struct ProxyConfiguration: Sendable {
     /// Most client connections at once; nil: 80% of the open-file limit
     /// (after raising the soft limit to the hard one at start).
     package var maxClientConnections: Int?
+    /// Origin hosts the proxy may fetch from (empty: any).
+    package var allowedOrigins: [String] = []
     /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
 

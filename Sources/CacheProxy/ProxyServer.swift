@@ -21,6 +21,8 @@ package final class ProxyServer {
     var metrics = ProxyMetrics()
     let connectionSettings: ConnectionStateMachine.Settings
     let accessLog: AccessLogWriter?
+    /// Who may ask what (Host check, signed URLs, loopback-only routes).
+    package let access: AccessPolicy
     private let startedAt = AccessLogEntry.wallClockMilliseconds()
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
@@ -37,6 +39,13 @@ package final class ProxyServer {
         connectionSettings = settings
         let softLimit = FileLimit.raiseToHard()
         maxConnections = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
+        let mode = AccessPolicy.mode(forBindHost: configuration.host)
+        let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root)) : nil
+        access = AccessPolicy(mode: mode, signer: signer, allowedOrigins: Set(configuration.allowedOrigins))
+        if mode == .lan {
+            engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
+                                 metadata: ["host": "\(configuration.host)"])
+        }
         accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         adminToken = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: engine.loop, host: configuration.host, port: configuration.port) { [unowned self] socket in

@@ -61,6 +61,9 @@ public struct HTTPCacheConfiguration: Sendable {
     /// (one tiny request) before it is served again; nil (default) never
     /// checks whole cached resources. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
+    /// Origin hosts (names or literals, case-insensitive) the proxy may fetch
+    /// from; others get 403. Empty (default): any origin.
+    public var allowedOrigins: [String] = []
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?
@@ -93,6 +96,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         configuration.engine.cacheKey = cacheKey
         configuration.accessLogPath = accessLogPath
+        configuration.allowedOrigins = allowedOrigins
         configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
         configuration.requestHeadTimeout = min(UInt64(max(0.001, clientHeadTimeout) * 1000), configuration.keepAliveTimeout)
         configuration.clientSendTimeout = UInt64(max(0.001, clientSendTimeout) * 1000)

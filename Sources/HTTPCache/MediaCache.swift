@@ -99,7 +99,10 @@ public final class MediaCache: Sendable {
     /// The proxy URL that makes a player fetch `originURL` through this cache's proxy.
     public func proxyURL(for originURL: String) throws(HTTPCacheError) -> String {
         guard let port else { throw HTTPCacheError(.closed, "the proxy is not serving") }
-        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port)
+        // A LAN-mode proxy serves signed URLs only; the key is in the folder.
+        let lan = AccessPolicy.mode(forBindHost: configuration.host) == .lan
+        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port,
+                                            signingFolder: lan ? configuration.cacheDirectory : nil)
     }
 
     /// Stops serving, ends every connection and download, writes the cache
