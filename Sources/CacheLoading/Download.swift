@@ -204,11 +204,11 @@ final class Download: UpstreamResponseDelegate {
                 do {
                     try state.resource.write(chunk, at: position)
                 } catch {
-                    guard error.isNoSpace else {
+                    guard error.isStorageFault else {
                         task?.cancel()
                         return fail(.storage(error.description))
                     }
-                    loader.store.noteDiskFull()
+                    loader.store.noteStorageFault(error)
                     becomePassThrough()
                     if finished { return }
                     push(chunk)

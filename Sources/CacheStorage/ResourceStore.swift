@@ -115,20 +115,29 @@ package final class ResourceStore {
         accountAdded(resource.available.byteCount)
     }
 
-    // MARK: a full disk
+    // MARK: storage faults (full, deleted, read-only, failing)
 
-    /// Until when new downloads pass bytes through instead of storing them.
-    private var diskFullUntil: Int64 = 0
+    /// Until when new downloads pass bytes through instead of storing them
+    /// (store clock); 0 while storage works.
+    private var degradedUntil: Int64 = 0
     /// How long a full disk is assumed full before storing is tried again.
     package var diskFullBackoff: Int64 = 30_000
+    /// How long other faults (folder deleted or read-only) are assumed to
+    /// last before the folder is recreated and storing tried again.
+    package var faultRetryInterval: Int64 = 5_000
+    private var faultWarnings = LogThrottle()
 
-    /// Writes failed for lack of space: serve by passing bytes through for a
-    /// while, and free what the cache itself can (idle entries, oldest first).
-    package func noteDiskFull() {
-        let wasFull = isDiskFull
-        diskFullUntil = clock() + diskFullBackoff
-        guard !wasFull else { return }
-        logger.error("the disk of \(root) is full: passing bytes through without caching for \(diskFullBackoff / 1000) s")
+    /// A write or open failed for a storage reason: serve by passing bytes
+    /// through for a while. A full disk also frees what the cache itself can
+    /// (idle entries, oldest first). Warned about at most once a minute.
+    package func noteStorageFault(_ error: StorageError) {
+        let wasDegraded = degradedUntil > 0
+        degradedUntil = clock() + (error.isNoSpace ? diskFullBackoff : faultRetryInterval)
+        if let times = faultWarnings.occurred(now: clock()) {
+            logger.warning("cache storage failing: passing bytes through without caching", metadata: [
+                "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
+        }
+        guard error.isNoSpace, !wasDegraded else { return }
         let idle = resources.values.filter { $0.users == 0 }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
@@ -140,7 +149,28 @@ package final class ResourceStore {
         }
     }
 
-    package var isDiskFull: Bool { diskFullUntil > 0 && clock() < diskFullUntil }
+    /// Whether new bytes may be stored now. Once a fault's back-off is over,
+    /// the folder is recreated if it was deleted and storing is tried again.
+    package func isWritable() -> Bool {
+        guard degradedUntil > 0 else { return true }
+        guard clock() >= degradedUntil else { return false }
+        guard FileIO.makeDirectories(resourcesRoot), FileIO.makeDirectory(tempRoot) else {
+            degradedUntil = clock() + faultRetryInterval
+            return false
+        }
+        degradedUntil = 0
+        spare.restore()
+        // Entries whose folder went away hold nothing any more.
+        for resource in resources.values where resource.hasFolder && !FileIO.isDirectory(resource.directory) {
+            if resource.users == 0 { delete(resource, removingFolder: false) } else { resource.makeTransient() }
+        }
+        faultWarnings.reset()
+        logger.notice("cache storage writable again: caching resumes", metadata: ["folder": "\(root)"])
+        return true
+    }
+
+    /// Degraded (passing through) right now; no recovery attempt.
+    package var isDiskFull: Bool { degradedUntil > 0 && clock() < degradedUntil }
 
     // MARK: size accounting and eviction
 
@@ -231,7 +261,7 @@ package final class ResourceStore {
         let file = resource.openFile
         let directory = resource.directory
         let temp = tempRoot
-        loop.offload({ () -> String? in
+        loop.offload({ () -> StorageError? in
             Self.persist(snapshot, file: file, directory: directory, tempFolder: temp)
         }, done: { [logger] failure in
             resource.flushing = false
@@ -240,8 +270,11 @@ package final class ResourceStore {
                 return
             }
             if let failure {
-                // Expected while the disk is full; news otherwise.
-                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata in \(directory): \(failure)")
+                if failure.isStorageFault {
+                    self.noteStorageFault(failure)  // warned about there, once a minute
+                } else {
+                    logger.warning("cannot write metadata", metadata: ["folder": "\(directory)", "error": "\(failure)"])
+                }
             } else {
                 resource.didFlush(snapshot)
             }
@@ -255,11 +288,16 @@ package final class ResourceStore {
 
     /// Blocking: data first, then the metadata that claims it. Nil when
     /// done, else why not (errno is read here, on the thread that failed).
-    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String, tempFolder: String) -> String? {
-        if let file, !file.sync() { return "sync: \(FileIO.errorText())" }
-        guard FileIO.makeDirectory(directory) else { return "create folder: \(FileIO.errorText())" }
+    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String,
+                                tempFolder: String) -> StorageError? {
+        func failure(_ what: String) -> StorageError {
+            let code = errno
+            return StorageError("\(what): \(FileIO.errorText(code))", code: code)
+        }
+        if let file, !file.sync() { return failure("sync") }
+        guard FileIO.makeDirectory(directory) else { return failure("create folder") }
         guard FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder) else {
-            return "write: \(FileIO.errorText())"
+            return failure("write")
         }
         return nil
     }
