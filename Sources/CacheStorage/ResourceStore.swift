@@ -57,6 +57,7 @@ package final class ResourceStore {
         spare.prepare()
         // Access times and bytes of long downloads reach the disk every few seconds.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
+            guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
         }
         evictIfNeeded()
@@ -132,7 +133,8 @@ package final class ResourceStore {
     /// (idle entries, oldest first). Warned about at most once a minute.
     package func noteStorageFault(_ error: StorageError) {
         let wasDegraded = degradedUntil > 0
-        degradedUntil = clock() + (error.isNoSpace ? diskFullBackoff : faultRetryInterval)
+        // A fault while degraded does not push the next recovery attempt back.
+        if !isDiskFull { degradedUntil = clock() + (error.isNoSpace ? diskFullBackoff : faultRetryInterval) }
         if let times = faultWarnings.occurred(now: clock()) {
             logger.warning("cache storage failing: passing bytes through without caching", metadata: [
                 "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
@@ -249,7 +251,8 @@ package final class ResourceStore {
     /// One flush per resource at a time; requests during one coalesce into one more.
     func flush(_ resource: Resource) {
         loop.assertInLoop()
-        guard resource.needsFlush, !resource.isTransient else { return }
+        // While storage fails, metadata waits (still marked) for the recovery.
+        guard resource.needsFlush, !resource.isTransient, degradedUntil == 0 else { return }
         if resource.flushing {
             resource.flushAgain = true
             return
