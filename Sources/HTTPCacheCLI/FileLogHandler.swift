@@ -54,6 +54,9 @@ struct FileLogHandler: LogHandler {
         var buffer = [CChar](repeating: 0, count: 32)
         strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
         let stamp = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        sink.write("\(stamp) \(event.level) \(label): [\(event.source)] \(event.message)")
+        // Metadata carries the facts (url, status, error): the line must keep them.
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.keys.sorted().map { " \($0)=\(merged[$0]!)" }.joined()
+        sink.write("\(stamp) \(event.level) \(label): [\(event.source)] \(event.message)\(fields)")
     }
 }
