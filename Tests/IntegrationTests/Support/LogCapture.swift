@@ -35,6 +35,7 @@ private struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        capture.append("\(event.level) \(event.message)")
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }  // the facts live in metadata
+        capture.append("\(event.level) \(event.message)" + merged.keys.sorted().map { " \($0)=\(merged[$0]!)" }.joined())
     }
 }
