@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "cs_internal.h"
 
@@ -182,4 +183,23 @@ void cs_sha256(const void *data, size_t len, uint8_t out[32])
         data = &empty; /* len is 0 then; EVP wants a valid pointer */
     if (EVP_Digest(data, len, out, &outlen, EVP_sha256(), NULL) != 1)
         memset(out, 0, 32);
+}
+
+int cs_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32])
+{
+    static const uint8_t empty = 0;
+    size_t outlen = 0;
+    if (data == NULL)
+        data = &empty;
+    if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, data, len, out, 32, &outlen) == NULL ||
+        outlen != 32) {
+        memset(out, 0, 32);
+        return -1;
+    }
+    return 0;
+}
+
+int cs_random_bytes(uint8_t *out, size_t len)
+{
+    return RAND_bytes(out, (int)len) == 1 ? 0 : -1;
 }

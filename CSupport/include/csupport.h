@@ -211,6 +211,12 @@ const char *cs_strerror(int error);
 /** SHA-256 of data into out (32 bytes), via OpenSSL's libcrypto. */
 void cs_sha256(const void *data, size_t len, uint8_t out[32]);
 
+/** HMAC-SHA256 of data under key into out (32 bytes). Returns 0, or -1 (out zeroed). */
+int cs_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32]);
+
+/** len bytes from OpenSSL's CSPRNG. Returns 0, or -1 when it cannot supply them. */
+int cs_random_bytes(uint8_t *out, size_t len);
+
 /* TLS for the upstream client: OpenSSL itself and its macro shims are in
  * cs_tls.h, included below so that `import CSupport` brings them to Swift. */
 

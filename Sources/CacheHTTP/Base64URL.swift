@@ -2,10 +2,10 @@
 // Decoding is strict (no padding, no whitespace, zero unused bits) so each
 // byte string has exactly one encoding.
 
-enum Base64URL {
+package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode<C: Collection<UInt8>>(_ bytes: C, into out: inout [UInt8]) {
+    package static func encode<C: Collection<UInt8>>(_ bytes: C, into out: inout [UInt8]) {
         out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
         var it = bytes.makeIterator()
         while let a = it.next() {
@@ -30,7 +30,7 @@ enum Base64URL {
         }
     }
 
-    static func decode<C: Collection<UInt8>>(_ chars: C) -> [UInt8]? {
+    package static func decode<C: Collection<UInt8>>(_ chars: C) -> [UInt8]? {
         guard chars.count % 4 != 1 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(chars.count * 3 / 4)

@@ -6,16 +6,28 @@
 // OriginURL drops it when fetching). <name> is only for humans and players
 // that sniff the file extension; decoding ignores it, as it ignores any query
 // a player appends to the proxy URL.
+//
+// Signed (LAN mode), the signature of the origin is one more segment:
+//
+//   /p/<base64url origin>/<43 base64url characters of HMAC-SHA256>/<name>
+//
+// The origin is decoded the same way from both forms; only the proxy's access
+// policy looks at the signature.
 
 package enum ProxyURL {
     private static let prefix = "/p/"
 
-    /// nil unless `origin` parses as an http/https OriginURL.
-    package static func path(forOrigin origin: String) -> String? {
+    /// nil unless `origin` parses as an http/https OriginURL. With a
+    /// `signature` (see URLSigner), the signed form.
+    package static func path(forOrigin origin: String, signature: String? = nil) -> String? {
         guard let url = OriginURL.parse(origin) else { return nil }
         var out: [UInt8] = Array(prefix.utf8)
         Base64URL.encode(origin.utf8, into: &out)
         out.append(UInt8(ascii: "/"))
+        if let signature {
+            out.append(contentsOf: signature.utf8)
+            out.append(UInt8(ascii: "/"))
+        }
         appendName(of: url.pathAndQuery, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
@@ -31,6 +43,19 @@ package enum ProxyURL {
     /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
     package static func originURL(fromTarget target: String) -> OriginURL? {
         decodedOrigin(target).flatMap(OriginURL.parse)
+    }
+
+    /// The segment after the encoded origin when another segment follows it
+    /// (the signed form), else nil. Not checked here: the policy verifies it.
+    package static func signature(fromTarget target: String) -> Substring? {
+        let end = target.firstIndex(of: "?") ?? target.endIndex
+        let path = target[..<end]
+        guard path.hasPrefix(prefix) else { return nil }
+        let rest = path.dropFirst(prefix.count)
+        guard let first = rest.firstIndex(of: "/") else { return nil }
+        let afterOrigin = rest[rest.index(after: first)...]
+        guard let second = afterOrigin.firstIndex(of: "/") else { return nil }
+        return afterOrigin[..<second]
     }
 
     /// The decoded (not yet URL-checked) UTF-8 string of a proxy path.

@@ -101,11 +101,11 @@ final class Download: UpstreamResponseDelegate {
                 do {
                     try state.resource.write(chunk, at: offset)
                 } catch {
-                    guard error.isNoSpace else {
+                    guard error.isStorageFault else {
                         task?.cancel()
                         return stop(.storage(error.description))
                     }
-                    loader.store.noteDiskFull()
+                    loader.store.noteStorageFault(error)
                     becomePassThrough(at: offset)
                     if finished { return }
                     push(chunk, at: offset)

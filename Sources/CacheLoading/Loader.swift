@@ -13,8 +13,8 @@ package final class Loader {
     package let client: UpstreamClient
     package let policy: LoaderPolicy
     let logger: Logger
-    /// The last failure per origin URL, for the API (cleared on demand).
-    package private(set) var lastErrors: [String: String] = [:]
+    /// The last failure per origin URL, for the API (cleared on demand), bounded.
+    private var lastErrors = ErrorRecords()
     private var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
     /// Open readers serving clients (not preloads): preloads wait while any is open.
@@ -143,15 +143,16 @@ package final class Loader {
             counters.originErrors[code, default: 0] += 1
         }
         if let failure = download.failure, let url = state.originURL {
-            lastErrors[url.string] = failure.description
+            lastErrors.record(failure.description, for: url.string)
+            // The one log line of a failed load (the proxy does not log it again).
             switch failure {
             case .originStatus(let status, _, _):
-                logger.info("origin answered an error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
+                logger.info("origin error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
             case .changed:
                 break  // logged by versionChanged
             default:
-                logger.warning("download failed", metadata: [
-                    "url": "\(url.string)", "range": "\(download.rangeHeader)", "error": "\(failure)"])
+                logger.warning("download failed", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)",
+                                                            "error": "\(failure)"])
             }
         }
         state.resource.users -= 1
@@ -187,9 +188,12 @@ package final class Loader {
         return snapshot
     }
 
+    /// The last failure recorded for an origin URL, if still remembered.
+    package func lastError(for url: String) -> String? { lastErrors.message(for: url) }
+
     package func clearLastErrors() { lastErrors.removeAll() }
 
-    package func clearLastError(for url: String) { lastErrors[url] = nil }
+    package func clearLastError(for url: String) { lastErrors.remove(url) }
 
     /// Cancels every download (shutdown).
     package func cancelAll() {

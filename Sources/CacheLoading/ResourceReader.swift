@@ -84,7 +84,7 @@ package final class ResourceReader {
             let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers)
             join(probe)
             awaited = probe
-            if loader.store.isDiskFull { probe.passThrough(to: [self]) }
+            if !loader.store.isWritable() { probe.passThrough(to: [self]) }
         }
         wait()
     }
@@ -122,7 +122,16 @@ package final class ResourceReader {
         if let run = resource.available.run(containing: position) {
             let stop = min(run.upperBound, end)
             let file: DataFile
-            do { file = try resource.dataFile() } catch { return .failed(.storage(error.description)) }
+            do { file = try resource.dataFile() } catch {
+                guard error.isStorageFault else { return .failed(.storage(error.description)) }
+                // The file is gone (folder deleted) or unreadable: forget the
+                // bytes it held and fetch them again, passed through.
+                loader.store.noteStorageFault(error)
+                resource.lostData()
+                ensureCoverage()
+                wait()
+                return .pending
+            }
             let chunk = ReadChunk.file(file, position..<stop)
             position = stop
             if position < end && !resource.available.contains(position) { ensureCoverage() }  // one gap ahead
@@ -153,8 +162,8 @@ package final class ResourceReader {
                 join(download)
                 if range.contains(position) { awaited = download }
                 return
-            case .fetch(let range) where loader.store.isDiskFull:
-                // The disk is full: fetch only what is needed now, straight to this reader.
+            case .fetch(let range) where !loader.store.isWritable():
+                // Storage is failing: fetch only what is needed now, straight to this reader.
                 guard range.lowerBound == position else { return }
                 let download = loader.startDownload(state, .range(range), headers: fields.headers)
                 join(download)

@@ -1,4 +1,5 @@
 import Dispatch
+import CacheStorage
 import Glibc
 import Logging
 import Synchronization
@@ -300,8 +301,12 @@ package final class AccessLogWriter: Sendable {
         }
     }
 
+    /// Opens for appending, created 0600; an existing file of ours that
+    /// others may read is narrowed too (the lines name clients and URLs).
     private static func open(_ path: String) -> Int32 {
-        Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 { FileIO.restrict(fd: fd, to: 0o600) }
+        return fd
     }
 }
 

@@ -14,7 +14,9 @@ enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
     static func handle(_ head: HTTPRequestHead, server: ProxyServer, respond: @escaping Respond) {
-        guard head.headers["x-httpcache-token"] == server.adminToken else {
+        // Compared in constant time: the time taken must not tell how much of a guess was right.
+        guard let token = head.headers["x-httpcache-token"],
+              ConstantTime.equal(Array(token.utf8), Array(server.adminToken.utf8)) else {
             return respond(403, #"{"error":"missing or wrong X-HTTPCache-Token"}"#)
         }
         let parts = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)

@@ -45,7 +45,24 @@ final class ClientConnection: SocketDelegate {
         machine = ConnectionStateMachine(settings: server.connectionSettings)
         peer = socket.peerAddress
         socket.delegate = self
+        idleSince = server.nextIdleStamp()
         perform(machine.start())
+    }
+
+    // MARK: the connection cap
+
+    /// When the connection last became idle (a stamp from the server).
+    private(set) var idleSince: UInt64 = 0
+
+    /// No request in flight nor begun: the one to close first at the cap.
+    var isIdle: Bool { machine.state == .awaitingHead && machine.unparsed == 0 }
+
+    /// Closed to make room for a new client. It leaves the server's count at
+    /// once (the socket's close is asynchronous), so a burst of newcomers
+    /// closes one idle connection each, not the same one again.
+    func closeIdle() {
+        server.connectionClosed(self)
+        socket.close()
     }
 
     // MARK: the driver
@@ -68,7 +85,9 @@ final class ClientConnection: SocketDelegate {
             case .bytes(let bytes): actions = bytes.withUnsafeBytes { machine.bytesRead($0) }
             case .eof: actions = machine.peerFinished()
             case .drained: actions = machine.socketDrained()
-            case .timer: actions = machine.timerFired()
+            case .timer:
+                actions = machine.timerFired(.init(bytesSent: socket.bytesSent, queued: socket.queuedBytes))
+                if machine.sendTimedOut { server.noteSendTimeout() }
             case .responseQueued(let keepAlive):
                 actions = machine.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0)
             case .responseAborted: actions = machine.responseAborted()
@@ -110,6 +129,10 @@ final class ClientConnection: SocketDelegate {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
+        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false)
+        guard verdict == .allow else {
+            return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
+        }
         // The route depends on the path only (before any query), scanned in place.
         let target = head.target.utf8
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
@@ -228,6 +251,7 @@ final class ClientConnection: SocketDelegate {
 
     /// The response in flight is sent or given up: count it, release its resource.
     private func endResponse() {
+        idleSince = server.nextIdleStamp()
         if var done = record {
             if let exchange { exchange.fill(&done) }
             done.bytesSent = socket.bytesSent &- sentBefore

@@ -55,7 +55,10 @@ package struct ConnectionStateMachine {
         /// Milliseconds an idle keep-alive connection is kept.
         package var keepAliveTimeout: UInt64 = 60_000
         /// Milliseconds a client has for a whole request head, from its first byte.
-        package var headTimeout: UInt64 = 30_000
+        package var headTimeout: UInt64 = 10_000
+        /// Milliseconds a client may accept no byte of a response queued for
+        /// it before the connection is closed and its buffers freed.
+        package var sendTimeout: UInt64 = 60_000
         /// Most unparsed bytes buffered (pipelined requests); reading pauses past it.
         package var maxBuffered = 64 << 10
         package var limits = HeadLimits()
@@ -77,7 +80,29 @@ package struct ConnectionStateMachine {
     private var timer: Timer?
     private let settings: Settings
 
-    private enum Timer: Equatable { case keepAlive, head }
+    private enum Timer: Equatable { case keepAlive, head, send }
+
+    /// What the socket reports when the send timer ticks.
+    package struct SendProgress: Equatable, Sendable {
+        /// Total bytes the socket has sent so far.
+        package var bytesSent: UInt64
+        /// Bytes queued and not yet sent.
+        package var queued: Int
+        package init(bytesSent: UInt64, queued: Int) {
+            self.bytesSent = bytesSent
+            self.queued = queued
+        }
+    }
+
+    /// The send timer ticks this many times per `sendTimeout`: a client is
+    /// closed once that many ticks in a row saw bytes waiting and none sent,
+    /// i.e. after between 1 and 1⅛ timeouts without progress. Ticking
+    /// (instead of timing each send) keeps the machine free of clocks.
+    package static let sendTicksPerTimeout: UInt64 = 8
+    /// Bytes sent at the last tick (nil: none since the response began).
+    private var lastBytesSent: UInt64?
+    private var stalledTicks: UInt64 = 0
+    private var sendTick: UInt64 { max(1, settings.sendTimeout / Self.sendTicksPerTimeout) }
 
     package init(settings: Settings) {
         self.settings = settings
@@ -164,15 +189,32 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The timer fired.
-    package mutating func timerFired() -> [Action] {
-        // Only an idle or half-sent head times out; a response in progress is
-        // never cut by it (the send timeout is the socket's business).
-        guard state == .awaitingHead, timer != nil else { return [] }
+    /// The timer fired; `progress` is the socket's state now.
+    package mutating func timerFired(_ progress: SendProgress) -> [Action] {
+        switch timer {
+        case .keepAlive?, .head?:
+            // An idle connection, or a head that is still not complete.
+            guard state == .awaitingHead else { return [] }
+        case .send?:
+            // Waiting for the origin (nothing queued) is not the client's fault.
+            let moved = lastBytesSent.map { progress.bytesSent != $0 } ?? false
+            lastBytesSent = progress.bytesSent
+            stalledTicks = (moved || progress.queued == 0) ? 0 : stalledTicks + 1
+            guard stalledTicks >= Self.sendTicksPerTimeout else {
+                return [.setTimer(milliseconds: sendTick)]
+            }
+            // The client accepts nothing: drop its queue rather than hold it.
+        case nil:
+            return []
+        }
+        // (The driver ends a response in flight when the socket reports its close.)
         state = .closed
         timer = nil
         return [.setTimer(milliseconds: nil), .closeNow]
     }
+
+    /// True once the last close was for a client that stopped reading.
+    package var sendTimedOut: Bool { stalledTicks >= Self.sendTicksPerTimeout }
 
     /// The socket is gone.
     package mutating func socketClosed() -> [Action] {
@@ -252,13 +294,18 @@ package struct ConnectionStateMachine {
         let wanted: Timer?
         switch state {
         case .awaitingHead: wanted = unparsed == 0 ? .keepAlive : .head
-        case .responding, .draining, .closed: wanted = nil
+        case .responding, .draining: wanted = .send
+        case .closed: wanted = nil
         }
         guard wanted != timer else { return }
         timer = wanted
         switch wanted {
         case .keepAlive?: actions.append(.setTimer(milliseconds: settings.keepAliveTimeout))
         case .head?: actions.append(.setTimer(milliseconds: settings.headTimeout))
+        case .send?:
+            lastBytesSent = nil
+            stalledTicks = 0
+            actions.append(.setTimer(milliseconds: sendTick))
         case nil: actions.append(.setTimer(milliseconds: nil))
         }
     }

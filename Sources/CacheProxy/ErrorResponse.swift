@@ -27,15 +27,13 @@ enum ErrorResponse {
             contentType = headers["content-type"] ?? contentType
         case .upstream(let upstream):
             status = Self.status(for: error)
-            body = Array("Origin failed: \(upstream)\n".utf8)
-            logger.warning("origin failed", metadata: ["url": "\(url)", "status": "\(status)", "error": "\(upstream)"])
+            body = Array("Origin failed: \(upstream)\n".utf8)  // logged once, by the loader
         case .changed(let what):
             status = 502
             body = Array("Origin resource changed (\(what)); retry\n".utf8)
         case .mismatch(let reason):
             status = 502
-            body = Array("Origin response rejected: \(reason)\n".utf8)
-            logger.warning("origin response rejected", metadata: ["url": "\(url)", "reason": "\(reason)"])
+            body = Array("Origin response rejected: \(reason)\n".utf8)  // logged by the loader
         case .decryption(let reason):
             status = 500
             body = Array("Cannot decrypt: \(reason)\n".utf8)

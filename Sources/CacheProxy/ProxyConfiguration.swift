@@ -8,8 +8,17 @@ package struct ProxyConfiguration: Sendable {
     package var port = 0
     /// Milliseconds an idle keep-alive client connection is kept.
     package var keepAliveTimeout: UInt64 = 60_000
-    /// Milliseconds a client has to send a complete request head.
-    package var requestHeadTimeout: UInt64 = 30_000
+    /// Milliseconds a client has to send a complete request head (from its
+    /// first byte; partial reads do not extend it).
+    package var requestHeadTimeout: UInt64 = 10_000
+    /// Milliseconds a client may accept no byte of its response before it is
+    /// closed and its buffers freed.
+    package var clientSendTimeout: UInt64 = 60_000
+    /// Most client connections at once; nil: 80% of the open-file limit
+    /// (after raising the soft limit to the hard one at start).
+    package var maxClientConnections: Int?
+    /// Origin hosts the proxy may fetch from (empty: any).
+    package var allowedOrigins: [String] = []
     /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
 

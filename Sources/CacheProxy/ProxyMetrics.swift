@@ -16,6 +16,8 @@ package struct ProxyMetrics: Sendable {
     package private(set) var requestsByCache: [CacheStatus: UInt64] = [:]
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
+    /// Clients closed because they accepted no byte for the send timeout.
+    package var clientSendTimeouts: UInt64 = 0
 
     package init() {}
 

@@ -9,23 +9,73 @@ package final class CacheLock: @unchecked Sendable {
     package let path: String
 
     /// Takes the lock or throws a clear error naming the owner.
+    ///
+    /// The file receives the admin token, so it must be ours alone from the
+    /// start: it is created fresh (O_EXCL, 0600). A lock file left behind is
+    /// replaced only when it belongs to this user and no process holds it;
+    /// one owned by another user is refused, since whoever made it could
+    /// still have it open and read the token later.
     package init(folder: String) throws(StorageError) {
         path = folder + "/lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError("cannot open \(path): \(FileIO.errorText())") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let owner = CacheLock.readOwner(folder: folder)
-            close(fd)
-            // flock belongs to the open file, not the process: a second open in
-            // this process is refused as well, which is what callers rely on.
-            if owner?.pid == getpid() {
-                throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
+        var attempts = 0
+        while true {
+            attempts += 1
+            let fd = try Self.openFresh(path)
+            if Self.isStillAt(path, fd) {
+                self.fd = fd
+                break
             }
-            let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
-            throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
+            // A racing process replaced the file after we opened it: the lock
+            // on our descriptor guards nothing. Try again (bounded).
+            close(fd)
+            guard attempts < 5 else { throw StorageError("cannot take the lock \(path): it keeps being replaced") }
         }
-        self.fd = fd
         publish(address: nil, token: nil)
+    }
+
+    /// Creates the lock file with O_EXCL and locks it, replacing a stale one
+    /// of ours; throws for a lock held by another process or a foreign file.
+    private static func openFresh(_ path: String) throws(StorageError) -> Int32 {
+        let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
+        if fd < 0 && errno == EEXIST {
+            let old = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard old >= 0 else { throw StorageError("cannot open \(path): \(FileIO.errorText())") }
+            defer { close(old) }
+            var info = stat()
+            guard fstat(old, &info) == 0, info.st_uid == geteuid(), (info.st_mode & S_IFMT) == S_IFREG else {
+                throw StorageError("\(path) belongs to another user (uid \(info.st_uid)) or is not a file: "
+                                   + "remove it if no httpcache process uses the folder", code: EPERM)
+            }
+            guard flock(old, LOCK_EX | LOCK_NB) == 0 else {
+                let folder = String(path.dropLast("/lock".count))
+                let owner = CacheLock.readOwner(folder: folder)
+                // flock belongs to the open file, not the process: a second open in
+                // this process is refused as well, which is what callers rely on.
+                if owner?.pid == getpid() {
+                    throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
+                }
+                let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
+                throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
+            }
+            // Stale and ours: replace it rather than reuse it (its mode or an
+            // old open descriptor could expose what we write next).
+            unlink(path)
+            fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
+        }
+        guard fd >= 0 else { throw StorageError("cannot create \(path): \(FileIO.errorText())") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw StorageError("cache folder is in use by another httpcache process", code: EWOULDBLOCK)
+        }
+        return fd
+    }
+
+    /// Whether `fd` is still the file at `path` (same device and inode).
+    private static func isStillAt(_ path: String, _ fd: Int32) -> Bool {
+        var held = stat(), named = stat()
+        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     deinit { close(fd) }

@@ -9,7 +9,7 @@ package final class DataFile: @unchecked Sendable {
     package let fd: Int32
 
     package init(path: String) throws(StorageError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StorageError("open \(path): \(FileIO.errorText())") }
         self.fd = fd
     }
@@ -45,4 +45,11 @@ package struct StorageError: Error, CustomStringConvertible, Sendable {
 
     /// The file system is full (or the quota spent).
     package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
+
+    /// The cache folder cannot take writes: full, deleted, made read-only or
+    /// failing. The proxy then passes bytes through instead of failing.
+    package var isStorageFault: Bool {
+        guard let code else { return false }
+        return [ENOSPC, EDQUOT, ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EIO].contains(code)
+    }
 }

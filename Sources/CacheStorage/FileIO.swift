@@ -22,7 +22,7 @@ package enum FileIO {
     package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
         // A unique temp name: two writers never share a temp file.
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         var ok = writeFully(fd, bytes) && fsync(fd) == 0
         var code = errno
@@ -65,11 +65,12 @@ package enum FileIO {
     }
 
     /// Copies a file (for import/export across file systems).
-    package static func copyFile(from source: String, to destination: String) -> Bool {
+    /// `mode` is 0600 for copies into the cache (private), wider for exports.
+    package static func copyFile(from source: String, to destination: String, mode: mode_t = 0o600) -> Bool {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { return false }
         defer { close(input) }
-        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard output >= 0 else { return false }
         defer { close(output) }
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -81,8 +82,28 @@ package enum FileIO {
         }
     }
 
+    /// Cache folders are private (0700): metadata holds URLs with their tokens.
+    /// The umask can only narrow it.
     package static func makeDirectory(_ path: String) -> Bool {
-        mkdir(path, 0o755) == 0 || errno == EEXIST
+        mkdir(path, 0o700) == 0 || errno == EEXIST
+    }
+
+    /// Narrows an existing folder of ours (made by an older version, or by
+    /// hand) to `mode` when it allows more; bits it lacks stay off (a tighter
+    /// umask is kept), and a foreign one is left alone.
+    package static func restrict(_ path: String, to mode: mode_t) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_uid == geteuid() else { return }
+        let current = info.st_mode & 0o777
+        if current & ~mode != 0 { chmod(path, current & mode) }
+    }
+
+    /// Narrows an open file of ours as `restrict(_:to:)`.
+    package static func restrict(fd: Int32, to mode: mode_t) {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid() else { return }
+        let current = info.st_mode & 0o777
+        if current & ~mode != 0 { fchmod(fd, current & mode) }
     }
 
     /// Creates `path` and any missing parents.

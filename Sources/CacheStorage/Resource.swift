@@ -130,6 +130,16 @@ package final class Resource {
 
     package var isPinned: Bool { metadata.pin != nil }
 
+    /// The data file cannot be opened any more (its folder was deleted): the
+    /// bytes it held are no longer available. Same version, so readers go on.
+    package func lostData() {
+        if !isTransient { store.accountRemoved(available.byteCount) }
+        available = RangeSet()
+        metadata.ranges = RangeSet()
+        closeFile()
+        hasFolder = false
+    }
+
     /// Keeps the resource out of the cache: it is deleted once unused, and
     /// its bytes no longer count against the limit (they are not kept).
     package func makeTransient() {

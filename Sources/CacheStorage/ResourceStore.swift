@@ -48,6 +48,9 @@ package final class ResourceStore {
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
+        // A folder made by an older version (0755) is narrowed: its metadata
+        // names URLs with their tokens.
+        FileIO.restrict(root, to: 0o700)
         lock = try CacheLock(folder: root)
         // Temp files of interrupted metadata writes are garbage.
         FileIO.removeTree(root + "/tmp")
@@ -59,6 +62,7 @@ package final class ResourceStore {
         spare.prepare()
         // Bytes of long downloads reach the disk every few seconds, access times with them.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
+            guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
             writeJournal()
         }
@@ -86,6 +90,11 @@ package final class ResourceStore {
             }
             // Never claim bytes beyond the data file's end.
             metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
+            if metadata.ranges.isEmpty {  // holds no byte (see resourceBecameIdle)
+                FileIO.removeTree(directory)
+                removed += 1
+                continue
+            }
             let resource = Resource(key: name, directory: directory, metadata: metadata, store: self, hasFolder: true)
             resources[name] = resource
             totalBytes += resource.available.byteCount
@@ -122,21 +131,31 @@ package final class ResourceStore {
         accountAdded(resource.available.byteCount)
     }
 
-    // MARK: a full disk
+    // MARK: storage faults (full, deleted, read-only, failing)
 
-    /// Until when new downloads pass bytes through instead of storing them.
-    private var diskFullUntil: Int64 = 0
+    /// Until when new downloads pass bytes through instead of storing them
+    /// (store clock); 0 while storage works.
+    private var degradedUntil: Int64 = 0
     /// How long a full disk is assumed full before storing is tried again.
     package var diskFullBackoff: Int64 = 30_000
+    /// How long other faults (folder deleted or read-only) are assumed to
+    /// last before the folder is recreated and storing tried again.
+    package var faultRetryInterval: Int64 = 5_000
+    private var faultWarnings = LogThrottle()
 
-    /// Writes failed for lack of space: serve by passing bytes through for a
-    /// while, and free what the cache itself can (idle entries, oldest first).
-    package func noteDiskFull() {
-        let wasFull = isDiskFull
-        diskFullUntil = clock() + diskFullBackoff
-        guard !wasFull else { return }
-        logger.error("the disk is full: passing bytes through without caching", metadata: [
-            "folder": "\(root)", "seconds": "\(diskFullBackoff / 1000)"])
+
+    /// A write or open failed for a storage reason: serve by passing bytes
+    /// through for a while. A full disk also frees what the cache itself can
+    /// (idle entries, oldest first). Warned about at most once a minute.
+    package func noteStorageFault(_ error: StorageError) {
+        let wasDegraded = degradedUntil > 0
+        // A fault while degraded does not push the next recovery attempt back.
+        if !isDiskFull { degradedUntil = clock() + (error.isNoSpace ? diskFullBackoff : faultRetryInterval) }
+        if let times = faultWarnings.occurred(now: clock()) {
+            logger.warning("cache storage failing: passing bytes through without caching", metadata: [
+                "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
+        }
+        guard error.isNoSpace, !wasDegraded else { return }
         let idle = resources.values.filter { $0.users == 0 && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
@@ -148,7 +167,28 @@ package final class ResourceStore {
         }
     }
 
-    package var isDiskFull: Bool { diskFullUntil > 0 && clock() < diskFullUntil }
+    /// Whether new bytes may be stored now. Once a fault's back-off is over,
+    /// the folder is recreated if it was deleted and storing is tried again.
+    package func isWritable() -> Bool {
+        guard degradedUntil > 0 else { return true }
+        guard clock() >= degradedUntil else { return false }
+        guard FileIO.makeDirectories(resourcesRoot), FileIO.makeDirectory(tempRoot) else {
+            degradedUntil = clock() + faultRetryInterval
+            return false
+        }
+        degradedUntil = 0
+        spare.restore()
+        // Entries whose folder went away hold nothing any more.
+        for resource in resources.values where resource.hasFolder && !FileIO.isDirectory(resource.directory) {
+            if resource.users == 0 { delete(resource, removingFolder: false) } else { resource.makeTransient() }
+        }
+        faultWarnings.reset()
+        logger.notice("cache storage writable again: caching resumes", metadata: ["folder": "\(root)"])
+        return true
+    }
+
+    /// Degraded (passing through) right now; no recovery attempt.
+    package var isDiskFull: Bool { degradedUntil > 0 && clock() < degradedUntil }
 
     // MARK: size accounting and eviction
 
@@ -167,8 +207,10 @@ package final class ResourceStore {
     func accountRemoved(_ bytes: Int64) { totalBytes -= bytes }
 
     func resourceBecameIdle(_ resource: Resource) {
-        // Transient, or nothing learnt (the origin failed): nothing to keep.
-        if resource.isTransient || (resource.available.isEmpty && resource.totalLength == nil) {
+        // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
+        // an empty resource): nothing worth a folder. Zero-byte entries would
+        // cost nothing against the size limit and so never be evicted.
+        if resource.isTransient || resource.available.isEmpty {
             delete(resource)
             return
         }
@@ -239,7 +281,8 @@ package final class ResourceStore {
     /// One flush per resource at a time; requests during one coalesce into one more.
     func flush(_ resource: Resource) {
         loop.assertInLoop()
-        guard resource.needsFlush, !resource.isTransient else { return }
+        // While storage fails, metadata waits (still marked) for the recovery.
+        guard resource.needsFlush, !resource.isTransient, degradedUntil == 0 else { return }
         if resource.flushing {
             resource.flushAgain = true
             return
@@ -251,7 +294,7 @@ package final class ResourceStore {
         let file = resource.openFile
         let directory = resource.directory
         let temp = tempRoot
-        loop.offload({ () -> String? in
+        loop.offload({ () -> StorageError? in
             Self.persist(snapshot, file: file, directory: directory, tempFolder: temp)
         }, done: { [logger] failure in
             resource.flushing = false
@@ -260,9 +303,11 @@ package final class ResourceStore {
                 return
             }
             if let failure {
-                // Expected while the disk is full; news otherwise.
-                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata",
-                           metadata: ["folder": "\(directory)", "error": "\(failure)"])
+                if failure.isStorageFault {
+                    self.noteStorageFault(failure)  // warned about there, once a minute
+                } else {
+                    logger.warning("cannot write metadata", metadata: ["folder": "\(directory)", "error": "\(failure)"])
+                }
             } else {
                 resource.didFlush(snapshot)
             }
@@ -276,11 +321,16 @@ package final class ResourceStore {
 
     /// Blocking: data first, then the metadata that claims it. Nil when
     /// done, else why not (errno is read here, on the thread that failed).
-    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String, tempFolder: String) -> String? {
-        if let file, !file.sync() { return "sync: \(FileIO.errorText())" }
-        guard FileIO.makeDirectory(directory) else { return "create folder: \(FileIO.errorText())" }
+    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String,
+                                tempFolder: String) -> StorageError? {
+        func failure(_ what: String) -> StorageError {
+            let code = errno
+            return StorageError("\(what): \(FileIO.errorText(code))", code: code)
+        }
+        if let file, !file.sync() { return failure("sync") }
+        guard FileIO.makeDirectory(directory) else { return failure("create folder") }
         guard FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder) else {
-            return "write: \(FileIO.errorText())"
+            return failure("write")
         }
         return nil
     }

@@ -38,6 +38,14 @@ final class SpareFolder: @unchecked Sendable {
         _ = FileIO.makeDirectory(parent)
     }
 
+    /// Recreates the spares' folder after the cache folder was deleted and
+    /// drops the spares that went with it.
+    func restore() {
+        _ = FileIO.makeDirectory(parent)
+        stockState.withLock { $0.ready.removeAll { !FileIO.isDirectory($0.directory) } }
+        prepare()
+    }
+
     /// Starts making spares until the stock is full.
     func prepare() {
         let missing = stockState.withLock { stock in
@@ -66,7 +74,8 @@ final class SpareFolder: @unchecked Sendable {
         defer { prepare() }
         guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }
         guard rename(spare.directory, directory) == 0 else {
-            stockState.withLock { $0.ready.append(spare) }  // still a good spare
+            // Still a good spare unless it is gone (the cache folder deleted).
+            if errno != ENOENT { stockState.withLock { $0.ready.append(spare) } }
             return nil
         }
         return spare.file

@@ -19,6 +19,16 @@ public struct HTTPCacheConfiguration: Sendable {
     /// Seconds an idle client connection (keep-alive, or a request head that
     /// never completes) is kept open.
     public var clientIdleTimeout: Double = 60
+    /// Seconds a client has to send a whole request head, counted from its
+    /// first byte (a client trickling bytes does not extend it).
+    public var clientHeadTimeout: Double = 10
+    /// Seconds a client may accept no byte of a response before it is closed
+    /// and its buffers freed.
+    public var clientSendTimeout: Double = 60
+    /// Most client connections at once (nil: 80% of the open-file limit,
+    /// whose soft value is raised to the hard one at start). At the cap the
+    /// connection idle the longest is closed, or a new client gets 503.
+    public var maxClientConnections: Int?
     /// A PEM file of CA certificates trusted for https origins, besides the
     /// system store (e.g. a company CA).
     public var caFile: String?
@@ -56,6 +66,9 @@ public struct HTTPCacheConfiguration: Sendable {
     /// origin's ciphertext. See `Decryption` (a wrong key is not detected)
     /// and `MediaCache.setDecryption(_:)` to set it after opening.
     public var decryption: DecryptionProvider?
+    /// Origin hosts (names or literals, case-insensitive) the proxy may fetch
+    /// from; others get 403. Empty (default): any origin.
+    public var allowedOrigins: [String] = []
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?
@@ -94,8 +107,11 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         configuration.engine.cacheKey = cacheKey
         configuration.accessLogPath = accessLogPath
+        configuration.allowedOrigins = allowedOrigins
         configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
-        configuration.requestHeadTimeout = min(configuration.requestHeadTimeout, configuration.keepAliveTimeout)
+        configuration.requestHeadTimeout = min(UInt64(max(0.001, clientHeadTimeout) * 1000), configuration.keepAliveTimeout)
+        configuration.clientSendTimeout = UInt64(max(0.001, clientSendTimeout) * 1000)
+        configuration.maxClientConnections = maxClientConnections
         configuration.engine.maxCacheBytes = maxCacheSize
         configuration.engine.policy.cacheable = isCacheable
         configuration.engine.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }

@@ -65,13 +65,31 @@ public final class HTTPCacheServer: Sendable {
     }
 
     /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.
-    public static func proxyURL(for originURL: String, host: String, port: Int) throws(HTTPCacheError) -> String {
-        guard let path = ProxyURL.path(forOrigin: originURL) else {
+    ///
+    /// With `signingFolder` (the proxy's cache folder) the URL is signed with
+    /// the folder's key (created on first use), as a proxy in LAN mode (bound
+    /// to a non-loopback address) requires; a loopback proxy accepts both forms.
+    public static func proxyURL(for originURL: String, host: String, port: Int,
+                                signingFolder: String? = nil) throws(HTTPCacheError) -> String {
+        var signature: String?
+        if let signingFolder {
+            do {
+                signature = URLSigner(key: try URLSigningKey.loadOrCreate(folder: signingFolder))
+                    .signature(forOrigin: originURL)
+            } catch {
+                throw HTTPCacheError(.io, "cannot sign the URL: \(error.description)")
+            }
+        }
+        guard let path = ProxyURL.path(forOrigin: originURL, signature: signature) else {
             throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(originURL)")
         }
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         return "http://\(authority)\(path)"
     }
+
+    /// Whether a proxy bound to `host` is in loopback mode (else LAN mode,
+    /// which serves signed proxy URLs only).
+    public static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 
     private func open() throws(HTTPCacheError) -> MediaCache {
         guard let cache else { throw HTTPCacheError(.closed, "the proxy is not running") }

@@ -111,7 +111,10 @@ public final class MediaCache: Sendable {
             guard let port = serving.port else { throw HTTPCacheError(.invalidArgument, "the proxy is not serving: call serve() first") }
             return port
         }
-        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port)
+        // A LAN-mode proxy serves signed URLs only; the key is in the folder.
+        let lan = AccessPolicy.mode(forBindHost: configuration.host) == .lan
+        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port,
+                                            signingFolder: lan ? configuration.cacheDirectory : nil)
     }
 
     /// Stops serving, ends every connection and download, writes the cache
@@ -175,7 +178,7 @@ public final class MediaCache: Sendable {
 
     /// The last origin or cache failure recorded for `url`, if any.
     public func lastError(for url: String) -> String? {
-        onLoop { $0.loader.lastErrors[url] } ?? nil
+        onLoop { $0.loader.lastError(for: url) } ?? nil
     }
 
     /// Forgets recorded failures (of one URL, or all).

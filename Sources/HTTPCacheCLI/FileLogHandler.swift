@@ -7,8 +7,14 @@ final class LogFileSink: @unchecked Sendable {
     private let fd: Int32
 
     init(path: String) throws {
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        // Private: log lines name URLs, which may carry tokens. An existing
+        // log that others can read is narrowed as well.
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LogFileError(path: path, code: errno) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
+            fchmod(fd, info.st_mode & 0o700)
+        }
     }
 
     func write(_ line: String) {
@@ -48,6 +54,9 @@ struct FileLogHandler: LogHandler {
         var buffer = [CChar](repeating: 0, count: 32)
         strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
         let stamp = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        sink.write("\(stamp) \(event.level) \(label): [\(event.source)] \(event.message)")
+        // Metadata carries the facts (url, status, error): the line must keep them.
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.keys.sorted().map { " \($0)=\(merged[$0]!)" }.joined()
+        sink.write("\(stamp) \(event.level) \(label): [\(event.source)] \(event.message)\(fields)")
     }
 }

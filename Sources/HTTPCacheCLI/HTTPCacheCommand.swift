@@ -49,6 +49,12 @@ struct Serve: ParsableCommand {
     var logLevel = "info"
     @Option(name: .customLong("connect-timeout"), help: "Seconds to connect to an origin.") var connectTimeout: Double = 10
     @Option(name: .customLong("read-timeout"), help: "Seconds without data from an origin before 504.") var readTimeout: Double = 30
+    @Option(name: .customLong("client-timeout"), help: "Seconds a client may accept no byte of its response before it is closed.")
+    var clientTimeout: Double = 60
+    @Option(name: .customLong("head-timeout"), help: "Seconds a client has to send a whole request head.")
+    var headTimeout: Double = 10
+    @Option(name: .customLong("max-connections"), help: "Most client connections (default: 80% of the open-file limit).")
+    var maxConnections: Int?
     @Option(name: .customLong("max-cache-size"), help: "Cache size limit: bytes, K/M/G (×1000) or KiB/MiB/GiB (×1024).")
     var maxCacheSize = "500MB"
     @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
@@ -66,6 +72,8 @@ struct Serve: ParsableCommand {
     var extraHeaders: [String] = []
     @Option(name: .customLong("forward-header"), help: "Client request header sent on to the origin (repeatable).")
     var forwardedHeaders: [String] = []
+    @Option(name: .customLong("allow-origin"), help: "An origin host the proxy may fetch from; others get 403 (repeatable).")
+    var allowedOrigins: [String] = []
 
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -86,6 +94,9 @@ struct Serve: ParsableCommand {
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory ?? defaultCacheDirectory(), host: host, port: port)
         configuration.connectTimeout = connectTimeout
         configuration.readTimeout = readTimeout
+        configuration.clientSendTimeout = clientTimeout
+        configuration.clientHeadTimeout = headTimeout
+        configuration.maxClientConnections = maxConnections
         configuration.maxCacheSize = maxBytes
         configuration.revalidateAfter = revalidateAfter
         if !ignoreQuery.isEmpty {
@@ -96,6 +107,7 @@ struct Serve: ParsableCommand {
         configuration.extraHeaders = try extraHeaders.map(parseHeader)
         configuration.forwardedHeaders = forwardedHeaders
         configuration.accessLogPath = accessLog
+        configuration.allowedOrigins = allowedOrigins
         let server = HTTPCacheServer(configuration: configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()
@@ -130,10 +142,16 @@ struct URLCommand: ParsableCommand {
     @Argument(help: "The origin URL (http or https).") var original: String
     @Option(help: "Port of the proxy.") var port: Int
     @Option(help: "Host of the proxy.") var host = "127.0.0.1"
+    @Option(name: .customLong("cache-dir"),
+            help: "The proxy's cache folder: signs the URL with its key (needed for a proxy in LAN mode; implied by a non-loopback --host).")
+    var cacheDirectory: String?
 
     func run() throws {
+        // A non-loopback proxy serves signed URLs only: sign with the default folder's key then.
+        let lan = !HTTPCacheServer.isLoopback(host: host)
+        let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
         do {
-            print(try HTTPCacheServer.proxyURL(for: original, host: host, port: port))
+            print(try HTTPCacheServer.proxyURL(for: original, host: host, port: port, signingFolder: folder))
         } catch {
             throw ValidationError("\(error)")
         }

@@ -9,6 +9,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         var s = Machine.Settings()
         s.keepAliveTimeout = 1000
         s.headTimeout = 500
+        s.sendTimeout = 800  // ticks every 100 ms
         s.maxBuffered = maxBuffered
         return s
     }
@@ -31,7 +32,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         _ = machine.start()
         let actions = read(&machine, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(handled(actions), ["/a"])
-        XCTAssertTrue(actions.contains(.setTimer(milliseconds: nil)), "no idle timer while responding")
+        XCTAssertTrue(actions.contains(.setTimer(milliseconds: 100)), "the send timer replaces the idle timer")
         XCTAssertEqual(machine.state, .responding(queued: nil))
         XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: false), [], "waits for the socket")
         XCTAssertEqual(machine.socketDrained(), [.endResponse, .setTimer(milliseconds: 1000)])
@@ -122,16 +123,61 @@ final class ConnectionStateMachineTests: XCTestCase {
         _ = machine.start()
         XCTAssertEqual(read(&machine, "GET /a HT"), [.setTimer(milliseconds: 500)])
         XCTAssertEqual(read(&machine, "TP/1.1\r\nHost"), [], "more bytes do not restart the head timer")
-        XCTAssertEqual(machine.timerFired(), [.setTimer(milliseconds: nil), .closeNow])
+        XCTAssertEqual(machine.timerFired(idle), [.setTimer(milliseconds: nil), .closeNow])
         XCTAssertEqual(machine.state, .closed)
     }
 
-    func testTimerNeverCutsAResponse() {
+    private let idle = Machine.SendProgress(bytesSent: 0, queued: 0)
+
+    func testWaitingForTheOriginNeverTimesOut() {
         var machine = Machine(settings: settings())
         _ = machine.start()
         _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
-        XCTAssertEqual(machine.timerFired(), [])
+        for _ in 0..<100 {
+            XCTAssertEqual(machine.timerFired(idle), [.setTimer(milliseconds: 100)], "nothing queued: not the client's fault")
+        }
         XCTAssertEqual(machine.state, .responding(queued: nil))
+    }
+
+    func testClientThatAcceptsNothingIsClosedAfterTheSendTimeout() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
+        let stuck = Machine.SendProgress(bytesSent: 4096, queued: 1 << 20)
+        var ticks = 0
+        while machine.state != .closed && ticks < 100 {
+            ticks += 1
+            _ = machine.timerFired(stuck)
+        }
+        XCTAssertEqual(machine.state, .closed)
+        XCTAssertEqual(ticks, 8, "8 ticks of 100 ms: the 800 ms send timeout")
+        XCTAssertTrue(machine.sendTimedOut)
+    }
+
+    func testSlowButSteadyReaderIsNotClosed() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
+        _ = machine.responseQueued(keepAlive: true, drained: false)
+        for tick in 0..<50 {
+            // One byte every third tick: slow, never stalled for the whole timeout.
+            let progress = Machine.SendProgress(bytesSent: UInt64(tick / 3), queued: 1 << 20)
+            XCTAssertEqual(machine.timerFired(progress), [.setTimer(milliseconds: 100)])
+        }
+        XCTAssertEqual(machine.state, .responding(queued: true))
+        XCTAssertFalse(machine.sendTimedOut)
+    }
+
+    func testDrainingClientThatStopsReadingIsClosed() {
+        var machine = Machine(settings: settings())
+        _ = machine.start()
+        _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
+        _ = machine.responseAborted()  // what is queued still goes out, if the client reads
+        XCTAssertEqual(machine.state, .draining)
+        var last: [Machine.Action] = []
+        for _ in 0..<9 { last = machine.timerFired(.init(bytesSent: 10, queued: 100)) }
+        XCTAssertEqual(last, [])
+        XCTAssertEqual(machine.state, .closed)
     }
 
     func testMalformedHeadIsRejectedAndCloses() {
@@ -179,9 +225,9 @@ final class ConnectionStateMachineTests: XCTestCase {
         var machine = Machine(settings: settings())
         _ = machine.start()
         _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\n")
-        XCTAssertEqual(machine.socketClosed(), [])
+        XCTAssertEqual(machine.socketClosed(), [.setTimer(milliseconds: nil)], "the send timer goes with the socket")
         XCTAssertEqual(machine.state, .closed)
         XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: true), [])
-        XCTAssertEqual(machine.timerFired(), [])
+        XCTAssertEqual(machine.timerFired(idle), [])
     }
 }

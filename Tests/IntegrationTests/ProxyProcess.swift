@@ -7,9 +7,11 @@ final class ProxyProcess {
     let stderr = Pipe()
     private(set) var port = 0
 
-    init(cacheDirectory: String, extraArguments: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: CLITests.binary)
-        process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + extraArguments
+    /// `launcher` runs the binary through another program (e.g. `prlimit --nofile=…`).
+    init(cacheDirectory: String, extraArguments: [String] = [], launcher: [String] = []) throws {
+        let arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + extraArguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? CLITests.binary)
+        process.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [CLITests.binary] + arguments
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
@@ -25,6 +27,13 @@ final class ProxyProcess {
     func proxyURL(_ origin: String) throws -> String {
         let result = try TestTools.run(CLITests.binary, ["url", origin, "--port", String(port)])
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Resident memory of the proxy in bytes (VmRSS).
+    var residentBytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
 
     func kill9() {

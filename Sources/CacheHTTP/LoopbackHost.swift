@@ -1,0 +1,52 @@
+/// Names and addresses that can only mean this machine: what a Host field
+/// must say to a loopback-bound proxy (a web page that rebinds its own DNS
+/// name to 127.0.0.1 still sends that name, and is refused), and what tells
+/// a loopback bind from a LAN one.
+package enum LoopbackHost {
+    /// True for `localhost`, `*.localhost` (RFC 6761), 127.0.0.0/8 and
+    /// `::1` (bracketed in a Host field), each with an optional port.
+    package static func contains(_ hostField: String) -> Bool {
+        var host = Substring(hostField.lowercased())
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let inside = host[host.index(after: host.startIndex)..<close]
+            let after = host[host.index(after: close)...]
+            guard after.isEmpty || (after.hasPrefix(":") && isPort(after.dropFirst())) else { return false }
+            return isIPv6Loopback(inside)
+        }
+        if isIPv6Loopback(host) { return true }  // a bare bind address, not a Host field
+        if let colon = host.lastIndex(of: ":") {
+            guard isPort(host[host.index(after: colon)...]) else { return false }
+            host = host[..<colon]
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return host == "localhost" || host.hasSuffix(".localhost") || isIPv4Loopback(host)
+    }
+
+    /// A dotted-quad literal in 127.0.0.0/8.
+    private static func isIPv4Loopback(_ text: Substring) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 })
+        else { return false }
+        return parts[0] == "127"
+    }
+
+    private static func isPort(_ text: Substring) -> Bool {
+        !text.isEmpty && text.count <= 5 && text.allSatisfy(\.isASCIIDigit)
+    }
+
+    /// `::1` in any zero spelling, and `::ffff:127.x.y.z`.
+    private static func isIPv6Loopback(_ text: Substring) -> Bool {
+        if text.hasPrefix("::ffff:") { return isIPv4Loopback(text.dropFirst(7)) }
+        let groups = text.split(separator: ":", omittingEmptySubsequences: true)
+        guard text.contains(":"), !groups.isEmpty, groups.allSatisfy({ $0.count <= 4 && $0.allSatisfy(\.isHexDigit) }) else {
+            return false
+        }
+        let values = groups.map { Int($0, radix: 16)! }
+        return values.last == 1 && values.dropLast().allSatisfy { $0 == 0 } && (text.contains("::") || groups.count == 8)
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

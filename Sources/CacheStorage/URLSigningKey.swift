@@ -1,0 +1,53 @@
+import CacheIO
+import Glibc
+
+/// The cache folder's URL-signing key: 32 random bytes in `FOLDER/url-key`,
+/// mode 0600, made on first use. Whoever can read it can mint proxy URLs a
+/// LAN-mode proxy accepts, so a key file others could read (or owned by
+/// someone else) is refused rather than trusted.
+package enum URLSigningKey {
+    package static func path(folder: String) -> String { folder + "/url-key" }
+
+    /// Reads the key, creating it (and the folder) when missing.
+    package static func loadOrCreate(folder: String) throws(StorageError) -> [UInt8] {
+        let path = path(folder: folder)
+        if let key = try load(path) { return key }
+        guard FileIO.makeDirectories(folder) else {
+            throw StorageError("cannot create cache folder \(folder): \(FileIO.errorText())", code: errno)
+        }
+        guard let key = Digest.randomBytes(32) else { throw StorageError("no random bytes for a new URL key") }
+        // Written under a temporary name and linked into place: no reader ever
+        // sees a half-written key, and of two racing creators one key wins.
+        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw StorageError("cannot create \(temp): \(FileIO.errorText())", code: errno) }
+        let written = FileIO.writeFully(fd, key) && fsync(fd) == 0
+        close(fd)
+        defer { unlink(temp) }
+        guard written else { throw StorageError("cannot write \(temp): \(FileIO.errorText())", code: errno) }
+        if link(temp, path) != 0 && errno != EEXIST {
+            throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
+        }
+        guard let stored = try load(path) else { throw StorageError("\(path) vanished while being created") }
+        return stored
+    }
+
+    /// The key at `path`, nil when there is no file.
+    private static func load(_ path: String) throws(StorageError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw StorageError("cannot open \(path): \(FileIO.errorText())", code: errno)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw StorageError("\(path) must belong to this user with mode 0600; remove it to make a new key "
+                               + "(proxy URLs signed with the old one stop working)", code: EPERM)
+        }
+        var key = [UInt8](repeating: 0, count: 33)
+        let n = key.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n == 32 else { throw StorageError("\(path) is not a 32-byte key; remove it to make a new one") }
+        return Array(key.prefix(32))
+    }
+}
