@@ -163,7 +163,10 @@ typedef struct hc_content_info {
     int64_t total_length;      /* length of the whole resource; -1 unknown */
     const char *content_type;  /* "" when the origin sent none; valid until
                                   hc_reader_close */
-    int byte_ranges;           /* nonzero when the origin serves ranges */
+    int byte_ranges;           /* nonzero when the origin answered a range
+                                  with 206 since the cache was opened; 0
+                                  when it answered 200, or when everything
+                                  came from the cache */
 } hc_content_info;
 
 /* Opens a reader of `length` bytes from `offset` (-1: to the end). Does no
@@ -186,7 +189,9 @@ int64_t hc_reader_read(hc_reader *reader, void *buf, size_t size, int timeout_ms
 
 /* Moves the position to `offset`, absolute within the opened range (0 is the
  * `offset` given to hc_reader_open). Seeking to the range's end makes the
- * next read return 0; beyond it is HC_ERANGE. No I/O. */
+ * next read return 0; beyond it, or before 0, is HC_ERANGE (while the
+ * resource's length is not known yet, an offset past it fails the next read
+ * with HC_ERANGE instead). No I/O. */
 int hc_reader_seek(hc_reader *reader, int64_t offset);
 
 /* Cancels the reader from any thread: a blocked read or info call returns

@@ -63,11 +63,11 @@ enum InstalledLibrary {
 
     /// Compiles `examples/c/NAME.c` into `directory` with gcc (the toolchain's
     /// clang where gcc is missing), `-Wall -Werror` and the flags
-    /// `pkg-config --cflags --libs httpcache` gives; returns the program's path.
-    static func buildExample(_ name: String, in directory: String) throws -> String {
+    /// `pkg-config --cflags --libs httpcache PACKAGES…` gives; returns the program's path.
+    static func buildExample(_ name: String, in directory: String, packages: [String] = []) throws -> String {
         let compiler = try TestTools.which("gcc") ?? TestTools.requireTool("clang")
         let pkgConfig = try TestTools.requireTool("pkg-config")
-        let flags = try TestTools.run(pkgConfig, ["--cflags", "--libs", "httpcache"], environment: environment())
+        let flags = try TestTools.run(pkgConfig, ["--cflags", "--libs", "httpcache"] + packages, environment: environment())
         guard flags.succeeded else { throw TestSupportError("pkg-config failed: \(flags.stderr)") }
         let program = directory + "/" + name
         let arguments = ["-Wall", "-Wextra", "-Werror", packageRoot + "/examples/c/\(name).c", "-o", program]
