@@ -38,12 +38,18 @@ final class Download: UpstreamResponseDelegate {
     var interest = 0
     private var errorHead: HTTPResponseHead?
     private var errorBody: [UInt8] = []
+    /// The client request this download serves, for the storing rules (RFC 9111 §3).
+    let clientHeaders: HTTPHeaders
+    /// When the request was sent (RFC 9111 §4.2.3 request_time), in seconds.
+    let requestTime: Int64
 
-    init(id: Int, state: ResourceState, request: Request, loader: Loader) {
+    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders()) {
         self.id = id
         self.state = state
         self.request = request
         self.loader = loader
+        self.clientHeaders = clientHeaders
+        requestTime = loader.nowSeconds
         switch request {
         case .range(let range):
             position = range.lowerBound
@@ -88,6 +94,13 @@ final class Download: UpstreamResponseDelegate {
         case 206: accept206(head)
         case 200: accept200(head)
         case 416 where isProbe: accept416(head)
+        case 304 where isValidation && state.headKnown:
+            // Not modified: the stored head is refreshed, the cached bytes stay
+            // as they are. The exchange completes on its own (no body), so the
+            // connection goes back to the pool.
+            loader.refreshHead(state, with: head, requestTime: requestTime)
+            state.resource.validatedAt = loader.store.clock()
+            finish(nil)
         default:
             errorHead = head
         }
@@ -176,10 +189,12 @@ final class Download: UpstreamResponseDelegate {
                 return false
             }
             resource.validatedAt = loader.store.clock()
+            if isValidation { loader.refreshHead(state, with: head, requestTime: requestTime) }
             return true
         }
         resource.setInfo(totalLength: totalLength, contentType: head.headers["content-type"],
                          etag: etag, lastModified: lastModified)
+        loader.adoptHead(state, response: head, request: clientHeaders, requestTime: requestTime)
         state.headKnown = true
         resource.validatedAt = loader.store.clock()
         loader.classify(state)

@@ -52,8 +52,11 @@ package final class Engine {
 
     /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
     /// with every other reader of the same bytes.
-    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
-        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers)
+    /// `request` is the client's whole request head's fields (the cache's
+    /// freshness, storing and Vary rules read them); nil: `headers`.
+    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders(),
+                        request: HTTPHeaders? = nil) -> ResourceReader {
+        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers, request: request)
     }
 
     /// Cancels every download, closes origin connections and writes all metadata.

@@ -12,7 +12,7 @@ package final class Loader {
     package let store: ResourceStore
     package let client: UpstreamClient
     package let policy: LoaderPolicy
-    private let logger: Logger
+    let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
     private var states: [String: ResourceState] = [:]
@@ -29,8 +29,15 @@ package final class Loader {
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
-    package func reader(url: OriginURL, cacheKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+    package func reader(url: OriginURL, cacheKey primaryKey: String, spec: ByteRangeSpec?,
+                        headers: HTTPHeaders = HTTPHeaders(), request: HTTPHeaders? = nil) -> ResourceReader {
+        let request = request ?? headers
+        var cacheKey = variantKey(primary: primaryKey, request: request)
+        if let current = states[ResourceStore.key(for: cacheKey)], current.notShared {
+            // A response that may not be shared is never joined: this request gets its own.
+            nextDownloadID += 1
+            cacheKey += "\nunshared \(nextDownloadID)"
+        }
         let resource = store.resource(forKey: cacheKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -40,17 +47,21 @@ package final class Loader {
         state.originURL = url
         resource.users += 1
         resource.touch()
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers)
+        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, request: request)
     }
 
     /// The one check of the cached version that readers of a resource share.
-    func validation(for state: ResourceState, headers: HTTPHeaders) -> Download {
-        state.validation ?? startDownload(state, .validation, headers: headers)
+    func validation(for state: ResourceState, headers: HTTPHeaders, request: HTTPHeaders,
+                    followsRedirects: Bool = true) -> Download {
+        state.validation ?? startDownload(state, .validation, headers: headers, request: request,
+                                          followsRedirects: followsRedirects)
     }
 
-    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders) -> Download {
+    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders,
+                       request clientHeaders: HTTPHeaders = HTTPHeaders(),
+                       followsRedirects: Bool = true) -> Download {
         nextDownloadID += 1
-        let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
+        let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
             for other in state.downloads where !other.finished {
@@ -72,9 +83,16 @@ package final class Loader {
             // A changed resource then comes back whole (200), never as mixed bytes.
             headers.add("If-Range", validator)
         }
+        if case .validation = request {
+            // A conditional request (RFC 9111 §4.3.1): 304 when unchanged, no body.
+            let stored = storedHead(state.resource).headers
+            if let etag = stored["ETag"] { headers.add("If-None-Match", etag) }
+            if let lastModified = stored["Last-Modified"] { headers.add("If-Modified-Since", lastModified) }
+        }
+        headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
         logger.debug("fetch \(url.string) \(download.rangeHeader)")
-        download.task = client.get(url, headers: headers, delegate: download)
+        download.task = client.get(url, headers: headers, delegate: download, followsRedirects: followsRedirects)
         return download
     }
 
@@ -82,13 +100,6 @@ package final class Loader {
     private func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
         if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
         return metadata.lastModified
-    }
-
-    /// Whether the cached version must be checked with the origin before use.
-    func needsValidation(_ state: ResourceState) -> Bool {
-        guard let interval = policy.revalidateAfter, state.headKnown else { return false }
-        guard let validatedAt = state.resource.validatedAt else { return true }
-        return store.clock() - validatedAt >= interval
     }
 
     /// Decides, once the origin described a new resource, whether it is kept.

@@ -48,11 +48,18 @@ package final class ResourceReader {
     /// Set once the head was restarted after a version change (at most once).
     private var restarted = false
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders) {
+    /// The client's request fields, for the cache rules (freshness, storing).
+    private let request: HTTPHeaders
+    /// False in forward and reverse proxy modes: redirects are relayed, not
+    /// followed. Applies to the downloads this reader starts.
+    package var followsRedirects = true
+
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders, request: HTTPHeaders) {
         self.loader = loader
         self.state = state
         self.spec = spec
         self.headers = headers
+        self.request = request
     }
 
     package var resource: Resource { state.resource }
@@ -60,21 +67,31 @@ package final class ResourceReader {
     /// Begins: the head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {
-            if state.validation != nil || loader.needsValidation(state) {
-                let validation = loader.validation(for: state, headers: headers)
+            // The freshness decision is made once, before planning (RFC 9111 §4).
+            let action = state.validation != nil ? .revalidate : loader.reuse(state, request: request)
+            switch action {
+            case .serve:
+                break
+            case .serveAndRevalidate:
+                _ = loader.validation(for: state, headers: headers, request: request, followsRedirects: followsRedirects)
+            case .revalidate:
+                let validation = loader.validation(for: state, headers: headers, request: request, followsRedirects: followsRedirects)
                 join(validation)
                 awaited = validation
                 wait()
                 return
+            case .refuse:
+                delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and the stored response is stale")))
+                return
             }
-            delegate?.readerHeadReady(self, .success(state.info))
+            delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             return
         }
         if let probe = state.probe {
             join(probe)
             awaited = probe
         } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers)
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers, request: request, followsRedirects: followsRedirects)
             join(probe)
             awaited = probe
             if loader.store.isDiskFull { probe.passThrough(to: [self]) }
@@ -149,14 +166,14 @@ package final class ResourceReader {
             case .fetch(let range) where loader.store.isDiskFull:
                 // The disk is full: fetch only what is needed now, straight to this reader.
                 guard range.lowerBound == position else { return }
-                let download = loader.startDownload(state, .range(range), headers: headers)
+                let download = loader.startDownload(state, .range(range), headers: headers, request: request, followsRedirects: followsRedirects)
                 join(download)
                 awaited = download
                 download.passThrough(to: [self])
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range), headers: headers)
+                    ? range.lowerBound..<Int64.max : range), headers: headers, request: request, followsRedirects: followsRedirects)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return
@@ -181,9 +198,19 @@ package final class ResourceReader {
             return
         case .head:
             if state.headKnown && state.validation == nil {
-                // Validated, or the check failed (origin unreachable): the cached
-                // version is still the best we have.
-                delegate?.readerHeadReady(self, .success(state.info))
+                if let awaited, awaited.isValidation, let failure = awaited.failure,
+                   !loader.mayServeStale(state, request: request, failure: failure) {
+                    // The origin could not confirm the stored response, and the
+                    // response forbids serving it stale (RFC 9111 §4.2.4).
+                    if case .originStatus = failure {
+                        delegate?.readerHeadReady(self, .failure(failure))
+                    } else {
+                        delegate?.readerHeadReady(self, .failure(.notCached("revalidation failed: \(failure)")))
+                    }
+                    return
+                }
+                // Validated, or the check failed and serving stale is allowed.
+                delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             } else if let awaited, awaited.finished, !state.headKnown {
                 if case .changed? = awaited.failure, !restarted {
                     // A new version: fetch its head instead of failing the client.

@@ -110,6 +110,16 @@ final class ClientConnection: SocketDelegate {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
+        switch RequestRoute.resolve(head, pseudonym: server.loader.policy.viaPseudonym,
+                                    reverseOrigin: server.configuration.reverseOrigin,
+                                    peerIsLoopback: peer?.isLoopback ?? false) {
+        case .refuse(let status, let reason):
+            return respondSimple(status, reason + "\n", keepAlive: false, head: head)
+        case .transparent(let url):
+            return handleTransparent(head, url: url)
+        case .local:
+            break
+        }
         if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }
@@ -141,6 +151,21 @@ final class ClientConnection: SocketDelegate {
         }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
                                      server: server)
+        self.exchange = exchange
+        exchange.start()
+    }
+
+    /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
+    private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL) {
+        guard head.method == "GET" || head.method == "HEAD" else {
+            return respondSimple(405, "Method not allowed: only GET and HEAD pass through this proxy\n",
+                                 keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
+        }
+        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+            return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
+        }
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
+                                     server: server, transparent: true)
         self.exchange = exchange
         exchange.start()
     }

@@ -27,7 +27,13 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
 
-    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer) {
+    /// Forward or reverse proxy mode: every end-to-end field goes to the
+    /// origin and redirects are relayed (RFC 9110 §7.6).
+    private let transparent: Bool
+
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer,
+         transparent: Bool = false) {
+        self.transparent = transparent
         self.connection = connection
         self.request = request
         self.url = url
@@ -38,9 +44,12 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     func start() {
-        let forwarded = UpstreamHeaders.forwarded(from: request.headers,
-                                                  extra: server.engine.configuration.upstream.forwardedHeaders)
-        let reader = server.engine.reader(url: url, spec: bodyRequest.range, headers: forwarded)
+        let forwarded = transparent
+            ? UpstreamHeaders.transparent(from: request.headers)
+            : UpstreamHeaders.forwarded(from: request.headers,
+                                        extra: server.engine.configuration.upstream.forwardedHeaders)
+        let reader = server.engine.reader(url: url, spec: bodyRequest.range, headers: forwarded, request: request.headers)
+        reader.followsRedirects = !transparent
         self.reader = reader
         headWasKnown = reader.resource.totalLength != nil
         reader.delegate = self
@@ -170,7 +179,8 @@ final class ProxyExchange: ResourceReaderDelegate {
                 closeReader()
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
-                                                     logger: server.logger))
+                                                     logger: server.logger,
+                                                     via: "1.1 " + server.loader.policy.viaPseudonym))
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):

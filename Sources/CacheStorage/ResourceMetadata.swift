@@ -14,6 +14,9 @@ package struct ResourceMetadata: Sendable, Equatable {
     /// Name of the data file in the resource folder. A new version gets a new
     /// name, so metadata of an old version can never claim bytes of a new one.
     package var dataName: String = "data"
+    /// The origin's response head as a shared cache keeps it (RFC 9111 §3),
+    /// nil in metadata written before heads were stored.
+    package var head: StoredResponseHead?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
                  lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
@@ -41,6 +44,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let etag { lines.append("etag \(etag)") }
         if let lastModified { lines.append("last-modified \(lastModified)") }
         if dataName != "data" { lines.append("file \(dataName)") }
+        if let head { lines += head.encodedLines() }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
         return lines.joined(separator: "\n") + "\n"
@@ -69,6 +73,10 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
+            case "status", "request-time", "response-time", "header", "vary", "vary-key":
+                var stored = head ?? StoredResponseHead()
+                guard stored.decode(key: key, value: value) else { return nil }
+                head = stored
             case "file":
                 guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
                 dataName = String(value)
@@ -76,6 +84,7 @@ package struct ResourceMetadata: Sendable, Equatable {
             }
         }
         guard let url, !url.isEmpty, let ranges, let access else { return nil }
+        if let head, head.status == 0 { return nil }
         if let totalLength, let last = ranges.ranges.last, last.upperBound > totalLength { return nil }
         self.url = url
         self.ranges = ranges

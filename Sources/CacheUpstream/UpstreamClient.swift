@@ -32,11 +32,15 @@ package final class UpstreamClient {
     }
 
     /// Starts a GET for `url` with the given fields (Range, forwarded client fields).
-    package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate) -> UpstreamTask {
+    /// Without `followsRedirects` (a transparent proxy relays them), a
+    /// redirect is an ordinary response for the delegate.
+    package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate,
+                     followsRedirects: Bool = true) -> UpstreamTask {
         loop.assertInLoop()
-        let start = redirects.target(for: url) ?? url
+        let start = followsRedirects ? redirects.target(for: url) ?? url : url
         if start != url { logger.debug("\(url.string): going straight to \(start.string)") }
         let task = UpstreamTask(url: url, start: start, method: "GET", headers: headers, delegate: delegate, client: self)
+        task.followsRedirects = followsRedirects
         dispatch(task)
         return task
     }

@@ -18,6 +18,8 @@ package final class UpstreamTask {
     package private(set) var isFinished = false
     /// Whether a reused connection may still be replaced by a fresh one.
     var mayRetry = true
+    /// False when redirects go to the delegate as they are.
+    var followsRedirects = true
     /// Redirect hops taken so far.
     package private(set) var hops = 0
     private var chain: [String]
@@ -63,7 +65,7 @@ package final class UpstreamTask {
     /// The response head of the current hop: true when its body is for the
     /// delegate, false when it is skipped (a redirect to follow).
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
-        if Redirects.isRedirect(head.status), let location = head.headers["location"] {
+        if followsRedirects, Redirects.isRedirect(head.status), let location = head.headers["location"] {
             switch Redirects.target(of: location, from: url, chain: chain, hops: hops,
                                     limit: client?.configuration.maxRedirects ?? 10) {
             case .success(let target):

@@ -89,6 +89,7 @@ extension HTTPCacheError {
             }
         case .storage(let reason): self.init(.io, reason)
         case .mismatch, .changed: self.init(.upstream, error.description)
+        case .notCached: self.init(.timedOut, error.description)
         }
     }
 }

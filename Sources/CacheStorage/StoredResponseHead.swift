@@ -1,0 +1,85 @@
+import CacheHTTP
+
+/// The part of an origin response head kept with a resource so it can be
+/// replayed and judged later (RFC 9111 §3, §4): status, end-to-end fields,
+/// the two clock readings age needs, and the secondary key of the request
+/// that produced it (§4.1).
+///
+/// Framing fields (Content-Length, Content-Range, Transfer-Encoding) are not
+/// kept: every response from the cache computes its own for the range it sends.
+package struct StoredResponseHead: Sendable, Equatable {
+    /// 0 only while decoding.
+    package var status = 0
+    package var headers = HTTPHeaders()
+    /// Seconds since the epoch (RFC 9111 §4.2.3 request_time, response_time).
+    package var requestTime: Int64 = 0
+    package var responseTime: Int64 = 0
+    /// The secondary key under the response's Vary; nil before this was kept.
+    package var varyKey: VaryKey?
+
+    /// Fields of a response that describe one message's framing, never stored.
+    package static let framingFields: Set<String> = ["content-length", "content-range", "transfer-encoding"]
+
+    package init() {}
+
+    package init(status: Int, headers: HTTPHeaders, requestTime: Int64, responseTime: Int64, varyKey: VaryKey?) {
+        self.status = status
+        self.headers = headers
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.varyKey = varyKey
+    }
+
+    /// The policy layer's view (times in whole seconds).
+    package var policyHead: StoredHead {
+        StoredHead(status: status, headers: headers, requestTime: Int(requestTime), responseTime: Int(responseTime))
+    }
+
+    /// One line per fact; field values hold no line breaks (the parser refuses them).
+    func encodedLines() -> [String] {
+        var lines = ["status \(status)", "request-time \(requestTime)", "response-time \(responseTime)"]
+        for field in headers { lines.append("header \(field.name): \(field.value)") }
+        if let varyKey {
+            lines.append("vary-key")
+            for entry in varyKey.entries {
+                lines.append(entry.value.map { "vary \(entry.name): \($0)" } ?? "vary \(entry.name)")
+            }
+        }
+        return lines
+    }
+
+    /// Reads one line of `encodedLines()`; false when it is malformed.
+    mutating func decode(key: Substring, value: Substring) -> Bool {
+        switch key {
+        case "status":
+            guard let s = Int(value), (100...999).contains(s) else { return false }
+            status = s
+        case "request-time":
+            guard let t = Int64(value) else { return false }
+            requestTime = t
+        case "response-time":
+            guard let t = Int64(value) else { return false }
+            responseTime = t
+        case "header":
+            guard let colon = value.firstIndex(of: ":") else { return false }
+            let name = String(value[..<colon])
+            let fieldValue = value[value.index(after: colon)...].drop { $0 == " " }
+            guard !name.isEmpty else { return false }
+            headers.add(name, String(fieldValue))
+        case "vary-key":
+            if varyKey == nil { varyKey = VaryKey(entries: []) }
+        case "vary":
+            var key = varyKey ?? VaryKey(entries: [])
+            if let colon = value.firstIndex(of: ":") {
+                let fieldValue = value[value.index(after: colon)...].drop { $0 == " " }
+                key.entries.append(.init(name: String(value[..<colon]), value: String(fieldValue)))
+            } else {
+                key.entries.append(.init(name: String(value), value: nil))
+            }
+            varyKey = key
+        default:
+            return false
+        }
+        return true
+    }
+}
