@@ -1,0 +1,293 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// RFC 9111 semantics against a real nginx origin whose locations set the
+/// caching fields; nginx's access log is the judge of what reached it.
+final class SharedCacheTests: XCTestCase {
+    /// nginx locations, one per caching rule.
+    static let locations = """
+        location /private/ { add_header Cache-Control "private"; }
+        location /nostore/ { add_header Cache-Control "no-store"; }
+        location /short/ { add_header Cache-Control "max-age=1"; }
+        location /nocache/ { add_header Cache-Control "no-cache"; }
+        location /mustrev/ { add_header Cache-Control "max-age=1, must-revalidate"; }
+        location /long/ { add_header Cache-Control "max-age=600"; }
+        location /vary/ {
+            add_header Vary "Accept-Language";
+            add_header Cache-Control "max-age=600";
+            try_files /$lang$uri =404;
+        }
+        location /gz/ {
+            gzip_static on; gzip_vary on; gzip_proxied any;
+            add_header Cache-Control "max-age=600";
+        }
+"""
+    static let httpConfig = """
+        map $http_accept_language $lang { default en; ~^fr fr; }
+"""
+
+    private var directory: TemporaryDirectory!
+    private var root: URL!
+    private var origin: NginxOrigin!
+    private var server: HTTPCacheServer!
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory(prefix: "httpcache-rfc9111")
+        root = directory.url.appendingPathComponent("www")
+        for sub in ["private", "nostore", "short", "nocache", "mustrev", "long", "gz", "en/vary", "fr/vary", "plain"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
+    }
+
+    override func tearDown() {
+        server?.stop()
+        origin?.stop()
+    }
+
+    private func startProxy(_ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.url.appendingPathComponent("cache").path)
+        configure(&configuration)
+        server = HTTPCacheServer(configuration: configuration)
+        try server.start()
+    }
+
+    private func file(_ path: String, size: Int, seed: UInt64 = 1) throws -> TestFile {
+        let url = root.appendingPathComponent(path)
+        return try TestFile.random(size: size, seed: seed, in: url.deletingLastPathComponent(),
+                                   name: url.lastPathComponent)
+    }
+
+    private func get(_ path: String, range: String? = nil, headers: [(String, String)] = []) throws -> RawResponse {
+        try RawHTTPClient.get(url: try server.proxyURL(for: origin.url(path)), range: range, headers: headers,
+                              timeout: 30)
+    }
+
+    private func log(_ path: String) -> [AccessLogEntry] {
+        origin.accessLog().filter { $0.uri == path }
+    }
+
+    // MARK: storing (RFC 9111 §3)
+
+    func testPrivateNoStoreAndAuthorizationAreNotShared() throws {
+        try startProxy()
+        let a = try file("private/a.bin", size: 50_000)
+        let b = try file("nostore/b.bin", size: 50_000, seed: 2)
+        let c = try file("long/c.bin", size: 50_000, seed: 3)
+        for _ in 0..<2 {
+            XCTAssertBytes(try get("/private/a.bin").body, equal: a)
+            XCTAssertBytes(try get("/nostore/b.bin").body, equal: b)
+        }
+        XCTAssertBytes(try get("/long/c.bin", headers: [("Authorization", "Bearer one")]).body, equal: c)
+        XCTAssertBytes(try get("/long/c.bin").body, equal: c)
+        _ = origin.accessLog(waitingFor: 6)
+        XCTAssertEqual(log("/private/a.bin").count, 2, "a private response is fetched for each client")
+        XCTAssertEqual(log("/nostore/b.bin").count, 2, "a no-store response is fetched for each client")
+        XCTAssertEqual(log("/long/c.bin").count, 2, "a response to an Authorization request is not reused")
+        // And the public one now is stored: a third request stays in the cache.
+        XCTAssertBytes(try get("/long/c.bin").body, equal: c)
+        XCTAssertEqual(log("/long/c.bin").count, 2)
+    }
+
+    // MARK: freshness and validation (§4)
+
+    func testFreshIsServedThenStaleIsRevalidatedWith304() throws {
+        try startProxy()
+        let f = try file("short/f.bin", size: 300_000)
+        XCTAssertBytes(try get("/short/f.bin").body, equal: f)
+        let hit = try get("/short/f.bin")
+        XCTAssertBytes(hit.body, equal: f)
+        XCTAssertNotNil(hit.header("Age"), "a cached response carries Age")
+        XCTAssertEqual(hit.header("Cache-Control"), "max-age=1", "stored end-to-end fields are replayed")
+        XCTAssertEqual(log("/short/f.bin").count, 1, "fresh: no origin traffic")
+        Thread.sleep(forTimeInterval: 2.1)
+        let revalidated = try get("/short/f.bin", range: "bytes=1000-1999")
+        XCTAssertEqual(revalidated.status, 206)
+        XCTAssertBytes(revalidated.body, equal: f, range: 1000..<2000)
+        let entries = origin.accessLog(waitingFor: 2)
+        XCTAssertEqual(entries.count, 2)
+        XCTAssertEqual(entries.last?.status, 304, "the stale response was revalidated conditionally")
+        XCTAssertEqual(entries.last?.bodyBytes, 0, "no body bytes were fetched again")
+    }
+
+    func testChangedResourceIsSeenAfterExpiry() throws {
+        try startProxy()
+        let old = try file("short/c.bin", size: 100_000, seed: 1)
+        XCTAssertBytes(try get("/short/c.bin").body, equal: old)
+        Thread.sleep(forTimeInterval: 1.1)
+        let new = try file("short/c.bin", size: 120_000, seed: 9)
+        Thread.sleep(forTimeInterval: 1.0)
+        let response = try get("/short/c.bin")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertBytes(response.body, equal: new)
+    }
+
+    func testNoCacheIsRevalidatedEveryTime() throws {
+        try startProxy()
+        let f = try file("nocache/n.bin", size: 40_000)
+        for _ in 0..<3 { XCTAssertBytes(try get("/nocache/n.bin").body, equal: f) }
+        let entries = origin.accessLog(waitingFor: 3)
+        XCTAssertEqual(entries.map(\.status), [206, 304, 304])
+    }
+
+    func testStaleIsServedOfflineButNotWithMustRevalidate() throws {
+        try startProxy()
+        let s = try file("short/s.bin", size: 60_000)
+        let m = try file("mustrev/m.bin", size: 60_000, seed: 5)
+        XCTAssertBytes(try get("/short/s.bin").body, equal: s)
+        XCTAssertBytes(try get("/mustrev/m.bin").body, equal: m)
+        origin.stop()
+        Thread.sleep(forTimeInterval: 2.1)
+        let stale = try get("/short/s.bin")
+        XCTAssertEqual(stale.status, 200)
+        XCTAssertBytes(stale.body, equal: s)
+        XCTAssertEqual(try get("/mustrev/m.bin").status, 504)
+    }
+
+    func testOnlyIfCachedGives504WhenNothingFreshIsStored() throws {
+        try startProxy()
+        let f = try file("short/o.bin", size: 10_000)
+        XCTAssertBytes(try get("/short/o.bin").body, equal: f)
+        XCTAssertEqual(try get("/short/o.bin", headers: [("Cache-Control", "only-if-cached")]).status, 200)
+        Thread.sleep(forTimeInterval: 2.1)
+        XCTAssertEqual(try get("/short/o.bin", headers: [("Cache-Control", "only-if-cached")]).status, 504)
+        XCTAssertEqual(log("/short/o.bin").count, 1)
+    }
+
+    // MARK: variants (§4.1) and encodings
+
+    func testVaryByAcceptLanguageIsNeverMixed() throws {
+        try startProxy()
+        let en = try file("en/vary/v.bin", size: 30_000, seed: 11)
+        let fr = try file("fr/vary/v.bin", size: 30_000, seed: 12)
+        // The proxy must forward Accept-Language (it does by default) and key by it.
+        for _ in 0..<2 {
+            XCTAssertBytes(try get("/vary/v.bin", headers: [("Accept-Language", "en")]).body, equal: en)
+            XCTAssertBytes(try get("/vary/v.bin", headers: [("Accept-Language", "fr")]).body, equal: fr)
+        }
+        XCTAssertEqual(log("/vary/v.bin").count, 2, "one origin fetch per variant, then hits")
+    }
+
+    func testGzipOriginGivesConsistentHeadersAndBytes() throws {
+        try startProxy()
+        let f = try file("gz/g.bin", size: 200_000, seed: 4)
+        // nginx compresses on the fly only whole responses; precompressed
+        // files (gzip_static) are served with ranges, as a CDN does.
+        let gz = try TestTools.run("gzip", ["-k", "-f", root.appendingPathComponent("gz/g.bin").path])
+        XCTAssertTrue(gz.succeeded, gz.stderr)
+        let target = origin.url("/gz/g.bin")
+        func fetch(_ headers: [(String, String)]) throws -> RawResponse {
+            let connection = try RawHTTPConnection(port: server.port)
+            defer { connection.close() }
+            return try connection.request(path: target, headers: headers)
+        }
+        for _ in 0..<2 {
+            let compressed = try fetch([("Accept-Encoding", "gzip")])
+            XCTAssertEqual(compressed.status, 200)
+            XCTAssertEqual(compressed.header("Content-Encoding"), "gzip", "the origin's coding is kept and sent")
+            try assertDecodes(compressed, to: f)
+            let identity = try fetch([])
+            XCTAssertEqual(identity.status, 200)
+            XCTAssertNil(identity.header("Content-Encoding"), "no coding the client did not accept")
+            XCTAssertBytes(identity.body, equal: f)
+        }
+        XCTAssertEqual(log("/gz/g.bin").count, 2, "one origin fetch per coding, then hits")
+    }
+
+    /// The body decodes per its Content-Encoding to the file's bytes.
+    private func assertDecodes(_ response: RawResponse, to file: TestFile, line: UInt = #line) throws {
+        guard response.header("Content-Encoding") == "gzip" else {
+            return XCTAssertBytes(response.body, equal: file, line: line)
+        }
+        let path = directory.file("body.gz")
+        try Data(response.body).write(to: path)
+        let result = try TestTools.run("gzip", ["-dc", path.path])
+        XCTAssertTrue(result.succeeded, "gzip -dc: \(result.stderr)", line: line)
+        XCTAssertBytes(Array(result.stdoutData), equal: file, line: line)
+    }
+
+    // MARK: intermediary duties (RFC 9110 §7.6)
+
+    func testViaOnBothSidesAndARedirectLoopEndsWith508() throws {
+        // The origin redirects into the proxy's own URL for the same path.
+        let originPort = try TestTools.freePort()
+        try startProxy()
+        let loopURL = "http://127.0.0.1:\(originPort)/loop"
+        let proxied = try server.proxyURL(for: loopURL)
+        origin.stop()
+        origin = try NginxOrigin(root: root, port: originPort,
+                                 extraServerConfig: Self.locations + "location = /loop { return 302 \(proxied); }",
+                                 extraHTTPConfig: Self.httpConfig)
+        let f = try file("long/via.bin", size: 1000)
+        let response = try get("/long/via.bin")
+        XCTAssertBytes(response.body, equal: f)
+        XCTAssertTrue(response.header("Via")?.contains("httpcache-") ?? false, "Via on responses")
+        let started = Date()
+        let looped = try RawHTTPClient.get(url: proxied, timeout: 10)
+        XCTAssertEqual(looped.status, 508)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "the loop ends at once")
+        XCTAssertEqual(log("/loop").count, 1, "one trip round the loop, no more")
+    }
+
+    func testHostMissingOrDuplicatedIs400() throws {
+        try startProxy()
+        for head in ["GET /ping HTTP/1.1\r\n\r\n", "GET /ping HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"] {
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send(head)
+            XCTAssertEqual(try connection.readResponse().status, 400, head)
+            connection.close()
+        }
+        let connection = try RawHTTPConnection(port: server.port)
+        try connection.send("CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n")
+        XCTAssertEqual(try connection.readResponse().status, 405)
+    }
+
+    // MARK: proxy modes
+
+    func testCurlAsForwardProxyIsByteExactAndCached() throws {
+        try startProxy()
+        let f = try file("plain/movie.bin", size: 400_000, seed: 21)
+        let out = directory.file("curl.out")
+        for _ in 0..<2 {
+            let result = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.port)",
+                                                    origin.url("/plain/movie.bin"), "-o", out.path])
+            XCTAssertTrue(result.succeeded, result.stderr)
+            XCTAssertBytes(Array(try Data(contentsOf: out)), equal: f)
+        }
+        let ranged = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.port)", "-r", "1000-1999",
+                                                origin.url("/plain/movie.bin"), "-o", out.path])
+        XCTAssertTrue(ranged.succeeded, ranged.stderr)
+        XCTAssertBytes(Array(try Data(contentsOf: out)), equal: f, range: 1000..<2000)
+        XCTAssertEqual(log("/plain/movie.bin").count, 1, "the second and third requests were hits")
+    }
+
+    func testForwardProxyRelaysRedirectsAndStatuses() throws {
+        origin.stop()
+        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations + """
+            location = /moved { return 301 /plain/x.bin; }
+            location = /odd { return 299 "odd"; }
+            """, extraHTTPConfig: Self.httpConfig)
+        try startProxy()
+        let connection = try RawHTTPConnection(port: server.port)
+        let moved = try connection.request(path: origin.url("/moved"))
+        XCTAssertEqual(moved.status, 301, "redirects are relayed, not followed")
+        XCTAssertTrue(moved.header("Location")?.hasSuffix("/plain/x.bin") ?? false)
+        let odd = try connection.request(path: origin.url("/odd"))
+        XCTAssertEqual(odd.status, 299)
+        XCTAssertEqual(odd.bodyString, "odd")
+    }
+
+    func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
+        try startProxy { $0.origin = self.origin.baseURL }
+        let f = try file("plain/r.bin", size: 250_000, seed: 31)
+        let connection = try RawHTTPConnection(port: server.port)
+        let whole = try connection.request(path: "/plain/r.bin?x=1")
+        XCTAssertEqual(whole.status, 200)
+        XCTAssertBytes(whole.body, equal: f)
+        let part = try connection.get("/plain/r.bin?x=1", range: "bytes=5000-9999")
+        XCTAssertEqual(part.status, 206)
+        XCTAssertBytes(part.body, equal: f, range: 5000..<10000)
+        XCTAssertEqual(origin.accessLog().filter { $0.uri == "/plain/r.bin?x=1" }.count, 1)
+    }
+}
