@@ -8,6 +8,9 @@ package struct BodyRequest: Sendable {
     /// The single Range honoured (several are answered whole, as RFC 9110 allows).
     package var range: ByteRangeSpec?
     package var ifRange: String?
+    /// The client's If-Match, If-None-Match, If-Modified-Since and
+    /// If-Unmodified-Since fields, evaluated against the stored response.
+    package var preconditions = HTTPHeaders()
 
     package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,
                  range: ByteRangeSpec? = nil, ifRange: String? = nil) {
@@ -26,6 +29,9 @@ package struct BodyRequest: Sendable {
         }
         self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
                   range: spec, ifRange: head.headers["if-range"])
+        for name in Preconditions.fields {
+            for value in head.headers.values(name) { preconditions.add(name, value) }
+        }
     }
 }
 

@@ -155,6 +155,49 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(log("/short/o.bin").count, 1)
     }
 
+    func testClientPreconditionsAreAnsweredFromTheCache() throws {
+        try startProxy()
+        let f = try file("long/p.bin", size: 70_000, seed: 8)
+        let first = try get("/long/p.bin")
+        XCTAssertBytes(first.body, equal: f)
+        let etag = try XCTUnwrap(first.header("ETag"))
+        let lastModified = try XCTUnwrap(first.header("Last-Modified"))
+        let notModified = try get("/long/p.bin", headers: [("If-None-Match", etag)])
+        XCTAssertEqual(notModified.status, 304)
+        XCTAssertTrue(notModified.body.isEmpty)
+        XCTAssertNil(notModified.header("Content-Length"), "a 304 has no body and says no length of one")
+        XCTAssertEqual(notModified.header("ETag"), etag)
+        XCTAssertEqual(try get("/long/p.bin", headers: [("If-Modified-Since", lastModified)]).status, 304)
+        XCTAssertEqual(try get("/long/p.bin", headers: [("If-Match", "\"other\"")]).status, 412)
+        XCTAssertEqual(try get("/long/p.bin", headers: [("If-Unmodified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")]).status,
+                       412)
+        let changed = try get("/long/p.bin", headers: [("If-None-Match", "\"other\"")])
+        XCTAssertEqual(changed.status, 200)
+        XCTAssertBytes(changed.body, equal: f)
+        XCTAssertEqual(log("/long/p.bin").count, 1, "every precondition was decided by the cache")
+    }
+
+    func testRequestNoCacheRevalidatesAndStaleWhileRevalidateServesAtOnce() throws {
+        origin.stop()
+        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations + """
+            location /swr/ { add_header Cache-Control "max-age=1, stale-while-revalidate=60"; }
+            """, extraHTTPConfig: Self.httpConfig)
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("swr"), withIntermediateDirectories: true)
+        try startProxy()
+        let f = try file("long/r.bin", size: 20_000, seed: 6)
+        XCTAssertBytes(try get("/long/r.bin").body, equal: f)
+        XCTAssertBytes(try get("/long/r.bin", headers: [("Cache-Control", "no-cache")]).body, equal: f)
+        XCTAssertEqual(origin.accessLog(waitingFor: 2).last?.status, 304, "request no-cache revalidates")
+
+        let w = try file("swr/w.bin", size: 20_000, seed: 7)
+        XCTAssertBytes(try get("/swr/w.bin").body, equal: w)
+        Thread.sleep(forTimeInterval: 2.1)
+        origin.stop()
+        let stale = try get("/swr/w.bin")
+        XCTAssertEqual(stale.status, 200, "stale-while-revalidate: served without waiting for the origin")
+        XCTAssertBytes(stale.body, equal: w)
+    }
+
     // MARK: variants (§4.1) and encodings
 
     func testVaryByAcceptLanguageIsNeverMixed() throws {
