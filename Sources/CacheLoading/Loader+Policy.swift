@@ -143,3 +143,16 @@ extension Loader {
                                   varyKey: VaryKey(vary: response.headers, request: request))
     }
 }
+
+extension Loader {
+    /// Invalidates every stored response of these origin URLs, each variant
+    /// included (RFC 9111 §4.4): removed, or, while in use, kept only for
+    /// the responses already using it.
+    package func invalidate(urls: Set<String>) {
+        for resource in Array(store.resources.values) where urls.contains(resource.url) {
+            logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])
+            states[resource.key]?.notShared = true
+            store.remove(resource)
+        }
+    }
+}

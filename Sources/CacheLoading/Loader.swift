@@ -15,7 +15,7 @@ package final class Loader {
     let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand).
     package private(set) var lastErrors: [String: String] = [:]
-    private var states: [String: ResourceState] = [:]
+    var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
     /// Origin traffic, counted where it happens.
     package private(set) var counters = EngineCounters()

@@ -28,7 +28,7 @@ final class ClientConnection: SocketDelegate {
     private var pending: [Event] = []
     private var running = false
     /// The response in flight, if it is not answered at once.
-    private var exchange: ProxyExchange?
+    private var exchange: ActiveExchange?
     private var timer: Deadline?
     /// Data files with sendfile ranges still queued on the socket.
     private var filesInFlight: [DataFile] = []
@@ -81,6 +81,7 @@ final class ClientConnection: SocketDelegate {
         for action in actions {
             switch action {
             case .handle(let head): handle(head)
+            case .handleWithBody(let head, let body): handle(head, body: body)
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
             case .stopReading: socket.stopReading()
@@ -105,7 +106,7 @@ final class ClientConnection: SocketDelegate {
 
     // MARK: requests
 
-    private func handle(_ head: HTTPRequestHead) {
+    private func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
         let isHead = head.method == "HEAD"
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
@@ -116,7 +117,7 @@ final class ClientConnection: SocketDelegate {
         case .refuse(let status, let reason):
             return respondSimple(status, reason + "\n", keepAlive: false, head: head)
         case .transparent(let url):
-            return handleTransparent(head, url: url)
+            return handleTransparent(head, url: url, body: body)
         case .local:
             break
         }
@@ -156,13 +157,15 @@ final class ClientConnection: SocketDelegate {
     }
 
     /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
-    private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL) {
-        guard head.method == "GET" || head.method == "HEAD" else {
-            return respondSimple(405, "Method not allowed: only GET and HEAD pass through this proxy\n",
-                                 keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
-        }
-        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
-            return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
+    /// GET and HEAD without a body go through the cache; any other request
+    /// passes through to the origin uncached, with its body.
+    private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
+        guard (head.method == "GET" || head.method == "HEAD") && body == nil else {
+            let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
+                                                  server: server)
+            self.exchange = passthrough
+            passthrough.start()
+            return
         }
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
                                      server: server, transparent: true)
@@ -207,6 +210,7 @@ final class ClientConnection: SocketDelegate {
         case .uriTooLong: return "Request line too long\n"
         case .headersTooLarge: return "Request header fields too large\n"
         case .versionNotSupported: return "HTTP version not supported\n"
+        case .contentTooLarge: return "Request body too large for this proxy\n"
         }
     }
 

@@ -67,7 +67,7 @@ package enum UpstreamHeaders {
     /// The request head for one hop. `extra` wins over the caller's fields of
     /// the same name; credentials stay with the origin first asked.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
-                        configuration: UpstreamConfiguration) -> [UInt8] {
+                        configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
         let sameOrigin = url.authorityKey == originalURL.authorityKey
         func allowed(_ name: String) -> Bool {
             sameOrigin || !credentials.contains(name.lowercased())
@@ -89,7 +89,12 @@ package enum UpstreamHeaders {
         // forwarded the client's Accept-Encoding (the coding is then stored
         // with the response and ranges address the encoded bytes).
         if !headers.contains("Accept-Encoding") { text += "Accept-Encoding: identity\r\n" }
+        // A body always goes with its length; so does an empty one of a
+        // method whose requests usually have one.
+        if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
+            text += "Content-Length: \(body.count)\r\n"
+        }
         text += "Connection: keep-alive\r\n\r\n"
-        return Array(text.utf8)
+        return Array(text.utf8) + (body ?? [])
     }
 }

@@ -33,8 +33,12 @@ package final class UpstreamTask {
     /// A redirect body longer than this is not worth reading to keep the connection.
     private static let maxSkippedBody = 64 << 10
 
+    /// The request body (pass-through requests), sent with Content-Length.
+    let body: [UInt8]?
+
     init(url: OriginURL, start: OriginURL, method: String, headers: HTTPHeaders,
-         delegate: UpstreamResponseDelegate, client: UpstreamClient) {
+         delegate: UpstreamResponseDelegate, client: UpstreamClient, body: [UInt8]? = nil) {
+        self.body = body
         self.originalURL = url
         self.url = start
         self.method = method

@@ -321,6 +321,45 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(odd.bodyString, "odd")
     }
 
+    func testReverseProxyPassesPostBodiesThroughAndInvalidates() throws {
+        origin.stop()
+        let port = try TestTools.freePort()
+        let bodies = directory.file("bodies.log")
+        origin = try NginxOrigin(root: root, port: port, extraServerConfig: Self.locations + """
+            location /upload { access_log \(bodies.path) bodies; client_body_buffer_size 1m;
+                               proxy_pass http://127.0.0.1:\(port)/stored; }
+            location /stored { return 201 "stored\\n"; }
+            location /inv/ {
+                if ($request_method = POST) { return 204; }
+                add_header Cache-Control "max-age=600";
+            }
+            """, extraHTTPConfig: Self.httpConfig + "log_format bodies '$request_method $request_uri $request_body';")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("inv"), withIntermediateDirectories: true)
+        try startProxy { $0.origin = self.origin.baseURL }
+        let connection = try RawHTTPConnection(port: server.port)
+        let posted = try connection.request(method: "POST", path: "/upload/x?y=1", body: Array("hello world".utf8))
+        XCTAssertEqual(posted.status, 201)
+        XCTAssertEqual(posted.bodyString, "stored\n")
+        try connection.send("POST /upload/c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + "5\r\nhello\r\n7\r\n chunks\r\n0\r\n\r\n")
+        XCTAssertEqual(try connection.readResponse().status, 201, "a chunked body passes too")
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            ((try? String(contentsOf: bodies, encoding: .utf8)) ?? "").components(separatedBy: "\n").count >= 3
+        })
+        let logged = try String(contentsOf: bodies, encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(logged, ["POST /upload/x?y=1 hello world", "POST /upload/c hello chunks"])
+
+        // A successful POST invalidates the stored response of its URL.
+        let f = try file("inv/i.bin", size: 30_000, seed: 41)
+        XCTAssertBytes(try connection.request(path: "/inv/i.bin").body, equal: f)
+        XCTAssertBytes(try connection.request(path: "/inv/i.bin").body, equal: f)
+        XCTAssertEqual(origin.accessLog().filter { $0.uri == "/inv/i.bin" }.count, 1)
+        XCTAssertEqual(try connection.request(method: "POST", path: "/inv/i.bin", body: Array("x".utf8)).status, 204)
+        XCTAssertBytes(try connection.request(path: "/inv/i.bin").body, equal: f)
+        XCTAssertEqual(origin.accessLog(waitingFor: 3).filter { $0.uri == "/inv/i.bin" }.map(\.method),
+                       ["GET", "POST", "GET"], "the POST invalidated the stored response")
+    }
+
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
         try startProxy { $0.origin = self.origin.baseURL }
         let f = try file("plain/r.bin", size: 250_000, seed: 31)
