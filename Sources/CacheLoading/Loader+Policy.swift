@@ -156,3 +156,13 @@ extension Loader {
         }
     }
 }
+
+extension Loader {
+    /// Whether a response for this request is stored (its head known), so a
+    /// HEAD can be answered from the cache instead of being passed through.
+    package func hasStoredHead(primaryKey: String, request: HTTPHeaders) -> Bool {
+        let key = ResourceStore.key(for: variantKey(primary: primaryKey, request: request))
+        guard let resource = store.resources[key], !resource.isTransient else { return false }
+        return resource.totalLength != nil
+    }
+}

@@ -158,9 +158,12 @@ final class ClientConnection: SocketDelegate {
 
     /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
     /// GET and HEAD without a body go through the cache; any other request
-    /// passes through to the origin uncached, with its body.
+    /// passes through to the origin uncached, with its body. A HEAD of
+    /// something not stored passes through too: a HEAD never fetches a body.
     private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        guard (head.method == "GET" || head.method == "HEAD") && body == nil else {
+        let headMiss = head.method == "HEAD"
+            && !server.loader.hasStoredHead(primaryKey: server.engine.cacheKey(for: url.string), request: head.headers)
+        guard (head.method == "GET" || head.method == "HEAD") && body == nil && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)
             self.exchange = passthrough

@@ -371,5 +371,16 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(part.status, 206)
         XCTAssertBytes(part.body, equal: f, range: 5000..<10000)
         XCTAssertEqual(origin.accessLog().filter { $0.uri == "/plain/r.bin?x=1" }.count, 1)
+        // HEAD: from the cache when stored; passed through (as HEAD, no body) when not.
+        let cachedHead = try connection.request(method: "HEAD", path: "/plain/r.bin?x=1")
+        XCTAssertEqual(cachedHead.contentLength, 250_000)
+        let g = try file("plain/h.bin", size: 123_456, seed: 32)
+        let missHead = try connection.request(method: "HEAD", path: "/plain/h.bin")
+        XCTAssertEqual(missHead.status, 200)
+        XCTAssertEqual(missHead.contentLength, g.bytes.count)
+        let heads = origin.accessLog(waitingFor: 2).filter { $0.uri == "/plain/h.bin" }
+        XCTAssertEqual(heads.map(\.method), ["HEAD"])
+        XCTAssertEqual(heads.first?.bodyBytes, 0)
+        XCTAssertEqual(origin.accessLog().filter { $0.uri == "/plain/r.bin?x=1" }.count, 1)
     }
 }
