@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "CacheLoading", dependencies: ["CacheStorage", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheProxy", dependencies: ["CacheLoading", .product(name: "Logging", package: "swift-log")]),
         .target(name: "HTTPCache", dependencies: ["CacheProxy", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "HTTPCacheC", dependencies: ["HTTPCache", "CacheUpstream"]),
+        .target(name: "HTTPCacheC", dependencies: ["HTTPCache", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "HTTPCacheCLI",
             dependencies: ["HTTPCache", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -64,6 +64,8 @@ let package = Package(
         .testTarget(name: "CacheProxyTests", dependencies: ["CacheProxy"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BenchmarkSmokeTests"),
+        // The hc_ functions called from Swift (debug build, no install step).
+        .testTarget(name: "HTTPCacheCTests", dependencies: ["HTTPCacheC"]),
     ],
     swiftLanguageModes: [.v6]
 )

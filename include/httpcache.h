@@ -109,37 +109,47 @@ void hc_config_free(hc_config *config);
 /* ------------------------------------------------------------------- cache */
 
 /* An open cache: the folder locked, the loops running, downloads possible.
- * No server listens until hc_serve. All hc_cache calls are thread-safe. */
+ * No server listens until hc_serve. All hc_cache calls are thread-safe, except
+ * hc_close, which frees the cache: no other call on it may run concurrently
+ * with hc_close or follow it. */
 typedef struct hc_cache hc_cache;
 
 /* Opens the cache folder named by the configuration's "cache-dir" (created if
- * missing). Copies the configuration: it may be freed at once. Blocks while
- * the folder is scanned. HC_EBUSY when the folder is already open; HC_EIO when
- * it cannot be created or read; HC_EINVAL without "cache-dir". Any thread;
- * free the cache with hc_close. */
+ * missing). Copies the configuration (log callback included): it may be freed
+ * at once. Blocks while the folder is scanned. HC_EBUSY when the folder is
+ * already open, by another process or by this one (under any spelling of its
+ * path); HC_EIO when it cannot be created or read; HC_EINVAL without
+ * "cache-dir" or with a NULL argument. On failure *out is set to NULL and the
+ * reason is logged at warning level. Any thread; free the cache with
+ * hc_close. */
 int hc_open(const hc_config *config, hc_cache **out);
 
-/* Stops serving, cancels every reader and preload (their blocked calls return
- * HC_ECLOSED, preloads' done gets HC_ECLOSED), flushes metadata and unlocks
- * the folder. Blocks until that is done; no callback runs after it returns.
+/* Cancels every reader and preload (their blocked calls return HC_ECLOSED,
+ * preloads' done gets HC_ECLOSED), stops serving, ends downloads, flushes
+ * metadata, unlocks the folder (it may be opened again at once) and frees the
+ * cache. Blocks until that is done; no callback runs after it returns.
  * Frees no reader or preload handle: free those afterwards as usual. Must not
- * be called from a library callback. NULL is fine. */
+ * be called from a library callback, nor concurrently with another call on
+ * the same cache. NULL is fine. */
 void hc_close(hc_cache *cache);
 
 /* Starts the HTTP proxy on the configuration's host and port and returns at
- * once (the listening socket is bound before it returns). HC_EINVAL if
- * already serving; HC_EIO if the address cannot be bound. */
+ * once (the listening socket is bound before it returns; requests are served
+ * on a library thread). HC_EINVAL if already serving; HC_EIO if the address
+ * cannot be bound (the reason is logged at warning level). Thread-safe. */
 int hc_serve(hc_cache *cache);
 
 /* The port the proxy listens on (the real one when "port" was 0), or a
- * negative code (HC_EINVAL) before hc_serve. */
+ * negative code (HC_EINVAL) before hc_serve. Thread-safe, no I/O. */
 int hc_port(const hc_cache *cache);
 
 /* Writes the proxy URL of `origin_url` into `buf` with the snprintf contract:
  * returns the length of the full URL excluding the NUL, writes at most `size`
  * bytes (always NUL-terminated when size > 0); buf NULL with size 0 asks for
- * the length. Negative code before hc_serve (HC_EINVAL) or for a non-http(s)
- * URL (HC_EINVAL). No I/O. */
+ * the length. The URL is http://HOST:PORT/p/... with the configuration's host
+ * and the listening port. Negative code before hc_serve (HC_EINVAL), for a
+ * URL that is not absolute http(s) (HC_EINVAL) and for buf NULL with size > 0
+ * (HC_EINVAL). Thread-safe, no I/O. */
 int hc_proxy_url(const hc_cache *cache, const char *origin_url, char *buf, size_t size);
 
 /* ------------------------------------------------------ in-process reader */
@@ -216,23 +226,31 @@ void hc_preload_free(hc_preload *preload);
 
 /* -------------------------------------------------------- cache operations */
 
-/* Bytes the cache keeps on disk, or a negative code. Thread-safe. */
+/* Bytes the cache keeps on disk, or a negative code (HC_EINVAL for NULL).
+ * Thread-safe. */
 int64_t hc_cache_size(hc_cache *cache);
 
-/* Removes a resource from the cache (HC_ENOTFOUND if it is not cached).
- * Thread-safe, blocks on file I/O. */
+/* Removes a resource from the cache (HC_ENOTFOUND if it is not cached); one
+ * being read or downloaded goes once that ends. Thread-safe, blocks on file
+ * I/O. */
 int hc_cache_remove(hc_cache *cache, const char *url);
 
 /* Removes every cached resource. Thread-safe, blocks on file I/O. */
 int hc_cache_clear(hc_cache *cache);
 
 /* Copies a complete cached resource to the file `path` (the stored bytes:
- * ciphertext when decryption is set). HC_ENOTFOUND if absent, HC_ERANGE if
- * incomplete. Thread-safe, blocks on file I/O. */
+ * ciphertext when decryption is set), replacing any file there. HC_ENOTFOUND
+ * if absent, HC_ERANGE if incomplete, HC_EIO if `path` cannot be written.
+ * The copy may be a hard link to the cache's own file (no bytes copied): to
+ * change it, write a new file and rename it over `path`, never write into it.
+ * Thread-safe, blocks on file I/O. */
 int hc_cache_export(hc_cache *cache, const char *url, const char *path);
 
-/* Stores the file `path` as the complete resource `url`. Thread-safe, blocks
- * on file I/O. */
+/* Stores the file `path` as the complete resource `url` (no content type),
+ * replacing a cached one. HC_ENOTFOUND if `path` is not a readable file,
+ * HC_EBUSY while `url` is being read or downloaded, HC_EIO on a write error.
+ * The cache may hard-link `path` instead of copying it: do not write into
+ * that file afterwards. Thread-safe, blocks on file I/O. */
 int hc_cache_import(hc_cache *cache, const char *url, const char *path);
 
 /* One cached resource; `total_length` is -1 when unknown, `complete` nonzero
@@ -240,8 +258,10 @@ int hc_cache_import(hc_cache *cache, const char *url, const char *path);
 typedef void (*hc_list_fn)(void *userdata, const char *url, int64_t cached_bytes, int64_t total_length,
                            int complete);
 
-/* Calls `fn` for every cached resource, on the calling thread, before it
- * returns. Thread-safe. */
+/* Calls `fn` for every cached resource (a snapshot, most recently used first),
+ * on the calling thread, before it returns. `fn` may call other hc_cache
+ * functions on this cache, but not hc_close. HC_EINVAL when `fn` is NULL.
+ * Thread-safe. */
 int hc_cache_list(hc_cache *cache, hc_list_fn fn, void *userdata);
 
 /* ------------------------------------------------------------- decryption */

@@ -64,11 +64,7 @@ package final class Loader {
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
-            for other in state.downloads where !other.finished {
-                if let otherEnd = other.end, other.position < range.lowerBound, otherEnd > range.lowerBound {
-                    other.end = range.lowerBound
-                }
-            }
+            for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
         } else if download.isValidation {
             state.validation = download
         } else {
@@ -91,7 +87,7 @@ package final class Loader {
         }
         headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
-        logger.debug("fetch \(url.string) \(download.rangeHeader)")
+        logger.debug("fetch", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)"])
         download.task = client.get(url, headers: headers, delegate: download, followsRedirects: followsRedirects)
         return download
     }
@@ -107,10 +103,12 @@ package final class Loader {
         let resource = state.resource
         let url = state.originURL?.string ?? resource.url
         if !policy.cacheable(resource.metadata.contentType) {
-            logger.info("not caching \(url): content type \(resource.metadata.contentType ?? "none") is outside the policy")
+            logger.info("not caching: the content type is outside the policy", metadata: [
+                "url": "\(url)", "type": "\(resource.metadata.contentType ?? "none")"])
             resource.makeTransient()
         } else if let length = resource.totalLength, length > store.maxBytes {
-            logger.info("not keeping \(url): \(length) bytes exceed the cache limit of \(store.maxBytes); streaming it")
+            logger.info("not keeping: larger than the cache limit; streaming it", metadata: [
+                "url": "\(url)", "length": "\(length)", "limit": "\(store.maxBytes)"])
             resource.makeTransient()
         }
     }
@@ -120,7 +118,7 @@ package final class Loader {
     /// the resource's generation.
     func versionChanged(_ state: ResourceState, reason: String, except current: Download) {
         let url = state.originURL?.string ?? state.resource.url
-        logger.warning("\(url) changed at the origin (\(reason)): dropping its cached bytes")
+        logger.warning("changed at the origin: dropping its cached bytes", metadata: ["url": "\(url)", "change": "\(reason)"])
         state.resource.reset(url: state.resource.url)
         state.headKnown = false
         for download in state.downloads where download !== current { download.cancel() }
@@ -129,7 +127,7 @@ package final class Loader {
     func leave(_ download: Download) {
         download.interest -= 1
         if download.interest <= 0 && !download.finished && !download.hasWrittenAll {
-            logger.debug("cancel unwanted download \(download.rangeHeader)")
+            logger.debug("cancel unwanted download", metadata: ["range": "\(download.rangeHeader)"])
             download.cancel()
         }
     }
@@ -147,11 +145,12 @@ package final class Loader {
             lastErrors[url.string] = failure.description
             switch failure {
             case .originStatus(let status, _, _):
-                logger.info("origin answered \(status) for \(url.string)")
+                logger.info("origin answered an error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
             case .changed:
                 break  // logged by versionChanged
             default:
-                logger.warning("download failed for \(url.string) \(download.rangeHeader): \(failure)")
+                logger.warning("download failed", metadata: [
+                    "url": "\(url.string)", "range": "\(download.rangeHeader)", "error": "\(failure)"])
             }
         }
         state.resource.users -= 1

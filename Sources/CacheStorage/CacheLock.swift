@@ -16,6 +16,11 @@ package final class CacheLock: @unchecked Sendable {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let owner = CacheLock.readOwner(folder: folder)
             close(fd)
+            // flock belongs to the open file, not the process: a second open in
+            // this process is refused as well, which is what callers rely on.
+            if owner?.pid == getpid() {
+                throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
+            }
             let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
             throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
         }
@@ -24,6 +29,12 @@ package final class CacheLock: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+
+    /// Lets another owner take the folder now, before this object goes away
+    /// (a closed cache may still be referenced). Safe to call more than once.
+    package func release() {
+        flock(fd, LOCK_UN)
+    }
 
     /// Writes who owns the folder: pid, and for a serving proxy its address
     /// and the admin token that `httpcache cache …` uses to talk to it.

@@ -142,11 +142,15 @@ package final class Resource {
         if unflushedBytes >= store.flushThreshold { store.flush(self) }
     }
 
-    /// Marks the resource as just used (LRU order). Persisted with the next flush.
+    /// Marks the resource as just used (LRU order). Batched into the access
+    /// journal: a hit causes no metadata write of its own.
     package func touch() {
         metadata.lastAccess = store.clock()
-        needsFlush = true
+        store.noteAccess(self)
     }
+
+    /// The access time found in the journal at start.
+    func setLastAccess(_ milliseconds: Int64) { metadata.lastAccess = milliseconds }
 
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }

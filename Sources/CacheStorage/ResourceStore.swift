@@ -26,6 +26,8 @@ package final class ResourceStore {
     var openFiles = 0
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
+    /// Last-access times of hits, batched (see AccessJournal).
+    private var journal: AccessJournal
     /// A ready folder for the next new resource (see SpareFolder).
     let spare: SpareFolder
 
@@ -40,6 +42,7 @@ package final class ResourceStore {
         self.maxBytes = maxBytes
         self.loop = loop
         self.logger = logger
+        journal = AccessJournal(folder: root)
         guard FileIO.makeDirectories(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
@@ -52,9 +55,10 @@ package final class ResourceStore {
         spare = SpareFolder(parent: root + "/spare")
         load()
         spare.prepare()
-        // Access times and bytes of long downloads reach the disk every few seconds.
+        // Bytes of long downloads reach the disk every few seconds, access times with them.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
             for resource in resources.values where resource.needsFlush { flush(resource) }
+            writeJournal()
         }
         evictIfNeeded()
     }
@@ -84,8 +88,11 @@ package final class ResourceStore {
             resources[name] = resource
             totalBytes += resource.available.byteCount
         }
-        if removed > 0 { logger.info("removed \(removed) incomplete cache entries") }
-        logger.debug("loaded \(resources.count) cached resources (\(totalBytes) bytes) from \(root)")
+        for (key, time) in journal.load() {
+            if let resource = resources[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
+        }
+        if removed > 0 { logger.info("removed incomplete cache entries", metadata: ["count": "\(removed)"]) }
+        logger.debug("loaded the cache", metadata: ["resources": "\(resources.count)", "bytes": "\(totalBytes)", "folder": "\(root)"])
     }
 
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
@@ -120,7 +127,8 @@ package final class ResourceStore {
         let wasFull = isDiskFull
         diskFullUntil = clock() + diskFullBackoff
         guard !wasFull else { return }
-        logger.error("the disk of \(root) is full: passing bytes through without caching for \(diskFullBackoff / 1000) s")
+        logger.error("the disk is full: passing bytes through without caching", metadata: [
+            "folder": "\(root)", "seconds": "\(diskFullBackoff / 1000)"])
         let idle = resources.values.filter { $0.users == 0 }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
@@ -205,6 +213,19 @@ package final class ResourceStore {
 
     // MARK: flushing
 
+    /// A hit: the resource was just used. Only the LRU order changes, so this
+    /// is batched into the access journal rather than a durable metadata write.
+    func noteAccess(_ resource: Resource) {
+        journal.note(resource.key, at: resource.metadata.lastAccess)
+    }
+
+    private func writeJournal(blocking: Bool = false) {
+        let resources = self.resources
+        guard let write = journal.takeWrite(current: { resources.mapValues { $0.metadata.lastAccess } }) else { return }
+        let temp = tempRoot
+        if blocking { write.perform(tempFolder: temp) } else { loop.offload({ write.perform(tempFolder: temp) }, done: { _ in }) }
+    }
+
     /// Syncs the data file, then atomically replaces the metadata, off the loop.
     /// One flush per resource at a time; requests during one coalesce into one more.
     func flush(_ resource: Resource) {
@@ -231,7 +252,8 @@ package final class ResourceStore {
             }
             if let failure {
                 // Expected while the disk is full; news otherwise.
-                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata in \(directory): \(failure)")
+                logger.log(level: self.isDiskFull ? .debug : .warning, "cannot write metadata",
+                           metadata: ["folder": "\(directory)", "error": "\(failure)"])
             } else {
                 resource.didFlush(snapshot)
             }
@@ -258,6 +280,7 @@ package final class ResourceStore {
     package func flushAllNow() {
         flushTimer?.cancel()
         flushTimer = nil
+        writeJournal(blocking: true)
         for resource in resources.values where resource.needsFlush || resource.flushAgain {
             guard !resource.isTransient else { continue }
             if resource.flushing {

@@ -38,7 +38,7 @@ package final class UpstreamClient {
                      followsRedirects: Bool = true) -> UpstreamTask {
         loop.assertInLoop()
         let start = followsRedirects ? redirects.target(for: url) ?? url : url
-        if start != url { logger.debug("\(url.string): going straight to \(start.string)") }
+        if start != url { logger.debug("going straight to the remembered redirect target", metadata: ["url": "\(url.string)", "target": "\(start.string)"]) }
         let task = UpstreamTask(url: url, start: start, method: "GET", headers: headers, delegate: delegate, client: self)
         task.followsRedirects = followsRedirects
         dispatch(task)
@@ -125,7 +125,7 @@ package final class UpstreamClient {
         default: triesNext = false
         }
         if triesNext {
-            logger.debug("\(task.url.hostHeader): \(error); trying the next address")
+            logger.debug("trying the next address", metadata: ["host": "\(task.url.hostHeader)", "error": "\(error)"])
             connect(task, rest)
         } else {
             task.fail(error)
@@ -141,7 +141,7 @@ package final class UpstreamClient {
         if retryable && task.mayRetry {
             task.mayRetry = false
             task.connection = nil
-            logger.debug("retrying \(task.url.string) on a fresh connection: \(error)")
+            logger.debug("retrying on a fresh connection", metadata: ["url": "\(task.url.string)", "error": "\(error)"])
             open(for: task)
         } else {
             task.fail(error)
@@ -172,7 +172,7 @@ package final class UpstreamClient {
     // MARK: redirects
 
     func logRedirect(_ status: Int, from: OriginURL, to: OriginURL) {
-        logger.debug("\(status) redirect: \(from.string) → \(to.string)")
+        logger.debug("redirect", metadata: ["status": "\(status)", "from": "\(from.string)", "to": "\(to.string)"])
     }
 
     func rememberRedirect(from url: OriginURL, to target: OriginURL) {
@@ -180,7 +180,7 @@ package final class UpstreamClient {
     }
 
     func forgetRedirect(from url: OriginURL) {
-        logger.debug("forgetting the redirect target of \(url.string)")
+        logger.debug("forgetting the redirect target", metadata: ["url": "\(url.string)"])
         redirects.forget(url)
     }
 

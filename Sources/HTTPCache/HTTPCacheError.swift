@@ -31,20 +31,24 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         /// The cache (or the reader, or the proxy) is closed.
         case closed = -11
 
-        /// A short fixed text for the code (what `hc_strerror` returns).
-        public var text: String {
+        /// A short fixed text for the code.
+        public var text: String { staticText.description }
+
+        /// The text as a static, NUL-terminated literal: `hc_strerror` hands
+        /// out its address, so the C API needs no copy of these texts.
+        public var staticText: StaticString {
             switch self {
-            case .invalidArgument: return "invalid argument"
-            case .noMemory: return "out of memory"
-            case .io: return "input/output error in the cache folder"
-            case .busy: return "cache folder in use"
-            case .notFound: return "not found"
-            case .timedOut: return "timed out"
-            case .canceled: return "canceled"
-            case .upstream: return "origin failed"
-            case .tls: return "TLS failed"
-            case .range: return "range not satisfiable"
-            case .closed: return "closed"
+            case .invalidArgument: "invalid argument"
+            case .noMemory: "out of memory"
+            case .io: "input/output error in the cache folder"
+            case .busy: "cache folder in use"
+            case .notFound: "not found"
+            case .timedOut: "timed out"
+            case .canceled: "canceled"
+            case .upstream: "origin failed"
+            case .tls: "TLS failed"
+            case .range: "range not satisfiable"
+            case .closed: "closed"
             }
         }
     }

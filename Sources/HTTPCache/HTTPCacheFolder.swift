@@ -41,8 +41,12 @@ public final class HTTPCacheFolder: Sendable {
     /// Writes pending metadata and releases the folder's lock.
     public func close() {
         let operations = self.operations
-        _ = operations.loop.submitAndWait { operations.store.value.flushAllNow() }
+        let lock = operations.loop.submitAndWait { () -> CacheLock in
+            operations.store.value.flushAllNow()
+            return operations.store.value.lock
+        }
         operations.loop.shutdown()
+        lock?.release()
     }
 
     /// Every entry, most recently used first.

@@ -97,8 +97,14 @@ public final class MediaCache: Sendable {
     public var port: Int? { serving.withLock { $0.port } }
 
     /// The proxy URL that makes a player fetch `originURL` through this cache's proxy.
+    /// Throws `.invalidArgument` before `serve()` or for a URL that is not
+    /// http(s), `.closed` once closed.
     public func proxyURL(for originURL: String) throws(HTTPCacheError) -> String {
-        guard let port else { throw HTTPCacheError(.closed, "the proxy is not serving") }
+        let port = try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) -> Int in
+            if serving.closed { throw HTTPCacheError(.closed, "the cache is closed") }
+            guard let port = serving.port else { throw HTTPCacheError(.invalidArgument, "the proxy is not serving: call serve() first") }
+            return port
+        }
         return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port)
     }
 
@@ -114,11 +120,15 @@ public final class MediaCache: Sendable {
         }
         guard let server else { return }
         let engine = self.engine
-        _ = loop.submitAndWait {
+        let lock = loop.submitAndWait { () -> CacheLock in
             server?.value.stop()
             engine.value.shutdown()
+            return engine.value.store.lock
         }
         loop.shutdown()
+        // Unlock now, not when this object is freed: the folder may be opened
+        // again while something still holds a reference to the closed cache.
+        lock?.release()
     }
 
     /// Runs `body` on the loop with the engine; nil once closed.

@@ -17,8 +17,8 @@ final class ConfigHandle {
 
 @c public func hc_config_set(_ config: OpaquePointer?, _ option: UnsafePointer<CChar>?,
                              _ value: UnsafePointer<CChar>?) -> Int32 {
-    guard let handle = ConfigHandle.from(config), let option, let value else { return HCResult.invalid.code }
-    return handle.value.set(String(cString: option), String(cString: value)) ? HCResult.ok.code : HCResult.invalid.code
+    guard let handle = ConfigHandle.from(config), let option, let value else { return hcInvalid }
+    return handle.value.set(String(cString: option), String(cString: value)) ? hcOK : hcInvalid
 }
 
 @c public func hc_config_set_log(_ config: OpaquePointer?, _ minLevel: Int32, _ function: HCLogFunction?,

@@ -1,43 +1,31 @@
-// The HC_E* codes of include/httpcache.h and their hc_strerror texts.
+// The C API's result codes. HTTPCacheError.Code owns the HC_E* numbers and
+// their texts (the Swift API and the CLI use the same ones); this file only
+// maps them to C, in one place.
+import HTTPCache
 
-/// A C API result code; raw values are the header's HC_* constants.
-enum HCResult: Int32, Sendable {
-    case ok = 0
-    case invalid = -1
-    case noMemory = -2
-    case io = -3
-    case busy = -4
-    case notFound = -5
-    case timedOut = -6
-    case canceled = -7
-    case upstream = -8
-    case tls = -9
-    case range = -10
-    case closed = -11
+/// HC_OK: the one C result that is not an HTTPCacheError.Code.
+let hcOK: Int32 = 0
 
-    /// Static strings: hc_strerror returns their addresses, never freed.
-    var message: StaticString {
-        switch self {
-        case .ok: "success"
-        case .invalid: "invalid argument"
-        case .noMemory: "out of memory"
-        case .io: "input/output error in the cache folder"
-        case .busy: "cache folder is in use by another cache"
-        case .notFound: "resource not found"
-        case .timedOut: "timed out"
-        case .canceled: "canceled"
-        case .upstream: "origin server error"
-        case .tls: "TLS or certificate error"
-        case .range: "offset or length out of range"
-        case .closed: "cache is closed"
-        }
+extension HTTPCacheError {
+    /// The HC_E* value a C call returns for this error.
+    var cCode: Int32 { code.rawValue }
+}
+
+/// HC_EINVAL, for arguments the C layer rejects before calling the engine.
+let hcInvalid: Int32 = HTTPCacheError.Code.invalidArgument.rawValue
+
+/// Runs `body` and returns HC_OK, or the code of the error it threw.
+func cResult(_ body: () throws(HTTPCacheError) -> Void) -> Int32 {
+    do throws(HTTPCacheError) {
+        try body()
+        return hcOK
+    } catch {
+        return error.cCode
     }
-
-    /// The C return value.
-    var code: Int32 { rawValue }
 }
 
 @c public func hc_strerror(_ code: Int32) -> UnsafePointer<CChar> {
-    let message: StaticString = HCResult(rawValue: code)?.message ?? "unknown error"
-    return message.cString
+    if code == hcOK { return StaticString("success").cString }
+    let text: StaticString = HTTPCacheError.Code(rawValue: code)?.staticText ?? "unknown error"
+    return text.cString
 }

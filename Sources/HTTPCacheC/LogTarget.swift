@@ -1,8 +1,12 @@
+import Glibc
+import Logging
+
 /// hc_log_fn of include/httpcache.h.
 public typealias HCLogFunction = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
 
 /// Where the library's messages go: the host's callback at `minLevel` and
-/// above, or (without one) stderr at warning and above.
+/// above, or (without one) stderr at `minLevel` (warning unless "log-level"
+/// says otherwise) and above.
 ///
 /// `@unchecked Sendable`: the header requires the callback and its userdata
 /// to be usable from any library thread, concurrently.
@@ -17,5 +21,61 @@ struct LogTarget: @unchecked Sendable {
 
     static func level(named name: String) -> Int32? {
         names.firstIndex(of: name.lowercased()).map(Int32.init)
+    }
+
+    /// A logger bound to this target alone. Each cache gets its own, so a host
+    /// may open several caches with different callbacks; the process-wide
+    /// `LoggingSystem` is never bootstrapped (it belongs to the host's Swift
+    /// code, if any, and the library's copy of swift-log is private anyway).
+    func makeLogger() -> Logger {
+        let target = self
+        return Logger(label: "httpcache") { _ in CallbackLogHandler(target: target) }
+    }
+
+    /// The swift-log level of a C level (clamped to 0…6).
+    static func swiftLevel(_ level: Int32) -> Logger.Level {
+        Logger.Level.allCases[Int(min(max(level, 0), 6))]
+    }
+
+    /// The C level of a swift-log level.
+    static func cLevel(_ level: Logger.Level) -> Int32 {
+        Int32(Logger.Level.allCases.firstIndex(of: level) ?? 0)
+    }
+
+    /// Delivers one message: to the callback, or as one line on stderr.
+    func emit(_ level: Logger.Level, _ text: String) {
+        if let function {
+            text.withCString { function(userdata, Self.cLevel(level), $0) }
+        } else {
+            // One write(2) per line, so lines of concurrent threads do not interleave.
+            var line = Array("httpcache: \(level): \(text)\n".utf8)
+            _ = line.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        }
+    }
+}
+
+/// swift-log handler that hands each message to a `LogTarget`.
+struct CallbackLogHandler: LogHandler {
+    let target: LogTarget
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    init(target: LogTarget) {
+        self.target = target
+        // The Logger filters on this level before it builds a message.
+        logLevel = LogTarget.swiftLevel(target.minLevel)
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var fields = metadata
+        if let extra = event.metadata { fields.merge(extra) { $1 } }
+        guard !fields.isEmpty else { return target.emit(event.level, event.message.description) }
+        let suffix = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        target.emit(event.level, "\(event.message) \(suffix)")
     }
 }

@@ -118,7 +118,7 @@ struct Serve: ParsableCommand {
         fflush(nil)  // all streams: the first line must reach a pipe at once
         var received: Int32 = 0
         sigwait(&signals, &received)
-        Logger(label: "httpcache").info("signal \(received): shutting down")
+        Logger(label: "httpcache").info("shutting down", metadata: ["signal": "\(received)"])
         server.stop()
     }
 }

@@ -38,6 +38,34 @@ final class EvictionTests: XCTestCase {
         XCTAssertBytes(try fixture.get("b.bin").body, equal: files["b.bin"]!)
     }
 
+    /// A hit writes no metadata: its access time goes to the batched access
+    /// journal, which still decides the LRU order after a restart.
+    func testHitsUpdateTheJournalNotTheMetadataAndSurviveARestart() throws {
+        var files: [String: TestFile] = [:]
+        for (index, name) in ["a.bin", "b.bin", "c.bin", "d.bin"].enumerated() {
+            files[name] = try fixture.file(name, size: 300_000, seed: UInt64(index + 1))
+        }
+        for name in ["a.bin", "b.bin", "c.bin"] {
+            XCTAssertBytes(try fixture.get(name).body, equal: files[name]!)
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        try fixture.restartProxy()  // every metadata file written
+        let metaFiles = try FileManager.default.subpathsOfDirectory(atPath: fixture.cacheDirectory + "/resources")
+            .filter { $0.hasSuffix("/meta") }.map { fixture.cacheDirectory + "/resources/" + $0 }
+        XCTAssertEqual(metaFiles.count, 3)
+        let before = try metaFiles.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        XCTAssertBytes(try fixture.get("a.bin").body, equal: files["a.bin"]!)  // a hit: a is now the newest
+        try fixture.restartProxy()
+        let after = try metaFiles.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        XCTAssertEqual(before, after, "a hit rewrote no metadata")
+        let journal = try String(contentsOfFile: fixture.cacheDirectory + "/access", encoding: .utf8)
+        XCTAssertFalse(journal.isEmpty)
+        // b is the least recently used once the journal is applied: it goes first.
+        XCTAssertBytes(try fixture.get("d.bin").body, equal: files["d.bin"]!)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? self.cachedNames()) == ["a.bin", "c.bin", "d.bin"] },
+                      "cached: \((try? cachedNames()) ?? [])")
+    }
+
     func testResourceInUseIsNotEvictedUnderItsReader() throws {
         // A larger limit: the files must outgrow the socket buffers.
         fixture.configure = { $0.maxCacheSize = 20_000_000 }

@@ -5,53 +5,11 @@ import XCTest
 /// installed files sees: a self-contained library exporting only `hc_*`, a
 /// C program built with pkg-config, and the installed `httpcache` binary.
 ///
-/// The install runs once per test process (two release builds of the
-/// product set, ~2–4 min from a cold build folder, ~20 s when warm). It uses
-/// its own build folder, `.build/install-test`: `swift test` holds the lock
-/// of `.build` while it runs, so a nested build there would wait forever.
+/// The install runs once per test process, shared with CLibraryTests
+/// (see `InstalledLibrary`).
 final class InstallTests: XCTestCase {
-    /// Everything under `.build/install-test`: the build folder and the prefix.
-    private struct Installation: Sendable {
-        let root: String
-        let prefix: String
-        /// nil when both install runs succeeded.
-        let failure: String?
-    }
-
-    private static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-    private static let installation: Installation = {
-        let work = packageRoot + "/.build/install-test"
-        let prefix = work + "/prefix"
-        try? FileManager.default.removeItem(atPath: prefix)
-        var environment = ProcessInfo.processInfo.environment
-        environment["SCRATCH_PATH"] = work + "/build"
-        // Twice: the second run must replace the same files without error.
-        for run in 1...2 {
-            let started = Date()
-            let result: ProcessResult
-            do {
-                result = try TestTools.run(packageRoot + "/scripts/install.sh", [prefix], timeout: 1800,
-                                           currentDirectory: URL(fileURLWithPath: packageRoot), environment: environment)
-            } catch {
-                return Installation(root: work, prefix: prefix, failure: "cannot run install.sh: \(error)")
-            }
-            print("install.sh run \(run): \(Int(Date().timeIntervalSince(started))) s")
-            guard result.succeeded else {
-                return Installation(root: work, prefix: prefix,
-                                    failure: "install.sh run \(run) failed (\(result.exitCode)):\n\(result.stderr.suffix(4000))")
-            }
-        }
-        return Installation(root: work, prefix: prefix, failure: nil)
-    }()
-
-    /// The prefix of a successful installation (fails the test otherwise).
-    private func installedPrefix() throws -> String {
-        let installation = Self.installation
-        if let failure = installation.failure { throw TestSupportError(failure) }
-        return installation.prefix
-    }
+    private func installedPrefix() throws -> String { try InstalledLibrary.prefix() }
+    private static var packageRoot: String { InstalledLibrary.packageRoot }
 
     private var library: String { get throws { try installedPrefix() + "/lib/libhttpcache.so" } }
     private var binary: String { get throws { try installedPrefix() + "/bin/httpcache" } }
@@ -89,7 +47,9 @@ final class InstallTests: XCTestCase {
         let names = result.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
         XCTAssertEqual(names.filter { !$0.hasPrefix("hc_") }, [], result.stdout)
         for name in ["hc_version", "hc_version_number", "hc_strerror", "hc_config_new", "hc_config_set",
-                     "hc_config_set_log", "hc_config_free"] {
+                     "hc_config_set_log", "hc_config_free", "hc_open", "hc_close", "hc_serve", "hc_port",
+                     "hc_proxy_url", "hc_cache_size", "hc_cache_remove", "hc_cache_clear", "hc_cache_export",
+                     "hc_cache_import", "hc_cache_list"] {
             XCTAssertTrue(names.contains(name), "\(name) is not exported:\n\(result.stdout)")
         }
     }

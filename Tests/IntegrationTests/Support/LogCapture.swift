@@ -13,7 +13,7 @@ final class LogCapture: @unchecked Sendable {
         return logger
     }
 
-    /// "LEVEL message" per line, in order.
+    /// "LEVEL message key=value…" per line, in order.
     var messages: [String] { lock.withLock { lines } }
 
     func append(_ line: String) { lock.withLock { lines.append(line) } }
@@ -35,6 +35,9 @@ private struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        capture.append("\(event.level) \(event.message)")
+        // Metadata goes in the line too ("key=value", sorted), so tests can look for it.
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.keys.sorted().map { "\($0)=\(merged[$0]!)" }.joined(separator: " ")
+        capture.append(fields.isEmpty ? "\(event.level) \(event.message)" : "\(event.level) \(event.message) \(fields)")
     }
 }

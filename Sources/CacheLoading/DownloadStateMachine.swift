@@ -1,0 +1,333 @@
+import CacheHTTP
+
+/// One origin request filling a byte range of a resource, as a value: the
+/// origin's response head and body in, what to store and when to stop out.
+///
+/// ```
+///               206 as asked / 200 / 416 (probe)
+///  awaitingHead ───────────────────────────────▶ receiving ──all bytes──▶ finished
+///       │ other status ──▶ errorBody ──end──▶ finished(originStatus)        ▲
+///       │ wrong Content-Range, version changed ──▶ finished(failure) ───────┤
+///       │ validation (a 1-byte check) accepted ──▶ finished ────────────────┤
+///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
+/// ```
+///
+/// The machine decides; the driver (`Download`) writes bytes into the data
+/// file, wakes readers and cancels the upstream task. Every byte is accepted
+/// only after its response head was checked against the request and the
+/// cached version, so a contradicting response stores nothing.
+package struct DownloadStateMachine {
+    package enum Request: Equatable, Sendable {
+        /// A gap of a resource of known length (upper bound Int64.max: to the end).
+        case range(Range<Int64>)
+        /// The first request of a resource whose length is unknown: the client's own range.
+        case probe(ByteRangeSpec)
+        /// A one-byte request that checks the cached version is still the origin's.
+        case validation
+    }
+
+    /// What the cache already knows of the resource when the head arrives.
+    package struct Known: Equatable, Sendable {
+        package var totalLength: Int64?
+        package var etag: String?
+        package var lastModified: String?
+        package init(totalLength: Int64?, etag: String?, lastModified: String?) {
+            self.totalLength = totalLength
+            self.etag = etag
+            self.lastModified = lastModified
+        }
+    }
+
+    package enum State: Equatable {
+        case awaitingHead
+        /// An error status: its body is kept (bounded) for the client.
+        case errorBody(status: Int, collected: Int)
+        /// Storing bytes at `position` up to `end` (nil: the body's own end).
+        case receiving(position: Int64, end: Int64?, responseEnd: Int64?)
+        case finished(LoadError?)
+
+        package static func == (a: State, b: State) -> Bool {
+            switch (a, b) {
+            case (.awaitingHead, .awaitingHead): return true
+            case let (.errorBody(s1, c1), .errorBody(s2, c2)): return s1 == s2 && c1 == c2
+            case let (.receiving(p1, e1, r1), .receiving(p2, e2, r2)): return p1 == p2 && e1 == e2 && r1 == r2
+            case let (.finished(f1), .finished(f2)): return (f1 == nil) == (f2 == nil)
+            default: return false
+            }
+        }
+    }
+
+    package enum HeadAction: Equatable {
+        /// The origin described the resource for the first time: record it.
+        case adopt(totalLength: Int64?)
+        /// The head matches the cached version: it is confirmed now.
+        case confirmed
+        /// A 304 to a revalidation (RFC 9111 §4.3.4): refresh the stored head,
+        /// keep the bytes. The exchange completes on its own (no body), so its
+        /// connection goes back to the pool.
+        case notModified
+        /// The origin's version differs from the cached one (reason): drop the old bytes.
+        case versionChanged(String)
+        /// Keep the body of this error status for the client.
+        case collectErrorBody
+        /// Nothing more to receive: stop the upstream task.
+        case stopTask
+        /// Bytes may now be awaited from `position`: wake readers.
+        case wakeReaders
+        case finish
+    }
+
+    package private(set) var state: State = .awaitingHead
+    package let request: Request
+    /// The most error-body bytes kept for the client.
+    package static let maxErrorBody = 64 << 10
+
+    /// Where the download stands before its head: a range's position and end
+    /// are known up front (`knownTotal` resolves an open end).
+    package init(request: Request, knownTotal: Int64? = nil) {
+        self.request = request
+        if case .range(let range) = request {
+            state = .receiving(position: range.lowerBound,
+                               end: range.upperBound == Int64.max ? knownTotal : range.upperBound, responseEnd: nil)
+            pendingRange = true
+        }
+    }
+
+    /// A `.range` download knows its position before the head, but the head
+    /// still has to be checked: this remembers that it has not been.
+    private var pendingRange = false
+
+    /// The next byte to store, while receiving.
+    package var position: Int64? {
+        if case .receiving(let position, _, _) = state { return position }
+        return nil
+    }
+
+    package var end: Int64? {
+        if case .receiving(_, let end, _) = state { return end }
+        return nil
+    }
+
+    package var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    /// True while position and end are real: for a range from the start
+    /// (other readers may wait for its bytes), else once the head was accepted.
+    package var isReady: Bool {
+        if case .receiving = state { return true }
+        return false
+    }
+
+    /// Another download takes over from `offset`: this one stops there.
+    package mutating func truncate(at offset: Int64) {
+        guard case .receiving(let position, let end?, let responseEnd) = state, position < offset, end > offset else {
+            return
+        }
+        state = .receiving(position: position, end: offset, responseEnd: responseEnd)
+    }
+
+    /// The response head (redirects already followed).
+    package mutating func head(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+        guard !isFinished, pendingRange || state == .awaitingHead else { return [] }
+        pendingRange = false
+        switch head.status {
+        case 206: return accept206(head, known: known)
+        case 200: return accept200(head, known: known)
+        case 416 where isProbe: return accept416(head, known: known)
+        case 304 where request == .validation && known != nil:
+            state = .finished(nil)
+            return [.notModified, .finish]
+        default:
+            state = .errorBody(status: head.status, collected: 0)
+            return [.collectErrorBody]
+        }
+    }
+
+    private var isProbe: Bool {
+        if case .probe = request { return true }
+        return false
+    }
+
+    private mutating func accept206(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+        guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
+              let range = contentRange.range, let total = contentRange.total else {
+            return fail(.mismatch("206 without a usable Content-Range"))
+        }
+        let expected: Range<Int64>?
+        switch request {
+        case .range(let asked): expected = asked.lowerBound..<(asked.upperBound == Int64.max ? total : asked.upperBound)
+        case .probe(let spec): expected = spec.resolve(length: total)
+        case .validation: expected = 0..<min(1, total)
+        }
+        guard range == expected else {
+            return fail(.mismatch("origin sent bytes \(contentRange.headerValue), asked \(rangeHeader(knownTotal: known?.totalLength))"))
+        }
+        var actions = compare(head, totalLength: total, known: known)
+        if isFinished { return actions }
+        if request == .validation {
+            state = .finished(nil)
+            return actions + [.stopTask, .finish]
+        }
+        let end = min(self.end ?? range.upperBound, range.upperBound)
+        state = .receiving(position: range.lowerBound, end: end, responseEnd: range.upperBound)
+        actions.append(.wakeReaders)
+        return actions
+    }
+
+    private mutating func accept200(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+        // The origin ignored Range: the body is the whole resource. Cache all of it.
+        let length = head.headers["content-length"].flatMap { Int64($0) }
+        var actions = compare(head, totalLength: length, known: known)
+        if isFinished { return actions }
+        if request == .validation {
+            state = .finished(nil)
+            return actions + [.stopTask, .finish]
+        }
+        state = .receiving(position: 0, end: length, responseEnd: length)
+        actions.append(.wakeReaders)
+        return actions
+    }
+
+    private mutating func accept416(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+        guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
+              let total = contentRange.total else {
+            state = .errorBody(status: head.status, collected: 0)
+            return [.collectErrorBody]
+        }
+        let actions = compare(head, totalLength: total, known: known)
+        if isFinished { return actions }
+        state = .finished(nil)
+        return actions + [.stopTask, .finish]
+    }
+
+    /// The origin's description against the cached version: adopt it when
+    /// new, confirm it when equal, fail when it changed.
+    private mutating func compare(_ head: HTTPResponseHead, totalLength: Int64?, known: Known?) -> [HeadAction] {
+        guard let known else { return [.adopt(totalLength: totalLength)] }
+        let etag = head.headers["etag"]
+        let lastModified = head.headers["last-modified"]
+        var change: String?
+        if let totalLength, let knownLength = known.totalLength, totalLength != knownLength {
+            change = "length \(knownLength) → \(totalLength)"
+        } else if let etag, let knownTag = known.etag, etag != knownTag {
+            change = "ETag \(knownTag) → \(etag)"
+        } else if let lastModified, let knownDate = known.lastModified, lastModified != knownDate {
+            change = "Last-Modified \(knownDate) → \(lastModified)"
+        }
+        guard let change else { return [.confirmed] }
+        return [.versionChanged(change)] + fail(.changed(change))
+    }
+
+    /// What to do with `count` body bytes that just arrived.
+    package enum BodyAction: Equatable {
+        /// Store this many bytes at this offset (the rest are beyond the end).
+        case store(count: Int, at: Int64)
+        /// Keep this many bytes of an error body.
+        case collect(count: Int)
+        case ignore
+    }
+
+    package mutating func body(count: Int) -> BodyAction {
+        switch state {
+        case .errorBody(let status, let collected):
+            let take = max(0, min(count, Self.maxErrorBody - collected))
+            state = .errorBody(status: status, collected: collected + take)
+            return take > 0 ? .collect(count: take) : .ignore
+        case .receiving(let position, let end, let responseEnd) where !pendingRange:
+            let take = Int(min(Int64(count), (end ?? Int64.max) - position))
+            guard take > 0 else { return .ignore }
+            state = .receiving(position: position + Int64(take), end: end, responseEnd: responseEnd)
+            return .store(count: take, at: position)
+        default:
+            return .ignore
+        }
+    }
+
+    /// Bytes were stored: stop early when another download took over the rest
+    /// or the origin sends more than was asked. A response that simply
+    /// reached its own end is left to complete, so its connection can go back
+    /// to the pool.
+    package var shouldStopEarly: Bool {
+        guard case .receiving(let position, let end?, let responseEnd) = state else { return false }
+        return position >= end && end < (responseEnd ?? Int64.max)
+    }
+
+    /// Every byte it was to store is stored and the response ends right there.
+    package var hasStoredAll: Bool {
+        guard case .receiving(let position, let end?, let responseEnd?) = state else { return false }
+        return position >= end && end == responseEnd
+    }
+
+    /// What the end of the origin's response means.
+    package enum Ending: Equatable {
+        case completed
+        /// A body of unknown length ended: this is its length.
+        case completedWithLength(Int64)
+        case failed(LoadError)
+
+        package static func == (a: Ending, b: Ending) -> Bool {
+            switch (a, b) {
+            case (.completed, .completed): return true
+            case let (.completedWithLength(x), .completedWithLength(y)): return x == y
+            case (.failed, .failed): return true
+            default: return false
+            }
+        }
+    }
+
+    /// The origin's response ended (cleanly, or with `error`).
+    package mutating func responseEnded(error: LoadError?, errorHead: HTTPResponseHead?, errorBody: [UInt8]) -> Ending? {
+        guard !isFinished else { return nil }
+        let ending: Ending
+        if case .errorBody = state, let errorHead {
+            ending = .failed(.originStatus(status: errorHead.status, headers: errorHead.headers, body: errorBody))
+        } else if let error {
+            ending = .failed(error)
+        } else if case .receiving(let position, let end, _) = state, !pendingRange {
+            if end == nil {
+                state = .receiving(position: position, end: position, responseEnd: position)
+                ending = .completedWithLength(position)
+            } else if let end, position < end {
+                ending = .failed(.upstream(.closedEarly("body ended at \(position), expected \(end)")))
+            } else {
+                ending = .completed
+            }
+        } else {
+            ending = .failed(.mismatch("origin response ended without a body"))
+        }
+        if case .failed(let failure) = ending { state = .finished(failure) } else { state = .finished(nil) }
+        return ending
+    }
+
+    /// Stopped from outside (nobody wants the bytes, shutdown, a failure).
+    package mutating func stop(_ failure: LoadError?) -> Bool {
+        guard !isFinished else { return false }
+        state = .finished(failure)
+        return true
+    }
+
+    private mutating func fail(_ error: LoadError) -> [HeadAction] {
+        state = .finished(error)
+        return [.stopTask, .finish]
+    }
+
+    package var failure: LoadError? {
+        if case .finished(let failure) = state { return failure }
+        return nil
+    }
+
+    /// The Range field this request sends.
+    package func rangeHeader(knownTotal: Int64?) -> String {
+        switch request {
+        case .range(let range):
+            return range.upperBound == Int64.max || range.upperBound == knownTotal
+                ? "bytes=\(range.lowerBound)-" : "bytes=\(range.lowerBound)-\(range.upperBound - 1)"
+        case .probe(.closed(let first, let last)): return "bytes=\(first)-\(last)"
+        case .probe(.from(let first)): return "bytes=\(first)-"
+        case .probe(.suffix(let length)): return "bytes=-\(length)"
+        case .validation: return "bytes=0-0"
+        }
+    }
+}

@@ -1,0 +1,111 @@
+// hc_open, hc_close, hc_serve, hc_port, hc_proxy_url: an hc_cache* is an
+// unmanaged, retained CacheHandle; hc_open retains it, hc_close releases it.
+import HTTPCache
+import Logging
+import Synchronization
+
+/// The object behind an hc_cache*: the engine's `MediaCache`, the logger
+/// bound to the configuration's log target, and the readers and preloads
+/// hc_close must end.
+final class CacheHandle: Sendable {
+    let cache: MediaCache
+    let logger: Logger
+    let dependents = Dependents()
+    /// Held across hc_serve so that a second call, even a concurrent one,
+    /// reports HC_EINVAL (MediaCache.serve() would silently do nothing).
+    private let serveLock = Mutex(())
+
+    init(cache: MediaCache, logger: Logger) {
+        self.cache = cache
+        self.logger = logger
+    }
+
+    static func from(_ pointer: OpaquePointer?) -> CacheHandle? {
+        guard let pointer else { return nil }
+        return Unmanaged<CacheHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    }
+
+    func serve() throws(HTTPCacheError) {
+        try serveLock.withLock { _ throws(HTTPCacheError) in
+            if cache.port != nil { throw HTTPCacheError(.invalidArgument, "already serving") }
+            try cache.serve()
+        }
+    }
+
+    /// Readers and preloads first (their blocked calls return HC_ECLOSED while
+    /// the engine still runs), then the server, downloads, metadata and lock.
+    func close() {
+        dependents.closeAll()
+        cache.close()
+    }
+}
+
+@c public func hc_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return hcInvalid }
+    out.pointee = nil
+    guard let options = ConfigHandle.from(config)?.value else { return hcInvalid }  // a copy
+    let logger = options.log.makeLogger()
+    guard let configuration = options.configuration else {
+        logger.warning("hc_open: the configuration has no \"cache-dir\"")
+        return hcInvalid
+    }
+    do throws(HTTPCacheError) {
+        let cache = try MediaCache(configuration: configuration, logger: logger)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(CacheHandle(cache: cache, logger: logger)).toOpaque())
+        return hcOK
+    } catch {
+        // The code alone cannot say which folder or who holds it.
+        logger.warning("hc_open: \(error.message)")
+        return error.cCode
+    }
+}
+
+@c public func hc_close(_ cache: OpaquePointer?) {
+    guard let cache else { return }
+    let handle = Unmanaged<CacheHandle>.fromOpaque(UnsafeRawPointer(cache)).takeRetainedValue()
+    handle.close()
+}
+
+@c public func hc_serve(_ cache: OpaquePointer?) -> Int32 {
+    guard let handle = CacheHandle.from(cache) else { return hcInvalid }
+    return cResult { () throws(HTTPCacheError) in
+        do throws(HTTPCacheError) {
+            try handle.serve()
+        } catch {
+            handle.logger.warning("hc_serve: \(error.message)")
+            throw error
+        }
+    }
+}
+
+@c public func hc_port(_ cache: OpaquePointer?) -> Int32 {
+    guard let port = CacheHandle.from(cache)?.cache.port else { return hcInvalid }
+    return Int32(port)
+}
+
+@c public func hc_proxy_url(_ cache: OpaquePointer?, _ originURL: UnsafePointer<CChar>?,
+                            _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    guard let handle = CacheHandle.from(cache), let originURL else { return hcInvalid }
+    do throws(HTTPCacheError) {
+        return copyOut(try handle.cache.proxyURL(for: String(cString: originURL)), to: buffer, size: size)
+    } catch {
+        return error.cCode
+    }
+}
+
+/// Copies `text` with the snprintf contract: writes at most `size` bytes,
+/// NUL-terminated when `size` > 0, and returns the length of the whole text.
+/// HC_EINVAL for a NULL buffer with a size, or a text longer than an int.
+/// (`size` is a size_t; one above Int.max arrives negative and is refused.)
+func copyOut(_ text: String, to buffer: UnsafeMutablePointer<CChar>?, size: Int) -> Int32 {
+    let bytes = text.utf8
+    guard bytes.count <= Int32.max, size >= 0, buffer != nil || size == 0 else { return hcInvalid }
+    if let buffer, size > 0 {
+        let count = min(bytes.count, size - 1)
+        UnsafeMutableRawPointer(buffer).withMemoryRebound(to: UInt8.self, capacity: size) { target in
+            _ = UnsafeMutableBufferPointer(start: target, count: count).initialize(from: bytes.prefix(count))
+            target[count] = 0
+        }
+    }
+    return Int32(bytes.count)
+}

@@ -1,0 +1,50 @@
+import Synchronization
+
+/// Something opened on a cache that hc_close must end before the engine
+/// closes: an hc_reader or an hc_preload (Reader.swift, Preload.swift).
+protocol CacheDependent: AnyObject, Sendable {
+    /// Called once by hc_close, on its thread, while the engine still runs:
+    /// wake blocked calls (they return HC_ECLOSED) and stop work. It may call
+    /// `Dependents.remove` (a no-op by then) but must not wait for a library
+    /// callback to return.
+    func cacheClosing()
+}
+
+/// The readers and preloads open on one cache. A member adds itself when it
+/// opens and removes itself when its handle is freed; hc_close closes the rest.
+final class Dependents: Sendable {
+    private struct State {
+        var closing = false
+        var members: [ObjectIdentifier: any CacheDependent] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Adds `member`; false once hc_close has begun (the caller then fails
+    /// with HC_ECLOSED and must not start any work).
+    func add(_ member: any CacheDependent) -> Bool {
+        state.withLock { state in
+            guard !state.closing else { return false }
+            state.members[ObjectIdentifier(member)] = member
+            return true
+        }
+    }
+
+    func remove(_ member: any CacheDependent) {
+        _ = state.withLock { $0.members.removeValue(forKey: ObjectIdentifier(member)) }
+    }
+
+    /// How many are open (for tests).
+    var count: Int { state.withLock { $0.members.count } }
+
+    /// Refuses new members and tells every open one that the cache closes.
+    /// The members are called outside the lock, so they may remove themselves.
+    func closeAll() {
+        let members = state.withLock { state -> [any CacheDependent] in
+            state.closing = true
+            defer { state.members = [:] }
+            return Array(state.members.values)
+        }
+        for member in members { member.cacheClosing() }
+    }
+}

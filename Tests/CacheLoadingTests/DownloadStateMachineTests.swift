@@ -1,0 +1,126 @@
+import CacheHTTP
+@testable import CacheLoading
+import XCTest
+
+final class DownloadStateMachineTests: XCTestCase {
+    typealias Machine = DownloadStateMachine
+
+    private func head(_ status: Int, _ fields: [(String, String)]) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http11, status: status, reason: "", headers: HTTPHeaders(fields))
+    }
+
+    private func failureText(_ machine: Machine) -> String { machine.failure.map { "\($0)" } ?? "none" }
+
+    func testRangeAsAskedStoresEveryByteThenCompletes() {
+        var machine = Machine(request: .range(100..<200), knownTotal: 1000)
+        XCTAssertTrue(machine.isReady, "a range is awaitable before its head")
+        let actions = machine.head(head(206, [("Content-Range", "bytes 100-199/1000")]), known: nil)
+        XCTAssertEqual(actions, [.adopt(totalLength: 1000), .wakeReaders])
+        XCTAssertEqual(machine.body(count: 60), .store(count: 60, at: 100))
+        XCTAssertEqual(machine.body(count: 60), .store(count: 40, at: 160), "nothing past the end")
+        XCTAssertTrue(machine.hasStoredAll)
+        XCTAssertFalse(machine.shouldStopEarly, "the response ends there: let it complete")
+        XCTAssertEqual(machine.responseEnded(error: nil, errorHead: nil, errorBody: []), .completed)
+        XCTAssertTrue(machine.isFinished)
+        XCTAssertNil(machine.failure)
+    }
+
+    func testAWrongContentRangeStoresNothing() {
+        var machine = Machine(request: .range(100..<200), knownTotal: 1000)
+        let actions = machine.head(head(206, [("Content-Range", "bytes 101-200/1000")]), known: nil)
+        XCTAssertEqual(actions, [.stopTask, .finish])
+        XCTAssertTrue(failureText(machine).contains("asked bytes=100-199"), failureText(machine))
+        XCTAssertEqual(machine.body(count: 10), .ignore)
+    }
+
+    func testA200ForARangeIsTheWholeResourceFromZero() {
+        var machine = Machine(request: .range(500..<Int64.max), knownTotal: nil)
+        XCTAssertEqual(machine.head(head(200, [("Content-Length", "800")]), known: nil),
+                       [.adopt(totalLength: 800), .wakeReaders])
+        XCTAssertEqual(machine.position, 0)
+        XCTAssertEqual(machine.end, 800)
+    }
+
+    func testAProbeLearnsTheLengthFromA416() {
+        var machine = Machine(request: .probe(.from(first: 5000)))
+        XCTAssertFalse(machine.isReady)
+        let actions = machine.head(head(416, [("Content-Range", "bytes */1000")]), known: nil)
+        XCTAssertEqual(actions, [.adopt(totalLength: 1000), .stopTask, .finish])
+        XCTAssertNil(machine.failure)
+    }
+
+    func testValidationConfirmsOrDetectsAChange() {
+        let known = Machine.Known(totalLength: 1000, etag: "\"a\"", lastModified: nil)
+        var same = Machine(request: .validation)
+        XCTAssertEqual(same.head(head(206, [("Content-Range", "bytes 0-0/1000"), ("ETag", "\"a\"")]), known: known),
+                       [.confirmed, .stopTask, .finish])
+        var changed = Machine(request: .validation)
+        XCTAssertEqual(changed.head(head(206, [("Content-Range", "bytes 0-0/1000"), ("ETag", "\"b\"")]), known: known),
+                       [.versionChanged("ETag \"a\" → \"b\""), .stopTask, .finish])
+        guard case .changed? = changed.failure else { return XCTFail("expected .changed") }
+        var longer = Machine(request: .range(0..<10), knownTotal: 1000)
+        XCTAssertEqual(longer.head(head(206, [("Content-Range", "bytes 0-9/2000")]), known: known).first,
+                       .versionChanged("length 1000 → 2000"))
+    }
+
+    func testAnErrorStatusKeepsABoundedBodyForTheClient() {
+        var machine = Machine(request: .probe(.from(first: 0)))
+        let error = head(404, [("Content-Type", "text/plain")])
+        XCTAssertEqual(machine.head(error, known: nil), [.collectErrorBody])
+        XCTAssertEqual(machine.body(count: 40 << 10), .collect(count: 40 << 10))
+        XCTAssertEqual(machine.body(count: 40 << 10), .collect(count: 24 << 10))
+        XCTAssertEqual(machine.body(count: 10), .ignore)
+        guard case .failed(.originStatus(let status, _, let body)) = machine.responseEnded(error: nil, errorHead: error, errorBody: [1, 2]) else {
+            return XCTFail("expected the origin's status")
+        }
+        XCTAssertEqual(status, 404)
+        XCTAssertEqual(body, [1, 2])
+    }
+
+    func testABodyOfUnknownLengthLearnsItAtTheEnd() {
+        var machine = Machine(request: .probe(.from(first: 0)))
+        _ = machine.head(head(200, [("Transfer-Encoding", "chunked")]), known: nil)
+        XCTAssertEqual(machine.body(count: 700), .store(count: 700, at: 0))
+        XCTAssertEqual(machine.responseEnded(error: nil, errorHead: nil, errorBody: []), .completedWithLength(700))
+    }
+
+    func testAnOriginClosingMidBodyFails() {
+        var machine = Machine(request: .range(0..<100), knownTotal: 100)
+        _ = machine.head(head(206, [("Content-Range", "bytes 0-99/100")]), known: nil)
+        _ = machine.body(count: 30)
+        guard case .failed(.upstream(let error))? = machine.responseEnded(error: nil, errorHead: nil, errorBody: []) else {
+            return XCTFail("expected a failure")
+        }
+        XCTAssertTrue("\(error)".contains("body ended at 30, expected 100"))
+    }
+
+    func testAnotherDownloadTakingOverStopsThisOneEarly() {
+        var machine = Machine(request: .range(0..<1000), knownTotal: 1000)
+        _ = machine.head(head(206, [("Content-Range", "bytes 0-999/1000")]), known: nil)
+        _ = machine.body(count: 100)
+        machine.truncate(at: 400)
+        XCTAssertEqual(machine.end, 400)
+        XCTAssertEqual(machine.body(count: 500), .store(count: 300, at: 100))
+        XCTAssertTrue(machine.shouldStopEarly)
+        XCTAssertFalse(machine.hasStoredAll)
+        machine.truncate(at: 50)  // behind the position: no effect
+        XCTAssertEqual(machine.end, 400)
+    }
+
+    func testStopIsOnceAndFinal() {
+        var machine = Machine(request: .range(0..<10), knownTotal: 10)
+        XCTAssertTrue(machine.stop(nil))
+        XCTAssertFalse(machine.stop(.mismatch("again")))
+        XCTAssertNil(machine.failure)
+        XCTAssertEqual(machine.head(head(206, [("Content-Range", "bytes 0-9/10")]), known: nil), [])
+        XCTAssertNil(machine.responseEnded(error: nil, errorHead: nil, errorBody: []))
+    }
+
+    func testRangeHeaders() {
+        XCTAssertEqual(Machine(request: .range(10..<20)).rangeHeader(knownTotal: nil), "bytes=10-19")
+        XCTAssertEqual(Machine(request: .range(10..<Int64.max)).rangeHeader(knownTotal: nil), "bytes=10-")
+        XCTAssertEqual(Machine(request: .range(10..<20)).rangeHeader(knownTotal: 20), "bytes=10-")
+        XCTAssertEqual(Machine(request: .probe(.suffix(length: 5))).rangeHeader(knownTotal: nil), "bytes=-5")
+        XCTAssertEqual(Machine(request: .validation).rangeHeader(knownTotal: nil), "bytes=0-0")
+    }
+}
