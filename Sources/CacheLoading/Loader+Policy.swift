@@ -46,7 +46,11 @@ extension Loader {
 
     /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
     func reuse(_ state: ResourceState, request: HTTPHeaders) -> ReuseAction {
-        let head = storedHead(state.resource).policyHead
+        let stored = storedHead(state.resource)
+        if stored.invalidated {
+            return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
+        }
+        let head = stored.policyHead
         switch Freshness.reuse(head, requestHeaders: request, now: Int(nowSeconds), options: policy.cache) {
         case .fresh, .staleAcceptedByClient:
             return .serve
@@ -126,6 +130,7 @@ extension Loader {
         }
         stored.requestTime = requestTime
         stored.responseTime = nowSeconds
+        stored.invalidated = false
         state.resource.setStoredHead(stored)
     }
 
@@ -146,13 +151,15 @@ extension Loader {
 
 extension Loader {
     /// Invalidates every stored response of these origin URLs, each variant
-    /// included (RFC 9111 §4.4): removed, or, while in use, kept only for
-    /// the responses already using it.
+    /// included (RFC 9111 §4.4): each is marked stale, so the next request
+    /// revalidates it (a 304 keeps the bytes, a change replaces them).
     package func invalidate(urls: Set<String>) {
-        for resource in Array(store.resources.values) where urls.contains(resource.url) {
+        for resource in store.resources.values where urls.contains(resource.url) && !resource.isTransient {
             logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])
-            states[resource.key]?.notShared = true
-            store.remove(resource)
+            var head = storedHead(resource)
+            head.invalidated = true
+            resource.setStoredHead(head)
+            resource.flush()
         }
     }
 }

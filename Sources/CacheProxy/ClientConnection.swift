@@ -82,6 +82,7 @@ final class ClientConnection: SocketDelegate {
             switch action {
             case .handle(let head): handle(head)
             case .handleWithBody(let head, let body): handle(head, body: body)
+            case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
             case .stopReading: socket.stopReading()

@@ -42,6 +42,9 @@ package struct ConnectionStateMachine {
         case handle(HTTPRequestHead)
         /// Route and answer this request, whose body was read whole.
         case handleWithBody(HTTPRequestHead, [UInt8])
+        /// Send an interim "100 Continue": the client waits for it before
+        /// sending its body (RFC 9110 §10.1.1).
+        case sendContinue
         /// Answer a malformed request with this error, then drain and close.
         case reject(HeadParseError)
         case startReading
@@ -265,6 +268,9 @@ package struct ConnectionStateMachine {
             state = .readingBody
             bodyHead = head
             body = RequestBody(framing, limit: settings.maxRequestBody)
+            if head.version != .http10, head.headers.hasToken("100-continue", in: "Expect") {
+                actions.append(.sendContinue)
+            }
         }
     }
 

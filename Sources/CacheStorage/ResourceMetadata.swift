@@ -73,7 +73,7 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
-            case "status", "request-time", "response-time", "header", "vary", "vary-key":
+            case "status", "request-time", "response-time", "header", "vary", "vary-key", "invalidated":
                 var stored = head ?? StoredResponseHead()
                 guard stored.decode(key: key, value: value) else { return nil }
                 head = stored

@@ -16,6 +16,11 @@ package struct StoredResponseHead: Sendable, Equatable {
     package var responseTime: Int64 = 0
     /// The secondary key under the response's Vary; nil before this was kept.
     package var varyKey: VaryKey?
+    /// An unsafe request to the URL succeeded (RFC 9111 §4.4): the response
+    /// is stale until revalidated, whatever its freshness says. Marking
+    /// instead of removing keeps the bytes for a 304 and never races the
+    /// removal of a folder with a new entry of the same key.
+    package var invalidated = false
 
     /// Fields of a response that describe one message's framing, never stored.
     package static let framingFields: Set<String> = ["content-length", "content-range", "transfer-encoding"]
@@ -39,6 +44,7 @@ package struct StoredResponseHead: Sendable, Equatable {
     func encodedLines() -> [String] {
         var lines = ["status \(status)", "request-time \(requestTime)", "response-time \(responseTime)"]
         for field in headers { lines.append("header \(field.name): \(field.value)") }
+        if invalidated { lines.append("invalidated") }
         if let varyKey {
             lines.append("vary-key")
             for entry in varyKey.entries {
@@ -66,6 +72,8 @@ package struct StoredResponseHead: Sendable, Equatable {
             let fieldValue = value[value.index(after: colon)...].drop { $0 == " " }
             guard !name.isEmpty else { return false }
             headers.add(name, String(fieldValue))
+        case "invalidated":
+            invalidated = true
         case "vary-key":
             if varyKey == nil { varyKey = VaryKey(entries: []) }
         case "vary":

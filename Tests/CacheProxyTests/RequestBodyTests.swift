@@ -50,6 +50,16 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(bodies(read(&m, "ld\r\n0\r\n\r\n")), ["POST hello world"])
     }
 
+    func testExpect100ContinueIsAnsweredBeforeTheBody() {
+        var m = machine()
+        let actions = read(&m, "POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        XCTAssertTrue(actions.contains(.sendContinue))
+        XCTAssertEqual(bodies(read(&m, "ok")), ["POST ok"])
+        var old = machine()
+        XCTAssertFalse(read(&old, "POST /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+            .contains(.sendContinue), "not to HTTP/1.0 clients")
+    }
+
     func testZeroLengthIsNoBody() {
         var m = machine()
         let actions = read(&m, "DELETE /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")

@@ -16,7 +16,8 @@ final class StoredResponseHeadTests: XCTestCase {
                                    ("Link", "<http://x/y>; rel=\"next\"")])
         let key = VaryKey(entries: [.init(name: "accept-encoding", value: nil),
                                     .init(name: "accept-language", value: "fr: ca,en")])
-        let head = StoredResponseHead(status: 203, headers: headers, requestTime: 100, responseTime: 101, varyKey: key)
+        var head = StoredResponseHead(status: 203, headers: headers, requestTime: 100, responseTime: 101, varyKey: key)
+        head.invalidated = true
         let decoded = try XCTUnwrap(ResourceMetadata(decoding: metadata(head: head).encoded()))
         XCTAssertEqual(decoded.head, head)
         XCTAssertEqual(decoded, metadata(head: head))

@@ -305,6 +305,23 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(log("/plain/movie.bin").count, 1, "the second and third requests were hits")
     }
 
+    func testFFmpegPlaysThroughTheForwardProxy() throws {
+        try startProxy()
+        try MediaFixtures.makeMP4(at: root.appendingPathComponent("plain/clip.mp4"), duration: 2)
+        let proxy = "http://127.0.0.1:\(server.port)"
+        let played = try MediaFixtures.ffmpegCopyToNull(url: origin.url("/plain/clip.mp4"),
+                                                        extraInputArgs: ["-http_proxy", proxy])
+        XCTAssertTrue(played.succeeded, played.stderr)
+        XCTAssertTrue(try server.cachedResources().contains { $0.url == origin.url("/plain/clip.mp4") },
+                      "the player's requests went through the proxy and were cached")
+        let fetched = log("/plain/clip.mp4").count
+        XCTAssertGreaterThan(fetched, 0)
+        let again = try MediaFixtures.ffmpegCopyToNull(url: origin.url("/plain/clip.mp4"),
+                                                       extraInputArgs: ["-http_proxy", proxy])
+        XCTAssertTrue(again.succeeded, again.stderr)
+        XCTAssertEqual(log("/plain/clip.mp4").count, fetched, "the second play came from the cache")
+    }
+
     func testForwardProxyRelaysRedirectsAndStatuses() throws {
         origin.stop()
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations + """
@@ -346,8 +363,16 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
             ((try? String(contentsOf: bodies, encoding: .utf8)) ?? "").components(separatedBy: "\n").count >= 3
         })
+        // (checked below once the third upload is in)
         let logged = try String(contentsOf: bodies, encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(logged, ["POST /upload/x?y=1 hello world", "POST /upload/c hello chunks"])
+        // curl waits a second for "100 Continue" before sending a body it announced with Expect.
+        let started = Date()
+        let curl = try TestTools.run("curl", ["-sS", "-f", "-H", "Expect: 100-continue", "--data-binary", "expected",
+                                              "http://127.0.0.1:\(server.port)/upload/e"])
+        XCTAssertTrue(curl.succeeded, curl.stderr)
+        XCTAssertEqual(curl.stdout, "stored\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.9, "100 Continue was sent at once")
 
         // A successful POST invalidates the stored response of its URL.
         let f = try file("inv/i.bin", size: 30_000, seed: 41)
@@ -356,8 +381,9 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(origin.accessLog().filter { $0.uri == "/inv/i.bin" }.count, 1)
         XCTAssertEqual(try connection.request(method: "POST", path: "/inv/i.bin", body: Array("x".utf8)).status, 204)
         XCTAssertBytes(try connection.request(path: "/inv/i.bin").body, equal: f)
-        XCTAssertEqual(origin.accessLog(waitingFor: 3).filter { $0.uri == "/inv/i.bin" }.map(\.method),
-                       ["GET", "POST", "GET"], "the POST invalidated the stored response")
+        let inv = origin.accessLog(waitingFor: 3).filter { $0.uri == "/inv/i.bin" }
+        XCTAssertEqual(inv.map(\.method), ["GET", "POST", "GET"], "the POST invalidated the stored response")
+        XCTAssertEqual(inv.last?.status, 304, "revalidated, its bytes kept")
     }
 
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
