@@ -13,6 +13,9 @@ final class SharedCacheTests: XCTestCase {
         location /nocache/ { add_header Cache-Control "no-cache"; }
         location /mustrev/ { add_header Cache-Control "max-age=1, must-revalidate"; }
         location /long/ { add_header Cache-Control "max-age=600"; }
+        location /cookie/ { add_header Set-Cookie "session=1"; add_header Cache-Control "max-age=600"; }
+        location /pubcookie/ { add_header Set-Cookie "session=1"; add_header Cache-Control "public, max-age=600"; }
+        location /cdn/ { add_header CDN-Cache-Control "max-age=600"; add_header Cache-Control "no-cache"; }
         location /vary/ {
             add_header Vary "Accept-Language";
             add_header Cache-Control "max-age=600";
@@ -35,7 +38,8 @@ final class SharedCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-rfc9111")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["private", "nostore", "short", "nocache", "mustrev", "long", "gz", "en/vary", "fr/vary", "plain"] {
+        for sub in ["private", "nostore", "short", "nocache", "mustrev", "long", "gz", "en/vary", "fr/vary", "plain",
+                    "cookie", "pubcookie", "cdn"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -88,6 +92,36 @@ final class SharedCacheTests: XCTestCase {
         // And the public one now is stored: a third request stays in the cache.
         XCTAssertBytes(try get("/long/c.bin").body, equal: c)
         XCTAssertEqual(log("/long/c.bin").count, 2)
+    }
+
+    func testSetCookieIsSharedOnlyWhenPublic() throws {
+        try startProxy()
+        let a = try file("cookie/a.bin", size: 20_000, seed: 51)
+        let b = try file("pubcookie/b.bin", size: 20_000, seed: 52)
+        for _ in 0..<2 {
+            XCTAssertBytes(try get("/cookie/a.bin").body, equal: a)
+            let shared = try get("/pubcookie/b.bin")
+            XCTAssertBytes(shared.body, equal: b)
+            XCTAssertEqual(shared.header("Set-Cookie"), "session=1")
+        }
+        XCTAssertEqual(log("/cookie/a.bin").count, 2, "a cookie for one client is not replayed to another")
+        XCTAssertEqual(log("/pubcookie/b.bin").count, 1, "public allows it")
+    }
+
+    func testCDNCacheControlGovernsOnlyInReverseMode() throws {
+        let f = try file("cdn/c.bin", size: 20_000, seed: 53)
+        try startProxy()
+        for _ in 0..<2 { XCTAssertBytes(try get("/cdn/c.bin").body, equal: f) }
+        XCTAssertEqual(origin.accessLog(waitingFor: 2).filter { $0.uri == "/cdn/c.bin" }.map(\.status), [206, 304],
+                       "as a proxy, Cache-Control: no-cache applies")
+        server.stop()
+        origin.clearAccessLog()
+        try? FileManager.default.removeItem(at: directory.file("cache"))
+        try startProxy { $0.origin = self.origin.baseURL }
+        let connection = try RawHTTPConnection(port: server.port)
+        for _ in 0..<2 { XCTAssertBytes(try connection.request(path: "/cdn/c.bin").body, equal: f) }
+        XCTAssertEqual(origin.accessLog(waitingFor: 1).filter { $0.uri == "/cdn/c.bin" }.count, 1,
+                       "as the origin's CDN, CDN-Cache-Control: max-age=600 wins (RFC 9213)")
     }
 
     // MARK: freshness and validation (§4)
