@@ -62,6 +62,17 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
 
     // MARK: UpstreamResponseDelegate
 
+    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103 Early Hints;
+    /// never 101, which would switch protocols under the proxy.
+    func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
+        guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
+        var headers = Intermediary.removingHopByHop(head.headers)
+        headers = Intermediary.appendingVia(headers, receivedWith: head.version,
+                                            pseudonym: server.loader.policy.viaPseudonym)
+        connection.write(HTTPResponseHead(version: .http11, status: head.status, reason: head.reason, headers: headers)
+            .serialized())
+    }
+
     func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
         guard !released else { return }
         status = head.status

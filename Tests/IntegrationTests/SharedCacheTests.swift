@@ -420,6 +420,32 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(inv.last?.status, 304, "revalidated, its bytes kept")
     }
 
+    /// Statuses and interim responses nginx cannot produce, from the project's own origin.
+    func testPassThroughRelaysEarlyHintsAndGives502WhenTheOriginDrops() throws {
+        let faulty = try FaultyOrigin()
+        faulty.serve("/hints", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
+        faulty.serve("/drop", body: Array("never".utf8), fault: .dropBeforeHead)
+        try startProxy()
+        let connection = try RawHTTPConnection(port: server.port)
+        try connection.sendRequest(method: "DELETE", path: faulty.url("/hints"))
+        let interim = try connection.readResponseHead()
+        XCTAssertEqual(interim.status, 103, "1xx relayed to an HTTP/1.1 client")
+        XCTAssertEqual(interim.header("Link"), "</style.css>; rel=preload")
+        let final = try connection.readResponse(method: "DELETE")
+        XCTAssertEqual(final.status, 200)
+        XCTAssertEqual(final.bodyString, "done")
+        // On the pooled connection the DELETE left: a POST is never sent twice…
+        let dropped = try RawHTTPConnection(port: server.port).request(method: "POST", path: faulty.url("/drop"),
+                                                                        body: Array("x".utf8))
+        XCTAssertEqual(dropped.status, 502)
+        XCTAssertEqual(faulty.requests(for: "/drop").count, 1, "a non-idempotent request is not retried")
+        // … an idempotent PUT may be, once, on a fresh connection (RFC 9110 §9.2.2), and still gets 502.
+        let put = try RawHTTPConnection(port: server.port).request(method: "PUT", path: faulty.url("/drop"),
+                                                                    body: Array("x".utf8))
+        XCTAssertEqual(put.status, 502)
+        XCTAssertLessThanOrEqual(faulty.requests(for: "/drop").count, 3)
+    }
+
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
         try startProxy { $0.origin = self.origin.baseURL }
         let f = try file("plain/r.bin", size: 250_000, seed: 31)
