@@ -4,7 +4,9 @@
 # e.g. scripts/bench.sh --json bench.json, scripts/bench.sh --smoke,
 #      scripts/bench.sh --scenarios 1,2 --duration 10
 # Prints one table (httpcache next to nginx direct and nginx as a slice cache,
-# with ratios). Every run is bounded in time and stops by itself.
+# with ratios), a PASS/MISS/not measured verdict per target of issue #15 and
+# a summary "N PASS, M MISS, K not measured" (also in --json). Every run is
+# bounded in time and stops by itself.
 # SCRATCH_PATH=... selects another build directory (default .build).
 set -euo pipefail
 

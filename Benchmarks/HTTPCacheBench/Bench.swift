@@ -5,18 +5,21 @@ final class Bench {
     let settings: Settings
     let fixtures: Fixtures
     let origin: Origin
+    /// Starts the extra servers of the two-loop scenarios.
+    let launcher: Launcher
     let proxy: ServerProcess
     let nginxDirect: ServerProcess?
     let nginxSlice: ServerProcess?
-    private let log: (String) -> Void
+    let log: (String) -> Void
     /// Makes every cold URL of the run distinct.
     private var tagCounter = 0
 
-    init(settings: Settings, fixtures: Fixtures, origin: Origin, proxy: ServerProcess,
+    init(settings: Settings, fixtures: Fixtures, origin: Origin, launcher: Launcher, proxy: ServerProcess,
          nginxDirect: ServerProcess?, nginxSlice: ServerProcess?, log: @escaping (String) -> Void) {
         self.settings = settings
         self.fixtures = fixtures
         self.origin = origin
+        self.launcher = launcher
         self.proxy = proxy
         self.nginxDirect = nginxDirect
         self.nginxSlice = nginxSlice
@@ -24,12 +27,12 @@ final class Bench {
     }
 
     var originEndpoint: Endpoint {
-        Endpoint(name: "origin-direct", port: origin.port, pid: nil, path: { file, query in
+        Endpoint(name: "origin-direct", port: origin.port, pids: [], path: { file, query in
             "/" + file + (query.map { "?" + $0 } ?? "")
         })
     }
 
-    private var hitServers: [ServerProcess] { [proxy] + [nginxDirect, nginxSlice].compactMap { $0 } }
+    var hitServers: [ServerProcess] { [proxy] + [nginxDirect, nginxSlice].compactMap { $0 } }
     private var cacheServers: [ServerProcess] { [proxy] + [nginxSlice].compactMap { $0 } }
 
     private func freshTag(_ name: String) -> String {
@@ -41,41 +44,32 @@ final class Bench {
         var results: [ScenarioResult] = []
         let s = settings
         func want(_ id: Int) -> Bool { s.scenarios.contains(id) }
-        if want(1) {
-            results.append(hitScenario(
-                id: 1, title: "cache hits: random \(s.rangeLength >> 10) KiB ranges of a \(mib(s.bigSize)) resource, \(s.hitConnections) connections",
-                connections: s.hitConnections, mode: .randomRange(length: s.rangeLength), fullCheckEvery: 16,
-                main: "req/s", targets: { [fixtures.big(on: $0)] }))
-        }
-        if want(2) {
-            results.append(hitScenario(
-                id: 2, title: "cache hits: whole \(s.smallSize >> 10) KiB resources (\(s.smallCount) files), \(s.hitConnections) connections",
-                connections: s.hitConnections, mode: .randomWhole, fullCheckEvery: 16,
-                main: "req/s", targets: { fixtures.smalls(on: $0) }))
-        }
-        if want(3) {
-            results.append(hitScenario(
-                id: 3, title: "cache hits: whole \(mib(s.bigSize)) resource streaming, \(s.streamConnections) connections",
-                connections: s.streamConnections, mode: .randomWhole, fullCheckEvery: 1000,
-                main: "MB/s", targets: { [fixtures.big(on: $0)] }))
-        }
+        // At rest first: the proxy has served nothing yet.
+        let atStart = want(10) ? restingRSS() : [:]
+        if want(1) { results.append(hitScenario(.ranges, id: 1, servers: hitServers)) }
+        if want(2) { results.append(hitScenario(.smallFiles, id: 2, servers: hitServers)) }
+        if want(3) { results.append(hitScenario(.streaming, id: 3, servers: hitServers)) }
         if want(4) { results.append(coldScenario()) }
         if want(5) { results.append(herdScenario()) }
         if want(6) { results.append(idleScenario()) }
         if want(7) { results.append(seekScenario()) }
+        if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
+        if want(10) { results.append(atRestScenario(atStart: atStart)) }
         return results
     }
 
     // MARK: measuring
 
     /// One load run with the memory peak and origin bytes it caused.
-    private func measure(_ endpoint: Endpoint, targets: [Target], mode: LoadMode, connections: Int,
-                         duration: Double, fullCheckEvery: UInt32, timeout: Double? = nil) -> (LoadOutcome, Row) {
-        if let pid = endpoint.pid { ProcessStats.resetPeak(pid) }
-        let cpuBefore = endpoint.pid.flatMap(ProcessStats.cpuSeconds)
+    /// `clientThreads` > 1 drives the load from that many client threads.
+    func measure(_ endpoint: Endpoint, targets: [Target], mode: LoadMode, connections: Int,
+                 duration: Double, fullCheckEvery: UInt32, timeout: Double? = nil, clientThreads: Int = 1) -> (LoadOutcome, Row) {
+        ProcessStats.resetPeak(endpoint.pids)
+        let cpuBefore = ProcessStats.cpuSeconds(endpoint.pids)
         let originBefore = origin.bodyBytes
-        let outcome = runLoad(port: endpoint.port, connections: connections, targets: targets, mode: mode,
-                              duration: duration, timeout: timeout ?? (duration + 60), fullCheckEvery: fullCheckEvery)
+        let outcome = runLoad(threads: clientThreads, port: endpoint.port, connections: connections, targets: targets,
+                              mode: mode, duration: duration, timeout: timeout ?? (duration + 60),
+                              fullCheckEvery: fullCheckEvery)
         var row = Row(server: endpoint.name, metrics: [:])
         row.metrics["req/s"] = outcome.requestsPerSecond
         row.metrics["MB/s"] = outcome.megabytesPerSecond
@@ -83,10 +77,11 @@ final class Bench {
         row.metrics["p99 ms"] = outcome.p99
         row.metrics["TTFB p50 ms"] = outcome.ttfbP50
         row.metrics["TTFB p99 ms"] = outcome.ttfbP99
-        if let pid = endpoint.pid, let peak = ProcessStats.peakRSS(pid) { row.metrics["peak RSS MB"] = mb(peak) }
-        // Server CPU per request: steadier than req/s on a shared machine.
-        if let pid = endpoint.pid, let before = cpuBefore, let after = ProcessStats.cpuSeconds(pid), outcome.requests > 0 {
-            row.metrics["CPU µs/req"] = (after - before) * 1e6 / Double(outcome.requests)
+        if let peak = ProcessStats.peakRSS(endpoint.pids) { row.metrics["peak RSS MB"] = mb(peak) }
+        // Server CPU per request and per byte: steadier than req/s on a shared machine.
+        if let before = cpuBefore, let after = ProcessStats.cpuSeconds(endpoint.pids) {
+            if outcome.requests > 0 { row.metrics["CPU µs/req"] = (after - before) * 1e6 / Double(outcome.requests) }
+            if outcome.bodyBytes > 0 { row.metrics["CPU µs/MB"] = (after - before) * 1e6 / mb(outcome.bodyBytes) }
         }
         row.metrics["origin MB"] = mb(origin.bodyBytes - originBefore)
         row.requests = outcome.requests
@@ -99,51 +94,13 @@ final class Bench {
     }
 
     /// Fetches every target once through a cache so the measurement sees hits only.
-    private func warmCache(_ endpoint: Endpoint, _ targets: [Target]) {
+    func warmCache(_ endpoint: Endpoint, _ targets: [Target]) {
         let steps = targets.indices.map { Step(target: $0, first: nil, last: nil) }
         let outcome = runLoad(port: endpoint.port, connections: min(8, targets.count), targets: targets,
                               mode: .script(steps), duration: 0, timeout: 300, fullCheckEvery: 1)
         if outcome.errors > 0 || outcome.mismatches > 0 {
             log("warming \(endpoint.name): \(outcome.errors) errors, \(outcome.mismatches) wrong: \(outcome.firstError)")
         }
-    }
-
-    private func hitScenario(id: Int, title: String, connections: Int, mode: LoadMode, fullCheckEvery: UInt32,
-                             main: String, targets: (Endpoint) -> [Target]) -> ScenarioResult {
-        log("scenario \(id): \(title)")
-        let servers = hitServers
-        for server in servers {
-            let endpoint = server.endpoint
-            if server.kind.caches { warmCache(endpoint, targets(endpoint)) }
-            _ = measure(endpoint, targets: targets(endpoint), mode: mode, connections: connections,
-                        duration: settings.warmup, fullCheckEvery: fullCheckEvery)
-        }
-        var rows: [String: [Row]] = [:]
-        for round in 0..<settings.rounds {
-            // Rotate the order so no server always runs first (or last) in a round.
-            for i in servers.indices {
-                let server = servers[(i + round) % servers.count]
-                let endpoint = server.endpoint
-                let (_, row) = measure(endpoint, targets: targets(endpoint), mode: mode, connections: connections,
-                                       duration: settings.duration, fullCheckEvery: fullCheckEvery)
-                log("  \(row.server): \(String(format: "%.0f", row.metrics["req/s"] ?? 0)) req/s, \(String(format: "%.1f", row.metrics["MB/s"] ?? 0)) MB/s")
-                rows[row.server, default: []].append(row)
-            }
-        }
-        let merged = servers.compactMap { rows[$0.kind.rawValue].map(Self.median) }
-        var result = ScenarioResult(id: id, title: title,
-                                    columns: ["req/s", "MB/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MB", "origin MB"],
-                                    rows: merged, peers: [], ratios: [:], targets: [], notes: [])
-        addRatios(&result)
-        let sliceRatio = result.ratios[ServerKind.nginxSlice.rawValue]?[main]
-        let directRatio = result.ratios[ServerKind.nginxDirect.rawValue]?[main]
-        result.targets = [
-            TargetCheck(description: "\(main) ≥ 1.00 × nginx-slice", value: sliceRatio, met: sliceRatio.map { $0 >= 1.0 }),
-            TargetCheck(description: "\(main) ≥ 0.90 × nginx-direct", value: directRatio, met: directRatio.map { $0 >= 0.9 }),
-        ]
-        if settings.rounds > 1 { result.notes.append("median of \(settings.rounds) rounds of \(settings.duration) s per server, servers alternating") }
-        result.notes.append("CPU µs/req: the server's user+system CPU time per response (steadier than req/s on a shared machine)")
-        return result
     }
 
     // MARK: 4. cold misses
@@ -186,7 +143,7 @@ final class Bench {
                     if row.firstError.isEmpty { row.firstError = whole.firstError }
                 }
                 origin.setRate(0)
-                if endpoint.pid == nil { row.metrics["peak RSS MB"] = nil }
+                if endpoint.pids.isEmpty { row.metrics["peak RSS MB"] = nil }
                 log("  \(row.server): TTFB p50 \(String(format: "%.3f", row.metrics["TTFB p50 ms"]!)) ms, \(String(format: "%.1f", row.metrics["MB/s"]!)) MB/s paced, \(String(format: "%.1f", row.metrics["MB/s loopback"]!)) MB/s loopback")
                 rows[row.server, default: []].append(row)
             }
@@ -204,8 +161,9 @@ final class Bench {
         }
         let throughput = result.ratios["origin-direct"]?["MB/s"]
         result.targets = [
-            TargetCheck(description: "adds < 1 ms to the median time to first byte (ms added)", value: added, met: added.map { $0 < 1.0 }),
-            TargetCheck(description: "MB/s ≥ 0.90 × origin-direct", value: throughput, met: throughput.map { $0 >= 0.9 }),
+            Targets.atMost("adds ≤ \(Targets.coldTTFBAddedMs) ms to the median time to first byte (ms added)", added,
+                           Targets.coldTTFBAddedMs),
+            Targets.atLeast("MB/s ≥ \(Targets.coldOverDirect) × origin-direct (paced origin)", throughput, Targets.coldOverDirect),
         ]
         result.notes.append("every request is a URL not fetched before; time to first byte with the bare loopback origin")
         result.notes.append("MB/s: origin paced at \(mib(s.coldOriginRate))/s per connection, standing in for a remote server")
@@ -238,7 +196,8 @@ final class Bench {
                                     rows: rows, peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
         let ratio = rows.first?.metrics["origin/size"]
-        result.targets = [TargetCheck(description: "origin bytes < 1.05 × resource size", value: ratio, met: ratio.map { $0 < 1.05 })]
+        result.targets = [Targets.atMost("origin bytes ≤ \(Targets.herdOriginOverSize) × resource size", ratio,
+                                         Targets.herdOriginOverSize)]
         result.notes.append("MB/s is all clients together; p50/p99 is the time for one client's whole download")
         return result
     }
@@ -255,20 +214,20 @@ final class Bench {
             let targets = fixtures.smalls(on: endpoint)
             if server.kind.caches { warmCache(endpoint, targets) }
             let steps = (0..<s.idleConnections).map { Step(target: $0 % targets.count, first: nil, last: nil) }
-            let pid = server.pid
-            ProcessStats.resetPeak(pid)
-            let rssBefore = ProcessStats.rss(pid)
+            let pids = server.pids
+            ProcessStats.resetPeak(pids)
+            let rssBefore = ProcessStats.rss(pids)
             let held = Holder()
             let outcome = runLoad(port: endpoint.port, connections: s.idleConnections, targets: targets,
                                   mode: .script(steps), duration: 0, timeout: 60 + s.idleHold, fullCheckEvery: 16,
                                   holdIdle: s.idleHold, onIdle: {
                                       usleep(200_000)  // let the server settle after the last response
-                                      held.rss = ProcessStats.rss(pid)
+                                      held.rss = ProcessStats.rss(pids)
                                   })
             var row = Row(server: endpoint.name, metrics: [:])
             row.metrics["RSS before MB"] = rssBefore.map(mb)
             row.metrics["RSS MB"] = held.rss.map(mb)
-            row.metrics["peak RSS MB"] = ProcessStats.peakRSS(pid).map(mb)
+            row.metrics["peak RSS MB"] = ProcessStats.peakRSS(pids).map(mb)
             if let before = rssBefore, let idle = held.rss {
                 row.metrics["KB/conn"] = (Double(idle) - Double(before)) / 1024 / Double(s.idleConnections)
             }
@@ -284,8 +243,9 @@ final class Bench {
         var result = ScenarioResult(id: 6, title: title, columns: ["RSS before MB", "RSS MB", "peak RSS MB", "KB/conn"],
                                     rows: rows, peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
-        let peak = rows.first?.metrics["peak RSS MB"]
-        result.targets = [TargetCheck(description: "proxy peak RSS < 64 MB", value: peak, met: peak.map { $0 < 64 })]
+        let idle = rows.first?.metrics["RSS MB"]
+        result.targets = [Targets.atMost("proxy RSS with \(s.idleConnections) idle connections ≤ \(Int(Targets.idleConnectionsRSSMB)) MB",
+                                         idle, Targets.idleConnectionsRSSMB)]
         result.notes.append("RSS MB is measured while all connections are open and idle; KB/conn = (RSS MB − RSS before MB) / connections")
         return result
     }
@@ -340,14 +300,15 @@ final class Bench {
                                     rows: rows, peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
         let ratio = rows.first?.metrics["origin/used"]
-        result.targets = [TargetCheck(description: "origin bytes < 1.05 × bytes the player used", value: ratio, met: ratio.map { $0 < 1.05 })]
+        result.targets = [Targets.atMost("origin bytes ≤ \(Targets.seekOriginOverUsed) × bytes the player used", ratio,
+                                         Targets.seekOriginOverUsed)]
         result.notes.append("steps: 0- (abandon after 1%), last 1%, 1%- (abandon after 8%), 50%- (abandon after 4%), 4%- (abandon after 8%), 52%- (abandon after 4%), last 8%")
         return result
     }
 
     // MARK: helpers
 
-    private func addRatios(_ result: inout ScenarioResult, peerNames: [String]? = nil) {
+    func addRatios(_ result: inout ScenarioResult, peerNames: [String]? = nil) {
         guard let subject = result.rows.first(where: { $0.server == ServerKind.proxy.rawValue }) else { return }
         let peers = peerNames ?? result.rows.map(\.server).filter { $0 != subject.server }
         result.peers = peers.filter { name in result.rows.contains { $0.server == name } }

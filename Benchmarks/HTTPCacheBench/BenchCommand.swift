@@ -72,36 +72,21 @@ struct BenchCommand: ParsableCommand {
                                     smallCount: settings.smallCount)
         let origin = try Origin(root: fixtures.root)
         defer { origin.stop() }
-        let proxyServer = try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/proxy-cache",
-                                                      logFile: work + "/httpcache.log", originBase: origin.baseURL)
+        let launcher = Launcher(proxyBinary: proxyBinary, nginxBinary: nginxBinary, work: work,
+                                fixturesRoot: fixtures.root, origin: origin)
+        let proxyServer = try launcher.proxy()
         defer { proxyServer.stop() }
         log("httpcache pid \(proxyServer.pid) on port \(proxyServer.port)")
-        var direct: ServerProcess?
-        var slice: ServerProcess?
-        if let nginxBinary {
-            // A peer that cannot start is reported and left out; httpcache is still measured.
-            do {
-                direct = try ServerProcess.startNginx(.nginxDirect, binary: nginxBinary, directory: work + "/nginx-direct",
-                                                      root: fixtures.root, originPort: origin.port, sliceSize: "1m")
-            } catch {
-                FileHandle.standardError.write(Data("httpcache-bench: nginx-direct left out: \(error)\n".utf8))
-            }
-            do {
-                slice = try ServerProcess.startNginx(.nginxSlice, binary: nginxBinary, directory: work + "/nginx-slice",
-                                                     root: fixtures.root, originPort: origin.port, sliceSize: "1m")
-            } catch {
-                FileHandle.standardError.write(Data("httpcache-bench: nginx-slice left out: \(error)\n".utf8))
-            }
-        } else {
-            log("nginx not found: running without the nginx peers")
-        }
+        if nginxBinary == nil { log("nginx not found: running without the nginx peers") }
+        let direct = launcher.nginx(.nginxDirect)
+        let slice = launcher.nginx(.nginxSlice)
         defer {
             direct?.stop()
             slice?.stop()
         }
 
-        let bench = Bench(settings: settings, fixtures: fixtures, origin: origin, proxy: proxyServer,
-                          nginxDirect: direct, nginxSlice: slice, log: log)
+        let bench = Bench(settings: settings, fixtures: fixtures, origin: origin, launcher: launcher,
+                          proxy: proxyServer, nginxDirect: direct, nginxSlice: slice, log: log)
         let results = bench.run()
         Watchdog.shared.parkIfStopping()  // interrupted: the results are not worth printing
 
@@ -113,6 +98,7 @@ struct BenchCommand: ParsableCommand {
             settings: settings.description,
             scenarios: results,
             allTargetsMet: !results.flatMap(\.targets).contains { $0.met != true },
+            targetSummary: TargetSummary(results.flatMap(\.targets)),
             wrongBytes: wrong)
         print(TableFormatter.format(report), terminator: "")
         if smoke { print("(smoke run: tiny sizes and durations; the targets are meant for the full-size run)") }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import CBenchSupport
 
@@ -129,4 +130,68 @@ func runLoad(port: Int, connections: Int, targets: [Target], mode: LoadMode, dur
 private final class IdleBox {
     let action: (() -> Void)?
     init(_ action: (() -> Void)?) { self.action = action }
+}
+
+/// `runLoad` from `threads` client threads at once, the connections shared
+/// out among them, merged into one outcome. One client thread cannot keep a
+/// server with two loops (or two workers) busy; the load generator keeps all
+/// its state per run, so runs in parallel threads are independent.
+func runLoad(threads: Int, port: Int, connections: Int, targets: [Target], mode: LoadMode, duration: Double,
+             timeout: Double, fullCheckEvery: UInt32) -> LoadOutcome {
+    let threads = max(1, min(threads, connections))
+    guard threads > 1 else {
+        return runLoad(port: port, connections: connections, targets: targets, mode: mode, duration: duration,
+                       timeout: timeout, fullCheckEvery: fullCheckEvery)
+    }
+    // One thread each, started together: the rate adds up only if they run at
+    // the same time (concurrentPerform may run iterations one after another).
+    let outcomes = OutcomeBox(count: threads)
+    let group = DispatchGroup()
+    for i in 0..<threads {
+        let share = connections / threads + (i < connections % threads ? 1 : 0)
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            let outcome = runLoad(port: port, connections: share, targets: targets, mode: mode, duration: duration,
+                                  timeout: timeout, fullCheckEvery: fullCheckEvery, seed: 0x5EED &+ UInt64(i))
+            outcomes.set(i, outcome)
+        }
+    }
+    group.wait()  // each run is bounded by its own timeout
+    return outcomes.merged()
+}
+
+private final class OutcomeBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcomes: [LoadOutcome?]
+
+    init(count: Int) { outcomes = Array(repeating: nil, count: count) }
+
+    func set(_ i: Int, _ outcome: LoadOutcome) {
+        lock.lock()
+        outcomes[i] = outcome
+        lock.unlock()
+    }
+
+    /// Counts add up; the elapsed time is the longest thread's (the runs started together).
+    func merged() -> LoadOutcome {
+        lock.lock()
+        let all = outcomes.compactMap { $0 }
+        lock.unlock()
+        var merged = all[0]
+        for other in all.dropFirst() {
+            merged.requests += other.requests
+            merged.bodyBytes += other.bodyBytes
+            merged.checkedBytes += other.checkedBytes
+            merged.spotChecks += other.spotChecks
+            merged.errors += other.errors
+            merged.mismatches += other.mismatches
+            merged.elapsed = max(merged.elapsed, other.elapsed)
+            merged.timedOut = merged.timedOut || other.timedOut
+            merged.latencyMicros += other.latencyMicros
+            merged.ttfbMicros += other.ttfbMicros
+            if merged.firstError.isEmpty { merged.firstError = other.firstError }
+        }
+        return merged
+    }
 }

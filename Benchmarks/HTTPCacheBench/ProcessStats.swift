@@ -28,6 +28,37 @@ enum ProcessStats {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Summed over a server's processes (nginx: master and workers); nil if any is gone.
+    static func peakRSS(_ pids: [Int32]) -> UInt64? { sum(pids, peakRSS) }
+    static func rss(_ pids: [Int32]) -> UInt64? { sum(pids, rss) }
+    static func cpuSeconds(_ pids: [Int32]) -> Double? { sum(pids, cpuSeconds) }
+    static func resetPeak(_ pids: [Int32]) { for pid in pids { resetPeak(pid) } }
+
+    private static func sum<T: AdditiveArithmetic>(_ pids: [Int32], _ figure: (Int32) -> T?) -> T? {
+        guard !pids.isEmpty else { return nil }
+        var total = T.zero
+        for pid in pids {
+            guard let value = figure(pid) else { return nil }
+            total += value
+        }
+        return total
+    }
+
+    /// The processes whose parent is `pid` (field 4 of /proc/N/stat).
+    static func children(of pid: Int32) -> [Int32] {
+        guard let dir = opendir("/proc") else { return [] }
+        defer { closedir(dir) }
+        var found: [Int32] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let child = Int32(name), let text = readText("/proc/\(child)/stat"),
+                  let close = text.lastIndex(of: ")") else { continue }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            if fields.count > 1, Int32(fields[1]) == pid { found.append(child) }
+        }
+        return found.sorted()
+    }
+
     private static func statusField(_ pid: Int32, _ name: String) -> UInt64? {
         guard let text = readText("/proc/\(pid)/status") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {

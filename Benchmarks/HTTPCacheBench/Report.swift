@@ -13,13 +13,6 @@ struct Row: Codable {
     var firstError: String = ""
 }
 
-/// A target of the issue, judged on this run's figures.
-struct TargetCheck: Codable {
-    var description: String
-    var value: Double?
-    var met: Bool?
-}
-
 struct ScenarioResult: Codable {
     var id: Int
     var title: String
@@ -66,6 +59,8 @@ struct BenchReport: Codable {
     var settings: [String: String]
     var scenarios: [ScenarioResult]
     var allTargetsMet: Bool
+    /// Targets that passed, missed, or could not be measured in this run.
+    var targetSummary: TargetSummary
     var wrongBytes: UInt64
 }
 
@@ -80,11 +75,7 @@ enum TableFormatter {
         for scenario in report.scenarios {
             out += "\n" + format(scenario)
         }
-        let targets = report.scenarios.flatMap(\.targets)
-        let failed = targets.filter { $0.met == false }.count
-        let unmeasured = targets.filter { $0.met == nil }.count
-        out += "\nTargets: " + (report.allTargetsMet ? "all met" : "\(failed) missed")
-        if unmeasured > 0 { out += ", \(unmeasured) not measured (a peer is missing)" }
+        out += "\nTargets: " + report.targetSummary.text
         out += report.wrongBytes == 0 ? "; every checked byte was right.\n" : "; WRONG BYTES: \(report.wrongBytes) responses.\n"
         return out
     }
@@ -97,7 +88,9 @@ enum TableFormatter {
                                            : String(repeating: " ", count: n - text.count) + text)
         }
         var out = "\(s.id). \(s.title)\n"
-        out += pad("", nameWidth, left: true) + zip(s.columns, width).map { "  " + pad($0, $1) }.joined() + "  checks\n"
+        if !s.rows.isEmpty {
+            out += pad("", nameWidth, left: true) + zip(s.columns, width).map { "  " + pad($0, $1) }.joined() + "  checks\n"
+        }
         for row in s.rows {
             out += pad(row.server, nameWidth, left: true)
             for (column, w) in zip(s.columns, width) {
@@ -114,9 +107,9 @@ enum TableFormatter {
             out += "\n"
         }
         for target in s.targets {
-            let verdict = target.met.map { $0 ? "met" : "MISSED" } ?? "not measured"
             let value = target.value.map { " (\(String(format: "%.3f", $0)))" } ?? ""
-            out += "   target: \(target.description): \(verdict)\(value)\n"
+            let reason = target.reason.map { ": \($0)" } ?? ""
+            out += "   \(pad(target.verdict + ":", 14, left: true))\(target.description)\(value)\(reason)\n"
         }
         for note in s.notes { out += "   note: \(note)\n" }
         return out
@@ -131,6 +124,7 @@ enum TableFormatter {
     }
 
     private static func checks(_ row: Row) -> String {
+        if row.requests == 0 && row.errors == 0 { return "-" }  // a reading of memory, no requests
         var parts = ["\(row.requests) req"]
         if row.mismatches > 0 { parts.append("\(row.mismatches) WRONG") }
         if row.errors > 0 { parts.append("\(row.errors) errors: \(row.firstError)") }

@@ -16,8 +16,9 @@ enum ServerKind: String, CaseIterable {
 struct Endpoint {
     var name: String
     var port: Int
-    /// The process whose memory is reported; nil for the in-process origin.
-    var pid: Int32?
+    /// The processes whose memory and CPU are reported (nginx with several
+    /// workers: the master and its workers); empty for the in-process origin.
+    var pids: [Int32]
     var path: (_ file: String, _ query: String?) -> String
 }
 
@@ -27,15 +28,20 @@ final class ServerProcess {
     let port: Int
     private let process: Process
     private let originBase: String
+    /// Worker processes of an nginx master (empty with `master_process off`).
+    private let workers: [Int32]
 
-    private init(kind: ServerKind, port: Int, process: Process, originBase: String) {
+    private init(kind: ServerKind, port: Int, process: Process, originBase: String, workers: [Int32] = []) {
         self.kind = kind
         self.port = port
         self.process = process
         self.originBase = originBase
+        self.workers = workers
     }
 
     var pid: Int32 { process.processIdentifier }
+    /// Every process of this server: memory and CPU are summed over them.
+    var pids: [Int32] { [pid] + workers }
     var isRunning: Bool { process.isRunning }
 
     /// The request target that fetches `file` (with an optional query making
@@ -51,17 +57,17 @@ final class ServerProcess {
     }
 
     var endpoint: Endpoint {
-        Endpoint(name: kind.rawValue, port: port, pid: pid, path: { [self] in path(for: $0, query: $1) })
+        Endpoint(name: kind.rawValue, port: port, pids: pids, path: { [self] in path(for: $0, query: $1) })
     }
 
     func stop() {
-        defer { Watchdog.shared.untrack(process.processIdentifier) }
+        defer { pids.forEach(Watchdog.shared.untrack) }
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        kill(process.processIdentifier, SIGTERM)  // an nginx master stops its workers
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            for pid in pids { kill(pid, SIGKILL) }
             process.waitUntilExit()
         }
     }
@@ -69,10 +75,13 @@ final class ServerProcess {
     // MARK: httpcache
 
     /// `httpcache serve --port 0`: the first stdout line names the port.
-    static func startProxy(binary: String, cacheDirectory: String, logFile: String, originBase: String) throws -> ServerProcess {
+    /// `loops` adds `--loops N` (only for a binary that lists it in its help).
+    static func startProxy(binary: String, cacheDirectory: String, logFile: String, originBase: String,
+                           loops: Int? = nil) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory, "--log-level", "warning"]
+            + (loops.map { ["--loops", String($0)] } ?? [])
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = FileHandle(forWritingAtPath: createFile(logFile)) ?? FileHandle.nullDevice
@@ -95,15 +104,16 @@ final class ServerProcess {
 
     // MARK: nginx
 
-    /// One nginx process (`master_process off`: the master is the single
-    /// worker), serving `root` directly or as a slice cache of the origin.
+    /// nginx serving `root` directly or as a slice cache of the origin. One
+    /// worker runs as one process (`master_process off`: the master is the
+    /// worker); more run under a master, as deployed.
     static func startNginx(_ kind: ServerKind, binary: String, directory: String, root: String,
-                           originPort: Int, sliceSize: String) throws -> ServerProcess {
+                           originPort: Int, sliceSize: String, workers: Int = 1) throws -> ServerProcess {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for attempt in 1...5 {
             let port = try freePort()
             let conf = nginxConfig(kind, directory: directory, root: root, port: port, originPort: originPort,
-                                   sliceSize: sliceSize)
+                                   sliceSize: sliceSize, workers: workers)
             let confPath = directory + "/nginx.conf"
             try conf.write(toFile: confPath, atomically: true, encoding: .utf8)
             let process = Process()
@@ -118,7 +128,25 @@ final class ServerProcess {
             let deadline = Date().addingTimeInterval(10)
             while process.isRunning && !canConnect(port) && Date() < deadline { usleep(20_000) }
             if process.isRunning && canConnect(port) {
-                return ServerProcess(kind: kind, port: port, process: process, originBase: "")
+                guard workers > 1 else { return ServerProcess(kind: kind, port: port, process: process, originBase: "") }
+                // The master listens before it forks: wait for every worker. The
+                // cache manager and loader (idle housekeeping; the loader exits
+                // after a minute) are left out of the figures.
+                var children: [Int32] = []
+                let forked = Date().addingTimeInterval(10)
+                while children.count < workers && Date() < forked {
+                    usleep(20_000)
+                    children = ProcessStats.children(of: process.processIdentifier).filter {
+                        ProcessStats.readText("/proc/\($0)/cmdline")?.contains("worker process") == true
+                    }
+                }
+                children.forEach(Watchdog.shared.track)
+                if children.count == workers {
+                    return ServerProcess(kind: kind, port: port, process: process, originBase: "", workers: children)
+                }
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+                throw BenchError("nginx (\(kind.rawValue)) started \(children.count) of \(workers) workers")
             }
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
@@ -131,7 +159,7 @@ final class ServerProcess {
     }
 
     private static func nginxConfig(_ kind: ServerKind, directory: String, root: String, port: Int,
-                                    originPort: Int, sliceSize: String) -> String {
+                                    originPort: Int, sliceSize: String, workers: Int) -> String {
         // The same shape as a small production setup: sendfile, keep-alive
         // for the whole run, no access log (the proxy logs nothing either at
         // warning level). tcp_nopush stays at its default (off): with it on,
@@ -162,8 +190,9 @@ final class ServerProcess {
         }
         return """
         daemon off;
-        master_process off;
-        worker_processes 1;
+        master_process \(workers > 1 ? "on" : "off");
+        worker_processes \(workers);
+        \(workers > 1 && geteuid() == 0 ? "user root;" : "")
         worker_rlimit_nofile 8192;
         pid \(directory)/nginx.pid;
         error_log \(directory)/error.log warn;

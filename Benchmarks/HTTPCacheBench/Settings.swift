@@ -16,7 +16,7 @@ struct Settings {
     var coldWholeRequests = 3   // cold whole-resource downloads for throughput
     var coldOriginRate: UInt64 = 200 << 20 // bytes/s of the paced origin for scenario 4's throughput
     var seekOriginRate: UInt64 = 50 << 20  // bytes/s of the paced origin in scenario 7
-    var scenarios: Set<Int> = Set(1...7)
+    var scenarios: Set<Int> = Set(1...10)
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {

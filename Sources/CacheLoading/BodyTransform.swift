@@ -43,10 +43,22 @@ package struct TransformContext: Sendable {
     /// The Host the client reached the proxy with (proxy URLs in a rewritten
     /// playlist must use it), when it sent one.
     package var clientHost: String?
-    package init(url: String, info: ContentInfo, clientHost: String?) {
+    /// Where the origin URL led after redirects, when it was redirected
+    /// (relative URIs in a playlist resolve against it).
+    package var finalURL: String?
+    /// The body's first bytes when they are already cached (sniffing a
+    /// generic type); nil when not.
+    package var bodyPrefix: [UInt8]?
+    /// How the request reached the proxy when it was not by a proxy URL: a
+    /// forward-proxy request wants URIs left as they are, a reverse-proxy one
+    /// wants the origin's host replaced by the proxy's. Nil: the provider's own mode.
+    package var requestMode: HLSRewriteMode?
+    package init(url: String, info: ContentInfo, clientHost: String?, finalURL: String? = nil, bodyPrefix: [UInt8]? = nil) {
         self.url = url
         self.info = info
         self.clientHost = clientHost
+        self.finalURL = finalURL
+        self.bodyPrefix = bodyPrefix
     }
 }
 

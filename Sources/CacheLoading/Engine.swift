@@ -34,6 +34,8 @@ package final class Engine {
     package let store: ResourceStore
     package let loader: Loader
     package var client: UpstreamClient { loader.client }
+    /// Preloads (background reads through the same downloads), made on first use.
+    package private(set) lazy var preloader = Preloader(engine: self, logger: logger)
 
     /// Opens (and locks) the cache folder. Call on the loop thread.
     package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
@@ -50,18 +52,26 @@ package final class Engine {
     /// The cache key of an origin URL.
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
 
+    /// The store's key (hash of the cache key) of an origin URL.
+    package func storeKey(for url: String) -> String { ResourceStore.key(for: cacheKey(for: url)) }
+
     /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
     /// with every other reader of the same bytes.
-    /// `request` is the client's whole request head's fields (the cache's
-    /// freshness, storing and Vary rules read them); nil: `headers`.
-    package func reader(url: OriginURL, spec: ByteRangeSpec?, headers: HTTPHeaders = HTTPHeaders(),
-                        request: HTTPHeaders? = nil) -> ResourceReader {
-        loader.reader(url: url, cacheKey: cacheKey(for: url.string), spec: spec, headers: headers, request: request)
+    /// `background` readers (preloads) yield to the others.
+    /// `storeKey` is the hashed cache key when the caller has it already.
+    /// `request` is the client's request fields: the cache's freshness,
+    /// storing and Vary rules read them (RFC 9111).
+    package func reader(url: OriginURL, spec: ByteRangeSpec?, fields: OriginFields = OriginFields(),
+                        storeKey: String? = nil, background: Bool = false,
+                        request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+        loader.reader(url: url, storeKey: storeKey ?? self.storeKey(for: url.string), spec: spec,
+                      fields: fields, background: background, request: request)
     }
 
     /// Cancels every download, closes origin connections and writes all metadata.
     package func shutdown() {
         loop.assertInLoop()
+        preloader.closeAll()
         loader.cancelAll()
         loader.client.closeAll()
         store.flushAllNow()

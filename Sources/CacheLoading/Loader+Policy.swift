@@ -77,14 +77,13 @@ extension Loader {
                                        now: Int(nowSeconds), cause: cause, options: policy.cache)
     }
 
-    /// The cache key of the variant a request selects (RFC 9111 §4.1): the
+    /// The store key of the variant a request selects (RFC 9111 §4.1): the
     /// primary key when the response stored under it has no Vary or the
     /// request's values match; otherwise a key of its own per secondary
     /// key, so variants are stored side by side and never mixed. A stored
     /// Content-Encoding the client does not accept selects a variant too.
-    func variantKey(primary: String, request: HTTPHeaders) -> String {
-        let key = ResourceStore.key(for: primary)
-        guard let head = store.resources[key]?.metadata.head else { return primary }
+    func variantStoreKey(primary: String, request: HTTPHeaders) -> String {
+        guard let head = store.resources[primary]?.metadata.head else { return primary }
         var suffix = ""
         if head.headers.contains("Vary") {
             let wanted = VaryKey(vary: head.headers, request: request)
@@ -95,7 +94,7 @@ extension Loader {
         if let coding = head.headers["Content-Encoding"], !ContentCoding.accepts(request, coding: coding) {
             suffix += "\naccept-encoding\n" + (request.values("Accept-Encoding").joined(separator: ","))
         }
-        return primary + suffix
+        return suffix.isEmpty ? primary : ResourceStore.key(for: primary + suffix)
     }
 
     /// What a new response head tells the cache: whether it may be stored
@@ -167,8 +166,8 @@ extension Loader {
 extension Loader {
     /// Whether a response for this request is stored (its head known), so a
     /// HEAD can be answered from the cache instead of being passed through.
-    package func hasStoredHead(primaryKey: String, request: HTTPHeaders) -> Bool {
-        let key = ResourceStore.key(for: variantKey(primary: primaryKey, request: request))
+    package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
+        let key = variantStoreKey(primary: storeKey, request: request)
         guard let resource = store.resources[key], !resource.isTransient else { return false }
         return resource.totalLength != nil
     }

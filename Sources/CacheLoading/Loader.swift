@@ -17,6 +17,10 @@ package final class Loader {
     package private(set) var lastErrors: [String: String] = [:]
     var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
+    /// Open readers serving clients (not preloads): preloads wait while any is open.
+    package private(set) var foregroundReaders = 0
+    /// Called when the last foreground reader closes (the preload scheduler resumes).
+    package var foregroundIdle: (() -> Void)?
     /// Origin traffic, counted where it happens.
     package private(set) var counters = EngineCounters()
 
@@ -29,25 +33,30 @@ package final class Loader {
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
-    package func reader(url: OriginURL, cacheKey primaryKey: String, spec: ByteRangeSpec?,
-                        headers: HTTPHeaders = HTTPHeaders(), request: HTTPHeaders? = nil) -> ResourceReader {
-        let request = request ?? headers
-        var cacheKey = variantKey(primary: primaryKey, request: request)
-        if let current = states[ResourceStore.key(for: cacheKey)], current.notShared {
+    /// `request` is the client's request fields: the cache's freshness,
+    /// storing and Vary rules read them (RFC 9111).
+    package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
+                        fields: OriginFields = OriginFields(), background: Bool = false,
+                        request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+        var storeKey = variantStoreKey(primary: primary, request: request)
+        if let current = states[storeKey], current.notShared {
             // A response that may not be shared is never joined: this request gets its own.
             nextDownloadID += 1
-            cacheKey += "\nunshared \(nextDownloadID)"
+            storeKey = ResourceStore.key(for: storeKey + "\nunshared \(nextDownloadID)")
         }
-        let resource = store.resource(forKey: cacheKey, url: url.string)
+        let resource = store.resource(storeKey: storeKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
             states[resource.key] = created
             return created
         }()
         state.originURL = url
+        dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
-        return ResourceReader(loader: self, state: state, spec: spec, headers: headers, request: request)
+        if !background { foregroundReaders += 1 }
+        return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
+                              request: request)
     }
 
     /// The one check of the cached version that readers of a resource share.
@@ -98,11 +107,23 @@ package final class Loader {
         return metadata.lastModified
     }
 
+    /// Whether the cached version must be checked with the origin before use
+    /// whatever its freshness says: a live playlist past its own window
+    /// (half its target duration).
+    func needsValidation(_ state: ResourceState) -> Bool {
+        guard state.headKnown, let interval = liveReuseMilliseconds(state) else { return false }
+        guard let validatedAt = state.resource.validatedAt else { return true }
+        return store.clock() - validatedAt >= interval
+    }
+
     /// Decides, once the origin described a new resource, whether it is kept.
     func classify(_ state: ResourceState) {
         let resource = state.resource
         let url = state.originURL?.string ?? resource.url
-        if !policy.cacheable(resource.metadata.contentType) {
+        if Self.isBlockingReload(url) {
+            logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
+            resource.makeTransient()
+        } else if !policy.cacheable(resource.metadata.contentType) {
             logger.info("not caching: the content type is outside the policy", metadata: [
                 "url": "\(url)", "type": "\(resource.metadata.contentType ?? "none")"])
             resource.makeTransient()
@@ -160,6 +181,10 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
+        if !reader.background {
+            foregroundReaders -= 1
+            if foregroundReaders == 0 { foregroundIdle?() }
+        }
         reader.state.resource.users -= 1
         release(reader.state)
     }

@@ -33,7 +33,7 @@ package final class ResourceReader {
     let state: ResourceState
     private let spec: ByteRangeSpec?
     /// Client fields for the origin, sent with the downloads this reader starts.
-    private let headers: HTTPHeaders
+    private let fields: OriginFields
     package weak var delegate: ResourceReaderDelegate?
     private var phase: Phase = .head
     private var position: Int64 = 0
@@ -53,12 +53,16 @@ package final class ResourceReader {
     /// False in forward and reverse proxy modes: redirects are relayed, not
     /// followed. Applies to the downloads this reader starts.
     package var followsRedirects = true
+    /// A preload's reader: it yields to readers serving clients.
+    let background: Bool
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, headers: HTTPHeaders, request: HTTPHeaders) {
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
+         request: HTTPHeaders = HTTPHeaders()) {
         self.loader = loader
+        self.background = background
         self.state = state
         self.spec = spec
-        self.headers = headers
+        self.fields = fields
         self.request = request
     }
 
@@ -67,15 +71,19 @@ package final class ResourceReader {
     /// Begins: the head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {
-            // The freshness decision is made once, before planning (RFC 9111 §4).
-            let action = state.validation != nil ? .revalidate : loader.reuse(state, request: request)
+            // The freshness decision is made once, before planning (RFC 9111 §4);
+            // a live playlist past its window is checked whatever it says.
+            let action = state.validation != nil || loader.needsValidation(state)
+                ? .revalidate : loader.reuse(state, request: request)
             switch action {
             case .serve:
                 break
             case .serveAndRevalidate:
-                _ = loader.validation(for: state, headers: headers, request: request, followsRedirects: followsRedirects)
+                _ = loader.validation(for: state, headers: fields.headers, request: request,
+                                      followsRedirects: followsRedirects)
             case .revalidate:
-                let validation = loader.validation(for: state, headers: headers, request: request, followsRedirects: followsRedirects)
+                let validation = loader.validation(for: state, headers: fields.headers, request: request,
+                                                   followsRedirects: followsRedirects)
                 join(validation)
                 awaited = validation
                 wait()
@@ -91,7 +99,8 @@ package final class ResourceReader {
             join(probe)
             awaited = probe
         } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: headers, request: request, followsRedirects: followsRedirects)
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers,
+                                             request: request, followsRedirects: followsRedirects)
             join(probe)
             awaited = probe
             if loader.store.isDiskFull { probe.passThrough(to: [self]) }
@@ -166,14 +175,16 @@ package final class ResourceReader {
             case .fetch(let range) where loader.store.isDiskFull:
                 // The disk is full: fetch only what is needed now, straight to this reader.
                 guard range.lowerBound == position else { return }
-                let download = loader.startDownload(state, .range(range), headers: headers, request: request, followsRedirects: followsRedirects)
+                let download = loader.startDownload(state, .range(range), headers: fields.headers, request: request,
+                                                    followsRedirects: followsRedirects)
                 join(download)
                 awaited = download
                 download.passThrough(to: [self])
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range), headers: headers, request: request, followsRedirects: followsRedirects)
+                    ? range.lowerBound..<Int64.max : range), headers: fields.headers, request: request,
+                    followsRedirects: followsRedirects)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return

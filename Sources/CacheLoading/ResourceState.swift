@@ -19,6 +19,8 @@ final class ResourceState {
     /// The origin's response may not be shared (RFC 9111 §3: private,
     /// no-store, Authorization…): later requests never join this state.
     var notShared = false
+    /// The live-playlist reuse window of the cached version, once looked at.
+    var liveReuse: LiveReuse?
 
     init(resource: Resource) {
         self.resource = resource

@@ -53,6 +53,7 @@ enum AdminRoutes {
             store.importFile(source, url: url, cacheKey: server.engine.cacheKey(for: url),
                              contentType: query["type"], completion: result)
         default:
+            if AdminPreloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
             respond(404, #"{"error":"unknown admin request"}"#)
         }
     }

@@ -87,7 +87,7 @@ final class ClientConnection: SocketDelegate {
             case .startReading: socket.startReading()
             case .stopReading: socket.stopReading()
             case .setTimer(let milliseconds?): setTimer(milliseconds)
-            case .setTimer(nil): timer?.cancel(); timer = nil
+            case .setTimer(nil): break  // the timer stays armed: a fire the machine no longer wants is ignored by it
             case .closeAfterDrain: socket.closeAfterDrain()
             case .closeNow: socket.close()
             case .endResponse: endResponse()
@@ -112,6 +112,7 @@ final class ClientConnection: SocketDelegate {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
+        // Intermediary checks first (Host, Via loops), then the mode the target selects.
         switch RequestRoute.resolve(head, pseudonym: server.loader.policy.viaPseudonym,
                                     reverseOrigin: server.configuration.reverseOrigin,
                                     peerIsLoopback: peer?.isLoopback ?? false) {
@@ -122,19 +123,24 @@ final class ClientConnection: SocketDelegate {
         case .local:
             break
         }
-        if head.target.hasPrefix("/admin/") && (head.method == "GET" || head.method == "POST") {
+        // The route depends on the path only (before any query), scanned in place.
+        let target = head.target.utf8
+        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
+        let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
+        // Proxy URLs first: the hot path does no other routing work.
+        if path.starts(with: "/p/".utf8) && (head.method == "GET" || isHead) && !hasBody {
+            return proxy(head)
+        }
+        if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
             return respondSimple(405, "Method not allowed\n", keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
         }
-        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+        if hasBody {
             return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
         }
-        // The route depends on the path only (before any query), scanned in place.
-        let target = head.target.utf8
-        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
@@ -143,16 +149,18 @@ final class ClientConnection: SocketDelegate {
             return respondSimple(stats.status, stats.body, keepAlive: head.keepAlive, head: head,
                                  contentType: stats.contentType)
         }
-        guard path.starts(with: "/p/".utf8) else {
-            return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
-                                 keepAlive: head.keepAlive, head: head)
-        }
-        guard let origin = server.targets.entry(for: head.target) else {
+        return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
+                             keepAlive: head.keepAlive, head: head)
+    }
+
+    private func proxy(_ head: HTTPRequestHead) {
+        let engine = server.engine
+        guard let origin = server.targets.entry(for: head.target, storeKey: { engine.storeKey(for: $0) }) else {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
                                  keepAlive: head.keepAlive, head: head)
         }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
-                                     server: server)
+                                     storeKey: origin.storeKey, server: server)
         self.exchange = exchange
         exchange.start()
     }
@@ -162,8 +170,8 @@ final class ClientConnection: SocketDelegate {
     /// passes through to the origin uncached, with its body. A HEAD of
     /// something not stored passes through too: a HEAD never fetches a body.
     private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        let headMiss = head.method == "HEAD"
-            && !server.loader.hasStoredHead(primaryKey: server.engine.cacheKey(for: url.string), request: head.headers)
+        let storeKey = server.engine.storeKey(for: url.string)
+        let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
         guard (head.method == "GET" || head.method == "HEAD") && body == nil && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)
@@ -172,7 +180,7 @@ final class ClientConnection: SocketDelegate {
             return
         }
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
-                                     server: server, transparent: true)
+                                     storeKey: storeKey, server: server, transparent: true)
         self.exchange = exchange
         exchange.start()
     }

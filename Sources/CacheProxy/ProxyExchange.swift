@@ -27,12 +27,14 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
 
+    private let storeKey: String
     /// Forward or reverse proxy mode: every end-to-end field goes to the
     /// origin and redirects are relayed (RFC 9110 §7.6).
     private let transparent: Bool
 
-    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, server: ProxyServer,
-         transparent: Bool = false) {
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+         server: ProxyServer, transparent: Bool = false) {
+        self.storeKey = storeKey
         self.transparent = transparent
         self.connection = connection
         self.request = request
@@ -44,11 +46,11 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     func start() {
-        let forwarded = transparent
-            ? UpstreamHeaders.transparent(from: request.headers)
-            : UpstreamHeaders.forwarded(from: request.headers,
-                                        extra: server.engine.configuration.upstream.forwardedHeaders)
-        let reader = server.engine.reader(url: url, spec: bodyRequest.range, headers: forwarded, request: request.headers)
+        let fields = transparent
+            ? OriginFields(UpstreamHeaders.transparent(from: request.headers))
+            : OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)
+        let reader = server.engine.reader(url: url, spec: bodyRequest.range, fields: fields, storeKey: storeKey,
+                                          request: request.headers)
         reader.followsRedirects = !transparent
         self.reader = reader
         headWasKnown = reader.resource.totalLength != nil
@@ -80,8 +82,15 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            if let provider = server.engine.configuration.transforms,
-               let transform = provider(TransformContext(url: urlString, info: info, clientHost: request.headers["host"])) {
+            var context = TransformContext(
+                url: urlString, info: info, clientHost: request.headers["host"] ?? server.address,
+                finalURL: server.engine.client.redirectTarget(for: url)?.string,
+                bodyPrefix: Self.cachedPrefix(of: reader.resource))
+            if transparent {
+                // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
+                context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+            }
+            if let provider = server.engine.configuration.transforms, let transform = provider(context) {
                 transformed = true
                 machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
             }
@@ -192,6 +201,16 @@ final class ProxyExchange: ResourceReaderDelegate {
                 connection.abort()
             }
         }
+    }
+
+    /// The first bytes of the body when they are cached (for transforms that sniff).
+    private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
+        guard let total = resource.totalLength, total > 0 else { return nil }
+        let count = Int(min(total, 16))
+        guard resource.available.covers(0..<Int64(count)), let file = try? resource.dataFile() else { return nil }
+        var prefix = [UInt8](repeating: 0, count: count)
+        let n = prefix.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, count, 0) }
+        return n == count ? prefix : nil
     }
 
     /// The status code of a head written by this exchange ("HTTP/1.1 206 …").

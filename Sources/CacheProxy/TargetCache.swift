@@ -10,17 +10,20 @@ struct TargetCache {
         let url: OriginURL
         /// `url.string`, built once.
         let urlString: String
+        /// The store's key (SHA-256 of the cache key), hashed once per target.
+        let storeKey: String
     }
 
     static let limit = 1024
     private var entries: [String: Entry] = [:]
 
     /// The origin a proxy request target carries, or nil when it carries none.
-    mutating func entry(for target: String) -> Entry? {
+    mutating func entry(for target: String, storeKey: (String) -> String) -> Entry? {
         if let hit = entries[target] { return hit }
         guard let url = ProxyURL.originURL(fromTarget: target) else { return nil }
         if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-        let entry = Entry(url: url, urlString: url.string)
+        let urlString = url.string
+        let entry = Entry(url: url, urlString: urlString, storeKey: storeKey(urlString))
         entries[target] = entry
         return entry
     }

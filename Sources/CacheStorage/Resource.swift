@@ -111,12 +111,24 @@ package final class Resource {
         store.unlinkLater(dataPath)
         var fresh = ResourceMetadata(url: url, lastAccess: metadata.lastAccess)
         fresh.dataName = "data-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        fresh.pin = metadata.pin  // a new version of a pinned resource stays pinned
         metadata = fresh
         generation += 1
         validatedAt = nil
         closeFile()
         needsFlush = true
     }
+
+    /// Pins the resource for the preload of `root` (nil unpins): a pinned
+    /// resource is never evicted by the size limit.
+    package func setPin(_ root: String?) {
+        guard metadata.pin != root else { return }
+        metadata.pin = root
+        needsFlush = true
+        store.flush(self)
+    }
+
+    package var isPinned: Bool { metadata.pin != nil }
 
     /// Keeps the resource out of the cache: it is deleted once unused, and
     /// its bytes no longer count against the limit (they are not kept).

@@ -17,6 +17,10 @@ package struct ResourceMetadata: Sendable, Equatable {
     /// The origin's response head as a shared cache keeps it (RFC 9111 §3),
     /// nil in metadata written before heads were stored.
     package var head: StoredResponseHead?
+    /// Set while a preload pinned the resource: the URL that preload started
+    /// from (`unpin` of that URL releases all of it). Pinned resources are
+    /// never evicted by the size limit. Absent in files of older versions.
+    package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
                  lastModified: String? = nil, ranges: RangeSet = RangeSet(), lastAccess: Int64 = 0) {
@@ -45,6 +49,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let lastModified { lines.append("last-modified \(lastModified)") }
         if dataName != "data" { lines.append("file \(dataName)") }
         if let head { lines += head.encodedLines() }
+        if let pin { lines.append("pin \(pin)") }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
         return lines.joined(separator: "\n") + "\n"
@@ -52,16 +57,20 @@ package struct ResourceMetadata: Sendable, Equatable {
 
     /// Parses `encoded()`; nil when the text is not a complete metadata file.
     package init?(decoding text: String) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: true)[...]
-        guard lines.first == Substring(Self.magic) else { return nil }
+        // Split at bytes, not Characters: "\r\n" is one Character, and so is a
+        // space followed by a combining mark, so a value ending in CR or
+        // starting with a combining mark would not read back as written.
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
+        guard let first = lines.first, first.elementsEqual(Self.magic.utf8) else { return nil }
         lines = lines.dropFirst()
         var url: String?
         var ranges: RangeSet?
         var access: Int64?
         self.init(url: "")
         for line in lines {
-            let key = line.prefix { $0 != " " }
-            let value = line.dropFirst(key.count + 1)
+            let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
+            let key = Substring(line[..<space])
+            let value = Substring(line[space...].dropFirst())
             switch key {
             case "url": url = String(value)
             case "length":
@@ -77,6 +86,7 @@ package struct ResourceMetadata: Sendable, Equatable {
                 var stored = head ?? StoredResponseHead()
                 guard stored.decode(key: key, value: value) else { return nil }
                 head = stored
+            case "pin": pin = value.isEmpty ? nil : String(value)
             case "file":
                 guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
                 dataName = String(value)

@@ -20,6 +20,8 @@ package final class ResourceStore {
     /// Resources in the cache.
     package var count: Int { resources.count }
     private var evictionScheduled = false
+    /// Whether the log already said that pinned bytes alone exceed the limit.
+    var warnedAboutPins = false
     /// Resources evicted by the size limit since start.
     package private(set) var evictions: UInt64 = 0
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
@@ -99,7 +101,12 @@ package final class ResourceStore {
 
     /// The resource for a cache key (the mapped URL), created empty if unknown.
     package func resource(forKey cacheKey: String, url: String) -> Resource {
-        let key = Self.key(for: cacheKey)
+        resource(storeKey: Self.key(for: cacheKey), url: url)
+    }
+
+    /// The resource under a key already hashed with `key(for:)` (the proxy
+    /// hashes each proxy URL's key once, not once per request).
+    package func resource(storeKey key: String, url: String) -> Resource {
         if let existing = resources[key] { return existing }
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
@@ -129,7 +136,7 @@ package final class ResourceStore {
         guard !wasFull else { return }
         logger.error("the disk is full: passing bytes through without caching", metadata: [
             "folder": "\(root)", "seconds": "\(diskFullBackoff / 1000)"])
-        let idle = resources.values.filter { $0.users == 0 }
+        let idle = resources.values.filter { $0.users == 0 && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
         let target = idle.reduce(0) { $0 + $1.available.byteCount } / 2
@@ -173,8 +180,9 @@ package final class ResourceStore {
     /// fits the limit. Resources in use wait until they are idle.
     package func evictIfNeeded() {
         guard totalBytes > maxBytes else { return }
+        warnIfPinsExceedLimit()
         let candidates = resources.values
-            .filter { $0.users == 0 }
+            .filter { $0.users == 0 && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         for resource in candidates where totalBytes > maxBytes {
             logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])

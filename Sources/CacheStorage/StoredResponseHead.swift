@@ -1,4 +1,8 @@
+// The metadata fuzz target compiles this file in one module with CacheHTTP's
+// sources (Fuzz/targets.list), where there is no CacheHTTP to import.
+#if canImport(CacheHTTP)
 import CacheHTTP
+#endif
 
 /// The part of an origin response head kept with a resource so it can be
 /// replayed and judged later (RFC 9111 §3, §4): status, end-to-end fields,
@@ -54,6 +58,22 @@ package struct StoredResponseHead: Sendable, Equatable {
         return lines
     }
 
+    /// "name: value" as written by `encodedLines()` (exactly one space after
+    /// the colon), or "name" alone (value nil). Split at bytes, not
+    /// Characters, so every value reads back byte for byte.
+    private static func field(_ text: Substring) -> (String, String?)? {
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
+            return (String(decoding: bytes, as: UTF8.self), nil)
+        }
+        var start = bytes.index(after: colon)
+        guard start < bytes.endIndex, bytes[start] == UInt8(ascii: " ") else {
+            return start == bytes.endIndex ? (String(decoding: bytes[..<colon], as: UTF8.self), "") : nil
+        }
+        start = bytes.index(after: start)
+        return (String(decoding: bytes[..<colon], as: UTF8.self), String(decoding: bytes[start...], as: UTF8.self))
+    }
+
     /// Reads one line of `encodedLines()`; false when it is malformed.
     mutating func decode(key: Substring, value: Substring) -> Bool {
         switch key {
@@ -67,23 +87,16 @@ package struct StoredResponseHead: Sendable, Equatable {
             guard let t = Int64(value) else { return false }
             responseTime = t
         case "header":
-            guard let colon = value.firstIndex(of: ":") else { return false }
-            let name = String(value[..<colon])
-            let fieldValue = value[value.index(after: colon)...].drop { $0 == " " }
-            guard !name.isEmpty else { return false }
-            headers.add(name, String(fieldValue))
+            guard let (name, fieldValue) = Self.field(value), !name.isEmpty, let fieldValue else { return false }
+            headers.add(name, fieldValue)
         case "invalidated":
             invalidated = true
         case "vary-key":
             if varyKey == nil { varyKey = VaryKey(entries: []) }
         case "vary":
             var key = varyKey ?? VaryKey(entries: [])
-            if let colon = value.firstIndex(of: ":") {
-                let fieldValue = value[value.index(after: colon)...].drop { $0 == " " }
-                key.entries.append(.init(name: String(value[..<colon]), value: String(fieldValue)))
-            } else {
-                key.entries.append(.init(name: String(value), value: nil))
-            }
+            guard let (name, fieldValue) = Self.field(value) else { return false }
+            key.entries.append(.init(name: name, value: fieldValue))
             varyKey = key
         default:
             return false

@@ -179,6 +179,11 @@ package final class UpstreamClient {
         redirects.remember(url, target: target)
     }
 
+    /// Where `url` was last redirected to (the final location), if it was.
+    package func redirectTarget(for url: OriginURL) -> OriginURL? {
+        redirects.target(for: url)
+    }
+
     func forgetRedirect(from url: OriginURL) {
         logger.debug("forgetting the redirect target", metadata: ["url": "\(url.string)"])
         redirects.forget(url)

@@ -60,6 +60,12 @@ public struct HTTPCacheConfiguration: Sendable {
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?
+    /// Replaces how URIs in HLS playlists are written on the way out. Gets
+    /// each URI (absolute) with its role and the proxy URL the default would
+    /// write, and returns what to write instead; nil keeps the URI as the
+    /// origin wrote it (e.g. to keep some URIs direct). Default (nil):
+    /// everything through the proxy.
+    public var playlistURIRewriter: (@Sendable (PlaylistURI) -> String?)?
 
     /// The default content-type policy.
     public static func defaultIsCacheable(_ contentType: String?) -> Bool {

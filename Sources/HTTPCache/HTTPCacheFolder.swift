@@ -61,6 +61,9 @@ public final class HTTPCacheFolder: Sendable {
     public func importResource(for url: String, from path: String, contentType: String? = nil) throws {
         try operations.importFile(path, url: url, contentType: contentType)
     }
+    /// Unpins what `preload(…pin…)` of `url` pinned; returns how many entries.
+    @discardableResult
+    public func unpin(_ url: String) -> Int { operations.unpin(url: url) }
 }
 
 extension HTTPCacheFolder {

@@ -40,7 +40,9 @@ public final class MediaCache: Sendable {
         self.logger = logger
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw HTTPCacheError(.noMemory, "cannot start the event loop: \(error)") }
-        let engineConfiguration = configuration.proxyConfiguration.engine
+        var configured = configuration.proxyConfiguration.engine
+        configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
+        let engineConfiguration = configured
         let opened = loop.submitAndWait { () -> Result<(LoopBound<Engine>, LoopBound<ResourceStore>), HTTPCacheError> in
             do {
                 let engine = try Engine(loop: loop, configuration: engineConfiguration, logger: logger)

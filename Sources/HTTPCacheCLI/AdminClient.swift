@@ -40,7 +40,7 @@ struct AdminClient {
     }
 
     /// One request on a fresh connection (Connection: close); the body on 2xx.
-    private func request(_ method: String, _ path: String, _ query: [String: String]) throws -> [UInt8] {
+    func request(_ method: String, _ path: String, _ query: [String: String]) throws -> [UInt8] {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = query.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }

@@ -12,7 +12,7 @@ struct CacheCommand: ParsableCommand {
         the folder is opened (and locked) directly; while a proxy serves it, \
         the request goes to that proxy, so there is never a second writer.
         """,
-        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self]
+        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self, Unpin.self]
     )
 
     struct Folder: ParsableArguments {
@@ -82,6 +82,16 @@ struct CacheCommand: ParsableCommand {
         }
     }
 
+    struct Unpin: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let eviction take what `preload --pin URL` pinned.")
+        @OptionGroup var folder: Folder
+        @Argument(help: "The URL given to preload --pin.") var url: String
+        func run() throws {
+            let count = try folder.withCache { try $0.unpin(url) }
+            print("\(count) resources unpinned")
+        }
+    }
+
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Use a local file as the cached copy of a URL.")
         @OptionGroup var folder: Folder
@@ -130,6 +140,13 @@ enum CacheAccess {
         switch self {
         case .local(let folder): try folder.exportResource(for: url, to: path)
         case .remote(let client): try client.post("/admin/cache/export", ["url": url, "path": path])
+        }
+    }
+
+    func unpin(_ url: String) throws -> Int {
+        switch self {
+        case .local(let folder): return folder.unpin(url)
+        case .remote(let client): return (try client.json("POST", "/admin/cache/unpin", ["url": url])["unpinned"] as? NSNumber)?.intValue ?? 0
         }
     }
 

@@ -14,7 +14,7 @@ struct HTTPCacheCommand: ParsableCommand {
             HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
             16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed).
             """,
-        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, StatsCommand.self]
+        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, StatsCommand.self]
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.

@@ -24,18 +24,43 @@ final class BenchmarkSmokeTests: XCTestCase {
         let result = try run(bench, ["--smoke", "--proxy", proxy, "--json", jsonURL.path,
                                      "--work-dir", directory.appendingPathComponent("work").path], timeout: 120)
         XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)\nstdout: \(result.stdout)")
-        for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. "] {
+        for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. ",
+                        "8. 2 loops vs 2 workers", "9. 2 loops vs 2 workers", "10. memory at rest"] {
             XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
+        XCTAssertNotNil(result.stdout.range(of: #"Targets: \d+ PASS, \d+ MISS, \d+ not measured"#, options: .regularExpression),
+                        result.stdout)
 
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
         XCTAssertEqual(json["wrongBytes"] as? Int, 0)
         let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
-        XCTAssertEqual(scenarios.count, 7)
+        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...10))
+        // Every target has a verdict, and the summary counts them.
+        let targets = scenarios.flatMap { $0["targets"] as? [[String: Any]] ?? [] }
+        XCTAssertGreaterThanOrEqual(targets.count, 20)
+        let verdicts = targets.map { $0["verdict"] as? String ?? "" }
+        XCTAssertTrue(verdicts.allSatisfy { ["PASS", "MISS", "not measured"].contains($0) }, "\(verdicts)")
+        let summary = try XCTUnwrap(json["targetSummary"] as? [String: Int])
+        XCTAssertEqual(summary["pass"], verdicts.filter { $0 == "PASS" }.count)
+        XCTAssertEqual(summary["miss"], verdicts.filter { $0 == "MISS" }.count)
+        XCTAssertEqual(summary["notMeasured"], verdicts.filter { $0 == "not measured" }.count)
         for scenario in scenarios {
+            let id = scenario["id"] as? Int ?? 0
             let rows = try XCTUnwrap(scenario["rows"] as? [[String: Any]])
+            if id == 8 || id == 9, rows.isEmpty {
+                // Without `serve --loops` the two-loop scenarios are reported, not measured.
+                XCTAssertEqual(scenario["notes"] as? [String], ["not measured: --loops unsupported"])
+                XCTAssertTrue(result.stdout.contains("not measured: --loops unsupported"), result.stdout)
+                continue
+            }
             let proxyRow = try XCTUnwrap(rows.first { $0["server"] as? String == "httpcache" }, "\(scenario)")
+            if id == 10 {
+                let metrics = try XCTUnwrap(proxyRow["metrics"] as? [String: Double])
+                XCTAssertGreaterThan(metrics["RSS at start MB"] ?? 0, 1)
+                XCTAssertGreaterThan(metrics["RSS after run MB"] ?? 0, 1)
+                continue
+            }
             XCTAssertGreaterThan(proxyRow["requests"] as? Int ?? 0, 0, "\(scenario["title"] ?? "")")
             XCTAssertEqual(proxyRow["mismatches"] as? Int, 0)
             XCTAssertEqual(proxyRow["errors"] as? Int, 0, "\(proxyRow["firstError"] ?? "")")

@@ -68,6 +68,30 @@ final class CLibraryTests: XCTestCase {
         XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: exported)), equal: source)
     }
 
+    /// preload.c: a preload reports progress, ends with a final
+    /// progress(total, total) and done(HC_OK); the whole file is then cached
+    /// (exported byte-exact) from one origin request.
+    func testPreloadWithProgress() throws {
+        let work = try TemporaryDirectory(prefix: "hc-clib-preload")
+        defer { work.remove() }
+        let program = try InstalledLibrary.buildExample("preload", in: work.path)
+        let root = work.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 2_500_009, seed: 31, in: root, name: "clip.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let exported = work.path + "/exported.mp4"
+        let ran = try TestTools.run(program, [work.path + "/cache", origin.url("/clip.mp4"), exported], timeout: 60,
+                                    environment: InstalledLibrary.environment())
+        XCTAssertEqual(ran.exitCode, 0, ran.stdout + ran.stderr)
+        XCTAssertTrue(ran.stdout.contains("done success\n"), ran.stdout)
+        XCTAssertTrue(ran.stdout.contains("progress 2500009/2500009 after"), ran.stdout)
+        XCTAssertTrue(ran.stdout.contains("size 2500009\n"), ran.stdout)
+        XCTAssertTrue(ran.stdout.hasSuffix("closed\n"), ran.stdout)
+        XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: exported)), equal: file)
+        XCTAssertEqual(origin.accessLog(waitingFor: 1).filter { $0.uri == "/clip.mp4" }.count, 1)
+    }
+
     /// errors.c: each documented failure gives its code, and hc_strerror
     /// has a text for every code (the table HTTPCacheError.Code owns).
     func testErrorCodes() throws {

@@ -44,6 +44,15 @@ extension HLS {
     package static func rewrite<Bytes: Collection<UInt8>>(
         _ playlist: Bytes, playlistURL: String, map: (_ absoluteURI: String, _ kind: HLSURIKind) -> String?
     ) throws(HLSError) -> [UInt8] {
+        try rewrite(playlist, playlistURL: playlistURL) { absolute, _, kind in map(absolute, kind) }
+    }
+
+    /// `rewrite(_:playlistURL:map:)` whose mapping also sees the URI as
+    /// written (relative or absolute), for mappings that keep relative URIs.
+    package static func rewrite<Bytes: Collection<UInt8>>(
+        _ playlist: Bytes, playlistURL: String,
+        map: (_ absoluteURI: String, _ written: UnsafeBufferPointer<UInt8>, _ kind: HLSURIKind) -> String?
+    ) throws(HLSError) -> [UInt8] {
         let resolver = try HLSURIResolver(playlistURL: playlistURL)
         let result = playlist.withContiguousStorageIfAvailable { b in
             Result { () throws(HLSError) in try rewrite(b, resolver, map) }
@@ -54,7 +63,8 @@ extension HLS {
     }
 
     private static func rewrite(
-        _ b: UnsafeBufferPointer<UInt8>, _ resolver: HLSURIResolver, _ map: (String, HLSURIKind) -> String?
+        _ b: UnsafeBufferPointer<UInt8>, _ resolver: HLSURIResolver,
+        _ map: (String, UnsafeBufferPointer<UInt8>, HLSURIKind) -> String?
     ) throws(HLSError) -> [UInt8] {
         guard let start = HLSBytes.headerStart(b) else { throw .missingHeader }
         var out: [UInt8] = []
@@ -62,8 +72,9 @@ extension HLS {
         var copied = 0
 
         func replace(_ r: Range<Int>, kind: HLSURIKind, context: ReplacementContext) throws(HLSError) {
-            guard let absolute = resolver.resolve(bytes: UnsafeBufferPointer(rebasing: b[r])),
-                  let mapped = map(absolute, kind) else { return }
+            let written = UnsafeBufferPointer(rebasing: b[r])
+            guard let absolute = resolver.resolve(bytes: written),
+                  let mapped = map(absolute, written, kind) else { return }
             guard context.accepts(mapped) else { throw .unusableReplacement(mapped) }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied..<r.lowerBound]))
             out.append(contentsOf: mapped.utf8)

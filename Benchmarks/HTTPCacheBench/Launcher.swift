@@ -1,0 +1,47 @@
+import Foundation
+
+/// Starts the servers under test, each on its own folder under the run's
+/// work directory, so a scenario can bring up its own set (two loops against
+/// two nginx workers) next to the run's one-loop, one-worker set.
+struct Launcher {
+    let proxyBinary: String
+    let nginxBinary: String?
+    let work: String
+    let fixturesRoot: String
+    let origin: Origin
+
+    /// Whether this httpcache has `serve --loops` (it lists it in its help).
+    var proxySupportsLoops: Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: proxyBinary)
+        process.arguments = ["serve", "--help"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.contains("--loops")
+    }
+
+    /// The proxy on `<work>/<name>-cache`; `loops` nil runs its default (one loop).
+    func proxy(name: String = "proxy", loops: Int? = nil) throws -> ServerProcess {
+        try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/\(name)-cache",
+                                     logFile: work + "/\(name).log", originBase: origin.baseURL, loops: loops)
+    }
+
+    /// nginx-direct or nginx-slice on `<work>/<kind><suffix>`; nil without nginx.
+    /// A peer that cannot start is reported and left out: httpcache is still measured.
+    func nginx(_ kind: ServerKind, workers: Int = 1, suffix: String = "") -> ServerProcess? {
+        guard let nginxBinary else { return nil }
+        do {
+            return try ServerProcess.startNginx(kind, binary: nginxBinary, directory: work + "/\(kind.rawValue)\(suffix)",
+                                                root: fixturesRoot, originPort: origin.port, sliceSize: "1m",
+                                                workers: workers)
+        } catch {
+            FileHandle.standardError.write(Data("httpcache-bench: \(kind.rawValue)\(suffix) left out: \(error)\n".utf8))
+            return nil
+        }
+    }
+}

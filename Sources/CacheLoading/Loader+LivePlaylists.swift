@@ -1,0 +1,83 @@
+// Live HLS playlists change while they are cached: one may be reused for at
+// most half its target duration (RFC 8216 §6.3.4), then it is checked with
+// the origin before it is served again, so a client never sees a copy older
+// than the protocol allows. VOD and master playlists are cached like any
+// resource. Low-latency blocking reloads (_HLS_msn, _HLS_part, _HLS_skip)
+// wait for a playlist that does not exist yet: they pass through, not kept.
+
+import CacheHTTP
+import CacheStorage
+import Glibc
+
+extension Loader {
+    /// Playlists are read (to see whether they are live) only up to this size.
+    static let livePlaylistReadLimit: Int64 = 4 << 20
+
+    /// Milliseconds a cached copy of this resource may be reused: half the
+    /// target duration when it is a complete live media playlist; nil otherwise.
+    /// Parsed once per version (`ResourceState.liveReuse`).
+    func liveReuseMilliseconds(_ state: ResourceState) -> Int64? {
+        let resource = state.resource
+        guard let total = resource.totalLength, total > 0, total <= Self.livePlaylistReadLimit,
+              resource.isComplete else { return nil }
+        let stamp = LiveReuse.Stamp(generation: resource.generation, length: total, validators: resource.metadata.etag)
+        if let cached = state.liveReuse, cached.stamp == stamp { return cached.milliseconds }
+        let milliseconds = Self.readLiveReuse(resource, total: total)
+        state.liveReuse = LiveReuse(stamp: stamp, milliseconds: milliseconds)
+        return milliseconds
+    }
+
+    private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
+        let path = resource.url
+        guard HLS.isPlaylist(contentType: resource.metadata.contentType, path: OriginURL.parse(path)?.pathAndQuery ?? path,
+                             bodyPrefix: [UInt8]())
+                || HLS.isPlaylist(contentType: resource.metadata.contentType, path: "", bodyPrefix: Array("#EXTM3U".utf8))
+        else { return nil }
+        guard let file = try? resource.dataFile() else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(total))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        guard HLS.startsWithPlaylistHeader(bytes),
+              let playlist = try? HLSPlaylist.parse(bytes, playlistURL: resource.url),
+              let media = playlist.media, media.isLive else { return nil }
+        return Int64(media.liveReuseMilliseconds)
+    }
+
+    /// A live playlist past its reuse window, that nothing is reading: drop
+    /// the cached copy so this request fetches it anew. (A copy in use is
+    /// checked with the origin instead, see `needsValidation`.) A refetch,
+    /// rather than a validation, because a playlist rewritten within the
+    /// same second at the same length keeps nginx's validators.
+    func dropExpiredLivePlaylist(_ state: ResourceState) {
+        let resource = state.resource
+        guard resource.users == 0, state.downloads.isEmpty, state.headKnown,
+              let window = liveReuseMilliseconds(state) else { return }
+        guard let fetchedAt = resource.validatedAt, store.clock() - fetchedAt < window else {
+            logger.debug("live playlist past its reuse window: fetching it again",
+                         metadata: ["url": "\(resource.url)", "window_ms": "\(window)"])
+            resource.reset(url: resource.url)
+            state.headKnown = false
+            state.liveReuse = nil
+            return
+        }
+    }
+
+    /// Whether a request is a low-latency blocking reload that must pass through.
+    static func isBlockingReload(_ url: String) -> Bool { HLS.isBlockingReloadRequest(url) }
+}
+
+/// The live-reuse window found for one version of a resource.
+struct LiveReuse {
+    struct Stamp: Equatable {
+        var generation: Int
+        var length: Int64
+        var validators: String?
+    }
+    var stamp: Stamp
+    var milliseconds: Int64?
+}

@@ -1,0 +1,265 @@
+// What one preload fetches, and in which order, as a value: events in
+// (a fetch ended, with the body when it was a playlist), actions out (fetch
+// this, finished). No sockets and no clock, so it is tested as a table.
+//
+// A preload of a plain resource fetches it (or one range of it). A preload
+// of an HLS playlist walks: master → chosen variants → their audio, video
+// and subtitle renditions → each media playlist's keys, init sections
+// (EXT-X-MAP, with BYTERANGE) and segments, all or the first N seconds.
+
+import CacheHTTP
+
+/// Which variants of a multivariant playlist a preload fetches.
+package enum PreloadVariants: Sendable, Equatable {
+    case all
+    case one(HLSVariantPreference)
+}
+
+/// What to preload.
+package struct PreloadRequest: Sendable, Equatable {
+    package var url: String
+    /// Bytes of a plain resource (half-open); nil: all of it (and, for a
+    /// playlist, everything it leads to).
+    package var range: Range<Int64>?
+    package var variants: PreloadVariants = .all
+    /// Seconds of media per media playlist; nil: all of it.
+    package var duration: Double?
+    package var pin = false
+
+    package init(url: String, range: Range<Int64>? = nil, variants: PreloadVariants = .all,
+                 duration: Double? = nil, pin: Bool = false) {
+        self.url = url
+        self.range = range
+        self.variants = variants
+        self.duration = duration
+        self.pin = pin
+    }
+}
+
+/// One resource (or byte range) a preload fetches.
+package struct PreloadItem: Sendable, Equatable {
+    package enum Role: Sendable, Equatable {
+        /// The URL asked for: a playlist or a plain resource, its body read when small.
+        case root
+        /// A media playlist (variant or rendition): its body is read and walked.
+        case mediaPlaylist
+        case segment
+        case key
+        case initSection
+    }
+    package var id: Int
+    package var url: String
+    package var range: Range<Int64>?
+    package var role: Role
+
+    /// Whether the driver hands the body back (playlists are walked).
+    package var wantsBody: Bool { role == .root || role == .mediaPlaylist }
+}
+
+/// Why a preload (or one of its fetches) failed; the API turns it into an
+/// `HTTPCacheError` with the same code the proxy would log.
+package enum PreloadFailure: Error, Sendable, Equatable {
+    /// An origin or cache failure: the code of `HTTPCacheError.Code` and the reason.
+    case fetch(url: String, code: Int32, message: String)
+    /// A playlist that cannot be read.
+    case playlist(url: String, HLSError)
+    case canceled
+    case closed
+
+    package var message: String {
+        switch self {
+        case .fetch(let url, _, let message): return "\(url): \(message)"
+        case .playlist(let url, let error): return "\(url): not a usable playlist (\(error))"
+        case .canceled: return "canceled"
+        case .closed: return "the cache closed"
+        }
+    }
+}
+
+/// Counts for progress reports.
+package struct PreloadCounts: Sendable, Equatable {
+    package var segmentsDone = 0
+    package var segmentsTotal = 0
+    package var resourcesDone = 0
+    package var resourcesTotal = 0
+    /// Seconds of media whose segments are done.
+    package var mediaSecondsDone = 0.0
+    package init() {}
+}
+
+/// The walk of one preload.
+package struct PreloadWalker {
+    package enum Event: Equatable {
+        case start
+        /// A fetch ended well; `body` is the resource's bytes when the item
+        /// wanted them and they were small enough to be a playlist.
+        case fetched(id: Int, body: [UInt8]?, finalURL: String?)
+        case fetchFailed(id: Int, PreloadFailure)
+        case cancel
+        /// Stop for another reason than a cancel (the cache closes).
+        case abort(PreloadFailure)
+    }
+
+    package enum Action: Equatable {
+        case fetch(PreloadItem)
+        /// Stop every fetch still running (cancel).
+        case stopFetches
+        /// The preload is over: nil when everything was fetched, else the first failure.
+        case finish(PreloadFailure?)
+    }
+
+    package let request: PreloadRequest
+    /// How many fetches of this preload run at once (the engine limits all preloads further).
+    package let window: Int
+    package private(set) var counts = PreloadCounts()
+    package private(set) var isFinished = false
+    private var queue: [PreloadItem] = []
+    private var running: [Int: PreloadItem] = [:]
+    private var nextID = 0
+    /// (url, range) of every item ever queued: a key or init section shared by
+    /// many segments (or variants) is fetched once.
+    private var seen: Set<String> = []
+    /// Segment durations by item id, counted when they are done.
+    private var durations: [Int: Double] = [:]
+    private var firstFailure: PreloadFailure?
+
+    package init(request: PreloadRequest, window: Int = 2) {
+        self.request = request
+        self.window = max(1, window)
+    }
+
+    package mutating func handle(_ event: Event) -> [Action] {
+        guard !isFinished else { return [] }
+        switch event {
+        case .start:
+            enqueue(request.url, range: request.range, role: .root)
+        case .fetched(let id, let body, let finalURL):
+            guard let item = running.removeValue(forKey: id) else { return [] }
+            counts.resourcesDone += 1
+            if item.role == .segment {
+                counts.segmentsDone += 1
+                counts.mediaSecondsDone += durations.removeValue(forKey: id) ?? 0
+            }
+            if item.wantsBody, item.range == nil, let body {
+                walk(body, of: item, playlistURL: finalURL ?? item.url)
+            }
+        case .fetchFailed(let id, let failure):
+            guard running.removeValue(forKey: id) != nil else { return [] }
+            counts.resourcesDone += 1
+            if firstFailure == nil { firstFailure = failure }
+        case .cancel:
+            return stop(.canceled)
+        case .abort(let failure):
+            return stop(failure)
+        }
+        return next()
+    }
+
+    private mutating func stop(_ failure: PreloadFailure) -> [Action] {
+        isFinished = true
+        queue.removeAll()
+        let hadRunning = !running.isEmpty
+        running.removeAll()
+        return (hadRunning ? [.stopFetches] : []) + [.finish(failure)]
+    }
+
+    /// Fetches to start now, or the end.
+    private mutating func next() -> [Action] {
+        var actions: [Action] = []
+        while running.count < window, !queue.isEmpty {
+            let item = queue.removeFirst()
+            running[item.id] = item
+            actions.append(.fetch(item))
+        }
+        if running.isEmpty && queue.isEmpty {
+            isFinished = true
+            actions.append(.finish(firstFailure))
+        }
+        return actions
+    }
+
+    private mutating func enqueue(_ url: String, range: Range<Int64>?, role: PreloadItem.Role, duration: Double = 0) {
+        let identity = range.map { "\($0.lowerBound)-\($0.upperBound) " } ?? "- "
+        guard seen.insert(identity + url).inserted else { return }
+        nextID += 1
+        let item = PreloadItem(id: nextID, url: url, range: range, role: role)
+        if role == .segment {
+            counts.segmentsTotal += 1
+            durations[item.id] = duration
+        }
+        counts.resourcesTotal += 1
+        // Playlists first: they tell what else there is to fetch.
+        if item.wantsBody, let firstMedia = queue.firstIndex(where: { !$0.wantsBody }) {
+            queue.insert(item, at: firstMedia)
+        } else {
+            queue.append(item)
+        }
+    }
+
+    /// A playlist arrived: queue what it leads to. A root that is no
+    /// playlist was a plain resource, fetched already.
+    private mutating func walk(_ body: [UInt8], of item: PreloadItem, playlistURL: String) {
+        guard HLS.startsWithPlaylistHeader(body) else {
+            if item.role == .mediaPlaylist, firstFailure == nil {
+                firstFailure = .playlist(url: item.url, .missingHeader)
+            }
+            return
+        }
+        let playlist: HLSPlaylist
+        do {
+            playlist = try HLSPlaylist.parse(body, playlistURL: playlistURL)
+        } catch {
+            if firstFailure == nil { firstFailure = .playlist(url: item.url, error) }
+            return
+        }
+        switch playlist {
+        case .master(let master):
+            walk(master)
+        case .media(let media):
+            walk(media)
+        }
+    }
+
+    private mutating func walk(_ master: HLSMasterPlaylist) {
+        let variants: [HLSVariant]
+        switch request.variants {
+        case .all: variants = master.variants
+        case .one(let preference): variants = master.variant(preference).map { [$0] } ?? []
+        }
+        for key in master.sessionKeys {
+            if let uri = key.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .key) }
+        }
+        for variant in variants where Self.isFetchable(variant.uri) {
+            enqueue(variant.uri, range: nil, role: .mediaPlaylist)
+        }
+        for variant in variants {
+            for rendition in master.renditions(for: variant) {
+                if let uri = rendition.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .mediaPlaylist) }
+            }
+        }
+    }
+
+    private mutating func walk(_ media: HLSMediaPlaylist) {
+        var seconds = 0.0
+        for segment in media.segments {
+            if let limit = request.duration, seconds >= limit { break }
+            seconds += segment.duration
+            if segment.isGap { continue }
+            // Only keys a client fetches over http(s): skd:// and data: are not resources.
+            for key in segment.keys where key.method != .none {
+                if let uri = key.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .key) }
+            }
+            if let map = segment.map, Self.isFetchable(map.uri) {
+                enqueue(map.uri, range: map.byteRange?.range, role: .initSection)
+            }
+            if Self.isFetchable(segment.uri) {
+                enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
+            }
+        }
+    }
+
+    /// Absolute http(s) URIs only (the parser leaves other schemes as written).
+    static func isFetchable(_ uri: String) -> Bool {
+        OriginURL.parse(uri) != nil
+    }
+}

@@ -1,0 +1,221 @@
+import CacheHTTP
+import CacheStorage
+import Logging
+
+/// Where a preload stands.
+package struct PreloadStatus: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
+        case running
+        /// Over: nil when everything was fetched, else the first failure.
+        case finished(PreloadFailure?)
+    }
+    package var id: Int
+    package var url: String
+    package var phase: Phase = .running
+    /// Body bytes read so far (from the cache or the origin).
+    package var bytesDone: Int64 = 0
+    /// Bytes of the items whose size is known so far (grows as an HLS walk
+    /// finds more); nil while nothing is known.
+    package var bytesTotal: Int64?
+    package var counts = PreloadCounts()
+
+    package init(id: Int, url: String) {
+        self.id = id
+        self.url = url
+    }
+}
+
+/// The driver of one preload: feeds its `PreloadWalker` events and performs
+/// the actions. Events raised while acting (a fetch that ends at once from
+/// the cache) are queued and handled after, never re-entrantly.
+final class PreloadRun {
+    let id: Int
+    private unowned let preloader: Preloader
+    private(set) var walker: PreloadWalker
+    private var events: [PreloadWalker.Event] = []
+    private var draining = false
+    private var fetches: [Int: PreloadFetch] = [:]
+    private(set) var status: PreloadStatus
+    private let onUpdate: (PreloadStatus) -> Void
+
+    init(id: Int, request: PreloadRequest, window: Int, preloader: Preloader, onUpdate: @escaping (PreloadStatus) -> Void) {
+        self.id = id
+        self.preloader = preloader
+        walker = PreloadWalker(request: request, window: window)
+        status = PreloadStatus(id: id, url: request.url)
+        self.onUpdate = onUpdate
+    }
+
+    func send(_ event: PreloadWalker.Event) {
+        events.append(event)
+        guard !draining else { return }
+        draining = true
+        while !events.isEmpty {
+            let next = events.removeFirst()
+            for action in walker.handle(next) { perform(action) }
+        }
+        draining = false
+        status.counts = walker.counts
+        onUpdate(status)
+    }
+
+    private func perform(_ action: PreloadWalker.Action) {
+        switch action {
+        case .fetch(let item):
+            let fetch = PreloadFetch(item: item, run: self)
+            fetches[item.id] = fetch
+            preloader.enqueue(fetch)
+        case .stopFetches:
+            for fetch in fetches.values {
+                fetch.cancel()
+                preloader.fetchGone(fetch)
+            }
+            fetches.removeAll()
+        case .finish(let failure):
+            status.phase = .finished(failure)
+            status.counts = walker.counts
+            preloader.runEnded(self, failure)
+        }
+    }
+
+    // MARK: from fetches
+
+    func sizeKnown(_ bytes: Int64?) {
+        guard let bytes else { return }
+        status.bytesTotal = (status.bytesTotal ?? 0) + bytes
+    }
+
+    func bytesFetched(_ count: Int64) {
+        status.bytesDone += count
+        preloader.progressed(self)
+    }
+
+    func finalURL(of reader: ResourceReader, item: PreloadItem) -> String? {
+        guard let url = OriginURL.parse(item.url) else { return nil }
+        return preloader.engine.client.redirectTarget(for: url)?.string
+    }
+
+    func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
+        guard fetches.removeValue(forKey: fetch.item.id) != nil else { return }
+        preloader.fetchGone(fetch)
+        switch outcome {
+        case .success(let body): send(.fetched(id: fetch.item.id, body: body, finalURL: finalURL))
+        case .failure(let failure): send(.fetchFailed(id: fetch.item.id, failure))
+        }
+    }
+
+    /// A progress report between walker events (bytes arriving), at most every few hundred KB.
+    var lastReportedBytes: Int64 = 0
+    func reportProgress() {
+        status.counts = walker.counts
+        onUpdate(status)
+    }
+}
+
+/// Runs the preloads of an engine at low priority: at most
+/// `maxConcurrentFetches` fetches across all preloads, and none started
+/// while a client's request is being served (a player pre-empts preloads;
+/// fetches already running go on, sharing their downloads with the player).
+/// Loop thread only.
+package final class Preloader {
+    unowned let engine: Engine
+    private let logger: Logger
+    /// Fetches of all preloads at once (2 by default).
+    package var maxConcurrentFetches = 2
+    private var active: [ObjectIdentifier: PreloadFetch] = [:]
+    private var waiting: [PreloadFetch] = []
+    private var runs: [Int: PreloadRun] = [:]
+    private var nextID = 0
+    /// The last status of finished preloads (the newest 256), for the admin route.
+    private var finished: [Int: PreloadStatus] = [:]
+    private var closed = false
+
+    init(engine: Engine, logger: Logger) {
+        self.engine = engine
+        self.logger = logger
+        engine.loader.foregroundIdle = { [unowned self] in self.admit() }
+    }
+
+    /// Starts a preload; `onUpdate` gets its status on progress and once at
+    /// the end (phase `.finished`). Returns its id.
+    @discardableResult
+    package func start(_ request: PreloadRequest, window: Int = 2,
+                       onUpdate: @escaping (PreloadStatus) -> Void = { _ in }) -> Int {
+        nextID += 1
+        let id = nextID
+        guard !closed else {
+            var status = PreloadStatus(id: id, url: request.url)
+            status.phase = .finished(.closed)
+            finished[id] = status
+            onUpdate(status)
+            return id
+        }
+        logger.info("preload started", metadata: ["id": "\(id)", "url": "\(request.url)",
+                                                  "range": "\(request.range.map { "\($0)" } ?? "all")",
+                                                  "pin": "\(request.pin)"])
+        let run = PreloadRun(id: id, request: request, window: window, preloader: self, onUpdate: onUpdate)
+        runs[id] = run
+        run.send(.start)
+        return id
+    }
+
+    package func cancel(_ id: Int) {
+        runs[id]?.send(.cancel)
+    }
+
+    /// The status of a running or recently finished preload.
+    package func status(_ id: Int) -> PreloadStatus? {
+        runs[id]?.status ?? finished[id]
+    }
+
+    /// Cancels every preload (the engine shuts down).
+    package func closeAll() {
+        closed = true
+        for run in Array(runs.values) { run.send(.abort(.closed)) }
+    }
+
+    // MARK: slots
+
+    func enqueue(_ fetch: PreloadFetch) {
+        waiting.append(fetch)
+        admit()
+    }
+
+    private func admit() {
+        while active.count < maxConcurrentFetches, engine.loader.foregroundReaders == 0, !waiting.isEmpty {
+            let fetch = waiting.removeFirst()
+            active[ObjectIdentifier(fetch)] = fetch
+            fetch.start(engine)
+        }
+    }
+
+    func fetchGone(_ fetch: PreloadFetch) {
+        waiting.removeAll { $0 === fetch }
+        if active.removeValue(forKey: ObjectIdentifier(fetch)) != nil {
+            // Not re-entrant into the walker: a fetch started here that ends at
+            // once reports to its run, which queues the event.
+            engine.loop.executeLater { [weak self] in self?.admit() }
+        }
+    }
+
+    func progressed(_ run: PreloadRun) {
+        if run.status.bytesDone - run.lastReportedBytes >= 256 << 10 {
+            run.lastReportedBytes = run.status.bytesDone
+            run.reportProgress()
+        }
+    }
+
+    func runEnded(_ run: PreloadRun, _ failure: PreloadFailure?) {
+        runs[run.id] = nil
+        finished[run.id] = run.status
+        if finished.count > 256, let oldest = finished.keys.min() { finished[oldest] = nil }
+        let status = run.status
+        if let failure {
+            logger.warning("preload failed", metadata: ["id": "\(run.id)", "url": "\(status.url)", "error": "\(failure.message)"])
+        } else {
+            logger.info("preload done", metadata: ["id": "\(run.id)", "url": "\(status.url)", "bytes": "\(status.bytesDone)",
+                                                   "resources": "\(status.counts.resourcesDone)",
+                                                   "segments": "\(status.counts.segmentsDone)"])
+        }
+    }
+}

@@ -1,0 +1,41 @@
+// Pinned resources (kept by a preload with --pin) are skipped by eviction but
+// still count toward the size limit, so the limit can be exceeded by pins
+// alone: the log says so once each time it happens.
+
+extension ResourceStore {
+    /// Bytes of pinned resources.
+    package var pinnedBytes: Int64 {
+        resources.values.reduce(0) { $0 + ($1.isPinned && !$1.isTransient ? $1.available.byteCount : 0) }
+    }
+
+    /// Unpins every resource pinned by the preload of `url`, and `url`'s own
+    /// entry (`cacheKey` its cache key). Returns how many were unpinned.
+    @discardableResult
+    package func unpin(url: String, cacheKey: String) -> Int {
+        let own = Self.key(for: cacheKey)
+        var count = 0
+        for resource in resources.values where resource.isPinned && (resource.metadata.pin == url || resource.key == own) {
+            resource.setPin(nil)
+            count += 1
+        }
+        if count > 0 {
+            logger.info("unpinned", metadata: ["url": "\(url)", "resources": "\(count)"])
+            warnedAboutPins = false
+            evictIfNeeded()
+        }
+        return count
+    }
+
+    func warnIfPinsExceedLimit() {
+        let pinned = pinnedBytes
+        if pinned > maxBytes {
+            if !warnedAboutPins {
+                warnedAboutPins = true
+                logger.warning("pinned resources alone exceed the cache limit",
+                               metadata: ["pinned": "\(pinned)", "limit": "\(maxBytes)"])
+            }
+        } else {
+            warnedAboutPins = false
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import CacheHTTP
+import CacheLoading
+import Glibc
+import Synchronization
+
+/// Which variants of an HLS multivariant playlist a preload fetches.
+public enum PreloadVariantChoice: Sendable, Equatable {
+    /// Every variant (and the renditions each uses).
+    case all
+    /// The variant of highest BANDWIDTH.
+    case highest
+    /// The variant of lowest BANDWIDTH.
+    case lowest
+    /// The highest variant not above this many bits per second (the lowest when all are above).
+    case bandwidth(Int)
+
+    /// Parses `all`, `highest`, `lowest` or a number of bits per second.
+    public init?(_ text: String) {
+        switch text.lowercased() {
+        case "all": self = .all
+        case "highest": self = .highest
+        case "lowest": self = .lowest
+        default:
+            guard let bits = Int(text), bits > 0 else { return nil }
+            self = .bandwidth(bits)
+        }
+    }
+
+    var walkerChoice: PreloadVariants {
+        switch self {
+        case .all: return .all
+        case .highest: return .one(.highest)
+        case .lowest: return .one(.lowest)
+        case .bandwidth(let bits): return .one(.closest(toBandwidth: bits))
+        }
+    }
+}
+
+/// How a preload walks an HLS playlist and what it keeps.
+public struct PreloadOptions: Sendable, Equatable {
+    public var variants: PreloadVariantChoice
+    /// Seconds of media per media playlist (the first segments up to that
+    /// much); nil: all of it.
+    public var duration: Double?
+    /// Keeps everything preloaded out of LRU eviction until `unpin` of the
+    /// same URL. Pinned bytes still count toward the size limit.
+    public var pin: Bool
+
+    public init(variants: PreloadVariantChoice = .all, duration: Double? = nil, pin: Bool = false) {
+        self.variants = variants
+        self.duration = duration
+        self.pin = pin
+    }
+}
+
+/// How far a preload got.
+public struct PreloadProgress: Sendable, Equatable {
+    /// Body bytes read into (or found in) the cache.
+    public var bytesDone: Int64
+    /// Bytes of the resources whose size is known so far (for HLS it grows
+    /// while the walk discovers segments); nil while none is known.
+    public var bytesTotal: Int64?
+    /// HLS media segments done and found so far (0 for a plain resource).
+    public var segmentsDone: Int
+    public var segmentsTotal: Int
+    /// Resources (or byte ranges) done and found so far: playlists, keys,
+    /// init sections and segments.
+    public var resourcesDone: Int
+    public var resourcesTotal: Int
+
+    public init(bytesDone: Int64 = 0, bytesTotal: Int64? = nil, segmentsDone: Int = 0, segmentsTotal: Int = 0,
+                resourcesDone: Int = 0, resourcesTotal: Int = 0) {
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.segmentsDone = segmentsDone
+        self.segmentsTotal = segmentsTotal
+        self.resourcesDone = resourcesDone
+        self.resourcesTotal = resourcesTotal
+    }
+
+    init(_ status: PreloadStatus) {
+        self.init(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
+                  segmentsDone: status.counts.segmentsDone, segmentsTotal: status.counts.segmentsTotal,
+                  resourcesDone: status.counts.resourcesDone, resourcesTotal: status.counts.resourcesTotal)
+    }
+}
+
+extension HTTPCacheError {
+    /// The API's error for a preload failure.
+    package init(_ failure: PreloadFailure) {
+        self.init(Code(rawValue: failure.code) ?? .upstream, failure.message)
+    }
+}
+
+/// A running preload: progress, cancel, and its end (async/await, an
+/// `AsyncStream` of progress, or polling). Thread-safe.
+public final class PreloadTask: Sendable {
+    /// The URL preloaded.
+    public let url: String
+    private let state = Mutex<State>(State())
+    private let cancelAction: @Sendable () -> Void
+
+    private struct State: Sendable {
+        var progress = PreloadProgress()
+        var result: Result<PreloadProgress, HTTPCacheError>?
+        var waiters: [CheckedContinuation<Result<PreloadProgress, HTTPCacheError>, Never>] = []
+        var streams: [Int: AsyncStream<PreloadProgress>.Continuation] = [:]
+        var nextStream = 0
+    }
+
+    init(url: String, cancel: @escaping @Sendable () -> Void) {
+        self.url = url
+        cancelAction = cancel
+    }
+
+    /// The latest progress.
+    public var progress: PreloadProgress { state.withLock { $0.progress } }
+
+    /// nil while running; then the final progress, or why it failed.
+    public var result: Result<PreloadProgress, HTTPCacheError>? { state.withLock { $0.result } }
+
+    /// Stops the preload; it ends with `.canceled` (bytes already cached stay).
+    public func cancel() { cancelAction() }
+
+    /// Waits for the end: the final progress, or the first failure.
+    public func value() async throws(HTTPCacheError) -> PreloadProgress {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PreloadProgress, HTTPCacheError>, Never>) in
+            let done: Result<PreloadProgress, HTTPCacheError>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+        return try result.get()
+    }
+
+    /// Progress reports until the end (the stream then finishes; the
+    /// outcome is in `result`). Each call makes a new stream.
+    public var updates: AsyncStream<PreloadProgress> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
+            let finished: PreloadProgress? = state.withLock { state in
+                if state.result != nil { return state.progress }
+                state.nextStream += 1
+                state.streams[state.nextStream] = continuation
+                continuation.yield(state.progress)
+                return nil
+            }
+            if let finished {
+                continuation.yield(finished)
+                continuation.finish()
+            }
+        }
+    }
+
+    /// Blocks the calling thread until the end or `timeout` seconds; nil on timeout.
+    public func wait(timeout: Double) -> Result<PreloadProgress, HTTPCacheError>? {
+        var waited = 0.0
+        while waited < timeout {
+            if let result { return result }
+            usleepSeconds(0.02)
+            waited += 0.02
+        }
+        return result
+    }
+
+    /// Called on the loop with each status.
+    func update(_ status: PreloadStatus) {
+        let progress = PreloadProgress(status)
+        var outcome: Result<PreloadProgress, HTTPCacheError>?
+        if case .finished(let failure) = status.phase {
+            outcome = failure.map { .failure(HTTPCacheError($0)) } ?? .success(progress)
+        }
+        let (waiters, streams) = state.withLock { state in
+            guard state.result == nil else { return ([CheckedContinuation<Result<PreloadProgress, HTTPCacheError>, Never>](), [AsyncStream<PreloadProgress>.Continuation]()) }
+            state.progress = progress
+            let streams = Array(state.streams.values)
+            guard let outcome else { return ([], streams) }
+            state.result = outcome
+            let waiters = state.waiters
+            state.waiters = []
+            state.streams = [:]
+            return (waiters, streams)
+        }
+        for stream in streams {
+            stream.yield(progress)
+            if outcome != nil { stream.finish() }
+        }
+        if let outcome { for waiter in waiters { waiter.resume(returning: outcome) } }
+    }
+}
+
+private func usleepSeconds(_ seconds: Double) {
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+    _ = nanosleep(&request, nil)
+}
+
+extension MediaCache {
+    /// Fetches `url` into the cache in the background, through the same
+    /// downloads players use (a player wanting the same bytes shares the
+    /// fetch) and at lower priority (no new fetch starts while a player's
+    /// request is served; at most two preload fetches at once).
+    ///
+    /// With `range` (inclusive byte offsets), exactly those bytes of the
+    /// resource. Without, the whole resource; when it is an HLS playlist the
+    /// walk goes on: master → variants (`options.variants`) → their audio,
+    /// video and subtitle renditions → keys, init sections and segments (all,
+    /// or the first `options.duration` seconds of each media playlist).
+    public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
+                        options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
+        guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http(s) URL: \(url)") }
+        if let range, range.lowerBound < 0 { throw HTTPCacheError(.invalidArgument, "bad range \(range)") }
+        let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
+                                     variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin)
+        let ids = Mutex<Int?>(nil)
+        let engine = self.engine
+        let loop = self.loop
+        let task = PreloadTask(url: url) {
+            guard let id = ids.withLock({ $0 }) else { return }
+            _ = loop.execute { engine.value.preloader.cancel(id) }
+        }
+        let id = loop.submitAndWait {
+            engine.value.preloader.start(request) { status in task.update(status) }
+        }
+        guard let id else { throw HTTPCacheError(.closed, "the cache is closed") }
+        ids.withLock { $0 = id }
+        return task
+    }
+
+    /// Unpins what the preload of `url` pinned (and `url`'s own entry), so
+    /// eviction may take it again. Returns how many entries were unpinned.
+    @discardableResult
+    public func unpin(_ url: String) -> Int {
+        let key = configuration.cacheKey(url)
+        return onLoop { $0.store.unpin(url: url, cacheKey: key) } ?? 0
+    }
+}

@@ -1,0 +1,219 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import HTTPCache
+import Logging
+
+/// `httpcache preload URL…`: fetch resources (and whole HLS presentations)
+/// into a cache folder, served or not.
+struct PreloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preload",
+        abstract: "Fetch URLs (HLS: master, variants, renditions, keys, init sections, segments) into the cache.",
+        discussion: """
+        Works whether or not a proxy serves the folder: while one does, the \
+        proxy does the preload (through the same downloads its players use); \
+        otherwise the folder is opened here. A progress bar goes to stderr \
+        when it is a terminal; one summary line per URL goes to stdout. The \
+        exit status is that of the first failure (10 + |code|).
+        """
+    )
+
+    @OptionGroup var folder: CacheCommand.Folder
+    @Argument(help: "Origin URLs (http or https).") var urls: [String]
+    @Option(help: "Only these bytes of the resource, START-END inclusive.") var range: String?
+    @Option(help: "HLS variants: all, highest, lowest, or a BANDWIDTH (the highest not above it).")
+    var variant = "all"
+    @Option(help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
+    @Flag(help: "Keep what is preloaded out of LRU eviction until `httpcache cache unpin URL`.") var pin = false
+
+    func validate() throws {
+        if urls.isEmpty { throw ValidationError("give at least one URL") }
+        if let range, parsedRange(range) == nil { throw ValidationError("--range wants START-END, got \(range)") }
+        if PreloadVariantChoice(variant) == nil { throw ValidationError("--variant wants all, highest, lowest or a bandwidth") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration wants a positive number of seconds") }
+    }
+
+    func run() throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let bar = ProgressBar(enabled: isatty(2) == 1)
+        var firstFailure: HTTPCacheError?
+        let outcomes: [(String, Result<PreloadProgress, HTTPCacheError>)]
+        if let proxy = HTTPCacheFolder.servingProxy(of: folder.path) {
+            let client = AdminClient(address: proxy.address, token: proxy.token)
+            outcomes = urls.map { url in (url, remotePreload(url, client: client, bar: bar)) }
+        } else {
+            outcomes = try localPreloads(bar: bar)
+        }
+        for (url, outcome) in outcomes {
+            switch outcome {
+            case .success(let progress):
+                print("\(url): done, \(progress.bytesDone) bytes, \(progress.resourcesDone) resource\(progress.resourcesDone == 1 ? "" : "s")"
+                      + (progress.segmentsTotal > 0 ? ", \(progress.segmentsDone)/\(progress.segmentsTotal) segments" : ""))
+            case .failure(let error):
+                print("\(url): failed: \(error.message)")
+                if firstFailure == nil { firstFailure = error }
+            }
+        }
+        fflush(nil)
+        if let firstFailure { throw firstFailure }
+    }
+
+    private func parsedRange(_ text: String) -> ClosedRange<Int64>? {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let a = Int64(parts[0]), let b = Int64(parts[1]), a >= 0, b >= a else { return nil }
+        return a...b
+    }
+
+    /// No proxy serves the folder: open it here (no eviction by this command).
+    private func localPreloads(bar: ProgressBar) throws -> [(String, Result<PreloadProgress, HTTPCacheError>)] {
+        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
+        configuration.maxCacheSize = Int64.max
+        let cache = try MediaCache(configuration: configuration)
+        defer { cache.close() }
+        let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin)
+        return urls.map { url in
+            let task: PreloadTask
+            do {
+                task = try cache.preload(url, range: range.flatMap(parsedRange), options: options)
+            } catch let error as HTTPCacheError {
+                return (url, .failure(error))
+            } catch {
+                return (url, .failure(HTTPCacheError(.invalidArgument, "\(error)")))
+            }
+            bar.begin(url)
+            while true {
+                if let result = task.wait(timeout: 0.2) {
+                    bar.end(url, result)
+                    return (url, result)
+                }
+                bar.show(task.progress)
+            }
+        }
+    }
+
+    /// A proxy serves the folder: it preloads; this polls its status.
+    private func remotePreload(_ url: String, client: AdminClient, bar: ProgressBar) -> Result<PreloadProgress, HTTPCacheError> {
+        var query = ["url": url, "variant": variant]
+        if let range { query["range"] = range }
+        if let duration { query["duration"] = String(duration) }
+        if pin { query["pin"] = "1" }
+        do {
+            let started = try client.json("POST", "/admin/preload", query)
+            guard let id = (started["id"] as? NSNumber)?.intValue else {
+                return .failure(HTTPCacheError(.io, "unexpected answer from the proxy"))
+            }
+            bar.begin(url)
+            while true {
+                let status = try client.json("GET", "/admin/preload", ["id": String(id)])
+                let progress = PreloadProgress(json: status)
+                switch status["state"] as? String {
+                case "done":
+                    bar.end(url, .success(progress))
+                    return .success(progress)
+                case "failed":
+                    let code = HTTPCacheError.Code(rawValue: Int32((status["code"] as? NSNumber)?.intValue ?? -8)) ?? .upstream
+                    let error = HTTPCacheError(code, status["error"] as? String ?? "failed")
+                    bar.end(url, .failure(error))
+                    return .failure(error)
+                default:
+                    bar.show(progress)
+                    usleep(200_000)
+                }
+            }
+        } catch let error as HTTPCacheError {
+            return .failure(error)
+        } catch {
+            return .failure(HTTPCacheError(.io, "\(error)"))
+        }
+    }
+}
+
+extension AdminClient {
+    /// A request whose answer is a JSON object.
+    func json(_ method: String, _ path: String, _ query: [String: String]) throws -> [String: Any] {
+        let body = try request(method, path, query)
+        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw Failure(description: "unexpected answer from the proxy")
+        }
+        return object
+    }
+}
+
+extension PreloadProgress {
+    init(json: [String: Any]) {
+        func int(_ key: String) -> Int { (json[key] as? NSNumber)?.intValue ?? 0 }
+        self.init(bytesDone: (json["bytesDone"] as? NSNumber)?.int64Value ?? 0,
+                  bytesTotal: (json["bytesTotal"] as? NSNumber)?.int64Value,
+                  segmentsDone: int("segmentsDone"), segmentsTotal: int("segmentsTotal"),
+                  resourcesDone: int("resourcesDone"), resourcesTotal: int("resourcesTotal"))
+    }
+}
+
+/// The stderr progress line: bytes, rate, ETA (and segments for HLS) on a
+/// terminal; a plain line per URL otherwise.
+final class ProgressBar {
+    let enabled: Bool
+    private var started = Date()
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func begin(_ url: String) {
+        started = Date()
+        if !enabled { emit("preloading \(url)\n") }
+    }
+
+    func show(_ p: PreloadProgress) {
+        guard enabled else { return }
+        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let rate = Double(p.bytesDone) / elapsed
+        // HLS totals grow while the walk goes on: the resource count is the better fraction then.
+        let fraction: Double
+        if p.resourcesTotal > 1 {
+            fraction = Double(p.resourcesDone) / Double(p.resourcesTotal)
+        } else if let total = p.bytesTotal, total > 0 {
+            fraction = min(1, Double(p.bytesDone) / Double(total))
+        } else {
+            fraction = 0
+        }
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let eta = fraction > 0 ? Int(elapsed / fraction - elapsed) : nil
+        var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+        let percent = String(Int(fraction * 100))
+        line += String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "% "
+        line += Self.size(p.bytesDone) + " " + Self.size(Int64(rate)) + "/s"
+        if p.segmentsTotal > 0 { line += " segments \(p.segmentsDone)/\(p.segmentsTotal)" }
+        line += eta.map { " ETA \($0)s" } ?? ""
+        emit(line + "\u{1B}[K")
+    }
+
+    func end(_ url: String, _ result: Result<PreloadProgress, HTTPCacheError>) {
+        if enabled {
+            if case .success(let p) = result { show(p) }
+            emit("\n")
+        } else if case .success(let p) = result {
+            emit("preloaded \(url): \(p.bytesDone) bytes, \(p.resourcesDone) resources\n")
+        }
+    }
+
+    private func emit(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+    }
+}
