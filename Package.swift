@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "HTTPCacheMicro",
-            dependencies: ["CacheHTTP", "CacheIO", "CacheStorage", "CacheLoading"],
+            dependencies: ["CacheHTTP", "CacheIO", "CacheStorage", "CacheLoading", "HTTPCache"],
             path: "Benchmarks/HTTPCacheMicro"
         ),
         .testTarget(name: "CacheHTTPTests", dependencies: ["CacheHTTP"]),

@@ -61,6 +61,9 @@ final class Download: UpstreamResponseDelegate {
 
     func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
         let resource = state.resource
+        // Every request carries Range: a 206 shows the origin serves ranges, a
+        // 200 to a probe (no If-Range, which could also explain a 200) that it does not.
+        if head.status == 206 { state.rangesSupported = true } else if head.status == 200 && isProbe { state.rangesSupported = false }
         let known = state.headKnown
             ? DownloadStateMachine.Known(totalLength: resource.totalLength, etag: resource.metadata.etag,
                                          lastModified: resource.metadata.lastModified)

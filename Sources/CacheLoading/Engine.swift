@@ -49,6 +49,25 @@ package final class Engine {
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
     }
 
+    /// How resources are encrypted at their origins, by URL (nil: all plain).
+    /// Set before serving or opening readers: each response or reader range
+    /// asks it once, when it starts.
+    package var decryption: DecryptionLookup?
+
+    /// The body transform of one response: decryption when the host's lookup
+    /// gives one for the URL, else the configured transforms (HLS…).
+    package func transform(for context: TransformContext) -> Result<BodyTransform?, DecryptionSetupError> {
+        loop.assertInLoop()
+        if let decryption {
+            switch DecryptTransform.make(url: context.url, lookup: decryption) {
+            case .failure(let error): return .failure(error)
+            case .success(let transform?): return .success(transform)
+            case .success(nil): break
+            }
+        }
+        return .success(configuration.transforms?(context))
+    }
+
     /// The cache key of an origin URL.
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
 

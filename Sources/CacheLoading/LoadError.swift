@@ -2,7 +2,7 @@ import CacheHTTP
 import CacheUpstream
 
 /// Why a reader cannot deliver.
-package enum LoadError: Error, CustomStringConvertible {
+package enum LoadError: Error, CustomStringConvertible, Sendable {
     /// The origin answered with an error status; passed to the client, not cached.
     case originStatus(status: Int, headers: HTTPHeaders, body: [UInt8])
     /// The origin could not be reached or misbehaved.
@@ -17,6 +17,9 @@ package enum LoadError: Error, CustomStringConvertible {
     /// origin could not be asked or reached (only-if-cached, must-revalidate
     /// offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
     case notCached(String)
+    /// The host's decryption choice for the resource failed (key lookup threw,
+    /// or gave an unusable key): nothing is served, nothing cached is touched.
+    case decryption(String)
 
     package var description: String {
         switch self {
@@ -26,6 +29,7 @@ package enum LoadError: Error, CustomStringConvertible {
         case .mismatch(let reason): return reason
         case .changed(let what): return "the resource changed at the origin (\(what))"
         case .notCached(let why): return "no usable cached response: \(why)"
+        case .decryption(let reason): return reason
         }
     }
 }

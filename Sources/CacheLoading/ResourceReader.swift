@@ -68,6 +68,9 @@ package final class ResourceReader {
 
     package var resource: Resource { state.resource }
 
+    /// Whether the origin serves byte ranges, once it answered a request (nil before).
+    package var rangesSupported: Bool? { state.rangesSupported }
+
     /// Begins: the head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {

@@ -19,6 +19,9 @@ final class ResourceState {
     /// The origin's response may not be shared (RFC 9111 §3: private,
     /// no-store, Authorization…): later requests never join this state.
     var notShared = false
+    /// Whether the origin answered a Range with 206 (true) or 200 (false);
+    /// nil until it answered one in this process.
+    var rangesSupported: Bool?
     /// The live-playlist reuse window of the cached version, once looked at.
     var liveReuse: LiveReuse?
 

@@ -12,6 +12,7 @@ enum ErrorResponse {
         case .upstream(let upstream): return upstream.isTimeout ? 504 : 502
         case .changed, .mismatch, .storage: return 502
         case .notCached: return 504
+        case .decryption: return 500
         }
     }
 
@@ -45,6 +46,10 @@ enum ErrorResponse {
         case .notCached(let why):
             status = 504
             body = Array("Gateway timeout: \(why)\n".utf8)
+        case .decryption(let reason):
+            status = 500
+            body = Array("Cannot decrypt: \(reason)\n".utf8)
+            logger.error("decryption unavailable", metadata: ["url": "\(url)", "reason": "\(reason)"])
         case .storage(let reason):
             status = 502
             body = Array("Cache storage failed: \(reason)\n".utf8)

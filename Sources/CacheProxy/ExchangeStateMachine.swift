@@ -50,6 +50,9 @@ package struct ExchangeStateMachine {
     private var output: [UInt8] = []
     /// What a buffering transform has produced so far.
     private var collected: [UInt8] = []
+    /// Where a mapping transform's output has reached (the input offset of
+    /// its next output byte); nil before its first input.
+    private var outputEnd: Int64?
 
     package init(request: BodyRequest, transform: BodyTransform?) {
         self.request = request
@@ -122,7 +125,11 @@ package struct ExchangeStateMachine {
             do { try transform.process(input, at: offset, into: &output) } catch {
                 return failed(.mismatch("transform: \(error)"))
             }
-            produced = offset..<(offset + Int64(output.count))
+            // A mapping transform may hold back a partial cipher block, so its
+            // output runs on from where the previous output ended.
+            let start = outputEnd ?? offset
+            produced = start..<(start + Int64(output.count))
+            outputEnd = produced.upperBound
         } else {
             output.append(contentsOf: input)
             produced = offset..<(offset + Int64(input.count))
@@ -139,13 +146,18 @@ package struct ExchangeStateMachine {
         default:
             return []
         }
-        // A mapping transform read whole blocks: cut to what was asked.
-        let wanted = produced.clamped(to: plan.body)
         var actions: [Action] = []
         if let h = head { actions.append(.write(h)) }
-        guard !wanted.isEmpty else { return actions }
+        return actions + emit(produced, plan)
+    }
+
+    /// Writes the part of `output` (covering `produced`) that the plan asked
+    /// for: a mapping transform read whole blocks, so the ends are cut back.
+    private func emit(_ produced: Range<Int64>, _ plan: ResponsePlan) -> [Action] {
+        let wanted = produced.clamped(to: plan.body)
+        guard !wanted.isEmpty else { return [] }
         let cut = Array(output[Int(wanted.lowerBound - produced.lowerBound)..<Int(wanted.upperBound - produced.lowerBound)])
-        return actions + frame(plan, [.write(cut)], count: cut.count, head: nil)
+        return frame(plan, [.write(cut)], count: cut.count, head: nil)
     }
 
     /// Every body byte was delivered.
@@ -175,7 +187,8 @@ package struct ExchangeStateMachine {
             if let transform, !transform.buffersWhole {
                 output.removeAll(keepingCapacity: true)
                 do { try transform.finish(into: &output) } catch { return failed(.mismatch("transform: \(error)")) }
-                if !output.isEmpty { actions += frame(plan, [.write(output)], count: output.count, head: nil) }
+                let start = outputEnd ?? plan.body.lowerBound
+                actions += emit(start..<(start + Int64(output.count)), plan)
             }
             state = .done
             if plan.chunked { actions.append(.write(Self.lastChunk)) }

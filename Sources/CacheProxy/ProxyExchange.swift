@@ -90,11 +90,16 @@ final class ProxyExchange: ResourceReaderDelegate {
                 // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
                 context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
             }
-            if let provider = server.engine.configuration.transforms, let transform = provider(context) {
-                transformed = true
-                machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
+            switch server.engine.transform(for: context) {
+            case .failure(let error):
+                perform(machine.contentFailed(.decryption(error.description)))
+            case .success(let transform):
+                if let transform {
+                    transformed = true
+                    machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
+                }
+                perform(machine.contentReady(info, date: server.heads.date()))
             }
-            perform(machine.contentReady(info, date: server.heads.date()))
         }
         pump()
     }

@@ -57,6 +57,11 @@ public struct HTTPCacheConfiguration: Sendable {
     /// origin ("https://media.example.com"), and CDN-Cache-Control (RFC 9213)
     /// governs caching. Proxy URLs are then not served; /admin/ still is.
     public var origin: String?
+    /// How resources are encrypted at their origins, by URL (nil: all plain).
+    /// Readers and proxy clients then get plaintext; the cache keeps the
+    /// origin's ciphertext. See `Decryption` (a wrong key is not detected)
+    /// and `MediaCache.setDecryption(_:)` to set it after opening.
+    public var decryption: DecryptionProvider?
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?

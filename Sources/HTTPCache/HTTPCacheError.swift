@@ -83,7 +83,8 @@ extension HTTPCacheError {
     package init(_ error: LoadError) {
         switch error {
         case .originStatus(let status, _, _):
-            self.init(.upstream, "origin answered \(status)")
+            // As `Code.notFound` says (and as preloads report it): 404 and 410 are "not found".
+            self.init(status == 404 || status == 410 ? .notFound : .upstream, "origin answered \(status)")
         case .upstream(let upstream):
             switch upstream {
             case .timeout: self.init(.timedOut, upstream.description)
@@ -92,6 +93,7 @@ extension HTTPCacheError {
             default: self.init(.upstream, upstream.description)
             }
         case .storage(let reason): self.init(.io, reason)
+        case .decryption(let reason): self.init(.invalidArgument, reason)
         case .mismatch, .changed: self.init(.upstream, error.description)
         case .notCached: self.init(.timedOut, error.description)
         }

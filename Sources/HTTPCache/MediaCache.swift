@@ -26,6 +26,8 @@ public final class MediaCache: Sendable {
     let engine: LoopBound<Engine>
     let store: LoopBound<ResourceStore>
     private let serving = Mutex<Serving>(Serving())
+    /// In-process readers, closed with the cache.
+    let readers = ReaderRegistry()
 
     private struct Serving: Sendable {
         var server: LoopBound<ProxyServer>?
@@ -43,9 +45,11 @@ public final class MediaCache: Sendable {
         var configured = configuration.proxyConfiguration.engine
         configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
         let engineConfiguration = configured
+        let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
         let opened = loop.submitAndWait { () -> Result<(LoopBound<Engine>, LoopBound<ResourceStore>), HTTPCacheError> in
             do {
                 let engine = try Engine(loop: loop, configuration: engineConfiguration, logger: logger)
+                engine.decryption = decryption
                 return .success((LoopBound(engine, loop: loop), LoopBound(engine.store, loop: loop)))
             } catch let error as StorageError {
                 return .failure(HTTPCacheError(error))
@@ -121,6 +125,8 @@ public final class MediaCache: Sendable {
             return .some(serving.server)
         }
         guard let server else { return }
+        // Readers first: blocked reads return .closed, their sources close before the engine stops.
+        readers.closeAll()
         let engine = self.engine
         let lock = loop.submitAndWait { () -> CacheLock in
             server?.value.stop()

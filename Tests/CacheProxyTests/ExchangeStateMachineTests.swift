@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheIO
 import CacheLoading
 @testable import CacheProxy
 import CacheStorage
@@ -194,5 +195,40 @@ private final class Doubling: BodyTransform {
     }
     func finish(into output: inout [UInt8]) throws(TransformError) {
         for byte in seen { output.append(byte); output.append(byte) }
+    }
+}
+
+/// The proxy's body stage with decryption: pieces at any offsets, output cut to the asked range.
+final class ExchangeDecryptionTests: XCTestCase {
+    func testUnalignedPiecesComeOutAsTheAskedPlaintext() throws {
+        let spec = DecryptionSpec(kind: .aes128CTR, key: Array(0..<16), iv: Array(repeating: 0xfe, count: 16))
+        let ciphertext = (0..<1003).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let plaintext = try BlockDecryptor(spec).decrypt(ciphertext, atOffset: 0)
+        for (first, last) in [(1, 10), (0, 1002), (17, 17), (990, 1002), (500, 777)] {
+            var machine = ExchangeStateMachine(request: BodyRequest(range: .closed(first: Int64(first), last: Int64(last))),
+                                               transform: try DecryptTransform(spec))
+            let info = ContentInfo(totalLength: 1003, contentType: "video/mp4", etag: nil, lastModified: nil)
+            guard case .deliver(let input)? = machine.contentReady(info, date: "d").first else { return XCTFail() }
+            XCTAssertEqual(input.lowerBound % 16, 0)
+            var body: [UInt8] = []
+            var head = ""
+            func collect(_ actions: [ExchangeStateMachine.Action]) {
+                for case .write(let bytes) in actions {
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    if text.hasPrefix("HTTP/1.1") { head = text } else { body += bytes }
+                }
+            }
+            // Pieces of 5 bytes: never block-aligned after the first.
+            var at = Int(input.lowerBound)
+            while at < Int(input.upperBound) {
+                let end = min(at + 5, Int(input.upperBound))
+                collect(ciphertext[at..<end].withUnsafeBytes { machine.bytes($0, at: Int64(at)) })
+                at = end
+            }
+            collect(machine.bodyFinished(date: "d"))
+            XCTAssertEqual(body, Array(plaintext[first...last]), "\(first)-\(last)")
+            XCTAssertTrue(head.contains("Content-Range: bytes \(first)-\(last)/1003\r\n"), head)
+            XCTAssertTrue(head.contains("Content-Length: \(last - first + 1)\r\n"), head)
+        }
     }
 }

@@ -139,6 +139,7 @@ extension PreloadFailure {
         case .upstream(.configuration): code = -1
         case .upstream, .mismatch, .changed: code = -8
         case .storage: code = -3
+        case .decryption: code = -1
         }
         self = .fetch(url: url, code: code, message: error.description)
     }

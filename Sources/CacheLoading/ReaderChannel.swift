@@ -1,0 +1,342 @@
+import Glibc
+
+/// What an in-process reader's consumer can be told besides bytes.
+package enum ReaderWaitError: Error, Sendable {
+    case timedOut
+    case canceled
+    case closed
+    case failed(ReaderFailure)
+}
+
+/// The content information a reader reports.
+package struct ReaderContent: Sendable {
+    package var info: ContentInfo
+    package var rangesSupported: Bool?
+}
+
+/// The handoff between an in-process reader's consumer (any thread, blocking
+/// or async) and its driver on the loop: the content info, a window of
+/// plaintext bytes read ahead, the end or failure of the range, and stop.
+///
+/// One lock and condition guard all of it; async waiters are resumed under
+/// the same rules. Seeks bump `epoch` so bytes the loop produced for the old
+/// position are dropped on arrival.
+package final class ReaderChannel: @unchecked Sendable {
+    // Everything below the lock is touched only with `mutex` held.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    private var content: ReaderContent?
+    /// Read-ahead: chunks as the loop handed them over (moved, not copied);
+    /// `readIndex` is the consumer's place in the first one.
+    private var chunks: [[UInt8]] = []
+    private var readIndex = 0
+    private var buffered = 0
+    private var epoch = 0
+    private var ended = false
+    private var failure: ReaderFailure?
+    private var stopped: ReaderWaitError?
+    private var demandPosted = false
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+    /// Counts state changes, so an async waiter that registers late sees it missed one.
+    private var changes = 0
+    private var position: Int64
+
+    /// How many plaintext bytes the loop reads ahead of the consumer.
+    package let window: Int
+    /// Posts an event (and the epoch it belongs to) to the driver on the loop; false once the loop is gone.
+    private let post: @Sendable (ReaderMachine.Event, Int) -> Bool
+
+    package init(start: Int64, window: Int = 4 << 20, post: @escaping @Sendable (ReaderMachine.Event, Int) -> Bool) {
+        position = start
+        self.window = window
+        self.post = post
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    private func locked<T>(_ body: () throws(ReaderWaitError) -> T) throws(ReaderWaitError) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+
+    // MARK: consumer side (any thread)
+
+    /// The next byte `read` returns.
+    package var currentPosition: Int64 { (try? locked { position }) ?? 0 }
+
+    /// The content info, waiting until `deadline` (monotonic ns; nil: forever).
+    package func content(deadline: UInt64?) throws(ReaderWaitError) -> ReaderContent {
+        try locked { () throws(ReaderWaitError) -> ReaderContent in
+            while true {
+                if let stopped { throw stopped }
+                if let content { return content }
+                if let failure { throw .failed(failure) }
+                askLocked()
+                try waitLocked(deadline)
+            }
+        }
+    }
+
+    /// The content info if it is known already (never waits, asks nothing).
+    package var knownContent: ReaderContent? { try? locked { content } }
+
+    /// Copies available bytes into `into`: >0 bytes, 0 at the end of the
+    /// range; waits until `deadline` (monotonic ns; nil: forever) when none are there yet.
+    package func read(into: UnsafeMutableRawBufferPointer, deadline: UInt64?) throws(ReaderWaitError) -> Int {
+        guard into.count > 0 else { return 0 }
+        return try locked { () throws(ReaderWaitError) -> Int in
+            while true {
+                if let count = try takeLocked(into) { return count }
+                try waitLocked(deadline)
+            }
+        }
+    }
+
+    /// The async form of `read(into:deadline:)`: suspends instead of blocking.
+    package func read(into: UnsafeMutableRawBufferPointer) async throws(ReaderWaitError) -> Int {
+        guard into.count > 0 else { return 0 }
+        while true {
+            let step = try locked { () throws(ReaderWaitError) -> (count: Int?, seen: Int) in
+                (try takeLocked(into), changes)
+            }
+            if let count = step.count { return count }
+            await suspend(seen: step.seen)
+            if Task.isCancelled { throw .canceled }
+        }
+    }
+
+    /// The async form of `content(deadline:)`.
+    package func content() async throws(ReaderWaitError) -> ReaderContent {
+        while true {
+            let step = try locked { () throws(ReaderWaitError) -> (content: ReaderContent?, seen: Int) in
+                if let stopped { throw stopped }
+                if let content { return (content, changes) }
+                if let failure { throw .failed(failure) }
+                askLocked()
+                return (nil, changes)
+            }
+            if let content = step.content { return content }
+            await suspend(seen: step.seen)
+            if Task.isCancelled { throw .canceled }
+        }
+    }
+
+    /// Waits for the next change after the one numbered `seen` (or the task's cancellation).
+    private func suspend(seen: Int) async {
+        pthread_mutex_lock(mutex)
+        nextWaiter += 1
+        let id = nextWaiter
+        pthread_mutex_unlock(mutex)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                pthread_mutex_lock(mutex)
+                // A change since the caller looked (or a cancellation) means no waiting.
+                let now = changes != seen || Task.isCancelled
+                if !now { waiters[id] = continuation }
+                pthread_mutex_unlock(mutex)
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            wake(id)
+        }
+    }
+
+    private func wake(_ id: Int) {
+        pthread_mutex_lock(mutex)
+        let continuation = waiters.removeValue(forKey: id)
+        pthread_mutex_unlock(mutex)
+        continuation?.resume()
+    }
+
+    /// Bytes, end or failure: nil when the consumer must wait (demand is then posted).
+    private func takeLocked(_ into: UnsafeMutableRawBufferPointer) throws(ReaderWaitError) -> Int? {
+        if let stopped { throw stopped }
+        if buffered > 0 {
+            var count = 0
+            while count < into.count, let first = chunks.first {
+                let take = min(into.count - count, first.count - readIndex)
+                first.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: into[count..<(count + take)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[readIndex..<(readIndex + take)]))
+                }
+                count += take
+                readIndex += take
+                if readIndex == first.count {
+                    chunks.removeFirst()
+                    readIndex = 0
+                }
+            }
+            buffered -= count
+            position += Int64(count)
+            if buffered <= window / 2 { askLocked() }
+            return count
+        }
+        if let failure { throw .failed(failure) }
+        if ended { return 0 }
+        askLocked()
+        return nil
+    }
+
+    /// Tells the loop the consumer wants more (once until the loop answers).
+    private func askLocked() {
+        guard !demandPosted, stopped == nil else { return }
+        demandPosted = true
+        if !post(.demand(space: window - buffered), epoch) {
+            stopped = .closed
+            broadcastLocked()
+        }
+    }
+
+    private func waitLocked(_ deadline: UInt64?) throws(ReaderWaitError) {
+        guard let deadline else {
+            pthread_cond_wait(condition, mutex)
+            return
+        }
+        let now = Self.monotonicNanoseconds()
+        guard now < deadline else { throw .timedOut }
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        _ = pthread_cond_timedwait(condition, mutex, &time)
+    }
+
+    /// Moves the read position (within the checks the caller made): read-ahead is dropped.
+    package func seek(to offset: Int64) throws(ReaderWaitError) {
+        try locked { () throws(ReaderWaitError) in
+            if let stopped { throw stopped }
+            epoch += 1
+            dropReadAheadLocked()
+            ended = false
+            failure = nil
+            position = offset
+            demandPosted = false
+            if !post(.seek(offset), epoch) {
+                stopped = .closed
+                throw .closed
+            }
+            askLocked()
+        }
+    }
+
+    /// Ends the reader for every waiter, now and later (`canceled` or `closed`).
+    /// Returns false when it was already stopped.
+    @discardableResult
+    package func stop(_ reason: ReaderWaitError) -> Bool {
+        let first: Bool = (try? locked { () -> Bool in
+            guard stopped == nil else { return false }
+            stopped = reason
+            dropReadAheadLocked()
+            broadcastLocked()
+            return true
+        }) ?? false
+        resumeAll()
+        if first { _ = post(.stop, Int.max) }
+        return first
+    }
+
+    package var isStopped: Bool { (try? locked { stopped != nil }) ?? true }
+
+    // MARK: loop side
+
+    /// Plaintext bytes for the consumer; returns the room left, or nil when
+    /// they belong to an older epoch (dropped).
+    package func publish(_ bytes: UnsafeRawBufferPointer, epoch: Int) -> Int? {
+        publish(chunk: [UInt8](bytes), epoch: epoch)
+    }
+
+    /// Takes `chunk` over (no copy); returns the room left, or nil when it
+    /// belongs to an older epoch (dropped).
+    package func publish(chunk: [UInt8], epoch: Int) -> Int? {
+        let room: Int? = try? locked { () -> Int? in
+            guard epoch == self.epoch, stopped == nil else { return nil }
+            if !chunk.isEmpty {
+                chunks.append(chunk)
+                buffered += chunk.count
+            }
+            broadcastLocked()
+            return max(0, window - buffered)
+        }
+        resumeAll()
+        return room
+    }
+
+    /// The loop answered a demand: the next shortfall posts a new one.
+    package func demandHandled(epoch: Int) -> Int {
+        (try? locked { () -> Int in
+            if epoch == self.epoch { demandPosted = false }
+            return max(0, window - buffered)
+        }) ?? 0
+    }
+
+    /// Room left in the read-ahead window.
+    package var room: Int { (try? locked { max(0, window - buffered) }) ?? 0 }
+
+    package func publish(content: ReaderContent) {
+        try? locked { () -> Void in
+            if self.content == nil { self.content = content }
+            broadcastLocked()
+        }
+        resumeAll()
+    }
+
+    /// The length became known (a body of unknown length ended).
+    package func update(totalLength: Int64) {
+        try? locked { () -> Void in content?.info.totalLength = totalLength }
+    }
+
+    package func publishEnd(epoch: Int) {
+        try? locked { () -> Void in
+            guard epoch == self.epoch else { return }
+            ended = true
+            broadcastLocked()
+        }
+        resumeAll()
+    }
+
+    package func publish(failure: ReaderFailure, epoch: Int) {
+        try? locked { () -> Void in
+            guard epoch == self.epoch else { return }
+            self.failure = failure
+            broadcastLocked()
+        }
+        resumeAll()
+    }
+
+    private func dropReadAheadLocked() {
+        chunks.removeAll()
+        readIndex = 0
+        buffered = 0
+    }
+
+    private func broadcastLocked() {
+        changes &+= 1
+        pthread_cond_broadcast(condition)
+    }
+
+    private func resumeAll() {
+        pthread_mutex_lock(mutex)
+        let all = waiters
+        waiters.removeAll()
+        pthread_mutex_unlock(mutex)
+        for continuation in all.values { continuation.resume() }
+    }
+
+    package static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
