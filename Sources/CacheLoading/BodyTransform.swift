@@ -49,11 +49,17 @@ package struct TransformContext: Sendable {
     /// The body's first bytes when they are already cached (sniffing a
     /// generic type); nil when not.
     package var bodyPrefix: [UInt8]?
+    /// The URL's path and query, when the caller has the URL parsed already.
+    package var path: String?
+    /// Whether the response is an HLS playlist, when the caller decided it already.
+    package var isPlaylist: Bool?
     /// How the request reached the proxy when it was not by a proxy URL: a
     /// forward-proxy request wants URIs left as they are, a reverse-proxy one
     /// wants the origin's host replaced by the proxy's. Nil: the provider's own mode.
     package var requestMode: HLSRewriteMode?
-    package init(url: String, info: ContentInfo, clientHost: String?, finalURL: String? = nil, bodyPrefix: [UInt8]? = nil) {
+    package init(url: String, path: String? = nil, info: ContentInfo, clientHost: String?, finalURL: String? = nil,
+                 bodyPrefix: [UInt8]? = nil) {
+        self.path = path
         self.url = url
         self.info = info
         self.clientHost = clientHost

@@ -120,8 +120,9 @@ package enum HLSTransforms {
             let mode = context.requestMode ?? mode
             if mode == .forward && hook == nil { return nil }  // unchanged: keep zero-copy
             guard let proxyHost = context.clientHost, !proxyHost.isEmpty else { return nil }
-            let path = OriginURL.parse(context.url)?.pathAndQuery ?? context.url
-            guard HLS.isPlaylist(contentType: context.info.contentType, path: path, bodyPrefix: context.bodyPrefix ?? [])
+            let path = context.path ?? OriginURL.parse(context.url)?.pathAndQuery ?? context.url
+            guard context.isPlaylist ?? HLS.isPlaylist(contentType: context.info.contentType, path: path,
+                                                       bodyPrefix: context.bodyPrefix ?? [])
             else { return nil }
             return HLSPlaylistTransform(playlistURL: context.finalURL ?? context.url, mode: mode,
                                         proxyHost: proxyHost, hook: hook, logger: logger)

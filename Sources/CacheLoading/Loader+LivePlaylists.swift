@@ -18,12 +18,12 @@ extension Loader {
     /// Parsed once per version (`ResourceState.liveReuse`).
     func liveReuseMilliseconds(_ state: ResourceState) -> Int64? {
         let resource = state.resource
+        // Decided once per version (the resource's derived facts), not per request.
+        if let known = resource.derived.liveReuse { return known }
         guard let total = resource.totalLength, total > 0, total <= Self.livePlaylistReadLimit,
               resource.isComplete else { return nil }
-        let stamp = LiveReuse.Stamp(generation: resource.generation, length: total, validators: resource.metadata.etag)
-        if let cached = state.liveReuse, cached.stamp == stamp { return cached.milliseconds }
         let milliseconds = Self.readLiveReuse(resource, total: total)
-        state.liveReuse = LiveReuse(stamp: stamp, milliseconds: milliseconds)
+        resource.derived.liveReuse = .some(milliseconds)
         return milliseconds
     }
 
@@ -62,22 +62,10 @@ extension Loader {
                          metadata: ["url": "\(resource.url)", "window_ms": "\(window)"])
             resource.reset(url: resource.url)
             state.headKnown = false
-            state.liveReuse = nil
             return
         }
     }
 
     /// Whether a request is a low-latency blocking reload that must pass through.
     static func isBlockingReload(_ url: String) -> Bool { HLS.isBlockingReloadRequest(url) }
-}
-
-/// The live-reuse window found for one version of a resource.
-struct LiveReuse {
-    struct Stamp: Equatable {
-        var generation: Int
-        var length: Int64
-        var validators: String?
-    }
-    var stamp: Stamp
-    var milliseconds: Int64?
 }

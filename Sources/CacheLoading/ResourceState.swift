@@ -23,7 +23,6 @@ final class ResourceState {
     /// nil until it answered one in this process.
     var rangesSupported: Bool?
     /// The live-playlist reuse window of the cached version, once looked at.
-    var liveReuse: LiveReuse?
 
     init(resource: Resource) {
         self.resource = resource

@@ -82,13 +82,17 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            var context = TransformContext(
-                url: urlString, info: info, clientHost: request.headers["host"] ?? server.address,
-                finalURL: server.engine.client.redirectTarget(for: url)?.string,
-                bodyPrefix: Self.cachedPrefix(of: reader.resource))
+            let isPlaylist = Self.isPlaylist(reader.resource, info: info, path: url.pathAndQuery)
+            var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
+                                           clientHost: request.headers["host"] ?? server.address)
+            context.isPlaylist = isPlaylist
             if transparent {
                 // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
                 context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+            }
+            if isPlaylist {  // only a playlist needs where it really came from
+                context.finalURL = server.engine.client.redirectTarget(for: url)?.string
+                context.bodyPrefix = reader.resource.derived.headSample
             }
             switch server.engine.transform(for: context) {
             case .failure(let error):
@@ -209,13 +213,26 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     /// The first bytes of the body when they are cached (for transforms that sniff).
+    /// Whether the resource is an HLS playlist, decided once per version
+    /// (a generic type is decided by its first bytes, once they are cached).
+    private static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
+        if let known = resource.derived.isPlaylist { return known }
+        let prefix = cachedPrefix(of: resource)
+        let verdict = HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: prefix ?? [])
+        if prefix != nil || verdict { resource.derived.isPlaylist = verdict }
+        return verdict
+    }
+
     private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
+        if let sample = resource.derived.headSample { return sample }
         guard let total = resource.totalLength, total > 0 else { return nil }
         let count = Int(min(total, 16))
         guard resource.available.covers(0..<Int64(count)), let file = try? resource.dataFile() else { return nil }
         var prefix = [UInt8](repeating: 0, count: count)
         let n = prefix.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, count, 0) }
-        return n == count ? prefix : nil
+        guard n == count else { return nil }
+        resource.derived.headSample = prefix
+        return prefix
     }
 
     /// The status code of a head written by this exchange ("HTTP/1.1 206 …").

@@ -24,6 +24,10 @@ package final class Resource {
     /// When an origin response last confirmed the cached version (store
     /// clock, this process only).
     package var validatedAt: Int64?
+    /// Facts worked out from this version's head and bytes (is it a playlist,
+    /// is it live), kept in memory so a hit does not work them out again.
+    /// Cleared whenever the head or the version changes.
+    package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
 
@@ -84,6 +88,7 @@ package final class Resource {
 
     /// Records what the origin said about the resource.
     package func setInfo(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
+        derived = DerivedFacts()
         metadata.totalLength = totalLength
         metadata.contentType = contentType
         metadata.etag = etag
@@ -115,6 +120,7 @@ package final class Resource {
         metadata = fresh
         generation += 1
         validatedAt = nil
+        derived = DerivedFacts()
         closeFile()
         needsFlush = true
     }
@@ -192,4 +198,17 @@ extension RangeSet {
         }
         return result
     }
+}
+
+/// Per-version facts a reader of the resource would otherwise recompute on
+/// every request. In memory only.
+package struct DerivedFacts: Sendable {
+    /// The first bytes once cached (content sniffing).
+    package var headSample: [UInt8]?
+    /// Whether the resource is an HLS playlist; nil until decided.
+    package var isPlaylist: Bool?
+    /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`
+    /// when it was looked at and is not live.
+    package var liveReuse: Int64??
+    package init() {}
 }

@@ -106,8 +106,9 @@ package final class ResourceStore {
 
     /// The resource under a key already hashed with `key(for:)` (the proxy
     /// hashes each proxy URL's key once, not once per request).
-    package func resource(storeKey key: String, url: String) -> Resource {
+    package func resource(storeKey key: String, url: @autoclosure () -> String) -> Resource {
         if let existing = resources[key] { return existing }
+        let url = url()
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
         resources[key] = resource
