@@ -446,6 +446,25 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertLessThanOrEqual(faulty.requests(for: "/drop").count, 3)
     }
 
+    func testPlaylistsFollowTheRequestsProxyMode() throws {
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:4,\n"
+            + origin.url("/plain/seg1.ts") + "\n#EXTINF:4,\nseg2.ts\n#EXT-X-ENDLIST\n"
+        try Data(playlist.utf8).write(to: root.appendingPathComponent("plain/list.m3u8"))
+        // Forward proxy: the client sends everything through the proxy anyway: unchanged.
+        try startProxy()
+        let forward = try RawHTTPConnection(port: server.port).request(path: origin.url("/plain/list.m3u8"))
+        XCTAssertEqual(forward.status, 200)
+        XCTAssertEqual(forward.bodyString, playlist)
+        server.stop()
+        // Reverse proxy: absolute URIs on the origin's host now lead to the proxy.
+        try startProxy { $0.origin = self.origin.baseURL }
+        let reverse = try RawHTTPConnection(port: server.port).request(path: "/plain/list.m3u8",
+                                                                       headers: [("Host", "media.test:8443")])
+        XCTAssertEqual(reverse.status, 200)
+        XCTAssertTrue(reverse.bodyString.contains("http://media.test:8443/plain/seg1.ts\n"), reverse.bodyString)
+        XCTAssertTrue(reverse.bodyString.contains("\nseg2.ts\n"), "relative URIs stay as written")
+    }
+
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
         try startProxy { $0.origin = self.origin.baseURL }
         let f = try file("plain/r.bin", size: 250_000, seed: 31)
