@@ -71,8 +71,9 @@ const char *hc_strerror(int code);
  *   "max-cache-size"    bytes, or with K/M/G/T (x1000) or KiB/MiB/GiB/TiB (x1024)
  *   "host", "port"      where hc_serve listens (default 127.0.0.1, port 0: any)
  *   "connect-timeout", "read-timeout"   seconds (> 0, fractions allowed)
- *   "revalidate-after"  seconds (>= 0) after which a cached resource is
- *                       checked with the origin before it is served again
+ *   "revalidate-after"  seconds (>= 0) a response without explicit freshness
+ *                       (Cache-Control, Expires) stays fresh before it is
+ *                       revalidated; overrides the heuristic (RFC 9111 4.2.2)
  *   "ca-file"           PEM file of extra trusted CA certificates
  *   "insecure"          "true"/"false": skip certificate verification (tests only)
  *   "header"            "Name: value" added to every origin request (repeatable)

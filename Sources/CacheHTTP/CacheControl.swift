@@ -199,10 +199,17 @@ package struct CachePolicyOptions: Sendable, Equatable {
     /// Reverse-proxy mode: the proxy is the origin's CDN, so CDN-Cache-Control
     /// (RFC 9213) applies and, when present, replaces Cache-Control and Expires.
     package var honorsCDNCacheControl: Bool
+    /// Lower bound of a heuristic freshness lifetime in seconds (never above
+    /// `heuristicCap`). RFC 9111 §4.2.2 lets the cache choose its heuristic
+    /// for heuristically cacheable statuses without explicit freshness; a
+    /// media cache gives such responses a few minutes even when they lack
+    /// Last-Modified or were modified moments ago. 0: the plain 10% rule.
+    package var heuristicMinimum: Int
 
-    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false) {
+    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0) {
         self.heuristicCap = heuristicCap
         self.honorsCDNCacheControl = honorsCDNCacheControl
+        self.heuristicMinimum = heuristicMinimum
     }
 }
 

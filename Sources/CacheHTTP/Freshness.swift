@@ -73,7 +73,8 @@ package enum Freshness {
     /// not a valid date, or several Expires that disagree, give lifetime 0.
     /// The heuristic is 10% of Date minus Last-Modified, at most
     /// `options.heuristicCap`, and only for statuses heuristically cacheable
-    /// (RFC 9110 §15.1). With `options.honorsCDNCacheControl` and a
+    /// (RFC 9110 §15.1), never below `options.heuristicMinimum` (which also
+    /// applies without Last-Modified). With `options.honorsCDNCacheControl` and a
     /// CDN-Cache-Control present, its directives replace Cache-Control and
     /// Expires is ignored (RFC 9213 §2.2).
     package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
@@ -93,12 +94,15 @@ package enum Freshness {
                 return FreshnessLifetime(seconds: max(0, first - date), source: .expires)
             }
         }
-        if Storability.cacheableByDefault.contains(status),
-           let lastModifiedText = headers["Last-Modified"],
+        guard Storability.cacheableByDefault.contains(status) else { return FreshnessLifetime(seconds: 0, source: .none) }
+        let cap = max(0, options.heuristicCap)
+        let floor = min(max(0, options.heuristicMinimum), cap)
+        if let lastModifiedText = headers["Last-Modified"],
            let lastModified = HTTPDate.epochSeconds(lastModifiedText), date > lastModified {
-            let seconds = min((date - lastModified) / 10, max(0, options.heuristicCap))
+            let seconds = max(floor, min((date - lastModified) / 10, cap))
             return FreshnessLifetime(seconds: seconds, source: .heuristic)
         }
+        if floor > 0 { return FreshnessLifetime(seconds: floor, source: .heuristic) }
         return FreshnessLifetime(seconds: 0, source: .none)
     }
 

@@ -26,6 +26,16 @@ package struct HeadBuilder {
         endLine()
     }
 
+    /// A field whose name is only known at run time (a stored origin field).
+    /// Callers must not put CR or LF in either.
+    package mutating func add(name: String, _ value: String) {
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(ASCII.colon)
+        bytes.append(ASCII.sp)
+        bytes.append(contentsOf: value.utf8)
+        endLine()
+    }
+
     /// "Name: 1234".
     package mutating func add(_ name: StaticString, decimal value: Int64) {
         startField(name)

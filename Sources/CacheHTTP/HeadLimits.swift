@@ -24,6 +24,8 @@ package enum HeadParseError: Error, Equatable, Sendable {
     case uriTooLong
     case headersTooLarge
     case versionNotSupported
+    /// A request body larger than the proxy buffers (RFC 9110 §15.5.14).
+    case contentTooLarge
 
     /// The response status a server answers this error with.
     package var status: Int {
@@ -32,6 +34,7 @@ package enum HeadParseError: Error, Equatable, Sendable {
         case .uriTooLong: return 414
         case .headersTooLarge: return 431
         case .versionNotSupported: return 505
+        case .contentTooLarge: return 413
         }
     }
 }

@@ -53,6 +53,10 @@ package struct TransformContext: Sendable {
     package var path: String?
     /// Whether the response is an HLS playlist, when the caller decided it already.
     package var isPlaylist: Bool?
+    /// How the request reached the proxy when it was not by a proxy URL: a
+    /// forward-proxy request wants URIs left as they are, a reverse-proxy one
+    /// wants the origin's host replaced by the proxy's. Nil: the provider's own mode.
+    package var requestMode: HLSRewriteMode?
     package init(url: String, path: String? = nil, info: ContentInfo, clientHost: String?, finalURL: String? = nil,
                  bodyPrefix: [UInt8]? = nil) {
         self.path = path

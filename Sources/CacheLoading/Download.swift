@@ -21,11 +21,17 @@ final class Download: UpstreamResponseDelegate {
     var interest = 0
     private var errorHead: HTTPResponseHead?
     private var errorBody: [UInt8] = []
+    /// The client request this download serves, for the storing rules (RFC 9111 §3).
+    let clientHeaders: HTTPHeaders
+    /// When the request was sent (RFC 9111 §4.2.3 request_time), in seconds.
+    let requestTime: Int64
 
-    init(id: Int, state: ResourceState, request: Request, loader: Loader) {
+    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders()) {
         self.id = id
         self.state = state
         self.loader = loader
+        self.clientHeaders = clientHeaders
+        requestTime = loader.nowSeconds
         machine = DownloadStateMachine(request: request, knownTotal: state.resource.totalLength)
     }
 
@@ -67,10 +73,15 @@ final class Download: UpstreamResponseDelegate {
             case .adopt(let totalLength):
                 resource.setInfo(totalLength: totalLength, contentType: head.headers["content-type"],
                                  etag: head.headers["etag"], lastModified: head.headers["last-modified"])
+                loader.adoptHead(state, response: head, request: clientHeaders, requestTime: requestTime)
                 state.headKnown = true
                 resource.validatedAt = loader.store.clock()
                 loader.classify(state)
             case .confirmed:
+                resource.validatedAt = loader.store.clock()
+                if isValidation { loader.refreshHead(state, with: head, requestTime: requestTime) }
+            case .notModified:
+                loader.refreshHead(state, with: head, requestTime: requestTime)
                 resource.validatedAt = loader.store.clock()
             case .versionChanged(let reason):
                 loader.versionChanged(state, reason: reason, except: self)

@@ -62,6 +62,10 @@ package struct DownloadStateMachine {
         case adopt(totalLength: Int64?)
         /// The head matches the cached version: it is confirmed now.
         case confirmed
+        /// A 304 to a revalidation (RFC 9111 §4.3.4): refresh the stored head,
+        /// keep the bytes. The exchange completes on its own (no body), so its
+        /// connection goes back to the pool.
+        case notModified
         /// The origin's version differs from the cached one (reason): drop the old bytes.
         case versionChanged(String)
         /// Keep the body of this error status for the client.
@@ -132,6 +136,9 @@ package struct DownloadStateMachine {
         case 206: return accept206(head, known: known)
         case 200: return accept200(head, known: known)
         case 416 where isProbe: return accept416(head, known: known)
+        case 304 where request == .validation && known != nil:
+            state = .finished(nil)
+            return [.notModified, .finish]
         default:
             state = .errorBody(status: head.status, collected: 0)
             return [.collectErrorBody]

@@ -78,10 +78,13 @@ package final class Engine {
     /// with every other reader of the same bytes.
     /// `background` readers (preloads) yield to the others.
     /// `storeKey` is the hashed cache key when the caller has it already.
+    /// `request` is the client's request fields: the cache's freshness,
+    /// storing and Vary rules read them (RFC 9111).
     package func reader(url: OriginURL, spec: ByteRangeSpec?, fields: OriginFields = OriginFields(),
-                        storeKey: String? = nil, background: Bool = false) -> ResourceReader {
+                        storeKey: String? = nil, background: Bool = false,
+                        request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
         loader.reader(url: url, storeKey: storeKey ?? self.storeKey(for: url.string), spec: spec,
-                      fields: fields, background: background)
+                      fields: fields, background: background, request: request)
     }
 
     /// Cancels every download, closes origin connections and writes all metadata.

@@ -117,6 +117,7 @@ package enum HLSTransforms {
     /// cache goes out unchanged).
     package static func provider(mode: HLSRewriteMode, hook: HLSURIHook?, logger: Logger) -> TransformProvider {
         { context in
+            let mode = context.requestMode ?? mode
             if mode == .forward && hook == nil { return nil }  // unchanged: keep zero-copy
             guard let proxyHost = context.clientHost, !proxyHost.isEmpty else { return nil }
             let path = context.path ?? OriginURL.parse(context.url)?.pathAndQuery ?? context.url

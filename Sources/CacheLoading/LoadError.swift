@@ -13,6 +13,10 @@ package enum LoadError: Error, CustomStringConvertible, Sendable {
     case mismatch(String)
     /// The resource changed at the origin while this response was using the old version.
     case changed(String)
+    /// The stored response may not be used without the origin, and the
+    /// origin could not be asked or reached (only-if-cached, must-revalidate
+    /// offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
+    case notCached(String)
     /// The host's decryption choice for the resource failed (key lookup threw,
     /// or gave an unusable key): nothing is served, nothing cached is touched.
     case decryption(String)
@@ -24,6 +28,7 @@ package enum LoadError: Error, CustomStringConvertible, Sendable {
         case .storage(let reason): return "storage: \(reason)"
         case .mismatch(let reason): return reason
         case .changed(let what): return "the resource changed at the origin (\(what))"
+        case .notCached(let why): return "no usable cached response: \(why)"
         case .decryption(let reason): return reason
         }
     }
@@ -36,11 +41,17 @@ package struct ContentInfo: Sendable {
     package var contentType: String?
     package var etag: String?
     package var lastModified: String?
+    /// The other end-to-end fields of the stored response to replay (Date,
+    /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
+    /// fields above are the plan's own.
+    package var headers = HTTPHeaders()
 
-    package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
+    package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
+                 headers: HTTPHeaders = HTTPHeaders()) {
         self.totalLength = totalLength
         self.contentType = contentType
         self.etag = etag
         self.lastModified = lastModified
+        self.headers = headers
     }
 }

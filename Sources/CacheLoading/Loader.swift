@@ -15,7 +15,7 @@ package final class Loader {
     let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand), bounded.
     private var lastErrors = ErrorRecords()
-    private var states: [String: ResourceState] = [:]
+    var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
     /// Open readers serving clients (not preloads): preloads wait while any is open.
     package private(set) var foregroundReaders = 0
@@ -33,8 +33,17 @@ package final class Loader {
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
     /// `headers` the client fields its downloads send on to the origin.
-    package func reader(url: OriginURL, storeKey: String, spec: ByteRangeSpec?,
-                        fields: OriginFields = OriginFields(), background: Bool = false) -> ResourceReader {
+    /// `request` is the client's request fields: the cache's freshness,
+    /// storing and Vary rules read them (RFC 9111).
+    package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
+                        fields: OriginFields = OriginFields(), background: Bool = false,
+                        request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
+        var storeKey = variantStoreKey(primary: primary, request: request)
+        if let current = states[storeKey], current.notShared {
+            // A response that may not be shared is never joined: this request gets its own.
+            nextDownloadID += 1
+            storeKey = ResourceStore.key(for: storeKey + "\nunshared \(nextDownloadID)")
+        }
         let resource = store.resource(storeKey: storeKey, url: url.string)
         let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
@@ -46,17 +55,22 @@ package final class Loader {
         resource.users += 1
         resource.touch()
         if !background { foregroundReaders += 1 }
-        return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background)
+        return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
+                              request: request)
     }
 
     /// The one check of the cached version that readers of a resource share.
-    func validation(for state: ResourceState, headers: HTTPHeaders) -> Download {
-        state.validation ?? startDownload(state, .validation, headers: headers)
+    func validation(for state: ResourceState, headers: HTTPHeaders, request: HTTPHeaders,
+                    followsRedirects: Bool = true) -> Download {
+        state.validation ?? startDownload(state, .validation, headers: headers, request: request,
+                                          followsRedirects: followsRedirects)
     }
 
-    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders) -> Download {
+    func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders,
+                       request clientHeaders: HTTPHeaders = HTTPHeaders(),
+                       followsRedirects: Bool = true) -> Download {
         nextDownloadID += 1
-        let download = Download(id: nextDownloadID, state: state, request: request, loader: self)
+        let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
             for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
@@ -74,9 +88,16 @@ package final class Loader {
             // A changed resource then comes back whole (200), never as mixed bytes.
             headers.add("If-Range", validator)
         }
+        if case .validation = request {
+            // A conditional request (RFC 9111 §4.3.1): 304 when unchanged, no body.
+            let stored = storedHead(state.resource).headers
+            if let etag = stored["ETag"] { headers.add("If-None-Match", etag) }
+            if let lastModified = stored["Last-Modified"] { headers.add("If-Modified-Since", lastModified) }
+        }
+        headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
         guard let url = state.originURL else { preconditionFailure("resource state without URL") }
         logger.debug("fetch", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)"])
-        download.task = client.get(url, headers: headers, delegate: download)
+        download.task = client.get(url, headers: headers, delegate: download, followsRedirects: followsRedirects)
         return download
     }
 
@@ -86,12 +107,11 @@ package final class Loader {
         return metadata.lastModified
     }
 
-    /// Whether the cached version must be checked with the origin before use.
+    /// Whether the cached version must be checked with the origin before use
+    /// whatever its freshness says: a live playlist past its own window
+    /// (half its target duration).
     func needsValidation(_ state: ResourceState) -> Bool {
-        guard state.headKnown else { return false }
-        // A live playlist's own window (half its target duration) wins when shorter.
-        let live = liveReuseMilliseconds(state)
-        guard let interval = [policy.revalidateAfter, live].compactMap({ $0 }).min() else { return false }
+        guard state.headKnown, let interval = liveReuseMilliseconds(state) else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }
         return store.clock() - validatedAt >= interval
     }

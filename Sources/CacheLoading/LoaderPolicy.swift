@@ -1,12 +1,28 @@
+import CacheHTTP
+
 /// What the loader keeps and how often it checks the origin.
 package struct LoaderPolicy: Sendable {
     /// Whether responses of a content type are cached (others are proxied, not kept).
     package var cacheable: @Sendable (String?) -> Bool = LoaderPolicy.defaultCacheable
-    /// Milliseconds after which a cached resource is checked against the
-    /// origin before it is served again; nil: never (gap fetches still check).
-    package var revalidateAfter: Int64?
+    /// The freshness rules of RFC 9111 this cache applies (heuristic bounds,
+    /// CDN-Cache-Control in reverse-proxy mode).
+    package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)
+    /// This proxy's Via pseudonym (RFC 9110 §7.6.3): added to requests and
+    /// responses, and a request already carrying it is a loop.
+    package var viaPseudonym = Intermediary.pseudonym(id: UInt32.random(in: 0...UInt32.max))
+
+    /// Seconds a response without explicit freshness stays fresh at least.
+    package static let defaultHeuristicMinimum = 300
 
     package init() {}
+
+    /// The override of `--revalidate-after`: responses without explicit
+    /// freshness are fresh for exactly `seconds` (the heuristic of RFC 9111
+    /// §4.2.2 is the cache's choice). Explicit freshness still wins.
+    package mutating func setHeuristicLifetime(seconds: Int) {
+        cache.heuristicMinimum = max(0, seconds)
+        cache.heuristicCap = max(0, seconds)
+    }
 
     /// Media types worth caching, matched on the type without parameters.
     package static let defaultTypes: Set<String> = [

@@ -43,7 +43,7 @@ package enum OriginErrorCode {
             case .redirect: return redirect
             case .configuration: return configuration
             }
-        case .storage, .decryption: return nil
+        case .storage, .notCached, .decryption: return nil
         case .mismatch: return mismatch
         case .changed: return changed
         }

@@ -48,15 +48,22 @@ package final class ResourceReader {
     /// Set once the head was restarted after a version change (at most once).
     private var restarted = false
 
+    /// The client's request fields, for the cache rules (freshness, storing).
+    private let request: HTTPHeaders
+    /// False in forward and reverse proxy modes: redirects are relayed, not
+    /// followed. Applies to the downloads this reader starts.
+    package var followsRedirects = true
     /// A preload's reader: it yields to readers serving clients.
     let background: Bool
 
-    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false) {
+    init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
+         request: HTTPHeaders = HTTPHeaders()) {
         self.loader = loader
         self.background = background
         self.state = state
         self.spec = spec
         self.fields = fields
+        self.request = request
     }
 
     package var resource: Resource { state.resource }
@@ -67,21 +74,36 @@ package final class ResourceReader {
     /// Begins: the head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {
-            if state.validation != nil || loader.needsValidation(state) {
-                let validation = loader.validation(for: state, headers: fields.headers)
+            // The freshness decision is made once, before planning (RFC 9111 §4);
+            // a live playlist past its window is checked whatever it says.
+            let action = state.validation != nil || loader.needsValidation(state)
+                ? .revalidate : loader.reuse(state, request: request)
+            switch action {
+            case .serve:
+                break
+            case .serveAndRevalidate:
+                _ = loader.validation(for: state, headers: fields.headers, request: request,
+                                      followsRedirects: followsRedirects)
+            case .revalidate:
+                let validation = loader.validation(for: state, headers: fields.headers, request: request,
+                                                   followsRedirects: followsRedirects)
                 join(validation)
                 awaited = validation
                 wait()
                 return
+            case .refuse:
+                delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and the stored response is stale")))
+                return
             }
-            delegate?.readerHeadReady(self, .success(state.info))
+            delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             return
         }
         if let probe = state.probe {
             join(probe)
             awaited = probe
         } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers)
+            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers,
+                                             request: request, followsRedirects: followsRedirects)
             join(probe)
             awaited = probe
             if !loader.store.isWritable() { probe.passThrough(to: [self]) }
@@ -165,14 +187,16 @@ package final class ResourceReader {
             case .fetch(let range) where !loader.store.isWritable():
                 // Storage is failing: fetch only what is needed now, straight to this reader.
                 guard range.lowerBound == position else { return }
-                let download = loader.startDownload(state, .range(range), headers: fields.headers)
+                let download = loader.startDownload(state, .range(range), headers: fields.headers, request: request,
+                                                    followsRedirects: followsRedirects)
                 join(download)
                 awaited = download
                 download.passThrough(to: [self])
                 return
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range), headers: fields.headers)
+                    ? range.lowerBound..<Int64.max : range), headers: fields.headers, request: request,
+                    followsRedirects: followsRedirects)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return
@@ -197,9 +221,19 @@ package final class ResourceReader {
             return
         case .head:
             if state.headKnown && state.validation == nil {
-                // Validated, or the check failed (origin unreachable): the cached
-                // version is still the best we have.
-                delegate?.readerHeadReady(self, .success(state.info))
+                if let awaited, awaited.isValidation, let failure = awaited.failure,
+                   !loader.mayServeStale(state, request: request, failure: failure) {
+                    // The origin could not confirm the stored response, and the
+                    // response forbids serving it stale (RFC 9111 §4.2.4).
+                    if case .originStatus = failure {
+                        delegate?.readerHeadReady(self, .failure(failure))
+                    } else {
+                        delegate?.readerHeadReady(self, .failure(.notCached("revalidation failed: \(failure)")))
+                    }
+                    return
+                }
+                // Validated, or the check failed and serving stale is allowed.
+                delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             } else if let awaited, awaited.finished, !state.headKnown {
                 if case .changed? = awaited.failure, !restarted {
                     // A new version: fetch its head instead of failing the client.

@@ -16,6 +16,9 @@ final class ResourceState {
     var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
     var originURL: OriginURL?
+    /// The origin's response may not be shared (RFC 9111 §3: private,
+    /// no-store, Authorization…): later requests never join this state.
+    var notShared = false
     /// Whether the origin answered a Range with 206 (true) or 200 (false);
     /// nil until it answered one in this process.
     var rangesSupported: Bool?

@@ -8,6 +8,9 @@ package struct BodyRequest: Sendable {
     /// The single Range honoured (several are answered whole, as RFC 9110 allows).
     package var range: ByteRangeSpec?
     package var ifRange: String?
+    /// The client's If-Match, If-None-Match, If-Modified-Since and
+    /// If-Unmodified-Since fields, evaluated against the stored response.
+    package var preconditions = HTTPHeaders()
 
     package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,
                  range: ByteRangeSpec? = nil, ifRange: String? = nil) {
@@ -26,6 +29,9 @@ package struct BodyRequest: Sendable {
         }
         self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
                   range: spec, ifRange: head.headers["if-range"])
+        for name in Preconditions.fields {
+            for value in head.headers.values(name) { preconditions.add(name, value) }
+        }
     }
 }
 
@@ -69,6 +75,12 @@ package struct ResponsePlan: Equatable, Sendable {
         sendsBody = !request.isHead && status != 416 && !body.isEmpty
     }
 
+    /// Fields the plan writes itself; stored ones of these names are not replayed.
+    static let ownFields: Set<String> = [
+        "server", "date", "content-type", "accept-ranges", "etag", "last-modified", "content-range",
+        "content-length", "transfer-encoding", "connection", "keep-alive",
+    ]
+
     private static func honoursRange(_ request: BodyRequest, _ info: ContentInfo) -> Bool {
         guard let ifRange = request.ifRange else { return true }
         return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
@@ -78,8 +90,12 @@ package struct ResponsePlan: Equatable, Sendable {
     package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = []) -> [UInt8] {
         var head = HeadBuilder(status: status)
         head.add("Server", "HTTPCache")
-        head.add("Date", date)
+        // The stored Date is replayed with an Age (RFC 9111 §4, §5.1).
+        head.add("Date", info.headers["Date"] ?? date)
         if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
+        for field in info.headers where !Self.ownFields.contains(field.name.lowercased()) {
+            head.add(name: field.name, field.value)
+        }
         head.add("Accept-Ranges", "bytes")
         if let etag = info.etag { head.add("ETag", etag) }
         if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }

@@ -28,7 +28,7 @@ final class ClientConnection: SocketDelegate {
     private var pending: [Event] = []
     private var running = false
     /// The response in flight, if it is not answered at once.
-    private var exchange: ProxyExchange?
+    private var exchange: ActiveExchange?
     private var timer: Deadline?
     /// Data files with sendfile ranges still queued on the socket.
     private var filesInFlight: [DataFile] = []
@@ -100,6 +100,8 @@ final class ClientConnection: SocketDelegate {
         for action in actions {
             switch action {
             case .handle(let head): handle(head)
+            case .handleWithBody(let head, let body): handle(head, body: body)
+            case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
             case .stopReading: socket.stopReading()
@@ -124,11 +126,25 @@ final class ClientConnection: SocketDelegate {
 
     // MARK: requests
 
-    private func handle(_ head: HTTPRequestHead) {
+    private func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
         let isHead = head.method == "HEAD"
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
+        // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
+        switch RequestRoute.resolve(head, pseudonym: server.loader.policy.viaPseudonym,
+                                    reverseOrigin: server.configuration.reverseOrigin,
+                                    peerIsLoopback: peer?.isLoopback ?? false) {
+        case .refuse(let status, let reason):
+            return respondSimple(status, reason + "\n", keepAlive: false, head: head)
+        case .transparent(let url):
+            // Forward (loopback peers only, checked by the route) and reverse
+            // modes name the origin in Host, so the rebinding check is not theirs.
+            return handleTransparent(head, url: url, body: body)
+        case .local:
+            break
+        }
+        // The proxy's own routes: who may use them (Host, LAN signatures, loopback-only routes).
         let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false)
         guard verdict == .allow else {
             return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
@@ -175,6 +191,26 @@ final class ClientConnection: SocketDelegate {
         exchange.start()
     }
 
+    /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
+    /// GET and HEAD without a body go through the cache; any other request
+    /// passes through to the origin uncached, with its body. A HEAD of
+    /// something not stored passes through too: a HEAD never fetches a body.
+    private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
+        let storeKey = server.engine.storeKey(for: url.string)
+        let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
+        guard (head.method == "GET" || head.method == "HEAD") && body == nil && !headMiss else {
+            let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
+                                                  server: server)
+            self.exchange = passthrough
+            passthrough.start()
+            return
+        }
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
+                                     storeKey: storeKey, server: server, transparent: true)
+        self.exchange = exchange
+        exchange.start()
+    }
+
     private func handleAdmin(_ head: HTTPRequestHead) {
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
             return respondSimple(400, "Bad request: admin requests take no body\n", keepAlive: false, head: head)
@@ -212,6 +248,7 @@ final class ClientConnection: SocketDelegate {
         case .uriTooLong: return "Request line too long\n"
         case .headersTooLarge: return "Request header fields too large\n"
         case .versionNotSupported: return "HTTP version not supported\n"
+        case .contentTooLarge: return "Request body too large for this proxy\n"
         }
     }
 

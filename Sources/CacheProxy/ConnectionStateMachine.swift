@@ -26,6 +26,9 @@ package struct ConnectionStateMachine {
     package enum State: Equatable {
         /// No response in flight; the buffer holds at most a partial head.
         case awaitingHead
+        /// A head with a body was parsed; its body is being collected
+        /// (bounded) before the request is handled.
+        case readingBody
         /// A response is being produced. `queued` is set once the exchange
         /// has handed the socket its last byte (with its keep-alive verdict).
         case responding(queued: Bool?)
@@ -37,6 +40,11 @@ package struct ConnectionStateMachine {
     package enum Action: Equatable {
         /// Route and answer this request.
         case handle(HTTPRequestHead)
+        /// Route and answer this request, whose body was read whole.
+        case handleWithBody(HTTPRequestHead, [UInt8])
+        /// Send an interim "100 Continue": the client waits for it before
+        /// sending its body (RFC 9110 §10.1.1).
+        case sendContinue
         /// Answer a malformed request with this error, then drain and close.
         case reject(HeadParseError)
         case startReading
@@ -61,6 +69,9 @@ package struct ConnectionStateMachine {
         package var sendTimeout: UInt64 = 60_000
         /// Most unparsed bytes buffered (pipelined requests); reading pauses past it.
         package var maxBuffered = 64 << 10
+        /// Largest request body collected for a pass-through request; larger
+        /// ones get 413. Reading goes on only while a body is short of it.
+        package var maxRequestBody = 8 << 20
         package var limits = HeadLimits()
         package init() {}
     }
@@ -79,6 +90,9 @@ package struct ConnectionStateMachine {
     /// The timer as last set; nil while off.
     private var timer: Timer?
     private let settings: Settings
+    /// The request whose body is being read (state `readingBody`).
+    private var bodyHead: HTTPRequestHead?
+    private var body: RequestBody?
 
     private enum Timer: Equatable { case keepAlive, head, send }
 
@@ -126,8 +140,7 @@ package struct ConnectionStateMachine {
         if state == .awaitingHead && unparsed == 0 {
             switch RequestHeadParser.parse(bytes, limits: settings.limits) {
             case .success(let (head, consumed)?) where consumed == bytes.count:
-                state = .responding(queued: nil)
-                actions.append(.handle(head))
+                begin(head, &actions)
                 updateTimer(&actions)
                 updateReading(&actions)
                 return actions
@@ -137,6 +150,7 @@ package struct ConnectionStateMachine {
         }
         compactIfWorthIt()
         buffer.append(contentsOf: bytes)
+        if state == .readingBody { continueBody(&actions) }
         if state == .awaitingHead { parseNext(&actions) }
         updateTimer(&actions)
         updateReading(&actions)
@@ -148,6 +162,13 @@ package struct ConnectionStateMachine {
         guard state != .closed else { return [] }
         peerClosed = true
         var actions: [Action] = []
+        if state == .readingBody {
+            // The body can never complete.
+            state = .draining
+            body = nil
+            bodyHead = nil
+            actions.append(.closeAfterDrain)
+        }
         if state == .awaitingHead { parseNext(&actions) }
         updateReading(&actions)
         return actions
@@ -193,8 +214,8 @@ package struct ConnectionStateMachine {
     package mutating func timerFired(_ progress: SendProgress) -> [Action] {
         switch timer {
         case .keepAlive?, .head?:
-            // An idle connection, or a head that is still not complete.
-            guard state == .awaitingHead else { return [] }
+            // An idle connection, or a head (or request body) that is still not complete.
+            guard state == .awaitingHead || state == .readingBody else { return [] }
         case .send?:
             // Waiting for the origin (nothing queued) is not the client's fault.
             let moved = lastBytesSent.map { progress.bytesSent != $0 } ?? false
@@ -269,8 +290,58 @@ package struct ConnectionStateMachine {
                 buffer.removeAll(keepingCapacity: true)
                 cursor = 0
             }
+            begin(head, &actions)
+            if state == .readingBody { continueBody(&actions) }
+        }
+    }
+
+    /// A head was parsed: handle it, or first collect its body.
+    private mutating func begin(_ head: HTTPRequestHead, _ actions: inout [Action]) {
+        switch RequestBody.framing(of: head, limit: settings.maxRequestBody) {
+        case .failure(let error):
+            state = .draining
+            buffer = []
+            cursor = 0
+            actions.append(.reject(error))
+        case .success(nil):
             state = .responding(queued: nil)
             actions.append(.handle(head))
+        case .success(let framing?):
+            state = .readingBody
+            bodyHead = head
+            body = RequestBody(framing, limit: settings.maxRequestBody)
+            if head.version != .http10, head.headers.hasToken("100-continue", in: "Expect") {
+                actions.append(.sendContinue)
+            }
+        }
+    }
+
+    /// Feeds buffered bytes to the body being read; hands the request on once it is whole.
+    private mutating func continueBody(_ actions: inout [Action]) {
+        guard state == .readingBody, var current = body, let head = bodyHead else { return }
+        let result = buffer.withUnsafeBytes { current.feed(UnsafeRawBufferPointer(rebasing: $0[cursor...])) }
+        switch result {
+        case .failure(let error):
+            state = .draining
+            buffer = []
+            cursor = 0
+            body = nil
+            bodyHead = nil
+            actions.append(.reject(error))
+        case .success(let (consumed, done)):
+            cursor += consumed
+            if cursor == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                cursor = 0
+            }
+            if done {
+                body = nil
+                bodyHead = nil
+                state = .responding(queued: nil)
+                actions.append(.handleWithBody(head, current.bytes))
+            } else {
+                body = current
+            }
         }
     }
 
@@ -278,6 +349,7 @@ package struct ConnectionStateMachine {
         switch state {
         case .closed, .draining: return false
         case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered
+        case .readingBody: return !peerClosed
         }
     }
 
@@ -294,6 +366,8 @@ package struct ConnectionStateMachine {
         let wanted: Timer?
         switch state {
         case .awaitingHead: wanted = unparsed == 0 ? .keepAlive : .head
+        // The head timer runs on: head and body together must arrive in time.
+        case .readingBody: wanted = .head
         case .responding, .draining: wanted = .send
         case .closed: wanted = nil
         }

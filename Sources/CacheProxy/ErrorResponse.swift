@@ -11,20 +11,27 @@ enum ErrorResponse {
         case .originStatus(let status, _, _): return status
         case .upstream(let upstream): return upstream.isTimeout ? 504 : 502
         case .changed, .mismatch, .storage: return 502
+        case .notCached: return 504
         case .decryption: return 500
         }
     }
 
+    /// `via` is this proxy's Via member, added after the origin's (RFC 9110 §7.6.3).
     static func bytes(for error: LoadError, url: String, keepAlive: Bool, includeBody: Bool, date: String,
-                      logger: Logger) -> [UInt8] {
+                      logger: Logger, via: String? = nil) -> [UInt8] {
         let status: Int
         var body: [UInt8]
         var contentType = "text/plain; charset=utf-8"
+        var relayed = HTTPHeaders()
         switch error {
         case .originStatus(let originStatus, let headers, let originBody):
             status = originStatus
             body = originBody
             contentType = headers["content-type"] ?? contentType
+            // The origin's end-to-end fields go on (Location of a relayed
+            // redirect, Cache-Control, WWW-Authenticate…); framing is ours.
+            relayed = Intermediary.removingHopByHop(headers)
+            for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }
         case .upstream(let upstream):
             status = Self.status(for: error)
             body = Array("Origin failed: \(upstream)\n".utf8)  // logged once, by the loader
@@ -34,6 +41,9 @@ enum ErrorResponse {
         case .mismatch(let reason):
             status = 502
             body = Array("Origin response rejected: \(reason)\n".utf8)  // logged by the loader
+        case .notCached(let why):
+            status = 504
+            body = Array("Gateway timeout: \(why)\n".utf8)
         case .decryption(let reason):
             status = 500
             body = Array("Cannot decrypt: \(reason)\n".utf8)
@@ -43,14 +53,18 @@ enum ErrorResponse {
             body = Array("Cache storage failed: \(reason)\n".utf8)
             logger.error("storage failure", metadata: ["url": "\(url)", "reason": "\(reason)"])
         }
+        // 204 and 304 carry no body, nor the length of one (RFC 9110 §6.4.1, §8.6).
+        let bodiless = status == 204 || status == 304 || (100..<200).contains(status)
         var head = HeadBuilder(status: status)
         head.add("Server", "HTTPCache")
         head.add("Date", date)
-        head.add("Content-Type", contentType)
-        head.add("Content-Length", decimal: Int64(body.count))
+        if !bodiless { head.add("Content-Type", contentType) }
+        for field in relayed { head.add(name: field.name, field.value) }
+        if let via { head.add("Via", via) }
+        if !bodiless { head.add("Content-Length", decimal: Int64(body.count)) }
         head.add("Connection", keepAlive ? "keep-alive" : "close")
         var bytes = head.finish()
-        if includeBody { bytes.append(contentsOf: body) }
+        if includeBody && !bodiless { bytes.append(contentsOf: body) }
         return bytes
     }
 }

@@ -69,6 +69,11 @@ package struct ExchangeStateMachine {
     /// The resource's head is known. `date` is the Date field value.
     package mutating func contentReady(_ stored: ContentInfo, date: String) -> [Action] {
         guard case .awaitingContent = state else { return [] }
+        if transform == nil, let answer = Preconditions.answer(request, info: stored, date: date) {
+            // The client's validators match the stored response: 304 or 412, no body.
+            state = .done
+            return [.write(answer.head), .finish(keepAlive: request.keepAlive)]
+        }
         if let transform, transform.buffersWhole {
             state = .collecting(transform.outputInfo(stored))
             return [.deliver(0..<(stored.totalLength ?? Int64.max))]

@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheLoading
 import CacheUpstream
 
@@ -21,6 +22,9 @@ package struct ProxyConfiguration: Sendable {
     package var allowedOrigins: [String] = []
     /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
+    /// Reverse-proxy mode: every request path and query maps onto this
+    /// origin (CDN-Cache-Control then applies, RFC 9213).
+    package var reverseOrigin: OriginURL?
 
     package init(cacheDirectory: String) {
         engine = EngineConfiguration(cacheDirectory: cacheDirectory)

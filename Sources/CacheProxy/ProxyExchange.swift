@@ -28,10 +28,14 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var headWasKnown = false
 
     private let storeKey: String
+    /// Forward or reverse proxy mode: every end-to-end field goes to the
+    /// origin and redirects are relayed (RFC 9110 §7.6).
+    private let transparent: Bool
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
-         server: ProxyServer) {
+         server: ProxyServer, transparent: Bool = false) {
         self.storeKey = storeKey
+        self.transparent = transparent
         self.connection = connection
         self.request = request
         self.url = url
@@ -42,8 +46,12 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     func start() {
-        let fields = OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)
-        let reader = server.engine.reader(url: url, spec: bodyRequest.range, fields: fields, storeKey: storeKey)
+        let fields = transparent
+            ? OriginFields(UpstreamHeaders.transparent(from: request.headers))
+            : OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)
+        let reader = server.engine.reader(url: url, spec: bodyRequest.range, fields: fields, storeKey: storeKey,
+                                          request: request.headers)
+        reader.followsRedirects = !transparent
         self.reader = reader
         headWasKnown = reader.resource.totalLength != nil
         reader.delegate = self
@@ -78,6 +86,10 @@ final class ProxyExchange: ResourceReaderDelegate {
             var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
                                            clientHost: request.headers["host"] ?? server.address)
             context.isPlaylist = isPlaylist
+            if transparent {
+                // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
+                context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+            }
             if isPlaylist {  // only a playlist needs where it really came from
                 context.finalURL = server.engine.client.redirectTarget(for: url)?.string
                 context.bodyPrefix = reader.resource.derived.headSample
@@ -185,7 +197,8 @@ final class ProxyExchange: ResourceReaderDelegate {
                 closeReader()
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
-                                                     logger: server.logger))
+                                                     logger: server.logger,
+                                                     via: "1.1 " + server.loader.policy.viaPseudonym))
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):

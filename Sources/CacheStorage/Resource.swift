@@ -101,6 +101,12 @@ package final class Resource {
         needsFlush = true
     }
 
+    /// Records the origin's response head as the cache keeps it (RFC 9111 §3).
+    package func setStoredHead(_ head: StoredResponseHead?) {
+        metadata.head = head
+        needsFlush = true
+    }
+
     /// The origin's version changed: drops every byte and the old validators.
     /// The old data file is unlinked (responses still sending from it keep
     /// their descriptor); a fresh one is created on the next write.

@@ -14,6 +14,9 @@ package struct ResourceMetadata: Sendable, Equatable {
     /// Name of the data file in the resource folder. A new version gets a new
     /// name, so metadata of an old version can never claim bytes of a new one.
     package var dataName: String = "data"
+    /// The origin's response head as a shared cache keeps it (RFC 9111 §3),
+    /// nil in metadata written before heads were stored.
+    package var head: StoredResponseHead?
     /// Set while a preload pinned the resource: the URL that preload started
     /// from (`unpin` of that URL releases all of it). Pinned resources are
     /// never evicted by the size limit. Absent in files of older versions.
@@ -45,6 +48,7 @@ package struct ResourceMetadata: Sendable, Equatable {
         if let etag { lines.append("etag \(etag)") }
         if let lastModified { lines.append("last-modified \(lastModified)") }
         if dataName != "data" { lines.append("file \(dataName)") }
+        if let head { lines += head.encodedLines() }
         if let pin { lines.append("pin \(pin)") }
         lines.append("ranges \(ranges)")
         lines.append("access \(lastAccess)")
@@ -78,6 +82,10 @@ package struct ResourceMetadata: Sendable, Equatable {
             case "ranges": ranges = RangeSet(parsing: value)
                 if ranges == nil { return nil }
             case "access": access = Int64(value)
+            case "status", "request-time", "response-time", "header", "vary", "vary-key", "invalidated":
+                var stored = head ?? StoredResponseHead()
+                guard stored.decode(key: key, value: value) else { return nil }
+                head = stored
             case "pin": pin = value.isEmpty ? nil : String(value)
             case "file":
                 guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
@@ -86,6 +94,7 @@ package struct ResourceMetadata: Sendable, Equatable {
             }
         }
         guard let url, !url.isEmpty, let ranges, let access else { return nil }
+        if let head, head.status == 0 { return nil }
         if let totalLength, let last = ranges.ranges.last, last.upperBound > totalLength { return nil }
         self.url = url
         self.ranges = ranges

@@ -32,18 +32,37 @@ package final class UpstreamClient {
     }
 
     /// Starts a GET for `url` with the given fields (Range, forwarded client fields).
-    package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate) -> UpstreamTask {
+    /// Without `followsRedirects` (a transparent proxy relays them), a
+    /// redirect is an ordinary response for the delegate.
+    package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate,
+                     followsRedirects: Bool = true) -> UpstreamTask {
         loop.assertInLoop()
-        let start = redirects.target(for: url) ?? url
+        let start = followsRedirects ? redirects.target(for: url) ?? url : url
         if start != url { logger.debug("going straight to the remembered redirect target", metadata: ["url": "\(url.string)", "target": "\(start.string)"]) }
         let task = UpstreamTask(url: url, start: start, method: "GET", headers: headers, delegate: delegate, client: self)
+        task.followsRedirects = followsRedirects
+        dispatch(task)
+        return task
+    }
+
+    /// Any method, with a body (sent with Content-Length), for a transparent
+    /// proxy's pass-through: redirects are the delegate's, and a request that
+    /// is not idempotent is never sent twice (RFC 9110 §9.2.2), not even when
+    /// a reused connection dies before the answer.
+    package func send(_ method: String, _ url: OriginURL, headers: HTTPHeaders, body: [UInt8]?,
+                      delegate: UpstreamResponseDelegate) -> UpstreamTask {
+        loop.assertInLoop()
+        let task = UpstreamTask(url: url, start: url, method: method, headers: headers, delegate: delegate, client: self,
+                                body: body)
+        task.followsRedirects = false
+        task.mayRetry = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
         dispatch(task)
         return task
     }
 
     func requestBytes(for task: UpstreamTask) -> [UInt8] {
         UpstreamHeaders.request(method: task.method, url: task.url, originalURL: task.originalURL,
-                                headers: task.headers, configuration: configuration)
+                                headers: task.headers, configuration: configuration, body: task.body)
     }
 
     /// Runs the task's current hop on an idle connection to its origin, or a new one.

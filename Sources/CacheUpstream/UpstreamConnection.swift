@@ -197,6 +197,8 @@ final class UpstreamConnection: UpstreamStreamDelegate {
                 resumeStream = true
             case .armTimer(let kind):
                 arm(kind)
+            case .deliverInterim(let head):
+                task?.delegate?.upstreamDidReceiveInterim(head)
             case .deliverHead(let head):
                 headVerdict = task?.didReceiveHead(head) ?? false
             case .deliverBody(let range):

@@ -29,6 +29,9 @@ struct UpstreamConnectionStateMachine {
         case pauseReading
         case resumeReading
         case armTimer(Timer)
+        /// An interim (1xx) response head, for a delegate that relays it
+        /// (RFC 9110 §15.2); the final head follows.
+        case deliverInterim(HTTPResponseHead)
         /// The final response head; the driver answers with `headAccepted`.
         case deliverHead(HTTPResponseHead)
         /// Body bytes for the task: this range of the buffer given to `bytesRead`.
@@ -303,7 +306,10 @@ struct UpstreamConnectionStateMachine {
     /// interim response (go on parsing), else the bytes consumed.
     private mutating func headParsed(_ head: HTTPResponseHead, _ end: Int, _ count: Int, _ exchange: Exchange,
                                      _ actions: inout [Action]) -> Int? {
-        if (100..<200).contains(head.status) { return nil }
+        if (100..<200).contains(head.status) {
+            actions.append(.deliverInterim(head))
+            return nil
+        }
         let framing: BodyFraming
         do {
             framing = try BodyFraming(for: head, requestMethod: exchange.method)

@@ -33,6 +33,22 @@ package enum UpstreamHeaders {
         return out
     }
 
+    /// Fields a transparent proxy does not pass on: hop-by-hop ones and
+    /// those Connection names (RFC 9110 §7.6.1), Host (set per hop), and the
+    /// range and preconditions, which are the cache's own when it fills gaps.
+    package static let transparentlyDropped: Set<String> = [
+        "host", "range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since",
+        "content-length", "expect",
+    ]
+
+    /// Every end-to-end field of a client request, for forward and reverse
+    /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped`.
+    package static func transparent(from client: HTTPHeaders) -> HTTPHeaders {
+        var out = Intermediary.removingHopByHop(client)
+        for name in transparentlyDropped { out.remove(name) }
+        return out
+    }
+
     /// Why a configured field cannot be used, or nil when it can.
     package static func problem(name: String, value: String) -> String? {
         // RFC 9110 §5.6.2 token characters.
@@ -51,7 +67,7 @@ package enum UpstreamHeaders {
     /// The request head for one hop. `extra` wins over the caller's fields of
     /// the same name; credentials stay with the origin first asked.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
-                        configuration: UpstreamConfiguration) -> [UInt8] {
+                        configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
         let sameOrigin = url.authorityKey == originalURL.authorityKey
         func allowed(_ name: String) -> Bool {
             sameOrigin || !credentials.contains(name.lowercased())
@@ -68,8 +84,17 @@ package enum UpstreamHeaders {
             if name.lowercased() == "user-agent" { hasUserAgent = true }
         }
         if !hasUserAgent { text += "User-Agent: \(configuration.userAgent)\r\n" }
-        // Byte offsets must mean the same thing as in the stored file.
-        text += "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n"
-        return Array(text.utf8)
+        // Byte offsets must mean the same thing as in the stored file: a
+        // content coding is asked for only when a transparent request
+        // forwarded the client's Accept-Encoding (the coding is then stored
+        // with the response and ranges address the encoded bytes).
+        if !headers.contains("Accept-Encoding") { text += "Accept-Encoding: identity\r\n" }
+        // A body always goes with its length; so does an empty one of a
+        // method whose requests usually have one.
+        if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
+            text += "Content-Length: \(body.count)\r\n"
+        }
+        text += "Connection: keep-alive\r\n\r\n"
+        return Array(text.utf8) + (body ?? [])
     }
 }

@@ -18,6 +18,8 @@ package final class UpstreamTask {
     package private(set) var isFinished = false
     /// Whether a reused connection may still be replaced by a fresh one.
     var mayRetry = true
+    /// False when redirects go to the delegate as they are.
+    var followsRedirects = true
     /// Redirect hops taken so far.
     package private(set) var hops = 0
     private var chain: [String]
@@ -31,8 +33,12 @@ package final class UpstreamTask {
     /// A redirect body longer than this is not worth reading to keep the connection.
     private static let maxSkippedBody = 64 << 10
 
+    /// The request body (pass-through requests), sent with Content-Length.
+    let body: [UInt8]?
+
     init(url: OriginURL, start: OriginURL, method: String, headers: HTTPHeaders,
-         delegate: UpstreamResponseDelegate, client: UpstreamClient) {
+         delegate: UpstreamResponseDelegate, client: UpstreamClient, body: [UInt8]? = nil) {
+        self.body = body
         self.originalURL = url
         self.url = start
         self.method = method
@@ -63,7 +69,7 @@ package final class UpstreamTask {
     /// The response head of the current hop: true when its body is for the
     /// delegate, false when it is skipped (a redirect to follow).
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
-        if Redirects.isRedirect(head.status), let location = head.headers["location"] {
+        if followsRedirects, Redirects.isRedirect(head.status), let location = head.headers["location"] {
             switch Redirects.target(of: location, from: url, chain: chain, hops: hops,
                                     limit: client?.configuration.maxRedirects ?? 10) {
             case .success(let target):

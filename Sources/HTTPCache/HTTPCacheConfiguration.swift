@@ -57,10 +57,16 @@ public struct HTTPCacheConfiguration: Sendable {
     /// video/*, audio/*, HLS and DASH playlists, application/mp4 and
     /// application/ or binary/octet-stream.
     public var isCacheable: @Sendable (String?) -> Bool = HTTPCacheConfiguration.defaultIsCacheable
-    /// Seconds after which a cached resource is checked against the origin
-    /// (one tiny request) before it is served again; nil (default) never
-    /// checks whole cached resources. Gap fetches always check (If-Range).
+    /// Overrides the heuristic freshness (RFC 9111 §4.2.2): responses without
+    /// explicit freshness (Cache-Control max-age/s-maxage, Expires) are fresh
+    /// for exactly this many seconds, then revalidated with a conditional
+    /// request. nil (default): 10% of the time since Last-Modified, at least
+    /// 5 minutes and at most a day. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
+    /// Reverse-proxy mode: every request path and query is mapped onto this
+    /// origin ("https://media.example.com"), and CDN-Cache-Control (RFC 9213)
+    /// governs caching. Proxy URLs are then not served; /admin/ still is.
+    public var origin: String?
     /// How resources are encrypted at their origins, by URL (nil: all plain).
     /// Readers and proxy clients then get plaintext; the cache keeps the
     /// origin's ciphertext. See `Decryption` (a wrong key is not detected)
@@ -114,7 +120,11 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.maxClientConnections = maxClientConnections
         configuration.engine.maxCacheBytes = maxCacheSize
         configuration.engine.policy.cacheable = isCacheable
-        configuration.engine.policy.revalidateAfter = revalidateAfter.map { Int64($0 * 1000) }
+        if let revalidateAfter { configuration.engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
+        if let origin, let url = OriginURL.parse(origin) {
+            configuration.reverseOrigin = url
+            configuration.engine.policy.cache.honorsCDNCacheControl = true
+        }
         return configuration
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheHTTP
 import Glibc
 import HTTPCache
 import Logging
@@ -59,8 +60,10 @@ struct Serve: ParsableCommand {
     var maxCacheSize = "500MB"
     @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
     var ignoreQuery: [String] = []
-    @Option(name: .customLong("revalidate-after"), help: "Seconds after which a cached resource is checked with the origin.")
+    @Option(name: .customLong("revalidate-after"), help: "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.")
     var revalidateAfter: Double?
+    @Option(name: .customLong("origin"), help: "Reverse-proxy mode: map every request path and query onto this http(s) origin.")
+    var origin: String?
     @Option(name: .customLong("log-file"), help: "Also append log lines to this file.")
     var logFile: String?
     @Option(name: .customLong("access-log"), help: "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).")
@@ -99,6 +102,12 @@ struct Serve: ParsableCommand {
         configuration.maxClientConnections = maxConnections
         configuration.maxCacheSize = maxBytes
         configuration.revalidateAfter = revalidateAfter
+        if let origin {
+            guard let url = OriginURL.parse(origin), url.pathAndQuery == "/" else {
+                throw ValidationError("--origin takes an http or https origin without a path, e.g. https://media.example.com")
+            }
+            configuration.origin = url.string
+        }
         if !ignoreQuery.isEmpty {
             configuration.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(Set(ignoreQuery))
         }

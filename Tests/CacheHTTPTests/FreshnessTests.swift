@@ -15,6 +15,7 @@ final class FreshnessTests: XCTestCase {
         typealias Row = (status: Int, fields: [(String, String)], options: CachePolicyOptions,
                          seconds: Int, source: FreshnessSource, line: UInt)
         let plain = CachePolicyOptions()
+        let floor300 = CachePolicyOptions(heuristicMinimum: 300)
         let rows: [Row] = [
             (200, [("Cache-Control", "max-age=60")], plain, 60, .maxAge, #line),
             (200, [("Cache-Control", "max-age=0")], plain, 0, .maxAge, #line),
@@ -39,6 +40,18 @@ final class FreshnessTests: XCTestCase {
             (200, [("Date", date(t)), ("Last-Modified", date(t - 100 * 86_400))],
              CachePolicyOptions(heuristicCap: 3600), 3600, .heuristic, #line),
             (404, [("Date", date(t)), ("Last-Modified", date(t - 1000))], plain, 100, .heuristic, #line),
+            // A heuristic minimum (the media cache's default) lifts small and missing heuristics…
+            (200, [("Date", date(t)), ("Last-Modified", date(t - 1000))], floor300, 300, .heuristic, #line),
+            (200, [("Date", date(t)), ("Last-Modified", date(t - 10_000))], floor300, 1000, .heuristic, #line),
+            (200, [("Date", date(t))], floor300, 300, .heuristic, #line),                   // no Last-Modified
+            (200, [("Date", date(t))], plain, 0, .none, #line),
+            // … never above the cap (`--revalidate-after` sets both), never for explicit freshness,
+            // never for statuses not heuristically cacheable.
+            (200, [("Date", date(t)), ("Last-Modified", date(t - 100_000))],
+             CachePolicyOptions(heuristicCap: 30, heuristicMinimum: 30), 30, .heuristic, #line),
+            (200, [("Date", date(t))], CachePolicyOptions(heuristicCap: 0, heuristicMinimum: 300), 0, .none, #line),
+            (200, [("Cache-Control", "max-age=5")], floor300, 5, .maxAge, #line),
+            (302, [("Date", date(t))], floor300, 0, .none, #line),
             (302, [("Date", date(t)), ("Last-Modified", date(t - 1000))], plain, 0, .none, #line), // not by default
             (500, [("Date", date(t)), ("Last-Modified", date(t - 1000))], plain, 0, .none, #line),
             (200, [("Date", date(t)), ("Last-Modified", date(t - 1000)), ("Expires", date(t + 5))], plain,

@@ -63,6 +63,21 @@ final class DownloadStateMachineTests: XCTestCase {
                        .versionChanged("length 1000 → 2000"))
     }
 
+    func testA304ToARevalidationKeepsTheBytesAndLetsTheExchangeComplete() {
+        let known = Machine.Known(totalLength: 1000, etag: "\"a\"", lastModified: nil)
+        var validation = Machine(request: .validation)
+        // No .stopTask: a 304 has no body, its connection goes back to the pool.
+        XCTAssertEqual(validation.head(head(304, [("ETag", "\"a\"")]), known: known), [.notModified, .finish])
+        XCTAssertTrue(validation.isFinished)
+        XCTAssertNil(validation.failure)
+        XCTAssertNil(validation.responseEnded(error: nil, errorHead: nil, errorBody: []), "nothing more happens")
+        // A 304 to anything but a revalidation of a known resource is the origin's answer to relay.
+        var probe = Machine(request: .probe(.from(first: 0)))
+        XCTAssertEqual(probe.head(head(304, []), known: nil), [.collectErrorBody])
+        var unknown = Machine(request: .validation)
+        XCTAssertEqual(unknown.head(head(304, []), known: nil), [.collectErrorBody])
+    }
+
     func testAnErrorStatusKeepsABoundedBodyForTheClient() {
         var machine = Machine(request: .probe(.from(first: 0)))
         let error = head(404, [("Content-Type", "text/plain")])

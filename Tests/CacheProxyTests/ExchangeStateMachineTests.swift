@@ -135,6 +135,34 @@ final class ExchangeStateMachineTests: XCTestCase {
         XCTAssertTrue(t.contains("Content-Type: text/plain\r\n"))
         XCTAssertEqual(describe(Array(done.dropFirst())), ["finish true"])
     }
+
+    func testClientPreconditionsAreAnsweredWithoutABody() {
+        let info = ContentInfo(totalLength: 100, contentType: "video/mp4", etag: "\"v1\"", lastModified: nil,
+                               headers: HTTPHeaders([("Cache-Control", "max-age=60"), ("Content-Encoding", "gzip")]))
+        func answer(_ fields: [(String, String)]) -> String? {
+            var request = BodyRequest()
+            request.preconditions = HTTPHeaders(fields)
+            var machine = ExchangeStateMachine(request: request, transform: nil)
+            let actions = machine.contentReady(info, date: "D")
+            guard case .write(let bytes)? = actions.first else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let notModified = answer([("If-None-Match", "W/\"v1\"")]) ?? ""
+        XCTAssertTrue(notModified.hasPrefix("HTTP/1.1 304 "), notModified)
+        XCTAssertTrue(notModified.contains("ETag: \"v1\"\r\n"))
+        XCTAssertTrue(notModified.contains("Cache-Control: max-age=60\r\n"))
+        XCTAssertFalse(notModified.contains("Content-Length"), "no length of a body a 304 does not have")
+        XCTAssertFalse(notModified.contains("Content-Encoding"))
+        XCTAssertTrue(answer([("If-Match", "\"v2\"")])?.hasPrefix("HTTP/1.1 412 ") ?? false)
+        // A mismatch plans the normal response: the machine asks for the body.
+        var request = BodyRequest()
+        request.preconditions = HTTPHeaders([("If-None-Match", "\"v2\"")])
+        var machine = ExchangeStateMachine(request: request, transform: nil)
+        guard case .deliver(let range)? = machine.contentReady(info, date: "D").first else {
+            return XCTFail("expected a body")
+        }
+        XCTAssertEqual(range, 0..<100)
+    }
 }
 
 /// Flips every bit, a block at a time (stands in for a block cipher).

@@ -67,13 +67,13 @@ final class UpstreamConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(c.eof(), [.close, .complete(reusable: false)])
     }
 
-    func testInterimResponsesAreSkipped() {
+    func testInterimResponsesAreReportedThenTheFinalOne() {
         var c = Harness.ready()
         XCTAssertEqual(c.read("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
-                       [.arm(.read), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
+                       [.arm(.read), .interim(100), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
         // Split: the 1xx alone, then half the final head.
         var d = Harness.ready()
-        XCTAssertEqual(d.read("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 2"), [.arm(.read)])
+        XCTAssertEqual(d.read("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 2"), [.arm(.read), .interim(103)])
         XCTAssertEqual(d.read("00 OK\r\nContent-Length: 2\r\n\r\nok"),
                        [.arm(.read), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
     }
@@ -82,7 +82,7 @@ final class UpstreamConnectionStateMachineTests: XCTestCase {
         var c = Harness.ready()
         XCTAssertEqual(c.read("HTTP/1.1 100 Con"), [.arm(.read)])
         XCTAssertEqual(c.read("tinue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
-                       [.arm(.read), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
+                       [.arm(.read), .interim(100), .head(200), .body("ok"), .arm(.idle), .complete(reusable: true)])
     }
 
     func testHTTP10ResponseIsNotReused() {
@@ -269,7 +269,7 @@ private enum Step: Equatable {
 
     case write(String), startReading, pauseReading, resumeReading
     case arm(UpstreamConnectionStateMachine.Timer)
-    case head(Int), body(String), skip(Int)
+    case head(Int), body(String), skip(Int), interim(Int)
     case complete(reusable: Bool)
     case connectFailed(ErrorKind)
     case failed(ErrorKind, retryable: Bool)
@@ -404,6 +404,7 @@ private struct Harness {
             case .pauseReading: return .pauseReading
             case .resumeReading: return .resumeReading
             case .armTimer(let timer): return .arm(timer)
+            case .deliverInterim(let head): return .interim(head.status)
             case .deliverHead(let head): return .head(head.status)
             case .deliverBody(let range): return .body(String(decoding: input![range], as: UTF8.self))
             case .skipBody(let count): return .skip(count)

@@ -134,7 +134,7 @@ extension PreloadFailure {
         let code: Int32
         switch error {
         case .originStatus(let status, _, _): code = status == 404 || status == 410 ? -5 : -8
-        case .upstream(.timeout): code = -6
+        case .upstream(.timeout), .notCached: code = -6
         case .upstream(.tls): code = -9
         case .upstream(.configuration): code = -1
         case .upstream, .mismatch, .changed: code = -8

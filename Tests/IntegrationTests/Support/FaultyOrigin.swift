@@ -37,6 +37,10 @@ enum Fault: Sendable {
     case stallAfterFirstResponse
     /// Waits this many seconds, then answers normally.
     case delayed(TimeInterval)
+    /// A 103 Early Hints with this Link field, then the normal response.
+    case earlyHints(link: String)
+    /// Reads the request and closes the connection without a byte of answer.
+    case dropBeforeHead
 }
 
 /// One request the faulty origin received.
@@ -191,6 +195,12 @@ final class FaultyOrigin: @unchecked Sendable {
         case .delayed(let seconds):
             Thread.sleep(forTimeInterval: seconds)
             return respond(fd, request, body, .none)
+        case .earlyHints(let link):
+            send(fd, Array("HTTP/1.1 103 Early Hints\r\nLink: \(link)\r\n\r\n".utf8))
+            return respond(fd, request, body, .none)
+        case .dropBeforeHead:
+            shutdown(fd, Int32(SHUT_WR))
+            return false
         case .none, .closeAfterResponse, .dropReusedRequests, .stallAfterFirstResponse:
             if let range = asked {
                 send(fd, head(206, ["Content-Length": "\(range.count)",

@@ -1,0 +1,174 @@
+import CacheHTTP
+import CacheStorage
+import Logging
+
+/// How a stored response may answer a request (RFC 9111 §4), as the loader acts on it.
+enum ReuseAction: Equatable {
+    /// Fresh, or stale in a way the request accepts: serve it.
+    case serve
+    /// Serve it, and revalidate in the background (RFC 5861 stale-while-revalidate).
+    case serveAndRevalidate
+    /// Ask the origin first (a conditional request).
+    case revalidate
+    /// only-if-cached and the stored response is not usable: 504.
+    case refuse
+}
+
+extension Loader {
+    /// The store clock in whole seconds (HTTP times have one-second resolution).
+    var nowSeconds: Int64 { store.clock() / 1000 }
+
+    /// The stored head of a resource. Metadata written before heads were
+    /// kept has none: one is rebuilt from the validators it does hold,
+    /// received at its last validation (or last use).
+    func storedHead(_ resource: Resource) -> StoredResponseHead {
+        let metadata = resource.metadata
+        if let head = metadata.head { return head }
+        var headers = HTTPHeaders()
+        if let type = metadata.contentType { headers.add("Content-Type", type) }
+        if let etag = metadata.etag { headers.add("ETag", etag) }
+        if let lastModified = metadata.lastModified { headers.add("Last-Modified", lastModified) }
+        let time = (resource.validatedAt ?? metadata.lastAccess) / 1000
+        return StoredResponseHead(status: 200, headers: headers, requestTime: time, responseTime: time, varyKey: nil)
+    }
+
+    /// The head of a cached response as the client gets it: the stored
+    /// end-to-end fields with the current Age (RFC 9111 §5.1) and this proxy
+    /// in Via (RFC 9110 §7.6.3).
+    func contentInfo(_ state: ResourceState) -> ContentInfo {
+        var info = state.info
+        let stored = storedHead(state.resource)
+        var headers = stored.policyHead.headersForServing(now: Int(nowSeconds))
+        headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
+        info.headers = headers
+        return info
+    }
+
+    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
+    func reuse(_ state: ResourceState, request: HTTPHeaders) -> ReuseAction {
+        let stored = storedHead(state.resource)
+        if stored.invalidated {
+            return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
+        }
+        let head = stored.policyHead
+        switch Freshness.reuse(head, requestHeaders: request, now: Int(nowSeconds), options: policy.cache) {
+        case .fresh, .staleAcceptedByClient:
+            return .serve
+        case .staleWhileRevalidate:
+            return .serveAndRevalidate
+        case .revalidate(let reason):
+            logger.debug("revalidating", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
+            return .revalidate
+        case .gatewayTimeout:
+            return .refuse
+        }
+    }
+
+    /// Whether the stored response may stand in when its revalidation
+    /// failed with `failure` (RFC 9111 §4.2.4, RFC 5861 §4).
+    func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError) -> Bool {
+        let cause: StaleCause
+        switch failure {
+        case .upstream: cause = .disconnected
+        case .originStatus(let status, _, _) where [500, 502, 503, 504].contains(status): cause = .originError
+        default: return false
+        }
+        return Freshness.mayServeStale(storedHead(state.resource).policyHead, requestHeaders: request,
+                                       now: Int(nowSeconds), cause: cause, options: policy.cache)
+    }
+
+    /// The store key of the variant a request selects (RFC 9111 §4.1): the
+    /// primary key when the response stored under it has no Vary or the
+    /// request's values match; otherwise a key of its own per secondary
+    /// key, so variants are stored side by side and never mixed. A stored
+    /// Content-Encoding the client does not accept selects a variant too.
+    func variantStoreKey(primary: String, request: HTTPHeaders) -> String {
+        guard let head = store.resources[primary]?.metadata.head else { return primary }
+        var suffix = ""
+        if head.headers.contains("Vary") {
+            let wanted = VaryKey(vary: head.headers, request: request)
+            if wanted == nil || wanted != head.varyKey {
+                suffix += "\nvary\n" + (wanted?.text ?? "*")
+            }
+        }
+        if let coding = head.headers["Content-Encoding"], !ContentCoding.accepts(request, coding: coding) {
+            suffix += "\naccept-encoding\n" + (request.values("Accept-Encoding").joined(separator: ","))
+        }
+        return suffix.isEmpty ? primary : ResourceStore.key(for: primary + suffix)
+    }
+
+    /// What a new response head tells the cache: whether it may be stored
+    /// and shared (RFC 9111 §3), and its stored form.
+    func adoptHead(_ state: ResourceState, response: HTTPResponseHead, request: HTTPHeaders, requestTime: Int64) {
+        let stored = Self.storedForm(response, request: request, requestTime: requestTime, responseTime: nowSeconds,
+                                     options: policy.cache)
+        state.resource.setStoredHead(stored)
+        let decision = Storability.decide(method: "GET", requestHeaders: request, status: 200,
+                                          responseHeaders: response.headers, options: policy.cache)
+        if case .doNotStore(let reason) = decision {
+            logger.info("not storing", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
+            state.notShared = true
+            state.resource.makeTransient()
+        }
+    }
+
+    /// A 304 (or an unchanged full response) to a revalidation: the stored
+    /// fields are updated with the new ones (RFC 9111 §4.3.4), the clock
+    /// readings renewed; the cached bytes are not touched.
+    func refreshHead(_ state: ResourceState, with response: HTTPResponseHead, requestTime: Int64) {
+        var stored = storedHead(state.resource)
+        let fresh = Self.storedForm(response, request: HTTPHeaders(), requestTime: requestTime,
+                                    responseTime: nowSeconds, options: policy.cache)
+        var names: [String] = []
+        for field in fresh.headers where !names.contains(field.name.lowercased()) {
+            names.append(field.name.lowercased())
+        }
+        for name in names {
+            stored.headers.remove(name)
+            for value in fresh.headers.values(name) { stored.headers.add(name, value) }
+        }
+        stored.requestTime = requestTime
+        stored.responseTime = nowSeconds
+        stored.invalidated = false
+        state.resource.setStoredHead(stored)
+    }
+
+    /// The stored form of a response: hop-by-hop, framing and private fields removed.
+    static func storedForm(_ response: HTTPResponseHead, request: HTTPHeaders, requestTime: Int64,
+                           responseTime: Int64, options: CachePolicyOptions) -> StoredResponseHead {
+        let head = StoredHead(storing: response, requestTime: Int(requestTime), responseTime: Int(responseTime),
+                              options: options)
+        var headers = head.headers
+        for name in StoredResponseHead.framingFields { headers.remove(name) }
+        // A 206's status is the exchange's, not the representation's.
+        let status = response.status == 206 || response.status == 304 ? 200 : response.status
+        return StoredResponseHead(status: status, headers: headers, requestTime: requestTime,
+                                  responseTime: responseTime,
+                                  varyKey: VaryKey(vary: response.headers, request: request))
+    }
+}
+
+extension Loader {
+    /// Invalidates every stored response of these origin URLs, each variant
+    /// included (RFC 9111 §4.4): each is marked stale, so the next request
+    /// revalidates it (a 304 keeps the bytes, a change replaces them).
+    package func invalidate(urls: Set<String>) {
+        for resource in store.resources.values where urls.contains(resource.url) && !resource.isTransient {
+            logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])
+            var head = storedHead(resource)
+            head.invalidated = true
+            resource.setStoredHead(head)
+            resource.flush()
+        }
+    }
+}
+
+extension Loader {
+    /// Whether a response for this request is stored (its head known), so a
+    /// HEAD can be answered from the cache instead of being passed through.
+    package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
+        let key = variantStoreKey(primary: storeKey, request: request)
+        guard let resource = store.resources[key], !resource.isTransient else { return false }
+        return resource.totalLength != nil
+    }
+}

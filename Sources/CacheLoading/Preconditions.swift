@@ -1,0 +1,49 @@
+import CacheHTTP
+
+/// A client's preconditions answered from the cache (RFC 9110 §13.2): a
+/// stored response that is fresh (or was just validated) decides them, so
+/// a player's or browser's conditional GET costs no origin request.
+package enum Preconditions {
+    /// The precondition fields a cache evaluates itself (If-Range is the plan's).
+    static let fields = ["If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"]
+
+    /// 304 or 412 when the request's preconditions say so, nil to answer normally.
+    package static func answer(_ request: BodyRequest, info: ContentInfo, date: String) -> (status: Int, head: [UInt8])? {
+        guard request.preconditions.count > 0 else { return nil }
+        let method = request.isHead ? "HEAD" : "GET"
+        switch ConditionalRequest.evaluate(method: method, requestHeaders: request.preconditions,
+                                           etag: info.etag, lastModified: info.lastModified) {
+        case .proceed:
+            return nil
+        case .notModified:
+            return (304, notModifiedHead(info, date: date, keepAlive: request.keepAlive))
+        case .preconditionFailed:
+            var head = HeadBuilder(status: 412)
+            head.add("Server", "HTTPCache")
+            head.add("Date", date)
+            head.add("Content-Length", decimal: 0)
+            head.add("Connection", request.keepAlive ? "keep-alive" : "close")
+            return (412, head.finish())
+        }
+    }
+
+    /// A 304 carries the fields a 200 would (RFC 9110 §15.4.5: Date, ETag,
+    /// Cache-Control, Expires, Vary, Content-Location…), no body and no
+    /// Content-Length of one.
+    static func notModifiedHead(_ info: ContentInfo, date: String, keepAlive: Bool) -> [UInt8] {
+        var head = HeadBuilder(status: 304)
+        head.add("Server", "HTTPCache")
+        head.add("Date", info.headers["Date"] ?? date)
+        if let etag = info.etag { head.add("ETag", etag) }
+        if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
+        for field in info.headers where !ResponsePlan.ownFields.contains(field.name.lowercased())
+            && !representationFields.contains(field.name.lowercased()) {
+            head.add(name: field.name, field.value)
+        }
+        head.add("Connection", keepAlive ? "keep-alive" : "close")
+        return head.finish()
+    }
+
+    /// Fields describing the body a 304 does not carry.
+    private static let representationFields: Set<String> = ["content-encoding", "content-language"]
+}

@@ -1,0 +1,175 @@
+import CacheHTTP
+import CacheLoading
+import CacheUpstream
+import Logging
+
+/// What the client connection needs of the response in flight, whichever
+/// kind it is.
+protocol ActiveExchange: AnyObject {
+    /// Everything queued on the socket was sent.
+    func socketDrained()
+    /// What this response was, for the access log and metrics.
+    func fill(_ record: inout ResponseRecord)
+    /// The response is on the wire (or given up): drop what it holds.
+    func release()
+}
+
+extension ProxyExchange: ActiveExchange {}
+
+/// A request a transparent proxy passes through uncached (RFC 9110 §7.6):
+/// any method but GET/HEAD, with its body. The origin's response is relayed
+/// as it comes — status (unknown ones too), end-to-end fields, body —
+/// re-framed for the client. A successful unsafe method invalidates what
+/// the cache holds for the URL (RFC 9111 §4.4). Loop thread only.
+final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
+    private unowned let connection: ClientConnection
+    private unowned let server: ProxyServer
+    private let request: HTTPRequestHead
+    private let url: OriginURL
+    private let body: [UInt8]
+    private var task: UpstreamTask?
+    private var status = 0
+    private var chunked = false
+    private var sendsBody = true
+    private var keepAlive: Bool
+    private var released = false
+    private var paused = false
+    private var bodyBytes: UInt64 = 0
+
+    /// Past this many bytes queued for a slow client, the origin waits.
+    static let queueLimit = 4 << 20
+
+    init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, body: [UInt8], server: ProxyServer) {
+        self.connection = connection
+        self.request = request
+        self.url = url
+        self.body = body
+        self.server = server
+        keepAlive = request.keepAlive
+    }
+
+    /// Fields of the client's request that do not go on: hop-by-hop ones,
+    /// Host (set per hop) and the body's framing (the proxy sends its own).
+    private static let dropped = ["host", "content-length", "expect"]
+
+    func start() {
+        var headers = Intermediary.removingHopByHop(request.headers)
+        for name in Self.dropped { headers.remove(name) }
+        headers = Intermediary.appendingVia(headers, receivedWith: request.version,
+                                            pseudonym: server.loader.policy.viaPseudonym)
+        task = server.engine.client.send(request.method, url, headers: headers, body: body, delegate: self)
+    }
+
+    // MARK: UpstreamResponseDelegate
+
+    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103 Early Hints;
+    /// never 101, which would switch protocols under the proxy.
+    func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
+        guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
+        var headers = Intermediary.removingHopByHop(head.headers)
+        headers = Intermediary.appendingVia(headers, receivedWith: head.version,
+                                            pseudonym: server.loader.policy.viaPseudonym)
+        connection.write(HTTPResponseHead(version: .http11, status: head.status, reason: head.reason, headers: headers)
+            .serialized())
+    }
+
+    func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
+        guard !released else { return }
+        status = head.status
+        let bodiless = request.method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status)
+        var headers = Intermediary.removingHopByHop(head.headers)
+        headers.remove("Content-Length")
+        let length = head.headers["Content-Length"].flatMap { Int64($0) }
+        if bodiless {
+            sendsBody = false
+            // A HEAD or 304 may state the length of the body it does not carry; a 204 may not.
+            if let length, status != 204 { headers.add("Content-Length", String(length)) }
+        } else if let length {
+            headers.add("Content-Length", String(length))
+        } else if request.version == .http10 {
+            keepAlive = false  // the body ends when the connection does
+        } else {
+            chunked = true
+            headers.add("Transfer-Encoding", "chunked")
+        }
+        headers = Intermediary.appendingVia(headers, receivedWith: head.version,
+                                            pseudonym: server.loader.policy.viaPseudonym)
+        headers.add("Connection", keepAlive ? "keep-alive" : "close")
+        connection.write(HTTPResponseHead(version: .http11, status: status, reason: head.reason, headers: headers)
+            .serialized())
+        if (200..<400).contains(status) && !Self.safeMethods.contains(request.method) {
+            invalidate(head)
+        }
+    }
+
+    func upstreamDidReceiveBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !released, sendsBody, !bytes.isEmpty else { return }
+        bodyBytes += UInt64(bytes.count)
+        if chunked { connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8)) }
+        connection.write(bytes)
+        if chunked { connection.write(Array("\r\n".utf8)) }
+        if connection.queuedBytes > Self.queueLimit && !paused {
+            paused = true
+            task?.pause()
+        }
+    }
+
+    func upstreamDidFinish(_ error: UpstreamError?) {
+        task = nil
+        guard !released else { return }
+        if let error {
+            guard status == 0 else {
+                // The head is out: end the connection early, the client sees a short body.
+                server.logger.warning("pass-through response cut short", metadata: [
+                    "url": "\(url.string)", "method": "\(request.method)", "error": "\(error)"])
+                return connection.abort()
+            }
+            // Nothing reached the client: a clean 502 (504 on a timeout).
+            let failure = LoadError.upstream(error)
+            status = ErrorResponse.status(for: failure)
+            connection.write(ErrorResponse.bytes(for: failure, url: url.string, keepAlive: keepAlive,
+                                                 includeBody: request.method != "HEAD", date: server.heads.date(),
+                                                 logger: server.logger,
+                                                 via: "1.1 " + server.loader.policy.viaPseudonym))
+            return connection.exchangeFinished(keepAlive: keepAlive)
+        }
+        if chunked { connection.write(Array("0\r\n\r\n".utf8)) }
+        connection.exchangeFinished(keepAlive: keepAlive)
+    }
+
+    // MARK: invalidation (RFC 9111 §4.4)
+
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// The URL, and Location / Content-Location when on the same origin.
+    private func invalidate(_ head: HTTPResponseHead) {
+        var urls = [url.string]
+        for name in ["Location", "Content-Location"] {
+            if let value = head.headers[name], let target = url.resolving(value),
+               target.authorityKey == url.authorityKey {
+                urls.append(target.string)
+            }
+        }
+        server.loader.invalidate(urls: Set(urls))
+    }
+
+    // MARK: ActiveExchange
+
+    func socketDrained() {
+        guard paused else { return }
+        paused = false
+        task?.resume()
+    }
+
+    func fill(_ record: inout ResponseRecord) {
+        if status != 0 { record.status = status }
+        record.cache = .bypass
+        record.bytesFromOrigin = bodyBytes
+    }
+
+    func release() {
+        released = true
+        task?.cancel()
+        task = nil
+    }
+}

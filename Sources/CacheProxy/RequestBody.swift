@@ -1,0 +1,91 @@
+import CacheHTTP
+
+/// Collects one request body as its head's framing says (RFC 9112 §6):
+/// Content-Length or chunked, bounded by `limit`. A value: bytes in,
+/// progress out.
+struct RequestBody: Equatable {
+    enum Framing: Equatable {
+        case length(Int64)
+        case chunked
+    }
+
+    private(set) var bytes: [UInt8] = []
+    private var remaining: Int64
+    private var decoder: ChunkedDecoder?
+    private let limit: Int
+
+    static func == (a: RequestBody, b: RequestBody) -> Bool {
+        a.bytes == b.bytes && a.remaining == b.remaining && a.limit == b.limit && (a.decoder == nil) == (b.decoder == nil)
+    }
+
+    /// The framing of a request's body: nil when it has none. Refuses what a
+    /// server must not guess at (RFC 9112 §6.1, §6.3): a transfer coding other
+    /// than a final chunked, Transfer-Encoding together with Content-Length
+    /// (request smuggling), an invalid or ambiguous Content-Length; and a
+    /// declared length over `limit`.
+    static func framing(of head: HTTPRequestHead, limit: Int) -> Result<Framing?, HeadParseError> {
+        let codings = head.headers.values("Transfer-Encoding")
+        if !codings.isEmpty {
+            if head.headers.contains("Content-Length") {
+                return .failure(.badRequest("both Transfer-Encoding and Content-Length"))
+            }
+            let last = codings.joined(separator: ",").split(separator: ",").last.map {
+                String($0.filter { $0 != " " && $0 != "\t" }).lowercased()
+            }
+            guard last == "chunked" else { return .failure(.badRequest("request transfer coding is not chunked")) }
+            return .success(.chunked)
+        }
+        let lengths = head.headers.values("Content-Length").flatMap { $0.split(separator: ",") }
+            .map { String($0.filter { $0 != " " && $0 != "\t" }) }
+        guard let first = lengths.first else { return .success(nil) }
+        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
+              first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int64(first) else {
+            return .failure(.badRequest("invalid Content-Length"))
+        }
+        if length > Int64(limit) { return .failure(.contentTooLarge) }
+        return .success(length == 0 ? nil : .length(length))
+    }
+
+    init(_ framing: Framing, limit: Int) {
+        self.limit = limit
+        switch framing {
+        case .length(let n):
+            remaining = n
+            bytes.reserveCapacity(Int(n))
+        case .chunked:
+            remaining = 0
+            decoder = ChunkedDecoder()
+        }
+    }
+
+    /// Takes body bytes from `input`; returns how many were used and whether
+    /// the body is complete (bytes after it belong to the next request).
+    mutating func feed(_ input: UnsafeRawBufferPointer) -> Result<(consumed: Int, done: Bool), HeadParseError> {
+        guard var decoder else {
+            let take = Int(min(remaining, Int64(input.count)))
+            bytes.append(contentsOf: input.prefix(take))
+            remaining -= Int64(take)
+            return .success((take, remaining == 0))
+        }
+        var collected: [UInt8] = []
+        swap(&collected, &bytes)  // moved, not copied, while the decoder appends
+        let limit = self.limit
+        var tooLarge = false
+        let result: (consumed: Int, done: Bool)
+        do {
+            result = try decoder.feed(input) { data in
+                if collected.count + data.count > limit { tooLarge = true } else { collected.append(contentsOf: data) }
+            }
+        } catch {
+            bytes = collected
+            return .failure(.badRequest("malformed chunked request body"))
+        }
+        if tooLarge {
+            bytes = collected
+            return .failure(.contentTooLarge)
+        }
+        bytes = collected
+        self.decoder = decoder
+        return .success(result)
+    }
+}

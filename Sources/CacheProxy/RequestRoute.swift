@@ -1,0 +1,51 @@
+import CacheHTTP
+
+/// Where a request goes, decided from its head alone before any routing by
+/// path: the intermediary checks of RFC 9110 §7.6 and RFC 9112 §3.2 first,
+/// then the proxy mode the target selects. Pure.
+enum RequestRoute: Equatable {
+    /// A forward-proxy request (absolute-form target, RFC 9112 §3.2.2) or,
+    /// with an origin configured, any path mapped onto it (reverse proxy):
+    /// served as a transparent HTTP/1.1 intermediary.
+    case transparent(OriginURL)
+    /// The proxy's own routes (proxy URLs, /ping, /stats, /admin/).
+    case local
+    /// Answered at once with this status and reason.
+    case refuse(status: Int, reason: String)
+
+    /// - Parameters:
+    ///   - reverseOrigin: with `--origin`, every origin-form target but the
+    ///     admin routes maps onto this origin.
+    ///   - peerIsLoopback: forward-proxy use is for loopback clients only.
+    static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,
+                        peerIsLoopback: Bool) -> RequestRoute {
+        if head.method == "CONNECT" {
+            return .refuse(status: 405, reason: "CONNECT is not supported: this proxy does not tunnel")
+        }
+        if case .failure(let error) = Intermediary.validateHost(head) {
+            return .refuse(status: 400, reason: "Bad request: \(error.rawValue)")
+        }
+        if Intermediary.isLoop(head.headers, pseudonym: pseudonym) {
+            // The request came back through this proxy: forwarding it again would loop.
+            return .refuse(status: 508, reason: "Loop detected: the request already passed through this proxy")
+        }
+        let target = head.target
+        if !target.hasPrefix("/") {
+            guard let url = OriginURL.parse(target) else {
+                return .refuse(status: 400, reason: "Bad request: the target is not an http or https URL")
+            }
+            guard peerIsLoopback else {
+                return .refuse(status: 403, reason: "Forbidden: forward-proxy use is for loopback clients only")
+            }
+            return .transparent(url)
+        }
+        if let origin = reverseOrigin, !target.hasPrefix("/admin/") {
+            let base = origin.scheme + "://" + origin.hostHeader
+            guard let url = OriginURL.parse(base + target) else {
+                return .refuse(status: 400, reason: "Bad request: invalid request target")
+            }
+            return .transparent(url)
+        }
+        return .local
+    }
+}

@@ -1,0 +1,106 @@
+// The metadata fuzz target compiles this file in one module with CacheHTTP's
+// sources (Fuzz/targets.list), where there is no CacheHTTP to import.
+#if canImport(CacheHTTP)
+import CacheHTTP
+#endif
+
+/// The part of an origin response head kept with a resource so it can be
+/// replayed and judged later (RFC 9111 §3, §4): status, end-to-end fields,
+/// the two clock readings age needs, and the secondary key of the request
+/// that produced it (§4.1).
+///
+/// Framing fields (Content-Length, Content-Range, Transfer-Encoding) are not
+/// kept: every response from the cache computes its own for the range it sends.
+package struct StoredResponseHead: Sendable, Equatable {
+    /// 0 only while decoding.
+    package var status = 0
+    package var headers = HTTPHeaders()
+    /// Seconds since the epoch (RFC 9111 §4.2.3 request_time, response_time).
+    package var requestTime: Int64 = 0
+    package var responseTime: Int64 = 0
+    /// The secondary key under the response's Vary; nil before this was kept.
+    package var varyKey: VaryKey?
+    /// An unsafe request to the URL succeeded (RFC 9111 §4.4): the response
+    /// is stale until revalidated, whatever its freshness says. Marking
+    /// instead of removing keeps the bytes for a 304 and never races the
+    /// removal of a folder with a new entry of the same key.
+    package var invalidated = false
+
+    /// Fields of a response that describe one message's framing, never stored.
+    package static let framingFields: Set<String> = ["content-length", "content-range", "transfer-encoding"]
+
+    package init() {}
+
+    package init(status: Int, headers: HTTPHeaders, requestTime: Int64, responseTime: Int64, varyKey: VaryKey?) {
+        self.status = status
+        self.headers = headers
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.varyKey = varyKey
+    }
+
+    /// The policy layer's view (times in whole seconds).
+    package var policyHead: StoredHead {
+        StoredHead(status: status, headers: headers, requestTime: Int(requestTime), responseTime: Int(responseTime))
+    }
+
+    /// One line per fact; field values hold no line breaks (the parser refuses them).
+    func encodedLines() -> [String] {
+        var lines = ["status \(status)", "request-time \(requestTime)", "response-time \(responseTime)"]
+        for field in headers { lines.append("header \(field.name): \(field.value)") }
+        if invalidated { lines.append("invalidated") }
+        if let varyKey {
+            lines.append("vary-key")
+            for entry in varyKey.entries {
+                lines.append(entry.value.map { "vary \(entry.name): \($0)" } ?? "vary \(entry.name)")
+            }
+        }
+        return lines
+    }
+
+    /// "name: value" as written by `encodedLines()` (exactly one space after
+    /// the colon), or "name" alone (value nil). Split at bytes, not
+    /// Characters, so every value reads back byte for byte.
+    private static func field(_ text: Substring) -> (String, String?)? {
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
+            return (String(decoding: bytes, as: UTF8.self), nil)
+        }
+        var start = bytes.index(after: colon)
+        guard start < bytes.endIndex, bytes[start] == UInt8(ascii: " ") else {
+            return start == bytes.endIndex ? (String(decoding: bytes[..<colon], as: UTF8.self), "") : nil
+        }
+        start = bytes.index(after: start)
+        return (String(decoding: bytes[..<colon], as: UTF8.self), String(decoding: bytes[start...], as: UTF8.self))
+    }
+
+    /// Reads one line of `encodedLines()`; false when it is malformed.
+    mutating func decode(key: Substring, value: Substring) -> Bool {
+        switch key {
+        case "status":
+            guard let s = Int(value), (100...999).contains(s) else { return false }
+            status = s
+        case "request-time":
+            guard let t = Int64(value) else { return false }
+            requestTime = t
+        case "response-time":
+            guard let t = Int64(value) else { return false }
+            responseTime = t
+        case "header":
+            guard let (name, fieldValue) = Self.field(value), !name.isEmpty, let fieldValue else { return false }
+            headers.add(name, fieldValue)
+        case "invalidated":
+            invalidated = true
+        case "vary-key":
+            if varyKey == nil { varyKey = VaryKey(entries: []) }
+        case "vary":
+            var key = varyKey ?? VaryKey(entries: [])
+            guard let (name, fieldValue) = Self.field(value) else { return false }
+            key.entries.append(.init(name: name, value: fieldValue))
+            varyKey = key
+        default:
+            return false
+        }
+        return true
+    }
+}

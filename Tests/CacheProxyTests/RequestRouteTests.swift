@@ -1,0 +1,44 @@
+import CacheHTTP
+import XCTest
+@testable import CacheProxy
+
+final class RequestRouteTests: XCTestCase {
+    private let me = "httpcache-0000abcd"
+
+    private func head(_ target: String, _ fields: [(String, String)] = [("Host", "a")], method: String = "GET",
+                      version: HTTPVersion = .http11) -> HTTPRequestHead {
+        HTTPRequestHead(method: method, target: target, version: version, headers: HTTPHeaders(fields))
+    }
+
+    func testRoutes() throws {
+        let origin = try XCTUnwrap(OriginURL.parse("https://media.example.com"))
+        typealias Row = (HTTPRequestHead, OriginURL?, Bool, RequestRoute, UInt)
+        let rows: [Row] = [
+            (head("/p/abc/x.mp4"), nil, true, .local, #line),
+            (head("/ping"), nil, false, .local, #line),
+            (head("/ping", []), nil, true, .refuse(status: 400, reason: "Bad request: no Host field"), #line),
+            (head("/ping", [], version: .http10), nil, true, .local, #line),               // 1.0 may omit Host
+            (head("/ping", [("Host", "a"), ("Host", "b")]), nil, true,
+             .refuse(status: 400, reason: "Bad request: more than one Host field"), #line),
+            (head("/ping", [("Host", "a b")]), nil, true,
+             .refuse(status: 400, reason: "Bad request: Host is not a valid authority"), #line),
+            (head("/x", [("Host", "a"), ("Via", "1.1 other, 1.1 \(me)")]), nil, true,
+             .refuse(status: 508, reason: "Loop detected: the request already passed through this proxy"), #line),
+            (head("/x", [("Host", "a"), ("Via", "1.1 other")]), nil, true, .local, #line),
+            (head("h:443", [("Host", "h:443")], method: "CONNECT"), nil, true,
+             .refuse(status: 405, reason: "CONNECT is not supported: this proxy does not tunnel"), #line),
+            (head("http://o:8080/a?b"), nil, true, .transparent(OriginURL.parse("http://o:8080/a?b")!), #line),
+            (head("http://o/a"), nil, false,
+             .refuse(status: 403, reason: "Forbidden: forward-proxy use is for loopback clients only"), #line),
+            (head("ftp://o/a"), nil, true,
+             .refuse(status: 400, reason: "Bad request: the target is not an http or https URL"), #line),
+            (head("/v/a.mp4?t=1"), origin, false,
+             .transparent(OriginURL.parse("https://media.example.com/v/a.mp4?t=1")!), #line),
+            (head("/admin/cache"), origin, true, .local, #line),
+        ]
+        for (request, reverse, loopback, expected, line) in rows {
+            XCTAssertEqual(RequestRoute.resolve(request, pseudonym: me, reverseOrigin: reverse, peerIsLoopback: loopback),
+                           expected, request.target, line: line)
+        }
+    }
+}
