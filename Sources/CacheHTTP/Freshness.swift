@@ -152,20 +152,46 @@ package enum Freshness {
     /// only-if-cached every "ask the origin" becomes `.gatewayTimeout`.
     package static func reuse(_ stored: StoredHead, requestHeaders: HTTPHeaders, now: Int,
                               options: CachePolicyOptions = CachePolicyOptions()) -> ReuseDecision {
-        let request = CacheControl(request: requestHeaders)
-        let decision = reuse(stored, request: request, now: now, options: options)
+        reuse(Facts(stored, options: options), requestHeaders: requestHeaders, now: now)
+    }
+
+    /// What the reuse decision needs of a stored head, worked out once per
+    /// head: its directives, its freshness lifetime and the age it had when
+    /// received. Only the resident time changes between requests.
+    package struct Facts: Sendable {
+        package let response: CacheControl
+        package let lifetime: Int
+        /// max(apparent_age, corrected_age_value) (RFC 9111 §4.2.3).
+        package let correctedInitialAge: Int
+        package let responseTime: Int
+
+        package init(_ stored: StoredHead, options: CachePolicyOptions = CachePolicyOptions()) {
+            response = ResponseDirectives(stored.headers, options: options).cacheControl
+            lifetime = Freshness.lifetime(stored, options: options).seconds
+            correctedInitialAge = Freshness.currentAge(stored, now: stored.responseTime)
+            responseTime = stored.responseTime
+        }
+
+        package func age(now: Int) -> Int { correctedInitialAge + max(0, now - responseTime) }
+    }
+
+    /// `reuse` with the stored head's facts worked out already; the request's
+    /// directives are parsed only when it has some.
+    package static func reuse(_ facts: Facts, requestHeaders: HTTPHeaders, now: Int) -> ReuseDecision {
+        let hasDirectives = requestHeaders.contains("Cache-Control") || requestHeaders.contains("Pragma")
+        let request = hasDirectives ? CacheControl(request: requestHeaders) : CacheControl()
+        let decision = reuse(facts, request: request, now: now)
         if case .revalidate = decision, request.onlyIfCached { return .gatewayTimeout }
         return decision
     }
 
-    private static func reuse(_ stored: StoredHead, request: CacheControl, now: Int,
-                              options: CachePolicyOptions) -> ReuseDecision {
-        let response = ResponseDirectives(stored.headers, options: options).cacheControl
+    private static func reuse(_ facts: Facts, request: CacheControl, now: Int) -> ReuseDecision {
+        let response = facts.response
         if response.noCache { return .revalidate(.responseNoCache) }
         if request.noCache { return .revalidate(.requestNoCache) }
-        let age = currentAge(stored, now: now)
+        let age = facts.age(now: now)
         if let maxAge = request.maxAge, age > maxAge { return .revalidate(.olderThanRequestMaxAge) }
-        let lifetime = lifetime(stored, options: options).seconds
+        let lifetime = facts.lifetime
         if lifetime > age {
             // Compare without adding: min-fresh may be as large as 2^31.
             let remaining = lifetime - age

@@ -6,6 +6,9 @@ package enum LoopbackHost {
     /// True for `localhost`, `*.localhost` (RFC 6761), 127.0.0.0/8 and
     /// `::1` (bracketed in a Host field), each with an optional port.
     package static func contains(_ hostField: String) -> Bool {
+        // Nearly every request says `127.0.0.1:PORT` or `localhost:PORT`:
+        // decide those on the bytes, without building strings (a hot path).
+        if let answer = commonForm(hostField.utf8) { return answer }
         var host = Substring(hostField.lowercased())
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { return false }
@@ -21,6 +24,24 @@ package enum LoopbackHost {
         }
         if host.hasSuffix(".") { host = host.dropLast() }
         return host == "localhost" || host.hasSuffix(".localhost") || isIPv4Loopback(host)
+    }
+
+    /// `127.0.0.1` or `localhost` (any case), with an optional `:port`; nil
+    /// for every other spelling (the general rules decide those).
+    private static func commonForm(_ bytes: String.UTF8View) -> Bool? {
+        var rest = bytes[...]
+        if rest.starts(with: "127.0.0.1".utf8) {
+            rest = rest.dropFirst(9)
+        } else if rest.count >= 9, rest.prefix(9).map({ $0 | 0x20 }).elementsEqual("localhost".utf8) {
+            rest = rest.dropFirst(9)
+        } else {
+            return nil
+        }
+        if rest.isEmpty { return true }
+        guard rest.first == UInt8(ascii: ":") else { return nil }
+        let port = rest.dropFirst()
+        guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return true
     }
 
     /// A dotted-quad literal in 127.0.0.0/8.

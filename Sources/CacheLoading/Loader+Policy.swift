@@ -50,8 +50,14 @@ extension Loader {
         if stored.invalidated {
             return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
         }
-        let head = stored.policyHead
-        switch Freshness.reuse(head, requestHeaders: request, now: Int(nowSeconds), options: policy.cache) {
+        // The head's part of the decision is worked out once per stored head
+        // (a head synthesized from old metadata changes with each validation: not kept).
+        let facts = state.resource.derived.freshness ?? {
+            let facts = Freshness.Facts(stored.policyHead, options: policy.cache)
+            if state.resource.metadata.head != nil { state.resource.derived.freshness = facts }
+            return facts
+        }()
+        switch Freshness.reuse(facts, requestHeaders: request, now: Int(nowSeconds)) {
         case .fresh, .staleAcceptedByClient:
             return .serve
         case .staleWhileRevalidate:

@@ -1,3 +1,4 @@
+import CacheHTTP
 import Glibc
 
 /// One cached resource: its metadata, its sparse data file and the bytes
@@ -104,6 +105,7 @@ package final class Resource {
     /// Records the origin's response head as the cache keeps it (RFC 9111 §3).
     package func setStoredHead(_ head: StoredResponseHead?) {
         metadata.head = head
+        derived.freshness = nil
         needsFlush = true
     }
 
@@ -220,5 +222,7 @@ package struct DerivedFacts: Sendable {
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`
     /// when it was looked at and is not live.
     package var liveReuse: Int64??
+    /// The stored head's freshness facts (directives, lifetime, initial age).
+    package var freshness: Freshness.Facts?
     package init() {}
 }
