@@ -40,8 +40,13 @@ package struct StoredHead: Sendable, Equatable {
     /// The stored fields as sent from the cache at `now`: Age replaced by the
     /// current age (RFC 9111 §5.1), everything else as stored.
     package func headersForServing(now: Int) -> HTTPHeaders {
+        headersForServing(age: Freshness.currentAge(self, now: now))
+    }
+
+    /// The stored fields with `Age` set to `age` (already worked out).
+    package func headersForServing(age: Int) -> HTTPHeaders {
         var out = headers
-        out.replace("Age", String(Freshness.currentAge(self, now: now)))
+        out.replace("Age", String(age))
         return out
     }
 }

@@ -38,10 +38,21 @@ extension Loader {
     func contentInfo(_ state: ResourceState) -> ContentInfo {
         var info = state.info
         let stored = storedHead(state.resource)
-        var headers = stored.policyHead.headersForServing(now: Int(nowSeconds))
+        let head = stored.policyHead
+        var headers = head.headersForServing(age: freshnessFacts(state.resource, head).age(now: Int(nowSeconds)))
         headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
         info.headers = headers
         return info
+    }
+
+    /// The stored head's part of the freshness decision, worked out once per
+    /// stored head (a head synthesized from old metadata changes with each
+    /// validation: not kept).
+    func freshnessFacts(_ resource: Resource, _ head: StoredHead) -> Freshness.Facts {
+        if let facts = resource.derived.freshness { return facts }
+        let facts = Freshness.Facts(head, options: policy.cache)
+        if resource.metadata.head != nil { resource.derived.freshness = facts }
+        return facts
     }
 
     /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
@@ -50,13 +61,7 @@ extension Loader {
         if stored.invalidated {
             return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
         }
-        // The head's part of the decision is worked out once per stored head
-        // (a head synthesized from old metadata changes with each validation: not kept).
-        let facts = state.resource.derived.freshness ?? {
-            let facts = Freshness.Facts(stored.policyHead, options: policy.cache)
-            if state.resource.metadata.head != nil { state.resource.derived.freshness = facts }
-            return facts
-        }()
+        let facts = freshnessFacts(state.resource, stored.policyHead)
         switch Freshness.reuse(facts, requestHeaders: request, now: Int(nowSeconds)) {
         case .fresh, .staleAcceptedByClient:
             return .serve
