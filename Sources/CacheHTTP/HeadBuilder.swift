@@ -28,6 +28,11 @@ package struct HeadBuilder {
 
     /// A field whose name is only known at run time (a stored origin field).
     /// Callers must not put CR or LF in either.
+    /// Whole field lines ("Name: value\r\n"…) rendered before.
+    package mutating func append(lines: [UInt8]) {
+        bytes.append(contentsOf: lines)
+    }
+
     package mutating func add(name: String, _ value: String) {
         bytes.append(contentsOf: name.utf8)
         bytes.append(ASCII.colon)

@@ -45,6 +45,11 @@ package struct ContentInfo: Sendable {
     /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
     /// fields above are the plan's own.
     package var headers = HTTPHeaders()
+    /// `headers` but the plan's own fields and Age, rendered as head lines
+    /// once per stored head (a hit copies them instead of filtering fields).
+    package var replayedLines: [UInt8]?
+    /// The Age sent with `replayedLines`.
+    package var age: Int?
 
     package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
                  headers: HTTPHeaders = HTTPHeaders()) {

@@ -37,11 +37,23 @@ extension Loader {
     /// in Via (RFC 9110 §7.6.3).
     func contentInfo(_ state: ResourceState) -> ContentInfo {
         var info = state.info
-        let stored = storedHead(state.resource)
+        let resource = state.resource
+        let stored = storedHead(resource)
         let head = stored.policyHead
-        var headers = head.headersForServing(age: freshnessFacts(state.resource, head).age(now: Int(nowSeconds)))
-        headers = Intermediary.appendingVia(headers, pseudonym: policy.viaPseudonym)
-        info.headers = headers
+        // The fields are the same for every hit of a stored head: worked out once.
+        let serving = resource.derived.serving ?? {
+            var fields = head.headers
+            fields.remove("Age")
+            fields = Intermediary.appendingVia(fields, pseudonym: policy.viaPseudonym)
+            let made = (fields: fields, lines: ResponsePlan.replayedLines(fields))
+            if resource.metadata.head != nil { resource.derived.serving = made }
+            return made
+        }()
+        let age = freshnessFacts(resource, head).age(now: Int(nowSeconds))
+        info.headers = serving.fields
+        info.headers.add("Age", String(age))
+        info.replayedLines = serving.lines
+        info.age = age
         return info
     }
 

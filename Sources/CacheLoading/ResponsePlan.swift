@@ -76,6 +76,18 @@ package struct ResponsePlan: Equatable, Sendable {
     }
 
     /// Fields the plan writes itself; stored ones of these names are not replayed.
+    /// Stored fields as head lines, without the plan's own fields and Age.
+    package static func replayedLines(_ fields: HTTPHeaders) -> [UInt8] {
+        var lines: [UInt8] = []
+        for field in fields where !ownFields.contains(field.name.lowercased()) && field.name.lowercased() != "age" {
+            lines.append(contentsOf: field.name.utf8)
+            lines.append(contentsOf: ": ".utf8)
+            lines.append(contentsOf: field.value.utf8)
+            lines.append(contentsOf: "\r\n".utf8)
+        }
+        return lines
+    }
+
     static let ownFields: Set<String> = [
         "server", "date", "content-type", "accept-ranges", "etag", "last-modified", "content-range",
         "content-length", "transfer-encoding", "connection", "keep-alive",
@@ -93,8 +105,13 @@ package struct ResponsePlan: Equatable, Sendable {
         // The stored Date is replayed with an Age (RFC 9111 §4, §5.1).
         head.add("Date", info.headers["Date"] ?? date)
         if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
-        for field in info.headers where !Self.ownFields.contains(field.name.lowercased()) {
-            head.add(name: field.name, field.value)
+        if let lines = info.replayedLines {
+            head.append(lines: lines)
+            if let age = info.age { head.add("Age", decimal: Int64(age)) }
+        } else {
+            for field in info.headers where !Self.ownFields.contains(field.name.lowercased()) {
+                head.add(name: field.name, field.value)
+            }
         }
         head.add("Accept-Ranges", "bytes")
         if let etag = info.etag { head.add("ETag", etag) }

@@ -106,6 +106,7 @@ package final class Resource {
     package func setStoredHead(_ head: StoredResponseHead?) {
         metadata.head = head
         derived.freshness = nil
+        derived.serving = nil
         needsFlush = true
     }
 
@@ -224,5 +225,8 @@ package struct DerivedFacts: Sendable {
     package var liveReuse: Int64??
     /// The stored head's freshness facts (directives, lifetime, initial age).
     package var freshness: Freshness.Facts?
+    /// The stored end-to-end fields as every hit replays them (Via added,
+    /// Age left out), and the same rendered as head lines.
+    package var serving: (fields: HTTPHeaders, lines: [UInt8])?
     package init() {}
 }
