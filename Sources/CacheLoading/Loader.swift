@@ -7,7 +7,6 @@ import Logging
 /// Turns client requests into cache reads and origin downloads.
 /// Any number of readers share one download of the same bytes. Loop thread only.
 package final class Loader {
-    static let maxErrorBody = 64 << 10
 
     package let store: ResourceStore
     package let client: UpstreamClient

@@ -18,6 +18,8 @@ final class ProxyExchange: ResourceReaderDelegate {
     private var machine: ExchangeStateMachine
     private var reader: ResourceReader?
     private var transformed = false
+    /// Where a transform's input is read (allocated on first use).
+    private var readBuffer: UnsafeMutableRawBufferPointer?
     private var released = false
     /// For the access log and metrics: the status sent, body bytes already
     /// cached when the response was planned, and body bytes queued.
@@ -66,12 +68,12 @@ final class ProxyExchange: ResourceReaderDelegate {
         record.bytesFromOrigin = UInt64(max(0, bodyBytes - fromCache))
         if reader?.resource.isTransient ?? false {
             record.cache = .bypass
-        } else if !headWasKnown || (cachedAtStart == 0 && plannedBytes > 0) {
-            record.cache = .miss
-        } else if cachedAtStart < plannedBytes {
-            record.cache = .partial
+        } else if !headWasKnown {
+            record.cache = .miss  // the origin had to describe it first
         } else {
-            record.cache = .hit
+            // Judged on what was planned, so a response cut short keeps its kind.
+            record.cache = CacheStatus.classify(fromCache: UInt64(cachedAtStart),
+                                                fromOrigin: UInt64(plannedBytes - cachedAtStart))
         }
     }
 
@@ -154,9 +156,12 @@ final class ProxyExchange: ResourceReaderDelegate {
 
     /// A transform needs the bytes themselves: read them from the data file.
     private func readThrough(_ file: DataFile, _ range: Range<Int64>) {
-        let chunk = 256 << 10
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(chunk, Int(range.count)), alignment: 16)
-        defer { buffer.deallocate() }
+        // One buffer per response: a download in progress arrives in many small pieces.
+        let buffer = readBuffer ?? {
+            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+            readBuffer = made
+            return made
+        }()
         var offset = range.lowerBound
         while offset < range.upperBound, !released {
             let want = min(buffer.count, Int(range.upperBound - offset))
@@ -245,6 +250,8 @@ final class ProxyExchange: ResourceReaderDelegate {
         reader?.close()
         reader = nil
     }
+
+    deinit { readBuffer?.deallocate() }
 
     /// The response is on the wire (or given up): the resource is no longer in use by it.
     func release() {

@@ -294,7 +294,8 @@ final class ReaderTests: XCTestCase {
         let origin = try FaultyOrigin()
         defer { origin.stop() }
         let body = TestFile.randomBytes(count: 300_000, seed: 9)
-        origin.serve("/live.bin", body: body, fault: .chunked(piece: 7000))
+        // The pause keeps the end (and so the length) unknown while info is asked.
+        origin.serve("/live.bin", body: body, fault: .chunked(piece: 7000, pause: 0.3))
         let directory = try TemporaryDirectory(prefix: "httpcache-reader")
         let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache"))
         defer { cache.close() }

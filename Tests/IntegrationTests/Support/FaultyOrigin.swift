@@ -14,8 +14,9 @@ enum Fault: Sendable {
     case ignoreRange
     /// A 206 whose Content-Range and bytes start `shift` bytes later than asked.
     case wrongContentRange(shift: Int)
-    /// 200 with a chunked body of unknown length in pieces of `piece` bytes (Range ignored).
-    case chunked(piece: Int)
+    /// 200 with a chunked body of unknown length in pieces of `piece` bytes (Range ignored);
+    /// with a `pause`, the head and first piece go out, then the rest after that many seconds.
+    case chunked(piece: Int, pause: TimeInterval = 0)
     /// Reads the request and never answers.
     case stallBeforeHead
     /// Sends the head and `after` body bytes, then nothing; the connection stays open.
@@ -232,12 +233,17 @@ final class FaultyOrigin: @unchecked Sendable {
             send(fd, head(206, ["Content-Length": "\(upper - lower)",
                                 "Content-Range": "bytes \(lower)-\(upper - 1)/\(total)"]) + body[lower..<upper])
             return true
-        case .chunked(let piece):
+        case .chunked(let piece, let pause):
             var out = head(200, ["Transfer-Encoding": "chunked"])
             var offset = 0
             while offset < total {
                 let end = min(total, offset + piece)
                 out += Array((String(end - offset, radix: 16) + "\r\n").utf8) + body[offset..<end] + Array("\r\n".utf8)
+                if offset == 0, pause > 0 {
+                    send(fd, out)
+                    out = []
+                    Thread.sleep(forTimeInterval: pause)
+                }
                 offset = end
             }
             send(fd, out + Array("0\r\n\r\n".utf8))
