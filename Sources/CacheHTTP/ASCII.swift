@@ -71,6 +71,15 @@ enum ASCII {
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
         let ua = a.utf8, ub = b.utf8
         guard ua.count == ub.count else { return false }
+        // Native strings are contiguous: compare the bytes in place (a hot path: every field lookup).
+        if let same = ua.withContiguousStorageIfAvailable({ pa in
+            ub.withContiguousStorageIfAvailable { pb in
+                for i in 0..<pa.count where lower(pa[i]) != lower(pb[i]) { return false }
+                return true
+            }
+        }), let same {
+            return same
+        }
         var ib = ub.makeIterator()
         for x in ua {
             guard let y = ib.next(), lower(x) == lower(y) else { return false }

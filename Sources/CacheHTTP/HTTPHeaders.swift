@@ -21,6 +21,9 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
 
     package var count: Int { fields.count }
 
+    /// Whether two field names are the same (ASCII case-insensitive, RFC 9110 §5.1).
+    package static func sameName(_ a: String, _ b: String) -> Bool { ASCII.equalsIgnoringCase(a, b) }
+
     package func makeIterator() -> IndexingIterator<[Element]> {
         fields.makeIterator()
     }
@@ -43,6 +46,16 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
     package subscript(name: String) -> String? {
         for f in fields where ASCII.equalsIgnoringCase(f.name, name) { return f.value }
         return nil
+    }
+
+    /// The value when exactly one field has this name; nil for none or several.
+    package func single(_ name: String) -> String? {
+        var found: String?
+        for f in fields where ASCII.equalsIgnoringCase(f.name, name) {
+            if found != nil { return nil }
+            found = f.value
+        }
+        return found
     }
 
     package func values(_ name: String) -> [String] {

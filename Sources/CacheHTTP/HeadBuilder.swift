@@ -1,91 +1,144 @@
 // Builds a response head straight into bytes. The proxy writes one head per
 // response, so this is a hot path: no HTTPHeaders array, no String per field,
-// numbers written as digits in place. Same output as HTTPResponseHead.serialized().
+// numbers written as digits in place, and runs copied into a buffer sized up
+// front (an Array append per piece costs a capacity and uniqueness check
+// each). Same output as HTTPResponseHead.serialized().
 
 package struct HeadBuilder {
-    package private(set) var bytes: [UInt8]
+    /// Written up to `used`; the rest is room.
+    private var storage: [UInt8]
+    private var used = 0
+
+    /// The head so far (without the closing blank line).
+    package var bytes: [UInt8] { Array(storage[..<used]) }
 
     /// Starts with the status line, e.g. "HTTP/1.1 206 Partial Content".
     package init(status: Int, reason: String? = nil, capacity: Int = 384) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: max(capacity, 64))
         append("HTTP/1.1 ")
         let s = max(0, min(status, 999))
-        bytes.append(UInt8(truncatingIfNeeded: 0x30 + s / 100))
-        bytes.append(UInt8(truncatingIfNeeded: 0x30 + s / 10 % 10))
-        bytes.append(UInt8(truncatingIfNeeded: 0x30 + s % 10))
-        bytes.append(ASCII.sp)
-        bytes.append(contentsOf: (reason ?? HTTPStatus.reason(status)).utf8)
+        storage[used] = UInt8(truncatingIfNeeded: 0x30 + s / 100)
+        storage[used + 1] = UInt8(truncatingIfNeeded: 0x30 + s / 10 % 10)
+        storage[used + 2] = UInt8(truncatingIfNeeded: 0x30 + s % 10)
+        storage[used + 3] = ASCII.sp
+        used += 4
+        append(reason ?? HTTPStatus.reason(status))
         endLine()
     }
 
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
         startField(name)
-        bytes.append(contentsOf: value.utf8)
+        append(value)
         endLine()
+    }
+
+    /// Whole field lines ("Name: value\r\n"…) rendered before.
+    package mutating func append(lines: [UInt8]) {
+        lines.withUnsafeBytes { write($0) }
     }
 
     /// A field whose name is only known at run time (a stored origin field).
     /// Callers must not put CR or LF in either.
-    /// Whole field lines ("Name: value\r\n"…) rendered before.
-    package mutating func append(lines: [UInt8]) {
-        bytes.append(contentsOf: lines)
-    }
-
     package mutating func add(name: String, _ value: String) {
-        bytes.append(contentsOf: name.utf8)
-        bytes.append(ASCII.colon)
-        bytes.append(ASCII.sp)
-        bytes.append(contentsOf: value.utf8)
+        append(name)
+        pair(ASCII.colon, ASCII.sp)
+        append(value)
         endLine()
     }
 
     /// "Name: 1234".
     package mutating func add(_ name: StaticString, decimal value: Int64) {
         startField(name)
-        appendDecimal(value, to: &bytes)
+        decimal(value)
         endLine()
     }
 
     /// "Content-Range: bytes first-last/total".
     package mutating func addContentRange(_ range: Range<Int64>, total: Int64) {
         startField("Content-Range")
-        append("bytes ")
-        appendDecimal(range.lowerBound, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDecimal(range.upperBound - 1, to: &bytes)
-        bytes.append(UInt8(ascii: "/"))
-        appendDecimal(total, to: &bytes)
+        append("bytes " as StaticString)
+        decimal(range.lowerBound)
+        pair(UInt8(ascii: "-"), nil)
+        decimal(range.upperBound - 1)
+        pair(UInt8(ascii: "/"), nil)
+        decimal(total)
         endLine()
     }
 
     /// "Content-Range: bytes */total" (416).
     package mutating func addUnsatisfiedRange(total: Int64) {
         startField("Content-Range")
-        append("bytes */")
-        appendDecimal(total, to: &bytes)
+        append("bytes */" as StaticString)
+        decimal(total)
         endLine()
     }
 
     /// The head with its closing blank line.
     package consuming func finish() -> [UInt8] {
         endLine()
-        return bytes
+        storage.removeLast(storage.count - used)
+        return storage
     }
 
     private mutating func startField(_ name: StaticString) {
         append(name)
-        bytes.append(ASCII.colon)
-        bytes.append(ASCII.sp)
-    }
-
-    private mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        pair(ASCII.colon, ASCII.sp)
     }
 
     private mutating func endLine() {
-        bytes.append(ASCII.cr)
-        bytes.append(ASCII.lf)
+        pair(ASCII.cr, ASCII.lf)
+    }
+
+    private mutating func append(_ text: StaticString) {
+        write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func append(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ write(UnsafeRawBufferPointer($0)) }) == nil {
+            let copy = Array(text.utf8)
+            copy.withUnsafeBytes { write($0) }
+        }
+    }
+
+    /// One or two single bytes.
+    private mutating func pair(_ a: UInt8, _ b: UInt8?) {
+        reserve(2)
+        storage[used] = a
+        used += 1
+        if let b {
+            storage[used] = b
+            used += 1
+        }
+    }
+
+    /// A non-negative decimal (negative values are written as 0).
+    private mutating func decimal(_ value: Int64) {
+        reserve(20)
+        var v = max(value, 0)
+        var digits = 1
+        var probe = v
+        while probe >= 10 { probe /= 10; digits += 1 }
+        var at = used + digits - 1
+        repeat {
+            storage[at] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+            v /= 10
+            at -= 1
+        } while v > 0
+        used += digits
+    }
+
+    private mutating func write(_ source: UnsafeRawBufferPointer) {
+        guard let from = source.baseAddress, source.count > 0 else { return }
+        reserve(source.count)
+        let at = used
+        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: at).copyMemory(from: from, byteCount: source.count) }
+        used += source.count
+    }
+
+    private mutating func reserve(_ count: Int) {
+        if used + count > storage.count {
+            storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + count - storage.count)))
+        }
     }
 }

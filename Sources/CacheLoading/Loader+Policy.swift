@@ -50,8 +50,13 @@ extension Loader {
             return made
         }()
         let age = freshnessFacts(resource, head).age(now: Int(nowSeconds))
-        info.headers = serving.fields
-        info.headers.add("Age", String(age))
+        if let aged = resource.derived.servingAged, aged.age == age, resource.derived.serving != nil {
+            info.headers = aged.fields
+        } else {
+            info.headers = serving.fields
+            info.headers.add("Age", String(age))
+            if resource.derived.serving != nil { resource.derived.servingAged = (age, info.headers) }
+        }
         info.replayedLines = serving.lines
         info.age = age
         return info
@@ -106,7 +111,12 @@ extension Loader {
     /// key, so variants are stored side by side and never mixed. A stored
     /// Content-Encoding the client does not accept selects a variant too.
     func variantStoreKey(primary: String, request: HTTPHeaders) -> String {
-        guard let head = store.resources[primary]?.metadata.head else { return primary }
+        variantStoreKey(primary: primary, stored: store.resources[primary], request: request)
+    }
+
+    /// The same, with the primary key's resource already looked up.
+    func variantStoreKey(primary: String, stored: Resource?, request: HTTPHeaders) -> String {
+        guard let head = stored?.metadata.head else { return primary }
         var suffix = ""
         if head.headers.contains("Vary") {
             let wanted = VaryKey(vary: head.headers, request: request)

@@ -37,14 +37,19 @@ package final class Loader {
     package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
                         fields: OriginFields = OriginFields(), background: Bool = false,
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
-        var storeKey = variantStoreKey(primary: primary, request: request)
-        if let current = states[storeKey], current.notShared {
+        let stored = store.resources[primary]
+        var storeKey = variantStoreKey(primary: primary, stored: stored, request: request)
+        var current = states[storeKey]
+        if let shared = current, shared.notShared {
             // A response that may not be shared is never joined: this request gets its own.
             nextDownloadID += 1
             storeKey = ResourceStore.key(for: storeKey + "\nunshared \(nextDownloadID)")
+            current = nil
         }
-        let resource = store.resource(storeKey: storeKey, url: url.string)
-        let state = states[resource.key].flatMap { $0.resource === resource ? $0 : nil } ?? {
+        // Usually the primary key's resource, already at hand.
+        let resource = stored.flatMap { $0.key == storeKey ? $0 : nil } ?? store.resource(storeKey: storeKey, url: url.string)
+        if resource.key != storeKey { current = states[resource.key] }
+        let state = current.flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
             states[resource.key] = created
             return created
@@ -192,8 +197,10 @@ package final class Loader {
     /// Forgets a resource's loading state once nothing uses the resource:
     /// `Resource.users` (readers, downloads, cache operations) is the one count.
     private func release(_ state: ResourceState) {
+        guard state.resource.users == 0 else { return }
+        // One hash in the usual case: take it out, put back what was not ours.
         let key = state.resource.key
-        if state.resource.users == 0 && states[key] === state { states[key] = nil }
+        if let removed = states.removeValue(forKey: key), removed !== state { states[key] = removed }
     }
 
     /// Body bytes a download received from the origin.

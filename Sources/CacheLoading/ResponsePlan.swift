@@ -29,8 +29,11 @@ package struct BodyRequest: Sendable {
         }
         self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
                   range: spec, ifRange: head.headers["if-range"])
-        for name in Preconditions.fields {
-            for value in head.headers.values(name) { preconditions.add(name, value) }
+        // One pass over the fields (most requests have none of these).
+        for field in head.headers {
+            if let name = Preconditions.fields.first(where: { HTTPHeaders.sameName($0, field.name) }) {
+                preconditions.add(name, field.value)
+            }
         }
     }
 }

@@ -30,18 +30,25 @@ package struct AccessPolicy: Sendable {
     package struct Facts: Sendable, Equatable {
         package var route: Route
         package var peerIsLoopback: Bool
-        /// The Host field, if the request had one.
-        package var host: String?
+        /// Whether the Host field names a loopback host; nil without a Host field.
+        package var hostIsLoopback: Bool?
         package var signature: Signature = .unchecked
         /// The origin's host (lowercase), for the allow-list; nil when not needed or not decodable.
         package var originHost: String?
-        package init(route: Route, peerIsLoopback: Bool, host: String?, signature: Signature = .unchecked,
+        package init(route: Route, peerIsLoopback: Bool, hostIsLoopback: Bool?, signature: Signature = .unchecked,
                      originHost: String? = nil) {
             self.route = route
             self.peerIsLoopback = peerIsLoopback
-            self.host = host
+            self.hostIsLoopback = hostIsLoopback
             self.signature = signature
             self.originHost = originHost
+        }
+
+        /// The facts for a Host field value (nil: none).
+        package init(route: Route, peerIsLoopback: Bool, host: String?, signature: Signature = .unchecked,
+                     originHost: String? = nil) {
+            self.init(route: route, peerIsLoopback: peerIsLoopback, hostIsLoopback: host.map(LoopbackHost.contains),
+                      signature: signature, originHost: originHost)
         }
     }
 
@@ -88,7 +95,7 @@ package struct AccessPolicy: Sendable {
     }
 
     package static func decide(_ facts: Facts, mode: Mode, allowedOrigins: Set<String>) -> Verdict {
-        if mode == .loopback, let host = facts.host, !LoopbackHost.contains(host) {
+        if mode == .loopback, facts.hostIsLoopback == false {
             return .misdirected
         }
         switch facts.route {
@@ -111,21 +118,23 @@ package struct AccessPolicy: Sendable {
         }
     }
 
-    /// The verdict for a request. Cheap in the default set-up (a Host check);
-    /// a signature costs one HMAC.
-    package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool) -> Verdict {
+    /// The verdict for a request. Cheap in the default set-up (the Host
+    /// facts are usually remembered by the connection); a signature costs one HMAC.
+    package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
         let route: Route
-        if target.hasPrefix("/admin/") {
-            route = .admin
-        } else if target.hasPrefix("/p/") {
+        if target.hasPrefix("/p/") {
             route = .proxy
+        } else if target.hasPrefix("/admin/") {
+            route = .admin
         } else if target == "/stats" || target.hasPrefix("/stats?") || target == "/metrics" || target.hasPrefix("/metrics?") {
             route = .stats
         } else {
             route = .other
         }
-        var facts = Facts(route: route, peerIsLoopback: peerIsLoopback, host: head.headers["host"])
+        let host = host ?? HostFacts(head)
+        var facts = Facts(route: route, peerIsLoopback: peerIsLoopback,
+                          hostIsLoopback: host.value == nil ? nil : host.isLoopback)
         if route == .proxy && (mode == .lan || !allowedOrigins.isEmpty) {
             let origin = ProxyURL.origin(fromTarget: target)
             if mode == .lan, let signer {

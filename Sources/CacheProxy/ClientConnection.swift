@@ -38,6 +38,7 @@ final class ClientConnection: SocketDelegate {
     /// The response in flight, for the metrics and the access log.
     private var record: ResponseRecord?
     private var sentBefore: UInt64 = 0
+    private var hostMemo = HostFacts.Memo()
 
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
@@ -132,9 +133,10 @@ final class ClientConnection: SocketDelegate {
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
         // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
+        let host = hostMemo.facts(for: head)
         switch RequestRoute.resolve(head, pseudonym: server.loader.policy.viaPseudonym,
                                     reverseOrigin: server.configuration.reverseOrigin,
-                                    peerIsLoopback: peer?.isLoopback ?? false) {
+                                    peerIsLoopback: peer?.isLoopback ?? false, host: host) {
         case .refuse(let status, let reason):
             return respondSimple(status, reason + "\n", keepAlive: false, head: head)
         case .transparent(let url):
@@ -145,18 +147,18 @@ final class ClientConnection: SocketDelegate {
             break
         }
         // The proxy's own routes: who may use them (Host, LAN signatures, loopback-only routes).
-        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false)
+        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false, host: host)
         guard verdict == .allow else {
             return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
         }
-        // The route depends on the path only (before any query), scanned in place.
-        let target = head.target.utf8
-        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
         // Proxy URLs first: the hot path does no other routing work.
-        if path.starts(with: "/p/".utf8) && (head.method == "GET" || isHead) && !hasBody {
+        if head.target.hasPrefix("/p/") && (head.method == "GET" || isHead) && !hasBody {
             return proxy(head)
         }
+        // The other routes depend on the path only (before any query).
+        let target = head.target.utf8
+        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
             return handleAdmin(head)
         }

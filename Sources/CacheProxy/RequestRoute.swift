@@ -17,12 +17,13 @@ enum RequestRoute: Equatable {
     ///   - reverseOrigin: with `--origin`, every origin-form target but the
     ///     admin routes maps onto this origin.
     ///   - peerIsLoopback: forward-proxy use is for loopback clients only.
+    ///   - host: the Host facts, when the connection already knows them.
     static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,
-                        peerIsLoopback: Bool) -> RequestRoute {
+                        peerIsLoopback: Bool, host: HostFacts? = nil) -> RequestRoute {
         if head.method == "CONNECT" {
             return .refuse(status: 405, reason: "CONNECT is not supported: this proxy does not tunnel")
         }
-        if case .failure(let error) = Intermediary.validateHost(head) {
+        if let error = (host ?? HostFacts(head)).error {
             return .refuse(status: 400, reason: "Bad request: \(error.rawValue)")
         }
         if Intermediary.isLoop(head.headers, pseudonym: pseudonym) {

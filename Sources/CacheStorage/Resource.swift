@@ -228,5 +228,8 @@ package struct DerivedFacts: Sendable {
     /// The stored end-to-end fields as every hit replays them (Via added,
     /// Age left out), and the same rendered as head lines.
     package var serving: (fields: HTTPHeaders, lines: [UInt8])?
+    /// `serving.fields` with an Age, kept for the second it is right in
+    /// (hits in the same second share it instead of copying the fields).
+    package var servingAged: (age: Int, fields: HTTPHeaders)?
     package init() {}
 }

@@ -3,7 +3,8 @@ import Glibc
 import HTTPCache
 import XCTest
 
-/// A cache folder on a tiny tmpfs: once it is full, bytes pass through.
+/// Storage that refuses writes while serving: a tiny tmpfs that fills up,
+/// and a folder made read-only. Bytes pass through until it can be written again.
 final class FullDiskTests: XCTestCase {
     func testFullDiskDegradesToPassThrough() throws {
         let fixture = try ProxyFixture()
@@ -34,5 +35,57 @@ final class FullDiskTests: XCTestCase {
         XCTAssertEqual(head.status, 206)
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertBytes(try slow.readRawBytes(4_000_000 - 100), equal: other, range: 100..<4_000_000)
+    }
+
+    /// The resources folder becomes read-only while serving (a read-only bind
+    /// mount over it; root ignores file modes): new resources pass through
+    /// byte-exact, cached ones are still served, and storing resumes by itself
+    /// once the folder is writable again.
+    func testReadOnlyFolderDegradesAndRecovers() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let a = try fixture.file("a.bin", size: 2_000_000, seed: 21)
+        let b = try fixture.file("b.bin", size: 1_500_000, seed: 22)
+        let c = try fixture.file("c.bin", size: 700_000, seed: 23)
+        XCTAssertBytes(try fixture.get("a.bin").body, equal: a)
+        let resources = fixture.cacheDirectory + "/resources"
+        let bound = try TestTools.run("/bin/mount", ["--bind", resources, resources])
+        guard bound.succeeded else { throw XCTSkip("cannot bind-mount here: \(bound.stderr)") }
+        var mounted = true
+        defer { if mounted { _ = try? TestTools.run("/bin/umount", ["-l", resources]) } }
+        let readOnly = try TestTools.run("/bin/mount", ["-o", "remount,bind,ro", resources])
+        guard readOnly.succeeded else { throw XCTSkip("cannot make the bind mount read-only: \(readOnly.stderr)") }
+        XCTAssertFalse(FileManager.default.createFile(atPath: resources + "/probe", contents: Data([1])),
+                       "the folder refuses writes")
+
+        for _ in 0..<2 {
+            let miss = try fixture.get("b.bin")
+            XCTAssertEqual(miss.status, 200)
+            XCTAssertBytes(miss.body, equal: b)
+            let range = try fixture.get("b.bin", range: "bytes=1000-99999")
+            XCTAssertEqual(range.status, 206)
+            XCTAssertBytes(range.body, equal: b, range: 1000..<100_000)
+            let hit = try fixture.get("a.bin", range: "bytes=500000-1499999")
+            XCTAssertEqual(hit.status, 206)
+            XCTAssertBytes(hit.body, equal: a, range: 500_000..<1_500_000)
+        }
+        XCTAssertEqual(fixture.originLog("a.bin").count, 1, "the cached resource came from the cache")
+        XCTAssertGreaterThanOrEqual(fixture.originLog("b.bin").count, 3, "nothing of b.bin could be stored: fetched again")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: resources).count, 1, "only a.bin's folder")
+
+        let released = try TestTools.run("/bin/umount", [resources])
+        XCTAssertTrue(released.succeeded, released.stderr)
+        mounted = !released.succeeded
+        // After the retry interval (5 s) storing resumes.
+        Thread.sleep(forTimeInterval: 5.5)
+        XCTAssertBytes(try fixture.get("c.bin").body, equal: c)
+        let before = fixture.originLog("c.bin").count
+        let stored = TestTools.waitUntil(timeout: 10) {
+            (try? fixture.get("c.bin", range: "bytes=0-99").status) == 206
+                && fixture.originLog("c.bin").count == before
+        }
+        XCTAssertTrue(stored, "c.bin served from the cache after recovery")
+        XCTAssertBytes(try fixture.get("c.bin").body, equal: c)
+        XCTAssertEqual(fixture.originLog("c.bin").count, before, "stored once writable again")
     }
 }
