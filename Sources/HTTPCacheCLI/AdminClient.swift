@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import HTTPCache
 
@@ -12,21 +12,47 @@ struct AdminClient {
     }
 
     func list() throws -> [CachedResource] {
-        let body = try request("GET", "/admin/cache", [:])
-        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let items = object["resources"] as? [[String: Any]] else {
-            throw Failure(description: "unexpected answer from the proxy")
-        }
-        return items.map { item in
-            let ranges = (item["ranges"] as? String ?? "").split(separator: ",").compactMap { part -> ClosedRange<Int64>? in
+        let listing: Listing = try json("GET", "/admin/cache", [:])
+        return listing.resources.map { item in
+            let ranges = (item.ranges ?? "").split(separator: ",").compactMap { part -> ClosedRange<Int64>? in
                 let bounds = part.split(separator: "-")
                 guard bounds.count == 2, let a = Int64(bounds[0]), let b = Int64(bounds[1]) else { return nil }
                 return a...b
             }
-            return CachedResource(url: item["url"] as? String ?? "", totalLength: (item["length"] as? NSNumber)?.int64Value,
-                                  contentType: item["type"] as? String, cachedBytes: (item["cached"] as? NSNumber)?.int64Value ?? 0,
-                                  cachedRanges: ranges, lastAccess: ((item["lastAccess"] as? NSNumber)?.doubleValue ?? 0) / 1000,
-                                  isComplete: item["complete"] as? Bool ?? false, isInUse: item["inUse"] as? Bool ?? false)
+            return CachedResource(url: item.url ?? "", totalLength: item.length, contentType: item.type,
+                                  cachedBytes: item.cached ?? 0, cachedRanges: ranges,
+                                  lastAccess: (item.lastAccess ?? 0) / 1000,
+                                  isComplete: item.complete ?? false, isInUse: item.inUse ?? false)
+        }
+    }
+
+    /// `GET /admin/cache`, as the proxy writes it.
+    private struct Listing: Decodable {
+        struct Item: Decodable {
+            var url: String?
+            var length: Int64?
+            var type: String?
+            var cached: Int64?
+            var ranges: String?
+            var lastAccess: Double?
+            var complete: Bool?
+            var inUse: Bool?
+        }
+        var resources: [Item]
+    }
+
+    /// An error answer: `{"error": "..."}`.
+    private struct Refusal: Decodable {
+        var error: String?
+    }
+
+    /// A request whose answer is a JSON document of this shape.
+    func json<Answer: Decodable>(_ method: String, _ path: String, _ query: [String: String]) throws -> Answer {
+        let body = try request(method, path, query)
+        do {
+            return try JSONDecoder().decode(Answer.self, from: Data(body))
+        } catch {
+            throw Failure(description: "unexpected answer from the proxy")
         }
     }
 
@@ -41,9 +67,7 @@ struct AdminClient {
 
     /// One request on a fresh connection (Connection: close); the body on 2xx.
     func request(_ method: String, _ path: String, _ query: [String: String]) throws -> [UInt8] {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let encoded = query.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+        let encoded = query.map { "\($0.key)=\(Self.percentEncoded($0.value))" }
         let target = encoded.isEmpty ? path : path + "?" + encoded.joined(separator: "&")
         let head = "\(method) \(target) HTTP/1.1\r\nHost: \(address)\r\nX-HTTPCache-Token: \(token)\r\n"
             + "Content-Length: 0\r\nConnection: close\r\n\r\n"
@@ -55,10 +79,27 @@ struct AdminClient {
         let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") ?? 0
         let body = Array(response[split.upperBound...])
         guard (200..<300).contains(status) else {
-            let reason = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["error"] as? String
+            let reason = (try? JSONDecoder().decode(Refusal.self, from: Data(body)))?.error
             throw Failure(description: reason ?? "the proxy answered \(status)")
         }
         return body
+    }
+
+    /// A query value with everything but unreserved characters (RFC 3986 §2.3) percent-encoded.
+    static func percentEncoded(_ value: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(byte)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private func exchange(_ request: [UInt8]) throws -> [UInt8] {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import HTTPCache
 
 /// `httpcache cache …`: manage a cache folder, served or not.
@@ -146,7 +146,10 @@ enum CacheAccess {
     func unpin(_ url: String) throws -> Int {
         switch self {
         case .local(let folder): return folder.unpin(url)
-        case .remote(let client): return (try client.json("POST", "/admin/cache/unpin", ["url": url])["unpinned"] as? NSNumber)?.intValue ?? 0
+        case .remote(let client):
+            struct Unpinned: Decodable { var unpinned: Int? }
+            let answer: Unpinned = try client.json("POST", "/admin/cache/unpin", ["url": url])
+            return answer.unpinned ?? 0
         }
     }
 

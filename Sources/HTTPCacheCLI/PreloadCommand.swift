@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Glibc
 import HTTPCache
 import Logging
@@ -103,21 +102,18 @@ struct PreloadCommand: ParsableCommand {
         if let duration { query["duration"] = String(duration) }
         if pin { query["pin"] = "1" }
         do {
-            let started = try client.json("POST", "/admin/preload", query)
-            guard let id = (started["id"] as? NSNumber)?.intValue else {
-                return .failure(HTTPCacheError(.io, "unexpected answer from the proxy"))
-            }
+            let started: PreloadStarted = try client.json("POST", "/admin/preload", query)
             bar.begin(url)
             while true {
-                let status = try client.json("GET", "/admin/preload", ["id": String(id)])
-                let progress = PreloadProgress(json: status)
-                switch status["state"] as? String {
+                let status: PreloadStatusAnswer = try client.json("GET", "/admin/preload", ["id": String(started.id)])
+                let progress = status.progress
+                switch status.state {
                 case "done":
                     bar.end(url, .success(progress))
                     return .success(progress)
                 case "failed":
-                    let code = HTTPCacheError.Code(rawValue: Int32((status["code"] as? NSNumber)?.intValue ?? -8)) ?? .upstream
-                    let error = HTTPCacheError(code, status["error"] as? String ?? "failed")
+                    let code = HTTPCacheError.Code(rawValue: Int32(status.code ?? -8)) ?? .upstream
+                    let error = HTTPCacheError(code, status.error ?? "failed")
                     bar.end(url, .failure(error))
                     return .failure(error)
                 default:
@@ -133,24 +129,27 @@ struct PreloadCommand: ParsableCommand {
     }
 }
 
-extension AdminClient {
-    /// A request whose answer is a JSON object.
-    func json(_ method: String, _ path: String, _ query: [String: String]) throws -> [String: Any] {
-        let body = try request(method, path, query)
-        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            throw Failure(description: "unexpected answer from the proxy")
-        }
-        return object
-    }
+/// `POST /admin/preload`'s answer.
+struct PreloadStarted: Decodable {
+    var id: Int
 }
 
-extension PreloadProgress {
-    init(json: [String: Any]) {
-        func int(_ key: String) -> Int { (json[key] as? NSNumber)?.intValue ?? 0 }
-        self.init(bytesDone: (json["bytesDone"] as? NSNumber)?.int64Value ?? 0,
-                  bytesTotal: (json["bytesTotal"] as? NSNumber)?.int64Value,
-                  segmentsDone: int("segmentsDone"), segmentsTotal: int("segmentsTotal"),
-                  resourcesDone: int("resourcesDone"), resourcesTotal: int("resourcesTotal"))
+/// `GET /admin/preload?id=N`'s answer.
+struct PreloadStatusAnswer: Decodable {
+    var state: String?
+    var code: Int?
+    var error: String?
+    var bytesDone: Int64?
+    var bytesTotal: Int64?
+    var segmentsDone: Int?
+    var segmentsTotal: Int?
+    var resourcesDone: Int?
+    var resourcesTotal: Int?
+
+    var progress: PreloadProgress {
+        PreloadProgress(bytesDone: bytesDone ?? 0, bytesTotal: bytesTotal,
+                        segmentsDone: segmentsDone ?? 0, segmentsTotal: segmentsTotal ?? 0,
+                        resourcesDone: resourcesDone ?? 0, resourcesTotal: resourcesTotal ?? 0)
     }
 }
 
@@ -158,18 +157,18 @@ extension PreloadProgress {
 /// terminal; a plain line per URL otherwise.
 final class ProgressBar {
     let enabled: Bool
-    private var started = Date()
+    private var started = ContinuousClock.now
 
     init(enabled: Bool) { self.enabled = enabled }
 
     func begin(_ url: String) {
-        started = Date()
+        started = ContinuousClock.now
         if !enabled { emit("preloading \(url)\n") }
     }
 
     func show(_ p: PreloadProgress) {
         guard enabled else { return }
-        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let elapsed = max(0.001, Self.seconds(started.duration(to: .now)))
         let rate = Double(p.bytesDone) / elapsed
         // HLS totals grow while the walk goes on: the resource count is the better fraction then.
         let fraction: Double
@@ -214,6 +213,11 @@ final class ProgressBar {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+        return unit == 0 ? "\(bytes) B" : oneDecimal(value) + " " + units[unit]
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (whole, fraction) = duration.components
+        return Double(whole) + Double(fraction) / 1e18
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import HTTPCache
 
 /// `httpcache stats`: the counters of the proxy serving a cache folder.
@@ -90,7 +90,7 @@ struct ProxyStats: Decodable {
             ("requests", String(requestsTotal)),
             ("  by status", byStatus.isEmpty ? "-" : byStatus.joined(separator: ", ")),
             ("  by cache", byCache.joined(separator: ", ")),
-            ("hit ratio", String(format: "%.1f %% (HIT of HIT+MISS+PARTIAL)", hitRatio * 100)),
+            ("hit ratio", oneDecimal(hitRatio * 100) + " % (HIT of HIT+MISS+PARTIAL)"),
             ("bytes from disk", Self.bytes(Int64(clamping: bytesFromCache))),
             ("bytes from origin", Self.bytes(Int64(clamping: bytesFromOrigin))),
             ("origin requests", String(originRequests)),
@@ -102,7 +102,7 @@ struct ProxyStats: Decodable {
             ("access log dropped", String(accessLogDropped)),
         ]
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined()
+        return rows.map { $0.0 + String(repeating: " ", count: width + 2 - $0.0.count) + $0.1 + "\n" }.joined()
     }
 
     /// `1.5 GiB (1610612736 bytes)`; plain bytes below 1 KiB.
@@ -114,13 +114,14 @@ struct ProxyStats: Decodable {
             value /= 1024
             unit += 1
         }
-        return unit < 0 ? "\(count) bytes" : String(format: "%.1f", value) + " \(units[unit]) (\(count) bytes)"
+        return unit < 0 ? "\(count) bytes" : oneDecimal(value) + " \(units[unit]) (\(count) bytes)"
     }
 
     /// `2d 03:04:05` or `03:04:05`.
     static func duration(_ seconds: Double) -> String {
         let total = Int(max(0, seconds))
-        let clock = String(format: "%02d:%02d:%02d", total / 3600 % 24, total / 60 % 60, total % 60)
+        func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : String(n) }
+        let clock = "\(twoDigits(total / 3600 % 24)):\(twoDigits(total / 60 % 60)):\(twoDigits(total % 60))"
         return total >= 86400 ? "\(total / 86400)d \(clock)" : clock
     }
 }

@@ -137,7 +137,8 @@ final class ManagementTests: XCTestCase {
         XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(url)).body, equal: file)
         list = try cli(["list"])
         XCTAssertTrue(list.succeeded, list.stderr)
-        XCTAssertTrue(list.stdout.contains(url), list.stdout)
+        XCTAssertTrue(list.stdout.contains(url) && list.stdout.contains("200000/200000 bytes (complete)")
+                      && list.stdout.contains("ranges 0-199999"), list.stdout)
         let out2 = fixture.directory.file("exported2.mp4").path
         let export = try cli(["export", url, out2])
         XCTAssertTrue(export.succeeded, export.stderr)
