@@ -143,7 +143,9 @@ for t in "${targets[@]}"; do
   fi
   limit=(-max_total_time="$seconds")
   [[ -n "$runs" ]] && limit=(-runs="$runs")
+  # A smoke run (the test suite) must not clobber the log of a long run going on.
   logfile="$OUT/logs/$t.log"
+  [[ $smoke -eq 1 ]] && logfile="$OUT/logs/$t.smoke.log"
   started=$(date +%s)
   # libFuzzer writes new inputs to the first corpus folder only: the seeds stay as they are.
   rc=0
@@ -151,11 +153,11 @@ for t in "${targets[@]}"; do
   nice -n 10 "$OUT/bin/$t" "${limit[@]}" ${FLAGS[$t]} -print_final_stats=1 \
     -artifact_prefix="$OUT/artifacts/$t/" "$work" "$seeds" >"$logfile" 2>&1 || rc=$?
   elapsed=$(( $(date +%s) - started ))
-  executed="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$logfile" | grep -o '[0-9]*$' | tail -n 1 || true)"
+  executed="$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$logfile" | grep -o '[0-9]*$' | tail -n 1 || true)"
   if [[ $rc -ne 0 ]]; then
     status=1
-    crash="$(grep -o 'Test unit written to .*' "$logfile" | sed 's/Test unit written to //' | tail -n 1 || true)"
-    grep -E 'fuzz invariant failed|ERROR: AddressSanitizer|Fatal error|SUMMARY' "$logfile" | head -n 5 >&2 || true
+    crash="$(grep -ao 'Test unit written to .*' "$logfile" | sed 's/Test unit written to //' | tail -n 1 || true)"
+    grep -aE 'fuzz invariant failed|ERROR: AddressSanitizer|Fatal error|SUMMARY' "$logfile" | head -n 5 >&2 || true
     echo "fuzz: $t: CRASH after ${executed:-?} inputs in ${elapsed} s (exit $rc); input: ${crash:-unknown}; log: $logfile"
   else
     echo "fuzz: $t: ok, ${executed:-0} inputs in ${elapsed} s"
