@@ -35,28 +35,89 @@ package enum LoadError: Error, CustomStringConvertible, Sendable {
 }
 
 /// What the client's response head is built from.
+///
+/// Passed along a response's whole path (reader, transform context, exchange
+/// machine, plan), so its fields live in one immutable box: a copy is one
+/// reference count, and a change (rare, while the info is put together)
+/// makes a new box.
 package struct ContentInfo: Sendable {
-    /// Nil while the origin sends a body of unknown length.
-    package var totalLength: Int64?
-    package var contentType: String?
-    package var etag: String?
-    package var lastModified: String?
-    /// The other end-to-end fields of the stored response to replay (Date,
-    /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
-    /// fields above are the plan's own.
-    package var headers = HTTPHeaders()
-    /// `headers` but the plan's own fields and Age, rendered as head lines
-    /// once per stored head (a hit copies them instead of filtering fields).
-    package var replayedLines: [UInt8]?
-    /// The Age sent with `replayedLines`.
-    package var age: Int?
+    private final class Box: Sendable {
+        let totalLength: Int64?
+        let contentType: String?
+        let etag: String?
+        let lastModified: String?
+        let headers: HTTPHeaders
+        let replayedLines: [UInt8]?
+        let age: Int?
+
+        init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
+             headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?) {
+            self.totalLength = totalLength
+            self.contentType = contentType
+            self.etag = etag
+            self.lastModified = lastModified
+            self.headers = headers
+            self.replayedLines = replayedLines
+            self.age = age
+        }
+    }
+
+    private var box: Box
 
     package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
                  headers: HTTPHeaders = HTTPHeaders()) {
-        self.totalLength = totalLength
-        self.contentType = contentType
-        self.etag = etag
-        self.lastModified = lastModified
-        self.headers = headers
+        box = Box(totalLength: totalLength, contentType: contentType, etag: etag, lastModified: lastModified,
+                  headers: headers, replayedLines: nil, age: nil)
+    }
+
+    /// A copy of the box with one field changed.
+    private mutating func change(totalLength: Int64?? = nil, contentType: String?? = nil, etag: String?? = nil,
+                                 lastModified: String?? = nil, headers: HTTPHeaders? = nil,
+                                 replayedLines: [UInt8]?? = nil, age: Int?? = nil) {
+        box = Box(totalLength: totalLength ?? box.totalLength, contentType: contentType ?? box.contentType,
+                  etag: etag ?? box.etag, lastModified: lastModified ?? box.lastModified,
+                  headers: headers ?? box.headers, replayedLines: replayedLines ?? box.replayedLines,
+                  age: age ?? box.age)
+    }
+
+    /// Nil while the origin sends a body of unknown length.
+    package var totalLength: Int64? {
+        get { box.totalLength }
+        set { change(totalLength: .some(newValue)) }
+    }
+    package var contentType: String? {
+        get { box.contentType }
+        set { change(contentType: .some(newValue)) }
+    }
+    package var etag: String? {
+        get { box.etag }
+        set { change(etag: .some(newValue)) }
+    }
+    package var lastModified: String? {
+        get { box.lastModified }
+        set { change(lastModified: .some(newValue)) }
+    }
+    /// The other end-to-end fields of the stored response to replay (Date,
+    /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
+    /// fields above are the plan's own.
+    package var headers: HTTPHeaders {
+        get { box.headers }
+        set { change(headers: newValue) }
+    }
+    /// `headers` but the plan's own fields and Age, rendered as head lines
+    /// once per stored head (a hit copies them instead of filtering fields).
+    package var replayedLines: [UInt8]? {
+        get { box.replayedLines }
+        set { change(replayedLines: .some(newValue)) }
+    }
+    /// The Age sent with `replayedLines`.
+    package var age: Int? {
+        get { box.age }
+        set { change(age: .some(newValue)) }
+    }
+
+    /// The served fields in one change (a hit sets all three).
+    package mutating func setServing(headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?) {
+        change(headers: headers, replayedLines: .some(replayedLines), age: .some(age))
     }
 }

@@ -50,15 +50,16 @@ extension Loader {
             return made
         }()
         let age = freshnessFacts(resource, head).age(now: Int(nowSeconds))
+        let fields: HTTPHeaders
         if let aged = resource.derived.servingAged, aged.age == age, resource.derived.serving != nil {
-            info.headers = aged.fields
+            fields = aged.fields
         } else {
-            info.headers = serving.fields
-            info.headers.add("Age", String(age))
-            if resource.derived.serving != nil { resource.derived.servingAged = (age, info.headers) }
+            var withAge = serving.fields
+            withAge.add("Age", String(age))
+            if resource.derived.serving != nil { resource.derived.servingAged = (age, withAge) }
+            fields = withAge
         }
-        info.replayedLines = serving.lines
-        info.age = age
+        info.setServing(headers: fields, replayedLines: serving.lines, age: age)
         return info
     }
 
