@@ -39,6 +39,8 @@ if [[ -n "${SCRATCH_PATH:-}" ]]; then
 fi
 if [[ -n "$SANITIZE" ]]; then
   SWIFT_ARGS+=(--sanitize="$SANITIZE")
+  # Tests that bound memory (RSS) know their figures mean nothing under a sanitizer.
+  export HTTPCACHE_SANITIZER="$SANITIZE"
   echo "==> sanitizer: $SANITIZE (scratch path $SCRATCH_PATH)" >&2
 fi
 
