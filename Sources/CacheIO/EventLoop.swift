@@ -1,5 +1,4 @@
 import CSupport
-import Synchronization
 
 /// An error from the C core, carrying its negative error code.
 package struct IOError: Error, CustomStringConvertible, Sendable {
@@ -23,7 +22,7 @@ package final class EventLoop: @unchecked Sendable {
     // Immutable after init; the C loop does its own locking for posts.
     let raw: OpaquePointer
     /// Set by shutdown; held while posting so no post can race the free.
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     package init() throws {
         var message = [CChar](repeating: 0, count: 256)

@@ -1,9 +1,8 @@
-import Synchronization
 import Glibc
 
 /// A value handed from one thread to another exactly once (blocking take).
 package final class OneShot<T: Sendable>: Sendable {
-    private let state = Mutex<T?>(nil)
+    private let state = Locked<T?>(nil)
     private let ready = Semaphore()
 
     package init() {}

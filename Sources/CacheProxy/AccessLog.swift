@@ -2,7 +2,7 @@ import Dispatch
 import CacheStorage
 import Glibc
 import Logging
-import Synchronization
+import CacheIO
 
 /// One access-log record: a response as the client saw it.
 ///
@@ -145,7 +145,7 @@ package final class AccessLogWriter: Sendable {
     private let flushBytes: Int
     private let maxBufferedBytes: Int
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Signalled when there is something for the thread to do.
     private let wake = DispatchSemaphore(value: 0)
     /// Signalled once by the thread when it has written everything and closed the file.

@@ -258,8 +258,14 @@ package final class ResourceStore {
         loop.offload({ _ = unlink(path) }, done: { _ in })
     }
 
+    /// Moves the folder out of the way at once (one rename), then removes it
+    /// on the pool: the same key may get a new folder right away (an import
+    /// after a clear, a download after a removal) without the removal racing it.
+    /// What a crash leaves in tmp/ is removed at the next start.
     private func removeFolder(_ directory: String) {
-        loop.offload({ FileIO.removeTree(directory) }, done: { _ in })
+        let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let doomed = rename(directory, trash) == 0 ? trash : directory
+        loop.offload({ FileIO.removeTree(doomed) }, done: { _ in })
     }
 
     // MARK: flushing
@@ -299,7 +305,8 @@ package final class ResourceStore {
         }, done: { [logger] failure in
             resource.flushing = false
             if resource.isRemoved {
-                self.removeFolder(directory)
+                // Unless the key has a new resource already, which owns the folder now.
+                if self.resources[resource.key] == nil { self.removeFolder(directory) }
                 return
             }
             if let failure {

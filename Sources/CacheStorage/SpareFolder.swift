@@ -1,7 +1,6 @@
 import CacheIO
 import Dispatch
 import Glibc
-import Synchronization
 
 /// Resource folders with an empty data file, made ahead of need and renamed
 /// into place when a new resource gets its first byte.
@@ -29,7 +28,7 @@ final class SpareFolder: @unchecked Sendable {
 
     private let parent: String
     private let maker = DispatchQueue(label: "httpcache.spare-folders")
-    private let stockState = Mutex(Stock())
+    private let stockState = Locked(Stock())
     private var counter = 0  // loop thread only
 
     init(parent: String) {

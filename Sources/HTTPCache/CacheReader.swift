@@ -1,6 +1,5 @@
 import CacheIO
 import CacheLoading
-import Synchronization
 
 /// What a reader knows about its resource before the first byte.
 public struct ReaderInfo: Sendable, Equatable {
@@ -163,7 +162,7 @@ public final class CacheReader: Sendable {
 
 /// The open readers of a cache, so that closing the cache closes them.
 final class ReaderRegistry: Sendable {
-    private let state = Mutex<(next: Int, open: [Int: ReaderChannel], closed: Bool)>((0, [:], false))
+    private let state = Locked<(next: Int, open: [Int: ReaderChannel], closed: Bool)>((0, [:], false))
 
     /// A new id, or nil once the cache is closed.
     func add(_ channel: ReaderChannel) -> Int? {

@@ -4,7 +4,6 @@ import CacheLoading
 import CacheProxy
 import CacheStorage
 import Logging
-import Synchronization
 
 /// The caching proxy, embedded in your process: a `MediaCache` that serves.
 ///
@@ -20,7 +19,7 @@ import Synchronization
 public final class HTTPCacheServer: Sendable {
     public let configuration: HTTPCacheConfiguration
     private let logger: Logger
-    private let running = Mutex<MediaCache?>(nil)
+    private let running = Locked<MediaCache?>(nil)
 
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) {
         self.configuration = configuration

@@ -4,7 +4,6 @@ import CacheLoading
 import CacheProxy
 import CacheStorage
 import Logging
-import Synchronization
 
 /// An open cache: the folder (locked for this process), its downloads and
 /// origin connections, on an event-loop thread of its own. It works without
@@ -25,7 +24,7 @@ public final class MediaCache: Sendable {
     let loop: EventLoop
     let engine: LoopBound<Engine>
     let store: LoopBound<ResourceStore>
-    private let serving = Mutex<Serving>(Serving())
+    private let serving = Locked<Serving>(Serving())
     /// In-process readers, closed with the cache.
     let readers = ReaderRegistry()
 

@@ -1,7 +1,7 @@
 import CacheHTTP
 import CacheLoading
 import Glibc
-import Synchronization
+import CacheIO
 
 /// Which variants of an HLS multivariant playlist a preload fetches.
 public enum PreloadVariantChoice: Sendable, Equatable {
@@ -97,7 +97,7 @@ extension HTTPCacheError {
 public final class PreloadTask: Sendable {
     /// The URL preloaded.
     public let url: String
-    private let state = Mutex<State>(State())
+    private let state = Locked<State>(State())
     private let cancelAction: @Sendable () -> Void
 
     private struct State: Sendable {
@@ -212,7 +212,7 @@ extension MediaCache {
         if let range, range.lowerBound < 0 { throw HTTPCacheError(.invalidArgument, "bad range \(range)") }
         let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
                                      variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin)
-        let ids = Mutex<Int?>(nil)
+        let ids = Locked<Int?>(nil)
         let engine = self.engine
         let loop = self.loop
         let task = PreloadTask(url: url) {

@@ -2,7 +2,7 @@
 // unmanaged, retained CacheHandle; hc_open retains it, hc_close releases it.
 import HTTPCache
 import Logging
-import Synchronization
+import CacheIO
 
 /// The object behind an hc_cache*: the engine's `MediaCache`, the logger
 /// bound to the configuration's log target, and the readers and preloads
@@ -13,7 +13,7 @@ final class CacheHandle: Sendable {
     let dependents = Dependents()
     /// Held across hc_serve so that a second call, even a concurrent one,
     /// reports HC_EINVAL (MediaCache.serve() would silently do nothing).
-    private let serveLock = Mutex(())
+    private let serveLock = Locked(())
 
     init(cache: MediaCache, logger: Logger) {
         self.cache = cache

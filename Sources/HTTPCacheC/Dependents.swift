@@ -1,4 +1,4 @@
-import Synchronization
+import CacheIO
 
 /// Something opened on a cache that hc_close must end before the engine
 /// closes: an hc_reader or an hc_preload (Reader.swift, Preload.swift).
@@ -18,7 +18,7 @@ final class Dependents: Sendable {
         var members: [ObjectIdentifier: any CacheDependent] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Adds `member`; false once hc_close has begun (the caller then fails
     /// with HC_ECLOSED and must not start any work).

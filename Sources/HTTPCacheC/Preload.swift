@@ -3,7 +3,7 @@
 // task following the preload's progress), never on the caller's.
 import Glibc
 import HTTPCache
-import Synchronization
+import CacheIO
 
 public typealias HCProgressFunction = @convention(c) (UnsafeMutableRawPointer?, Int64, Int64) -> Void
 public typealias HCDoneFunction = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Void
@@ -22,7 +22,7 @@ final class PreloadHandle: CacheDependent, @unchecked Sendable {
         var closing = false
         var doneCalled = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(task: PreloadTask, progress: HCProgressFunction?, done: HCDoneFunction?,
          userdata: UnsafeMutableRawPointer?, dependents: Dependents) {

@@ -3,7 +3,7 @@
 // read-ahead, range checks); this file converts arguments, positions and codes.
 import Glibc
 import HTTPCache
-import Synchronization
+import CacheIO
 
 /// `hc_content_info` of include/httpcache.h. `@c` cannot take a Swift struct,
 /// so hc_reader_info takes a raw pointer and binds it to this: the same
@@ -20,7 +20,7 @@ final class ReaderHandle: CacheDependent, Sendable {
     let reader: CacheReader
     private let dependents: Dependents
     /// Every content type given out so far (normally one); freed in deinit.
-    private let contentTypes = Mutex<[(text: String, copy: UnsafeMutablePointer<CChar>)]>([])
+    private let contentTypes = Locked<[(text: String, copy: UnsafeMutablePointer<CChar>)]>([])
 
     init(reader: CacheReader, dependents: Dependents) {
         self.reader = reader

@@ -1,6 +1,5 @@
 import CacheIO
 import Glibc
-import Synchronization
 import XCTest
 @testable import CacheProxy
 
@@ -9,7 +8,7 @@ final class PeerAddressTests: XCTestCase {
     private func acceptedPeer(host: String, family: Int32) throws -> (SocketAddress?, UInt16)? {
         let loop = try EventLoop()
         defer { loop.shutdown() }
-        let seen = Mutex<SocketAddress??>(nil)
+        let seen = Locked<SocketAddress??>(nil)
         let port = loop.submitAndWait { () -> Int in
             // The C side keeps the listener until the loop stops.
             (try? Listener.listen(on: loop, host: host, port: 0) { socket in

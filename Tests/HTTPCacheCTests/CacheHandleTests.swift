@@ -1,5 +1,6 @@
 import Foundation
 @testable import HTTPCacheC
+import CacheIO
 import Synchronization
 import XCTest
 
@@ -246,7 +247,7 @@ private func text(_ buffer: [CChar]) -> String {
 }
 
 private final class Box: Sendable {
-    let entries = Mutex<[String]>([])
+    let entries = Locked<[String]>([])
 }
 
 private final class FakeDependent: CacheDependent {

@@ -58,6 +58,33 @@ final class ManagementTests: XCTestCase {
         XCTAssertEqual(fixture.originLog("notes.txt").count, 1)
     }
 
+    /// Removing and clearing delete folders in the background: an import of
+    /// the same URL right after must neither fail nor lose its folder to that
+    /// deletion (it did, now and then, until a removed folder was renamed away
+    /// at once).
+    func testImportRightAfterRemovalKeepsItsFolder() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-reimport")
+        defer { directory.remove() }
+        let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache"))
+        defer { cache.close() }
+        let source = try TestFile.random(size: 300_000, seed: 31, in: directory.url, name: "source.bin")
+        let url = "http://media.example/clip.mp4"
+        for round in 0..<40 {
+            try cache.importResource(for: url, from: source.path)
+            if round % 2 == 0 { cache.removeAllResources() } else { try cache.removeResource(for: url) }
+            try cache.importResource(for: url, from: source.path)
+            XCTAssertEqual(cache.cacheSize(), 300_000, "round \(round)")
+            let exported = directory.path + "/exported-\(round).bin"
+            try cache.exportResource(for: url, to: exported)
+            XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: exported)), equal: source, "round \(round)")
+            cache.removeAllResources()
+        }
+        // The folders removed in the background are gone; nothing else is left.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache/resources")) ?? ["?"]).isEmpty
+        })
+    }
+
     func testSwiftCacheOperations() throws {
         let fixture = try ProxyFixture()
         defer { fixture.stop() }
