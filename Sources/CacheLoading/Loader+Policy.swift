@@ -117,15 +117,20 @@ extension Loader {
 
     /// The same, with the primary key's resource already looked up.
     func variantStoreKey(primary: String, stored: Resource?, request: HTTPHeaders) -> String {
-        guard let head = stored?.metadata.head else { return primary }
+        guard let stored, let head = stored.metadata.head else { return primary }
+        let variance = stored.derived.variance ?? {
+            let facts = (varies: head.headers.contains("Vary"), coding: head.headers["Content-Encoding"])
+            stored.derived.variance = facts
+            return facts
+        }()
         var suffix = ""
-        if head.headers.contains("Vary") {
+        if variance.varies {
             let wanted = VaryKey(vary: head.headers, request: request)
             if wanted == nil || wanted != head.varyKey {
                 suffix += "\nvary\n" + (wanted?.text ?? "*")
             }
         }
-        if let coding = head.headers["Content-Encoding"], !ContentCoding.accepts(request, coding: coding) {
+        if let coding = variance.coding, !ContentCoding.accepts(request, coding: coding) {
             suffix += "\naccept-encoding\n" + (request.values("Accept-Encoding").joined(separator: ","))
         }
         return suffix.isEmpty ? primary : ResourceStore.key(for: primary + suffix)

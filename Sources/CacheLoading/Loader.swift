@@ -14,14 +14,16 @@ package final class Loader {
     let logger: Logger
     /// The last failure per origin URL, for the API (cleared on demand), bounded.
     private var lastErrors = ErrorRecords()
-    var states: [String: ResourceState] = [:]
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (twice per request).
+    @exclusivity(unchecked) var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
     /// Open readers serving clients (not preloads): preloads wait while any is open.
-    package private(set) var foregroundReaders = 0
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
+    @exclusivity(unchecked) package private(set) var foregroundReaders = 0
     /// Called when the last foreground reader closes (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
     /// Origin traffic, counted where it happens.
-    package private(set) var counters = EngineCounters()
+    @exclusivity(unchecked) package private(set) var counters = EngineCounters()
 
     package init(store: ResourceStore, client: UpstreamClient, policy: LoaderPolicy = LoaderPolicy(), logger: Logger) {
         self.store = store

@@ -35,9 +35,10 @@ package final class ResourceReader {
     /// Client fields for the origin, sent with the downloads this reader starts.
     private let fields: OriginFields
     package weak var delegate: ResourceReaderDelegate?
-    private var phase: Phase = .head
-    private var position: Int64 = 0
-    private var end: Int64 = 0
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
+    @exclusivity(unchecked) private var phase: Phase = .head
+    @exclusivity(unchecked) private var position: Int64 = 0
+    @exclusivity(unchecked) private var end: Int64 = 0
     private var interests: [Download] = []
     /// The download expected to write the byte at `position`.
     private var awaited: Download?

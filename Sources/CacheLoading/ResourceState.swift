@@ -5,17 +5,18 @@ import CacheStorage
 /// Lives while any reader or download uses the resource. Loop thread only.
 final class ResourceState {
     let resource: Resource
-    var downloads: [Download] = []
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
+    @exclusivity(unchecked) var downloads: [Download] = []
     /// Readers to wake when bytes land or a download ends.
-    var waiting: [ObjectIdentifier: ResourceReader] = [:]
+    @exclusivity(unchecked) var waiting: [ObjectIdentifier: ResourceReader] = [:]
     /// True once an origin response head established the resource's shape.
-    var headKnown: Bool
+    @exclusivity(unchecked) var headKnown: Bool
     /// The download that establishes the head, while it is unknown.
     var probe: Download?
     /// The in-flight check of the cached version, if any.
     var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
-    var originURL: OriginURL?
+    @exclusivity(unchecked) var originURL: OriginURL?
     /// The origin's response may not be shared (RFC 9111 §3: private,
     /// no-store, Authorization…): later requests never join this state.
     var notShared = false

@@ -24,8 +24,9 @@ final class ClientConnection: SocketDelegate {
 
     private let socket: Socket
     private unowned let server: ProxyServer
-    private var machine: ConnectionStateMachine
-    private var pending: [Event] = []
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
+    @exclusivity(unchecked) private var machine: ConnectionStateMachine
+    @exclusivity(unchecked) private var pending: [Event] = []
     private var running = false
     /// The response in flight, if it is not answered at once.
     private var exchange: ActiveExchange?

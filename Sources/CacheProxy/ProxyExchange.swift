@@ -15,7 +15,8 @@ final class ProxyExchange: ResourceReaderDelegate {
     private let url: OriginURL
     private let urlString: String
     private let bodyRequest: BodyRequest
-    private var machine: ExchangeStateMachine
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
+    @exclusivity(unchecked) private var machine: ExchangeStateMachine
     private var reader: ResourceReader?
     private var transformed = false
     /// Where a transform's input is read (allocated on first use).

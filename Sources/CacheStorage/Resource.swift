@@ -10,10 +10,11 @@ import Glibc
 package final class Resource {
     package let key: String
     package let directory: String
-    package private(set) var metadata: ResourceMetadata
-    package private(set) var available: RangeSet
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
+    @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
+    @exclusivity(unchecked) package private(set) var available: RangeSet
     /// Readers and downloads using the resource; in use means not evictable.
-    package var users = 0 {
+    @exclusivity(unchecked) package var users = 0 {
         didSet { if users == 0 { store.resourceBecameIdle(self) } }
     }
     /// Bumped when the bytes are dropped because the origin's version changed;
@@ -28,7 +29,7 @@ package final class Resource {
     /// Facts worked out from this version's head and bytes (is it a playlist,
     /// is it live), kept in memory so a hit does not work them out again.
     /// Cleared whenever the head or the version changes.
-    package var derived = DerivedFacts()
+    @exclusivity(unchecked) package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
 
@@ -107,6 +108,8 @@ package final class Resource {
         metadata.head = head
         derived.freshness = nil
         derived.serving = nil
+        derived.servingAged = nil
+        derived.variance = nil
         needsFlush = true
     }
 
@@ -231,5 +234,8 @@ package struct DerivedFacts: Sendable {
     /// `serving.fields` with an Age, kept for the second it is right in
     /// (hits in the same second share it instead of copying the fields).
     package var servingAged: (age: Int, fields: HTTPHeaders)?
+    /// Whether the stored head has Vary, and its Content-Encoding: what
+    /// choosing a variant reads on every request.
+    package var variance: (varies: Bool, coding: String?)?
     package init() {}
 }

@@ -14,9 +14,11 @@ package final class ResourceStore {
     package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
-    package private(set) var resources: [String: Resource] = [:]
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (looked up on every request).
+    @exclusivity(unchecked) package private(set) var resources: [String: Resource] = [:]
     /// Bytes of all resources' data files that hold cached bytes.
-    package private(set) var totalBytes: Int64 = 0
+    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
+    @exclusivity(unchecked) package private(set) var totalBytes: Int64 = 0
     /// Resources in the cache.
     package var count: Int { resources.count }
     private var evictionScheduled = false
@@ -25,7 +27,7 @@ package final class ResourceStore {
     /// Resources evicted by the size limit since start.
     package private(set) var evictions: UInt64 = 0
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
-    var openFiles = 0
+    @exclusivity(unchecked) var openFiles = 0
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
     /// Last-access times of hits, batched (see AccessJournal).
