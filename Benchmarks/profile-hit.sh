@@ -2,7 +2,9 @@
 # Profile of a cache hit: instructions (valgrind callgrind) and syscalls
 # (strace -c) per response, for a whole 16 KiB resource and a 64 KiB range;
 # and, for comparison, the instructions of nginx serving the same files
-# directly (the origin here, also run under callgrind).
+# directly (the origin here, also run under callgrind). The callgrind part
+# also counts cold misses: a 64 KiB range of a URL not asked for before
+# (the proxy's instructions only, the origin's are not counted).
 #   Benchmarks/profile-hit.sh [--requests N] [--out DIR] [--proxy PATH]
 # Needs nginx (the origin), valgrind, strace and curl; a release httpcache
 # (swift build -c release --product httpcache). Instruction counts do not
@@ -101,7 +103,11 @@ batch_config() {
   fi
   : >"$file"
   for i in $(seq 1 "$REQUESTS"); do
-    if [[ $kind == small ]]; then
+    if [[ $kind == cold ]]; then
+      # A URL not asked for before (the query makes it a new resource; nginx ignores it).
+      printf 'url = "%s"\noutput = "/dev/null"\nrange = "0-65535"\nwrite-out = "%%{http_code} %%{num_connects}\\n"\n' \
+        "$("$PROXY" url "http://127.0.0.1:$ORIGIN_PORT/big.mp4?cold=$i" --port "$PROXY_PORT")" >>"$file"
+    elif [[ $kind == small ]]; then
       printf 'url = "%s"\noutput = "/dev/null"\nwrite-out = "%%{http_code} %%{num_connects}\\n"\n' "$small" >>"$file"
     else
       local first=$(( (RANDOM * 32768 + RANDOM) % ((16 << 20) - (64 << 10)) ))
@@ -136,6 +142,7 @@ start_proxy "$WORK/cache" valgrind --tool=callgrind --instr-atstart=no --dump-in
 warm
 batch_config small "$WORK/small.cfg"
 batch_config range "$WORK/range.cfg"
+batch_config cold "$WORK/cold.cfg"
 batch_config small "$WORK/nginx-small.cfg" direct
 batch_config range "$WORK/nginx-range.cfg" direct
 # callgrind_control acts when the process runs: a request wakes it from epoll_wait.
@@ -151,7 +158,9 @@ control() {
 profile_batches() {
   local pid=$1 wake=$2 prefix=$3
   control "$pid" "$wake" -i on
-  for kind in small range; do
+  local kinds="small range"
+  [[ -z $prefix ]] && kinds="small range cold"  # cold misses: the proxy only
+  for kind in $kinds; do
     control "$pid" "$wake" -z
     run_batch "$WORK/$prefix$kind.cfg"
     control "$pid" "$wake" --dump="$prefix$kind"
@@ -164,7 +173,7 @@ kill "$PROXY_PID"
 wait "$PROXY_PID" 2>/dev/null || true
 PROXY=$PROXY_ORIGINAL
 
-for name in small range nginx-small nginx-range; do
+for name in small range cold nginx-small nginx-range; do
   file=$(grep -l "^desc: Trigger: dump $name\$" "$OUT"/callgrind*)
   total=$(awk '/^summary:/ { print $2; exit }' "$file")
   echo "$name: $((total / REQUESTS)) instructions per response (user space; $total for $REQUESTS)"
@@ -178,6 +187,7 @@ start_proxy "$WORK/cache-strace"
 warm
 batch_config small "$WORK/small.cfg"
 batch_config range "$WORK/range.cfg"
+batch_config cold "$WORK/cold.cfg"
 for kind in small range; do
   strace -c -f -p "$PROXY_PID" -o "$OUT/strace.$kind.txt" &
   STRACE_PID=$!

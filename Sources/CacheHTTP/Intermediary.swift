@@ -16,17 +16,26 @@ package enum Intermediary {
     /// Connection (or Proxy-Connection) field names (RFC 9110 §7.6.1).
     /// Order of the rest is kept.
     package static func removingHopByHop(_ headers: HTTPHeaders) -> HTTPHeaders {
-        var named = Set(hopByHopFields)
-        for field in ["Connection", "Proxy-Connection"] {
-            for value in headers.values(field) {
-                for token in value.split(separator: ",") {
-                    let name = trimmedOWS(String(token))
-                    if !name.isEmpty { named.insert(ASCII.lowercased(String(name))) }
+        // Names compared in place, without lowercased copies or a set: this
+        // runs on every request to an origin and every response from one.
+        var named: [String] = []
+        for field in headers.fields
+        where ASCII.equalsIgnoringCase(field.name, "Connection") || ASCII.equalsIgnoringCase(field.name, "Proxy-Connection") {
+            for token in field.value.utf8.split(separator: ASCII.comma) {
+                let name = trimmedOWS(String(decoding: token, as: UTF8.self))
+                // "keep-alive" and "close" are listed already or name no field.
+                if !name.isEmpty, !hopByHopFields.contains(where: { ASCII.equalsIgnoringCase($0, String(name)) }) {
+                    named.append(String(name))
                 }
             }
         }
+        func isHopByHop(_ name: String) -> Bool {
+            hopByHopFields.contains { ASCII.equalsIgnoringCase($0, name) }
+                || named.contains { ASCII.equalsIgnoringCase($0, name) }
+        }
+        guard headers.fields.contains(where: { isHopByHop($0.name) }) else { return headers }
         var out = headers
-        out.fields.removeAll { named.contains(ASCII.lowercased($0.name)) }
+        out.fields.removeAll { isHopByHop($0.name) }
         return out
     }
 

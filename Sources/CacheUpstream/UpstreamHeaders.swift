@@ -68,33 +68,48 @@ package enum UpstreamHeaders {
     /// the same name; credentials stay with the origin first asked.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
                         configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
-        let sameOrigin = url.authorityKey == originalURL.authorityKey
+        let sameOrigin = url.scheme == originalURL.scheme && url.host == originalURL.host && url.port == originalURL.port
         func allowed(_ name: String) -> Bool {
-            sameOrigin || !credentials.contains(name.lowercased())
+            sameOrigin || !credentials.contains { HTTPHeaders.sameName($0, name) }
         }
-        var text = "\(method) \(url.pathAndQuery) HTTP/1.1\r\nHost: \(url.hostHeader)\r\n"
+        // Written straight into bytes: this runs for every origin request.
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + (body?.count ?? 0))
+        func line(_ name: String, _ value: String) {
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: value.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        out.append(contentsOf: method.utf8)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: url.pathAndQuery.utf8)
+        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        line("Host", url.hostHeader)
         var hasUserAgent = false
         for (name, value) in configuration.extraHeaders where allowed(name) {
-            text += "\(name): \(value)\r\n"
-            if name.lowercased() == "user-agent" { hasUserAgent = true }
+            line(name, value)
+            if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
         for (name, value) in headers where allowed(name) {
-            guard !configuration.extraHeaders.contains(where: { $0.name.lowercased() == name.lowercased() }) else { continue }
-            text += "\(name): \(value)\r\n"
-            if name.lowercased() == "user-agent" { hasUserAgent = true }
+            guard !configuration.extraHeaders.contains(where: { HTTPHeaders.sameName($0.name, name) }) else { continue }
+            line(name, value)
+            if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
-        if !hasUserAgent { text += "User-Agent: \(configuration.userAgent)\r\n" }
+        if !hasUserAgent { line("User-Agent", configuration.userAgent) }
         // Byte offsets must mean the same thing as in the stored file: a
         // content coding is asked for only when a transparent request
         // forwarded the client's Accept-Encoding (the coding is then stored
         // with the response and ranges address the encoded bytes).
-        if !headers.contains("Accept-Encoding") { text += "Accept-Encoding: identity\r\n" }
+        if !headers.contains("Accept-Encoding") { line("Accept-Encoding", "identity") }
         // A body always goes with its length; so does an empty one of a
         // method whose requests usually have one.
         if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
-            text += "Content-Length: \(body.count)\r\n"
+            line("Content-Length", String(body.count))
         }
-        text += "Connection: keep-alive\r\n\r\n"
-        return Array(text.utf8) + (body ?? [])
+        line("Connection", "keep-alive")
+        out.append(contentsOf: "\r\n".utf8)
+        if let body { out.append(contentsOf: body) }
+        return out
     }
 }
