@@ -42,8 +42,9 @@ extension HTTPDate {
     /// of the conversion in `string(epochSeconds:)`. Nil for impossible dates.
     static func epoch(year: Int, month: Int, day: Int, seconds: Int) -> Int? {
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...lengths[month - 1]).contains(day) else { return nil }
+        guard (1...12).contains(month) else { return nil }
+        let length = month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
+        guard (1...length).contains(day) else { return nil }
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -92,13 +93,16 @@ private struct DateScanner {
 
     /// Month names are case-sensitive in the grammar; accept any case anyway.
     mutating func month() -> Int? {
-        let names = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
         guard i + 3 <= b.count else { return nil }
-        let word = String(decoding: b[i..<i + 3].map(ASCII.lower), as: UTF8.self)
-        guard let m = names.firstIndex(of: word) else { return nil }
+        // The three letters, lowercased, as one number: no string per date.
+        let word = UInt32(ASCII.lower(b[i])) << 16 | UInt32(ASCII.lower(b[i + 1])) << 8 | UInt32(ASCII.lower(b[i + 2]))
+        guard let m = Self.months.firstIndex(of: word) else { return nil }
         i += 3
         return m + 1
     }
+
+    /// "jan" … "dec", three ASCII bytes each packed as in `month()`.
+    private static let months: [UInt32] = [0x6a616e, 0x666562, 0x6d6172, 0x617072, 0x6d6179, 0x6a756e, 0x6a756c, 0x617567, 0x736570, 0x6f6374, 0x6e6f76, 0x646563]
 
     /// HH:MM:SS as seconds into the day; a leap second 60 is read as 59.
     mutating func time() -> Int? {
