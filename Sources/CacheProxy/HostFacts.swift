@@ -22,12 +22,12 @@ package struct HostFacts: Equatable {
         private var last: HostFacts?
 
         mutating func facts(for head: HTTPRequestHead) -> HostFacts {
-            // With a single Host field the facts depend on its value alone.
-            if let last, let value = last.value, let single = head.headers.single("host"), single == value {
-                return last
-            }
+            // With a single Host field the facts depend on its value alone,
+            // so only those of a single field are kept and reused.
+            let single = head.headers.single("host")
+            if let single, let last, last.value == single { return last }
             let facts = HostFacts(head)
-            last = facts
+            last = single == nil ? nil : facts
             return facts
         }
     }
