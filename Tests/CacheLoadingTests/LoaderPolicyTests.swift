@@ -1,0 +1,25 @@
+@testable import CacheLoading
+import XCTest
+
+/// Which content types the cache keeps by default, read from the media type
+/// alone (case, parameters and blanks around it do not matter).
+final class LoaderPolicyTests: XCTestCase {
+    func testMediaTypeIgnoresCaseParametersAndBlanks() {
+        XCTAssertEqual(LoaderPolicy.mediaType("video/mp4"), "video/mp4")
+        XCTAssertEqual(LoaderPolicy.mediaType(" Video/MP4 ; codecs=\"avc1\""), "video/mp4")
+        XCTAssertEqual(LoaderPolicy.mediaType("\tAPPLICATION/vnd.Apple.MPEGURL;charset=utf-8"), "application/vnd.apple.mpegurl")
+        XCTAssertEqual(LoaderPolicy.mediaType(";x=1"), "")
+        XCTAssertEqual(LoaderPolicy.mediaType("   "), "")
+        XCTAssertEqual(LoaderPolicy.mediaType("vidéo/MP4"), "vidéo/mp4", "non-ASCII bytes are kept as they are")
+    }
+
+    func testDefaultCacheableTypes() {
+        for type in [nil, "video/mp4", "Audio/MPEG; x=y", "application/vnd.apple.mpegurl", "application/octet-stream",
+                     "application/dash+xml"] as [String?] {
+            XCTAssertTrue(LoaderPolicy.defaultCacheable(type), "\(type ?? "none")")
+        }
+        for type in ["text/html", "application/json", "text/plain; charset=utf-8", "image/png"] {
+            XCTAssertFalse(LoaderPolicy.defaultCacheable(type), type)
+        }
+    }
+}
