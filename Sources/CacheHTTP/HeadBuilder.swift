@@ -104,12 +104,12 @@ package struct HeadBuilder {
     /// One or two single bytes.
     private mutating func pair(_ a: UInt8, _ b: UInt8?) {
         reserve(2)
-        storage[used] = a
-        used += 1
-        if let b {
-            storage[used] = b
-            used += 1
+        let at = used
+        storage.withUnsafeMutableBufferPointer { bytes in
+            bytes[at] = a
+            if let b { bytes[at + 1] = b }
         }
+        used += b == nil ? 1 : 2
     }
 
     /// A non-negative decimal (negative values are written as 0).

@@ -17,6 +17,9 @@ package struct EngineConfiguration: Sendable {
     package var cacheKey: @Sendable (String) -> String = { $0 }
     /// Chooses a body transform per response (HLS rewriting, decryption); nil: none.
     package var transforms: TransformProvider?
+    /// True when `transforms` only ever transforms HLS playlists: a response
+    /// that is not one (nor decrypted) then skips choosing a transform.
+    package var transformsOnlyPlaylists = false
 
     package init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

@@ -196,12 +196,23 @@ package final class Loader {
         release(reader.state)
     }
 
-    /// Forgets a resource's loading state once nothing uses the resource:
-    /// `Resource.users` (readers, downloads, cache operations) is the one count.
+    /// How many resource states (idle ones included) are kept at most.
+    static let idleStatesKept = 4096
+
+    /// Forgets a resource's loading state once nothing uses the resource
+    /// (`Resource.users`, readers, downloads and cache operations, is the one
+    /// count), or keeps it idle for the next request of a cached resource.
     private func release(_ state: ResourceState) {
-        guard state.resource.users == 0 else { return }
+        let resource = state.resource
+        guard resource.users == 0 else { return }
+        // The state of a cached resource that may be shared stays for its next
+        // request (a hit then allocates no state and changes no map), up to a bound.
+        if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.available.isEmpty,
+           states.count <= Self.idleStatesKept {
+            return
+        }
         // One hash in the usual case: take it out, put back what was not ours.
-        let key = state.resource.key
+        let key = resource.key
         if let removed = states.removeValue(forKey: key), removed !== state { states[key] = removed }
     }
 

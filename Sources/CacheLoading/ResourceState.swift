@@ -2,7 +2,9 @@ import CacheHTTP
 import CacheStorage
 
 /// Loading's view of one resource: its downloads and waiting readers.
-/// Lives while any reader or download uses the resource. Loop thread only.
+/// Lives while any reader or download uses the resource, and (for a cached
+/// resource that may be shared) idle until its next request, within
+/// `Loader.idleStatesKept`. Loop thread only.
 final class ResourceState {
     let resource: Resource
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).

@@ -86,6 +86,12 @@ final class ProxyExchange: ResourceReaderDelegate {
             perform(machine.contentFailed(error))
         case .success(let info):
             let isPlaylist = Self.isPlaylist(reader.resource, info: info, path: url.pathAndQuery)
+            let engine = server.engine
+            if !isPlaylist && engine.decryption == nil && engine.configuration.transformsOnlyPlaylists {
+                // Nothing could transform it: the zero-copy path, without building a context.
+                perform(machine.contentReady(info, date: server.heads.date()))
+                break
+            }
             var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
                                            clientHost: request.headers["host"] ?? server.address)
             context.isPlaylist = isPlaylist

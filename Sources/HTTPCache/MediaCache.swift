@@ -42,6 +42,8 @@ public final class MediaCache: Sendable {
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw HTTPCacheError(.noMemory, "cannot start the event loop: \(error)") }
         var configured = configuration.proxyConfiguration.engine
+        // With no transforms of the host's own, only HLS playlists are rewritten.
+        configured.transformsOnlyPlaylists = configured.transforms == nil
         configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
         let engineConfiguration = configured
         let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
