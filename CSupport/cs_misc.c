@@ -1,7 +1,9 @@
 /*
- * cs_misc.c — name resolution, thread-pool work, error strings and SHA-256.
+ * cs_misc.c — name resolution, thread-pool work, error strings, SHA-256 and
+ * the malloc arena cap.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,4 +204,11 @@ int cs_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len
 int cs_random_bytes(uint8_t *out, size_t len)
 {
     return RAND_bytes(out, (int)len) == 1 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- process */
+
+int cs_limit_malloc_arenas(int count)
+{
+    return mallopt(M_ARENA_MAX, count);
 }

@@ -206,6 +206,16 @@ int cs_work_submit(cs_loop *loop, cs_task_fn work, cs_task_fn done, void *ctx);
 /** A message for a negative error code from this API. */
 const char *cs_strerror(int error);
 
+/* --------------------------------------------------------------- process */
+
+/**
+ * Caps glibc's malloc arenas at count (mallopt M_ARENA_MAX): a server whose
+ * loop thread does nearly all allocation needs few, and each arena a thread
+ * touches costs resident memory. For the server binary only, never called by
+ * the library on its host's behalf. Returns 1 on success, 0 otherwise.
+ */
+int cs_limit_malloc_arenas(int count);
+
 /* ---------------------------------------------------------------- crypto */
 
 /** SHA-256 of data into out (32 bytes), via OpenSSL's libcrypto. */

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheHTTP
+import CacheIO
 import Glibc
 import HTTPCache
 import Logging
@@ -82,6 +83,11 @@ struct Serve: ParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level \(logLevel)")
         }
+        // The loop thread does nearly all allocation; the pool and log
+        // threads little. Two malloc arenas instead of one per thread keep
+        // about 1.5 MB of RSS off a serving proxy (the server only: a host
+        // embedding the library keeps its own malloc settings).
+        MallocArenas.limit(to: 2)
         guard let maxBytes = ByteSize.parse(maxCacheSize) else {
             throw ValidationError("cannot read the size \(maxCacheSize) (try 500MB or 2GiB)")
         }

@@ -1,0 +1,12 @@
+import CSupport
+
+/// glibc's malloc arenas, for the server binary: its loop thread does nearly
+/// all allocation, and every arena a thread touches costs resident memory.
+package enum MallocArenas {
+    /// Caps the arenas (see `cs_limit_malloc_arenas`). Only the `httpcache`
+    /// server calls it: a host embedding the library keeps its own settings.
+    @discardableResult
+    package static func limit(to count: Int) -> Bool {
+        cs_limit_malloc_arenas(Int32(count)) == 1
+    }
+}
