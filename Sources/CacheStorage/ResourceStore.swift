@@ -307,8 +307,16 @@ package final class ResourceStore {
         }, done: { [logger] failure in
             resource.flushing = false
             if resource.isRemoved {
-                // Unless the key has a new resource already, which owns the folder now.
-                if self.resources[resource.key] == nil { self.removeFolder(directory) }
+                guard let successor = self.resources[resource.key] else {
+                    self.removeFolder(directory)
+                    return
+                }
+                // The key has a new resource, which owns the folder now: this
+                // flush may have written the old metadata there, claiming old
+                // ranges over the new bytes. Drop it; the new one writes its own.
+                unlink(directory + "/meta")
+                successor.needsFlush = true
+                self.flush(successor)
                 return
             }
             if let failure {
