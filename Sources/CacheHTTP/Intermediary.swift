@@ -22,10 +22,10 @@ package enum Intermediary {
         for field in headers.fields
         where ASCII.equalsIgnoringCase(field.name, "Connection") || ASCII.equalsIgnoringCase(field.name, "Proxy-Connection") {
             for token in field.value.utf8.split(separator: ASCII.comma) {
-                let name = trimmedOWS(String(decoding: token, as: UTF8.self))
+                let name = String(trimmedOWS(String(decoding: token, as: UTF8.self)))
                 // "keep-alive" and "close" are listed already or name no field.
-                if !name.isEmpty, !hopByHopFields.contains(where: { ASCII.equalsIgnoringCase($0, String(name)) }) {
-                    named.append(String(name))
+                if !name.isEmpty, !hopByHopFields.contains(where: { ASCII.equalsIgnoringCase($0, name) }) {
+                    named.append(name)
                 }
             }
         }

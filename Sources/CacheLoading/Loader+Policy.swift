@@ -40,23 +40,25 @@ extension Loader {
         let resource = state.resource
         let stored = storedHead(resource)
         let head = stored.policyHead
+        // A head synthesized from old metadata changes with each validation: not kept.
+        let kept = resource.metadata.head != nil
         // The fields are the same for every hit of a stored head: worked out once.
         let serving = resource.derived.serving ?? {
             var fields = head.headers
             fields.remove("Age")
             fields = Intermediary.appendingVia(fields, pseudonym: policy.viaPseudonym)
             let made = (fields: fields, lines: ResponsePlan.replayedLines(fields))
-            if resource.metadata.head != nil { resource.derived.serving = made }
+            if kept { resource.derived.serving = made }
             return made
         }()
         let age = freshnessFacts(resource, head).age(now: Int(nowSeconds))
         let fields: HTTPHeaders
-        if let aged = resource.derived.servingAged, aged.age == age, resource.derived.serving != nil {
+        if let aged = resource.derived.servingAged, aged.age == age {
             fields = aged.fields
         } else {
             var withAge = serving.fields
             withAge.add("Age", String(age))
-            if resource.derived.serving != nil { resource.derived.servingAged = (age, withAge) }
+            if kept { resource.derived.servingAged = (age, withAge) }
             fields = withAge
         }
         info.setServing(headers: fields, replayedLines: serving.lines, age: age)

@@ -41,7 +41,7 @@ package final class Loader {
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
         let stored = store.resources[primary]
         var storeKey = variantStoreKey(primary: primary, stored: stored, request: request)
-        var current = states[storeKey]
+        var current = states[storeKey]  // the resource of `storeKey` is keyed by it
         if let shared = current, shared.notShared {
             // A response that may not be shared is never joined: this request gets its own.
             nextDownloadID += 1
@@ -50,7 +50,6 @@ package final class Loader {
         }
         // Usually the primary key's resource, already at hand.
         let resource = stored.flatMap { $0.key == storeKey ? $0 : nil } ?? store.resource(storeKey: storeKey, url: url.string)
-        if resource.key != storeKey { current = states[resource.key] }
         let state = current.flatMap { $0.resource === resource ? $0 : nil } ?? {
             let created = ResourceState(resource: resource)
             states[resource.key] = created

@@ -38,15 +38,5 @@ package struct LoaderPolicy: Sendable {
     }
 
     /// "Video/MP4; codecs=x" → "video/mp4".
-    /// On the bytes: it runs for every response from an origin.
-    package static func mediaType(_ contentType: String) -> String {
-        func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
-        let u = Array(contentType.utf8)
-        var hi = u.firstIndex(of: UInt8(ascii: ";")) ?? u.count
-        var lo = 0
-        while lo < hi, isBlank(u[lo]) { lo += 1 }
-        while hi > lo, isBlank(u[hi - 1]) { hi -= 1 }
-        // ASCII letters lowercased; other bytes (UTF-8 included) kept.
-        return String(decoding: u[lo..<hi].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
-    }
+    package static func mediaType(_ contentType: String) -> String { bareMediaType(contentType) }
 }

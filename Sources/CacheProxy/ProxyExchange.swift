@@ -85,25 +85,7 @@ final class ProxyExchange: ResourceReaderDelegate {
         case .failure(let error):
             perform(machine.contentFailed(error))
         case .success(let info):
-            let isPlaylist = Self.isPlaylist(reader.resource, info: info, path: url.pathAndQuery)
-            let engine = server.engine
-            if !isPlaylist && engine.decryption == nil && engine.configuration.transformsOnlyPlaylists {
-                // Nothing could transform it: the zero-copy path, without building a context.
-                perform(machine.contentReady(info, date: server.heads.date()))
-                break
-            }
-            var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
-                                           clientHost: request.headers["host"] ?? server.address)
-            context.isPlaylist = isPlaylist
-            if transparent {
-                // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
-                context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
-            }
-            if isPlaylist {  // only a playlist needs where it really came from
-                context.finalURL = server.engine.client.redirectTarget(for: url)?.string
-                context.bodyPrefix = reader.resource.derived.headSample
-            }
-            switch server.engine.transform(for: context) {
+            switch transform(for: reader, info: info) {
             case .failure(let error):
                 perform(machine.contentFailed(.decryption(error.description)))
             case .success(let transform):
@@ -115,6 +97,29 @@ final class ProxyExchange: ResourceReaderDelegate {
             }
         }
         pump()
+    }
+
+    /// The response's body transform, if any. Nothing could transform a
+    /// response that is neither a playlist nor decrypted when the host added
+    /// no transforms: that case skips building the context (the zero-copy path).
+    private func transform(for reader: ResourceReader, info: ContentInfo) -> Result<BodyTransform?, DecryptionSetupError> {
+        let isPlaylist = Self.isPlaylist(reader.resource, info: info, path: url.pathAndQuery)
+        let engine = server.engine
+        if !isPlaylist && engine.decryption == nil && engine.configuration.transformsOnlyPlaylists {
+            return .success(nil)
+        }
+        var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
+                                       clientHost: request.headers["host"] ?? server.address)
+        context.isPlaylist = isPlaylist
+        if transparent {
+            // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
+            context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+        }
+        if isPlaylist {  // only a playlist needs where it really came from
+            context.finalURL = engine.client.redirectTarget(for: url)?.string
+            context.bodyPrefix = reader.resource.derived.headSample
+        }
+        return engine.transform(for: context)
     }
 
     func readerCanContinue(_ reader: ResourceReader) {

@@ -16,7 +16,7 @@ extension HLS {
     package static func isPlaylist<Prefix: Collection<UInt8>>(
         contentType: String?, path: String, bodyPrefix: Prefix
     ) -> Bool {
-        let type = contentType.map(mediaType) ?? ""
+        let type = contentType.map(bareMediaType) ?? ""
         if playlistTypes.contains(type) { return true }
         guard type.isEmpty || genericTypes.contains(type) else { return false }
         return hasPlaylistExtension(path) || startsWithPlaylistHeader(bodyPrefix)
@@ -48,13 +48,4 @@ extension HLS {
     private static let genericTypes: Set<String> = [
         "application/octet-stream", "binary/octet-stream", "text/plain",
     ]
-
-    /// "Type/Subtype; params" → "type/subtype".
-    private static func mediaType(_ value: String) -> String {
-        let u = value.utf8
-        let end = u.firstIndex(of: UInt8(ascii: ";")) ?? u.endIndex
-        let bare = u[..<end].drop(while: ASCII.isOWS)
-        let trimmed = bare.reversed().drop(while: ASCII.isOWS).reversed()
-        return ASCII.lowercased(String(decoding: trimmed, as: UTF8.self))
-    }
 }
