@@ -25,7 +25,8 @@ static void conn_handle_closed(uv_handle_t *h)
     cs_conn *c = h->data;
     if (--c->pending_closes > 0)
         return;
-    close(c->fd);
+    if (!c->detached)
+        close(c->fd);
     cs__out_free_all(c);
     if (c->cbs.on_close != NULL)
         c->cbs.on_close(c->ctx, c->close_error);
@@ -320,6 +321,31 @@ void cs_conn_close(cs_conn *conn)
 {
     if (conn != NULL)
         cs__conn_begin_close(conn, 0);
+}
+
+int cs_conn_detach(cs_conn *conn)
+{
+    if (conn == NULL || conn->closing || conn->drain_close || conn->head != NULL || conn->connecting)
+        return -EBUSY;
+    /* uv_close of the poll takes the fd out of this loop's epoll set at
+     * once, so the adopting loop is the only one watching it. */
+    conn->detached = 1;
+    cs__conn_begin_close(conn, 0);
+    return conn->fd;
+}
+
+int cs_conn_adopt(cs_loop *loop, int fd, cs_conn **out)
+{
+    if (loop->closing) {
+        close(fd);
+        return -ESHUTDOWN;
+    }
+    int err = 0;
+    cs_conn *c = cs__conn_new(loop, fd, &err);
+    if (c == NULL)
+        return err;
+    *out = c;
+    return 0;
 }
 
 void cs_conn_close_after_drain(cs_conn *conn)

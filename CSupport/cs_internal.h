@@ -83,6 +83,7 @@ struct cs_conn {
     unsigned drain_close : 1;  /* close_after_drain was called */
     unsigned lingering : 1;    /* SHUT_WR done, discarding input */
     unsigned drain_pending : 1; /* queue was non-empty: on_drain owed */
+    unsigned detached : 1;     /* fd handed to another loop: not closed here */
     cs_out_item *head, *tail;
     size_t queued;
     uint64_t sent;

@@ -131,7 +131,7 @@ static int bound_port(int fd)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
-int cs_listen(cs_loop *loop, const char *host, int port, int backlog,
+int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
               const cs_listener_callbacks *cbs, void *ctx, cs_listener **out)
 {
     if (loop->closing)
@@ -150,6 +150,7 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog,
     int one = 1;
     int r = 0;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        ((flags & CS_LISTEN_REUSEPORT) && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) ||
         bind(fd, (struct sockaddr *)&addr, addrlen) < 0 ||
         listen(fd, backlog > 0 ? backlog : SOMAXCONN) < 0) {
         r = -errno;

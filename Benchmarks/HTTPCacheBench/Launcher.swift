@@ -25,10 +25,12 @@ struct Launcher {
         return text.contains("--loops")
     }
 
-    /// The proxy on `<work>/<name>-cache`; `loops` nil runs its default (one loop).
-    func proxy(name: String = "proxy", loops: Int? = nil) throws -> ServerProcess {
+    /// The proxy on `<work>/<name>-cache` with `loops` loops (one: the run's
+    /// one-loop, one-worker comparisons; a binary without `--loops` has one anyway).
+    func proxy(name: String = "proxy", loops: Int = 1) throws -> ServerProcess {
         try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/\(name)-cache",
-                                     logFile: work + "/\(name).log", originBase: origin.baseURL, loops: loops)
+                                     logFile: work + "/\(name).log", originBase: origin.baseURL,
+                                     loops: proxySupportsLoops ? loops : nil)
     }
 
     /// nginx-direct or nginx-slice on `<work>/<kind><suffix>`; nil without nginx.

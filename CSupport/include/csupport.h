@@ -79,11 +79,17 @@ typedef struct cs_listener_callbacks {
     void (*on_close)(void *ctx);
 } cs_listener_callbacks;
 
+/** cs_listen flag: SO_REUSEPORT, so listeners on several loops share one
+ * port and the kernel spreads new connections over them. Every listener of
+ * the port must set it, the first one included. */
+#define CS_LISTEN_REUSEPORT 1
+
 /**
  * Listens on host:port (port 0 picks a free port; host is an IPv4 or IPv6
- * literal). Returns 0 and sets *out, or -errno. Callbacks are copied.
+ * literal). flags: 0 or CS_LISTEN_REUSEPORT. Returns 0 and sets *out, or
+ * -errno. Callbacks are copied.
  */
-int cs_listen(cs_loop *loop, const char *host, int port, int backlog,
+int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
               const cs_listener_callbacks *cbs, void *ctx, cs_listener **out);
 
 /** The port actually bound. */
@@ -162,6 +168,22 @@ int cs_conn_peer(const cs_conn *conn, struct sockaddr_storage *out, socklen_t *l
 
 /** Closes at once, dropping whatever is queued. */
 void cs_conn_close(cs_conn *conn);
+
+/**
+ * Takes the socket away from its loop so another loop can adopt it
+ * (cs_conn_adopt): stops watching it and closes the conn without closing
+ * the descriptor, which is returned. Only with nothing queued and not
+ * closing (-EBUSY otherwise, the conn unchanged). on_close follows with 0, as
+ * after cs_conn_close; the caller owns the descriptor from now on.
+ */
+int cs_conn_detach(cs_conn *conn);
+
+/**
+ * Wraps a connected socket taken from another loop (cs_conn_detach) in a new
+ * conn of `loop`; reading is off until started. Returns 0 and sets *out, or
+ * -errno (the descriptor is then closed). Bind it before anything else.
+ */
+int cs_conn_adopt(cs_loop *loop, int fd, cs_conn **out);
 
 /**
  * Closes once the queue is sent: shuts down the sending side, discards input

@@ -1,4 +1,5 @@
 import CSupport
+import Glibc
 
 /// What a socket reports; every call arrives on the loop thread.
 package protocol SocketDelegate: AnyObject {
@@ -23,8 +24,35 @@ package final class Socket {
     private var raw: OpaquePointer?
     package var delegate: SocketDelegate?
     package private(set) var isClosed = false
+    /// Whether reads were last started (not stopped).
+    package private(set) var isReading = false
 
     private init() {}
+
+    /// Adopts a connected socket handed over by another loop (see `detach()`).
+    /// Reading is off until started. On failure the descriptor is closed.
+    package static func adopt(_ descriptor: HandedSocket, on loop: EventLoop) throws -> Socket {
+        loop.assertInLoop()
+        var conn: OpaquePointer?
+        let status = cs_conn_adopt(loop.raw, descriptor.take(), &conn)
+        guard status == 0, let conn else { throw IOError(code: status, "adopt a connection") }
+        return adopt(conn)
+    }
+
+    /// Takes the socket off this loop for another loop to adopt: the delegate
+    /// hears nothing more and the descriptor is returned, still open. Nil
+    /// (nothing changed) while bytes are queued or the socket is closing.
+    package func detach() -> HandedSocket? {
+        guard let raw, !isClosed, queuedBytes == 0 else { return nil }
+        let delegate = self.delegate
+        self.delegate = nil
+        let fd = cs_conn_detach(raw)
+        guard fd >= 0 else {
+            self.delegate = delegate
+            return nil
+        }
+        return HandedSocket(fd)
+    }
 
     /// Adopts a conn handed over by the listener.
     static func adopt(_ conn: OpaquePointer) -> Socket {
@@ -53,10 +81,12 @@ package final class Socket {
     }
 
     package func startReading() {
+        isReading = true
         if let raw { cs_conn_read_start(raw) }
     }
 
     package func stopReading() {
+        isReading = false
         if let raw { cs_conn_read_stop(raw) }
     }
 
@@ -136,4 +166,22 @@ package final class Socket {
             delegate?.socketDidClose(socket, error: status == 0 ? nil : IOError(code: status, "socket"))
         }
     )
+}
+
+/// A connected socket on its way from one loop to another. It closes the
+/// descriptor if it is dropped before being adopted (say the adopting loop
+/// stopped first), so no socket is ever leaked open.
+package final class HandedSocket: @unchecked Sendable {
+    // Moved to exactly one owner: `take()` runs at most once, on the adopting loop.
+    private var fd: Int32
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    func take() -> Int32 {
+        precondition(fd >= 0, "a handed socket is adopted once")
+        defer { fd = -1 }
+        return fd
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 }

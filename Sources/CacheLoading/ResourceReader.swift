@@ -283,6 +283,30 @@ package final class ResourceReader {
         return keepGoing
     }
 
+    /// What this reader would answer a plain request (no Cache-Control nor
+    /// Pragma) with during the current second, when that is the stored
+    /// response as it is, from a complete data file: an answer another loop
+    /// may give by itself (see `PlainHit`). Nil when anything needs this
+    /// loop: a head not yet known or not kept, a validation due or running,
+    /// a partial, transient, varying, encoded or unshared resource, a live
+    /// playlist. Call before `start()`.
+    package func plainHit() -> PlainHit? {
+        let resource = state.resource
+        let epoch = loader.store.epoch.current
+        let second = loader.nowSeconds
+        guard phase == .head, state.headKnown, state.validation == nil, !state.notShared,
+              !resource.isTransient, !resource.isRemoved, resource.metadata.head != nil,
+              let total = resource.totalLength, total > 0, resource.isComplete,
+              let variance = resource.derived.variance, !variance.varies, variance.coding == nil,
+              loader.liveReuseMilliseconds(state) == nil,
+              loader.reuse(state, request: HTTPHeaders()) == .serve,
+              let file = try? resource.dataFile() else { return nil }
+        let info = loader.contentInfo(state)
+        // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
+        guard loader.nowSeconds == second else { return nil }
+        return PlainHit(info: info, file: file, second: second, epoch: epoch)
+    }
+
     /// The client caught up: let a paused pass-through download go on.
     package func resumeFollowing() { following?.followerDrained() }
 

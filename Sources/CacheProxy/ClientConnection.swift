@@ -40,6 +40,9 @@ final class ClientConnection: SocketDelegate {
     private var record: ResponseRecord?
     private var sentBefore: UInt64 = 0
     private var hostMemo = HostFacts.Memo()
+    /// A request this loop cannot answer: the connection goes to the
+    /// engine's loop with it once the machine's current actions are done.
+    private var moving: (head: HTTPRequestHead, body: [UInt8]?)?
 
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
@@ -49,6 +52,25 @@ final class ClientConnection: SocketDelegate {
         socket.delegate = self
         idleSince = server.nextIdleStamp()
         perform(machine.start())
+    }
+
+    /// A connection handed over by another loop, in the middle of a request.
+    init(moved: MovedConnection, socket: Socket, server: ProxyServer) {
+        self.socket = socket
+        self.server = server
+        machine = moved.machine
+        peer = moved.peer
+        socket.delegate = self
+        idleSince = server.nextIdleStamp()
+        if moved.reading { socket.startReading() }
+    }
+
+    /// Answers the request the connection was handed over with.
+    func resume(_ head: HTTPRequestHead, body: [UInt8]?) {
+        running = true
+        handle(head, body: body)
+        running = false
+        processPending()
     }
 
     // MARK: the connection cap
@@ -80,7 +102,6 @@ final class ClientConnection: SocketDelegate {
     private func processPending() {
         guard !running else { return }
         running = true
-        defer { running = false }
         while !pending.isEmpty {
             let actions: [ConnectionStateMachine.Action]
             switch pending.removeFirst() {
@@ -96,6 +117,38 @@ final class ClientConnection: SocketDelegate {
             }
             perform(actions)
         }
+        running = false
+        if let request = moving {
+            moving = nil
+            move(request)
+        }
+    }
+
+    /// Hands the connection, the request and any pipelined bytes to the
+    /// engine's loop, which answers it (see ProxyServer). Nothing is queued
+    /// between responses, so the socket detaches whole.
+    private func move(_ request: (head: HTTPRequestHead, body: [UInt8]?)) {
+        guard let owner = server.owner, !socket.isClosed else { return }
+        let reading = socket.isReading
+        guard let handed = socket.detach() else {
+            socket.close()  // cannot happen between responses; never answer from the wrong loop
+            return
+        }
+        timer?.cancel()
+        timer = nil
+        record = nil
+        pending.removeAll()
+        server.connectionClosed(self)
+        server.metrics.loopHandoffs += 1
+        let moved = MovedConnection(socket: handed, machine: machine, head: request.head, body: request.body,
+                                    peer: peer, reading: reading)
+        owner.run { $0.adopt(moved) }  // if the engine's loop is gone, `handed` closes the socket
+    }
+
+    /// This loop cannot answer the request: the engine's loop will.
+    private func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
+        moving = (head, body)
+        if !running { processPending() }
     }
 
     private func perform(_ actions: [ConnectionStateMachine.Action]) {
@@ -135,7 +188,7 @@ final class ClientConnection: SocketDelegate {
                                 bytesSent: 0, startedAt: AccessLogEntry.wallClockMilliseconds())
         // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
         let host = hostMemo.facts(for: head)
-        switch RequestRoute.resolve(head, pseudonym: server.loader.policy.viaPseudonym,
+        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
                                     reverseOrigin: server.configuration.reverseOrigin,
                                     peerIsLoopback: peer?.isLoopback ?? false, host: host) {
         case .refuse(let status, let reason):
@@ -161,7 +214,7 @@ final class ClientConnection: SocketDelegate {
         let target = head.target.utf8
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
-            return handleAdmin(head)
+            return server.owner == nil ? handleAdmin(head) : handOver(head)
         }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
@@ -173,13 +226,22 @@ final class ClientConnection: SocketDelegate {
         if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
-        if let stats = StatsRoutes.response(target: head.target, peerIsLoopback: peer?.isLoopback ?? false,
-                                            snapshot: server.snapshot()) {
-            return respondSimple(stats.status, stats.body, keepAlive: head.keepAlive, head: head,
-                                 contentType: stats.contentType)
+        if StatsRoutes.isStats(target: head.target) {
+            return server.owner == nil ? handleStats(head) : handOver(head)
         }
         return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
                              keepAlive: head.keepAlive, head: head)
+    }
+
+    private func handleStats(_ head: HTTPRequestHead) {
+        let loopback = peer?.isLoopback ?? false
+        server.snapshot { [weak self] snapshot in
+            guard let self, !self.socket.isClosed,
+                  let stats = StatsRoutes.response(target: head.target, peerIsLoopback: loopback, snapshot: snapshot)
+            else { return }
+            self.respondSimple(stats.status, stats.body, keepAlive: head.keepAlive, head: head,
+                               contentType: stats.contentType)
+        }
     }
 
     private func proxy(_ head: HTTPRequestHead) {
@@ -187,6 +249,9 @@ final class ClientConnection: SocketDelegate {
         guard let origin = server.targets.entry(for: head.target, storeKey: { engine.storeKey(for: $0) }) else {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
                                  keepAlive: head.keepAlive, head: head)
+        }
+        if server.owner != nil {
+            return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
         }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
                                      storeKey: origin.storeKey, server: server)
@@ -200,6 +265,10 @@ final class ClientConnection: SocketDelegate {
     /// something not stored passes through too: a HEAD never fetches a body.
     private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
         let storeKey = server.engine.storeKey(for: url.string)
+        if server.owner != nil {
+            guard (head.method == "GET" || head.method == "HEAD") && body == nil else { return handOver(head, body: body) }
+            return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, transparent: true)
+        }
         let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
         guard (head.method == "GET" || head.method == "HEAD") && body == nil && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
@@ -212,6 +281,35 @@ final class ClientConnection: SocketDelegate {
                                      storeKey: storeKey, server: server, transparent: true)
         self.exchange = exchange
         exchange.start()
+    }
+
+    /// On a loop other than the engine's: a hit of a complete, fresh resource
+    /// is answered here from the engine loop's copy (asked for when there is
+    /// none yet); anything else goes to the engine's loop.
+    private func answerFromCopy(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+                                transparent: Bool = false) {
+        guard let hits = server.plainHits, PlainHitCache.isPlain(head) else { return handOver(head) }
+        if let hit = hits.lookup(storeKey) {
+            return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent)
+        }
+        hits.ask(url: url, key: storeKey, from: LoopLink(server)) { [weak self] hit in
+            guard let self, !self.socket.isClosed else { return }
+            if let hit {
+                self.serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent)
+            } else {
+                self.handOver(head)
+            }
+        }
+    }
+
+    private func serve(_ hit: PlainHit, head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+                       transparent: Bool) {
+        server.metrics.hitsOnOtherLoops += 1
+        server.plainHits?.served(storeKey)
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
+                                     storeKey: storeKey, server: server, transparent: transparent)
+        self.exchange = exchange
+        exchange.start(copy: hit)
     }
 
     private func handleAdmin(_ head: HTTPRequestHead) {

@@ -7,6 +7,8 @@ package struct ProxyConfiguration: Sendable {
     package var engine: EngineConfiguration
     package var host = "127.0.0.1"
     package var port = 0
+    /// Event loops serving clients (the engine's and loops - 1 more, see ProxyServer).
+    package var loops = 1
     /// Milliseconds an idle keep-alive client connection is kept.
     package var keepAliveTimeout: UInt64 = 60_000
     /// Milliseconds a client has to send a complete request head (from its

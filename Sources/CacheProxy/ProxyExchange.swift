@@ -18,6 +18,9 @@ final class ProxyExchange: ResourceReaderDelegate {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
     private var reader: ResourceReader?
+    /// Instead of a reader: the engine loop's copy of a plain hit (another
+    /// loop answering by itself, see PlainHit) and the body range still to send.
+    private var copy: (hit: PlainHit, body: Range<Int64>)?
     private var transformed = false
     /// Where a transform's input is read (allocated on first use).
     private var readBuffer: UnsafeMutableRawBufferPointer?
@@ -61,13 +64,22 @@ final class ProxyExchange: ResourceReaderDelegate {
         reader.start()
     }
 
+    /// Answers from a copy of a plain hit, on a loop other than the engine's:
+    /// the stored response as is, no reader, no transform.
+    func start(copy hit: PlainHit) {
+        headWasKnown = true
+        copy = (hit, 0..<0)
+        perform(machine.contentReady(hit.info, date: server.heads.date()))
+        pump()
+    }
+
     /// What this response was, for the record.
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
         let fromCache = min(cachedAtStart, bodyBytes)
         record.bytesFromCache = UInt64(max(0, fromCache))
         record.bytesFromOrigin = UInt64(max(0, bodyBytes - fromCache))
-        if reader?.resource.isTransient ?? false {
+        if copy == nil && reader?.resource.isTransient ?? false {
             record.cache = .bypass
         } else if !headWasKnown {
             record.cache = .miss  // the origin had to describe it first
@@ -144,12 +156,12 @@ final class ProxyExchange: ResourceReaderDelegate {
     // MARK: the body
 
     private func pump() {
-        while !released, let reader {
+        while !released {
             switch machine.state {
             case .awaitingBody, .streaming, .collecting: break
             case .awaitingContent, .done: return
             }
-            switch reader.next() {
+            switch nextChunk() {
             case .file(let file, let range):
                 if transformed {
                     readThrough(file, range)
@@ -164,6 +176,15 @@ final class ProxyExchange: ResourceReaderDelegate {
                 perform(machine.failed(error))
             }
         }
+    }
+
+    /// The next piece of the body: from the reader, or the whole range from a copy.
+    private func nextChunk() -> ReadChunk {
+        if let reader { return reader.next() }
+        guard let (hit, body) = copy else { return .finished }
+        guard !body.isEmpty else { return .finished }
+        copy = (hit, body.upperBound..<body.upperBound)
+        return .file(hit.file, body)
     }
 
     /// A transform needs the bytes themselves: read them from the data file.
@@ -192,7 +213,13 @@ final class ProxyExchange: ResourceReaderDelegate {
         for action in actions {
             switch action {
             case .deliver(let range):
-                if let reader {
+                if let (hit, _) = copy {
+                    // A copy is of a complete resource: everything planned is cached.
+                    let planned = range.clamped(to: 0..<max(0, hit.info.totalLength ?? 0))
+                    copy = (hit, planned)
+                    plannedBytes = Int64(planned.count)
+                    cachedAtStart = plannedBytes
+                } else if let reader {
                     reader.deliver(range)
                     let total = reader.resource.totalLength ?? range.upperBound
                     let planned = range.clamped(to: 0..<max(0, total))
@@ -215,7 +242,7 @@ final class ProxyExchange: ResourceReaderDelegate {
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
                                                      logger: server.logger,
-                                                     via: "1.1 " + server.loader.policy.viaPseudonym))
+                                                     via: "1.1 " + server.viaPseudonym))
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):
@@ -232,7 +259,7 @@ final class ProxyExchange: ResourceReaderDelegate {
     /// The first bytes of the body when they are cached (for transforms that sniff).
     /// Whether the resource is an HLS playlist, decided once per version
     /// (a generic type is decided by its first bytes, once they are cached).
-    private static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
+    static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
         if let known = resource.derived.isPlaylist { return known }
         let prefix = cachedPrefix(of: resource)
         let verdict = HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: prefix ?? [])
@@ -268,6 +295,7 @@ final class ProxyExchange: ResourceReaderDelegate {
     /// The response is on the wire (or given up): the resource is no longer in use by it.
     func release() {
         released = true
+        copy = nil
         closeReader()
     }
 }

@@ -18,8 +18,22 @@ package struct ProxyMetrics: Sendable {
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
     package var clientSendTimeouts: UInt64 = 0
+    /// Connections this loop handed to the engine's loop for a request it could not answer.
+    package var loopHandoffs: UInt64 = 0
+    /// Hits this loop answered from the engine loop's copy (see PlainHit).
+    package var hitsOnOtherLoops: UInt64 = 0
 
     package init() {}
+
+    /// Adds another loop's counts to these.
+    package mutating func add(_ other: ProxyMetrics) {
+        requestsByStatus.merge(other.requestsByStatus, uniquingKeysWith: +)
+        requestsByCache.merge(other.requestsByCache, uniquingKeysWith: +)
+        bytesFromCache &+= other.bytesFromCache
+        clientSendTimeouts &+= other.clientSendTimeouts
+        loopHandoffs &+= other.loopHandoffs
+        hitsOnOtherLoops &+= other.hitsOnOtherLoops
+    }
 
     /// One response finished (or was cut short): call once per response, with
     /// the bytes that went out for it.
@@ -35,13 +49,17 @@ package struct ProxyMetrics: Sendable {
     /// A Sendable copy, with the figures other owners keep: the engine's
     /// origin counters, the connection count, the cache's size.
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
-                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0) -> MetricsSnapshot {
-        MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
+                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1) -> MetricsSnapshot {
+        var snapshot = MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
                         bytesFromCache: bytesFromCache, bytesFromOrigin: engine.bytesFromOrigin,
                         originRequests: engine.originRequests, originErrors: engine.originErrors,
                         openConnections: openConnections, activeDownloads: engine.activeDownloads,
                         evictions: engine.evictions, cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
                         uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped)
+        snapshot.loops = loops
+        snapshot.loopHandoffs = loopHandoffs
+        snapshot.hitsOnOtherLoops = hitsOnOtherLoops
+        return snapshot
     }
 }
 
@@ -60,6 +78,10 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var cacheEntries: Int
     package var uptimeSeconds: Double
     package var accessLogDropped: UInt64
+    /// Event loops serving clients.
+    package var loops = 1
+    package var loopHandoffs: UInt64 = 0
+    package var hitsOnOtherLoops: UInt64 = 0
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
@@ -121,6 +143,9 @@ extension MetricsSnapshot {
     ///     cache_size_bytes     bytes cached now
     ///     cache_entries        resources cached now
     ///     access_log_dropped   access-log lines dropped (disk too slow or failing)
+    ///     loops                event loops serving clients (--loops)
+    ///     loop_handoffs        connections handed to the engine's loop for a request
+    ///     hits_on_other_loops  hits answered on another loop from the engine loop's copy
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -144,6 +169,9 @@ extension MetricsSnapshot {
             ("cache_size_bytes", String(cacheSizeBytes)),
             ("cache_entries", String(cacheEntries)),
             ("access_log_dropped", String(accessLogDropped)),
+            ("loops", String(loops)),
+            ("loop_handoffs", String(loopHandoffs)),
+            ("hits_on_other_loops", String(hitsOnOtherLoops)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -173,6 +201,13 @@ extension MetricsSnapshot {
                     Self.decimal(uptimeSeconds, digits: 3))
         text.family("httpcache_access_log_dropped_total", .counter,
                     "Access log lines dropped because the disk could not keep up or failed.", String(accessLogDropped))
+        text.family("httpcache_loops", .gauge, "Event loops serving clients.", String(loops))
+        text.family("httpcache_loop_handoffs_total", .counter,
+                    "Client connections handed to the engine's loop for a request their loop could not answer.",
+                    String(loopHandoffs))
+        text.family("httpcache_hits_on_other_loops_total", .counter,
+                    "Hits answered on another loop from the engine loop's copy of the stored response.",
+                    String(hitsOnOtherLoops))
         return text.output
     }
 

@@ -9,11 +9,21 @@ import Logging
 /// The HTTP face of an engine: accepts clients, routes their requests and
 /// answers them from the engine's loader. One client of the engine among
 /// others (readers, preloads). Loop thread only.
+///
+/// With several loops (`ProxyConfiguration.loops`) there is one server per
+/// loop, all listening on the port (SO_REUSEPORT). The engine's loop owns
+/// every resource and its downloads; a server on another loop answers hits
+/// of complete, fresh resources from copies the engine's loop hands it
+/// (`PlainHitCache`), and hands any other request, with its connection, to
+/// the engine's loop (`MovedConnection`). Servers talk only through their
+/// loops' queues (`LoopLink`).
 package final class ProxyServer {
     package let engine: Engine
     package let configuration: ProxyConfiguration
-    package var loop: EventLoop { engine.loop }
+    /// This server's loop: the engine's, or another one (see the type's doc).
+    package let loop: EventLoop
     package var logger: Logger { engine.logger }
+    /// The engine's loader: on the engine's loop only.
     package var loader: Loader { engine.loader }
     let headLimits = HeadLimits()
     var heads = ResponseHeads()
@@ -23,43 +33,84 @@ package final class ProxyServer {
     let accessLog: AccessLogWriter?
     /// Who may ask what (Host check, signed URLs, loopback-only routes).
     package let access: AccessPolicy
+    /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
+    let viaPseudonym: String
+    /// On a loop other than the engine's: the engine loop's server. Nil on the engine's loop.
+    let owner: LoopLink?
+    /// On a loop other than the engine's: copies of plain hits.
+    let plainHits: PlainHitCache?
+    /// On the engine's loop: the other loops' servers (see `join(_:)`).
+    private var siblings: [LoopLink] = []
     private let startedAt = AccessLogEntry.wallClockMilliseconds()
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 
-    /// Starts listening for `engine`. Call on the loop thread.
-    package init(engine: Engine, configuration: ProxyConfiguration) throws {
-        engine.loop.assertInLoop()
+    /// Starts listening for `engine` on the engine's loop. Call on that loop.
+    package convenience init(engine: Engine, configuration: ProxyConfiguration) throws {
+        try self.init(engine: engine, configuration: configuration, loop: engine.loop, owner: nil)
+    }
+
+    /// A server for another loop, listening on the same port as `owner` (the
+    /// engine loop's server, whose port is shared). Call on `loop`.
+    package convenience init(joining owner: ProxyServer, on loop: EventLoop, port: Int) throws {
+        var configuration = owner.configuration
+        configuration.port = port
+        try self.init(engine: owner.engine, configuration: configuration, loop: loop, owner: LoopLink(owner),
+                      adminToken: owner.adminToken, accessLog: owner.accessLog)
+    }
+
+    private init(engine: Engine, configuration: ProxyConfiguration, loop: EventLoop, owner: LoopLink?,
+                 adminToken: String? = nil, accessLog: AccessLogWriter? = nil) throws {
+        loop.assertInLoop()
         self.engine = engine
         self.configuration = configuration
+        self.loop = loop
+        self.owner = owner
+        plainHits = owner.map { PlainHitCache(epoch: engine.store.epoch, loop: loop, owner: $0) }
+        viaPseudonym = engine.configuration.policy.viaPseudonym
         var settings = ConnectionStateMachine.Settings()
         settings.keepAliveTimeout = configuration.keepAliveTimeout
         settings.headTimeout = configuration.requestHeadTimeout
         settings.sendTimeout = configuration.clientSendTimeout
         connectionSettings = settings
         let softLimit = FileLimit.raiseToHard()
-        maxConnections = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
+        let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
+        // Each loop accepts its share; connections handed to the engine's loop are not refused there.
+        maxConnections = max(1, cap / max(1, configuration.loops))
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
         let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root)) : nil
         access = AccessPolicy(mode: mode, signer: signer, allowedOrigins: Set(configuration.allowedOrigins))
-        if mode == .lan {
+        if mode == .lan && owner == nil {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
         }
-        accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
-        adminToken = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
-        listener = try Listener.listen(on: engine.loop, host: configuration.host, port: configuration.port) { [unowned self] socket in
+        if owner == nil {
+            self.accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
+        } else {
+            self.accessLog = accessLog
+        }
+        self.adminToken = adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
+        listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
+                                       sharedPort: configuration.loops > 1) { [unowned self] socket in
             self.accept(socket)
         }
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        engine.store.lock.publish(address: "\(host):\(port)", token: adminToken)
+        if owner == nil {
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            engine.store.lock.publish(address: "\(host):\(port)", token: self.adminToken)
+        }
+    }
+
+    /// On the engine's loop: another loop's server is listening too.
+    package func join(_ sibling: ProxyServer) {
+        loop.assertInLoop()
+        siblings.append(LoopLink(sibling))
     }
 
     /// Secret that `/admin/` requests must carry (published in the cache
     /// folder's lock file, readable by its owner only).
     let adminToken: String
 
-    package var port: Int { listener?.port ?? 0 }
+    package var port: Int { listener?.port ?? configuration.port }
 
     func connectionClosed(_ connection: ClientConnection) {
         connections[ObjectIdentifier(connection)] = nil
@@ -112,12 +163,88 @@ package final class ProxyServer {
         }
     }
 
-    /// Every counter now, for `/stats` and `/metrics`.
-    func snapshot() -> MetricsSnapshot {
-        metrics.snapshot(engine: loader.currentCounters, openConnections: connections.count,
+    /// Every counter now, for `/stats` and `/metrics`: this loop's and, on
+    /// the engine's loop, every other loop's (asked through their queues, so
+    /// `done` may run later, on this loop).
+    func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
+        guard !siblings.isEmpty else { return done(snapshot(adding: metrics, connections: connections.count)) }
+        let gather = Gather(expected: siblings.count, metrics: metrics, connections: connections.count, done: done)
+        let token = nextGather
+        nextGather += 1
+        gathers[token] = gather
+        let back = LoopLink(self)
+        for sibling in siblings {
+            let sent = sibling.run { server in
+                let figures = (server.metrics, server.connections.count)
+                back.run { $0.gathered(token, figures.0, figures.1) }
+            }
+            if !sent { gathered(token, ProxyMetrics(), 0) }
+        }
+    }
+
+    private final class Gather {
+        var expected: Int
+        var metrics: ProxyMetrics
+        var connections: Int
+        let done: (MetricsSnapshot) -> Void
+        init(expected: Int, metrics: ProxyMetrics, connections: Int, done: @escaping (MetricsSnapshot) -> Void) {
+            self.expected = expected
+            self.metrics = metrics
+            self.connections = connections
+            self.done = done
+        }
+    }
+
+    private var gathers: [Int: Gather] = [:]
+    private var nextGather = 0
+
+    private func gathered(_ token: Int, _ metrics: ProxyMetrics, _ connections: Int) {
+        guard let gather = gathers[token] else { return }
+        gather.metrics.add(metrics)
+        gather.connections += connections
+        gather.expected -= 1
+        guard gather.expected == 0 else { return }
+        gathers[token] = nil
+        gather.done(snapshot(adding: gather.metrics, connections: gather.connections))
+    }
+
+    private func snapshot(adding metrics: ProxyMetrics, connections: Int) -> MetricsSnapshot {
+        metrics.snapshot(engine: loader.currentCounters, openConnections: connections,
                          cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
                          uptimeSeconds: Double(AccessLogEntry.wallClockMilliseconds() - startedAt) / 1000,
-                         accessLogDropped: accessLog?.droppedLines ?? 0)
+                         accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
+    }
+
+    // MARK: several loops
+
+    /// On the engine's loop: what another loop may answer by itself for
+    /// `storeKey` this second (nil: hand the request over).
+    func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
+        loop.assertInLoop()
+        let configuration = engine.configuration
+        // A transformed body (decryption, rewritten playlists) is made per response here.
+        guard engine.decryption == nil, configuration.transforms == nil || configuration.transformsOnlyPlaylists else {
+            return nil
+        }
+        let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)
+        defer { reader.close() }
+        guard let hit = reader.plainHit(),
+              !ProxyExchange.isPlaylist(reader.resource, info: hit.info, path: url.pathAndQuery) else { return nil }
+        return hit
+    }
+
+    /// On the engine's loop: hits answered on other loops, for the LRU order.
+    func touch(_ keys: [String]) {
+        for key in keys { engine.store.resources[key]?.touch() }
+    }
+
+    /// On the engine's loop: a connection another loop handed over, with
+    /// the request it must answer.
+    func adopt(_ moved: MovedConnection) {
+        guard let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
+        let connection = ClientConnection(moved: moved, socket: socket, server: self)
+        connections[ObjectIdentifier(connection)] = connection
+        connection.resume(moved.head, body: moved.body)
     }
 
     /// Counts one finished response and writes its access-log line.
@@ -137,6 +264,8 @@ package final class ProxyServer {
         loop.assertInLoop()
         listener?.close()
         listener = nil
+        plainHits?.close()
+        guard owner == nil else { return }  // the engine loop's server owns the lock file and the log
         engine.store.lock.publish(address: nil, token: nil)
         accessLog?.close()
     }

@@ -21,6 +21,12 @@ package enum StatsRoutes {
     /// The answer for `target` (query ignored), or nil when the path is not a
     /// stats route (the caller routes it on). The snapshot is only taken for a
     /// request that will get it.
+    /// Whether `target` names a stats route (`/stats`, `/metrics`).
+    package static func isStats(target: String) -> Bool {
+        let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
+        return path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8)
+    }
+
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
         let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }

@@ -90,6 +90,7 @@ package final class Resource {
 
     /// Records what the origin said about the resource.
     package func setInfo(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
+        changingComplete()
         derived = DerivedFacts()
         metadata.totalLength = totalLength
         metadata.contentType = contentType
@@ -105,6 +106,7 @@ package final class Resource {
 
     /// Records the origin's response head as the cache keeps it (RFC 9111 §3).
     package func setStoredHead(_ head: StoredResponseHead?) {
+        changingComplete()
         metadata.head = head
         derived.freshness = nil
         derived.serving = nil
@@ -117,6 +119,7 @@ package final class Resource {
     /// The old data file is unlinked (responses still sending from it keep
     /// their descriptor); a fresh one is created on the next write.
     package func reset(url: String) {
+        changingComplete()
         if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
         store.unlinkLater(dataPath)
@@ -129,6 +132,13 @@ package final class Resource {
         derived = DerivedFacts()
         closeFile()
         needsFlush = true
+    }
+
+    /// Only a complete resource can have been handed to other loops as a hit
+    /// (see StoreEpoch): changing one tells them. Changes to partial ones,
+    /// the usual case during downloads, cost nothing.
+    private func changingComplete() {
+        if isComplete { store.epoch.bump() }
     }
 
     /// Pins the resource for the preload of `root` (nil unpins): a pinned
@@ -145,6 +155,7 @@ package final class Resource {
     /// The data file cannot be opened any more (its folder was deleted): the
     /// bytes it held are no longer available. Same version, so readers go on.
     package func lostData() {
+        changingComplete()
         if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
         metadata.ranges = RangeSet()
@@ -156,6 +167,7 @@ package final class Resource {
     /// its bytes no longer count against the limit (they are not kept).
     package func makeTransient() {
         guard !isTransient else { return }
+        changingComplete()
         store.accountRemoved(available.byteCount)
         isTransient = true
         needsFlush = false

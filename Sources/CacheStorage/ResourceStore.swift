@@ -10,6 +10,8 @@ package final class ResourceStore {
     let loop: EventLoop
     let logger: Logger
     package let lock: CacheLock
+    /// Bumped when a complete resource changes (see StoreEpoch); readable from any thread.
+    package let epoch = StoreEpoch()
     /// The most bytes kept on disk once downloads settle.
     package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
@@ -72,7 +74,10 @@ package final class ResourceStore {
     }
 
     /// Milliseconds since 1970 (LRU order).
-    package func clock() -> Int64 {
+    package func clock() -> Int64 { Self.wallClock() }
+
+    /// The store clock, from any thread.
+    package static func wallClock() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

@@ -29,6 +29,11 @@ public struct HTTPCacheConfiguration: Sendable {
     /// whose soft value is raised to the hard one at start). At the cap the
     /// connection idle the longest is closed, or a new client gets 503.
     public var maxClientConnections: Int?
+    /// Event loops (threads) serving clients; 1 by default. With more, every
+    /// loop accepts connections on the port and answers hits of complete,
+    /// fresh resources by itself; downloads and everything else run on the
+    /// cache's own loop (see the README's "Several loops").
+    public var loops = 1
     /// A PEM file of CA certificates trusted for https origins, besides the
     /// system store (e.g. a company CA).
     public var caFile: String?
@@ -118,6 +123,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.requestHeadTimeout = min(UInt64(max(0.001, clientHeadTimeout) * 1000), configuration.keepAliveTimeout)
         configuration.clientSendTimeout = UInt64(max(0.001, clientSendTimeout) * 1000)
         configuration.maxClientConnections = maxClientConnections
+        configuration.loops = max(1, loops)
         configuration.engine.maxCacheBytes = maxCacheSize
         configuration.engine.policy.cacheable = isCacheable
         if let revalidateAfter { configuration.engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }

@@ -137,5 +137,8 @@ struct LoopBound<Value>: @unchecked Sendable {
         loop.assertInLoop()
         return wrapped
     }
+    /// The value off its loop, to be passed on only (to a type that posts to
+    /// `loop` before touching it), never used here.
+    var unchecked: Value { wrapped }
 }
 

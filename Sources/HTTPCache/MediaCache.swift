@@ -30,6 +30,8 @@ public final class MediaCache: Sendable {
 
     private struct Serving: Sendable {
         var server: LoopBound<ProxyServer>?
+        /// The servers of the other loops (`HTTPCacheConfiguration.loops`), each on its own loop.
+        var siblings: [LoopBound<ProxyServer>] = []
         var port: Int?
         var closed = false
     }
@@ -93,10 +95,59 @@ public final class MediaCache: Sendable {
             switch started {
             case .success(let server)?:
                 serving.server = server
-                serving.port = loop.submitAndWait { server.value.port }
+                let port = loop.submitAndWait { server.value.port }
+                serving.port = port
+                do throws(HTTPCacheError) {
+                    serving.siblings = try Self.startSiblings(of: server, count: configuration.loops - 1, port: port ?? 0)
+                } catch {
+                    _ = loop.submitAndWait { server.value.stop() }
+                    serving.server = nil
+                    serving.port = nil
+                    throw error
+                }
             case .failure(let error)?: throw error
             case nil: throw HTTPCacheError(.closed, "the cache is closed")
             }
+        }
+    }
+
+    /// Starts a server on each of `count` new loops, listening on `port` with
+    /// the engine loop's server, and introduces them to it.
+    private static func startSiblings(of owner: LoopBound<ProxyServer>, count: Int,
+                                      port: Int) throws(HTTPCacheError) -> [LoopBound<ProxyServer>] {
+        var started: [LoopBound<ProxyServer>] = []
+        for _ in 0..<max(0, count) {
+            let loop: EventLoop
+            do { loop = try EventLoop() } catch {
+                stopSiblings(started)
+                throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")
+            }
+            let made = loop.submitAndWait { () -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
+                // The owner is only referenced here (LoopLink), never touched off its loop.
+                let link = owner.unchecked
+                do {
+                    return .success(LoopBound(try ProxyServer(joining: link, on: loop, port: port), loop: loop))
+                } catch {
+                    return .failure(HTTPCacheError(.io, "cannot listen on port \(port) from another loop: \(error)"))
+                }
+            }
+            guard case .success(let sibling)? = made else {
+                loop.shutdown()
+                stopSiblings(started)
+                if case .failure(let error)? = made { throw error }
+                throw HTTPCacheError(.closed, "the event loop stopped")
+            }
+            started.append(sibling)
+            _ = owner.loop.submitAndWait { owner.value.join(sibling.unchecked) }
+        }
+        return started
+    }
+
+    /// Stops the other loops' servers and their loops (their clients are closed).
+    private static func stopSiblings(_ siblings: [LoopBound<ProxyServer>]) {
+        for sibling in siblings {
+            _ = sibling.loop.submitAndWait { sibling.value.stop() }
+            sibling.loop.shutdown()
         }
     }
 
@@ -121,13 +172,20 @@ public final class MediaCache: Sendable {
     /// Stops serving, ends every connection and download, writes the cache
     /// metadata and releases the folder. Returns when everything is closed.
     public func close() {
-        let server: LoopBound<ProxyServer>?? = serving.withLock { serving in
+        let taken: (server: LoopBound<ProxyServer>?, siblings: [LoopBound<ProxyServer>])? = serving.withLock { serving in
             guard !serving.closed else { return nil }
             serving.closed = true
             serving.port = nil
-            defer { serving.server = nil }
-            return .some(serving.server)
+            defer {
+                serving.server = nil
+                serving.siblings = []
+            }
+            return (serving.server, serving.siblings)
         }
+        guard let taken else { return }
+        // The other loops first: they hand work to the engine's loop, never the reverse.
+        Self.stopSiblings(taken.siblings)
+        let server: LoopBound<ProxyServer>?? = .some(taken.server)
         guard let server else { return }
         // Readers first: blocked reads return .closed, their sources close before the engine stops.
         readers.closeAll()

@@ -57,6 +57,8 @@ struct Serve: ParsableCommand {
     var headTimeout: Double = 10
     @Option(name: .customLong("max-connections"), help: "Most client connections (default: 80% of the open-file limit).")
     var maxConnections: Int?
+    @Option(help: "Event loops (threads) serving clients (default: the number of CPU cores). Hits are answered on every loop; downloads run on one.")
+    var loops: Int?
     @Option(name: .customLong("max-cache-size"), help: "Cache size limit: bytes, K/M/G (×1000) or KiB/MiB/GiB (×1024).")
     var maxCacheSize = "500MB"
     @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
@@ -106,6 +108,8 @@ struct Serve: ParsableCommand {
         configuration.clientSendTimeout = clientTimeout
         configuration.clientHeadTimeout = headTimeout
         configuration.maxClientConnections = maxConnections
+        if let loops, !(1...256).contains(loops) { throw ValidationError("--loops takes 1 to 256") }
+        configuration.loops = loops ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         configuration.maxCacheSize = maxBytes
         configuration.revalidateAfter = revalidateAfter
         if let origin {

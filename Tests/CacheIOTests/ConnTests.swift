@@ -355,4 +355,57 @@ final class ConnTests: XCTestCase {
         }
         _ = blocking
     }
+
+    /// A conn detached on one loop and adopted by another keeps its socket:
+    /// the client's later bytes reach the second loop, its answer reaches the
+    /// client, the first loop sees an ordinary close and never the socket again.
+    /// Detaching refuses while bytes are queued.
+    func testDetachAndAdoptOnAnotherLoop() throws {
+        let first = try LoopHarness()
+        let second = try LoopHarness()
+        let handed = Shared<Int32?>(nil)
+        let accepted = Shared([ConnProbe]())
+        let (_, port) = startListener(first) { conn in
+            let p = ConnProbe()
+            p.onRead = { p, _ in
+                if cs_conn_queued(p.conn) == 0 { handed.update { $0 = cs_conn_detach(p.conn) } }
+            }
+            p.bind(conn)
+            XCTAssertEqual(cs_conn_read_start(conn), 0)
+            accepted.update { $0.append(p) }
+        }
+        let client = try BlockingClient(port: port)
+        XCTAssertTrue(client.send(Array("first".utf8)))
+        XCTAssertTrue(handed.wait { $0 != nil })
+        let fd = try XCTUnwrap(handed.value)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertTrue(accepted.value[0].log.wait { $0.closes == [0] }, "the first loop's conn closed as usual")
+
+        let adopted = ConnProbe()
+        adopted.onRead = { p, buf in
+            let reply = Array("adopted:".utf8) + Array(buf)
+            XCTAssertEqual(cs_conn_write(p.conn, reply, reply.count), 0)
+        }
+        second.sync {
+            var out: OpaquePointer?
+            XCTAssertEqual(cs_conn_adopt(second.loop, fd, &out), 0)
+            adopted.bind(out!)
+            XCTAssertEqual(cs_conn_read_start(out!), 0)
+        }
+        XCTAssertTrue(client.send(Array("second".utf8)))
+        XCTAssertEqual(client.recv(exactly: 14), Array("adopted:second".utf8))
+        XCTAssertEqual(accepted.value[0].log.value.received, Array("first".utf8), "nothing more reached the first loop")
+
+        // Not while something is queued: a 4 MiB write to a client that is not reading stays queued.
+        let refused = Shared<Int32?>(nil)
+        second.sync {
+            let big = patternBytes(4 << 20, seed: 7)
+            XCTAssertEqual(cs_conn_write(adopted.conn, big, big.count), 0)
+            refused.update { $0 = cs_conn_detach(adopted.conn) }
+        }
+        XCTAssertEqual(refused.value, -EBUSY)
+        client.shutdownWrite()
+        first.stop()
+        second.stop()
+    }
 }

@@ -222,7 +222,7 @@ final class ListenerProbe {
         }
         let ctx = Unmanaged.passRetained(self).toOpaque()
         var out: OpaquePointer?
-        let rc = cs_listen(loop, host, 0, 64, &cbs, ctx, &out)
+        let rc = cs_listen(loop, host, 0, 64, 0, &cbs, ctx, &out)
         if rc == 0 { listener = out } else { Unmanaged<ListenerProbe>.fromOpaque(ctx).release() }
         return rc
     }

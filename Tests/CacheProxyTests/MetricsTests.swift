@@ -77,12 +77,40 @@ final class MetricsTests: XCTestCase {
         }
     }
 
+    /// Each loop counts its own responses; /stats adds them up.
+    func testLoopsAddUp() throws {
+        var engineLoop = ProxyMetrics()
+        engineLoop.recordResponse(status: 200, cache: .miss)
+        engineLoop.addBytesFromCache(10)
+        var other = ProxyMetrics()
+        other.recordResponse(status: 200, cache: .hit)
+        other.recordResponse(status: 206, cache: .hit)
+        other.addBytesFromCache(500)
+        other.loopHandoffs = 3
+        other.hitsOnOtherLoops = 2
+        other.clientSendTimeouts = 1
+        engineLoop.add(other)
+        let snapshot = engineLoop.snapshot(engine: EngineCounters(), openConnections: 4, cacheSizeBytes: 0, cacheEntries: 0,
+                                           uptimeSeconds: 1, loops: 2)
+        XCTAssertEqual(snapshot.requestsByStatus, [200: 2, 206: 1])
+        XCTAssertEqual(snapshot.requestsByCache, [.hit: 2, .miss: 1])
+        XCTAssertEqual(snapshot.bytesFromCache, 510)
+        XCTAssertEqual(engineLoop.clientSendTimeouts, 1)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(snapshot.json().utf8)) as? [String: Any])
+        XCTAssertEqual((object["loops"] as? NSNumber)?.intValue, 2)
+        XCTAssertEqual((object["loop_handoffs"] as? NSNumber)?.intValue, 3)
+        XCTAssertEqual((object["hits_on_other_loops"] as? NSNumber)?.intValue, 2)
+        XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_loop_handoffs_total 3\n"))
+        XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_hits_on_other_loops_total 2\n"))
+    }
+
     func testJSONIsValidAndHasEveryField() throws {
         let text = sample().json()
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let expected = ["uptime_seconds", "requests_total", "requests_by_status", "requests_by_cache", "hit_ratio",
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
-                        "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped"]
+                        "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
+                        "loops", "loop_handoffs", "hits_on_other_loops"]
         XCTAssertEqual(Set(object.keys), Set(expected))
         XCTAssertEqual((object["uptime_seconds"] as? NSNumber)?.doubleValue, 12.5)
         XCTAssertEqual((object["requests_total"] as? NSNumber)?.intValue, 5)

@@ -59,4 +59,24 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(meta.contains("ranges 1000-1999"), meta)
         XCTAssertTrue(meta.contains("length 500000"), meta)
     }
+
+    /// serve --loops: the count is reported in /stats; without it, one loop
+    /// per core; a count out of range is a usage error (exit 64).
+    func testServeLoopsOption() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-loops")
+        let cache = directory.url.appendingPathComponent("cache").path
+        let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        for (arguments, expected) in [(["--loops", "3"], 3), ([], max(1, cores))] {
+            let proxy = try ProxyProcess(cacheDirectory: cache, extraArguments: arguments)
+            defer { proxy.terminate() }
+            let stats = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.port)/stats")
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])
+            XCTAssertEqual(json["loops"] as? Int, expected, "\(arguments)")
+            proxy.terminate()
+            XCTAssertEqual(proxy.process.terminationStatus, 0)
+        }
+        let bad = try TestTools.run(Self.binary, ["serve", "--loops", "0", "--cache-dir", cache])
+        XCTAssertEqual(bad.exitCode, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("--loops"), bad.stderr)
+    }
 }

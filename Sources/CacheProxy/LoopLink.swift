@@ -1,0 +1,39 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+
+/// A server on its own loop, reachable from the others: work is posted to
+/// that loop and runs there, so a server is only ever touched on its loop.
+/// This is the only way servers of different loops talk (no shared state,
+/// no locks on the hot path; the loop's post queue carries everything).
+struct LoopLink: @unchecked Sendable {
+    // Touched only inside `run`, on `loop`.
+    private let server: ProxyServer
+    let loop: EventLoop
+
+    init(_ server: ProxyServer) {
+        self.server = server
+        loop = server.loop
+    }
+
+    /// Runs `work` with the server on its loop. False (the work dropped, with
+    /// whatever it carried) once that loop has stopped.
+    @discardableResult
+    func run(_ work: @escaping @Sendable (ProxyServer) -> Void) -> Bool {
+        let server = self
+        return loop.execute { work(server.server) }
+    }
+}
+
+/// A client connection on its way to the engine's loop: its socket, its
+/// connection state (with any pipelined bytes) and the request that loop
+/// must answer. Moved, never shared: the sending loop forgets it.
+struct MovedConnection: Sendable {
+    let socket: HandedSocket
+    let machine: ConnectionStateMachine
+    let head: HTTPRequestHead
+    let body: [UInt8]?
+    let peer: SocketAddress?
+    let reading: Bool
+}

@@ -1,0 +1,113 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+
+/// On a loop other than the engine's: copies of plain hits the engine's
+/// loop handed out (see PlainHit), so hits of complete, fresh resources are
+/// answered here without crossing loops; a key without a current copy is
+/// asked for (concurrent askers share the answer), and touches are sent
+/// back in batches so the LRU order stays right. A "no" is not remembered:
+/// the connection that got it moves to the engine's loop and stays there,
+/// so each connection asks in vain at most once. Loop thread only.
+final class PlainHitCache {
+    /// Copies are dropped past this many keys (they hold data files open).
+    static let maxEntries = 4096
+
+    private let epoch: StoreEpoch
+    private let loop: EventLoop
+    private let owner: LoopLink
+    private var entries: [String: PlainHit] = [:]
+    private var asking: [String: [(PlainHit?) -> Void]] = [:]
+    private var touched: Set<String> = []
+    private var tick: Deadline?
+    private var tickArmed = false
+
+    init(epoch: StoreEpoch, loop: EventLoop, owner: LoopLink) {
+        self.epoch = epoch
+        self.loop = loop
+        self.owner = owner
+    }
+
+    /// Whether a request may be answered from a copy: GET or HEAD whose
+    /// cache directives cannot change the owner's answer.
+    static func isPlain(_ head: HTTPRequestHead) -> Bool {
+        !head.headers.contains("Cache-Control") && !head.headers.contains("Pragma")
+    }
+
+    private static func now() -> Int64 { ResourceStore.wallClock() / 1000 }
+
+    /// The current copy for `key`, if there is one.
+    func lookup(_ key: String) -> PlainHit? {
+        guard let hit = entries[key] else { return nil }
+        if hit.isCurrent(second: Self.now(), epoch: epoch.current) { return hit }
+        entries[key] = nil
+        return nil
+    }
+
+    /// Asks the engine's loop for `key`'s plain hit; `answer` runs on this
+    /// loop with it (nil: hand the request over).
+    /// `back` is this loop's server, where the answer returns.
+    func ask(url: OriginURL, key: String, from back: LoopLink, _ answer: @escaping (PlainHit?) -> Void) {
+        if asking[key] != nil {
+            asking[key]!.append(answer)
+            return
+        }
+        asking[key] = [answer]
+        let sent = owner.run { server in
+            let reply = server.plainHit(url: url, storeKey: key)
+            back.run { $0.plainHits?.answered(key: key, reply) }
+        }
+        if !sent { answered(key: key, nil) }
+    }
+
+    func answered(key: String, _ hit: PlainHit?) {
+        // A copy that went stale on the way is no answer: those requests are handed over.
+        let usable = hit.flatMap { $0.isCurrent(second: Self.now(), epoch: epoch.current) ? $0 : nil }
+        if let usable {
+            if entries.count >= Self.maxEntries { entries.removeAll() }
+            entries[key] = usable
+            armTick()
+        }
+        let waiting = asking.removeValue(forKey: key) ?? []
+        for answer in waiting { answer(usable) }
+    }
+
+    /// A hit answered from a copy: the engine's loop hears of it within a second.
+    func served(_ key: String) {
+        touched.insert(key)
+        armTick()
+    }
+
+    private func armTick() {
+        guard !tickArmed else { return }
+        tickArmed = true
+        if let tick {
+            tick.reset(milliseconds: 1000)
+        } else {
+            tick = Deadline(on: loop, after: 1000) { [weak self] in self?.tock() }
+        }
+    }
+
+    /// Stops the tick (the server is stopping).
+    func close() {
+        tick?.cancel()
+        tick = nil
+        entries.removeAll()
+    }
+
+    /// Once a second: touches go to the engine's loop, stale copies are
+    /// dropped (their data files close), the tick re-arms while any remain.
+    private func tock() {
+        tickArmed = false
+        if !touched.isEmpty {
+            let keys = Array(touched)
+            touched.removeAll()
+            owner.run { $0.touch(keys) }
+        }
+        let second = Self.now()
+        let current = epoch.current
+        entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
+        if !entries.isEmpty { armTick() }
+    }
+}
