@@ -195,6 +195,18 @@ package final class Loader {
         release(reader.state)
     }
 
+    /// Keeps `state`'s resource in use (never evicted) until the lease ends,
+    /// on whatever thread its last reference goes (see PlainHit).
+    func lease(_ state: ResourceState) -> ResourceLease {
+        state.resource.users += 1
+        return ResourceLease(state: state, loader: self)
+    }
+
+    func leaseEnded(_ state: ResourceState) {
+        state.resource.users -= 1
+        release(state)
+    }
+
     /// How many resource states (idle ones included) are kept at most.
     static let idleStatesKept = 4096
 

@@ -1,3 +1,4 @@
+import CacheIO
 import CacheStorage
 
 /// A stored response as its owner loop would serve a plain request for it
@@ -5,10 +6,12 @@ import CacheStorage
 /// complete data file. Another loop may answer such requests with it while
 /// both the second and the store's epoch are unchanged; anything else goes
 /// to the owner. The data file is never rewritten in place (a new version
-/// gets a new file), so the bytes always match the head.
+/// gets a new file), so the bytes always match the head. While a copy (or
+/// a response sent from it) lives, its resource is in use, as under a reader.
 package struct PlainHit: Sendable {
     package let info: ContentInfo
     package let file: DataFile
+    let lease: ResourceLease
     /// Wall-clock second (store clock) the head's Age is right for.
     package let second: Int64
     /// `ResourceStore.epoch` when it was made.
@@ -18,4 +21,36 @@ package struct PlainHit: Sendable {
     package func isCurrent(second now: Int64, epoch current: Int) -> Bool {
         now == second && current == epoch
     }
+}
+
+/// A resource in use by copies of its hit: taken on the owner loop, given
+/// back there when the last copy or response holding it goes, on any thread.
+final class ResourceLease: @unchecked Sendable {
+    // Touched only on the owner loop: at init (by the loader) and in the task deinit posts.
+    private let state: ResourceState
+    private let loader: Loader
+    private let loop: EventLoop
+
+    init(state: ResourceState, loader: Loader) {
+        self.state = state
+        self.loader = loader
+        loop = loader.store.loop
+    }
+
+    deinit {
+        let end = LeaseEnd(state: state, loader: loader)
+        if loop.inLoop {
+            end.run()
+        } else {
+            loop.execute { end.run() }  // refused once the loop stopped: nothing is left to release
+        }
+    }
+}
+
+/// The end of a lease, carried to the owner loop.
+private struct LeaseEnd: @unchecked Sendable {
+    // Used only on the owner loop (`run`).
+    let state: ResourceState
+    let loader: Loader
+    func run() { loader.leaseEnded(state) }
 }

@@ -43,32 +43,43 @@ final class ClientConnection: SocketDelegate {
     /// A request this loop cannot answer: the connection goes to the
     /// engine's loop with it once the machine's current actions are done.
     private var moving: (head: HTTPRequestHead, body: [UInt8]?)?
+    /// On the engine's loop, for a connection another loop handed over: that
+    /// loop, where it goes back once idle (so its later hits are answered
+    /// there again and the loops stay balanced).
+    private let home: LoopLink?
 
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
         machine = ConnectionStateMachine(settings: server.connectionSettings)
         peer = socket.peerAddress
+        home = nil
         socket.delegate = self
         idleSince = server.nextIdleStamp()
         perform(machine.start())
     }
 
-    /// A connection handed over by another loop, in the middle of a request.
+    /// A connection handed over by another loop: in the middle of a request
+    /// (to the engine's loop), or idle (back home).
     init(moved: MovedConnection, socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
         machine = moved.machine
         peer = moved.peer
+        home = moved.request == nil ? nil : moved.from
         socket.delegate = self
         idleSince = server.nextIdleStamp()
         if moved.reading { socket.startReading() }
     }
 
-    /// Answers the request the connection was handed over with.
-    func resume(_ head: HTTPRequestHead, body: [UInt8]?) {
+    /// Goes on where the other loop left off: answers the request it was
+    /// handed over with, or waits idle for the next one (with its timeout).
+    func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
+        guard let request else {
+            return setTimer(server.connectionSettings.keepAliveTimeout)
+        }
         running = true
-        handle(head, body: body)
+        handle(request.head, body: request.body)
         running = false
         processPending()
     }
@@ -118,17 +129,21 @@ final class ClientConnection: SocketDelegate {
             perform(actions)
         }
         running = false
-        if let request = moving {
+        if let request = moving, let owner = server.owner {
             moving = nil
-            move(request)
+            server.metrics.loopHandoffs += 1
+            move(to: owner, request)
+        } else if let home, isIdle, !socket.isClosed {
+            move(to: home, nil)
         }
     }
 
-    /// Hands the connection, the request and any pipelined bytes to the
-    /// engine's loop, which answers it (see ProxyServer). Nothing is queued
-    /// between responses, so the socket detaches whole.
-    private func move(_ request: (head: HTTPRequestHead, body: [UInt8]?)) {
-        guard let owner = server.owner, !socket.isClosed else { return }
+    /// Hands the connection (its socket, its machine with any pipelined
+    /// bytes) to another loop's server: the engine's, with a request to
+    /// answer, or its home loop's, idle. Nothing is queued between
+    /// responses, so the socket detaches whole.
+    private func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
+        guard !socket.isClosed else { return }
         let reading = socket.isReading
         guard let handed = socket.detach() else {
             socket.close()  // cannot happen between responses; never answer from the wrong loop
@@ -139,10 +154,9 @@ final class ClientConnection: SocketDelegate {
         record = nil
         pending.removeAll()
         server.connectionClosed(self)
-        server.metrics.loopHandoffs += 1
-        let moved = MovedConnection(socket: handed, machine: machine, head: request.head, body: request.body,
-                                    peer: peer, reading: reading)
-        owner.run { $0.adopt(moved) }  // if the engine's loop is gone, `handed` closes the socket
+        let moved = MovedConnection(socket: handed, machine: machine, request: request, peer: peer, reading: reading,
+                                    from: LoopLink(server))
+        link.run { $0.adopt(moved) }  // if that loop is gone, `handed` closes the socket
     }
 
     /// This loop cannot answer the request: the engine's loop will.

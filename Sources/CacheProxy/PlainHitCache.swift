@@ -46,24 +46,31 @@ final class PlainHitCache {
     }
 
     /// Asks the engine's loop for `key`'s plain hit; `answer` runs on this
-    /// loop with it (nil: hand the request over).
-    /// `back` is this loop's server, where the answer returns.
+    /// loop with it (nil: hand the request over). `back` is this loop's
+    /// server, where the answer returns.
     func ask(url: OriginURL, key: String, from back: LoopLink, _ answer: @escaping (PlainHit?) -> Void) {
         if asking[key] != nil {
             asking[key]!.append(answer)
             return
         }
         asking[key] = [answer]
-        let sent = owner.run { server in
-            let reply = server.plainHit(url: url, storeKey: key)
-            back.run { $0.plainHits?.answered(key: key, reply) }
-        }
-        if !sent { answered(key: key, nil) }
+        send(url: url, key: key, from: back, again: false)
     }
 
-    func answered(key: String, _ hit: PlainHit?) {
-        // A copy that went stale on the way is no answer: those requests are handed over.
+    private func send(url: OriginURL, key: String, from back: LoopLink, again: Bool) {
+        let sent = owner.run { server in
+            let hit = server.plainHit(url: url, storeKey: key)
+            back.run { $0.plainHits?.answered(key: key, hit, url: url, from: back, again: again) }
+        }
+        if !sent { answered(key: key, nil, url: url, from: back, again: true) }
+    }
+
+    func answered(key: String, _ hit: PlainHit?, url: OriginURL, from back: LoopLink, again: Bool) {
         let usable = hit.flatMap { $0.isCurrent(second: Self.now(), epoch: epoch.current) ? $0 : nil }
+        // A copy that went stale on the way (a second ended, something changed): ask once more.
+        if hit != nil && usable == nil && !again {
+            return send(url: url, key: key, from: back, again: true)
+        }
         if let usable {
             if entries.count >= Self.maxEntries { entries.removeAll() }
             entries[key] = usable

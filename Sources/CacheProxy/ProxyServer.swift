@@ -223,8 +223,9 @@ package final class ProxyServer {
         loop.assertInLoop()
         let configuration = engine.configuration
         // A transformed body (decryption, rewritten playlists) is made per response here.
-        guard engine.decryption == nil, configuration.transforms == nil || configuration.transformsOnlyPlaylists else {
-            return nil
+        guard engine.decryption == nil, configuration.transforms == nil || configuration.transformsOnlyPlaylists,
+              engine.store.resources[storeKey]?.isComplete == true else {
+            return nil  // (nothing complete: no reader, so a miss leaves no empty entry behind)
         }
         let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)
         defer { reader.close() }
@@ -238,13 +239,13 @@ package final class ProxyServer {
         for key in keys { engine.store.resources[key]?.touch() }
     }
 
-    /// On the engine's loop: a connection another loop handed over, with
-    /// the request it must answer.
+    /// A connection another loop handed over: with a request (on the
+    /// engine's loop), or idle, back home.
     func adopt(_ moved: MovedConnection) {
         guard let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
         let connection = ClientConnection(moved: moved, socket: socket, server: self)
         connections[ObjectIdentifier(connection)] = connection
-        connection.resume(moved.head, body: moved.body)
+        connection.resume(moved.request)
     }
 
     /// Counts one finished response and writes its access-log line.

@@ -7,7 +7,7 @@ import Logging
 /// Loop thread only (`init` runs there too: it scans the folder).
 package final class ResourceStore {
     package let root: String
-    let loop: EventLoop
+    package let loop: EventLoop
     let logger: Logger
     package let lock: CacheLock
     /// Bumped when a complete resource changes (see StoreEpoch); readable from any thread.

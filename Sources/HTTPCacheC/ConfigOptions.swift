@@ -36,6 +36,9 @@ struct CConfiguration: Sendable {
         case "port":
             guard let port = Self.integer(value), (0...65535).contains(port) else { return false }
             settings.port = port
+        case "loops":
+            guard let loops = Self.integer(value), (1...256).contains(loops) else { return false }
+            settings.loops = loops
         case "max-cache-size":
             guard let bytes = ByteSize.parse(value) else { return false }
             settings.maxCacheSize = bytes

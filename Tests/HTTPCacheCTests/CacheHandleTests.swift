@@ -71,8 +71,11 @@ final class CacheHandleTests: XCTestCase {
     }
 
     func testServePortAndProxyURL() throws {
-        let options = config(folder: newFolder())
+        let options = config(folder: newFolder(), [("loops", "2")])
         defer { hc_config_free(options) }
+        for bad in ["0", "257", "two", "-1", ""] {
+            XCTAssertEqual(hc_config_set(options, "loops", bad), -1, bad)  // HC_EINVAL
+        }
         let (result, opened) = open(options)
         XCTAssertEqual(result, 0)
         let cache = try XCTUnwrap(opened)

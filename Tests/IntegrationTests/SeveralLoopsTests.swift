@@ -71,9 +71,9 @@ final class SeveralLoopsTests: XCTestCase {
     }
 
     /// A miss on a loop that cannot answer it goes to the engine's loop with
-    /// the connection, the requests pipelined behind it included; a
-    /// conditional request, a HEAD and an unsatisfiable range are answered
-    /// from the copy like the engine's loop would.
+    /// the connection, the requests pipelined behind it included, and comes
+    /// back once idle; a conditional request, a HEAD and an unsatisfiable
+    /// range are answered from the copy like the engine's loop would.
     func testMissesAreHandedOverWithTheirPipeline() throws {
         let fixture = try fixture()
         let files = try (0..<clients).map { try fixture.file("part\($0).bin", size: 200_000 + $0, seed: UInt64(100 + $0)) }
@@ -93,7 +93,14 @@ final class SeveralLoopsTests: XCTestCase {
             guard range.status == 206, range.body == Array(expected[index][100...199]) else {
                 throw Mismatch("range after the miss, client \(index)")
             }
+            // Idle again, the connection went back to its loop: this hit is answered there.
+            guard try connection.get(path).body == expected[index] else { throw Mismatch("hit after, client \(index)") }
         }
+        // Every request first reached the other loop as a miss: only connections that came home answer hits there.
+        let afterMisses = try stats(fixture)
+        XCTAssertGreaterThan(afterMisses["loop_handoffs"] as? Int ?? 0, 0, "misses on the other loop were handed over")
+        XCTAssertGreaterThan(afterMisses["hits_on_other_loops"] as? Int ?? 0, 0,
+                             "handed-over connections came back and had their next hit answered at home")
         // All cached now: the same answers from copies on a fresh set of connections.
         try eachClient(fixture) { index, connection in
             let path = paths[(index + 1) % paths.count]
@@ -113,11 +120,56 @@ final class SeveralLoopsTests: XCTestCase {
                 throw Mismatch("416, client \(index)")
             }
         }
-        let json = try stats(fixture)
-        XCTAssertGreaterThan(json["loop_handoffs"] as? Int ?? 0, 0, "misses on the other loop were handed over")
         for file in files {
             XCTAssertEqual(fixture.origin.accessLog().filter { $0.uri == "/" + file.name }.count, 1, file.name)
         }
+    }
+
+    /// A resource answered from copies on the other loop is in use like one
+    /// under a reader: filling the cache past its limit while slow clients
+    /// are mid-body does not evict it, and they get every byte.
+    func testCopiesKeepTheirResourceInUse() throws {
+        let fixture = try ProxyFixture { configuration in
+            configuration.loops = 2
+            configuration.revalidateAfter = 3600
+            configuration.maxCacheSize = 20_000_000
+        }
+        let slow = try fixture.file("slow.bin", size: 12_000_000, seed: 31)
+        let other = try fixture.file("other.bin", size: 12_000_000, seed: 32)
+        let probe = try fixture.file("probe.bin", size: 1000, seed: 33)
+        XCTAssertBytes(try fixture.get(slow.name).body, equal: slow)  // cached, and the oldest
+        XCTAssertBytes(try fixture.get(probe.name).body, equal: probe)
+        // Keep connections the other loop accepted: their hits count there.
+        let probePath = try fixture.proxyPath(probe.name)
+        var onOtherLoop: [RawHTTPConnection] = []
+        for _ in 0..<64 where onOtherLoop.count < 4 {
+            let connection = try fixture.connect()
+            let before = try stats(fixture)["hits_on_other_loops"] as? Int ?? 0
+            XCTAssertBytes(try connection.get(probePath).body, equal: probe)
+            if try stats(fixture)["hits_on_other_loops"] as? Int ?? 0 > before {
+                onOtherLoop.append(connection)
+            } else {
+                connection.close()
+            }
+        }
+        XCTAssertEqual(onOtherLoop.count, 4)
+        // Each takes the head of the big one and stalls with most of the body unsent.
+        let path = try fixture.proxyPath(slow.name)
+        for reader in onOtherLoop {
+            try reader.sendRequest(path: path)
+            XCTAssertEqual(try reader.readResponseHead().status, 200)
+        }
+        let readers = onOtherLoop
+        XCTAssertBytes(try fixture.get(other.name).body, equal: other)
+        Thread.sleep(forTimeInterval: 0.2)
+        let cached = try fixture.server.cachedResources()
+        XCTAssertTrue(cached.contains { $0.url.hasSuffix("/slow.bin") && $0.isInUse }, "evicted under its readers")
+        for reader in readers {
+            XCTAssertBytes(try reader.readRawBytes(12_000_000), equal: slow)
+            reader.close()
+        }
+        // Once every copy is gone (a second or two), it is idle again and the limit is enforced.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { (try? fixture.server.cacheSize()) ?? .max <= 20_000_000 })
     }
 
     /// After a removal, no loop answers from its copy: the next request of
