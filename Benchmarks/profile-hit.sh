@@ -77,7 +77,7 @@ PIDS+=("$NGINX_PID")
 # Starts the proxy (optionally under a wrapper command) and sets PROXY_PID and PROXY_PORT.
 start_proxy() {
   local cache=$1; shift
-  "$@" "$PROXY" serve --port 0 --cache-dir "$cache" --log-level warning >"$cache.out" 2>"$cache.err" &
+  "$@" "$PROXY" serve --port 0 --loops 1 --cache-dir "$cache" --log-level warning >"$cache.out" 2>"$cache.err" &
   PROXY_PID=$!
   PIDS+=("$PROXY_PID")
   for _ in $(seq 1 600); do

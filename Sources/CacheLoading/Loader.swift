@@ -195,15 +195,15 @@ package final class Loader {
         release(reader.state)
     }
 
-    /// Keeps `state`'s resource in use (never evicted) until the lease ends,
+    /// Keeps `state`'s resource from eviction (and listed in use) until the lease ends,
     /// on whatever thread its last reference goes (see PlainHit).
     func lease(_ state: ResourceState) -> ResourceLease {
-        state.resource.users += 1
+        state.resource.leases += 1
         return ResourceLease(state: state, loader: self)
     }
 
     func leaseEnded(_ state: ResourceState) {
-        state.resource.users -= 1
+        state.resource.leases -= 1
         release(state)
     }
 
@@ -215,7 +215,7 @@ package final class Loader {
     /// count), or keeps it idle for the next request of a cached resource.
     private func release(_ state: ResourceState) {
         let resource = state.resource
-        guard resource.users == 0 else { return }
+        guard !resource.isBusy else { return }
         // The state of a cached resource that may be shared stays for its next
         // request (a hit then allocates no state and changes no map), up to a bound.
         if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.available.isEmpty,

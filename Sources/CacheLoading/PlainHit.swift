@@ -7,7 +7,7 @@ import CacheStorage
 /// both the second and the store's epoch are unchanged; anything else goes
 /// to the owner. The data file is never rewritten in place (a new version
 /// gets a new file), so the bytes always match the head. While a copy (or
-/// a response sent from it) lives, its resource is in use, as under a reader.
+/// a response sent from it) lives, its resource is leased: never evicted.
 package struct PlainHit: Sendable {
     package let info: ContentInfo
     package let file: DataFile
@@ -23,8 +23,9 @@ package struct PlainHit: Sendable {
     }
 }
 
-/// A resource in use by copies of its hit: taken on the owner loop, given
-/// back there when the last copy or response holding it goes, on any thread.
+/// A resource kept from eviction by copies of its hit: taken on the owner
+/// loop, given back there when the last copy or response holding it goes,
+/// on any thread.
 final class ResourceLease: @unchecked Sendable {
     // Touched only on the owner loop: at init (by the loader) and in the task deinit posts.
     private let state: ResourceState

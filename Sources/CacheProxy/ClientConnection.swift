@@ -267,6 +267,10 @@ final class ClientConnection: SocketDelegate {
         if server.owner != nil {
             return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
         }
+        if let hit = localCopy(head, url: origin.url, storeKey: origin.storeKey) {
+            return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
+                         transparent: false)
+        }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
                                      storeKey: origin.storeKey, server: server)
         self.exchange = exchange
@@ -300,9 +304,23 @@ final class ClientConnection: SocketDelegate {
     /// On a loop other than the engine's: a hit of a complete, fresh resource
     /// is answered here from the engine loop's copy (asked for when there is
     /// none yet); anything else goes to the engine's loop.
+    /// On the engine's loop: the copy of a plain hit, made on its first
+    /// request this second; nil when the request needs a reader.
+    private func localCopy(_ head: HTTPRequestHead, url: OriginURL, storeKey: String) -> PlainHit? {
+        guard PlainHitCache.isPlain(head) else { return nil }
+        if let hit = server.plainHits.lookup(storeKey) {
+            server.engine.store.resources[storeKey]?.touch()  // what the reader would have done
+            return hit
+        }
+        guard let hit = server.plainHit(url: url, storeKey: storeKey) else { return nil }
+        server.plainHits.keep(storeKey, hit)
+        return hit
+    }
+
     private func answerFromCopy(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
                                 transparent: Bool = false) {
-        guard let hits = server.plainHits, PlainHitCache.isPlain(head) else { return handOver(head) }
+        let hits = server.plainHits
+        guard PlainHitCache.isPlain(head) else { return handOver(head) }
         if let hit = hits.lookup(storeKey) {
             return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent)
         }
@@ -318,8 +336,10 @@ final class ClientConnection: SocketDelegate {
 
     private func serve(_ hit: PlainHit, head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
                        transparent: Bool) {
-        server.metrics.hitsOnOtherLoops += 1
-        server.plainHits?.served(storeKey)
+        if server.owner != nil {
+            server.metrics.hitsOnOtherLoops += 1
+            server.plainHits.served(storeKey)
+        }
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
                                      storeKey: storeKey, server: server, transparent: transparent)
         self.exchange = exchange

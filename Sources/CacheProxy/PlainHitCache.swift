@@ -16,14 +16,15 @@ final class PlainHitCache {
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
-    private let owner: LoopLink
+    /// The engine loop's server; nil on the engine's loop itself.
+    private let owner: LoopLink?
     private var entries: [String: PlainHit] = [:]
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
     private var touched: Set<String> = []
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop, owner: LoopLink) {
+    init(epoch: StoreEpoch, loop: EventLoop, owner: LoopLink?) {
         self.epoch = epoch
         self.loop = loop
         self.owner = owner
@@ -58,11 +59,11 @@ final class PlainHitCache {
     }
 
     private func send(url: OriginURL, key: String, from back: LoopLink, again: Bool) {
-        let sent = owner.run { server in
+        let sent = owner?.run { server in
             let hit = server.plainHit(url: url, storeKey: key)
-            back.run { $0.plainHits?.answered(key: key, hit, url: url, from: back, again: again) }
+            back.run { $0.plainHits.answered(key: key, hit, url: url, from: back, again: again) }
         }
-        if !sent { answered(key: key, nil, url: url, from: back, again: true) }
+        if sent != true { answered(key: key, nil, url: url, from: back, again: true) }
     }
 
     func answered(key: String, _ hit: PlainHit?, url: OriginURL, from back: LoopLink, again: Bool) {
@@ -71,16 +72,20 @@ final class PlainHitCache {
         if hit != nil && usable == nil && !again {
             return send(url: url, key: key, from: back, again: true)
         }
-        if let usable {
-            if entries.count >= Self.maxEntries { entries.removeAll() }
-            entries[key] = usable
-            armTick()
-        }
+        if let usable { keep(key, usable) }
         let waiting = asking.removeValue(forKey: key) ?? []
         for answer in waiting { answer(usable) }
     }
 
-    /// A hit answered from a copy: the engine's loop hears of it within a second.
+    /// Keeps a current copy for `key`.
+    func keep(_ key: String, _ hit: PlainHit) {
+        if entries.count >= Self.maxEntries { entries.removeAll() }
+        entries[key] = hit
+        armTick()
+    }
+
+    /// A hit answered from a copy on another loop: the engine's loop hears
+    /// of it within a second.
     func served(_ key: String) {
         touched.insert(key)
         armTick()
@@ -107,7 +112,7 @@ final class PlainHitCache {
     /// dropped (their data files close), the tick re-arms while any remain.
     private func tock() {
         tickArmed = false
-        if !touched.isEmpty {
+        if !touched.isEmpty, let owner {
             let keys = Array(touched)
             touched.removeAll()
             owner.run { $0.touch(keys) }

@@ -37,8 +37,9 @@ package final class ProxyServer {
     let viaPseudonym: String
     /// On a loop other than the engine's: the engine loop's server. Nil on the engine's loop.
     let owner: LoopLink?
-    /// On a loop other than the engine's: copies of plain hits.
-    let plainHits: PlainHitCache?
+    /// Copies of plain hits: asked of the engine's loop on the others, made
+    /// here on the engine's loop (its hits skip the reader then).
+    let plainHits: PlainHitCache
     /// On the engine's loop: the other loops' servers (see `join(_:)`).
     private var siblings: [LoopLink] = []
     private let startedAt = AccessLogEntry.wallClockMilliseconds()
@@ -66,7 +67,7 @@ package final class ProxyServer {
         self.configuration = configuration
         self.loop = loop
         self.owner = owner
-        plainHits = owner.map { PlainHitCache(epoch: engine.store.epoch, loop: loop, owner: $0) }
+        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, owner: owner)
         viaPseudonym = engine.configuration.policy.viaPseudonym
         var settings = ConnectionStateMachine.Settings()
         settings.keepAliveTimeout = configuration.keepAliveTimeout
@@ -265,7 +266,7 @@ package final class ProxyServer {
         loop.assertInLoop()
         listener?.close()
         listener = nil
-        plainHits?.close()
+        plainHits.close()
         guard owner == nil else { return }  // the engine loop's server owns the lock file and the log
         engine.store.lock.publish(address: nil, token: nil)
         accessLog?.close()

@@ -15,8 +15,17 @@ package final class Resource {
     @exclusivity(unchecked) package private(set) var available: RangeSet
     /// Readers and downloads using the resource; in use means not evictable.
     @exclusivity(unchecked) package var users = 0 {
-        didSet { if users == 0 { store.resourceBecameIdle(self) } }
+        didSet { if users == 0 && leases == 0 { store.resourceBecameIdle(self) } }
     }
+    /// Copies of its hit handed to other loops, and responses sent from them
+    /// (see PlainHit): they keep it from eviction, not from removal (a
+    /// removed resource's copies stop at once; their responses end on the
+    /// open data file).
+    package var leases = 0 {
+        didSet { if leases == 0 && users == 0 { store.resourceBecameIdle(self) } }
+    }
+    /// Used or leased: not evictable, listed as in use.
+    package var isBusy: Bool { users > 0 || leases > 0 }
     /// Bumped when the bytes are dropped because the origin's version changed;
     /// a reader that began on another generation must stop.
     package private(set) var generation = 0

@@ -10,7 +10,7 @@ extension ResourceStore {
                                contentType: resource.metadata.contentType,
                                cachedBytes: resource.available.byteCount, ranges: resource.available,
                                lastAccess: resource.metadata.lastAccess, isComplete: resource.isComplete,
-                               inUse: resource.users > 0)
+                               inUse: resource.isBusy)
         }.sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) }
     }
 

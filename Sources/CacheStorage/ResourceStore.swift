@@ -163,7 +163,7 @@ package final class ResourceStore {
                 "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
         }
         guard error.isNoSpace, !wasDegraded else { return }
-        let idle = resources.values.filter { $0.users == 0 && !$0.isPinned }
+        let idle = resources.values.filter { !$0.isBusy && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
         let target = idle.reduce(0) { $0 + $1.available.byteCount } / 2
@@ -232,7 +232,7 @@ package final class ResourceStore {
         guard totalBytes > maxBytes else { return }
         warnIfPinsExceedLimit()
         let candidates = resources.values
-            .filter { $0.users == 0 && !$0.isPinned }
+            .filter { !$0.isBusy && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         for resource in candidates where totalBytes > maxBytes {
             logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
