@@ -11,8 +11,9 @@ import CacheStorage
 /// the connection that got it moves to the engine's loop and stays there,
 /// so each connection asks in vain at most once. Loop thread only.
 final class PlainHitCache {
-    /// Copies are dropped past this many keys (they hold data files open).
-    static let maxEntries = 4096
+    /// Copies are dropped past this many keys: each holds its data file open,
+    /// so this stays within what the store keeps open (`maxOpenFiles`).
+    static let maxEntries = 512
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
