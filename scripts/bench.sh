@@ -14,12 +14,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-deps.sh
 
-SWIFT_ARGS=(-c release)
+# The Swift runtime linked in, as scripts/install.sh builds what is deployed:
+# the memory figures are those of the installed binary.
+SWIFT_ARGS=(-c release --static-swift-stdlib)
 if [[ -n "${SCRATCH_PATH:-}" ]]; then
   SWIFT_ARGS+=(--scratch-path "$SCRATCH_PATH")
 fi
 
-echo "==> swift build -c release (httpcache, httpcache-bench, httpcache-micro)" >&2
+echo "==> swift build -c release --static-swift-stdlib (httpcache, httpcache-bench, httpcache-micro)" >&2
 for product in httpcache httpcache-bench httpcache-micro; do
   swift build "${SWIFT_ARGS[@]}" --product "$product" </dev/null >&2
 done
