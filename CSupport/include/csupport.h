@@ -238,9 +238,17 @@ const char *cs_strerror(int error);
  */
 int cs_limit_malloc_arenas(int count);
 
+/**
+ * Gives the heap's free pages back to the system (malloc_trim(0)): for the
+ * server binary once it is idle, so its resident memory at rest is what it
+ * holds, not what a burst of traffic once needed. Returns 1 when memory was
+ * released, 0 otherwise. Any thread.
+ */
+int cs_trim_heap(void);
+
 /* ---------------------------------------------------------------- crypto */
 
-/** SHA-256 of data into out (32 bytes), via OpenSSL's libcrypto. */
+/** SHA-256 of data into out (32 bytes); plain C, no libcrypto (see cs_misc.c). */
 void cs_sha256(const void *data, size_t len, uint8_t out[32]);
 
 /** HMAC-SHA256 of data under key into out (32 bytes). Returns 0, or -1 (out zeroed). */

@@ -9,4 +9,10 @@ package enum MallocArenas {
     package static func limit(to count: Int) -> Bool {
         cs_limit_malloc_arenas(Int32(count)) == 1
     }
+
+    /// Returns the heap's free pages to the system (see `cs_trim_heap`).
+    @discardableResult
+    package static func trimFreeMemory() -> Bool {
+        cs_trim_heap() == 1
+    }
 }

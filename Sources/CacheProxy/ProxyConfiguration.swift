@@ -9,6 +9,9 @@ package struct ProxyConfiguration: Sendable {
     package var port = 0
     /// Event loops serving clients (the engine's and loops - 1 more, see ProxyServer).
     package var loops = 1
+    /// Give free heap pages back to the system once no client is connected
+    /// (the server binary only: a host embedding the library owns its heap).
+    package var trimsHeapWhenIdle = false
     /// Milliseconds an idle keep-alive client connection is kept.
     package var keepAliveTimeout: UInt64 = 60_000
     /// Milliseconds a client has to send a complete request head (from its

@@ -115,7 +115,25 @@ package final class ProxyServer {
 
     func connectionClosed(_ connection: ClientConnection) {
         connections[ObjectIdentifier(connection)] = nil
+        if connections.isEmpty && configuration.trimsHeapWhenIdle { trimWhenStillIdle() }
     }
+
+    /// A daemon spends most of its life at rest: once no client has been
+    /// connected for a moment, the heap's free pages go back to the system.
+    private var idleTrim: Deadline?
+
+    private func trimWhenStillIdle() {
+        if let idleTrim {
+            idleTrim.reset(milliseconds: Self.idleTrimDelay)
+        } else {
+            idleTrim = Deadline(on: loop, after: Self.idleTrimDelay) { [weak self] in
+                guard let self, self.connections.isEmpty else { return }
+                MallocArenas.trimFreeMemory()
+            }
+        }
+    }
+
+    static let idleTrimDelay: UInt64 = 200
 
     // MARK: the connection cap
 
@@ -266,6 +284,8 @@ package final class ProxyServer {
         loop.assertInLoop()
         listener?.close()
         listener = nil
+        idleTrim?.cancel()
+        idleTrim = nil
         plainHits.close()
         guard owner == nil else { return }  // the engine loop's server owns the lock file and the log
         engine.store.lock.publish(address: nil, token: nil)

@@ -8,7 +8,10 @@ package final class UpstreamClient {
     private let loop: EventLoop
     package let configuration: UpstreamConfiguration
     private let logger: Logger
-    private let tlsContext: TLSContext
+    /// Made at the first https origin (loading the system's CA store costs
+    /// memory a proxy of http origins never needs), or at start with a CA file,
+    /// so a bad one stops the start.
+    private var tlsContext: TLSContext?
     private var idle: [String: [UpstreamConnection]] = [:]
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
@@ -25,7 +28,7 @@ package final class UpstreamClient {
         self.loop = loop
         self.configuration = configuration
         self.logger = logger
-        tlsContext = try TLSContext(settings: configuration.tls)
+        if configuration.tls.caFile != nil { tlsContext = try TLSContext(settings: configuration.tls) }
         if !configuration.tls.verifyCertificates {
             logger.warning("TLS certificate verification is OFF (insecure): any https origin is trusted, including impostors")
         }
@@ -100,7 +103,14 @@ package final class UpstreamClient {
         var tls: TLSSession?
         if url.scheme == "https" {
             do {
-                tls = try TLSSession(context: tlsContext, host: url.host, isIPLiteral: url.isIPLiteral)
+                let context: TLSContext
+                if let made = tlsContext {
+                    context = made
+                } else {
+                    context = try TLSContext(settings: configuration.tls)
+                    tlsContext = context
+                }
+                tls = try TLSSession(context: context, host: url.host, isIPLiteral: url.isIPLiteral)
             } catch {
                 task.fail(error)
                 return

@@ -34,6 +34,9 @@ public struct HTTPCacheConfiguration: Sendable {
     /// fresh resources by itself; downloads and everything else run on the
     /// cache's own loop (see the README's "Several loops").
     public var loops = 1
+    /// The `httpcache` binary's: free heap pages go back to the system once
+    /// no client is connected. Off in the library (the host owns its heap).
+    package var trimsHeapWhenIdle = false
     /// A PEM file of CA certificates trusted for https origins, besides the
     /// system store (e.g. a company CA).
     public var caFile: String?
@@ -124,6 +127,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.clientSendTimeout = UInt64(max(0.001, clientSendTimeout) * 1000)
         configuration.maxClientConnections = maxClientConnections
         configuration.loops = max(1, loops)
+        configuration.trimsHeapWhenIdle = trimsHeapWhenIdle
         configuration.engine.maxCacheBytes = maxCacheSize
         configuration.engine.policy.cacheable = isCacheable
         if let revalidateAfter { configuration.engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }

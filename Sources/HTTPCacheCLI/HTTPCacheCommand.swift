@@ -110,6 +110,7 @@ struct Serve: ParsableCommand {
         configuration.maxClientConnections = maxConnections
         if let loops, !(1...256).contains(loops) { throw ValidationError("--loops takes 1 to 256") }
         configuration.loops = loops ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        configuration.trimsHeapWhenIdle = true
         configuration.maxCacheSize = maxBytes
         configuration.revalidateAfter = revalidateAfter
         if let origin {
