@@ -207,10 +207,8 @@ package final class Loader {
         release(state)
     }
 
-    /// How many resource states (idle ones included) are kept at most. Plain
-    /// hits are answered from copies (see PlainHit), which need a state once a
-    /// second at most, so few idle ones are worth their memory.
-    static let idleStatesKept = 512
+    /// How many resource states (idle ones included) are kept at most.
+    static let idleStatesKept = 4096
 
     /// Forgets a resource's loading state once nothing uses the resource
     /// (`Resource.users`, readers, downloads and cache operations, is the one
