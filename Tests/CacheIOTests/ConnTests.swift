@@ -396,14 +396,18 @@ final class ConnTests: XCTestCase {
         XCTAssertEqual(client.recv(exactly: 14), Array("adopted:second".utf8))
         XCTAssertEqual(accepted.value[0].log.value.received, Array("first".utf8), "nothing more reached the first loop")
 
-        // Not while something is queued: a 4 MiB write to a client that is not reading stays queued.
-        let refused = Shared<Int32?>(nil)
+        // Not while something is queued: writes to a client that is not reading
+        // until the kernel's buffers are full and bytes wait in the queue.
+        let refused = Shared<(queued: Int, status: Int32)?>(nil)
         second.sync {
-            let big = patternBytes(4 << 20, seed: 7)
-            XCTAssertEqual(cs_conn_write(adopted.conn, big, big.count), 0)
-            refused.update { $0 = cs_conn_detach(adopted.conn) }
+            let chunk = patternBytes(1 << 20, seed: 7)
+            for _ in 0..<256 where cs_conn_queued(adopted.conn) == 0 {
+                XCTAssertEqual(cs_conn_write(adopted.conn, chunk, chunk.count), 0)
+            }
+            refused.update { $0 = (cs_conn_queued(adopted.conn), cs_conn_detach(adopted.conn)) }
         }
-        XCTAssertEqual(refused.value, -EBUSY)
+        XCTAssertGreaterThan(refused.value?.queued ?? 0, 0)
+        XCTAssertEqual(refused.value?.status, -EBUSY)
         client.shutdownWrite()
         first.stop()
         second.stop()
