@@ -56,13 +56,6 @@ package struct AccessLogEntry: Sendable, Equatable {
         return out
     }
 
-    /// Now, in milliseconds since the Unix epoch.
-    package static func wallClockMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-
     /// ISO 8601 in UTC with milliseconds: `2026-11-23T18:01:36.123Z`.
     package static func timestamp(milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds.floorDivided(by: 1000))

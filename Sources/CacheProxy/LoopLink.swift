@@ -21,8 +21,8 @@ struct LoopLink: @unchecked Sendable {
     /// whatever it carried) once that loop has stopped.
     @discardableResult
     func run(_ work: @escaping @Sendable (ProxyServer) -> Void) -> Bool {
-        let server = self
-        return loop.execute { work(server.server) }
+        let link = self
+        return loop.execute { work(link.server) }
     }
 }
 

@@ -3,13 +3,11 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 
-/// On a loop other than the engine's: copies of plain hits the engine's
-/// loop handed out (see PlainHit), so hits of complete, fresh resources are
-/// answered here without crossing loops; a key without a current copy is
-/// asked for (concurrent askers share the answer), and touches are sent
-/// back in batches so the LRU order stays right. A "no" is not remembered:
-/// the connection that got it moves to the engine's loop and stays there,
-/// so each connection asks in vain at most once. Loop thread only.
+/// One loop's copies of plain hits (see PlainHit). The engine's loop makes
+/// its own on a key's first plain request of a second; another loop asks
+/// the engine's loop for them (concurrent askers share the answer) and sends
+/// its hits' touches back in batches, so the LRU order stays right. A "no"
+/// is not remembered: that request goes to the engine's loop. Loop thread only.
 final class PlainHitCache {
     /// Copies are dropped past this many keys: each holds its data file open,
     /// so this stays within what the store keeps open (`maxOpenFiles`).
@@ -37,7 +35,7 @@ final class PlainHitCache {
         !head.headers.contains("Cache-Control") && !head.headers.contains("Pragma")
     }
 
-    private static func now() -> Int64 { ResourceStore.wallClock() / 1000 }
+    private static func now() -> Int64 { WallClock.milliseconds() / 1000 }
 
     /// The current copy for `key`, if there is one.
     func lookup(_ key: String) -> PlainHit? {

@@ -42,7 +42,7 @@ package final class ProxyServer {
     let plainHits: PlainHitCache
     /// On the engine's loop: the other loops' servers (see `join(_:)`).
     private var siblings: [LoopLink] = []
-    private let startedAt = AccessLogEntry.wallClockMilliseconds()
+    private let startedAt = WallClock.milliseconds()
     private var listener: Listener?
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 
@@ -187,10 +187,9 @@ package final class ProxyServer {
     /// `done` may run later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
         guard !siblings.isEmpty else { return done(snapshot(adding: metrics, connections: connections.count)) }
-        let gather = Gather(expected: siblings.count, metrics: metrics, connections: connections.count, done: done)
         let token = nextGather
         nextGather += 1
-        gathers[token] = gather
+        gathers[token] = Gather(expected: siblings.count, metrics: metrics, connections: connections.count, done: done)
         let back = LoopLink(self)
         for sibling in siblings {
             let sent = sibling.run { server in
@@ -201,36 +200,30 @@ package final class ProxyServer {
         }
     }
 
-    private final class Gather {
+    /// The figures of a `/stats` request gathered so far, and who waits for them.
+    private struct Gather {
         var expected: Int
         var metrics: ProxyMetrics
         var connections: Int
         let done: (MetricsSnapshot) -> Void
-        init(expected: Int, metrics: ProxyMetrics, connections: Int, done: @escaping (MetricsSnapshot) -> Void) {
-            self.expected = expected
-            self.metrics = metrics
-            self.connections = connections
-            self.done = done
-        }
     }
 
     private var gathers: [Int: Gather] = [:]
     private var nextGather = 0
 
     private func gathered(_ token: Int, _ metrics: ProxyMetrics, _ connections: Int) {
-        guard let gather = gathers[token] else { return }
+        guard var gather = gathers.removeValue(forKey: token) else { return }
         gather.metrics.add(metrics)
         gather.connections += connections
         gather.expected -= 1
-        guard gather.expected == 0 else { return }
-        gathers[token] = nil
+        guard gather.expected == 0 else { return gathers[token] = gather }
         gather.done(snapshot(adding: gather.metrics, connections: gather.connections))
     }
 
     private func snapshot(adding metrics: ProxyMetrics, connections: Int) -> MetricsSnapshot {
         metrics.snapshot(engine: loader.currentCounters, openConnections: connections,
                          cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
-                         uptimeSeconds: Double(AccessLogEntry.wallClockMilliseconds() - startedAt) / 1000,
+                         uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
                          accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
     }
 
@@ -272,7 +265,7 @@ package final class ProxyServer {
         metrics.recordResponse(status: record.status, cache: record.cache)
         metrics.addBytesFromCache(record.bytesFromCache)
         guard let accessLog else { return }
-        let now = AccessLogEntry.wallClockMilliseconds()
+        let now = WallClock.milliseconds()
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,

@@ -74,14 +74,7 @@ package final class ResourceStore {
     }
 
     /// Milliseconds since 1970 (LRU order).
-    package func clock() -> Int64 { Self.wallClock() }
-
-    /// The store clock, from any thread.
-    package static func wallClock() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+    package func clock() -> Int64 { WallClock.milliseconds() }
 
     /// Reads every resource folder; folders without valid metadata are
     /// leftovers of a crash before their first flush and are removed.

@@ -1,3 +1,4 @@
+import CacheIO
 import Dispatch
 import Foundation
 import Glibc
@@ -40,7 +41,7 @@ final class AccessLogTests: XCTestCase {
         XCTAssertEqual(AccessLogEntry.timestamp(milliseconds: 0), "1970-01-01T00:00:00.000Z")
         XCTAssertEqual(AccessLogEntry.timestamp(milliseconds: 951_782_400_007), "2000-02-29T00:00:00.007Z")
         XCTAssertEqual(AccessLogEntry.timestamp(milliseconds: -1), "1969-12-31T23:59:59.999Z")
-        let now = AccessLogEntry.wallClockMilliseconds()
+        let now = WallClock.milliseconds()
         XCTAssertEqual(AccessLogEntry.timestamp(milliseconds: now).count, 24)
         XCTAssertEqual(Double(now) / 1000, Date().timeIntervalSince1970, accuracy: 5)
     }
