@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "CacheUpstreamTests", dependencies: ["CacheUpstream"]),
         .testTarget(name: "CacheLoadingTests", dependencies: ["CacheLoading"]),
         .testTarget(name: "CacheProxyTests", dependencies: ["CacheProxy"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", "CacheStorage", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BenchmarkSmokeTests"),
         // The hc_ functions called from Swift (debug build, no install step).
         .testTarget(name: "HTTPCacheCTests", dependencies: ["HTTPCacheC"]),

@@ -38,16 +38,35 @@ package final class Engine {
     package let loader: Loader
     package var client: UpstreamClient { loader.client }
     /// Preloads (background reads through the same downloads), made on first use.
-    package private(set) lazy var preloader = Preloader(engine: self, logger: logger)
+    package var preloader: Preloader {
+        if let preloaderIfMade { return preloaderIfMade }
+        let made = Preloader(engine: self, logger: logger)
+        preloaderIfMade = made
+        return made
+    }
+    package private(set) var preloaderIfMade: Preloader?
+
+    /// The engines of the other loops when the cache is split among several
+    /// (nil with one): set once as the group opens (see EngineGroup).
+    package internal(set) weak var group: EngineGroup?
 
     /// Opens (and locks) the cache folder. Call on the loop thread.
-    package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
+    package convenience init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
+        let cacheKey = configuration.cacheKey
+        let stores = try StoreGroup(root: configuration.cacheDirectory) { ResourceStore.key(for: cacheKey($0)) }
+        try self.init(loop: loop, configuration: configuration, logger: logger, stores: stores, shard: 0)
+    }
+
+    /// Opens shard `shard` of the folder opened as `stores`: the resources
+    /// whose cache key hashes to it. Call on the loop thread.
+    package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger, stores: StoreGroup,
+                 shard: Int) throws {
         loop.assertInLoop()
         self.loop = loop
         self.configuration = configuration
         self.logger = logger
-        store = try ResourceStore(root: configuration.cacheDirectory, maxBytes: configuration.maxCacheBytes,
-                                  loop: loop, logger: logger)
+        store = ResourceStore(group: stores, shard: shard, maxBytes: configuration.maxCacheBytes, loop: loop,
+                              logger: logger)
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
     }
@@ -93,7 +112,7 @@ package final class Engine {
     /// Cancels every download, closes origin connections and writes all metadata.
     package func shutdown() {
         loop.assertInLoop()
-        preloader.closeAll()
+        preloaderIfMade?.closeAll()
         loader.cancelAll()
         loader.client.closeAll()
         store.flushAllNow()

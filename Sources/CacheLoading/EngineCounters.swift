@@ -14,4 +14,13 @@ package struct EngineCounters: Sendable, Equatable {
     package var evictions: UInt64 = 0
 
     package init() {}
+
+    /// Adds another shard's counts (several loops).
+    package mutating func add(_ other: EngineCounters) {
+        originRequests += other.originRequests
+        originErrors.merge(other.originErrors, uniquingKeysWith: +)
+        bytesFromOrigin += other.bytesFromOrigin
+        activeDownloads += other.activeDownloads
+        evictions += other.evictions
+    }
 }

@@ -22,6 +22,8 @@ package final class Loader {
     @exclusivity(unchecked) package private(set) var foregroundReaders = 0
     /// Called when the last foreground reader closes (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
+    /// Foreground readers of every shard, when the cache has several (see EngineGroup).
+    package var gauge: ReaderGauge?
     /// Origin traffic, counted where it happens.
     @exclusivity(unchecked) package private(set) var counters = EngineCounters()
 
@@ -59,7 +61,10 @@ package final class Loader {
         dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
-        if !background { foregroundReaders += 1 }
+        if !background {
+            foregroundReaders += 1
+            gauge?.opened()
+        }
         return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
                               request: request)
     }
@@ -189,6 +194,7 @@ package final class Loader {
     func readerClosed(_ reader: ResourceReader) {
         if !reader.background {
             foregroundReaders -= 1
+            gauge?.closed()
             if foregroundReaders == 0 { foregroundIdle?() }
         }
         reader.state.resource.users -= 1

@@ -17,7 +17,7 @@ import CacheLoading
 enum AdminPreloadRoutes {
     /// Handles the request when it is one of these routes; false otherwise.
     static func handle(path: Substring, query: [String: String], isPost: Bool, server: ProxyServer,
-                       respond: AdminRoutes.Respond) -> Bool {
+                       respond: @escaping AdminRoutes.Respond) -> Bool {
         let engine = server.engine
         switch (path, isPost) {
         case ("/admin/preload", true):
@@ -46,8 +46,13 @@ enum AdminPreloadRoutes {
                 respond(400, #"{"error":"url missing"}"#)
                 return true
             }
-            let count = engine.store.unpin(url: url, cacheKey: engine.cacheKey(for: url))
-            respond(200, "{\"ok\":true,\"unpinned\":\(count)}")
+            // What a preload pinned may sit on every loop (segments hash apart).
+            server.everyLoop({ server, answer in
+                answer(server.engine.store.unpin(url: url, cacheKey: server.engine.cacheKey(for: url)))
+            }) { counts in
+                let count = counts.reduce(0) { $0 + ($1 ?? 0) }
+                respond(200, "{\"ok\":true,\"unpinned\":\(count)}")
+            }
         default:
             return false
         }

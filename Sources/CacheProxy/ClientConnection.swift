@@ -40,11 +40,12 @@ final class ClientConnection: SocketDelegate {
     private var record: ResponseRecord?
     private var sentBefore: UInt64 = 0
     private var hostMemo = HostFacts.Memo()
-    /// A request this loop cannot answer: the connection goes to the
-    /// engine's loop with it once the machine's current actions are done.
-    private var moving: (head: HTTPRequestHead, body: [UInt8]?)?
-    /// On the engine's loop, for a connection another loop handed over: that
-    /// loop, where it goes back once idle (so its later hits are answered
+    /// A request another loop must answer (it owns the resource, or it is
+    /// the first loop and this is admin or stats): the connection goes there
+    /// with it once the machine's current actions are done.
+    private var moving: (head: HTTPRequestHead, body: [UInt8]?, to: LoopLink)?
+    /// For a connection another loop handed over with a request: that loop,
+    /// where it goes back once idle (so its later requests are routed from
     /// there again and the loops stay balanced).
     private let home: LoopLink?
 
@@ -60,13 +61,13 @@ final class ClientConnection: SocketDelegate {
     }
 
     /// A connection handed over by another loop: in the middle of a request
-    /// (to the engine's loop), or idle (back home).
+    /// (to the loop that must answer it), or idle (back home).
     init(moved: MovedConnection, socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
         machine = moved.machine
         peer = moved.peer
-        home = moved.request == nil ? nil : moved.from
+        home = moved.request == nil || moved.home.loop === server.loop ? nil : moved.home
         socket.delegate = self
         idleSince = server.nextIdleStamp()
         if moved.reading { socket.startReading() }
@@ -100,6 +101,12 @@ final class ClientConnection: SocketDelegate {
         socket.close()
     }
 
+    /// Closed with the server.
+    func close() {
+        server.connectionClosed(self)
+        socket.close()
+    }
+
     // MARK: the driver
 
     /// Feeds one event to the machine and performs its actions, then every
@@ -129,18 +136,18 @@ final class ClientConnection: SocketDelegate {
             perform(actions)
         }
         running = false
-        if let request = moving, let owner = server.owner {
+        if let request = moving {
             moving = nil
             server.metrics.loopHandoffs += 1
-            move(to: owner, request)
+            move(to: request.to, (request.head, request.body))
         } else if let home, isIdle, !socket.isClosed {
             move(to: home, nil)
         }
     }
 
     /// Hands the connection (its socket, its machine with any pipelined
-    /// bytes) to another loop's server: the engine's, with a request to
-    /// answer, or its home loop's, idle. Nothing is queued between
+    /// bytes) to another loop's server: with a request to answer, or to its
+    /// home loop's, idle. Nothing is queued between
     /// responses, so the socket detaches whole.
     private func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard !socket.isClosed else { return }
@@ -155,13 +162,13 @@ final class ClientConnection: SocketDelegate {
         pending.removeAll()
         server.connectionClosed(self)
         let moved = MovedConnection(socket: handed, machine: machine, request: request, peer: peer, reading: reading,
-                                    from: LoopLink(server))
+                                    home: home ?? LoopLink(server))
         link.run { $0.adopt(moved) }  // if that loop is gone, `handed` closes the socket
     }
 
-    /// This loop cannot answer the request: the engine's loop will.
-    private func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
-        moving = (head, body)
+    /// This loop cannot answer the request: shard `index`'s loop will.
+    private func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil, to index: Int) {
+        moving = (head, body, server.peers[index])
         if !running { processPending() }
     }
 
@@ -228,7 +235,7 @@ final class ClientConnection: SocketDelegate {
         let target = head.target.utf8
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
-            return server.owner == nil ? handleAdmin(head) : handOver(head)
+            return server.isHome ? handleAdmin(head) : handOver(head, to: 0)
         }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
@@ -241,7 +248,7 @@ final class ClientConnection: SocketDelegate {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
         if StatsRoutes.isStats(target: head.target) {
-            return server.owner == nil ? handleStats(head) : handOver(head)
+            return server.isHome ? handleStats(head) : handOver(head, to: 0)
         }
         return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
                              keepAlive: head.keepAlive, head: head)
@@ -264,12 +271,14 @@ final class ClientConnection: SocketDelegate {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
                                  keepAlive: head.keepAlive, head: head)
         }
-        if server.owner != nil {
-            return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
+        let owner = server.owner(of: origin.storeKey)
+        if owner != server.index {
+            return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
+                                  owner: owner)
         }
         if let hit = localCopy(head, url: origin.url, storeKey: origin.storeKey) {
             return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
-                         transparent: false)
+                         transparent: false, owner: owner)
         }
         let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
                                      storeKey: origin.storeKey, server: server)
@@ -283,12 +292,15 @@ final class ClientConnection: SocketDelegate {
     /// something not stored passes through too: a HEAD never fetches a body.
     private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
         let storeKey = server.engine.storeKey(for: url.string)
-        if server.owner != nil {
-            guard (head.method == "GET" || head.method == "HEAD") && body == nil else { return handOver(head, body: body) }
-            return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, transparent: true)
+        let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
+        let owner = server.owner(of: storeKey)
+        if cacheable && owner != server.index {
+            return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, owner: owner,
+                                  transparent: true)
         }
+        // Anything else passes through from this loop (every loop has an origin client).
         let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
-        guard (head.method == "GET" || head.method == "HEAD") && body == nil && !headMiss else {
+        guard cacheable && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)
             self.exchange = passthrough
@@ -301,11 +313,8 @@ final class ClientConnection: SocketDelegate {
         exchange.start()
     }
 
-    /// On a loop other than the engine's: a hit of a complete, fresh resource
-    /// is answered here from the engine loop's copy (asked for when there is
-    /// none yet); anything else goes to the engine's loop.
-    /// On the engine's loop: the copy of a plain hit, made on its first
-    /// request this second; nil when the request needs a reader.
+    /// On the loop owning the resource: the copy of a plain hit, made on its
+    /// first request this second; nil when the request needs a reader.
     private func localCopy(_ head: HTTPRequestHead, url: OriginURL, storeKey: String) -> PlainHit? {
         guard PlainHitCache.isPlain(head) else { return nil }
         if let hit = server.plainHits.lookup(storeKey) {
@@ -317,28 +326,33 @@ final class ClientConnection: SocketDelegate {
         return hit
     }
 
+    /// On a loop not owning the resource: a hit of a complete, fresh one is
+    /// answered here from the owner's copy (asked for when there is none
+    /// yet); anything else goes to the owner's loop.
     private func answerFromCopy(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
-                                transparent: Bool = false) {
+                                owner: Int, transparent: Bool = false) {
         let hits = server.plainHits
-        guard PlainHitCache.isPlain(head) else { return handOver(head) }
+        guard PlainHitCache.isPlain(head) else { return handOver(head, to: owner) }
         if let hit = hits.lookup(storeKey) {
-            return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent)
+            return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent,
+                         owner: owner)
         }
-        hits.ask(url: url, key: storeKey, from: LoopLink(server)) { [weak self] hit in
+        hits.ask(url: url, key: storeKey, owner: server.peers[owner], from: server.peers[server.index]) { [weak self] hit in
             guard let self, !self.socket.isClosed else { return }
             if let hit {
-                self.serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent)
+                self.serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey,
+                           transparent: transparent, owner: owner)
             } else {
-                self.handOver(head)
+                self.handOver(head, to: owner)
             }
         }
     }
 
     private func serve(_ hit: PlainHit, head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
-                       transparent: Bool) {
-        if server.owner != nil {
+                       transparent: Bool, owner: Int) {
+        if owner != server.index {
             server.metrics.hitsOnOtherLoops += 1
-            server.plainHits.served(storeKey)
+            server.plainHits.served(storeKey, owner: owner, server.peers[owner])
         }
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
                                      storeKey: storeKey, server: server, transparent: transparent)

@@ -27,15 +27,15 @@ struct LoopLink: @unchecked Sendable {
 }
 
 /// A client connection on its way to another loop: its socket, its
-/// connection state (with any pipelined bytes) and, when it goes to the
-/// engine's loop, the request that loop must answer (nil: it goes back home,
-/// idle). Moved, never shared: the sending loop forgets it.
+/// connection state (with any pipelined bytes) and the request that loop
+/// must answer (nil: it goes back home, idle). Moved, never shared: the
+/// sending loop forgets it.
 struct MovedConnection: Sendable {
     let socket: HandedSocket
     let machine: ConnectionStateMachine
     let request: (head: HTTPRequestHead, body: [UInt8]?)?
     let peer: SocketAddress?
     let reading: Bool
-    /// The loop it comes from (its home, when it goes to the engine's loop).
-    let from: LoopLink
+    /// The loop that accepted it, where it goes back once idle.
+    let home: LoopLink
 }

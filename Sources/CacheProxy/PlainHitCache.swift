@@ -3,11 +3,12 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 
-/// One loop's copies of plain hits (see PlainHit). The engine's loop makes
-/// its own on a key's first plain request of a second; another loop asks
-/// the engine's loop for them (concurrent askers share the answer) and sends
-/// its hits' touches back in batches, so the LRU order stays right. A "no"
-/// is not remembered: that request goes to the engine's loop. Loop thread only.
+/// One loop's copies of plain hits (see PlainHit). The loop owning a
+/// resource makes its own on a key's first plain request of a second;
+/// another loop asks the owner for them (concurrent askers share the answer)
+/// and sends its hits' touches back in batches, so the LRU order stays
+/// right. A "no" is not remembered: that request goes to the owner's loop.
+/// Loop thread only.
 final class PlainHitCache {
     /// Copies are dropped past this many keys: each holds its data file open,
     /// so this stays within what the store keeps open (`maxOpenFiles`).
@@ -15,18 +16,16 @@ final class PlainHitCache {
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
-    /// The engine loop's server; nil on the engine's loop itself.
-    private let owner: LoopLink?
     private var entries: [String: PlainHit] = [:]
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
-    private var touched: Set<String> = []
+    /// Keys of other loops' resources hit here since the last tick, by owner.
+    private var touched: [Int: (owner: LoopLink, keys: Set<String>)] = [:]
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop, owner: LoopLink?) {
+    init(epoch: StoreEpoch, loop: EventLoop) {
         self.epoch = epoch
         self.loop = loop
-        self.owner = owner
     }
 
     /// Whether a request may be answered from a copy: GET or HEAD whose
@@ -45,31 +44,32 @@ final class PlainHitCache {
         return nil
     }
 
-    /// Asks the engine's loop for `key`'s plain hit; `answer` runs on this
-    /// loop with it (nil: hand the request over). `back` is this loop's
-    /// server, where the answer returns.
-    func ask(url: OriginURL, key: String, from back: LoopLink, _ answer: @escaping (PlainHit?) -> Void) {
+    /// Asks `owner` (the loop owning `key`) for its plain hit; `answer` runs
+    /// on this loop with it (nil: hand the request over). `back` is this
+    /// loop's server, where the answer returns.
+    func ask(url: OriginURL, key: String, owner: LoopLink, from back: LoopLink,
+             _ answer: @escaping (PlainHit?) -> Void) {
         if asking[key] != nil {
             asking[key]!.append(answer)
             return
         }
         asking[key] = [answer]
-        send(url: url, key: key, from: back, again: false)
+        send(url: url, key: key, owner: owner, from: back, again: false)
     }
 
-    private func send(url: OriginURL, key: String, from back: LoopLink, again: Bool) {
-        let sent = owner?.run { server in
+    private func send(url: OriginURL, key: String, owner: LoopLink, from back: LoopLink, again: Bool) {
+        let sent = owner.run { server in
             let hit = server.plainHit(url: url, storeKey: key)
-            back.run { $0.plainHits.answered(key: key, hit, url: url, from: back, again: again) }
+            back.run { $0.plainHits.answered(key: key, hit, url: url, owner: owner, from: back, again: again) }
         }
-        if sent != true { answered(key: key, nil, url: url, from: back, again: true) }
+        if !sent { answered(key: key, nil, url: url, owner: owner, from: back, again: true) }
     }
 
-    func answered(key: String, _ hit: PlainHit?, url: OriginURL, from back: LoopLink, again: Bool) {
+    func answered(key: String, _ hit: PlainHit?, url: OriginURL, owner: LoopLink, from back: LoopLink, again: Bool) {
         let usable = hit.flatMap { $0.isCurrent(second: Self.now(), epoch: epoch.current) ? $0 : nil }
         // A copy that went stale on the way (a second ended, something changed): ask once more.
         if hit != nil && usable == nil && !again {
-            return send(url: url, key: key, from: back, again: true)
+            return send(url: url, key: key, owner: owner, from: back, again: true)
         }
         if let usable { keep(key, usable) }
         let waiting = asking.removeValue(forKey: key) ?? []
@@ -83,10 +83,10 @@ final class PlainHitCache {
         armTick()
     }
 
-    /// A hit answered from a copy on another loop: the engine's loop hears
-    /// of it within a second.
-    func served(_ key: String) {
-        touched.insert(key)
+    /// A hit of another loop's resource answered here from a copy: its
+    /// owner (shard `index`) hears of it within a second.
+    func served(_ key: String, owner index: Int, _ owner: LoopLink) {
+        touched[index, default: (owner, [])].keys.insert(key)
         armTick()
     }
 
@@ -107,15 +107,15 @@ final class PlainHitCache {
         entries.removeAll()
     }
 
-    /// Once a second: touches go to the engine's loop, stale copies are
+    /// Once a second: touches go to their owners' loops, stale copies are
     /// dropped (their data files close), the tick re-arms while any remain.
     private func tock() {
         tickArmed = false
-        if !touched.isEmpty, let owner {
-            let keys = Array(touched)
-            touched.removeAll()
-            owner.run { $0.touch(keys) }
+        for (_, batch) in touched {
+            let keys = Array(batch.keys)
+            batch.owner.run { $0.touch(keys) }
         }
+        touched.removeAll()
         let second = Self.now()
         let current = epoch.current
         entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }

@@ -18,7 +18,7 @@ final class ProxyExchange: ResourceReaderDelegate {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
     private var reader: ResourceReader?
-    /// Instead of a reader: the engine loop's copy of a plain hit (another
+    /// Instead of a reader: the owner loop's copy of a plain hit (another
     /// loop answering by itself, see PlainHit) and the body range still to send.
     private var copy: (hit: PlainHit, body: Range<Int64>)?
     private var transformed = false

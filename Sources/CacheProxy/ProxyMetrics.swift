@@ -18,9 +18,9 @@ package struct ProxyMetrics: Sendable {
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
     package var clientSendTimeouts: UInt64 = 0
-    /// Connections this loop handed to the engine's loop for a request it could not answer.
+    /// Connections this loop handed to another loop for a request it could not answer (the owner's, or the first for admin and stats).
     package var loopHandoffs: UInt64 = 0
-    /// Hits this loop answered from the engine loop's copy (see PlainHit).
+    /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
 
     package init() {}
@@ -144,8 +144,8 @@ extension MetricsSnapshot {
     ///     cache_entries        resources cached now
     ///     access_log_dropped   access-log lines dropped (disk too slow or failing)
     ///     loops                event loops serving clients (--loops)
-    ///     loop_handoffs        connections handed to the engine's loop for a request
-    ///     hits_on_other_loops  hits answered on another loop from the engine loop's copy
+    ///     loop_handoffs        connections handed to another loop for a request
+    ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -203,10 +203,10 @@ extension MetricsSnapshot {
                     "Access log lines dropped because the disk could not keep up or failed.", String(accessLogDropped))
         text.family("httpcache_loops", .gauge, "Event loops serving clients.", String(loops))
         text.family("httpcache_loop_handoffs_total", .counter,
-                    "Client connections handed to the engine's loop for a request their loop could not answer.",
+                    "Client connections handed to another loop for a request their loop could not answer.",
                     String(loopHandoffs))
         text.family("httpcache_hits_on_other_loops_total", .counter,
-                    "Hits answered on another loop from the engine loop's copy of the stored response.",
+                    "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
                     String(hitsOnOtherLoops))
         return text.output
     }

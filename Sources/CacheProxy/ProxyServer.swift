@@ -11,20 +11,28 @@ import Logging
 /// others (readers, preloads). Loop thread only.
 ///
 /// With several loops (`ProxyConfiguration.loops`) there is one server per
-/// loop, all listening on the port (SO_REUSEPORT). The engine's loop owns
-/// every resource and its downloads; a server on another loop answers hits
-/// of complete, fresh resources from copies the engine's loop hands it
-/// (`PlainHitCache`), and hands any other request, with its connection, to
-/// the engine's loop (`MovedConnection`). Servers talk only through their
-/// loops' queues (`LoopLink`).
+/// loop, all listening on the port (SO_REUSEPORT), each with its loop's
+/// engine (`EngineGroup`), which owns the resources whose key hashes to it.
+/// A request for a resource another loop owns is answered here from a copy
+/// that loop hands over when it is a hit of a complete, fresh resource
+/// (`PlainHitCache`); any other goes, with its connection, to the owner's
+/// loop (`MovedConnection`) and comes back once idle. The first loop's
+/// server (`isHome`) also answers admin and stats for all. Servers talk
+/// only through their loops' queues (`LoopLink`).
 package final class ProxyServer {
+    /// This loop's engine (its shard of the cache).
     package let engine: Engine
     package let configuration: ProxyConfiguration
-    /// This server's loop: the engine's, or another one (see the type's doc).
+    /// This server's loop (its engine's).
     package let loop: EventLoop
     package var logger: Logger { engine.logger }
-    /// The engine's loader: on the engine's loop only.
+    /// This loop's loader.
     package var loader: Loader { engine.loader }
+    /// Which shard this loop's engine owns.
+    let index: Int
+    /// The first loop's server: owns the lock file's address, the access
+    /// log, admin, stats and preloads.
+    var isHome: Bool { index == 0 }
     let headLimits = HeadLimits()
     var heads = ResponseHeads()
     var targets = TargetCache()
@@ -35,39 +43,39 @@ package final class ProxyServer {
     package let access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String
-    /// On a loop other than the engine's: the engine loop's server. Nil on the engine's loop.
-    let owner: LoopLink?
-    /// Copies of plain hits: asked of the engine's loop on the others, made
-    /// here on the engine's loop (its hits skip the reader then).
+    /// Every loop's server by shard, this one included (see `join(_:)`).
+    private(set) var peers: [LoopLink] = []
+    /// Copies of plain hits: of its own resources, made here (its hits skip
+    /// the reader then); of other loops', asked of their owners.
     let plainHits: PlainHitCache
-    /// On the engine's loop: the other loops' servers (see `join(_:)`).
-    private var siblings: [LoopLink] = []
     private let startedAt = WallClock.milliseconds()
     private var listener: Listener?
+    private var stopped = false
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
 
-    /// Starts listening for `engine` on the engine's loop. Call on that loop.
+    /// Starts listening for `engine` (the first shard's) on its loop. Call on that loop.
     package convenience init(engine: Engine, configuration: ProxyConfiguration) throws {
-        try self.init(engine: engine, configuration: configuration, loop: engine.loop, owner: nil)
+        try self.init(engine: engine, configuration: configuration, home: nil)
     }
 
-    /// A server for another loop, listening on the same port as `owner` (the
-    /// engine loop's server, whose port is shared). Call on `loop`.
-    package convenience init(joining owner: ProxyServer, on loop: EventLoop, port: Int) throws {
-        var configuration = owner.configuration
+    /// A server for another shard's `engine`, listening on the same port as
+    /// `home` (the first loop's server, whose port is shared). Call on `engine`'s loop.
+    package convenience init(joining home: ProxyServer, engine: Engine, port: Int) throws {
+        var configuration = home.configuration
         configuration.port = port
-        try self.init(engine: owner.engine, configuration: configuration, loop: loop, owner: LoopLink(owner),
-                      adminToken: owner.adminToken, accessLog: owner.accessLog)
+        try self.init(engine: engine, configuration: configuration, home: home)
     }
 
-    private init(engine: Engine, configuration: ProxyConfiguration, loop: EventLoop, owner: LoopLink?,
-                 adminToken: String? = nil, accessLog: AccessLogWriter? = nil) throws {
+    private init(engine: Engine, configuration: ProxyConfiguration, home: ProxyServer?) throws {
+        let loop = engine.loop
         loop.assertInLoop()
         self.engine = engine
         self.configuration = configuration
         self.loop = loop
-        self.owner = owner
-        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, owner: owner)
+        index = engine.store.shardIndex
+        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop)
+        let adminToken = home?.adminToken
+        let accessLog = home?.accessLog
         viaPseudonym = engine.configuration.policy.viaPseudonym
         var settings = ConnectionStateMachine.Settings()
         settings.keepAliveTimeout = configuration.keepAliveTimeout
@@ -76,16 +84,16 @@ package final class ProxyServer {
         connectionSettings = settings
         let softLimit = FileLimit.raiseToHard()
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
-        // Each loop accepts its share; connections handed to the engine's loop are not refused there.
+        // Each loop accepts its share; connections handed over from other loops are not refused.
         maxConnections = max(1, cap / max(1, configuration.loops))
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
         let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root)) : nil
         access = AccessPolicy(mode: mode, signer: signer, allowedOrigins: Set(configuration.allowedOrigins))
-        if mode == .lan && owner == nil {
+        if mode == .lan && home == nil {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
         }
-        if owner == nil {
+        if home == nil {
             self.accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         } else {
             self.accessLog = accessLog
@@ -95,16 +103,24 @@ package final class ProxyServer {
                                        sharedPort: configuration.loops > 1) { [unowned self] socket in
             self.accept(socket)
         }
-        if owner == nil {
+        peers = [LoopLink(self)]
+        if home == nil {
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             engine.store.lock.publish(address: "\(host):\(port)", token: self.adminToken)
         }
     }
 
-    /// On the engine's loop: another loop's server is listening too.
-    package func join(_ sibling: ProxyServer) {
+    /// Every loop's server is listening: `servers` by shard (this one among
+    /// them; only referenced here, never touched off their loops).
+    package func join(_ servers: [ProxyServer]) {
         loop.assertInLoop()
-        siblings.append(LoopLink(sibling))
+        peers = servers.map(LoopLink.init)
+    }
+
+    /// The loop owning `storeKey`'s resource, by shard.
+    @inline(__always)
+    func owner(of storeKey: String) -> Int {
+        peers.count == 1 ? 0 : StoreGroup.shard(ofKey: storeKey, count: peers.count)
     }
 
     /// Secret that `/admin/` requests must carry (published in the cache
@@ -182,55 +198,103 @@ package final class ProxyServer {
         }
     }
 
-    /// Every counter now, for `/stats` and `/metrics`: this loop's and, on
-    /// the engine's loop, every other loop's (asked through their queues, so
-    /// `done` may run later, on this loop).
+    /// Every counter now, for `/stats` and `/metrics`: this loop's and every
+    /// other loop's (asked through their queues, so `done` runs later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
-        guard !siblings.isEmpty else { return done(snapshot(adding: metrics, connections: connections.count)) }
-        let token = nextGather
-        nextGather += 1
-        gathers[token] = Gather(expected: siblings.count, metrics: metrics, connections: connections.count, done: done)
-        let back = LoopLink(self)
-        for sibling in siblings {
-            let sent = sibling.run { server in
-                let figures = (server.metrics, server.connections.count)
-                back.run { $0.gathered(token, figures.0, figures.1) }
-            }
-            if !sent { gathered(token, ProxyMetrics(), 0) }
+        everyLoop({ server, answer in answer(server.figures) }) { [self] all in
+            var total = Figures()
+            for figures in all { if let figures { total.add(figures) } }
+            done(total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
+                                        cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
+                                        uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
+                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops))
         }
     }
 
-    /// The figures of a `/stats` request gathered so far, and who waits for them.
-    private struct Gather {
-        var expected: Int
-        var metrics: ProxyMetrics
-        var connections: Int
-        let done: (MetricsSnapshot) -> Void
+    /// One loop's counts, as `/stats` adds them up.
+    struct Figures: Sendable {
+        var metrics = ProxyMetrics()
+        var connections = 0
+        var engine = EngineCounters()
+        var cacheBytes: Int64 = 0
+        var cacheEntries = 0
+
+        mutating func add(_ other: Figures) {
+            metrics.add(other.metrics)
+            connections += other.connections
+            engine.add(other.engine)
+            cacheBytes += other.cacheBytes
+            cacheEntries += other.cacheEntries
+        }
     }
 
-    private var gathers: [Int: Gather] = [:]
-    private var nextGather = 0
-
-    private func gathered(_ token: Int, _ metrics: ProxyMetrics, _ connections: Int) {
-        guard var gather = gathers.removeValue(forKey: token) else { return }
-        gather.metrics.add(metrics)
-        gather.connections += connections
-        gather.expected -= 1
-        guard gather.expected == 0 else { return gathers[token] = gather }
-        gather.done(snapshot(adding: gather.metrics, connections: gather.connections))
+    private var figures: Figures {
+        Figures(metrics: metrics, connections: connections.count, engine: loader.currentCounters,
+                cacheBytes: engine.store.totalBytes, cacheEntries: engine.store.count)
     }
 
-    private func snapshot(adding metrics: ProxyMetrics, connections: Int) -> MetricsSnapshot {
-        metrics.snapshot(engine: loader.currentCounters, openConnections: connections,
-                         cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
-                         uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                         accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
+    // MARK: work on other loops (admin, stats)
+
+    /// Runs `work` on every loop's server, this one's too, each answering
+    /// when it is done; `done` runs here with the answers in shard order
+    /// (nil from a loop that has stopped).
+    func everyLoop<T: Sendable>(_ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
+                                _ done: @escaping ([T?]) -> Void) {
+        onLoops(Array(peers.indices), work, done)
+    }
+
+    /// Runs `work` on shard `index`'s server; `done` runs here with its
+    /// answer (nil if that loop has stopped).
+    func onLoop<T: Sendable>(_ index: Int,
+                             _ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
+                             _ done: @escaping (T?) -> Void) {
+        onLoops([index], work) { done($0[0]) }
+    }
+
+    private func onLoops<T: Sendable>(_ indices: [Int],
+                                      _ work: @escaping @Sendable (ProxyServer, @escaping @Sendable (T) -> Void) -> Void,
+                                      _ done: @escaping ([T?]) -> Void) {
+        let token = nextFanOut
+        nextFanOut += 1
+        fanOuts[token] = FanOut<T>(count: indices.count, done: done)
+        let back = LoopLink(self)
+        for (slot, index) in indices.enumerated() {
+            let sent = peers[index].run { server in
+                work(server) { answer in back.run { $0.fannedIn(token, slot, answer) } }
+            }
+            if !sent { fannedIn(token, slot, nil as T?) }
+        }
+    }
+
+    /// Answers of one `onLoops` call so far, and who waits for them.
+    private final class FanOut<T> {
+        var answers: [T?]
+        var missing: Int
+        let done: ([T?]) -> Void
+
+        init(count: Int, done: @escaping ([T?]) -> Void) {
+            answers = Array(repeating: nil, count: count)
+            missing = count
+            self.done = done
+        }
+    }
+
+    private var fanOuts: [Int: AnyObject] = [:]
+    private var nextFanOut = 0
+
+    private func fannedIn<T>(_ token: Int, _ slot: Int, _ answer: T?) {
+        guard let fanOut = fanOuts[token] as? FanOut<T> else { return }
+        fanOut.answers[slot] = answer
+        fanOut.missing -= 1
+        guard fanOut.missing == 0 else { return }
+        fanOuts[token] = nil
+        fanOut.done(fanOut.answers)
     }
 
     // MARK: several loops
 
-    /// On the engine's loop: what another loop may answer by itself for
-    /// `storeKey` this second (nil: hand the request over).
+    /// On the loop owning `storeKey`: what another loop (or this one) may
+    /// answer by itself for it this second (nil: the owner must answer).
     func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
         loop.assertInLoop()
         let configuration = engine.configuration
@@ -246,15 +310,16 @@ package final class ProxyServer {
         return hit
     }
 
-    /// On the engine's loop: hits answered on other loops, for the LRU order.
+    /// On the owning loop: hits answered on other loops, for the LRU order.
     func touch(_ keys: [String]) {
         for key in keys { engine.store.resources[key]?.touch() }
     }
 
-    /// A connection another loop handed over: with a request (on the
-    /// engine's loop), or idle, back home.
+    /// A connection another loop handed over: with a request (for a
+    /// resource this loop owns, or admin and stats on the first), or idle, back home.
     func adopt(_ moved: MovedConnection) {
-        guard let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
+        // Stopped: dropping `moved` closes its socket.
+        guard !stopped, let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
         let connection = ClientConnection(moved: moved, socket: socket, server: self)
         connections[ObjectIdentifier(connection)] = connection
         connection.resume(moved.request)
@@ -275,12 +340,15 @@ package final class ProxyServer {
     /// Stops accepting and drops clients. The engine stays open.
     package func stop() {
         loop.assertInLoop()
+        stopped = true
+        // Its clients go now: none may start work on an engine about to stop.
+        for connection in Array(connections.values) { connection.close() }
         listener?.close()
         listener = nil
         idleTrim?.cancel()
         idleTrim = nil
         plainHits.close()
-        guard owner == nil else { return }  // the engine loop's server owns the lock file and the log
+        guard isHome else { return }  // the first loop's server owns the lock file's address and the log
         engine.store.lock.publish(address: nil, token: nil)
         accessLog?.close()
     }

@@ -9,7 +9,12 @@ import Glibc
 /// a cached byte. At start the journal's times are applied over the
 /// metadata's; it is compacted (rewritten with one line per resource) when it
 /// grows. Loop thread only; the file work runs on the pool.
+///
+/// With several shards each writes its own file (`access.N`) and, at start,
+/// reads every journal of the folder: times written under another shard
+/// count survive a change of loops.
 struct AccessJournal {
+    let folder: String
     let path: String
     /// Access times since the last append, by resource key.
     private(set) var pending: [String: Int64] = [:]
@@ -17,8 +22,14 @@ struct AccessJournal {
     private var lines = 0
     static let compactAfterLines = 50_000
 
-    init(folder: String) {
-        path = folder + "/access"
+    init(folder: String, shard: Int = 0, of count: Int = 1) {
+        self.folder = folder
+        path = folder + (count == 1 ? "/access" : "/access.\(shard)")
+    }
+
+    /// The journals in `folder`: `access`, and `access.N` of sharded runs.
+    private static func isJournal(_ name: String) -> Bool {
+        name == "access" || (name.hasPrefix("access.") && Int(name.dropFirst("access.".count)) != nil)
     }
 
     mutating func note(_ key: String, at milliseconds: Int64) {
@@ -27,10 +38,18 @@ struct AccessJournal {
 
     /// Reads the journal: the latest time per key.
     mutating func load() -> [String: Int64] {
-        guard let bytes = FileIO.readAll(path) else { return [:] }
         var times: [String: Int64] = [:]
+        for name in FileIO.listDirectory(folder) where Self.isJournal(name) {
+            let own = folder + "/" + name == path
+            guard let bytes = FileIO.readAll(folder + "/" + name) else { continue }
+            read(bytes, into: &times, counting: own)
+        }
+        return times  // the store takes the times of its own resources
+    }
+
+    private mutating func read(_ bytes: [UInt8], into times: inout [String: Int64], counting: Bool) {
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            lines += 1
+            if counting { lines += 1 }
             let fields = line.split(separator: UInt8(ascii: " "))
             // A line cut by a crash is simply not a valid line.
             guard fields.count == 2, fields[0].count == 64,
@@ -38,7 +57,6 @@ struct AccessJournal {
             let key = String(decoding: fields[0], as: UTF8.self)
             times[key] = max(times[key] ?? 0, time)
         }
-        return times
     }
 
     /// What to write now: the pending lines, or (past the size bound) the

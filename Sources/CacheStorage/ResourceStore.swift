@@ -4,21 +4,27 @@ import Logging
 
 /// The cache folder: one sub-folder per resource, keyed by the SHA-256 of
 /// its cache key, under a byte limit with least-recently-used eviction.
+/// With several loops the folder's resources are split among stores by key
+/// hash (`StoreGroup`): each store owns its shard, on its loop.
 /// Loop thread only (`init` runs there too: it scans the folder).
 package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
     let logger: Logger
-    package let lock: CacheLock
+    /// What this store shares with the other shards of its folder.
+    package let group: StoreGroup
+    /// Which shard of the group this store owns.
+    package let shardIndex: Int
+    package var lock: CacheLock { group.lock }
     /// Bumped when a complete resource changes (see StoreEpoch); readable from any thread.
-    package let epoch = StoreEpoch()
-    /// The most bytes kept on disk once downloads settle.
+    package var epoch: StoreEpoch { group.epoch }
+    /// The most bytes kept on disk once downloads settle (by all shards together).
     package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (looked up on every request).
     @exclusivity(unchecked) package private(set) var resources: [String: Resource] = [:]
-    /// Bytes of all resources' data files that hold cached bytes.
+    /// Bytes of this shard's data files that hold cached bytes.
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
     @exclusivity(unchecked) package private(set) var totalBytes: Int64 = 0
     /// Resources in the cache.
@@ -42,33 +48,32 @@ package final class ResourceStore {
 
     /// Opens (creating if needed) a cache folder, locks it against other
     /// processes, and loads every resource's metadata.
-    package init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
+    package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
+        try self.init(group: StoreGroup(root: root), shard: 0, maxBytes: maxBytes, loop: loop, logger: logger)
+    }
+
+    /// Opens shard `shard` of a folder already opened as `group`: loads the
+    /// metadata of the resources whose key hashes to it.
+    package init(group: StoreGroup, shard: Int, maxBytes: Int64, loop: EventLoop, logger: Logger) {
         loop.assertInLoop()
-        self.root = root
+        self.root = group.root
+        self.group = group
+        self.shardIndex = shard
         self.maxBytes = maxBytes
         self.loop = loop
         self.logger = logger
-        journal = AccessJournal(folder: root)
-        guard FileIO.makeDirectories(root + "/resources") else {
-            throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
-        }
-        // A folder made by an older version (0755) is narrowed: its metadata
-        // names URLs with their tokens.
-        FileIO.restrict(root, to: 0o700)
-        lock = try CacheLock(folder: root)
-        // Temp files of interrupted metadata writes are garbage.
-        FileIO.removeTree(root + "/tmp")
-        guard FileIO.makeDirectory(root + "/tmp") else {
-            throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
-        }
-        spare = SpareFolder(parent: root + "/spare")
+        journal = AccessJournal(folder: group.root, shard: shard, of: group.count)
+        spare = SpareFolder(parent: group.root + "/spare", tag: shard)
         load()
+        group.register(self)
         spare.prepare()
         // Bytes of long downloads reach the disk every few seconds, access times with them.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
             guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
             writeJournal()
+            // Shards evict for each other: one whose own growth started no round still gets one.
+            if group.count > 1 { evictIfNeeded() }
         }
         evictIfNeeded()
     }
@@ -88,6 +93,8 @@ package final class ResourceStore {
                 removed += 1
                 continue
             }
+            // Another shard's (its URL routes elsewhere): left to that shard.
+            if group.count > 1 && group.shard(ofURL: metadata.url) != shardIndex { continue }
             // Never claim bytes beyond the data file's end.
             metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
             if metadata.ranges.isEmpty {  // holds no byte (see resourceBecameIdle)
@@ -99,6 +106,7 @@ package final class ResourceStore {
             resources[name] = resource
             totalBytes += resource.available.byteCount
         }
+        group.add(totalBytes)
         for (key, time) in journal.load() {
             if let resource = resources[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
         }
@@ -118,6 +126,8 @@ package final class ResourceStore {
     package func resource(storeKey key: String, url: @autoclosure () -> String) -> Resource {
         if let existing = resources[key] { return existing }
         let url = url()
+        // Requests reach the loop owning their URL: one that did not would split the cache.
+        assert(group.shard(ofURL: url) == shardIndex, "\(url) belongs to another shard")
         let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
         resources[key] = resource
@@ -194,7 +204,8 @@ package final class ResourceStore {
 
     func accountAdded(_ bytes: Int64) {
         totalBytes += bytes
-        if totalBytes > maxBytes && !evictionScheduled {
+        group.add(bytes)
+        if isOverLimit && !evictionScheduled {
             evictionScheduled = true
             loop.executeLater { [weak self] in
                 guard let self else { return }
@@ -204,7 +215,13 @@ package final class ResourceStore {
         }
     }
 
-    func accountRemoved(_ bytes: Int64) { totalBytes -= bytes }
+    func accountRemoved(_ bytes: Int64) {
+        totalBytes -= bytes
+        group.add(-bytes)
+    }
+
+    /// Whether the folder holds more than the limit (all shards together).
+    private var isOverLimit: Bool { group.count == 1 ? totalBytes > maxBytes : group.totalBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
         // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
@@ -216,18 +233,40 @@ package final class ResourceStore {
         }
         // Hits reuse the open descriptor; only past a cap are idle files closed.
         if openFiles > maxOpenFiles { resource.closeFile() }
-        if totalBytes > maxBytes { evictIfNeeded() }
+        if isOverLimit { evictIfNeeded() }
     }
 
     /// Deletes least recently used resources nobody is using until the total
     /// fits the limit. Resources in use wait until they are idle.
+    /// With several shards, the least recently used over all of them go
+    /// (see StoreGroup), each deleted by its own shard.
     package func evictIfNeeded() {
-        guard totalBytes > maxBytes else { return }
+        guard isOverLimit else { return }
+        guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes) }
         warnIfPinsExceedLimit()
         let candidates = resources.values
             .filter { !$0.isBusy && !$0.isPinned }
             .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         for resource in candidates where totalBytes > maxBytes {
+            logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
+            evictions += 1
+            delete(resource)
+        }
+    }
+
+    /// This shard's part of an eviction round: what it could delete now.
+    func evictionCandidates() -> [StoreGroup.Candidate] {
+        warnIfPinsExceedLimit()
+        return resources.values.filter { !$0.isBusy && !$0.isPinned }.map {
+            StoreGroup.Candidate(lastAccess: $0.metadata.lastAccess, key: $0.key, bytes: $0.available.byteCount,
+                                 shard: shardIndex)
+        }
+    }
+
+    /// Deletes the resources a round chose, those still idle.
+    func evict(_ keys: [String]) {
+        for key in keys {
+            guard let resource = resources[key], !resource.isBusy, !resource.isPinned else { continue }
             logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
             evictions += 1
             delete(resource)

@@ -31,9 +31,13 @@ final class SpareFolder: @unchecked Sendable {
     private let stockState = Locked(Stock())
     private var counter = 0  // loop thread only
 
-    init(parent: String) {
+    /// Names its spares with `tag` (the store's shard): the shards of one
+    /// folder share `parent`, emptied by `StoreGroup` before any opens.
+    private let tag: Int
+
+    init(parent: String, tag: Int) {
         self.parent = parent
-        FileIO.removeTree(parent)
+        self.tag = tag
         _ = FileIO.makeDirectory(parent)
     }
 
@@ -54,7 +58,7 @@ final class SpareFolder: @unchecked Sendable {
         }
         for _ in 0..<missing {
             counter += 1
-            let directory = parent + "/\(getpid())-\(counter)"
+            let directory = parent + "/\(getpid())-\(tag)-\(counter)"
             maker.async { [weak self] in
                 let file = FileIO.makeDirectory(directory) ? try? DataFile(path: directory + "/data") : nil
                 self?.stockState.withLock { stock in

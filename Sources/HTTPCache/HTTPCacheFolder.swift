@@ -26,7 +26,7 @@ public final class HTTPCacheFolder: Sendable {
         }
         switch opened {
         case .success(let store)?:
-            operations = CacheOperations(loop: loop, store: store, cacheKey: cacheKey)
+            operations = CacheOperations(stores: [store], cacheKey: cacheKey)
         case .failure(let error)?:
             loop.shutdown()
             throw HTTPCacheError(error)
@@ -40,12 +40,12 @@ public final class HTTPCacheFolder: Sendable {
 
     /// Writes pending metadata and releases the folder's lock.
     public func close() {
-        let operations = self.operations
-        let lock = operations.loop.submitAndWait { () -> CacheLock in
-            operations.store.value.flushAllNow()
-            return operations.store.value.lock
+        let store = operations.stores[0]
+        let lock = store.loop.submitAndWait { () -> CacheLock in
+            store.value.flushAllNow()
+            return store.value.lock
         }
-        operations.loop.shutdown()
+        store.loop.shutdown()
         lock?.release()
     }
 

@@ -13,8 +13,10 @@ extension MediaCache {
         guard offset >= 0, (length ?? 0) >= 0 else {
             throw HTTPCacheError(.invalidArgument, "bad range: offset \(offset), length \(length.map(String.init) ?? "to the end")")
         }
-        let loop = self.loop
-        let engine = self.engine
+        // The reader runs on the loop of the engine owning the resource.
+        let engines = self.engines
+        let shard = engines.shard(ofURL: url)
+        let loop = engines.loops[shard]
         let slot = DriverSlot()
         let channel = ReaderChannel(start: offset) { event, epoch in
             loop.execute {
@@ -25,7 +27,7 @@ extension MediaCache {
         }
         guard let id = readers.add(channel) else { throw HTTPCacheError(.closed, "the cache is closed") }
         let created = loop.execute {
-            slot.driver = ReaderDriver(engine: engine.value, url: origin, urlString: url, start: offset, length: length,
+            slot.driver = ReaderDriver(engine: engines.engine(shard), url: origin, urlString: url, start: offset, length: length,
                                        channel: channel)
         }
         guard created else {
@@ -40,7 +42,7 @@ extension MediaCache {
     /// readers: each response and reader asks the provider once, when it starts.
     public func setDecryption(_ provider: DecryptionProvider?) throws(HTTPCacheError) {
         let lookup = HTTPCacheConfiguration.lookup(provider)
-        guard onLoop({ engine in engine.decryption = lookup }) != nil else {
+        guard engines.submitToAll({ engine in engine.decryption = lookup }).allSatisfy({ $0 != nil }) else {
             throw HTTPCacheError(.closed, "the cache is closed")
         }
     }

@@ -21,17 +21,16 @@ import Logging
 public final class MediaCache: Sendable {
     public let configuration: HTTPCacheConfiguration
     let logger: Logger
-    let loop: EventLoop
-    let engine: LoopBound<Engine>
-    let store: LoopBound<ResourceStore>
+    /// One engine per loop (`HTTPCacheConfiguration.loops`), each owning the
+    /// resources whose cache key hashes to it.
+    let engines: EngineGroup
     private let serving = Locked<Serving>(Serving())
     /// In-process readers, closed with the cache.
     let readers = ReaderRegistry()
 
     private struct Serving: Sendable {
-        var server: LoopBound<ProxyServer>?
-        /// The servers of the other loops (`HTTPCacheConfiguration.loops`), each on its own loop.
-        var siblings: [LoopBound<ProxyServer>] = []
+        /// Each loop's server, by shard; empty until `serve()`.
+        var servers: [LoopBound<ProxyServer>] = []
         var port: Int?
         var closed = false
     }
@@ -41,114 +40,82 @@ public final class MediaCache: Sendable {
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
         self.configuration = configuration
         self.logger = logger
-        let loop: EventLoop
-        do { loop = try EventLoop() } catch { throw HTTPCacheError(.noMemory, "cannot start the event loop: \(error)") }
+        var loops: [EventLoop] = []
+        for _ in 0..<max(1, configuration.loops) {
+            do { loops.append(try EventLoop()) } catch {
+                for loop in loops { loop.shutdown() }
+                throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")
+            }
+        }
         var configured = configuration.proxyConfiguration.engine
         // With no transforms of the host's own, only HLS playlists are rewritten.
         configured.transformsOnlyPlaylists = configured.transforms == nil
         configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
-        let engineConfiguration = configured
         let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
-        let opened = loop.submitAndWait { () -> Result<(LoopBound<Engine>, LoopBound<ResourceStore>), HTTPCacheError> in
-            do {
-                let engine = try Engine(loop: loop, configuration: engineConfiguration, logger: logger)
+        do {
+            engines = try EngineGroup(loops: loops, configuration: configured, logger: logger) { engine in
                 engine.decryption = decryption
-                return .success((LoopBound(engine, loop: loop), LoopBound(engine.store, loop: loop)))
-            } catch let error as StorageError {
-                return .failure(HTTPCacheError(error))
-            } catch {
-                return .failure(HTTPCacheError(.invalidArgument, "cannot open the cache: \(error)"))
             }
-        }
-        switch opened {
-        case .success(let (engine, store))?:
-            self.loop = loop
-            self.engine = engine
-            self.store = store
-        case .failure(let error)?:
-            loop.shutdown()
-            throw error
-        case nil:
-            loop.shutdown()
-            throw HTTPCacheError(.closed, "the event loop stopped")
+        } catch {
+            for loop in loops { loop.shutdown() }
+            if let error = error as? StorageError { throw HTTPCacheError(error) }
+            throw HTTPCacheError(.invalidArgument, "cannot open the cache: \(error)")
         }
     }
 
     deinit { close() }
 
-    /// Starts the HTTP proxy on the configured host and port; returns once
-    /// connections are accepted. Serving twice does nothing.
+    /// Starts the HTTP proxy on the configured host and port, one server per
+    /// loop; returns once connections are accepted. Serving twice does nothing.
     public func serve() throws(HTTPCacheError) {
         try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) in
             guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
-            guard serving.server == nil else { return }
+            guard serving.servers.isEmpty else { return }
             let configuration = self.configuration.proxyConfiguration
-            let engine = self.engine
-            let loop = self.loop
-            let started = loop.submitAndWait { () -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
+            let engines = self.engines
+            let first = engines.submitAndWait(0) { engine -> Result<Confined<ProxyServer>, HTTPCacheError> in
                 do {
-                    return .success(LoopBound(try ProxyServer(engine: engine.value, configuration: configuration), loop: loop))
+                    return .success(Confined(try ProxyServer(engine: engine, configuration: configuration)))
                 } catch {
                     return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(configuration.port): \(error)"))
                 }
             }
-            switch started {
-            case .success(let server)?:
-                serving.server = server
-                let port = loop.submitAndWait { server.value.port }
-                serving.port = port
-                do throws(HTTPCacheError) {
-                    serving.siblings = try Self.startSiblings(of: server, count: configuration.loops - 1, port: port ?? 0)
-                } catch {
-                    _ = loop.submitAndWait { server.value.stop() }
-                    serving.server = nil
-                    serving.port = nil
-                    throw error
-                }
+            let home: LoopBound<ProxyServer>
+            switch first {
+            case .success(let server)?: home = LoopBound(server.value, loop: engines.loops[0])
             case .failure(let error)?: throw error
             case nil: throw HTTPCacheError(.closed, "the cache is closed")
             }
-        }
-    }
-
-    /// Starts a server on each of `count` new loops, listening on `port` with
-    /// the engine loop's server, and introduces them to it.
-    private static func startSiblings(of owner: LoopBound<ProxyServer>, count: Int,
-                                      port: Int) throws(HTTPCacheError) -> [LoopBound<ProxyServer>] {
-        var started: [LoopBound<ProxyServer>] = []
-        for _ in 0..<max(0, count) {
-            let loop: EventLoop
-            do { loop = try EventLoop() } catch {
-                stopSiblings(started)
-                throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")
-            }
-            let made = loop.submitAndWait { () -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
-                // The owner is only referenced here (LoopLink), never touched off its loop.
-                let link = owner.unchecked
-                do {
-                    return .success(LoopBound(try ProxyServer(joining: link, on: loop, port: port), loop: loop))
-                } catch {
-                    return .failure(HTTPCacheError(.io, "cannot listen on port \(port) from another loop: \(error)"))
+            let port = engines.loops[0].submitAndWait { home.value.port } ?? 0
+            var servers = [home]
+            for index in 1..<engines.count {
+                // The first server is only referenced here (for its settings), never touched off its loop.
+                let joined = Confined(home.unchecked)
+                let made = engines.submitAndWait(index) { engine -> Result<Confined<ProxyServer>, HTTPCacheError> in
+                    do {
+                        return .success(Confined(try ProxyServer(joining: joined.value, engine: engine, port: port)))
+                    } catch {
+                        return .failure(HTTPCacheError(.io, "cannot listen on port \(port) from another loop: \(error)"))
+                    }
                 }
+                guard case .success(let server)? = made else {
+                    Self.stop(servers)
+                    if case .failure(let error)? = made { throw error }
+                    throw HTTPCacheError(.closed, "the event loop stopped")
+                }
+                servers.append(LoopBound(server.value, loop: engines.loops[index]))
             }
-            guard case .success(let sibling)? = made else {
-                loop.shutdown()
-                stopSiblings(started)
-                if case .failure(let error)? = made { throw error }
-                throw HTTPCacheError(.closed, "the event loop stopped")
-            }
-            started.append(sibling)
-            _ = owner.loop.submitAndWait { owner.value.join(sibling.unchecked) }
+            // Each server learns of all (only referenced, each touched on its own loop).
+            let all = Confined(servers.map(\.unchecked))
+            for server in servers { _ = server.loop.submitAndWait { server.value.join(all.value) } }
+            serving.servers = servers
+            serving.port = port
         }
-        return started
     }
 
-    /// Stops the other loops' servers and their loops (their clients are closed).
-    private static func stopSiblings(_ siblings: [LoopBound<ProxyServer>]) {
-        for sibling in siblings {
-            _ = sibling.loop.submitAndWait { sibling.value.stop() }
-            sibling.loop.shutdown()
-        }
+    /// Stops servers (their clients are closed), every one before any engine stops.
+    private static func stop(_ servers: [LoopBound<ProxyServer>]) {
+        for server in servers { _ = server.loop.submitAndWait { server.value.stop() } }
     }
 
     /// The port the proxy listens on; nil until `serve()`.
@@ -172,43 +139,36 @@ public final class MediaCache: Sendable {
     /// Stops serving, ends every connection and download, writes the cache
     /// metadata and releases the folder. Returns when everything is closed.
     public func close() {
-        let taken: (server: LoopBound<ProxyServer>?, siblings: [LoopBound<ProxyServer>])? = serving.withLock { serving in
+        let servers: [LoopBound<ProxyServer>]? = serving.withLock { serving in
             guard !serving.closed else { return nil }
             serving.closed = true
             serving.port = nil
-            defer {
-                serving.server = nil
-                serving.siblings = []
-            }
-            return (serving.server, serving.siblings)
+            defer { serving.servers = [] }
+            return serving.servers
         }
-        guard let taken else { return }
-        // The other loops first: they hand work to the engine's loop, never the reverse.
-        Self.stopSiblings(taken.siblings)
-        let server: LoopBound<ProxyServer>?? = .some(taken.server)
-        guard let server else { return }
-        // Readers first: blocked reads return .closed, their sources close before the engine stops.
+        guard let servers else { return }
+        // Every server first: none hands work to an engine that has stopped.
+        Self.stop(servers)
+        // Readers next: blocked reads return .closed, their sources close before the engines stop.
         readers.closeAll()
-        let engine = self.engine
-        let lock = loop.submitAndWait { () -> CacheLock in
-            server?.value.stop()
-            engine.value.shutdown()
-            return engine.value.store.lock
-        }
-        loop.shutdown()
+        _ = engines.submitToAll { $0.shutdown() }
+        for loop in engines.loops { loop.shutdown() }
         // Unlock now, not when this object is freed: the folder may be opened
         // again while something still holds a reference to the closed cache.
-        lock?.release()
+        engines.stores.lock.release()
     }
 
-    /// Runs `body` on the loop with the engine; nil once closed.
-    func onLoop<T: Sendable>(_ body: @escaping @Sendable (Engine) -> T) -> T? {
-        let engine = self.engine
-        return loop.submitAndWait { body(engine.value) }
+    /// Runs `body` on the loop of the engine owning `url` and waits; nil once closed.
+    func onOwner<T: Sendable>(of url: String, _ body: @escaping @Sendable (Engine) -> T) -> T? {
+        engines.submitAndWait(engines.shard(ofURL: url), body)
     }
 
     var operations: CacheOperations {
-        CacheOperations(loop: loop, store: store, cacheKey: configuration.cacheKey)
+        let engines = self.engines
+        let stores = (0..<engines.count).compactMap { index in
+            engines.submitAndWait(index) { Confined($0.store) }.map { LoopBound($0.value, loop: engines.loops[index]) }
+        }
+        return CacheOperations(stores: stores, cacheKey: configuration.cacheKey)
     }
 
     // MARK: cache operations
@@ -237,13 +197,15 @@ public final class MediaCache: Sendable {
 
     /// The last origin or cache failure recorded for `url`, if any.
     public func lastError(for url: String) -> String? {
-        onLoop { $0.loader.lastError(for: url) } ?? nil
+        onOwner(of: url) { $0.loader.lastError(for: url) } ?? nil
     }
 
     /// Forgets recorded failures (of one URL, or all).
     public func clearLastErrors(for url: String? = nil) {
-        _ = onLoop { engine in
-            if let url { engine.loader.clearLastError(for: url) } else { engine.loader.clearLastErrors() }
+        if let url {
+            _ = onOwner(of: url) { $0.loader.clearLastError(for: url) }
+        } else {
+            _ = engines.submitToAll { $0.loader.clearLastErrors() }
         }
     }
 }

@@ -213,14 +213,14 @@ extension MediaCache {
         let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
                                      variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin)
         let ids = Locked<Int?>(nil)
-        let engine = self.engine
-        let loop = self.loop
+        // Preloads run on the first loop; their fetches on the loops owning what they fetch.
+        let engines = self.engines
         let task = PreloadTask(url: url) {
             guard let id = ids.withLock({ $0 }) else { return }
-            _ = loop.execute { engine.value.preloader.cancel(id) }
+            engines.run(0) { $0.preloader.cancel(id) }
         }
-        let id = loop.submitAndWait {
-            engine.value.preloader.start(request) { status in task.update(status) }
+        let id = engines.submitAndWait(0) { engine in
+            engine.preloader.start(request) { status in task.update(status) }
         }
         guard let id else { throw HTTPCacheError(.closed, "the cache is closed") }
         ids.withLock { $0 = id }
@@ -231,7 +231,6 @@ extension MediaCache {
     /// eviction may take it again. Returns how many entries were unpinned.
     @discardableResult
     public func unpin(_ url: String) -> Int {
-        let key = configuration.cacheKey(url)
-        return onLoop { $0.store.unpin(url: url, cacheKey: key) } ?? 0
+        operations.unpin(url: url)
     }
 }

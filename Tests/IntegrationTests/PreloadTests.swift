@@ -174,7 +174,9 @@ final class PreloadTests: XCTestCase {
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { !smallLogs.lines(.warning, containing: "pinned resources alone exceed").isEmpty })
         XCTAssertEqual(smallCache.cachedResources().count, 5)
     }
+}
 
+extension XCTestCase {
     /// Waits (bounded) for a preload's end through its async API.
     func awaitValue(_ task: PreloadTask, timeout: TimeInterval = 60) throws -> PreloadProgress {
         let box = ResultBox()

@@ -4,8 +4,8 @@ import XCTest
 
 /// `loops > 1`: every loop accepts clients; hits of complete, fresh
 /// resources are answered on the loop that accepted them, anything else is
-/// handed with its connection to the engine's loop. Byte-exact either way,
-/// one origin download per resource, and a removal is seen everywhere.
+/// handed with its connection to the loop owning the resource. Byte-exact
+/// either way, one origin download per resource, and a removal is seen everywhere.
 final class SeveralLoopsTests: XCTestCase {
     /// Enough connections that both loops get some (the kernel spreads them
     /// by address and port: all on one loop has odds of 2^-(n-1)).
@@ -70,10 +70,10 @@ final class SeveralLoopsTests: XCTestCase {
         XCTAssertEqual(fixture.origin.accessLog().filter { $0.uri == "/" + file.name }.count, 1, "one origin download")
     }
 
-    /// A miss on a loop that cannot answer it goes to the engine's loop with
-    /// the connection, the requests pipelined behind it included, and comes
-    /// back once idle; a conditional request, a HEAD and an unsatisfiable
-    /// range are answered from the copy like the engine's loop would.
+    /// A miss on a loop that does not own the resource goes to the owner's
+    /// loop with the connection, the requests pipelined behind it included,
+    /// and comes back once idle; a conditional request, a HEAD and an
+    /// unsatisfiable range are answered from the copy like the owner would.
     func testMissesAreHandedOverWithTheirPipeline() throws {
         let fixture = try fixture()
         let files = try (0..<clients).map { try fixture.file("part\($0).bin", size: 200_000 + $0, seed: UInt64(100 + $0)) }
@@ -96,7 +96,7 @@ final class SeveralLoopsTests: XCTestCase {
             // Idle again, the connection went back to its loop: this hit is answered there.
             guard try connection.get(path).body == expected[index] else { throw Mismatch("hit after, client \(index)") }
         }
-        // Every request first reached the other loop as a miss: only connections that came home answer hits there.
+        // Misses that reached a loop not owning them were handed over; connections that came home answer hits there.
         let afterMisses = try stats(fixture)
         XCTAssertGreaterThan(afterMisses["loop_handoffs"] as? Int ?? 0, 0, "misses on the other loop were handed over")
         XCTAssertGreaterThan(afterMisses["hits_on_other_loops"] as? Int ?? 0, 0,

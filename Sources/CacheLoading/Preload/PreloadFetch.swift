@@ -3,18 +3,18 @@ import CacheStorage
 import CacheUpstream
 import Glibc
 
-/// One item of a preload read through the engine like a client would read
-/// it (so a preload and a player wanting the same bytes share one download),
-/// with the bytes left in the cache. Playlists' bodies are kept for the
-/// walker. Loop thread only.
-final class PreloadFetch: ResourceReaderDelegate {
-    /// Bodies wanted by the walker are read up to this size (playlists are small).
-    static let bodyLimit: Int64 = 4 << 20
-
+/// One item of a preload, on the preloader's loop: read through the engine
+/// like a client would read it (so a preload and a player wanting the same
+/// bytes share one download), with the bytes left in the cache. The reading
+/// itself (`PreloadRead`) runs on the loop of the shard owning the item,
+/// here or, with several loops, on another one that reports back through
+/// this loop's queue. Loop thread only.
+final class PreloadFetch {
     let item: PreloadItem
     private weak var run: PreloadRun?
-    private var reader: ResourceReader?
-    private var body: [UInt8]?
+    private var local: PreloadRead?
+    /// A read on another shard's loop: where it runs, to cancel it there.
+    private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
 
     init(item: PreloadItem, run: PreloadRun) {
@@ -22,11 +22,107 @@ final class PreloadFetch: ResourceReaderDelegate {
         self.run = run
     }
 
+    /// The read on another loop, set and used only there.
+    final class RemoteSlot: @unchecked Sendable {
+        var read: PreloadRead?
+    }
+
     /// Begins reading (called by the preloader when a slot is free).
+    func start(_ engine: Engine) {
+        let pin = run.flatMap { $0.walker.request.pin ? $0.walker.request.url : nil }
+        let item = self.item
+        if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
+            let slot = RemoteSlot()
+            remote = (group, shard, slot)
+            let home = engine.loop
+            let me = Confined(self)
+            let reports = PreloadRead.Reports(
+                sizeKnown: { size in _ = home.execute { me.value.sizeKnown(size) } },
+                fetched: { count in _ = home.execute { me.value.fetched(count) } },
+                ended: { outcome, finalURL in _ = home.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
+            // Its closures only post to this loop: safe to carry to the owner's.
+            let carried = Confined(reports)
+            let sent = group.run(shard) { owner in
+                let read = PreloadRead(item: item, pin: pin, reports: carried.value)
+                slot.read = read
+                read.start(owner)
+            }
+            if !sent { readEnded(.failure(.closed), finalURL: nil) }
+            return
+        }
+        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.sizeKnown($0) },
+                                          fetched: { [weak self] in self?.fetched($0) },
+                                          ended: { [weak self] in self?.readEnded($0, finalURL: $1) })
+        let read = PreloadRead(item: item, pin: pin, reports: reports)
+        local = read
+        read.start(engine)
+    }
+
+    /// Stops without reporting (the preload was canceled).
+    func cancel() {
+        ended = true
+        local?.cancel()
+        local = nil
+        if let remote {
+            let slot = remote.slot
+            remote.group.run(remote.shard) { _ in slot.read?.cancel() }
+            self.remote = nil
+        }
+    }
+
+    private func sizeKnown(_ size: Int64?) {
+        guard !ended else { return }
+        run?.sizeKnown(size)
+    }
+
+    private func fetched(_ count: Int64) {
+        guard !ended else { return }
+        run?.bytesFetched(count)
+    }
+
+    private func readEnded(_ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
+        guard !ended else { return }
+        ended = true
+        local = nil
+        remote = nil
+        run?.fetchEnded(self, outcome, finalURL: finalURL)
+    }
+}
+
+/// The reading of one preload item, on the loop of the shard that owns it;
+/// playlists' bodies are kept for the walker. Reports go to its
+/// `PreloadFetch` (posted to the preloader's loop when that is another).
+/// Loop thread only.
+final class PreloadRead: ResourceReaderDelegate {
+    /// Bodies wanted by the walker are read up to this size (playlists are small).
+    static let bodyLimit: Int64 = 4 << 20
+
+    struct Reports {
+        let sizeKnown: (Int64?) -> Void
+        let fetched: (Int64) -> Void
+        let ended: (Result<[UInt8]?, PreloadFailure>, _ finalURL: String?) -> Void
+    }
+
+    let item: PreloadItem
+    /// The preload's URL when it pins what it fetches.
+    private let pin: String?
+    private let reports: Reports
+    private weak var engine: Engine?
+    private var reader: ResourceReader?
+    private var body: [UInt8]?
+    private var ended = false
+
+    init(item: PreloadItem, pin: String?, reports: Reports) {
+        self.item = item
+        self.pin = pin
+        self.reports = reports
+    }
+
     func start(_ engine: Engine) {
         guard let url = OriginURL.parse(item.url) else {
             return end(.failure(.fetch(url: item.url, code: -1, message: "not an http(s) URL")))
         }
+        self.engine = engine
         let spec = item.range.map { ByteRangeSpec.closed(first: $0.lowerBound, last: $0.upperBound - 1) }
         let reader = engine.reader(url: url, spec: spec, background: true)
         self.reader = reader
@@ -34,7 +130,7 @@ final class PreloadFetch: ResourceReaderDelegate {
         reader.start()
     }
 
-    /// Stops without reporting (the preload was canceled).
+    /// Stops without reporting.
     func cancel() {
         ended = true
         closeReader()
@@ -59,7 +155,7 @@ final class PreloadFetch: ResourceReaderDelegate {
             range = asked
         }
         if item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit { body = [] }
-        run?.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
+        reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
         reader.deliver(range)
         pump()
     }
@@ -68,7 +164,7 @@ final class PreloadFetch: ResourceReaderDelegate {
 
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
         collect(bytes)
-        run?.bytesFetched(Int64(bytes.count))
+        reports.fetched(Int64(bytes.count))
         return true
     }
 
@@ -77,7 +173,7 @@ final class PreloadFetch: ResourceReaderDelegate {
             switch reader.next() {
             case .file(let file, let range):
                 if body != nil { read(file, range) }
-                run?.bytesFetched(Int64(range.count))
+                reports.fetched(Int64(range.count))
             case .pending:
                 return
             case .finished:
@@ -113,12 +209,13 @@ final class PreloadFetch: ResourceReaderDelegate {
     private func end(_ outcome: Result<[UInt8]?, PreloadFailure>) {
         guard !ended else { return }
         ended = true
-        if case .success = outcome, let run, run.walker.request.pin, let resource = reader?.resource {
-            resource.setPin(run.walker.request.url)
+        if case .success = outcome, let pin, let resource = reader?.resource {
+            resource.setPin(pin)
         }
-        let finalURL = reader.flatMap { run?.finalURL(of: $0, item: item) }
+        // Where redirects led: the walker resolves a playlist's relative URIs against it.
+        let finalURL = reader == nil ? nil : OriginURL.parse(item.url).flatMap { engine?.client.redirectTarget(for: $0)?.string }
         closeReader()
-        run?.fetchEnded(self, outcome, finalURL: finalURL)
+        reports.ended(outcome, finalURL)
     }
 
     private func closeReader() {

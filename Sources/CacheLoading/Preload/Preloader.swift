@@ -90,11 +90,6 @@ final class PreloadRun {
         preloader.progressed(self)
     }
 
-    func finalURL(of reader: ResourceReader, item: PreloadItem) -> String? {
-        guard let url = OriginURL.parse(item.url) else { return nil }
-        return preloader.engine.client.redirectTarget(for: url)?.string
-    }
-
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
         guard fetches.removeValue(forKey: fetch.item.id) != nil else { return }
         preloader.fetchGone(fetch)
@@ -181,13 +176,21 @@ package final class Preloader {
         admit()
     }
 
+    /// Starts waiting fetches while slots are free and no client is being
+    /// served (on any loop, with several).
     private func admit() {
-        while active.count < maxConcurrentFetches, engine.loader.foregroundReaders == 0, !waiting.isEmpty {
+        while active.count < maxConcurrentFetches, foregroundIdle, !waiting.isEmpty {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
         }
+        engine.group?.foreground.preloadsWaiting = !waiting.isEmpty
     }
+
+    private var foregroundIdle: Bool { engine.group?.foreground.isIdle ?? (engine.loader.foregroundReaders == 0) }
+
+    /// Another shard's last foreground reader closed.
+    package func admitWaiting() { admit() }
 
     func fetchGone(_ fetch: PreloadFetch) {
         waiting.removeAll { $0 === fetch }

@@ -1,0 +1,135 @@
+import CacheIO
+import CacheStorage
+import Logging
+import Synchronization
+
+/// The engines of one cache folder, one per loop, each owning the resources
+/// whose cache key hashes to it: their downloads, readers and bookkeeping
+/// run on that loop only (see StoreGroup for what the shards share).
+///
+/// Work for another shard is posted to its loop; nothing here locks on the
+/// hot path. An engine is touched only on its own loop: this type says
+/// which engine owns what and carries work to it. Thread-safe.
+package final class EngineGroup: @unchecked Sendable {
+    // Each engine is touched only inside `run`/`submitAndWait`, on its loop.
+    private let engines: [Engine]
+    package let loops: [EventLoop]
+    package let stores: StoreGroup
+    /// Foreground readers of every shard: preloads wait while any is open.
+    package let foreground = ReaderGauge()
+
+    package var count: Int { engines.count }
+
+    /// Opens the folder with one engine on each of `loops` (shard i on loop
+    /// i), one after another, so no shard serves while another still scans
+    /// the folder. Call off those loops.
+    package init(loops: [EventLoop], configuration: EngineConfiguration, logger: Logger,
+                 prepare: @escaping @Sendable (Engine) -> Void = { _ in }) throws {
+        precondition(!loops.isEmpty)
+        let cacheKey = configuration.cacheKey
+        let stores = try StoreGroup(root: configuration.cacheDirectory, count: loops.count) {
+            ResourceStore.key(for: cacheKey($0))
+        }
+        var engines: [Engine] = []
+        for (index, loop) in loops.enumerated() {
+            let opened = loop.submitAndWait { () -> Result<Confined<Engine>, OpenFailure> in
+                do {
+                    let engine = try Engine(loop: loop, configuration: configuration, logger: logger, stores: stores,
+                                            shard: index)
+                    prepare(engine)
+                    return .success(Confined(engine))
+                } catch {
+                    return .failure(OpenFailure(error: error))
+                }
+            }
+            switch opened {
+            case .success(let engine)?: engines.append(engine.value)
+            case .failure(let failure)?: throw failure.error
+            case nil: throw StorageError("the event loop stopped")
+            }
+        }
+        self.engines = engines
+        self.loops = loops
+        self.stores = stores
+        for (index, engine) in engines.enumerated() {
+            let confined = Confined(engine)
+            _ = loops[index].submitAndWait { [self] in self.introduce(confined.value, index: index) }
+        }
+    }
+
+    /// Tells an engine of its group (on its loop): preloads, which run on
+    /// the first shard, yield to every shard's readers and hear when all are done.
+    private func introduce(_ engine: Engine, index: Int) {
+        engine.group = self
+        engine.loader.gauge = foreground
+        guard index > 0 else { return }
+        let first = engines[0]
+        let loop = loops[0]
+        let gauge = foreground
+        engine.loader.foregroundIdle = {
+            guard gauge.isIdle, gauge.preloadsWaiting else { return }
+            _ = loop.execute { [first = Confined(first)] in first.value.preloaderIfMade?.admitWaiting() }
+        }
+    }
+
+    /// The shard owning a store key (the hashed cache key).
+    package func shard(ofStoreKey key: String) -> Int { stores.shard(ofKey: key) }
+
+    /// The shard owning an origin URL's resources.
+    package func shard(ofURL url: String) -> Int { stores.shard(ofURL: url) }
+
+    /// Runs `work` with shard `index`'s engine on its loop. False once that loop has stopped.
+    @discardableResult
+    package func run(_ index: Int, _ work: @escaping @Sendable (Engine) -> Void) -> Bool {
+        let engine = Confined(engines[index])
+        return loops[index].execute { work(engine.value) }
+    }
+
+    /// Runs `body` with shard `index`'s engine on its loop and waits; nil once stopped.
+    package func submitAndWait<T: Sendable>(_ index: Int, _ body: @escaping @Sendable (Engine) -> T) -> T? {
+        let engine = Confined(engines[index])
+        return loops[index].submitAndWait { body(engine.value) }
+    }
+
+    /// Runs `body` on every shard, one after another; the answers in shard order (nil: stopped).
+    package func submitToAll<T: Sendable>(_ body: @escaping @Sendable (Engine) -> T) -> [T?] {
+        (0..<count).map { submitAndWait($0, body) }
+    }
+
+    /// Shard `index`'s engine, for a caller on its loop.
+    package func engine(_ index: Int) -> Engine {
+        loops[index].assertInLoop()
+        return engines[index]
+    }
+
+    private struct OpenFailure: Error, @unchecked Sendable {
+        let error: Error
+    }
+}
+
+/// A loop-confined object carried to its own loop through a posted closure.
+package struct Confined<Value>: @unchecked Sendable {
+    // Read only on the loop the value belongs to (the code that posts it says which).
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
+}
+
+/// Foreground readers open on any shard, and whether preloads wait for none.
+package final class ReaderGauge: Sendable {
+    private let readers = Atomic<Int>(0)
+    private let waiting = Atomic<Bool>(false)
+
+    package init() {}
+
+    func opened() { readers.add(1, ordering: .relaxed) }
+
+    func closed() { readers.subtract(1, ordering: .relaxed) }
+
+    package var isIdle: Bool { readers.load(ordering: .relaxed) == 0 }
+
+    /// Set by the preloader while fetches wait for the readers to be done.
+    package var preloadsWaiting: Bool {
+        get { waiting.load(ordering: .relaxed) }
+        set { waiting.store(newValue, ordering: .relaxed) }
+    }
+}

@@ -1,0 +1,163 @@
+import CacheIO
+import Synchronization
+
+/// What the stores of one cache folder share when its resources are split
+/// among several loops (shards, by key hash): the folder's lock, the epoch
+/// of complete resources, the byte count the size limit applies to, and a
+/// least-recently-used order that spans them all.
+///
+/// Each shard is a `ResourceStore` owning the resources whose key hashes to
+/// it, on its own loop. Nothing here is on the hot path: a hit touches only
+/// its shard; the shared count moves with stored bytes (atomically), and an
+/// eviction round, run when the count passes the limit, asks every shard
+/// for its idle resources, picks the oldest over all of them and has each
+/// shard delete its own. Thread-safe.
+package final class StoreGroup: Sendable {
+    /// Shards of the folder (1: one store owns everything).
+    package let count: Int
+    package let root: String
+    package let lock: CacheLock
+    /// Bumped when any shard's complete resource changes (see StoreEpoch).
+    package let epoch = StoreEpoch()
+    private let bytes = Atomic<Int64>(0)
+    private let evicting = Atomic<Bool>(false)
+    /// The store key requests for a URL are routed by (the hashed cache key):
+    /// a resource belongs to the shard of its URL's key, so variants (Vary,
+    /// content coding), stored under keys of their own, stay with it.
+    private let routingKey: @Sendable (String) -> String
+    /// The shards, registered as they open (touched only on their own loops).
+    private let stores = Locked<[Shard]>([])
+
+    private struct Shard: @unchecked Sendable {
+        // Touched only inside `loop.execute`, on its loop.
+        let store: ResourceStore
+        let loop: EventLoop
+        let index: Int
+    }
+
+    /// Creates (if needed) and locks the folder, clearing what an earlier run
+    /// left in its scratch folders. Throws while another process holds it.
+    package init(root: String, count: Int = 1,
+                 routingKey: @escaping @Sendable (String) -> String = { ResourceStore.key(for: $0) }) throws(StorageError) {
+        self.root = root
+        self.count = max(1, count)
+        self.routingKey = routingKey
+        guard FileIO.makeDirectories(root + "/resources") else {
+            throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
+        }
+        // A folder made by an older version (0755) is narrowed: its metadata
+        // names URLs with their tokens.
+        FileIO.restrict(root, to: 0o700)
+        lock = try CacheLock(folder: root)
+        // Temp files of interrupted metadata writes are garbage, and so are
+        // spare folders nobody took.
+        FileIO.removeTree(root + "/tmp")
+        guard FileIO.makeDirectory(root + "/tmp") else {
+            throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
+        }
+        FileIO.removeTree(root + "/spare")
+        _ = FileIO.makeDirectory(root + "/spare")
+    }
+
+    /// The shard owning a store key (64 hex digits of SHA-256): the key's
+    /// first 32 bits, so keys spread evenly and every process agrees.
+    package func shard(ofKey key: String) -> Int {
+        Self.shard(ofKey: key, count: count)
+    }
+
+    package static func shard(ofKey key: String, count: Int) -> Int {
+        guard count > 1 else { return 0 }
+        var value: UInt32 = 0
+        for byte in key.utf8.prefix(8) {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: digit = 0
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return Int(value % UInt32(count))
+    }
+
+    /// The shard owning the resources of `url` (stored with that URL).
+    package func shard(ofURL url: String) -> Int {
+        count == 1 ? 0 : shard(ofKey: routingKey(url))
+    }
+
+    /// Bytes stored by all shards.
+    package var totalBytes: Int64 { bytes.load(ordering: .relaxed) }
+
+    func add(_ delta: Int64) { bytes.add(delta, ordering: .relaxed) }
+
+    func register(_ store: ResourceStore) {
+        let shard = Shard(store: store, loop: store.loop, index: store.shardIndex)
+        stores.withLock { $0.append(shard) }
+    }
+
+    /// Called on a shard's loop when the shared count is over `maxBytes`:
+    /// starts a round unless one is running (the next growth starts another).
+    func evictionNeeded(maxBytes: Int64) {
+        guard totalBytes > maxBytes,
+              !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        let shards = stores.withLock { $0 }
+        let round = Locked(Round(expected: shards.count))
+        for shard in shards {
+            let sent = shard.loop.execute {
+                let offered = shard.store.evictionCandidates()
+                let complete = round.withLock { round -> [Candidate]? in
+                    round.candidates += offered
+                    round.expected -= 1
+                    return round.expected == 0 ? round.candidates : nil
+                }
+                if let complete { self.choose(complete, among: shards, maxBytes: maxBytes) }
+            }
+            // A stopped loop offers nothing: the round goes on without it.
+            if !sent {
+                let complete = round.withLock { round -> [Candidate]? in
+                    round.expected -= 1
+                    return round.expected == 0 ? round.candidates : nil
+                }
+                if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
+            }
+        }
+    }
+
+    /// An idle, unpinned resource a shard could delete.
+    struct Candidate: Sendable {
+        let lastAccess: Int64
+        let key: String
+        let bytes: Int64
+        let shard: Int
+    }
+
+    private struct Round {
+        var expected: Int
+        var candidates: [Candidate] = []
+    }
+
+    /// The oldest candidates over every shard until the count fits; each
+    /// shard deletes its own (if they are still idle when it gets to them).
+    private func choose(_ candidates: [Candidate], among shards: [Shard], maxBytes: Int64) {
+        var excess = totalBytes - maxBytes
+        var victims: [Int: [String]] = [:]
+        for candidate in candidates.sorted(by: { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }) where excess > 0 {
+            victims[candidate.shard, default: []].append(candidate.key)
+            excess -= candidate.bytes
+        }
+        guard !victims.isEmpty else {
+            evicting.store(false, ordering: .releasing)
+            return
+        }
+        let pending = Locked(victims.count)
+        for (index, keys) in victims {
+            guard let shard = shards.first(where: { $0.index == index }) else { continue }
+            let sent = shard.loop.execute {
+                shard.store.evict(keys)
+                if pending.withLock({ $0 -= 1; return $0 == 0 }) { self.evicting.store(false, ordering: .releasing) }
+            }
+            if !sent, pending.withLock({ $0 -= 1; return $0 == 0 }) { evicting.store(false, ordering: .releasing) }
+        }
+    }
+}
