@@ -123,6 +123,7 @@ final class Download: UpstreamResponseDelegate {
                     return
                 }
                 state.wakeReaders()
+                loader.store.refillSpares()  // after the readers: off the first byte's path
             }
         }
         if machine.shouldStopEarly, task?.isFinished == false {

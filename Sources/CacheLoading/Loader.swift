@@ -129,8 +129,9 @@ package final class Loader {
     /// Decides, once the origin described a new resource, whether it is kept.
     func classify(_ state: ResourceState) {
         let resource = state.resource
-        let url = state.originURL?.string ?? resource.url
-        if Self.isBlockingReload(url) {
+        // The query decides; the whole URL is only built for the log.
+        var url: String { state.originURL?.string ?? resource.url }
+        if Self.isBlockingReload(state.originURL?.pathAndQuery ?? resource.url) {
             logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
             resource.makeTransient()
         } else if !policy.cacheable(resource.metadata.contentType) {

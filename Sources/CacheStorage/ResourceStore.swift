@@ -72,11 +72,16 @@ package final class ResourceStore {
             guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
             writeJournal()
+            spare.refillIfNeeded()
             // Shards evict for each other: one whose own growth started no round still gets one.
             if group.count > 1 { evictIfNeeded() }
         }
         evictIfNeeded()
     }
+
+    /// Replaces the spare folders new resources took (see SpareFolder). The
+    /// loader calls it once a download's bytes have gone to its readers.
+    package func refillSpares() { spare.refillIfNeeded() }
 
     /// Milliseconds since 1970 (LRU order).
     package func clock() -> Int64 { WallClock.milliseconds() }

@@ -30,6 +30,14 @@ final class SpareFolder: @unchecked Sendable {
     private let maker = DispatchQueue(label: "httpcache.spare-folders")
     private let stockState = Locked(Stock())
     private var counter = 0  // loop thread only
+    private var needsRefill = false  // loop thread only
+
+    /// Makes spares for those taken since the last call.
+    func refillIfNeeded() {
+        guard needsRefill else { return }
+        needsRefill = false
+        prepare()
+    }
 
     /// Names its spares with `tag` (the store's shard): the shards of one
     /// folder share `parent`, emptied by `StoreGroup` before any opens.
@@ -73,8 +81,11 @@ final class SpareFolder: @unchecked Sendable {
     /// Moves a spare to `directory` (which must not exist yet) and returns its
     /// open data file, now at `directory/data`; nil when no spare is ready or the
     /// rename fails (the caller then creates the folder itself).
+    /// The stock is refilled by `refillIfNeeded()`, which the store runs
+    /// once the bytes that needed the spare are on their way to the client
+    /// (waking the maker costs a few microseconds on the first byte's path).
     func adopt(as directory: String) -> DataFile? {
-        defer { prepare() }
+        needsRefill = true
         guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }
         guard rename(spare.directory, directory) == 0 else {
             // Still a good spare unless it is gone (the cache folder deleted).

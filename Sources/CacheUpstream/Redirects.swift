@@ -35,7 +35,9 @@ package struct RedirectMemory {
 
     package init(capacity: Int = 4096) { self.capacity = capacity }
 
-    package func target(for url: OriginURL) -> OriginURL? { targets[url.string] }
+    /// Asked before every download: without any redirect remembered, the
+    /// URL's string is not even built.
+    package func target(for url: OriginURL) -> OriginURL? { targets.isEmpty ? nil : targets[url.string] }
 
     package mutating func remember(_ url: OriginURL, target: OriginURL) {
         if targets.updateValue(target, forKey: url.string) == nil {

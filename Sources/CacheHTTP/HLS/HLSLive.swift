@@ -17,14 +17,22 @@ extension HLS {
     /// parameter named `_HLS_msn`, `_HLS_part` or `_HLS_skip` (RFC 8216bis §6.2.5). Such
     /// requests wait for a future playlist and must pass through uncached.
     package static func isBlockingReloadRequest(_ url: String) -> Bool {
-        let all = url.utf8
-        let u = all[..<(all.firstIndex(of: UInt8(ascii: "#")) ?? all.endIndex)] // a fragment is not a query
-        guard let q = u.firstIndex(of: UInt8(ascii: "?")) else { return false }
-        for parameter in u[u.index(after: q)...].split(separator: UInt8(ascii: "&")) {
-            let name = parameter.prefix { $0 != UInt8(ascii: "=") }
-            if blockingParameters.contains(where: { name.elementsEqual($0.utf8) }) { return true }
+        // Asked of every new resource: a scan of the bytes, no allocation.
+        var url = url
+        return url.withUTF8 { u in
+            guard let mark = u.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+                  u[mark] == UInt8(ascii: "?") else { return false }  // a fragment is not a query
+            var i = mark + 1
+            while i < u.count, u[i] != UInt8(ascii: "#") {
+                let start = i
+                while i < u.count, u[i] != UInt8(ascii: "&"), u[i] != UInt8(ascii: "="), u[i] != UInt8(ascii: "#") { i += 1 }
+                let name = UnsafeBufferPointer(rebasing: u[start..<i])
+                if blockingParameters.contains(where: { name.elementsEqual($0.utf8) }) { return true }
+                while i < u.count, u[i] != UInt8(ascii: "&"), u[i] != UInt8(ascii: "#") { i += 1 }
+                if i < u.count, u[i] == UInt8(ascii: "&") { i += 1 }
+            }
+            return false
         }
-        return false
     }
 
     private static let blockingParameters = ["_HLS_msn", "_HLS_part", "_HLS_skip"]
