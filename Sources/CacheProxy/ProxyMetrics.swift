@@ -22,6 +22,8 @@ package struct ProxyMetrics: Sendable {
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
+    /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
+    package var connectionsBalanced: UInt64 = 0
 
     package init() {}
 
@@ -33,6 +35,7 @@ package struct ProxyMetrics: Sendable {
         clientSendTimeouts &+= other.clientSendTimeouts
         loopHandoffs &+= other.loopHandoffs
         hitsOnOtherLoops &+= other.hitsOnOtherLoops
+        connectionsBalanced &+= other.connectionsBalanced
     }
 
     /// One response finished (or was cut short): call once per response, with
@@ -59,6 +62,7 @@ package struct ProxyMetrics: Sendable {
         snapshot.loops = loops
         snapshot.loopHandoffs = loopHandoffs
         snapshot.hitsOnOtherLoops = hitsOnOtherLoops
+        snapshot.connectionsBalanced = connectionsBalanced
         return snapshot
     }
 }
@@ -82,6 +86,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var loops = 1
     package var loopHandoffs: UInt64 = 0
     package var hitsOnOtherLoops: UInt64 = 0
+    package var connectionsBalanced: UInt64 = 0
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
@@ -146,6 +151,7 @@ extension MetricsSnapshot {
     ///     loops                event loops serving clients (--loops)
     ///     loop_handoffs        connections handed to another loop for a request
     ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
+    ///     connections_balanced new connections handed to a loop holding fewer
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -172,6 +178,7 @@ extension MetricsSnapshot {
             ("loops", String(loops)),
             ("loop_handoffs", String(loopHandoffs)),
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
+            ("connections_balanced", String(connectionsBalanced)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -208,6 +215,9 @@ extension MetricsSnapshot {
         text.family("httpcache_hits_on_other_loops_total", .counter,
                     "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
                     String(hitsOnOtherLoops))
+        text.family("httpcache_connections_balanced_total", .counter,
+                    "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
+                    String(connectionsBalanced))
         return text.output
     }
 

@@ -51,7 +51,11 @@ package final class ProxyServer {
     private let startedAt = WallClock.milliseconds()
     private var listener: Listener?
     private var stopped = false
-    private var connections: [ObjectIdentifier: ClientConnection] = [:]
+    private var connections: [ObjectIdentifier: ClientConnection] = [:] {
+        didSet { if peers.count > 1 { loads.set(index, connections.count) } }
+    }
+    /// Every loop's connection count, shared by the servers (see LoopLoads).
+    let loads: LoopLoads
 
     /// Starts listening for `engine` (the first shard's) on its loop. Call on that loop.
     package convenience init(engine: Engine, configuration: ProxyConfiguration) throws {
@@ -76,6 +80,7 @@ package final class ProxyServer {
         plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop)
         let adminToken = home?.adminToken
         let accessLog = home?.accessLog
+        loads = home?.loads ?? LoopLoads(loops: configuration.loops)
         viaPseudonym = engine.configuration.policy.viaPseudonym
         var settings = ConnectionStateMachine.Settings()
         settings.keepAliveTimeout = configuration.keepAliveTimeout
@@ -168,7 +173,14 @@ package final class ProxyServer {
     /// (a keep-alive the client may never use again); when none is idle, the
     /// newcomer gets 503 and is closed, so the process never runs out of
     /// descriptors for its origins and files.
-    private func accept(_ socket: Socket) {
+    private func accept(_ socket: Socket, balanced: Bool = false) {
+        // Fewer connections elsewhere: the new one goes there, before any byte is read.
+        if !balanced, peers.count > 1, let target = loads.lessBusy(than: index, holding: connections.count),
+           let handed = socket.detach() {
+            metrics.connectionsBalanced += 1
+            peers[target].run { $0.acceptBalanced(handed) }  // if that loop is gone, `handed` closes the socket
+            return
+        }
         if connections.count >= maxConnections {
             let oldest = connections.values.filter(\.isIdle).min { $0.idleSince < $1.idleSince }
             if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -313,6 +325,12 @@ package final class ProxyServer {
     /// On the owning loop: hits answered on other loops, for the LRU order.
     func touch(_ keys: [String]) {
         for key in keys { engine.store.resources[key]?.touch() }
+    }
+
+    /// A connection another loop accepted and handed over untouched (see `accept`).
+    func acceptBalanced(_ handed: HandedSocket) {
+        guard !stopped, let socket = try? Socket.adopt(handed, on: loop) else { return }
+        accept(socket, balanced: true)
     }
 
     /// A connection another loop handed over: with a request (for a

@@ -88,6 +88,7 @@ final class MetricsTests: XCTestCase {
         other.addBytesFromCache(500)
         other.loopHandoffs = 3
         other.hitsOnOtherLoops = 2
+        other.connectionsBalanced = 5
         other.clientSendTimeouts = 1
         engineLoop.add(other)
         let snapshot = engineLoop.snapshot(engine: EngineCounters(), openConnections: 4, cacheSizeBytes: 0, cacheEntries: 0,
@@ -102,6 +103,8 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual((object["hits_on_other_loops"] as? NSNumber)?.intValue, 2)
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_loop_handoffs_total 3\n"))
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_hits_on_other_loops_total 2\n"))
+        XCTAssertEqual((object["connections_balanced"] as? NSNumber)?.intValue, 5)
+        XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_connections_balanced_total 5\n"))
     }
 
     func testJSONIsValidAndHasEveryField() throws {
@@ -110,7 +113,7 @@ final class MetricsTests: XCTestCase {
         let expected = ["uptime_seconds", "requests_total", "requests_by_status", "requests_by_cache", "hit_ratio",
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
                         "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
-                        "loops", "loop_handoffs", "hits_on_other_loops"]
+                        "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced"]
         XCTAssertEqual(Set(object.keys), Set(expected))
         XCTAssertEqual((object["uptime_seconds"] as? NSNumber)?.doubleValue, 12.5)
         XCTAssertEqual((object["requests_total"] as? NSNumber)?.intValue, 5)

@@ -172,6 +172,38 @@ final class SeveralLoopsTests: XCTestCase {
         XCTAssertTrue(TestTools.waitUntil(timeout: 10) { (try? fixture.server.cacheSize()) ?? .max <= 20_000_000 })
     }
 
+    /// The kernel spreads connections by address, not load: a loop holding
+    /// two more connections than another hands a new one over at once, so
+    /// clients that stay connected end up evenly spread. Which loop holds a
+    /// connection shows in the stats: its hit of the other loop's resource
+    /// is counted as answered from a copy.
+    func testNewConnectionsAreSpreadOverTheLoops() throws {
+        let fixture = try fixture()
+        let file = try fixture.file("spread.bin", size: 20_000, seed: 41)
+        XCTAssertEqual(try fixture.get(file.name).body, file.bytes)  // cached
+        let path = try fixture.proxyPath(file.name)
+        // One connection asks for the stats throughout (it counts on its loop too).
+        let statsConnection = try fixture.connect()
+        var held = [statsConnection]
+        defer { for connection in held { connection.close() } }
+        func hitsOnOtherLoops() throws -> Int {
+            let body = try statsConnection.get("/stats").body
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+            return json["hits_on_other_loops"] as? Int ?? -1
+        }
+        var onOwner = 0
+        for _ in 0..<24 {
+            let connection = try fixture.connect()
+            held.append(connection)
+            let before = try hitsOnOtherLoops()
+            XCTAssertEqual(try connection.get(path).body, file.bytes)
+            if try hitsOnOtherLoops() == before { onOwner += 1 }
+        }
+        // Balanced, the 25 differ by at most 2; the stats connection may be on either side.
+        XCTAssertLessThanOrEqual(abs(onOwner - (24 - onOwner)), 3, "\(onOwner) of 24 on the owner's loop")
+        XCTAssertEqual(try stats(fixture)["open_connections"] as? Int, 26)  // with this request's own
+    }
+
     /// After a removal, no loop answers from its copy: the next request of
     /// each client downloads again (once, shared), with the new bytes.
     func testRemovalIsSeenOnEveryLoop() throws {
