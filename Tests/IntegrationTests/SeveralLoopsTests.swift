@@ -1,3 +1,4 @@
+import CacheStorage
 import Foundation
 import HTTPCache
 import XCTest
@@ -136,12 +137,21 @@ final class SeveralLoopsTests: XCTestCase {
         }
         let slow = try fixture.file("slow.bin", size: 12_000_000, seed: 31)
         let other = try fixture.file("other.bin", size: 12_000_000, seed: 32)
-        let probe = try fixture.file("probe.bin", size: 1000, seed: 33)
+        // A probe owned by the same loop as the slow one: a connection whose
+        // probe hit is a copy reads the slow one from copies too.
+        let owner = { (name: String) in
+            StoreGroup.shard(ofKey: ResourceStore.key(for: fixture.origin.url("/" + name)), count: 2)
+        }
+        let probeName = (0..<64).map { "probe\($0).bin" }.first { owner($0) == owner(slow.name) }!
+        let probe = try fixture.file(probeName, size: 1000, seed: 33)
         XCTAssertBytes(try fixture.get(slow.name).body, equal: slow)  // cached, and the oldest
         XCTAssertBytes(try fixture.get(probe.name).body, equal: probe)
         // Keep connections the other loop accepted: their hits count there.
         let probePath = try fixture.proxyPath(probe.name)
+        // (Those on the owner's loop stay open too: new connections go to the loop holding fewer.)
         var onOtherLoop: [RawHTTPConnection] = []
+        var onOwnerLoop: [RawHTTPConnection] = []
+        defer { for connection in onOwnerLoop { connection.close() } }
         for _ in 0..<64 where onOtherLoop.count < 4 {
             let connection = try fixture.connect()
             let before = try stats(fixture)["hits_on_other_loops"] as? Int ?? 0
@@ -149,7 +159,7 @@ final class SeveralLoopsTests: XCTestCase {
             if try stats(fixture)["hits_on_other_loops"] as? Int ?? 0 > before {
                 onOtherLoop.append(connection)
             } else {
-                connection.close()
+                onOwnerLoop.append(connection)
             }
         }
         XCTAssertEqual(onOtherLoop.count, 4)
