@@ -26,6 +26,11 @@ package struct HeadBuilder {
         endLine()
     }
 
+    /// Field lines only, no status line (a part rendered once, used in many heads).
+    package init(fieldsCapacity: Int) {
+        storage = [UInt8](repeating: 0, count: max(fieldsCapacity, 64))
+    }
+
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
         startField(name)

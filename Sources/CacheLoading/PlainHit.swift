@@ -10,6 +10,8 @@ import CacheStorage
 /// a response sent from it) lives, its resource is leased: never evicted.
 package struct PlainHit: Sendable {
     package let info: ContentInfo
+    /// `ResponsePlan.middleLines(info)`: every response from the copy shares them.
+    package let middle: ResponsePlan.MiddleLines
     package let file: DataFile
     let lease: ResourceLease
     /// Wall-clock second (store clock) the head's Age is right for.

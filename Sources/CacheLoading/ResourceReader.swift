@@ -304,7 +304,8 @@ package final class ResourceReader {
         let info = loader.contentInfo(state)
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }
-        return PlainHit(info: info, file: file, lease: loader.lease(state), second: second, epoch: epoch)
+        return PlainHit(info: info, middle: ResponsePlan.middleLines(info), file: file, lease: loader.lease(state),
+                        second: second, epoch: epoch)
     }
 
     /// The client caught up: let a paused pass-through download go on.

@@ -23,18 +23,34 @@ package struct BodyRequest: Sendable {
 
     /// From a request head: Range and If-Range as RFC 9110 §14 reads them.
     package init(_ head: HTTPRequestHead) {
-        var spec: ByteRangeSpec?
-        if let value = head.headers["range"], let specs = RangeHeaderParser.parse(value), specs.count == 1 {
-            spec = specs[0]
-        }
-        self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
-                  range: spec, ifRange: head.headers["if-range"])
-        // One pass over the fields (most requests have none of these).
+        // One pass over the fields, names told apart by length first: this
+        // runs for every response, and most requests carry none of these.
+        var rangeValue: String?
+        var ifRange: String?
+        var preconditions = HTTPHeaders()
         for field in head.headers {
-            if let name = Preconditions.fields.first(where: { HTTPHeaders.sameName($0, field.name) }) {
-                preconditions.add(name, field.value)
+            switch field.name.utf8.count {
+            case 5:
+                if rangeValue == nil, HTTPHeaders.sameName(field.name, "range") { rangeValue = field.value }
+            case 8:
+                if ifRange == nil, HTTPHeaders.sameName(field.name, "if-range") {
+                    ifRange = field.value
+                } else if HTTPHeaders.sameName(field.name, "if-match") {
+                    preconditions.add("If-Match", field.value)
+                }
+            case 13, 17, 19:
+                if let name = Preconditions.fields.first(where: { HTTPHeaders.sameName($0, field.name) }) {
+                    preconditions.add(name, field.value)
+                }
+            default:
+                break
             }
         }
+        var spec: ByteRangeSpec?
+        if let rangeValue, let specs = RangeHeaderParser.parse(rangeValue), specs.count == 1 { spec = specs[0] }
+        self.init(isHead: head.method == "HEAD", isHTTP10: head.version == .http10, keepAlive: head.keepAlive,
+                  range: spec, ifRange: ifRange)
+        self.preconditions = preconditions
     }
 }
 
@@ -102,12 +118,51 @@ package struct ResponsePlan: Equatable, Sendable {
     }
 
     /// The response head, written straight into bytes (one per response: a hot path).
-    package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = []) -> [UInt8] {
-        var head = HeadBuilder(status: status)
+    /// `middle` is `middleLines(info)` when the caller rendered it before
+    /// (a copy of a plain hit serves the same stored head all second long).
+    package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = [],
+                      middle: MiddleLines? = nil) -> [UInt8] {
+        var head = HeadBuilder(status: status, capacity: middle.map { $0.bytes.count + 192 } ?? 384)
         head.add("Server", "HTTPCache")
-        // The stored Date is replayed with an Age (RFC 9111 §4, §5.1).
-        head.add("Date", info.headers["Date"] ?? date)
-        if status != 416 { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
+        if let middle, status != 416 {
+            if !middle.hasDate { head.add("Date", date) }
+            head.append(lines: middle.bytes)
+        } else {
+            // The stored Date is replayed with an Age (RFC 9111 §4, §5.1).
+            head.add("Date", info.headers["Date"] ?? date)
+            Self.writeMiddle(into: &head, info, contentType: status != 416)
+        }
+        for (name, value) in extra { head.add(name, value) }
+        if let total = totalLength {
+            if status == 206 { head.addContentRange(body, total: total) }
+            if status == 416 { head.addUnsatisfiedRange(total: total) }
+            head.add("Content-Length", decimal: Int64(body.count))
+        }
+        if chunked { head.add("Transfer-Encoding", "chunked") }
+        head.add("Connection", keepAlive ? "keep-alive" : "close")
+        if status == 416 { head.add("Content-Type", "text/plain") }
+        return head.finish()
+    }
+
+    /// The lines of a 200 or 206 head that depend on the stored response
+    /// only, rendered once for many heads: the stored Date if there is one,
+    /// Content-Type, the replayed fields, Age, Accept-Ranges, ETag, Last-Modified.
+    package struct MiddleLines: Sendable {
+        package let bytes: [UInt8]
+        /// False: the head adds the Date of its own second first.
+        package let hasDate: Bool
+    }
+
+    package static func middleLines(_ info: ContentInfo) -> MiddleLines {
+        var lines = HeadBuilder(fieldsCapacity: 256 + (info.replayedLines?.count ?? 0))
+        let stored = info.headers["Date"]
+        if let stored { lines.add("Date", stored) }
+        writeMiddle(into: &lines, info, contentType: true)
+        return MiddleLines(bytes: lines.bytes, hasDate: stored != nil)
+    }
+
+    private static func writeMiddle(into head: inout HeadBuilder, _ info: ContentInfo, contentType: Bool) {
+        if contentType { head.add("Content-Type", info.contentType ?? "application/octet-stream") }
         if let lines = info.replayedLines {
             head.append(lines: lines)
             if let age = info.age { head.add("Age", decimal: Int64(age)) }
@@ -119,15 +174,5 @@ package struct ResponsePlan: Equatable, Sendable {
         head.add("Accept-Ranges", "bytes")
         if let etag = info.etag { head.add("ETag", etag) }
         if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
-        for (name, value) in extra { head.add(name, value) }
-        if let total = totalLength {
-            if status == 206 { head.addContentRange(body, total: total) }
-            if status == 416 { head.addUnsatisfiedRange(total: total) }
-            head.add("Content-Length", decimal: Int64(body.count))
-        }
-        if chunked { head.add("Transfer-Encoding", "chunked") }
-        head.add("Connection", keepAlive ? "keep-alive" : "close")
-        if status == 416 { head.add("Content-Type", "text/plain") }
-        return head.finish()
     }
 }

@@ -66,8 +66,10 @@ package struct ExchangeStateMachine {
         }
     }
 
-    /// The resource's head is known. `date` is the Date field value.
-    package mutating func contentReady(_ stored: ContentInfo, date: String) -> [Action] {
+    /// The resource's head is known. `date` is the Date field value;
+    /// `middle` the head's stored-response lines when rendered before (see
+    /// `ResponsePlan.head`).
+    package mutating func contentReady(_ stored: ContentInfo, date: String, middle: ResponsePlan.MiddleLines? = nil) -> [Action] {
         guard case .awaitingContent = state else { return [] }
         if transform == nil, let answer = Preconditions.answer(request, info: stored, date: date) {
             // The client's validators match the stored response: 304 or 412, no body.
@@ -80,7 +82,7 @@ package struct ExchangeStateMachine {
         }
         let info = transform?.outputInfo(stored) ?? stored
         let plan = ResponsePlan(request, info: info)
-        let head = plan.head(info, date: date)
+        let head = plan.head(info, date: date, middle: transform == nil ? middle : nil)
         guard plan.sendsBody else {
             state = .done
             return [.write(head), .finish(keepAlive: plan.keepAlive)]

@@ -64,12 +64,12 @@ final class ProxyExchange: ResourceReaderDelegate {
         reader.start()
     }
 
-    /// Answers from a copy of a plain hit, on a loop other than the engine's:
-    /// the stored response as is, no reader, no transform.
+    /// Answers from a copy of a plain hit: the stored response as is, no
+    /// reader, no transform.
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = (hit, 0..<0)
-        perform(machine.contentReady(hit.info, date: server.heads.date()))
+        perform(machine.contentReady(hit.info, date: server.heads.date(), middle: hit.middle))
         pump()
     }
 

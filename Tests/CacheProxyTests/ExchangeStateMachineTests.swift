@@ -51,6 +51,43 @@ final class ExchangeStateMachineTests: XCTestCase {
         XCTAssertEqual(describe(machine.bodyFinished(date: "d")), ["finish true"])
     }
 
+    /// A head built with the stored-response lines rendered before (what a
+    /// copy of a plain hit does) is byte for byte the head built whole.
+    func testPrerenderedMiddleMakesTheSameHead() {
+        var stored = HTTPHeaders()
+        stored.add("Date", "Wed, 25 Nov 2026 10:00:00 GMT")
+        stored.add("Cache-Control", "max-age=60")
+        stored.add("X-Origin", "a")
+        stored.add("Content-Length", "100")
+        var plain = ContentInfo(totalLength: 100, contentType: nil, etag: nil,
+                                lastModified: "Tue, 24 Nov 2026 10:00:00 GMT", headers: stored)
+        var replayed = plain
+        replayed.replayedLines = ResponsePlan.replayedLines(stored)
+        replayed.age = 7
+        plain.contentType = "video/mp4"
+        let requests = [BodyRequest(), BodyRequest(range: .closed(first: 10, last: 19)),
+                        BodyRequest(range: .closed(first: 200, last: 300)), BodyRequest(isHead: true),
+                        BodyRequest(isHTTP10: true, keepAlive: false)]
+        for stored in [info(100), info(nil), plain, replayed] {
+            for request in requests {
+                let plan = ResponsePlan(request, info: stored)
+                let whole = text(plan.head(stored, date: "d"))
+                XCTAssertEqual(text(plan.head(stored, date: "d", middle: ResponsePlan.middleLines(stored))), whole)
+                var machine = Machine(request: request, transform: nil)
+                let actions = machine.contentReady(stored, date: "d", middle: ResponsePlan.middleLines(stored))
+                    + machine.filePiece(file, plan.body.lowerBound..<min(plan.body.upperBound, 100))
+                let heads = actions.compactMap { action -> String? in
+                    switch action {
+                    case .write(let bytes): return text(bytes)
+                    case .sendFile(_, _, let head?): return text(head)
+                    default: return nil
+                    }
+                }
+                XCTAssertEqual(heads.first, whole, "\(request)")
+            }
+        }
+    }
+
     func testRangeIsPlannedAs206() {
         var machine = Machine(request: BodyRequest(range: .closed(first: 10, last: 19)), transform: nil)
         XCTAssertEqual(describe(machine.contentReady(info(100), date: "d")), ["deliver 10..<20"])
