@@ -61,14 +61,20 @@ final class Download: UpstreamResponseDelegate {
 
     func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
         let resource = state.resource
-        // Every request carries Range: a 206 shows the origin serves ranges, a
-        // 200 to a probe (no If-Range, which could also explain a 200) that it does not.
-        if head.status == 206 { state.rangesSupported = true } else if head.status == 200 && isProbe { state.rangesSupported = false }
         let known = state.headKnown
             ? DownloadStateMachine.Known(totalLength: resource.totalLength, etag: resource.metadata.etag,
                                          lastModified: resource.metadata.lastModified)
             : nil
-        for action in machine.head(head, known: known) {
+        let actions = machine.head(head, known: known)
+        // Every request carries Range: a 206 shows the origin serves ranges, a
+        // 200 of the same version that it does not (If-Range explains a 200
+        // only for a new version, which the machine reports as changed).
+        if head.status == 206 {
+            state.rangesSupported = true
+        } else if head.status == 200, !actions.contains(where: { if case .versionChanged = $0 { true } else { false } }) {
+            state.rangesSupported = false
+        }
+        for action in actions {
             switch action {
             case .adopt(let totalLength):
                 resource.setInfo(totalLength: totalLength, contentType: head.headers["content-type"],

@@ -175,7 +175,12 @@ package final class ResourceReader {
             if done { loader.leave(download) }
             return done
         }
-        let steps = SlicePlanner.plan(position..<end, available: state.resource.available, inFlight: state.inFlight)
+        // An origin that ignores Range sends every body from its start: a
+        // download behind the position is still the only way to its bytes
+        // (a new one would start from the start too, and drop this one).
+        let window = state.rangesSupported == false ? Int64.max : SlicePlanner.defaultJoinWindow
+        let steps = SlicePlanner.plan(position..<end, available: state.resource.available, inFlight: state.inFlight,
+                                      joinWindow: window)
         for step in steps {
             switch step {
             case .cached:
