@@ -51,6 +51,7 @@ package final class EngineGroup: @unchecked Sendable {
         self.engines = engines
         self.loops = loops
         self.stores = stores
+        stores.everyShardOpened()
         for (index, engine) in engines.enumerated() {
             let confined = Confined(engine)
             _ = loops[index].submitAndWait { [self] in self.introduce(confined.value, index: index) }

@@ -10,11 +10,11 @@ import Glibc
 /// metadata's; it is compacted (rewritten with one line per resource) when it
 /// grows. Loop thread only; the file work runs on the pool.
 ///
-/// With several shards each writes its own file (`access.N`) and, at start,
-/// reads every journal of the folder: times written under another shard
-/// count survive a change of loops.
+/// With several shards each writes its own file (`access.N`). At start the
+/// folder's journals are read once, before any shard opens (`readAll`), and
+/// when they were written by another number of loops every shard rewrites
+/// its own from them and the others go (`StoreGroup.everyShardOpened`).
 struct AccessJournal {
-    let folder: String
     let path: String
     /// Access times since the last append, by resource key.
     private(set) var pending: [String: Int64] = [:]
@@ -22,34 +22,50 @@ struct AccessJournal {
     private var lines = 0
     static let compactAfterLines = 50_000
 
-    init(folder: String, shard: Int = 0, of count: Int = 1) {
-        self.folder = folder
-        path = folder + (count == 1 ? "/access" : "/access.\(shard)")
+    init(folder: String, shard: Int = 0, of count: Int = 1, lines: Int = 0) {
+        path = folder + "/" + Self.name(shard: shard, of: count)
+        self.lines = lines
     }
 
-    /// The journals in `folder`: `access`, and `access.N` of sharded runs.
+    static func name(shard: Int, of count: Int) -> String { count == 1 ? "access" : "access.\(shard)" }
+
+    /// The journals `count` shards write.
+    private static func layout(_ count: Int) -> Set<String> { Set((0..<count).map { name(shard: $0, of: count) }) }
+
+    /// The journals in a folder: `access`, and `access.N` of sharded runs.
     private static func isJournal(_ name: String) -> Bool {
         name == "access" || (name.hasPrefix("access.") && Int(name.dropFirst("access.".count)) != nil)
+    }
+
+    /// Every journal of a folder read: the latest time per key, the lines of
+    /// each file, and whether another number of loops wrote them (any file
+    /// outside the layout of `count`, or one of it missing while others exist).
+    static func readAll(folder: String, count: Int) -> (times: [String: Int64], lines: [String: Int], otherLayout: Bool) {
+        var times: [String: Int64] = [:]
+        var lines: [String: Int] = [:]
+        let names = FileIO.listDirectory(folder).filter(isJournal)
+        for name in names {
+            guard let bytes = FileIO.readAll(folder + "/" + name) else { continue }
+            lines[name] = read(bytes, into: &times)
+        }
+        return (times, lines, !names.isEmpty && Set(names) != layout(count))
+    }
+
+    /// Journals in `folder` that no shard of `count` writes.
+    static func staleFiles(in folder: String, count: Int) -> [String] {
+        let current = layout(count)
+        return FileIO.listDirectory(folder).filter { isJournal($0) && !current.contains($0) }.map { folder + "/" + $0 }
     }
 
     mutating func note(_ key: String, at milliseconds: Int64) {
         pending[key] = milliseconds
     }
 
-    /// Reads the journal: the latest time per key.
-    mutating func load() -> [String: Int64] {
-        var times: [String: Int64] = [:]
-        for name in FileIO.listDirectory(folder) where Self.isJournal(name) {
-            let own = folder + "/" + name == path
-            guard let bytes = FileIO.readAll(folder + "/" + name) else { continue }
-            read(bytes, into: &times, counting: own)
-        }
-        return times  // the store takes the times of its own resources
-    }
-
-    private mutating func read(_ bytes: [UInt8], into times: inout [String: Int64], counting: Bool) {
+    /// Adds a journal's times to `times` (the latest per key); returns its lines.
+    private static func read(_ bytes: [UInt8], into times: inout [String: Int64]) -> Int {
+        var count = 0
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            if counting { lines += 1 }
+            count += 1
             let fields = line.split(separator: UInt8(ascii: " "))
             // A line cut by a crash is simply not a valid line.
             guard fields.count == 2, fields[0].count == 64,
@@ -57,6 +73,15 @@ struct AccessJournal {
             let key = String(decoding: fields[0], as: UTF8.self)
             times[key] = max(times[key] ?? 0, time)
         }
+        return count
+    }
+
+    /// The whole journal rewritten from `current` (times read from stale
+    /// journals move into this one).
+    mutating func rewrite(_ current: [String: Int64]) -> Write {
+        pending.removeAll(keepingCapacity: true)
+        lines = current.count
+        return Write(path: path, text: Self.text(current), replace: true)
     }
 
     /// What to write now: the pending lines, or (past the size bound) the

@@ -26,8 +26,11 @@ extension ResourceStore {
         return count
     }
 
-    func warnIfPinsExceedLimit() {
-        let pinned = pinnedBytes
+    func warnIfPinsExceedLimit() { notePinned(pinnedBytes) }
+
+    /// `pinned` bytes are pinned (in the whole folder): the log says once
+    /// when that alone exceeds the limit.
+    func notePinned(_ pinned: Int64) {
         if pinned > maxBytes {
             if !warnedAboutPins {
                 warnedAboutPins = true

@@ -49,7 +49,9 @@ package final class ResourceStore {
     /// Opens (creating if needed) a cache folder, locks it against other
     /// processes, and loads every resource's metadata.
     package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
-        try self.init(group: StoreGroup(root: root), shard: 0, maxBytes: maxBytes, loop: loop, logger: logger)
+        let group = try StoreGroup(root: root)
+        self.init(group: group, shard: 0, maxBytes: maxBytes, loop: loop, logger: logger)
+        group.everyShardOpened()
     }
 
     /// Opens shard `shard` of a folder already opened as `group`: loads the
@@ -62,9 +64,11 @@ package final class ResourceStore {
         self.maxBytes = maxBytes
         self.loop = loop
         self.logger = logger
-        journal = AccessJournal(folder: group.root, shard: shard, of: group.count)
+        let journals = group.openingJournals
+        journal = AccessJournal(folder: group.root, shard: shard, of: group.count,
+                                lines: journals.lines[AccessJournal.name(shard: shard, of: group.count)] ?? 0)
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
-        load()
+        load(journals)
         group.register(self)
         spare.prepare()
         // Bytes of long downloads reach the disk every few seconds, access times with them.
@@ -88,7 +92,7 @@ package final class ResourceStore {
 
     /// Reads every resource folder; folders without valid metadata are
     /// leftovers of a crash before their first flush and are removed.
-    private func load() {
+    private func load(_ journals: StoreGroup.Journals) {
         var removed = 0
         for name in FileIO.listDirectory(resourcesRoot) {
             let directory = resourcesRoot + "/" + name
@@ -112,8 +116,14 @@ package final class ResourceStore {
             totalBytes += resource.available.byteCount
         }
         group.add(totalBytes)
-        for (key, time) in journal.load() {
-            if let resource = resources[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
+        for (key, resource) in resources {
+            if let time = journals.times[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
+        }
+        if journals.otherLayout {
+            // Another number of loops wrote these journals, each with keys now
+            // of other shards: this shard's times move into its own journal
+            // now, and the old files go once every shard has read them.
+            journal.rewrite(resources.mapValues { $0.metadata.lastAccess }).perform(tempFolder: tempRoot)
         }
         if removed > 0 { logger.info("removed incomplete cache entries", metadata: ["count": "\(removed)"]) }
         logger.debug("loaded the cache", metadata: ["resources": "\(resources.count)", "bytes": "\(totalBytes)", "folder": "\(root)"])
@@ -259,13 +269,14 @@ package final class ResourceStore {
         }
     }
 
-    /// This shard's part of an eviction round: what it could delete now.
-    func evictionCandidates() -> [StoreGroup.Candidate] {
-        warnIfPinsExceedLimit()
-        return resources.values.filter { !$0.isBusy && !$0.isPinned }.map {
+    /// This shard's part of an eviction round: what it could delete now,
+    /// and its pinned bytes (which the round adds up for the warning).
+    func evictionOffer() -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
+        let candidates = resources.values.filter { !$0.isBusy && !$0.isPinned }.map {
             StoreGroup.Candidate(lastAccess: $0.metadata.lastAccess, key: $0.key, bytes: $0.available.byteCount,
                                  shard: shardIndex)
         }
+        return (candidates, pinnedBytes)
     }
 
     /// Deletes the resources a round chose, those still idle.

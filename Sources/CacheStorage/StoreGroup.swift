@@ -1,4 +1,5 @@
 import CacheIO
+import Glibc
 import Synchronization
 
 /// What the stores of one cache folder share when its resources are split
@@ -25,6 +26,17 @@ package final class StoreGroup: Sendable {
     /// a resource belongs to the shard of its URL's key, so variants (Vary,
     /// content coding), stored under keys of their own, stay with it.
     private let routingKey: @Sendable (String) -> String
+    /// The folder's access journals, read once before any shard opens; let
+    /// go when every shard has taken its times (`everyShardOpened`).
+    private let journals: Locked<Journals?>
+
+    struct Journals: Sendable {
+        let times: [String: Int64]
+        let lines: [String: Int]
+        /// Written by another number of loops: each shard rewrites its own.
+        let otherLayout: Bool
+    }
+
     /// The shards, registered as they open (touched only on their own loops).
     private let stores = Locked<[Shard]>([])
 
@@ -57,6 +69,21 @@ package final class StoreGroup: Sendable {
         }
         FileIO.removeTree(root + "/spare")
         _ = FileIO.makeDirectory(root + "/spare")
+        let read = AccessJournal.readAll(folder: root, count: self.count)
+        journals = Locked(Journals(times: read.times, lines: read.lines, otherLayout: read.otherLayout))
+    }
+
+    /// The journals' times and facts, for a shard that is opening.
+    var openingJournals: Journals {
+        journals.withLock { $0 } ?? Journals(times: [:], lines: [:], otherLayout: false)
+    }
+
+    /// Every shard has loaded the folder: what only a run with another
+    /// number of loops wrote (its access journals, whose times the shards
+    /// have taken over) goes.
+    package func everyShardOpened() {
+        journals.withLock { $0 = nil }
+        for file in AccessJournal.staleFiles(in: root, count: count) { _ = unlink(file) }
     }
 
     /// The shard owning a store key (64 hex digits of SHA-256): the key's
@@ -105,19 +132,20 @@ package final class StoreGroup: Sendable {
         let round = Locked(Round(expected: shards.count))
         for shard in shards {
             let sent = shard.loop.execute {
-                let offered = shard.store.evictionCandidates()
-                let complete = round.withLock { round -> [Candidate]? in
-                    round.candidates += offered
+                let offer = shard.store.evictionOffer()
+                let complete = round.withLock { round -> Round? in
+                    round.candidates += offer.candidates
+                    round.pinned += offer.pinned
                     round.expected -= 1
-                    return round.expected == 0 ? round.candidates : nil
+                    return round.expected == 0 ? round : nil
                 }
                 if let complete { self.choose(complete, among: shards, maxBytes: maxBytes) }
             }
             // A stopped loop offers nothing: the round goes on without it.
             if !sent {
-                let complete = round.withLock { round -> [Candidate]? in
+                let complete = round.withLock { round -> Round? in
                     round.expected -= 1
-                    return round.expected == 0 ? round.candidates : nil
+                    return round.expected == 0 ? round : nil
                 }
                 if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
             }
@@ -132,14 +160,21 @@ package final class StoreGroup: Sendable {
         let shard: Int
     }
 
-    private struct Round {
+    private struct Round: Sendable {
         var expected: Int
         var candidates: [Candidate] = []
+        var pinned: Int64 = 0
     }
 
     /// The oldest candidates over every shard until the count fits; each
     /// shard deletes its own (if they are still idle when it gets to them).
-    private func choose(_ candidates: [Candidate], among shards: [Shard], maxBytes: Int64) {
+    /// The first shard hears of the folder's pinned bytes (for its warning).
+    private func choose(_ round: Round, among shards: [Shard], maxBytes: Int64) {
+        let pinned = round.pinned
+        if let first = shards.first(where: { $0.index == 0 }) {
+            first.loop.execute { first.store.notePinned(pinned) }
+        }
+        let candidates = round.candidates
         var excess = totalBytes - maxBytes
         var victims: [Int: [String]] = [:]
         for candidate in candidates.sorted(by: { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }) where excess > 0 {

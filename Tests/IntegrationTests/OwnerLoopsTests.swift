@@ -91,6 +91,29 @@ final class OwnerLoopsTests: XCTestCase {
         XCTAssertEqual(cache.unpin(fixture.master), entries.count, "unpinned on every loop")
     }
 
+    /// Pinned entries on two loops that together (not each) exceed the
+    /// limit: all are kept, and the log says so.
+    func testPinsOverTheLimitAcrossLoopsAreKeptAndReported() throws {
+        let fixture = try HLSFixture()
+        let directory = try TemporaryDirectory(prefix: "owner-pins")
+        defer { directory.remove() }
+        let files = try FileManager.default.contentsOfDirectory(atPath: fixture.root.appendingPathComponent("hls/aes").path)
+        let sizes = try files.map { try Data(contentsOf: fixture.root.appendingPathComponent("hls/aes/" + $0)).count }
+        let keySize = try Data(contentsOf: fixture.root.appendingPathComponent("keys/aes.key")).count
+        let total = Int64(sizes.reduce(0, +) + keySize)
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.loops = 2
+        configuration.maxCacheSize = total * 3 / 4
+        XCTAssertGreaterThan(configuration.maxCacheSize, Int64(sizes.max() ?? 0), "every part fits the limit alone")
+        let logs = LogCapture()
+        let cache = try MediaCache(configuration: configuration, logger: logs.logger)
+        defer { cache.close() }
+        _ = try awaitValue(try cache.preload(fixture.aes, options: PreloadOptions(pin: true)))
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { !logs.lines(.warning, containing: "pinned resources alone exceed").isEmpty })
+        XCTAssertEqual(cache.cachedResources().count, 5, "playlist, key, 3 segments: all kept")
+        XCTAssertEqual(cache.cacheSize(), total)
+    }
+
     /// Closed with two loops, reopened with one and with three: every entry
     /// is found, in the same least-recently-used order (hits' times live in
     /// per-loop journals), and served offline byte for byte.
@@ -126,17 +149,33 @@ final class OwnerLoopsTests: XCTestCase {
         first.close()
         origin.stop()
         var expected = order
-        for loops in [1, 3] {
-            let cache = try open(loops: loops)
-            XCTAssertEqual(cache.cachedResources().map(\.url), expected, "\(loops) loop(s)")
-            for (url, file) in zip(urls, files) {
-                XCTAssertBytes(try RawHTTPClient.get(url: try cache.proxyURL(for: url), timeout: 20).body, equal: file)
-                Thread.sleep(forTimeInterval: 0.01)
-            }
-            expected = urls.reversed()  // read in order: the last one is the most recent
-            XCTAssertEqual(cache.cachedResources().map(\.url), expected, "\(loops) loop(s), after reading")
-            cache.close()
+        let folder = directory.file("cache").path
+        func journals() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("access") })
         }
+        XCTAssertEqual(journals(), ["access.0", "access.1"])
+        // One loop: read in order, so the last one is the most recent.
+        let single = try open(loops: 1)
+        XCTAssertEqual(single.cachedResources().map(\.url), expected, "1 loop")
+        XCTAssertEqual(journals(), ["access"], "the two loops' journals gone, their times taken over")
+        for (url, file) in zip(urls, files) {
+            XCTAssertBytes(try RawHTTPClient.get(url: try single.proxyURL(for: url), timeout: 20).body, equal: file)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        expected = urls.reversed()
+        XCTAssertEqual(single.cachedResources().map(\.url), expected, "1 loop, after reading")
+        single.close()
+        // Three loops, nothing read: the times must survive in their journals alone.
+        let three = try open(loops: 3)
+        XCTAssertEqual(three.cachedResources().map(\.url), expected, "3 loops")
+        XCTAssertEqual(journals(), ["access.0", "access.1", "access.2"])
+        three.close()
+        let two = try open(loops: 2)
+        XCTAssertEqual(two.cachedResources().map(\.url), expected, "2 loops again")
+        for (url, file) in zip(urls, files) {
+            XCTAssertBytes(try RawHTTPClient.get(url: try two.proxyURL(for: url), timeout: 20).body, equal: file)
+        }
+        two.close()
     }
 
     /// In-process readers run on the loop owning their resource: a reader
