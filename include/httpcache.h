@@ -70,8 +70,9 @@ const char *hc_strerror(int code);
  *   "cache-dir"         folder of the cache (required by hc_open)
  *   "max-cache-size"    bytes, or with K/M/G/T (x1000) or KiB/MiB/GiB/TiB (x1024)
  *   "host", "port"      where hc_serve listens (default 127.0.0.1, port 0: any)
- *   "loops"             event loops (threads) hc_serve answers clients on,
- *                       1 to 256 (default 1); hits are answered on every loop
+ *   "loops"             event loops (threads) of the cache, 1 to 256 (default
+ *                       1); each owns the resources whose key hashes to it,
+ *                       all answer hc_serve's clients
  *   "connect-timeout", "read-timeout"   seconds (> 0, fractions allowed)
  *   "revalidate-after"  seconds (>= 0) a response without explicit freshness
  *                       (Cache-Control, Expires) stays fresh before it is

@@ -53,8 +53,9 @@ public struct Decryption: Sendable, Equatable {
 /// Chooses the decryption of a resource by its origin URL (as given to
 /// `proxyURL(for:)`/`openReader`, before redirects); nil: served as is.
 ///
-/// Called on the cache's loop thread when a response or reader starts, so
-/// keep it quick (keys in memory). Throwing fails that response (500 with
+/// Called on the loop thread owning the resource when a response or reader
+/// starts (with several loops, on several threads at once), so keep it
+/// quick (keys in memory). Throwing fails that response (500 with
 /// the reason) or reader (the error, or `.invalidArgument` for errors that
 /// are not `HTTPCacheError`); the cached bytes are untouched. A key that is
 /// not 16 bytes (or a CTR IV that is not) fails the same way.

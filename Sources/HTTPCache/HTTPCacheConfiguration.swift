@@ -29,10 +29,10 @@ public struct HTTPCacheConfiguration: Sendable {
     /// whose soft value is raised to the hard one at start). At the cap the
     /// connection idle the longest is closed, or a new client gets 503.
     public var maxClientConnections: Int?
-    /// Event loops (threads) serving clients; 1 by default. With more, every
-    /// loop accepts connections on the port and answers hits of complete,
-    /// fresh resources by itself; downloads and everything else run on the
-    /// cache's own loop (see the README's "Several loops").
+    /// Event loops (threads); 1 by default. With more, every loop accepts
+    /// connections on the port and owns the resources whose cache key hashes
+    /// to it (their downloads, readers and bookkeeping); hits of complete,
+    /// fresh resources are answered on any loop (see the README's "Several loops").
     public var loops = 1
     /// The `httpcache` binary's: free heap pages go back to the system once
     /// no client is connected. Off in the library (the host owns its heap).
