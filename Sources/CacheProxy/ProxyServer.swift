@@ -120,6 +120,26 @@ package final class ProxyServer {
     package func join(_ servers: [ProxyServer]) {
         loop.assertInLoop()
         peers = servers.map(LoopLink.init)
+        let waiting = beforeJoin
+        beforeJoin.removeAll()
+        for arrival in waiting {
+            switch arrival {
+            case .accepted(let socket, let balanced): accept(socket, balanced: balanced)
+            case .moved(let moved): adopt(moved)
+            }
+        }
+    }
+
+    /// Whether every loop's server is known: only then can a request be
+    /// routed to its resource's owner (one loop: from the start).
+    private var joined: Bool { peers.count == configuration.loops }
+    /// Connections that came before `join` (the first server listens before
+    /// the others exist): taken up once every loop is known.
+    private var beforeJoin: [Arrival] = []
+
+    private enum Arrival {
+        case accepted(Socket, balanced: Bool)
+        case moved(MovedConnection)
     }
 
     /// The loop owning `storeKey`'s resource, by shard.
@@ -174,6 +194,7 @@ package final class ProxyServer {
     /// newcomer gets 503 and is closed, so the process never runs out of
     /// descriptors for its origins and files.
     private func accept(_ socket: Socket, balanced: Bool = false) {
+        guard joined else { return beforeJoin.append(.accepted(socket, balanced: balanced)) }
         // Fewer connections elsewhere: the new one goes there, before any byte is read.
         if !balanced, peers.count > 1, let target = loads.lessBusy(than: index, holding: connections.count),
            let handed = socket.detach() {
@@ -336,6 +357,7 @@ package final class ProxyServer {
     /// A connection another loop handed over: with a request (for a
     /// resource this loop owns, or admin and stats on the first), or idle, back home.
     func adopt(_ moved: MovedConnection) {
+        guard joined else { return beforeJoin.append(.moved(moved)) }
         // Stopped: dropping `moved` closes its socket.
         guard !stopped, let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
         let connection = ClientConnection(moved: moved, socket: socket, server: self)
@@ -361,6 +383,8 @@ package final class ProxyServer {
         stopped = true
         // Its clients go now: none may start work on an engine about to stop.
         for connection in Array(connections.values) { connection.close() }
+        for case .accepted(let socket, _) in beforeJoin { socket.close() }
+        beforeJoin.removeAll()  // moved ones close their sockets as they go
         listener?.close()
         listener = nil
         idleTrim?.cancel()

@@ -178,6 +178,52 @@ final class OwnerLoopsTests: XCTestCase {
         two.close()
     }
 
+    /// Clients hammering the port while the proxy starts (the first loop
+    /// listens before the others exist; what it accepts meanwhile waits
+    /// until every loop is known) are all answered byte-exact, one download
+    /// each, whichever loop they reach. The window itself is short: this
+    /// run rarely lands a request in it (it did not in three runs with the
+    /// wait removed), so it checks the start as clients see it.
+    func testClientsConnectingDuringTheStartAreRoutedToTheOwner() throws {
+        let port = try TestTools.freePort()
+        let fixture = try ReaderFixture { $0.loops = 2; $0.port = port }
+        let names = namesOnBothLoops(8, prefix: "early") { fixture.origin.url("/" + $0) }
+        let files = try names.enumerated().map { try fixture.file($1, size: 40_000 + $0, seed: UInt64(70 + $0)) }
+        let origins = files.map { fixture.origin.url("/" + $0.url.lastPathComponent) }
+        // The proxy URLs are known before it serves: the port is fixed.
+        let paths = try origins.map { try HTTPCacheServer.proxyURL(for: $0, host: "127.0.0.1", port: port) }
+        let failures = Locked<[String]>([])
+        let started = DispatchSemaphore(value: 0)
+        let clients = DispatchGroup()
+        for (path, file) in zip(paths, files) {
+            clients.enter()
+            Thread {
+                defer { clients.leave() }
+                started.signal()
+                let deadline = Date().addingTimeInterval(20)
+                while Date() < deadline {
+                    // Refused until the first loop listens: try again soon (not spinning: two cores).
+                    guard let response = try? RawHTTPClient.get(url: path, timeout: 20) else {
+                        Thread.sleep(forTimeInterval: 0.001)
+                        continue
+                    }
+                    if response.body != file.bytes { failures.mutate { $0.append("\(path): wrong bytes") } }
+                    return
+                }
+                failures.mutate { $0.append("\(path): never answered") }
+            }.start()
+        }
+        for _ in paths { started.wait() }
+        try fixture.cache.serve()
+        XCTAssertEqual(clients.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(failures.value, [])
+        for file in files {
+            let name = "/" + file.url.lastPathComponent
+            XCTAssertEqual(fixture.origin.accessLog().filter { $0.uri == name }.count, 1, name)
+        }
+        XCTAssertEqual(fixture.cache.cachedResources().count, files.count)
+    }
+
     /// In-process readers run on the loop owning their resource: a reader
     /// and a proxy client reading the same cold resource at once share one
     /// origin download, for resources of either loop.
