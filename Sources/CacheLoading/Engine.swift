@@ -46,16 +46,9 @@ package final class Engine {
     }
     package private(set) var preloaderIfMade: Preloader?
 
-    /// The engines of the other loops when the cache is split among several
-    /// (nil with one): set once as the group opens (see EngineGroup).
+    /// The engines of every loop (this one among them): set once as the
+    /// group opens (see EngineGroup).
     package internal(set) weak var group: EngineGroup?
-
-    /// Opens (and locks) the cache folder. Call on the loop thread.
-    package convenience init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger) throws {
-        let cacheKey = configuration.cacheKey
-        let stores = try StoreGroup(root: configuration.cacheDirectory) { ResourceStore.key(for: cacheKey($0)) }
-        try self.init(loop: loop, configuration: configuration, logger: logger, stores: stores, shard: 0)
-    }
 
     /// Opens shard `shard` of the folder opened as `stores`: the resources
     /// whose cache key hashes to it. Call on the loop thread.

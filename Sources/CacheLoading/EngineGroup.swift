@@ -10,11 +10,12 @@ import Synchronization
 /// Work for another shard is posted to its loop; nothing here locks on the
 /// hot path. An engine is touched only on its own loop: this type says
 /// which engine owns what and carries work to it. Thread-safe.
-package final class EngineGroup: @unchecked Sendable {
-    // Each engine is touched only inside `run`/`submitAndWait`, on its loop.
-    private let engines: [Engine]
+package final class EngineGroup: Sendable {
+    private let engines: [LoopBound<Engine>]
     package let loops: [EventLoop]
     package let stores: StoreGroup
+    /// Each shard's store, by shard (for cache operations, on its loop).
+    package let storesByShard: [LoopBound<ResourceStore>]
     /// Foreground readers of every shard: preloads wait while any is open.
     package let foreground = ReaderGauge()
 
@@ -30,20 +31,20 @@ package final class EngineGroup: @unchecked Sendable {
         let stores = try StoreGroup(root: configuration.cacheDirectory, count: loops.count) {
             ResourceStore.key(for: cacheKey($0))
         }
-        var engines: [Engine] = []
+        var engines: [LoopBound<Engine>] = []
         for (index, loop) in loops.enumerated() {
-            let opened = loop.submitAndWait { () -> Result<Confined<Engine>, OpenFailure> in
+            let opened = loop.submitAndWait { () -> Result<LoopBound<Engine>, OpenFailure> in
                 do {
                     let engine = try Engine(loop: loop, configuration: configuration, logger: logger, stores: stores,
                                             shard: index)
                     prepare(engine)
-                    return .success(Confined(engine))
+                    return .success(LoopBound(engine, loop: loop))
                 } catch {
                     return .failure(OpenFailure(error: error))
                 }
             }
             switch opened {
-            case .success(let engine)?: engines.append(engine.value)
+            case .success(let engine)?: engines.append(engine)
             case .failure(let failure)?: throw failure.error
             case nil: throw StorageError("the event loop stopped")
             }
@@ -51,10 +52,11 @@ package final class EngineGroup: @unchecked Sendable {
         self.engines = engines
         self.loops = loops
         self.stores = stores
+        // An engine's store never changes: read here, used on its loop only.
+        storesByShard = engines.map { LoopBound($0.unchecked.store, loop: $0.loop) }
         stores.everyShardOpened()
         for (index, engine) in engines.enumerated() {
-            let confined = Confined(engine)
-            _ = loops[index].submitAndWait { [self] in self.introduce(confined.value, index: index) }
+            _ = engine.loop.submitAndWait { [self] in self.introduce(engine.value, index: index) }
         }
     }
 
@@ -65,16 +67,12 @@ package final class EngineGroup: @unchecked Sendable {
         engine.loader.gauge = foreground
         guard index > 0 else { return }
         let first = engines[0]
-        let loop = loops[0]
         let gauge = foreground
         engine.loader.foregroundIdle = {
             guard gauge.isIdle, gauge.preloadsWaiting else { return }
-            _ = loop.execute { [first = Confined(first)] in first.value.preloaderIfMade?.admitWaiting() }
+            _ = first.loop.execute { first.value.preloaderIfMade?.admitWaiting() }
         }
     }
-
-    /// The shard owning a store key (the hashed cache key).
-    package func shard(ofStoreKey key: String) -> Int { stores.shard(ofKey: key) }
 
     /// The shard owning an origin URL's resources.
     package func shard(ofURL url: String) -> Int { stores.shard(ofURL: url) }
@@ -82,14 +80,14 @@ package final class EngineGroup: @unchecked Sendable {
     /// Runs `work` with shard `index`'s engine on its loop. False once that loop has stopped.
     @discardableResult
     package func run(_ index: Int, _ work: @escaping @Sendable (Engine) -> Void) -> Bool {
-        let engine = Confined(engines[index])
-        return loops[index].execute { work(engine.value) }
+        let engine = engines[index]
+        return engine.loop.execute { work(engine.value) }
     }
 
     /// Runs `body` with shard `index`'s engine on its loop and waits; nil once stopped.
     package func submitAndWait<T: Sendable>(_ index: Int, _ body: @escaping @Sendable (Engine) -> T) -> T? {
-        let engine = Confined(engines[index])
-        return loops[index].submitAndWait { body(engine.value) }
+        let engine = engines[index]
+        return engine.loop.submitAndWait { body(engine.value) }
     }
 
     /// Runs `body` on every shard, one after another; the answers in shard order (nil: stopped).
@@ -98,21 +96,11 @@ package final class EngineGroup: @unchecked Sendable {
     }
 
     /// Shard `index`'s engine, for a caller on its loop.
-    package func engine(_ index: Int) -> Engine {
-        loops[index].assertInLoop()
-        return engines[index]
-    }
+    package func engine(_ index: Int) -> Engine { engines[index].value }
 
     private struct OpenFailure: Error, @unchecked Sendable {
         let error: Error
     }
-}
-
-/// A loop-confined object carried to its own loop through a posted closure.
-package struct Confined<Value>: @unchecked Sendable {
-    // Read only on the loop the value belongs to (the code that posts it says which).
-    package let value: Value
-    package init(_ value: Value) { self.value = value }
 }
 
 /// Foreground readers open on any shard, and whether preloads wait for none.

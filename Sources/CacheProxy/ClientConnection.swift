@@ -93,15 +93,10 @@ final class ClientConnection: SocketDelegate {
     /// No request in flight nor begun: the one to close first at the cap.
     var isIdle: Bool { machine.state == .awaitingHead && machine.unparsed == 0 }
 
-    /// Closed to make room for a new client. It leaves the server's count at
-    /// once (the socket's close is asynchronous), so a burst of newcomers
-    /// closes one idle connection each, not the same one again.
-    func closeIdle() {
-        server.connectionClosed(self)
-        socket.close()
-    }
-
-    /// Closed with the server.
+    /// Closed by the server (to make room for a new client, or stopping). It
+    /// leaves the server's count at once (the socket's close is
+    /// asynchronous), so a burst of newcomers closes one idle connection
+    /// each, not the same one again.
     func close() {
         server.connectionClosed(self)
         socket.close()

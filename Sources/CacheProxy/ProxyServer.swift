@@ -115,11 +115,10 @@ package final class ProxyServer {
         }
     }
 
-    /// Every loop's server is listening: `servers` by shard (this one among
-    /// them; only referenced here, never touched off their loops).
-    package func join(_ servers: [ProxyServer]) {
+    /// Every loop's server is listening: `servers` by shard, this one among them.
+    package func join(_ servers: [LoopBound<ProxyServer>]) {
         loop.assertInLoop()
-        peers = servers.map(LoopLink.init)
+        peers = servers.map { LoopLink($0.unchecked) }  // a link posts to the server's loop before touching it
         let waiting = beforeJoin
         beforeJoin.removeAll()
         for arrival in waiting {
@@ -143,10 +142,7 @@ package final class ProxyServer {
     }
 
     /// The loop owning `storeKey`'s resource, by shard.
-    @inline(__always)
-    func owner(of storeKey: String) -> Int {
-        peers.count == 1 ? 0 : StoreGroup.shard(ofKey: storeKey, count: peers.count)
-    }
+    func owner(of storeKey: String) -> Int { engine.store.group.shard(ofKey: storeKey) }
 
     /// Secret that `/admin/` requests must carry (published in the cache
     /// folder's lock file, readable by its owner only).
@@ -210,7 +206,7 @@ package final class ProxyServer {
                     "action": "\(oldest == nil ? "503 to new clients" : "closing the oldest idle connection")"])
             }
             if let oldest {
-                oldest.closeIdle()
+                oldest.close()
             } else {
                 socket.write(heads.simple(503, "Service unavailable: too many connections\n", keepAlive: false,
                                           extra: [("Retry-After", "1")]))

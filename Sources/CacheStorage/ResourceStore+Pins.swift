@@ -26,8 +26,6 @@ extension ResourceStore {
         return count
     }
 
-    func warnIfPinsExceedLimit() { notePinned(pinnedBytes) }
-
     /// `pinned` bytes are pinned (in the whole folder): the log says once
     /// when that alone exceeds the limit.
     func notePinned(_ pinned: Int64) {

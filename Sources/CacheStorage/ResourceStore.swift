@@ -236,7 +236,7 @@ package final class ResourceStore {
     }
 
     /// Whether the folder holds more than the limit (all shards together).
-    private var isOverLimit: Bool { group.count == 1 ? totalBytes > maxBytes : group.totalBytes > maxBytes }
+    private var isOverLimit: Bool { group.totalBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
         // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
@@ -258,21 +258,16 @@ package final class ResourceStore {
     package func evictIfNeeded() {
         guard isOverLimit else { return }
         guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes) }
-        warnIfPinsExceedLimit()
-        let candidates = resources.values
-            .filter { !$0.isBusy && !$0.isPinned }
-            .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
-        for resource in candidates where totalBytes > maxBytes {
-            logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
-            evictions += 1
-            delete(resource)
-        }
+        // One shard: the round, here and now.
+        let offer = evictionOffer()
+        notePinned(offer.pinned)
+        evict(StoreGroup.victims(offer.candidates, excess: totalBytes - maxBytes))
     }
 
     /// This shard's part of an eviction round: what it could delete now,
     /// and its pinned bytes (which the round adds up for the warning).
     func evictionOffer() -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
-        let candidates = resources.values.filter { !$0.isBusy && !$0.isPinned }.map {
+        let candidates = resources.values.filter { !$0.isBusy && !$0.isPinned && !$0.isTransient }.map {
             StoreGroup.Candidate(lastAccess: $0.metadata.lastAccess, key: $0.key, bytes: $0.available.byteCount,
                                  shard: shardIndex)
         }
@@ -280,9 +275,9 @@ package final class ResourceStore {
     }
 
     /// Deletes the resources a round chose, those still idle.
-    func evict(_ keys: [String]) {
-        for key in keys {
-            guard let resource = resources[key], !resource.isBusy, !resource.isPinned else { continue }
+    func evict(_ victims: [StoreGroup.Candidate]) {
+        for victim in victims {
+            guard let resource = resources[victim.key], !resource.isBusy, !resource.isPinned else { continue }
             logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
             evictions += 1
             delete(resource)

@@ -130,25 +130,21 @@ package final class StoreGroup: Sendable {
         else { return }
         let shards = stores.withLock { $0 }
         let round = Locked(Round(expected: shards.count))
-        for shard in shards {
-            let sent = shard.loop.execute {
-                let offer = shard.store.evictionOffer()
-                let complete = round.withLock { round -> Round? in
+        // A stopped loop offers nothing: the round goes on without it.
+        @Sendable func offered(_ offer: (candidates: [Candidate], pinned: Int64)?) {
+            let complete = round.withLock { round -> Round? in
+                if let offer {
                     round.candidates += offer.candidates
                     round.pinned += offer.pinned
-                    round.expected -= 1
-                    return round.expected == 0 ? round : nil
                 }
-                if let complete { self.choose(complete, among: shards, maxBytes: maxBytes) }
+                round.expected -= 1
+                return round.expected == 0 ? round : nil
             }
-            // A stopped loop offers nothing: the round goes on without it.
-            if !sent {
-                let complete = round.withLock { round -> Round? in
-                    round.expected -= 1
-                    return round.expected == 0 ? round : nil
-                }
-                if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
-            }
+            if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
+        }
+        for shard in shards {
+            let sent = shard.loop.execute { offered(shard.store.evictionOffer()) }
+            if !sent { offered(nil) }
         }
     }
 
@@ -166,6 +162,17 @@ package final class StoreGroup: Sendable {
         var pinned: Int64 = 0
     }
 
+    /// The least recently used of `candidates` until `excess` bytes are covered.
+    static func victims(_ candidates: [Candidate], excess: Int64) -> [Candidate] {
+        var left = excess
+        var chosen: [Candidate] = []
+        for candidate in candidates.sorted(by: { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }) where left > 0 {
+            chosen.append(candidate)
+            left -= candidate.bytes
+        }
+        return chosen
+    }
+
     /// The oldest candidates over every shard until the count fits; each
     /// shard deletes its own (if they are still idle when it gets to them).
     /// The first shard hears of the folder's pinned bytes (for its warning).
@@ -174,25 +181,22 @@ package final class StoreGroup: Sendable {
         if let first = shards.first(where: { $0.index == 0 }) {
             first.loop.execute { first.store.notePinned(pinned) }
         }
-        let candidates = round.candidates
-        var excess = totalBytes - maxBytes
-        var victims: [Int: [String]] = [:]
-        for candidate in candidates.sorted(by: { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }) where excess > 0 {
-            victims[candidate.shard, default: []].append(candidate.key)
-            excess -= candidate.bytes
+        let victims = Dictionary(grouping: Self.victims(round.candidates, excess: totalBytes - maxBytes), by: \.shard)
+        let pending = Locked(shards.count)
+        // Every shard answers (with nothing to do, or gone): the round is over then.
+        @Sendable func done() {
+            if pending.withLock({ $0 -= 1; return $0 == 0 }) { evicting.store(false, ordering: .releasing) }
         }
-        guard !victims.isEmpty else {
-            evicting.store(false, ordering: .releasing)
-            return
-        }
-        let pending = Locked(victims.count)
-        for (index, keys) in victims {
-            guard let shard = shards.first(where: { $0.index == index }) else { continue }
-            let sent = shard.loop.execute {
-                shard.store.evict(keys)
-                if pending.withLock({ $0 -= 1; return $0 == 0 }) { self.evicting.store(false, ordering: .releasing) }
+        for shard in shards {
+            guard let mine = victims[shard.index] else {
+                done()
+                continue
             }
-            if !sent, pending.withLock({ $0 -= 1; return $0 == 0 }) { evicting.store(false, ordering: .releasing) }
+            let sent = shard.loop.execute {
+                shard.store.evict(mine)
+                done()
+            }
+            if !sent { done() }
         }
     }
 }

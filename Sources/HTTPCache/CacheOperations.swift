@@ -8,11 +8,12 @@ import CacheStorage
 struct CacheOperations: Sendable {
     /// The folder's stores by shard: one, or one per loop (see StoreGroup).
     let stores: [LoopBound<ResourceStore>]
+    let group: StoreGroup
     let cacheKey: @Sendable (String) -> String
 
     /// The store owning `url`'s resource.
     private func owner(of url: String) -> LoopBound<ResourceStore> {
-        stores[StoreGroup.shard(ofKey: ResourceStore.key(for: cacheKey(url)), count: stores.count)]
+        stores[group.shard(ofKey: ResourceStore.key(for: cacheKey(url)))]
     }
 
     /// `body`'s answer from every store (none from a stopped loop).

@@ -26,7 +26,7 @@ public final class HTTPCacheFolder: Sendable {
         }
         switch opened {
         case .success(let store)?:
-            operations = CacheOperations(stores: [store], cacheKey: cacheKey)
+            operations = CacheOperations(stores: [store], group: store.unchecked.group, cacheKey: cacheKey)
         case .failure(let error)?:
             loop.shutdown()
             throw HTTPCacheError(error)

@@ -123,22 +123,3 @@ public final class HTTPCacheServer: Sendable {
     /// Forgets recorded failures (of one URL, or all).
     public func clearLastErrors(for url: String? = nil) { cache?.clearLastErrors(for: url) }
 }
-
-/// A loop-thread object carried across threads; every access asserts it is
-/// on its loop, which is the invariant that makes the unchecked Sendable sound.
-struct LoopBound<Value>: @unchecked Sendable {
-    private let wrapped: Value
-    let loop: EventLoop
-    init(_ value: Value, loop: EventLoop) {
-        self.wrapped = value
-        self.loop = loop
-    }
-    var value: Value {
-        loop.assertInLoop()
-        return wrapped
-    }
-    /// The value off its loop, to be passed on only (to a type that posts to
-    /// `loop` before touching it), never used here.
-    var unchecked: Value { wrapped }
-}
-

@@ -72,44 +72,47 @@ public final class MediaCache: Sendable {
             guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
             guard serving.servers.isEmpty else { return }
             let configuration = self.configuration.proxyConfiguration
-            let engines = self.engines
-            let first = engines.submitAndWait(0) { engine -> Result<Confined<ProxyServer>, HTTPCacheError> in
-                do {
-                    return .success(Confined(try ProxyServer(engine: engine, configuration: configuration)))
+            // The first server listens first: its port (when the configured one is 0) is the others'.
+            var servers: [LoopBound<ProxyServer>] = []
+            var port = configuration.port
+            for index in 0..<engines.count {
+                let server: LoopBound<ProxyServer>
+                do throws(HTTPCacheError) {
+                    server = try makeServer(index, joining: servers.first, port: port)
                 } catch {
-                    return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(configuration.port): \(error)"))
-                }
-            }
-            let home: LoopBound<ProxyServer>
-            switch first {
-            case .success(let server)?: home = LoopBound(server.value, loop: engines.loops[0])
-            case .failure(let error)?: throw error
-            case nil: throw HTTPCacheError(.closed, "the cache is closed")
-            }
-            let port = engines.loops[0].submitAndWait { home.value.port } ?? 0
-            var servers = [home]
-            for index in 1..<engines.count {
-                // The first server is only referenced here (for its settings), never touched off its loop.
-                let joined = Confined(home.unchecked)
-                let made = engines.submitAndWait(index) { engine -> Result<Confined<ProxyServer>, HTTPCacheError> in
-                    do {
-                        return .success(Confined(try ProxyServer(joining: joined.value, engine: engine, port: port)))
-                    } catch {
-                        return .failure(HTTPCacheError(.io, "cannot listen on port \(port) from another loop: \(error)"))
-                    }
-                }
-                guard case .success(let server)? = made else {
                     Self.stop(servers)
-                    if case .failure(let error)? = made { throw error }
-                    throw HTTPCacheError(.closed, "the event loop stopped")
+                    throw error
                 }
-                servers.append(LoopBound(server.value, loop: engines.loops[index]))
+                if index == 0 { port = server.loop.submitAndWait { server.value.port } ?? 0 }
+                servers.append(server)
             }
-            // Each server learns of all (only referenced, each touched on its own loop).
-            let all = Confined(servers.map(\.unchecked))
-            for server in servers { _ = server.loop.submitAndWait { server.value.join(all.value) } }
+            // Each server learns of all (each touched on its own loop).
+            let all = servers
+            for server in servers { _ = server.loop.submitAndWait { server.value.join(all) } }
             serving.servers = servers
             serving.port = port
+        }
+    }
+
+    /// Starts shard `index`'s server: the first (`home` nil) or one joining it on `port`.
+    private func makeServer(_ index: Int, joining home: LoopBound<ProxyServer>?,
+                            port: Int) throws(HTTPCacheError) -> LoopBound<ProxyServer> {
+        let configuration = self.configuration.proxyConfiguration
+        let loop = engines.loops[index]
+        let made = engines.submitAndWait(index) { engine -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
+            do {
+                // The first server is only read here for its settings, never touched off its loop.
+                let server = try home.map { try ProxyServer(joining: $0.unchecked, engine: engine, port: port) }
+                    ?? ProxyServer(engine: engine, configuration: configuration)
+                return .success(LoopBound(server, loop: loop))
+            } catch {
+                return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(port): \(error)"))
+            }
+        }
+        switch made {
+        case .success(let server)?: return server
+        case .failure(let error)?: throw error
+        case nil: throw HTTPCacheError(.closed, "the cache is closed")
         }
     }
 
@@ -164,11 +167,7 @@ public final class MediaCache: Sendable {
     }
 
     var operations: CacheOperations {
-        let engines = self.engines
-        let stores = (0..<engines.count).compactMap { index in
-            engines.submitAndWait(index) { Confined($0.store) }.map { LoopBound($0.value, loop: engines.loops[index]) }
-        }
-        return CacheOperations(stores: stores, cacheKey: configuration.cacheKey)
+        CacheOperations(stores: engines.storesByShard, group: engines.stores, cacheKey: configuration.cacheKey)
     }
 
     // MARK: cache operations

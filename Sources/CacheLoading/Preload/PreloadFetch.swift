@@ -1,3 +1,4 @@
+import CacheIO
 import CacheHTTP
 import CacheStorage
 import CacheUpstream
@@ -34,14 +35,13 @@ final class PreloadFetch {
         if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
             let slot = RemoteSlot()
             remote = (group, shard, slot)
-            let home = engine.loop
-            let me = Confined(self)
+            let me = LoopBound(self, loop: engine.loop)
             let reports = PreloadRead.Reports(
-                sizeKnown: { size in _ = home.execute { me.value.sizeKnown(size) } },
-                fetched: { count in _ = home.execute { me.value.fetched(count) } },
-                ended: { outcome, finalURL in _ = home.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
-            // Its closures only post to this loop: safe to carry to the owner's.
-            let carried = Confined(reports)
+                sizeKnown: { size in _ = me.loop.execute { me.value.sizeKnown(size) } },
+                fetched: { count in _ = me.loop.execute { me.value.fetched(count) } },
+                ended: { outcome, finalURL in _ = me.loop.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
+            // Its closures only post to this loop: used on the owner's.
+            let carried = LoopBound(reports, loop: group.loops[shard])
             let sent = group.run(shard) { owner in
                 let read = PreloadRead(item: item, pin: pin, reports: carried.value)
                 slot.read = read
