@@ -1,12 +1,14 @@
 /*
- * cs_misc.c — name resolution, thread-pool work, error strings, SHA-256 and
- * the malloc arena cap.
+ * cs_misc.c — name resolution, thread-pool work, error strings, SHA-256,
+ * the malloc arena cap and syncfs.
  */
+#define _GNU_SOURCE /* syncfs */
 #include <errno.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -288,4 +290,11 @@ int cs_limit_malloc_arenas(int count)
 int cs_trim_heap(void)
 {
     return malloc_trim(0);
+}
+
+/* ------------------------------------------------------------- syncfs */
+
+int cs_syncfs(int fd)
+{
+    return syncfs(fd) == 0 ? 0 : -errno;
 }

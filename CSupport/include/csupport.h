@@ -246,6 +246,13 @@ int cs_limit_malloc_arenas(int count);
  */
 int cs_trim_heap(void);
 
+/**
+ * syncfs(2) of the file system holding fd (a GNU extension Swift's Glibc
+ * module does not show): one sync for a batch of small files instead of one
+ * fsync each. Blocking: pool threads only. Returns 0 or a negative errno.
+ */
+int cs_syncfs(int fd);
+
 /* ---------------------------------------------------------------- crypto */
 
 /** SHA-256 of data into out (32 bytes); plain C, no libcrypto (see cs_misc.c). */

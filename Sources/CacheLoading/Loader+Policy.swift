@@ -114,7 +114,7 @@ extension Loader {
     /// key, so variants are stored side by side and never mixed. A stored
     /// Content-Encoding the client does not accept selects a variant too.
     func variantStoreKey(primary: String, request: HTTPHeaders) -> String {
-        variantStoreKey(primary: primary, stored: store.resources[primary], request: request)
+        variantStoreKey(primary: primary, stored: store.existing(storeKey: primary), request: request)
     }
 
     /// The same, with the primary key's resource already looked up.
@@ -194,7 +194,7 @@ extension Loader {
     /// included (RFC 9111 §4.4): each is marked stale, so the next request
     /// revalidates it (a 304 keeps the bytes, a change replaces them).
     package func invalidate(urls: Set<String>) {
-        for resource in store.resources.values where urls.contains(resource.url) && !resource.isTransient {
+        for resource in urls.flatMap(store.entries(ofURL:)) {
             logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])
             var head = storedHead(resource)
             head.invalidated = true
@@ -209,7 +209,7 @@ extension Loader {
     /// HEAD can be answered from the cache instead of being passed through.
     package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
         let key = variantStoreKey(primary: storeKey, request: request)
-        guard let resource = store.resources[key], !resource.isTransient else { return false }
+        guard let resource = store.existing(storeKey: key), !resource.isTransient else { return false }
         return resource.totalLength != nil
     }
 }

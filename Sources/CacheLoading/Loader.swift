@@ -32,6 +32,12 @@ package final class Loader {
         self.client = client
         self.policy = policy
         self.logger = logger
+        // An idle entry the store let go of keeps no loading state either.
+        store.resourceReleased = { [unowned self] resource in
+            if let state = states[resource.key], state.resource === resource, state.downloads.isEmpty {
+                states[resource.key] = nil
+            }
+        }
     }
 
     /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
@@ -41,7 +47,7 @@ package final class Loader {
     package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
                         fields: OriginFields = OriginFields(), background: Bool = false,
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
-        let stored = store.resources[primary]
+        let stored = store.existing(storeKey: primary)
         var storeKey = variantStoreKey(primary: primary, stored: stored, request: request)
         var current = states[storeKey]  // the resource of `storeKey` is keyed by it
         if let shared = current, shared.notShared {

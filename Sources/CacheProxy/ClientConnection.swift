@@ -313,7 +313,7 @@ final class ClientConnection: SocketDelegate {
     private func localCopy(_ head: HTTPRequestHead, url: OriginURL, storeKey: String) -> PlainHit? {
         guard PlainHitCache.isPlain(head) else { return nil }
         if let hit = server.plainHits.lookup(storeKey) {
-            server.engine.store.resources[storeKey]?.touch()  // what the reader would have done
+            server.engine.store.touch(storeKey: storeKey)  // what the reader would have done
             return hit
         }
         guard let hit = server.plainHit(url: url, storeKey: storeKey) else { return nil }

@@ -329,7 +329,7 @@ package final class ProxyServer {
         let configuration = engine.configuration
         // A transformed body (decryption, rewritten playlists) is made per response here.
         guard engine.decryption == nil, configuration.transforms == nil || configuration.transformsOnlyPlaylists,
-              engine.store.resources[storeKey]?.isComplete == true else {
+              engine.store.existing(storeKey: storeKey)?.isComplete == true else {
             return nil  // (nothing complete: no reader, so a miss leaves no empty entry behind)
         }
         let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)
@@ -341,7 +341,7 @@ package final class ProxyServer {
 
     /// On the owning loop: hits answered on other loops, for the LRU order.
     func touch(_ keys: [String]) {
-        for key in keys { engine.store.resources[key]?.touch() }
+        for key in keys { engine.store.touch(storeKey: key) }
     }
 
     /// A connection another loop accepted and handed over untouched (see `accept`).

@@ -9,8 +9,11 @@ package final class DataFile: @unchecked Sendable {
     package let fd: Int32
 
     package init(path: String) throws(StorageError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError("open \(path): \(FileIO.errorText())") }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            throw StorageError("open \(path): \(FileIO.errorText(code))", code: code)
+        }
         self.fd = fd
     }
 

@@ -9,7 +9,11 @@ import Glibc
 /// crash can lose recent bytes but never claim bytes that are not on disk.
 package final class Resource {
     package let key: String
-    package let directory: String
+    let entryKey: EntryKey
+    /// Where its two files are.
+    let paths: EntryPaths
+    /// The first 32 bits of its URL's primary key (see EntryIndex.Record.route).
+    let route: UInt32
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
     @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
     @exclusivity(unchecked) package private(set) var available: RangeSet
@@ -43,27 +47,36 @@ package final class Resource {
     package internal(set) var isRemoved = false
 
     private var file: DataFile?
-    /// The resource folder exists on disk (loaded, or created by a write).
-    var hasFolder: Bool
+    /// The entry is in the store's index (its files may exist): set before
+    /// its data file is first created, so no file exists the index does not know.
+    var onDisk: Bool
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
     var flushing = false
     var flushAgain = false
     var needsFlush = false
+    /// Waiting in the store's flush queue.
+    var flushQueued = false
 
-    init(key: String, directory: String, metadata: ResourceMetadata, store: ResourceStore, hasFolder: Bool) {
+    init(key: String, paths: EntryPaths, metadata: ResourceMetadata, store: ResourceStore, onDisk: Bool, route: UInt32) {
         self.key = key
-        self.directory = directory
+        guard let entryKey = EntryKey(hex: key) else { preconditionFailure("a store key is 64 hex digits: \(key)") }
+        self.entryKey = entryKey
+        self.paths = paths
+        self.route = route
         self.metadata = metadata
         self.available = metadata.ranges
         self.store = store
-        self.hasFolder = hasFolder
+        self.onDisk = onDisk
     }
 
     package var url: String { metadata.url }
     package var totalLength: Int64? { metadata.totalLength }
-    package var dataPath: String { directory + "/" + metadata.dataName }
-    package var metadataPath: String { directory + "/meta" }
+    package var dataPath: String { paths.data(named: metadata.dataName) }
+    /// The data file's version (see EntryPaths.dataName(version:)).
+    var version: Int { EntryPaths.version(ofDataName: metadata.dataName) ?? 0 }
+    /// What the size limit counts for it: nothing while it is not kept.
+    var countedBytes: Int64 { isTransient ? 0 : available.byteCount }
     package var isComplete: Bool {
         guard let totalLength else { return false }
         return available.covers(0..<totalLength)
@@ -72,16 +85,14 @@ package final class Resource {
     /// The data file, opened (and its folder created) on first use.
     package func dataFile() throws(StorageError) -> DataFile {
         if let file { return file }
-        // A brand-new resource takes the ready-made spare folder (no mkdir on the loop).
-        if !hasFolder && metadata.dataName == "data", let adopted = store.spare.adopt(as: directory) {
-            hasFolder = true
-            return opened(adopted)
+        store.makeRoomForFile()
+        if !onDisk {
+            // In the index (and its journal) before the file exists.
+            store.entryCreated(self)
+            onDisk = true
+            // A brand-new resource takes a ready-made spare file (no create on the loop).
+            if let adopted = store.spare.adopt(as: dataPath) { return opened(adopted) }
         }
-        guard FileIO.makeDirectory(directory) else {
-            let code = errno
-            throw StorageError("create \(directory): \(FileIO.errorText(code))", code: code)
-        }
-        hasFolder = true
         return opened(try DataFile(path: dataPath))
     }
 
@@ -90,6 +101,8 @@ package final class Resource {
         store.openFiles += 1
         return dataFile
     }
+
+    var hasOpenFile: Bool { file != nil }
 
     /// Closes the data file when nothing uses it (responses keep their own reference).
     func closeFile() {
@@ -106,9 +119,8 @@ package final class Resource {
         metadata.etag = etag
         metadata.lastModified = lastModified
         if let totalLength {
-            let before = available.byteCount
             available.clip(to: totalLength)
-            if !isTransient { store.accountRemoved(before - available.byteCount) }
+            store.recount(self)
         }
         needsFlush = true
     }
@@ -129,13 +141,13 @@ package final class Resource {
     /// their descriptor); a fresh one is created on the next write.
     package func reset(url: String) {
         changingComplete()
-        if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
         store.unlinkLater(dataPath)
         var fresh = ResourceMetadata(url: url, lastAccess: metadata.lastAccess)
-        fresh.dataName = "data-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        fresh.dataName = EntryPaths.dataName(version: (version + 1) & EntryPaths.maxVersion)
         fresh.pin = metadata.pin  // a new version of a pinned resource stays pinned
         metadata = fresh
+        store.recount(self)
         generation += 1
         validatedAt = nil
         derived = DerivedFacts()
@@ -155,6 +167,7 @@ package final class Resource {
     package func setPin(_ root: String?) {
         guard metadata.pin != root else { return }
         metadata.pin = root
+        store.recount(self)
         needsFlush = true
         store.flush(self)
     }
@@ -165,11 +178,10 @@ package final class Resource {
     /// bytes it held are no longer available. Same version, so readers go on.
     package func lostData() {
         changingComplete()
-        if !isTransient { store.accountRemoved(available.byteCount) }
         available = RangeSet()
         metadata.ranges = RangeSet()
+        store.recount(self)
         closeFile()
-        hasFolder = false
     }
 
     /// Keeps the resource out of the cache: it is deleted once unused, and
@@ -177,8 +189,8 @@ package final class Resource {
     package func makeTransient() {
         guard !isTransient else { return }
         changingComplete()
-        store.accountRemoved(available.byteCount)
         isTransient = true
+        store.recount(self)
         needsFlush = false
     }
 
@@ -188,10 +200,9 @@ package final class Resource {
         guard !isRemoved else { throw StorageError("resource was removed from the cache") }
         try dataFile().write(bytes, at: offset)
         let range = offset..<(offset + Int64(bytes.count))
-        let already = available.intersection(range).reduce(0) { $0 + Int64($1.count) }
         available.insert(range)
         guard !isTransient else { return }
-        store.accountAdded(Int64(bytes.count) - already)
+        store.recount(self)
         unflushedBytes += Int64(bytes.count)
         needsFlush = true
         if unflushedBytes >= store.flushThreshold { store.flush(self) }

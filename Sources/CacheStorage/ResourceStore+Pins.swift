@@ -4,17 +4,18 @@
 
 extension ResourceStore {
     /// Bytes of pinned resources.
-    package var pinnedBytes: Int64 {
-        resources.values.reduce(0) { $0 + ($1.isPinned && !$1.isTransient ? $1.available.byteCount : 0) }
-    }
+    package var pinnedBytes: Int64 { index.pinnedBytes }
 
     /// Unpins every resource pinned by the preload of `url`, and `url`'s own
     /// entry (`cacheKey` its cache key). Returns how many were unpinned.
+    /// Only pinned entries are read (the index flags them).
     @discardableResult
     package func unpin(url: String, cacheKey: String) -> Int {
         let own = Self.key(for: cacheKey)
         var count = 0
-        for resource in resources.values where resource.isPinned && (resource.metadata.pin == url || resource.key == own) {
+        for record in index.pinned {
+            guard let resource = existing(storeKey: record.key.hex), resource.isPinned,
+                  resource.metadata.pin == url || resource.key == own else { continue }
             resource.setPin(nil)
             count += 1
         }

@@ -2,11 +2,16 @@ import CacheIO
 import Glibc
 import Logging
 
-/// The cache folder: one sub-folder per resource, keyed by the SHA-256 of
-/// its cache key, under a byte limit with least-recently-used eviction.
-/// With several loops the folder's resources are split among stores by key
-/// hash (`StoreGroup`): each store owns its shard, on its loop.
-/// Loop thread only (`init` runs there too: it scans the folder).
+/// The cache folder: each entry two files (metadata and a sparse data file)
+/// in hashed folders, keyed by the SHA-256 of its cache key, under a byte
+/// limit with least-recently-used eviction. With several loops the folder's
+/// entries are split among stores by key hash (`StoreGroup`): each store
+/// owns its shard, on its loop.
+///
+/// Every entry of the shard is a 64-byte record in the `EntryIndex` (what
+/// lookups, the size limit and the LRU order need); an entry's metadata is
+/// read from disk when it is used and kept while it is in use or recently
+/// used (`resources`, bounded while idle). Loop thread only.
 package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
@@ -22,13 +27,19 @@ package final class ResourceStore {
     package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
+    /// Every entry of this shard: the one owner of what is stored, its
+    /// bytes and the LRU order.
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (looked up on every request).
+    @exclusivity(unchecked) package private(set) var index: EntryIndex
+    /// Entries in use or recently used, their metadata read, by store key;
+    /// idle ones past `maxIdleResources` are let go (they stay in the index).
     @exclusivity(unchecked) package private(set) var resources: [String: Resource] = [:]
-    /// Bytes of this shard's data files that hold cached bytes.
-    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
-    @exclusivity(unchecked) package private(set) var totalBytes: Int64 = 0
-    /// Resources in the cache.
-    package var count: Int { resources.count }
+    /// Idle resources kept with their metadata (a hit of one reads nothing).
+    package var maxIdleResources = 2048
+    /// Bytes of this shard's entries (what the size limit counts).
+    package var totalBytes: Int64 { index.totalBytes }
+    /// Entries in the cache.
+    package var count: Int { index.count }
     private var evictionScheduled = false
     /// Whether the log already said that pinned bytes alone exceed the limit.
     var warnedAboutPins = false
@@ -38,24 +49,34 @@ package final class ResourceStore {
     @exclusivity(unchecked) var openFiles = 0
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
-    /// Last-access times of hits, batched (see AccessJournal).
-    private var journal: AccessJournal
-    /// A ready folder for the next new resource (see SpareFolder).
+    /// Changes to the index since its snapshot (see IndexFiles).
+    var journal: IndexJournal
+    /// Journal entries a snapshot would fold in (replayed at start and appended since).
+    private var journalEntries: Int
+    private var snapshotting = false
+    /// Resources whose metadata waits to be written, in order; one batch at a time.
+    private var flushQueue: [Resource] = []
+    private var batchInFlight = false
+    /// Most metadata files written in one batch (one or two syncs each).
+    static let flushBatch = 256
+    /// A ready data file for the next new resource (see SpareFolder).
     let spare: SpareFolder
+    /// Called when an idle resource is let go, so holders of loading state drop theirs.
+    package var resourceReleased: ((Resource) -> Void)?
 
-    private var resourcesRoot: String { root + "/resources" }
+    var resourcesRoot: String { root + "/resources" }
     var tempRoot: String { root + "/tmp" }
 
     /// Opens (creating if needed) a cache folder, locks it against other
-    /// processes, and loads every resource's metadata.
+    /// processes, and loads its index.
     package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
         let group = try StoreGroup(root: root)
         self.init(group: group, shard: 0, maxBytes: maxBytes, loop: loop, logger: logger)
         group.everyShardOpened()
     }
 
-    /// Opens shard `shard` of a folder already opened as `group`: loads the
-    /// metadata of the resources whose key hashes to it.
+    /// Opens shard `shard` of a folder already opened as `group`: takes the
+    /// index the group read for it.
     package init(group: StoreGroup, shard: Int, maxBytes: Int64, loop: EventLoop, logger: Logger) {
         loop.assertInLoop()
         self.root = group.root
@@ -64,18 +85,28 @@ package final class ResourceStore {
         self.maxBytes = maxBytes
         self.loop = loop
         self.logger = logger
-        let journals = group.openingJournals
-        journal = AccessJournal(folder: group.root, shard: shard, of: group.count,
-                                lines: journals.lines[AccessJournal.name(shard: shard, of: group.count)] ?? 0)
+        let taken = group.takeIndex(shard: shard)
+        index = taken.index
+        journal = IndexJournal(root: group.root, shard: shard, generation: taken.generation)
+        journalEntries = taken.journalEntries
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
-        load(journals)
+        group.add(index.totalBytes)
+        for record in index.all where record.key.prefix32 != record.route { noteVariant(record, added: true) }
         group.register(self)
+        if taken.rewrite { writeSnapshot(blocking: true) }
+        if shard == 0, let opening = group.opening {
+            logger.info("indexed the cache folder", metadata: [
+                "entries": "\(opening.scanned)", "migrated": "\(opening.migrated)", "removed": "\(opening.removed)"])
+        }
+        logger.debug("loaded the cache index", metadata: [
+            "entries": "\(index.count)", "bytes": "\(index.totalBytes)", "folder": "\(root)", "shard": "\(shard)"])
         spare.prepare()
         // Bytes of long downloads reach the disk every few seconds, access times with them.
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
             guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
-            writeJournal()
+            journal.write()
+            snapshotIfNeeded()
             spare.refillIfNeeded()
             // Shards evict for each other: one whose own growth started no round still gets one.
             if group.count > 1 { evictIfNeeded() }
@@ -83,77 +114,240 @@ package final class ResourceStore {
         evictIfNeeded()
     }
 
-    /// Replaces the spare folders new resources took (see SpareFolder). The
+    /// Replaces the spare files new resources took (see SpareFolder). The
     /// loader calls it once a download's bytes have gone to its readers.
     package func refillSpares() { spare.refillIfNeeded() }
 
     /// Milliseconds since 1970 (LRU order).
     package func clock() -> Int64 { WallClock.milliseconds() }
 
-    /// Reads every resource folder; folders without valid metadata are
-    /// leftovers of a crash before their first flush and are removed.
-    private func load(_ journals: StoreGroup.Journals) {
-        var removed = 0
-        for name in FileIO.listDirectory(resourcesRoot) {
-            let directory = resourcesRoot + "/" + name
-            guard name.utf8.count == 64, let bytes = FileIO.readAll(directory + "/meta"),
-                  var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)) else {
-                FileIO.removeTree(directory)
-                removed += 1
-                continue
-            }
-            // Another shard's (its URL routes elsewhere): left to that shard.
-            if group.count > 1 && group.shard(ofURL: metadata.url) != shardIndex { continue }
-            // Never claim bytes beyond the data file's end.
-            metadata.ranges.clip(to: FileIO.fileSize(directory + "/" + metadata.dataName) ?? 0)
-            if metadata.ranges.isEmpty {  // holds no byte (see resourceBecameIdle)
-                FileIO.removeTree(directory)
-                removed += 1
-                continue
-            }
-            let resource = Resource(key: name, directory: directory, metadata: metadata, store: self, hasFolder: true)
-            resources[name] = resource
-            totalBytes += resource.available.byteCount
-        }
-        group.add(totalBytes)
-        for (key, resource) in resources {
-            if let time = journals.times[key], time > resource.metadata.lastAccess { resource.setLastAccess(time) }
-        }
-        if journals.otherLayout {
-            // Another number of loops wrote these journals, each with keys now
-            // of other shards: this shard's times move into its own journal
-            // now, and the old files go once every shard has read them.
-            journal.rewrite(resources.mapValues { $0.metadata.lastAccess }).perform(tempFolder: tempRoot)
-        }
-        if removed > 0 { logger.info("removed incomplete cache entries", metadata: ["count": "\(removed)"]) }
-        logger.debug("loaded the cache", metadata: ["resources": "\(resources.count)", "bytes": "\(totalBytes)", "folder": "\(root)"])
-    }
-
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
 
-    /// The resource for a cache key (the mapped URL), created empty if unknown.
-    package func resource(forKey cacheKey: String, url: String) -> Resource {
-        resource(storeKey: Self.key(for: cacheKey), url: url)
-    }
-
-    /// The resource under a key already hashed with `key(for:)` (the proxy
-    /// hashes each proxy URL's key once, not once per request).
+    /// The resource under a key already hashed with `key(for:)`, created
+    /// empty if unknown (the proxy hashes each proxy URL's key once).
     package func resource(storeKey key: String, url: @autoclosure () -> String) -> Resource {
-        if let existing = resources[key] { return existing }
+        if let existing = existing(storeKey: key) { return existing }
         let url = url()
         // Requests reach the loop owning their URL: one that did not would split the cache.
         assert(group.shard(ofURL: url) == shardIndex, "\(url) belongs to another shard")
-        let resource = Resource(key: key, directory: resourcesRoot + "/" + key,
-                                metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, hasFolder: false)
-        resources[key] = resource
+        let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
+                                metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, onDisk: false,
+                                route: group.route(ofURL: url))
+        keep(resource)
         return resource
+    }
+
+    /// The resource stored under a key, if any: at hand when in use or
+    /// recently used, else its metadata read from disk now.
+    package func existing(storeKey key: String) -> Resource? {
+        if let resource = resources[key] { return resource }
+        guard index.count > 0, let entryKey = EntryKey(hex: key), let record = index.find(entryKey) else { return nil }
+        return materialize(record, key: key)
+    }
+
+    /// An entry's metadata, read (nil, and the entry dropped, when it has
+    /// none: a crash before its first flush, or files removed by hand).
+    private func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
+        let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
+        guard let bytes = FileIO.readAll(paths.meta),
+              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
+              let version = EntryPaths.version(ofDataName: metadata.dataName) else {
+            forget(record, paths: paths)
+            return nil
+        }
+        // Never claim bytes beyond the data file's end.
+        metadata.ranges.clip(to: FileIO.fileSize(paths.data(version: version)) ?? 0)
+        guard !metadata.ranges.isEmpty else {
+            if version != record.version { unlink(paths.data(version: version)) }
+            forget(record, paths: paths)
+            return nil
+        }
+        metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
+        return metadata
+    }
+
+    /// A stored entry's metadata, read without keeping the entry at hand (listings).
+    func storedMetadata(key: String) -> ResourceMetadata? {
+        guard let entryKey = EntryKey(hex: key), let record = index.find(entryKey) else { return nil }
+        return readMetadata(record, key: key)
+    }
+
+    private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
+        guard let metadata = readMetadata(record, key: key) else { return nil }
+        let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
+                                metadata: metadata, store: self, onDisk: true, route: record.route)
+        keep(resource)
+        // The record follows the metadata when a crash left them apart.
+        recount(resource)
+        return resource
+    }
+
+    /// Keeps a resource at hand; lets go of idle ones past the bound (the
+    /// least recently used half, so the cost is amortised).
+    private func keep(_ resource: Resource) {
+        resources[resource.key] = resource
+        guard resources.count > maxIdleResources * 2 else { return }
+        let idle = resources.values.filter(isReleasable).sorted { $0.metadata.lastAccess < $1.metadata.lastAccess }
+        for resource in idle.prefix(idle.count / 2) { release(resource) }
+    }
+
+    /// Idle, nothing pending: only the index needs to know it.
+    private func isReleasable(_ resource: Resource) -> Bool {
+        !resource.isBusy && resource.onDisk && !resource.isTransient && !resource.needsFlush && !resource.flushing
+            && !resource.flushQueued && !resource.flushAgain && !resource.available.isEmpty
+    }
+
+    private func release(_ resource: Resource) {
+        resources[resource.key] = nil
+        resource.closeFile()
+        resourceReleased?(resource)
     }
 
     /// Registers a resource written outside the normal path (import).
     func adopt(_ resource: Resource) {
         if let old = resources[resource.key], old !== resource { delete(old) }
-        resources[resource.key] = resource
-        accountAdded(resource.available.byteCount)
+        keep(resource)
+        resource.onDisk = true
+        entryCreated(resource)
+    }
+
+    // MARK: the index
+
+    private func record(of resource: Resource) -> EntryIndex.Record {
+        EntryIndex.Record(key: resource.entryKey, bytes: resource.countedBytes, lastAccess: resource.metadata.lastAccess,
+                          route: resource.route,
+                          flags: EntryIndex.Record.flags(pinned: resource.isPinned, version: resource.version))
+    }
+
+    /// Variants (Vary, content coding) by their URL's route: stored under
+    /// keys of their own, found through this when their URL is invalidated.
+    /// Only variants are here: most URLs have none.
+    private var variants: [UInt32: [EntryKey]] = [:]
+
+    private func noteVariant(_ record: EntryIndex.Record, added: Bool) {
+        guard record.key.prefix32 != record.route else { return }
+        if added {
+            variants[record.route, default: []].append(record.key)
+        } else {
+            variants[record.route]?.removeAll { $0 == record.key }
+            if variants[record.route]?.isEmpty == true { variants[record.route] = nil }
+        }
+    }
+
+    /// Every stored entry of a URL: its primary one and its variants.
+    package func entries(ofURL url: String) -> [Resource] {
+        let primary = group.primaryKey(ofURL: url)
+        var found: [Resource] = []
+        if let resource = existing(storeKey: primary) { found.append(resource) }
+        guard let route = EntryKey(hex: primary)?.prefix32 else { return found }
+        for key in variants[route] ?? [] {
+            if let resource = existing(storeKey: key.hex), resource.url == url { found.append(resource) }
+        }
+        return found.filter { !$0.isTransient }
+    }
+
+    /// Variants kept per URL: a client choosing a new value of a varied
+    /// field for every request (`Vary: X-Variant`) cannot fill the cache with
+    /// one URL; past this, the URL's least recently used idle variant goes.
+    package var maxVariantsPerURL = 32
+
+    /// A resource's files are about to be created: it enters the index,
+    /// and the journal says so at once.
+    func entryCreated(_ resource: Resource) {
+        let record = record(of: resource)
+        let isNew = !index.contains(record.key)
+        index.put(record)
+        group.add(record.bytes)
+        journal.append(.put, record)
+        journalEntries += 1
+        guard isNew else { return }
+        noteVariant(record, added: true)
+        if let keys = variants[record.route], keys.count > maxVariantsPerURL {
+            let oldest = keys.compactMap { index.find($0) }.filter { $0.key != record.key && !isInUse($0) }
+                .min { $0.lastAccess < $1.lastAccess }
+            if let oldest {
+                evict([StoreGroup.Candidate(lastAccess: oldest.lastAccess, key: oldest.key, bytes: oldest.bytes,
+                                            shard: shardIndex)], counting: false)
+            }
+        }
+    }
+
+    /// A resource's bytes, version or pin changed: the record follows (the
+    /// journal hears of it when the metadata is written, see `flushed`).
+    func recount(_ resource: Resource) {
+        guard resource.onDisk, let old = index.find(resource.entryKey) else { return }
+        let fresh = record(of: resource)
+        guard fresh.bytes != old.bytes || fresh.flags != old.flags else { return }
+        index.update(resource.entryKey, bytes: fresh.bytes, flags: fresh.flags)
+        group.add(fresh.bytes - old.bytes)
+        if fresh.flags != old.flags {
+            journal.append(.put, fresh)
+            journalEntries += 1
+        }
+        if fresh.bytes > old.bytes && isOverLimit && !evictionScheduled {
+            evictionScheduled = true
+            loop.executeLater { [weak self] in
+                guard let self else { return }
+                self.evictionScheduled = false
+                self.evictIfNeeded()
+            }
+        }
+    }
+
+    /// An entry leaves the index (its files already gone or going).
+    func removeRecord(_ key: EntryKey) {
+        guard let removed = index.remove(key) else { return }
+        noteVariant(removed, added: false)
+        group.add(-removed.bytes)
+        journal.append(.remove, removed)
+        journalEntries += 1
+    }
+
+    /// Drops an entry that has no usable metadata: its files and record.
+    private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
+        unlink(paths.meta)
+        unlink(paths.data(version: record.version))
+        removeRecord(record.key)
+    }
+
+    /// Touches of copied hits (other loops), by store key: the LRU order
+    /// moves without reading the entry.
+    package func touch(storeKey key: String) {
+        if let resource = resources[key] { return resource.touch() }
+        guard let entryKey = EntryKey(hex: key), index.contains(entryKey) else { return }
+        let now = clock()
+        index.touch(entryKey, at: now)
+        journal.append(.touch, EntryIndex.Record(key: entryKey, bytes: 0, lastAccess: now, route: 0, flags: 0))
+        journalEntries += 1
+    }
+
+    /// Writes a snapshot once the journals hold more changes than entries
+    /// (so replaying them never costs more than reading the snapshot).
+    private func snapshotIfNeeded() {
+        guard !snapshotting, journalEntries > max(65_536, index.count) else { return }
+        writeSnapshot(blocking: false)
+    }
+
+    /// A snapshot of the index: appends switch to the next journal first,
+    /// the older journals go once the snapshot is in place.
+    private func writeSnapshot(blocking: Bool) {
+        journal.rotate()
+        journalEntries = 0
+        let generation = journal.generation
+        let records = index.inOrder()
+        let (root, shard, shards, temp) = (self.root, shardIndex, group.count, tempRoot)
+        let work: @Sendable () -> Void = {
+            let bytes = IndexFiles.encodeSnapshot(records, shard: shard, shards: shards, generation: generation)
+            guard FileIO.writeAtomically(root + "/" + IndexFiles.snapshotName(shard: shard), bytes, tempFolder: temp) else {
+                return
+            }
+            for journal in IndexFiles.list(in: root).journals[shard] ?? [] where journal.generation < generation {
+                unlink(journal.path)
+            }
+        }
+        if blocking { return work() }
+        snapshotting = true
+        loop.offload(work, done: { [weak self] _ in self?.snapshotting = false })
     }
 
     // MARK: storage faults (full, deleted, read-only, failing)
@@ -181,15 +375,15 @@ package final class ResourceStore {
                 "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
         }
         guard error.isNoSpace, !wasDegraded else { return }
-        let idle = resources.values.filter { !$0.isBusy && !$0.isPinned }
-            .sorted { ($0.metadata.lastAccess, $0.key) < ($1.metadata.lastAccess, $1.key) }
         // Half of what is idle, oldest first: room for the next attempt.
-        let target = idle.reduce(0) { $0 + $1.available.byteCount } / 2
-        var freed: Int64 = 0
-        for resource in idle where freed < target {
-            freed += resource.available.byteCount
-            delete(resource)
+        var candidates: [StoreGroup.Candidate] = []
+        var idleBytes: Int64 = 0
+        for record in index.oldestFirst() where !isInUse(record) {
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes,
+                                                   shard: shardIndex))
+            idleBytes += record.bytes
         }
+        evict(StoreGroup.victims(candidates, excess: idleBytes / 2), counting: false)
     }
 
     /// Whether new bytes may be stored now. Once a fault's back-off is over,
@@ -197,15 +391,20 @@ package final class ResourceStore {
     package func isWritable() -> Bool {
         guard degradedUntil > 0 else { return true }
         guard clock() >= degradedUntil else { return false }
+        let folderWasDeleted = !FileIO.isDirectory(resourcesRoot)
         guard FileIO.makeDirectories(resourcesRoot), FileIO.makeDirectory(tempRoot) else {
             degradedUntil = clock() + faultRetryInterval
             return false
         }
         degradedUntil = 0
+        for folder in EntryPaths.levelFolders { _ = FileIO.makeDirectory(resourcesRoot + "/" + folder) }
         spare.restore()
-        // Entries whose folder went away hold nothing any more.
-        for resource in resources.values where resource.hasFolder && !FileIO.isDirectory(resource.directory) {
-            if resource.users == 0 { delete(resource, removingFolder: false) } else { resource.makeTransient() }
+        if folderWasDeleted {
+            // Every stored entry's files went with it: they hold nothing any more.
+            for resource in Array(resources.values) where resource.onDisk && FileIO.fileSize(resource.dataPath) == nil {
+                if resource.users == 0 { delete(resource) } else { resource.makeTransient() }
+            }
+            for record in index.all where resources[record.key.hex] == nil { removeRecord(record.key) }
         }
         faultWarnings.reset()
         logger.notice("cache storage writable again: caching resumes", metadata: ["folder": "\(root)"])
@@ -217,30 +416,12 @@ package final class ResourceStore {
 
     // MARK: size accounting and eviction
 
-    func accountAdded(_ bytes: Int64) {
-        totalBytes += bytes
-        group.add(bytes)
-        if isOverLimit && !evictionScheduled {
-            evictionScheduled = true
-            loop.executeLater { [weak self] in
-                guard let self else { return }
-                self.evictionScheduled = false
-                self.evictIfNeeded()
-            }
-        }
-    }
-
-    func accountRemoved(_ bytes: Int64) {
-        totalBytes -= bytes
-        group.add(-bytes)
-    }
-
     /// Whether the folder holds more than the limit (all shards together).
     private var isOverLimit: Bool { group.totalBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
         // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
-        // an empty resource): nothing worth a folder. Zero-byte entries would
+        // an empty resource): nothing worth keeping. Zero-byte entries would
         // cost nothing against the size limit and so never be evicted.
         if resource.isTransient || resource.available.isEmpty {
             delete(resource)
@@ -251,6 +432,22 @@ package final class ResourceStore {
         if isOverLimit { evictIfNeeded() }
     }
 
+    /// Before a data file is opened: at the cap, idle resources' files are
+    /// closed (responses keep their own references to files they send from).
+    func makeRoomForFile() {
+        guard openFiles >= maxOpenFiles else { return }
+        for resource in resources.values where resource.hasOpenFile && !resource.isBusy {
+            resource.closeFile()
+            if openFiles < maxOpenFiles / 2 { break }
+        }
+    }
+
+    /// In use (or leased, or not kept): not evictable now.
+    private func isInUse(_ record: EntryIndex.Record) -> Bool {
+        guard !resources.isEmpty, let resource = resources[record.key.hex] else { return false }
+        return resource.isBusy || resource.isTransient
+    }
+
     /// Deletes least recently used resources nobody is using until the total
     /// fits the limit. Resources in use wait until they are idle.
     /// With several shards, the least recently used over all of them go
@@ -259,28 +456,42 @@ package final class ResourceStore {
         guard isOverLimit else { return }
         guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes) }
         // One shard: the round, here and now.
-        let offer = evictionOffer()
+        let excess = group.totalBytes - maxBytes
+        let offer = evictionOffer(excess: excess)
         notePinned(offer.pinned)
-        evict(StoreGroup.victims(offer.candidates, excess: totalBytes - maxBytes))
+        evict(StoreGroup.victims(offer.candidates, excess: excess))
     }
 
-    /// This shard's part of an eviction round: what it could delete now,
-    /// and its pinned bytes (which the round adds up for the warning).
-    func evictionOffer() -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
-        let candidates = resources.values.filter { !$0.isBusy && !$0.isPinned && !$0.isTransient }.map {
-            StoreGroup.Candidate(lastAccess: $0.metadata.lastAccess, key: $0.key, bytes: $0.available.byteCount,
-                                 shard: shardIndex)
+    /// This shard's part of an eviction round: its least recently used idle
+    /// entries until they cover `excess` (walked from the old end of the
+    /// LRU list, never sorted), and its pinned bytes.
+    func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
+        var candidates: [StoreGroup.Candidate] = []
+        var left = excess
+        for record in index.oldestFirst() where !isInUse(record) {
+            if left <= 0 { break }
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes,
+                                                   shard: shardIndex))
+            left -= record.bytes
         }
-        return (candidates, pinnedBytes)
+        return (candidates, index.pinnedBytes)
     }
 
-    /// Deletes the resources a round chose, those still idle.
-    func evict(_ victims: [StoreGroup.Candidate]) {
+    /// Deletes the entries a round chose, those still idle.
+    func evict(_ victims: [StoreGroup.Candidate], counting: Bool = true) {
         for victim in victims {
-            guard let resource = resources[victim.key], !resource.isBusy, !resource.isPinned else { continue }
-            logger.info("evict", metadata: ["url": "\(resource.url)", "bytes": "\(resource.available.byteCount)"])
-            evictions += 1
-            delete(resource)
+            guard let record = index.find(victim.key), !record.isPinned else { continue }
+            let key = victim.key.hex
+            if let resource = resources[key] {
+                guard !resource.isBusy else { continue }
+                logger.debug("evict", metadata: ["url": "\(resource.url)", "bytes": "\(record.bytes)"])
+                delete(resource)
+            } else {
+                logger.debug("evict", metadata: ["key": "\(key)", "bytes": "\(record.bytes)"])
+                removeFiles(EntryPaths(resourcesRoot: resourcesRoot, key: key), version: record.version, bytes: record.bytes)
+                removeRecord(record.key)
+            }
+            if counting { evictions += 1 }
         }
     }
 
@@ -293,14 +504,16 @@ package final class ResourceStore {
         }
     }
 
-    func delete(_ resource: Resource, removingFolder: Bool = true) {
+    func delete(_ resource: Resource) {
         guard !resource.isRemoved else { return }
         resource.isRemoved = true
         resource.makeTransient()  // uncounts its bytes
         if resources[resource.key] === resource { resources[resource.key] = nil }
         resource.closeFile()
-        // A flush in progress would recreate the folder: delete after it.
-        if removingFolder && !resource.flushing { removeFolder(resource.directory) }
+        guard resource.onDisk else { return }
+        // A flush in progress would write the metadata again: removed after it.
+        if !resource.flushing { removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount) }
+        removeRecord(resource.entryKey)
     }
 
     /// Unlinking a large file can block for a while: done on the pool.
@@ -308,116 +521,152 @@ package final class ResourceStore {
         loop.offload({ _ = unlink(path) }, done: { _ in })
     }
 
-    /// Moves the folder out of the way at once (one rename), then removes it
-    /// on the pool: the same key may get a new folder right away (an import
-    /// after a clear, a download after a removal) without the removal racing it.
+    /// An entry's files go: the metadata at once (nothing claims the bytes
+    /// any more), the data file at once when small, else moved aside (one
+    /// rename: the key may get new files right away) and unlinked on the pool.
     /// What a crash leaves in tmp/ is removed at the next start.
-    private func removeFolder(_ directory: String) {
+    private func removeFiles(_ paths: EntryPaths, version: Int, bytes: Int64) {
+        unlink(paths.meta)
+        let data = paths.data(version: version)
+        guard bytes > 1 << 20 else {
+            unlink(data)
+            return
+        }
         let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let doomed = rename(directory, trash) == 0 ? trash : directory
-        loop.offload({ FileIO.removeTree(doomed) }, done: { _ in })
+        if rename(data, trash) == 0 { unlinkLater(trash) }
     }
 
     // MARK: flushing
 
-    /// A hit: the resource was just used. Only the LRU order changes, so this
-    /// is batched into the access journal rather than a durable metadata write.
+    /// A hit: the resource was just used. Only the LRU order changes: a
+    /// touch in the index, batched into the journal (no metadata write).
     func noteAccess(_ resource: Resource) {
-        journal.note(resource.key, at: resource.metadata.lastAccess)
+        guard resource.onDisk, !resource.isTransient else { return }
+        let time = resource.metadata.lastAccess
+        index.touch(resource.entryKey, at: time)
+        journal.append(.touch, EntryIndex.Record(key: resource.entryKey, bytes: 0, lastAccess: time, route: 0, flags: 0))
+        journalEntries += 1
     }
 
-    private func writeJournal(blocking: Bool = false) {
-        let resources = self.resources
-        guard let write = journal.takeWrite(current: { resources.mapValues { $0.metadata.lastAccess } }) else { return }
-        let temp = tempRoot
-        if blocking { write.perform(tempFolder: temp) } else { loop.offload({ write.perform(tempFolder: temp) }, done: { _ in }) }
-    }
-
-    /// Syncs the data file, then atomically replaces the metadata, off the loop.
-    /// One flush per resource at a time; requests during one coalesce into one more.
+    /// Queues the resource's metadata to be written (after the data it
+    /// claims is synced). Batches of up to `flushBatch` are written one at
+    /// a time off the loop, with one sync of the file system for the data
+    /// and one for the metadata: a burst of new entries costs a few syncs,
+    /// not two per entry, and no descriptor is held while one waits.
     func flush(_ resource: Resource) {
         loop.assertInLoop()
         // While storage fails, metadata waits (still marked) for the recovery.
-        guard resource.needsFlush, !resource.isTransient, degradedUntil == 0 else { return }
+        guard resource.needsFlush, !resource.isTransient, degradedUntil == 0, resource.onDisk else { return }
         if resource.flushing {
             resource.flushAgain = true
             return
         }
-        resource.flushing = true
-        resource.needsFlush = false
-        resource.unflushedBytes = 0
-        let snapshot = resource.pendingMetadata()
-        let file = resource.openFile
-        let directory = resource.directory
-        let temp = tempRoot
-        loop.offload({ () -> StorageError? in
-            Self.persist(snapshot, file: file, directory: directory, tempFolder: temp)
-        }, done: { [logger] failure in
-            resource.flushing = false
-            if resource.isRemoved {
-                guard let successor = self.resources[resource.key] else {
-                    self.removeFolder(directory)
-                    return
-                }
-                // The key has a new resource, which owns the folder now: this
-                // flush may have written the old metadata there, claiming old
-                // ranges over the new bytes. Drop it; the new one writes its own.
-                unlink(directory + "/meta")
-                successor.needsFlush = true
-                self.flush(successor)
-                return
+        guard !resource.flushQueued else { return }
+        resource.flushQueued = true
+        flushQueue.append(resource)
+        startFlushBatch()
+    }
+
+    private func startFlushBatch() {
+        guard !batchInFlight, !flushQueue.isEmpty else { return }
+        let batch = Array(flushQueue.prefix(Self.flushBatch))
+        flushQueue.removeFirst(batch.count)
+        var items: [MetadataWrite] = []
+        var taken: [Resource] = []
+        for resource in batch {
+            resource.flushQueued = false
+            guard resource.needsFlush, !resource.isTransient, !resource.isRemoved else { continue }
+            resource.flushing = true
+            resource.needsFlush = false
+            resource.unflushedBytes = 0
+            let snapshot = resource.pendingMetadata()
+            items.append(MetadataWrite(metadata: snapshot, dataPath: resource.dataPath, metaPath: resource.paths.meta))
+            taken.append(resource)
+        }
+        guard !items.isEmpty else { return startFlushBatch() }
+        batchInFlight = true
+        let (root, temp, writes) = (self.root, tempRoot, items)
+        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] failures in
+            guard let self else { return }
+            self.batchInFlight = false
+            for (position, resource) in taken.enumerated() {
+                self.flushed(resource, snapshot: items[position].metadata, failure: failures[position])
             }
-            if let failure {
-                if failure.isStorageFault {
-                    self.noteStorageFault(failure)  // warned about there, once a minute
-                } else {
-                    logger.warning("cannot write metadata", metadata: ["folder": "\(directory)", "error": "\(failure)"])
-                }
-            } else {
-                resource.didFlush(snapshot)
-            }
-            if resource.flushAgain {
-                resource.flushAgain = false
-                resource.needsFlush = true
-                self.flush(resource)
-            }
+            self.startFlushBatch()
         })
     }
 
-    /// Blocking: data first, then the metadata that claims it. Nil when
-    /// done, else why not (errno is read here, on the thread that failed).
-    private static func persist(_ metadata: ResourceMetadata, file: DataFile?, directory: String,
-                                tempFolder: String) -> StorageError? {
-        func failure(_ what: String) -> StorageError {
-            let code = errno
-            return StorageError("\(what): \(FileIO.errorText(code))", code: code)
+    private func flushed(_ resource: Resource, snapshot: ResourceMetadata, failure: StorageError?) {
+        resource.flushing = false
+        if resource.isRemoved {
+            if let successor = resources[resource.key], successor !== resource {
+                // The key has a new resource, which owns the files now: this
+                // flush may have written the old metadata, claiming old
+                // ranges over the new bytes. Drop it; the new one writes its own.
+                unlink(resource.paths.meta)
+                successor.needsFlush = true
+                flush(successor)
+            } else if index.find(resource.entryKey) == nil {
+                removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount)
+            }
+            // (Else a successor was stored and let go meanwhile: its metadata
+            // was written after this one, batches being one at a time.)
+            return
         }
-        if let file, !file.sync() { return failure("sync") }
-        guard FileIO.makeDirectory(directory) else { return failure("create folder") }
-        guard FileIO.writeAtomically(directory + "/meta", Array(metadata.encoded().utf8), tempFolder: tempFolder) else {
-            return failure("write")
+        if let failure {
+            if failure.isStorageFault {
+                noteStorageFault(failure)  // warned about there, once a minute
+            } else {
+                logger.warning("cannot write metadata", metadata: ["file": "\(resource.paths.meta)", "error": "\(failure)"])
+            }
+        } else {
+            resource.didFlush(snapshot)
+            // The journal records what the metadata now claims.
+            if let record = index.find(resource.entryKey) {
+                journal.append(.put, record)
+                journalEntries += 1
+            }
         }
-        return nil
+        if resource.flushAgain {
+            resource.flushAgain = false
+            resource.needsFlush = true
+            flush(resource)
+        }
+        if !resource.isBusy && resources.count > maxIdleResources * 2, let kept = resources[resource.key] {
+            keep(kept)  // let go of idle ones now that this one may be released
+        }
     }
 
-    /// Flushes every resource synchronously (shutdown; blocking is acceptable there).
+    /// Flushes every resource and the index synchronously (shutdown;
+    /// blocking is acceptable there): the next start reads one snapshot.
     package func flushAllNow() {
         flushTimer?.cancel()
         flushTimer = nil
-        writeJournal(blocking: true)
-        for resource in resources.values where resource.needsFlush || resource.flushAgain {
-            guard !resource.isTransient else { continue }
+        var items: [MetadataWrite] = []
+        var taken: [Resource] = []
+        for resource in resources.values where resource.needsFlush || resource.flushAgain || resource.flushQueued {
+            guard !resource.isTransient, !resource.isRemoved, resource.onDisk else { continue }
             if resource.flushing {
                 // Its completion flushes again; the loop's stop waits for that.
                 resource.flushAgain = true
                 continue
             }
-            let snapshot = resource.pendingMetadata()
-            if Self.persist(snapshot, file: resource.openFile, directory: resource.directory, tempFolder: tempRoot) == nil {
-                resource.didFlush(snapshot)
-                resource.needsFlush = false
-                resource.flushAgain = false
-            }
+            items.append(MetadataWrite(metadata: resource.pendingMetadata(), dataPath: resource.dataPath,
+                                       metaPath: resource.paths.meta))
+            taken.append(resource)
         }
+        flushQueue.removeAll()
+        let failures = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
+        for (position, resource) in taken.enumerated() where failures[position] == nil {
+            resource.flushQueued = false
+            resource.didFlush(items[position].metadata)
+            resource.needsFlush = false
+            resource.flushAgain = false
+            if let record = index.find(resource.entryKey) { journal.append(.put, record) }
+        }
+        journal.write()
+        guard !snapshotting else { return }  // the one in progress is as good
+        writeSnapshot(blocking: true)
+        journal.close()
     }
 }

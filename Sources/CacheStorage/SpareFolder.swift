@@ -2,19 +2,19 @@ import CacheIO
 import Dispatch
 import Glibc
 
-/// Resource folders with an empty data file, made ahead of need and renamed
-/// into place when a new resource gets its first byte.
+/// Empty data files, made ahead of need and renamed into place when a new
+/// resource gets its first byte.
 ///
-/// Creating a folder and a file takes a few hundred microseconds on ext4, and
-/// over a millisecond while other writes are being synced; the first byte of a
-/// cache miss would wait for it. Renaming a ready folder takes tens of
-/// microseconds, and its data file stays open across the rename, so no path is
+/// Creating a file takes a few hundred microseconds on ext4, and over a
+/// millisecond while other writes are being synced; the first byte of a
+/// cache miss would wait for it. Renaming a ready file takes tens of
+/// microseconds, and it stays open across the rename, so no path is
 /// opened on the loop. The folders are made on a queue of their own rather
 /// than the loop's thread pool, whose queue fills with metadata fsyncs when
 /// misses come fast — exactly when spares are needed.
 ///
 /// `prepare` and `adopt` run on the loop thread; the maker queue only creates
-/// folders and hands them over through the mutex, never touching the loop (it
+/// files and hands them over through the mutex, never touching the loop (it
 /// may outlive it). Spares left over by a stop or a crash are removed at the
 /// next start.
 final class SpareFolder: @unchecked Sendable {
@@ -22,7 +22,7 @@ final class SpareFolder: @unchecked Sendable {
     static let stock = 4
 
     private struct Stock {
-        var ready: [(directory: String, file: DataFile)] = []
+        var ready: [(path: String, file: DataFile)] = []
         var making = 0
     }
 
@@ -53,7 +53,7 @@ final class SpareFolder: @unchecked Sendable {
     /// drops the spares that went with it.
     func restore() {
         _ = FileIO.makeDirectory(parent)
-        stockState.withLock { $0.ready.removeAll { !FileIO.isDirectory($0.directory) } }
+        stockState.withLock { $0.ready.removeAll { FileIO.fileSize($0.path) == nil } }
         prepare()
     }
 
@@ -66,28 +66,27 @@ final class SpareFolder: @unchecked Sendable {
         }
         for _ in 0..<missing {
             counter += 1
-            let directory = parent + "/\(getpid())-\(tag)-\(counter)"
+            let path = parent + "/\(getpid())-\(tag)-\(counter)"
             maker.async { [weak self] in
-                let file = FileIO.makeDirectory(directory) ? try? DataFile(path: directory + "/data") : nil
+                let file = try? DataFile(path: path)
                 self?.stockState.withLock { stock in
                     stock.making -= 1
                     // A failure is not retried here: the next adopt() asks again.
-                    if let file { stock.ready.append((directory, file)) }
+                    if let file { stock.ready.append((path, file)) }
                 }
             }
         }
     }
 
-    /// Moves a spare to `directory` (which must not exist yet) and returns its
-    /// open data file, now at `directory/data`; nil when no spare is ready or the
-    /// rename fails (the caller then creates the folder itself).
+    /// Moves a spare to `path` and returns it open; nil when no spare is
+    /// ready or the rename fails (the caller then creates the file itself).
     /// The stock is refilled by `refillIfNeeded()`, which the store runs
     /// once the bytes that needed the spare are on their way to the client
     /// (waking the maker costs a few microseconds on the first byte's path).
-    func adopt(as directory: String) -> DataFile? {
+    func adopt(as path: String) -> DataFile? {
         needsRefill = true
         guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }
-        guard rename(spare.directory, directory) == 0 else {
+        guard rename(spare.path, path) == 0 else {
             // Still a good spare unless it is gone (the cache folder deleted).
             if errno != ENOENT { stockState.withLock { $0.ready.append(spare) } }
             return nil

@@ -11,8 +11,8 @@ import Synchronization
 /// it, on its own loop. Nothing here is on the hot path: a hit touches only
 /// its shard; the shared count moves with stored bytes (atomically), and an
 /// eviction round, run when the count passes the limit, asks every shard
-/// for its idle resources, picks the oldest over all of them and has each
-/// shard delete its own. Thread-safe.
+/// for its oldest idle entries (as many as cover the excess), picks the
+/// oldest over all of them and has each shard delete its own. Thread-safe.
 package final class StoreGroup: Sendable {
     /// Shards of the folder (1: one store owns everything).
     package let count: Int
@@ -26,16 +26,9 @@ package final class StoreGroup: Sendable {
     /// a resource belongs to the shard of its URL's key, so variants (Vary,
     /// content coding), stored under keys of their own, stay with it.
     private let routingKey: @Sendable (String) -> String
-    /// The folder's access journals, read once before any shard opens; let
-    /// go when every shard has taken its times (`everyShardOpened`).
-    private let journals: Locked<Journals?>
-
-    struct Journals: Sendable {
-        let times: [String: Int64]
-        let lines: [String: Int]
-        /// Written by another number of loops: each shard rewrites its own.
-        let otherLayout: Bool
-    }
+    /// Every shard's index, read once before any shard opens (see
+    /// IndexLoader); each shard takes its own as it opens.
+    private let loaded: Locked<IndexLoader.Loaded?>
 
     /// The shards, registered as they open (touched only on their own loops).
     private let stores = Locked<[Shard]>([])
@@ -69,21 +62,40 @@ package final class StoreGroup: Sendable {
         }
         FileIO.removeTree(root + "/spare")
         _ = FileIO.makeDirectory(root + "/spare")
-        let read = AccessJournal.readAll(folder: root, count: self.count)
-        journals = Locked(Journals(times: read.times, lines: read.lines, otherLayout: read.otherLayout))
+        if !FileIO.isDirectory(root + "/resources/f/ff") {
+            for folder in EntryPaths.levelFolders { _ = FileIO.makeDirectory(root + "/resources/" + folder) }
+        }
+        let result = IndexLoader(root: root, shards: max(1, count)) { url in EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }.load()
+        loaded = Locked(result)
+        if result.migrated > 0 || result.removed > 0 {
+            opening = (result.migrated, result.removed, result.scanned)
+        } else {
+            opening = nil
+        }
     }
 
-    /// The journals' times and facts, for a shard that is opening.
-    var openingJournals: Journals {
-        journals.withLock { $0 } ?? Journals(times: [:], lines: [:], otherLayout: false)
+    /// What the start-up scan did, when it had to scan (for the first shard's log).
+    package let opening: (migrated: Int, removed: Int, scanned: Int)?
+
+    /// Shard `shard`'s index and journal facts; taken once, by the shard as it opens.
+    func takeIndex(shard: Int) -> (index: EntryIndex, generation: Int, journalEntries: Int, rewrite: Bool) {
+        loaded.withLock { loaded in
+            guard var all = loaded else { return (EntryIndex(), 1, 0, true) }
+            let index = all.indexes[shard]
+            all.indexes[shard] = EntryIndex()
+            loaded = all
+            return (index, all.generations[shard], all.journalEntries[shard], all.rewrite)
+        }
     }
 
-    /// Every shard has loaded the folder: what only a run with another
-    /// number of loops wrote (its access journals, whose times the shards
-    /// have taken over) goes.
+    /// Every shard has opened: index files of shards that no longer exist go.
     package func everyShardOpened() {
-        journals.withLock { $0 = nil }
-        for file in AccessJournal.staleFiles(in: root, count: count) { _ = unlink(file) }
+        loaded.withLock { $0 = nil }
+        let files = IndexFiles.list(in: root)
+        for (shard, path) in files.snapshots where shard >= count { unlink(path) }
+        for (shard, journals) in files.journals where shard >= count {
+            for journal in journals { unlink(journal.path) }
+        }
     }
 
     /// The shard owning a store key (64 hex digits of SHA-256): the key's
@@ -111,6 +123,16 @@ package final class StoreGroup: Sendable {
     package func shard(ofURL url: String) -> Int {
         count == 1 ? 0 : shard(ofKey: routingKey(url))
     }
+
+    /// The primary store key of `url` (its variants are stored under keys of their own).
+    package func primaryKey(ofURL url: String) -> String { routingKey(url) }
+
+    /// The route of an entry stored for `url`: the first 32 bits of its
+    /// primary key, shared by every variant of the URL.
+    package func route(ofURL url: String) -> UInt32 { EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }
+
+    /// The shard of a route (the same as `shard(ofKey:)` of the primary key).
+    static func shard(ofRoute route: UInt32, count: Int) -> Int { count > 1 ? Int(route % UInt32(count)) : 0 }
 
     /// Bytes stored by all shards.
     package var totalBytes: Int64 { bytes.load(ordering: .relaxed) }
@@ -142,8 +164,9 @@ package final class StoreGroup: Sendable {
             }
             if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
         }
+        let excess = totalBytes - maxBytes
         for shard in shards {
-            let sent = shard.loop.execute { offered(shard.store.evictionOffer()) }
+            let sent = shard.loop.execute { offered(shard.store.evictionOffer(excess: excess)) }
             if !sent { offered(nil) }
         }
     }
@@ -151,7 +174,7 @@ package final class StoreGroup: Sendable {
     /// An idle, unpinned resource a shard could delete.
     struct Candidate: Sendable {
         let lastAccess: Int64
-        let key: String
+        let key: EntryKey
         let bytes: Int64
         let shard: Int
     }
@@ -162,7 +185,9 @@ package final class StoreGroup: Sendable {
         var pinned: Int64 = 0
     }
 
-    /// The least recently used of `candidates` until `excess` bytes are covered.
+    /// The least recently used of `candidates` until `excess` bytes are
+    /// covered. Each shard offers only its oldest idle entries covering the
+    /// excess on their own, which is all a round over every shard can need.
     static func victims(_ candidates: [Candidate], excess: Int64) -> [Candidate] {
         var left = excess
         var chosen: [Candidate] = []

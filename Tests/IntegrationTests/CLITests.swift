@@ -53,9 +53,9 @@ final class CLITests: XCTestCase {
         process.terminate()  // SIGTERM
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
-        let resources = try FileManager.default.contentsOfDirectory(atPath: cache + "/resources")
+        let resources = CacheFolderFiles.metaPaths(cache)
         XCTAssertEqual(resources.count, 1)
-        let meta = try String(contentsOfFile: cache + "/resources/\(resources[0])/meta", encoding: .utf8)
+        let meta = try String(contentsOfFile: resources[0], encoding: .utf8)
         XCTAssertTrue(meta.contains("ranges 1000-1999"), meta)
         XCTAssertTrue(meta.contains("length 500000"), meta)
     }

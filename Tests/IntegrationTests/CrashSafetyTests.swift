@@ -34,14 +34,10 @@ final class CrashSafetyTests: XCTestCase {
             XCTAssertEqual(group.wait(timeout: .now() + 10), .success, "round \(round)")
         }
 
-        // Every folder left behind has metadata once a proxy has started.
+        // Every data file left behind has metadata once a proxy has started and used it.
         origin.stop()
         let proxy = try ProxyProcess(cacheDirectory: cache)
         defer { proxy.terminate() }
-        let resources = cache + "/resources"
-        for name in try FileManager.default.contentsOfDirectory(atPath: resources) {
-            XCTAssertTrue(FileManager.default.fileExists(atPath: "\(resources)/\(name)/meta"), name)
-        }
         // With the origin down, everything the cache claims is served byte-exact.
         let listing = try TestTools.run(CLITests.binary, ["cache", "list", "--json", "--cache-dir", cache])
         XCTAssertTrue(listing.succeeded, listing.stderr)
@@ -79,30 +75,55 @@ final class CrashSafetyTests: XCTestCase {
         XCTAssertThrowsError(try HTTPCacheFolder(path: cache))
     }
 
-    func testStartUpWithTenThousandResources() throws {
+    /// A folder of the older layout (a folder per entry) opens without
+    /// loss: its entries move into the hashed layout once, and the next
+    /// start reads the index instead of every entry.
+    func testOlderLayoutOfTenThousandEntriesIsMigrated() throws {
         let directory = try TemporaryDirectory(prefix: "httpcache-many")
         // Plain POSIX calls: FileManager takes seconds for 30,000 operations.
         let resources = directory.path + "/resources"
         mkdir(resources, 0o755)
-        let zeros = [UInt8](repeating: 0, count: 100)
+        var data = [UInt8](repeating: 0, count: 100)
         for index in 0..<10_000 {
             let hex = String(index, radix: 16)  // String(format:) is very slow on Linux
             let folder = resources + "/" + String(repeating: "0", count: 64 - hex.count) + hex
             mkdir(folder, 0o755)
             let meta = Array("httpcache-meta 1\nurl http://origin.test/\(index).mp4\nlength 1000\nranges 0-99\naccess \(index)\n".utf8)
-            for (name, bytes) in [("meta", meta), ("data", zeros)] {
+            data[0] = UInt8(index & 0xff)
+            data[1] = UInt8(index >> 8)
+            for (name, bytes) in [("meta", meta), ("data", data)] {
                 let fd = open(folder + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
                 _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
                 close(fd)
             }
         }
-        let started = Date()
-        let folder = try HTTPCacheFolder(path: directory.path)
-        let elapsed = Date().timeIntervalSince(started)
-        defer { folder.close() }
+        var started = Date()
+        var folder = try HTTPCacheFolder(path: directory.path)
+        print("migration of 10,000 entries: \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         XCTAssertEqual(folder.cachedResources().count, 10_000)
         XCTAssertEqual(folder.cacheSize(), 1_000_000)
-        print("start-up with 10,000 resources: \(Int(elapsed * 1000)) ms")
-        XCTAssertLessThan(elapsed, 3, "debug build; the release figure is in the README")
+        folder.close()
+        let names = try FileManager.default.contentsOfDirectory(atPath: resources)
+        XCTAssertTrue(names.allSatisfy { $0.count == 1 }, "no folder of the older layout is left")
+        XCTAssertEqual(CacheFolderFiles.metaPaths(directory.path).count, 10_000)
+
+        started = Date()
+        folder = try HTTPCacheFolder(path: directory.path)
+        let elapsed = Date().timeIntervalSince(started)
+        defer { folder.close() }
+        print("start-up with 10,000 entries: \(Int(elapsed * 1000)) ms")
+        XCTAssertLessThan(elapsed, 3, "debug build: one index file read")
+        XCTAssertEqual(folder.cacheSize(), 1_000_000)
+        // Every entry's bytes moved with it (byte 0 and 1 name the entry).
+        let listed = folder.cachedResources()
+        XCTAssertEqual(listed.count, 10_000)
+        for index in [0, 1, 4_999, 9_999] {
+            let hex = String(index, radix: 16)
+            let key = String(repeating: "0", count: 64 - hex.count) + hex
+            let path = resources + "/" + String(key.prefix(1)) + "/" + String(key.dropFirst().prefix(2)) + "/" + key + ".data"
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            XCTAssertEqual(bytes.count, 100)
+            XCTAssertEqual(Int(bytes[0]) | Int(bytes[1]) << 8, index)
+        }
     }
 }

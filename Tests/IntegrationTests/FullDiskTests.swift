@@ -48,6 +48,8 @@ final class FullDiskTests: XCTestCase {
         let b = try fixture.file("b.bin", size: 1_500_000, seed: 22)
         let c = try fixture.file("c.bin", size: 700_000, seed: 23)
         XCTAssertBytes(try fixture.get("a.bin").body, equal: a)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { CacheFolderFiles.metaPaths(fixture.cacheDirectory).count == 1 },
+                      "a.bin's metadata written")
         let resources = fixture.cacheDirectory + "/resources"
         let bound = try TestTools.run("/bin/mount", ["--bind", resources, resources])
         guard bound.succeeded else { throw XCTSkip("cannot bind-mount here: \(bound.stderr)") }
@@ -71,7 +73,7 @@ final class FullDiskTests: XCTestCase {
         }
         XCTAssertEqual(fixture.originLog("a.bin").count, 1, "the cached resource came from the cache")
         XCTAssertGreaterThanOrEqual(fixture.originLog("b.bin").count, 3, "nothing of b.bin could be stored: fetched again")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: resources).count, 1, "only a.bin's folder")
+        XCTAssertEqual(CacheFolderFiles.metaPaths(fixture.cacheDirectory).count, 1, "only a.bin's entry")
 
         let released = try TestTools.run("/bin/umount", [resources])
         XCTAssertTrue(released.succeeded, released.stderr)

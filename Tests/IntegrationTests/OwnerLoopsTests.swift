@@ -150,14 +150,15 @@ final class OwnerLoopsTests: XCTestCase {
         origin.stop()
         var expected = order
         let folder = directory.file("cache").path
+        // Each loop's index: a snapshot once stopped cleanly (its journals folded in).
         func journals() -> Set<String> {
-            Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("access") })
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("index.") })
         }
-        XCTAssertEqual(journals(), ["access.0", "access.1"])
+        XCTAssertEqual(journals(), ["index.0", "index.1"])
         // One loop: read in order, so the last one is the most recent.
         let single = try open(loops: 1)
         XCTAssertEqual(single.cachedResources().map(\.url), expected, "1 loop")
-        XCTAssertEqual(journals(), ["access"], "the two loops' journals gone, their times taken over")
+        XCTAssertEqual(journals(), ["index.0"], "the two loops' indexes dealt out to one")
         for (url, file) in zip(urls, files) {
             XCTAssertBytes(try RawHTTPClient.get(url: try single.proxyURL(for: url), timeout: 20).body, equal: file)
             Thread.sleep(forTimeInterval: 0.01)
@@ -168,7 +169,7 @@ final class OwnerLoopsTests: XCTestCase {
         // Three loops, nothing read: the times must survive in their journals alone.
         let three = try open(loops: 3)
         XCTAssertEqual(three.cachedResources().map(\.url), expected, "3 loops")
-        XCTAssertEqual(journals(), ["access.0", "access.1", "access.2"])
+        XCTAssertEqual(journals(), ["index.0", "index.1", "index.2"])
         three.close()
         let two = try open(loops: 2)
         XCTAssertEqual(two.cachedResources().map(\.url), expected, "2 loops again")

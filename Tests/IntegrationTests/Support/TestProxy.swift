@@ -41,9 +41,7 @@ final class TestProxy {
 
     /// The cache metadata files' text, one per resource.
     func metadata() -> [String] {
-        let resources = cacheDirectory + "/resources"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: resources)) ?? []
-        return names.compactMap { try? String(contentsOfFile: resources + "/" + $0 + "/meta", encoding: .utf8) }
+        CacheFolderFiles.metaPaths(cacheDirectory).compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
     }
 
     /// Waits until a metadata file has a line equal to `line`.

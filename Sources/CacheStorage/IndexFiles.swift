@@ -1,0 +1,250 @@
+import Glibc
+
+/// The compact index on disk: per shard, a snapshot (`index.N`) of every
+/// entry's record in LRU order, and journals (`journal.N.G`) of the changes
+/// made since, appended as they happen. Start-up reads one file and replays
+/// the journals instead of reading every entry's metadata (Squid's
+/// `swap.state` is the model).
+///
+/// A snapshot of generation G covers every change up to journal G-1: a
+/// store takes a snapshot by switching its appends to journal G, writing
+/// the records off the loop, renaming the snapshot into place (atomic) and
+/// only then deleting the older journals. A crash at any point leaves
+/// either the old snapshot with every journal since it, or the new one.
+///
+/// Binary, little-endian, fixed-size records (56 bytes in a snapshot, 64 in
+/// a journal, with a check value each, so a torn last append is skipped).
+package enum IndexFiles {
+    static let snapshotMagic: UInt64 = 0x3158_4544_4E49_4348  // "HCINDEX1"
+    static let headerSize = 40
+    static let recordSize = 56
+    static let journalEntrySize = 64
+
+    enum Op: UInt8 {
+        case put = 1, touch = 2, remove = 3
+    }
+
+    static func snapshotName(shard: Int) -> String { "index.\(shard)" }
+    static func journalName(shard: Int, generation: Int) -> String { "journal.\(shard).\(generation)" }
+
+    // MARK: writing
+
+    /// The snapshot's bytes: header, records, check value of the records.
+    static func encodeSnapshot(_ records: ContiguousArray<EntryIndex.Record>, shard: Int, shards: Int,
+                               generation: Int) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(headerSize + records.count * recordSize + 8)
+        append(&bytes, snapshotMagic)
+        append(&bytes, UInt64(shards))
+        append(&bytes, UInt64(shard))
+        append(&bytes, UInt64(generation))
+        append(&bytes, UInt64(records.count))
+        for record in records { appendRecord(&bytes, record) }
+        append(&bytes, check(bytes, from: headerSize))
+        return bytes
+    }
+
+    /// One journal entry.
+    static func encodeEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(op.rawValue)
+        bytes.append(contentsOf: [0, 0, 0])
+        append32(&bytes, record.route)
+        appendRecordBody(&bytes, record)  // key, bytes, time, flags: 52
+        append32(&bytes, UInt32(truncatingIfNeeded: check(bytes, from: start)))
+    }
+
+    // MARK: reading
+
+    package struct Snapshot {
+        package var shards: Int
+        package var shard: Int
+        package var generation: Int
+        package var records: ContiguousArray<EntryIndex.Record>
+    }
+
+    /// Reads a snapshot; nil when missing, cut or corrupt.
+    package static func readSnapshot(_ path: String) -> Snapshot? {
+        guard let bytes = FileIO.readAll(path), bytes.count >= headerSize + 8 else { return nil }
+        return bytes.withUnsafeBytes { raw -> Snapshot? in
+            guard raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == snapshotMagic else { return nil }
+            let shards = Int(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let shard = Int(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+            let generation = Int(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            let count = Int(raw.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+            guard count >= 0, count <= (raw.count - headerSize) / recordSize,
+                  raw.count == headerSize + count * recordSize + 8,
+                  raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)
+                    == check(raw, from: headerSize, to: raw.count - 8) else { return nil }
+            var records = ContiguousArray<EntryIndex.Record>()
+            records.reserveCapacity(count)
+            var offset = headerSize
+            for _ in 0..<count {
+                let route = raw.loadUnaligned(fromByteOffset: offset + 52, as: UInt32.self)
+                records.append(readRecordBody(raw, at: offset, route: route))
+                offset += recordSize
+            }
+            return Snapshot(shards: shards, shard: shard, generation: generation, records: records)
+        }
+    }
+
+    /// Replays a journal's entries over `index`; returns how many were valid.
+    /// Reading stops at the first damaged entry (a torn append at a crash).
+    @discardableResult
+    package static func replayJournal(_ path: String, into index: inout EntryIndex) -> Int {
+        replayJournal(path) { op, record in
+            switch op {
+            case .put: index.put(record)
+            case .touch: index.touch(record.key, at: record.lastAccess)
+            case .remove: index.remove(record.key)
+            }
+        }
+    }
+
+    static func replayJournal(_ path: String, _ apply: (Op, EntryIndex.Record) -> Void) -> Int {
+        guard let bytes = FileIO.readAll(path) else { return 0 }
+        return bytes.withUnsafeBytes { raw -> Int in
+            var offset = 0
+            var applied = 0
+            while offset + journalEntrySize <= raw.count {
+                let stored = raw.loadUnaligned(fromByteOffset: offset + 60, as: UInt32.self)
+                guard stored == UInt32(truncatingIfNeeded: check(raw, from: offset, to: offset + 60)),
+                      let op = Op(rawValue: raw[offset]) else { break }
+                let route = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                apply(op, readRecordBody(raw, at: offset + 8, route: route))
+                applied += 1
+                offset += journalEntrySize
+            }
+            return applied
+        }
+    }
+
+    /// Index files in `root`: snapshots by shard, journals by shard and generation.
+    static func list(in root: String) -> (snapshots: [Int: String], journals: [Int: [(generation: Int, path: String)]]) {
+        var snapshots: [Int: String] = [:]
+        var journals: [Int: [(generation: Int, path: String)]] = [:]
+        for name in FileIO.listDirectory(root) {
+            let parts = name.split(separator: ".")
+            if parts.count == 2, parts[0] == "index", let shard = Int(parts[1]) {
+                snapshots[shard] = root + "/" + name
+            } else if parts.count == 3, parts[0] == "journal", let shard = Int(parts[1]), let generation = Int(parts[2]) {
+                journals[shard, default: []].append((generation, root + "/" + name))
+            }
+        }
+        for shard in journals.keys { journals[shard]!.sort { $0.generation < $1.generation } }
+        return (snapshots, journals)
+    }
+
+    // MARK: encoding helpers
+
+    private static func appendRecord(_ bytes: inout [UInt8], _ record: EntryIndex.Record) {
+        appendRecordBody(&bytes, record)
+        append32(&bytes, record.route)
+    }
+
+    /// key (32), bytes (8), last access (8), flags (4).
+    private static func appendRecordBody(_ bytes: inout [UInt8], _ record: EntryIndex.Record) {
+        append(&bytes, record.key.w0)
+        append(&bytes, record.key.w1)
+        append(&bytes, record.key.w2)
+        append(&bytes, record.key.w3)
+        append(&bytes, UInt64(bitPattern: record.bytes))
+        append(&bytes, UInt64(bitPattern: record.lastAccess))
+        append32(&bytes, record.flags)
+    }
+
+    private static func readRecordBody(_ raw: UnsafeRawBufferPointer, at offset: Int, route: UInt32) -> EntryIndex.Record {
+        let key = EntryKey(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                           raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self),
+                           raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self),
+                           raw.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
+        return EntryIndex.Record(key: key, bytes: raw.loadUnaligned(fromByteOffset: offset + 32, as: Int64.self),
+                                 lastAccess: raw.loadUnaligned(fromByteOffset: offset + 40, as: Int64.self),
+                                 route: route, flags: raw.loadUnaligned(fromByteOffset: offset + 48, as: UInt32.self))
+    }
+
+    private static func append(_ bytes: inout [UInt8], _ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func append32(_ bytes: inout [UInt8], _ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A 64-bit check value of bytes [from, to): catches torn and damaged
+    /// files, not tampering (the folder is trusted: see StoreGroup).
+    static func check(_ bytes: [UInt8], from start: Int, to end: Int? = nil) -> UInt64 {
+        bytes.withUnsafeBytes { check($0, from: start, to: end ?? $0.count) }
+    }
+
+    static func check(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var offset = start
+        while offset + 8 <= end {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < end {
+            hash = (hash ^ UInt64(raw[offset])) &* 0x0000_0100_0000_01b3
+            offset += 1
+        }
+        return hash
+    }
+}
+
+/// The journal a store appends to: structural changes (an entry put or
+/// removed) are written at once, before the files they describe exist or
+/// after they are gone, so a killed process leaves no file the index does
+/// not know; touches are batched (a crash loses at most recent access times).
+/// Loop thread only; each write is one small `write(2)` to the page cache.
+struct IndexJournal {
+    let root: String
+    let shard: Int
+    private(set) var generation: Int
+    private var fd: Int32 = -1
+    private var pending: [UInt8] = []
+    /// Entries in the current journal file.
+    private(set) var entries = 0
+
+    init(root: String, shard: Int, generation: Int) {
+        self.root = root
+        self.shard = shard
+        self.generation = generation
+        pending.reserveCapacity(8192)
+    }
+
+    var path: String { root + "/" + IndexFiles.journalName(shard: shard, generation: generation) }
+
+    mutating func append(_ op: IndexFiles.Op, _ record: EntryIndex.Record) {
+        IndexFiles.encodeEntry(op, record, into: &pending)
+        entries += 1
+        if op != .touch || pending.count >= 64 << 10 { write() }
+    }
+
+    /// Writes what is pending (touches wait here for the next change or timer).
+    mutating func write() {
+        guard !pending.isEmpty else { return }
+        if fd < 0 {
+            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        }
+        // A failing folder drops the changes: the store notices on its own
+        // writes, and the next start rebuilds what the journal misses.
+        guard fd >= 0 else { return pending.removeAll(keepingCapacity: true) }
+        _ = FileIO.writeFully(fd, pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Switches to the next generation's journal (a snapshot is being written).
+    mutating func rotate() {
+        write()
+        close()
+        generation += 1
+        entries = 0
+    }
+
+    mutating func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+}

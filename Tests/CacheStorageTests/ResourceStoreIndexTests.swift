@@ -1,0 +1,88 @@
+import CacheIO
+import Logging
+import XCTest
+@testable import CacheStorage
+
+/// The store over its compact index, without a server: entries created,
+/// written, flushed, evicted and reopened.
+final class ResourceStoreIndexTests: XCTestCase {
+    private var folder = ""
+    private var loop: EventLoop!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())").path
+        loop = try EventLoop()
+    }
+
+    override func tearDown() {
+        loop.shutdown()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = loop.submitAndWait { Result { try body() } }!
+        return try result.get()
+    }
+
+    func testBytesAreCountedOnceAndSurviveAReopen() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        let sizes: [Int64] = try onLoop {
+            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
+            for n in 0..<20 {
+                let resource = store.resource(storeKey: ResourceStore.key(for: "u\(n)"), url: "http://o/\(n)")
+                resource.users += 1
+                try [UInt8](repeating: UInt8(n), count: 1000).withUnsafeBytes { try resource.write($0, at: 0) }
+                resource.users -= 1
+            }
+            let before = store.totalBytes
+            store.flushAllNow()
+            return [before, Int64(store.count), store.group.totalBytes]
+        }
+        XCTAssertEqual(sizes, [20_000, 20, 20_000])
+    }
+}
+
+extension ResourceStoreIndexTests {
+    func testImportRemoveAndEvictKeepTheCount() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        let source = folder + "-source"
+        XCTAssertTrue(FileManager.default.createFile(atPath: source, contents: Data(repeating: 7, count: 300_000)))
+        defer { unlink(source) }
+        let store = try onLoop { LoopBound(try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop) }
+        for round in 0..<3 {
+            let done = DispatchSemaphore(value: 0)
+            _ = loop.execute {
+                store.value.importFile(source, url: "http://o/x", cacheKey: "http://o/x", contentType: nil) { (_: Result<Void, StorageError>) in done.signal() }
+            }
+            done.wait()
+            XCTAssertEqual(try onLoop { store.value.totalBytes }, 300_000, "round \(round)")
+            try onLoop { store.value.removeAll() }
+            XCTAssertEqual(try onLoop { store.value.totalBytes }, 0, "round \(round)")
+        }
+    }
+}
+
+extension ResourceStoreIndexTests {
+    /// Opening reads one snapshot, not every entry: 100,000 entries whose
+    /// metadata files do not even exist open at once (and are counted).
+    func testOpeningAHundredThousandEntriesReadsOneFile() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var records = ContiguousArray<EntryIndex.Record>()
+        for n in 0..<100_000 {
+            let key = EntryKey(hex: ResourceStore.key(for: "http://o/\(n)"))!
+            records.append(EntryIndex.Record(key: key, bytes: 4096, lastAccess: Int64(n), route: key.prefix32, flags: 0))
+        }
+        let snapshot = IndexFiles.encodeSnapshot(records, shard: 0, shards: 1, generation: 1)
+        XCTAssertTrue(FileIO.writeAtomically(folder + "/index.0", snapshot, tempFolder: folder))
+        let started = Date()
+        let counts = try onLoop { () -> [Int64] in
+            let store = try ResourceStore(root: folder, maxBytes: 1 << 40, loop: loop, logger: Logger(label: "t"))
+            return [Int64(store.count), store.totalBytes]
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        print("opened 100,000 entries in \(Int(elapsed * 1000)) ms (debug build)")
+        XCTAssertEqual(counts, [100_000, 409_600_000])
+        XCTAssertLessThan(elapsed, 3)
+    }
+}
