@@ -30,10 +30,6 @@ package final class UpstreamClient {
     /// Connections counted against `maxConnections`: every live one
     /// (connecting, busy, idle, closing) and every name being resolved.
     private var slotsTaken: Int { live.count + resolving }
-    /// Tasks waiting for a connection slot now (for stats and tests).
-    package var waitingCount: Int { waiting.count }
-    /// Origin connections open now.
-    package var openConnections: Int { live.count }
 
     /// Fails when the configuration cannot work (CA file, header fields).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
@@ -282,7 +278,10 @@ package final class UpstreamClient {
 
     /// Closes every connection (shutdown).
     package func closeAll() {
-        waiting.removeAll()
+        while let task = waiting.first {
+            waiting.removeFirst()
+            if !task.isFinished { task.fail(.closedEarly("the origin client is closing")) }
+        }
         for connection in live.values { connection.close() }
         idle.removeAll()
     }
