@@ -19,7 +19,7 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("big-mib"), help: "Size of the big resource in MiB.") var bigMiB: Int?
     @Option(name: .customLong("idle-connections"), help: "Connections held idle in scenario 6.") var idleConnections: Int?
     @Option(help: "Scenarios to run, e.g. 1,2,3 (default: all).") var scenarios: String?
-    @Option(help: "Entries filled into the cache in scenario 11 (default 1,000,000; 5,000 with --smoke).")
+    @Option(help: "Entries filled into the cache in scenario 11 (default 1,000,000; 5,000 with --smoke; at least 2,000).")
     var entries: Int?
     @Option(help: "Also write the results as JSON to this file.") var json: String?
     @Option(help: "The httpcache binary (default: next to this one).") var proxy: String?
