@@ -27,6 +27,7 @@ struct cs_listener {
     int fd;
     int port;
     int closing;
+    int paused;             /* cs_listener_pause: not accepting until resumed */
     int pending_closes;     /* handles whose close callback has not run */
     cs_listener_callbacks cbs;
     void *ctx;
@@ -63,7 +64,7 @@ static void listener_shutdown(cs_base *self)
 static void listener_resume(uv_timer_t *t)
 {
     cs_listener *l = t->data;
-    if (!l->closing && uv_poll_start(&l->poll, UV_READABLE, listener_on_poll) < 0)
+    if (!l->closing && !l->paused && uv_poll_start(&l->poll, UV_READABLE, listener_on_poll) < 0)
         listener_begin_close(l);
 }
 
@@ -79,7 +80,7 @@ static void listener_on_poll(uv_poll_t *poll, int status, int events)
         return;
     }
 
-    for (int i = 0; i < ACCEPT_BATCH && !l->closing; i++) {
+    for (int i = 0; i < ACCEPT_BATCH && !l->closing && !l->paused; i++) {
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -193,6 +194,24 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
 int cs_listener_port(const cs_listener *listener)
 {
     return listener->port;
+}
+
+void cs_listener_pause(cs_listener *listener)
+{
+    if (listener == NULL || listener->closing || listener->paused)
+        return;
+    listener->paused = 1;
+    uv_poll_stop(&listener->poll);
+    uv_timer_stop(&listener->backoff);
+}
+
+void cs_listener_resume(cs_listener *listener)
+{
+    if (listener == NULL || listener->closing || !listener->paused)
+        return;
+    listener->paused = 0;
+    if (uv_poll_start(&listener->poll, UV_READABLE, listener_on_poll) < 0)
+        listener_begin_close(listener);
 }
 
 void cs_listener_close(cs_listener *listener)

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +43,8 @@ typedef struct lconn {
     size_t head_len;
     /* The request in progress. */
     int target;
+    const char *path;    /* the request target: targets[target].path or index_path */
+    char index_path[256]; /* BS_MODE_INDEX_*: formatted per request */
     int step;            /* BS_MODE_SCRIPT: its index, else -1 */
     int has_range;
     uint64_t want_first; /* expected first body byte */
@@ -66,6 +69,7 @@ typedef struct run {
     uint64_t rng;
     uint64_t start, stop_issuing, hard_deadline;
     int next_step;
+    uint64_t next_index;  /* BS_MODE_INDEX_SEQUENCE: the next index to ask for */
     uint64_t responses; /* for choosing the full-check sample */
     size_t cap;         /* capacity of the sample arrays */
     int aborted;
@@ -89,6 +93,21 @@ long bs_raise_nofile(void)
         getrlimit(RLIMIT_NOFILE, &rl);
     }
     return (long)rl.rlim_cur;
+}
+
+int bs_count_fds(int pid)
+{
+    char dir_path[64];
+    snprintf(dir_path, sizeof dir_path, "/proc/%d/fd", pid);
+    DIR *dir = opendir(dir_path);
+    if (dir == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
 }
 
 static uint64_t next_random(run *r)
@@ -226,17 +245,42 @@ static int choose_request(run *r, lconn *c)
         c->abandon_after = s->abandon_after;
         break;
     }
+    case BS_MODE_INDEX_SEQUENCE:
+    case BS_MODE_INDEX_RANDOM: {
+        uint64_t index;
+        if (cfg->mode == BS_MODE_INDEX_SEQUENCE) {
+            if (r->next_index >= cfg->index_count)
+                return 0;
+            index = cfg->index_first + r->next_index++;
+        } else {
+            if (now >= r->stop_issuing)
+                return 0;
+            index = cfg->index_first + next_random(r) % cfg->index_count;
+        }
+        c->target = 0;
+        c->has_range = 0;
+        c->want_first = 0;
+        c->want_len = cfg->targets[0].size;
+        int k = snprintf(c->index_path, sizeof c->index_path, cfg->path_format, (unsigned long long)index);
+        if (k <= 0 || (size_t)k >= sizeof c->index_path) {
+            note_error(r, "path format too long");
+            r->aborted = 1;
+            return 0;
+        }
+        break;
+    }
     }
     const bs_target *t = &cfg->targets[c->target];
+    c->path = cfg->mode == BS_MODE_INDEX_SEQUENCE || cfg->mode == BS_MODE_INDEX_RANDOM ? c->index_path : t->path;
     int n;
     if (!c->has_range)
-        n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", t->path);
+        n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", c->path);
     else if (cfg->mode == BS_MODE_SCRIPT && cfg->steps[c->step].last < 0)
         n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=%llu-\r\n\r\n",
-                     t->path, (unsigned long long)c->want_first);
+                     c->path, (unsigned long long)c->want_first);
     else
         n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=%llu-%llu\r\n\r\n",
-                     t->path, (unsigned long long)c->want_first,
+                     c->path, (unsigned long long)c->want_first,
                      (unsigned long long)(c->want_first + c->want_len - 1));
     if (n <= 0 || (size_t)n >= sizeof c->req) {
         note_error(r, "request target too long");
@@ -332,12 +376,12 @@ static int accept_head(run *r, lconn *c)
     int want_status = c->has_range ? 206 : 200;
     /* A range covering the whole file may be answered either way. */
     if (status != want_status && !(c->has_range && status == 200 && c->want_first == 0 && c->want_len == t->size)) {
-        note_error(r, "status %d for %s (wanted %d)", status, t->path, want_status);
+        note_error(r, "status %d for %s (wanted %d)", status, c->path, want_status);
         return -1;
     }
     const char *cl = find_header(h, len, "Content-Length");
     if (cl == NULL || strtoull(cl, NULL, 10) != (status == 206 ? c->want_len : t->size)) {
-        note_error(r, "Content-Length wrong for %s", t->path);
+        note_error(r, "Content-Length wrong for %s", c->path);
         return -1;
     }
     uint64_t first = 0;
@@ -346,7 +390,7 @@ static int accept_head(run *r, lconn *c)
         unsigned long long a, b, total;
         if (cr == NULL || sscanf(cr, "bytes %llu-%llu/%llu", &a, &b, &total) != 3 || a != c->want_first ||
             b + 1 - a != c->want_len || total != t->size) {
-            note_error(r, "Content-Range wrong for %s", t->path);
+            note_error(r, "Content-Range wrong for %s", c->path);
             return -1;
         }
         first = a;
@@ -382,7 +426,7 @@ static void finish_response(run *r, lconn *c, int abandoned)
     uint64_t now = bs_now_ns();
     if (c->bad) {
         r->res->mismatches++;
-        note_error(r, "wrong bytes from %s", r->cfg->targets[c->target].path);
+        note_error(r, "wrong bytes from %s", c->path);
     }
     r->res->requests++;
     r->res->elapsed_ns = now - r->start;
@@ -548,6 +592,9 @@ int bs_load_run(const bs_load_config *cfg, bs_load_result *res)
 {
     memset(res, 0, sizeof *res);
     if (cfg->connections <= 0 || cfg->target_count <= 0 || (cfg->mode == BS_MODE_SCRIPT && cfg->steps == NULL))
+        return -EINVAL;
+    if ((cfg->mode == BS_MODE_INDEX_SEQUENCE || cfg->mode == BS_MODE_INDEX_RANDOM) &&
+        (cfg->path_format == NULL || cfg->index_count == 0))
         return -EINVAL;
     run r = {.cfg = cfg, .res = res, .rng = cfg->seed | 1};
     r.ep = epoll_create1(EPOLL_CLOEXEC);

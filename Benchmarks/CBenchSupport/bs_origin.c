@@ -49,6 +49,10 @@ struct bs_origin {
     pthread_cond_t idle;
     int conns[MAX_CONNS]; /* open connection fds, -1 for free slots */
     int active;
+    /* bs_origin_set_alias: targets under alias_prefix serve alias_file. */
+    char alias_prefix[256];
+    char alias_file[1024];
+    char alias_cache_control[128];
 };
 
 typedef struct conn_arg {
@@ -194,8 +198,9 @@ static int answer(bs_origin *o, int sock, char *head)
     char path[8192];
     int fd = -1;
     struct stat st;
+    int aliased = o->alias_prefix[0] != 0 && strncmp(target, o->alias_prefix, strlen(o->alias_prefix)) == 0;
     if ((strcmp(method, "GET") == 0 || is_head) && target[0] == '/' && strstr(target, "..") == NULL) {
-        snprintf(path, sizeof path, "%s%s", o->root, target);
+        snprintf(path, sizeof path, "%s%s", o->root, aliased ? o->alias_file : target);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
             close(fd);
@@ -234,6 +239,8 @@ static int answer(bs_origin *o, int sock, char *head)
                      status, status == 206 ? "Partial Content" : status == 416 ? "Range Not Satisfiable" : "OK",
                      date, (unsigned long long)len, modified, (unsigned long long)st.st_mtime,
                      (unsigned long long)size);
+    if (aliased && o->alias_cache_control[0] != 0)
+        n += snprintf(out + n, sizeof out - (size_t)n, "Cache-Control: %s\r\n", o->alias_cache_control);
     if (status == 206)
         n += snprintf(out + n, sizeof out - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
                       (unsigned long long)first, (unsigned long long)last, (unsigned long long)size);
@@ -391,6 +398,17 @@ uint64_t bs_origin_body_bytes(const bs_origin *origin)
 uint64_t bs_origin_requests(const bs_origin *origin)
 {
     return atomic_load(&((bs_origin *)origin)->requests);
+}
+
+void bs_origin_set_alias(bs_origin *o, const char *prefix, const char *file, const char *cache_control)
+{
+    if (prefix == NULL) {
+        o->alias_prefix[0] = 0;
+        return;
+    }
+    snprintf(o->alias_file, sizeof o->alias_file, "/%s", file[0] == '/' ? file + 1 : file);
+    snprintf(o->alias_cache_control, sizeof o->alias_cache_control, "%s", cache_control != NULL ? cache_control : "");
+    snprintf(o->alias_prefix, sizeof o->alias_prefix, "%s", prefix);
 }
 
 void bs_origin_stop(bs_origin *o)

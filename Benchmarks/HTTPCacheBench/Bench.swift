@@ -13,6 +13,8 @@ final class Bench {
     let log: (String) -> Void
     /// Makes every cold URL of the run distinct.
     private var tagCounter = 0
+    /// Starts of scenario 11's proxy (each logs to its own file).
+    var scaleStarts = 0
 
     init(settings: Settings, fixtures: Fixtures, origin: Origin, launcher: Launcher, proxy: ServerProcess,
          nginxDirect: ServerProcess?, nginxSlice: ServerProcess?, log: @escaping (String) -> Void) {
@@ -55,6 +57,8 @@ final class Bench {
         if want(7) { results.append(seekScenario()) }
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
+        // Last: it fills a cache of its own with many entries.
+        if want(11) { results.append(scaleScenario()) }
         return results
     }
 

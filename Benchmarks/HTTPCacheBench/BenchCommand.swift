@@ -19,6 +19,8 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("big-mib"), help: "Size of the big resource in MiB.") var bigMiB: Int?
     @Option(name: .customLong("idle-connections"), help: "Connections held idle in scenario 6.") var idleConnections: Int?
     @Option(help: "Scenarios to run, e.g. 1,2,3 (default: all).") var scenarios: String?
+    @Option(help: "Entries filled into the cache in scenario 11 (default 1,000,000; 5,000 with --smoke; at least 2,000).")
+    var entries: Int?
     @Option(help: "Also write the results as JSON to this file.") var json: String?
     @Option(help: "The httpcache binary (default: next to this one).") var proxy: String?
     @Option(help: "The nginx binary (default: found on PATH or in /usr/sbin).") var nginx: String?
@@ -28,7 +30,7 @@ struct BenchCommand: ParsableCommand {
     var workDir: String?
     @Flag(help: "Print progress to stderr.") var verbose = false
     @Option(name: .customLong("time-limit"), help: "Stop (and stop every server) after this many seconds.")
-    var timeLimit: Double = 1800
+    var timeLimit: Double = 3600
 
     func run() throws {
         var settings = smoke ? Settings.smoke : Settings()
@@ -36,6 +38,10 @@ struct BenchCommand: ParsableCommand {
         if let rounds { settings.rounds = max(1, rounds) }
         if let bigMiB { settings.bigSize = UInt64(max(1, bigMiB)) << 20 }
         if let idleConnections { settings.idleConnections = max(1, idleConnections) }
+        if let entries {
+            settings.entries = max(2_000, entries)
+            settings.scaleSample = min(settings.scaleSample, settings.entries / 5)
+        }
         if let scenarios {
             settings.scenarios = Set(scenarios.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
         }
@@ -72,6 +78,8 @@ struct BenchCommand: ParsableCommand {
                                     smallCount: settings.smallCount)
         let origin = try Origin(root: fixtures.root)
         defer { origin.stop() }
+        // Scenario 11's entries: one 4 KiB body under every /f/N, fresh for a day.
+        origin.alias(Fixtures.entryPrefix, to: Fixtures.entryName, cacheControl: "max-age=86400")
         let launcher = Launcher(proxyBinary: proxyBinary, nginxBinary: nginxBinary, work: work,
                                 fixturesRoot: fixtures.root, origin: origin)
         let proxyServer = try launcher.proxy()

@@ -6,6 +6,11 @@ import Foundation
 struct Fixtures {
     static let bigName = "big.bin"
     static let bigSeed: UInt64 = 1
+    /// Scenario 11: the origin serves this file under every `/f/N`.
+    static let entryPrefix = "/f/"
+    static let entryName = "entry.bin"
+    static let entrySeed: UInt64 = 7
+    static let entrySize: UInt64 = 4096
 
     let root: String
     let bigSize: UInt64
@@ -19,10 +24,14 @@ struct Fixtures {
         self.smallCount = smallCount
         try FileManager.default.createDirectory(atPath: root + "/small", withIntermediateDirectories: true)
         try write(Self.bigName, seed: Self.bigSeed, size: bigSize)
+        try write(Self.entryName, seed: Self.entrySeed, size: Self.entrySize)
         for i in 0..<smallCount {
             try write(smallName(i), seed: smallSeed(i), size: smallSize)
         }
     }
+
+    /// One entry of scenario 11 (any index: the same bytes under a distinct URL).
+    static var entry: Target { Target(path: entryPrefix + "0", seed: entrySeed, size: entrySize) }
 
     func smallName(_ i: Int) -> String { "small/\(String(i + 1000).dropFirst()).bin" }
     func smallSeed(_ i: Int) -> UInt64 { 100 + UInt64(i) }

@@ -35,12 +35,12 @@ struct Launcher {
 
     /// nginx-direct or nginx-slice on `<work>/<kind><suffix>`; nil without nginx.
     /// A peer that cannot start is reported and left out: httpcache is still measured.
-    func nginx(_ kind: ServerKind, workers: Int = 1, suffix: String = "") -> ServerProcess? {
+    func nginx(_ kind: ServerKind, workers: Int = 1, suffix: String = "", keysZoneMB: Int = 32) -> ServerProcess? {
         guard let nginxBinary else { return nil }
         do {
             return try ServerProcess.startNginx(kind, binary: nginxBinary, directory: work + "/\(kind.rawValue)\(suffix)",
                                                 root: fixturesRoot, originPort: origin.port, sliceSize: "1m",
-                                                workers: workers)
+                                                workers: workers, keysZoneMB: keysZoneMB)
         } catch {
             FileHandle.standardError.write(Data("httpcache-bench: \(kind.rawValue)\(suffix) left out: \(error)\n".utf8))
             return nil

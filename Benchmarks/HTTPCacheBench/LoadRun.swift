@@ -24,6 +24,11 @@ enum LoadMode {
     case randomRange(length: UInt64)
     case randomWhole
     case script([Step])
+    /// `format` (one `%llu`) with each index of `indices` once, in order:
+    /// distinct paths, all with targets[0]'s bytes.
+    case indexSequence(format: String, indices: Range<UInt64>)
+    /// Like `indexSequence`, a random index of `indices` per request until the time is up.
+    case indexRandom(format: String, indices: Range<UInt64>)
 }
 
 /// What one load run measured.
@@ -65,6 +70,8 @@ func runLoad(port: Int, connections: Int, targets: [Target], mode: LoadMode, dur
     // C strings for the paths must outlive the run.
     let paths = targets.map { strdup($0.path)! }
     defer { paths.forEach { free($0) } }
+    var format: UnsafeMutablePointer<CChar>?
+    defer { free(format) }
     var cTargets = zip(targets, paths).map { target, path in
         bs_target(path: UnsafePointer(path), seed: target.seed, size: target.size)
     }
@@ -90,6 +97,12 @@ func runLoad(port: Int, connections: Int, targets: [Target], mode: LoadMode, dur
             bs_step(target: Int32($0.target), first: $0.first ?? -1, last: $0.last ?? -1, abandon_after: $0.abandonAfter)
         }
         config.step_count = Int32(steps.count)
+    case .indexSequence(let pathFormat, let indices), .indexRandom(let pathFormat, let indices):
+        if case .indexSequence = mode { config.mode = BS_MODE_INDEX_SEQUENCE } else { config.mode = BS_MODE_INDEX_RANDOM }
+        format = strdup(pathFormat)
+        config.path_format = UnsafePointer(format)
+        config.index_first = indices.lowerBound
+        config.index_count = UInt64(indices.count)
     }
     let idleBox = IdleBox(onIdle)
     let idleContext = Unmanaged.passRetained(idleBox).toOpaque()

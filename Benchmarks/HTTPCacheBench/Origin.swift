@@ -21,6 +21,11 @@ final class Origin {
     /// Bytes per second per connection; 0 is unpaced.
     func setRate(_ bytesPerSecond: UInt64) { bs_origin_set_rate(raw, bytesPerSecond) }
 
+    /// Serves `file` under every path starting with `prefix`, with `Cache-Control: cacheControl`.
+    func alias(_ prefix: String, to file: String, cacheControl: String) {
+        bs_origin_set_alias(raw, prefix, file, cacheControl)
+    }
+
     func stop() { bs_origin_stop(raw) }
 }
 

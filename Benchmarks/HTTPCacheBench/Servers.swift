@@ -6,6 +6,8 @@ enum ServerKind: String, CaseIterable {
     case proxy = "httpcache"
     case nginxDirect = "nginx-direct"
     case nginxSlice = "nginx-slice"
+    /// nginx as a plain proxy cache of whole responses (the scale scenario).
+    case nginxCache = "nginx-cache"
 
     /// Whether it is a cache in front of the origin (and needs warming).
     var caches: Bool { self != .nginxDirect }
@@ -51,7 +53,7 @@ final class ServerProcess {
         switch kind {
         case .proxy:
             return ProxyURL.path(forOrigin: originBase + "/" + file + suffix)!
-        case .nginxDirect, .nginxSlice:
+        case .nginxDirect, .nginxSlice, .nginxCache:
             return "/" + file + suffix
         }
     }
@@ -76,12 +78,15 @@ final class ServerProcess {
 
     /// `httpcache serve --port 0`: the first stdout line names the port.
     /// `loops` adds `--loops N` (only for a binary that lists it in its help).
+    /// `announceTimeout`: seconds it may take to print its first line (a
+    /// start with a large cache folder may take long).
     static func startProxy(binary: String, cacheDirectory: String, logFile: String, originBase: String,
-                           loops: Int? = nil) throws -> ServerProcess {
+                           loops: Int? = nil, port: Int = 0, extraArguments: [String] = [],
+                           announceTimeout: Double = 20) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory, "--log-level", "warning"]
-            + (loops.map { ["--loops", String($0)] } ?? [])
+        process.arguments = ["serve", "--port", String(port), "--cache-dir", cacheDirectory, "--log-level", "warning"]
+            + (loops.map { ["--loops", String($0)] } ?? []) + extraArguments
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = FileHandle(forWritingAtPath: createFile(logFile)) ?? FileHandle.nullDevice
@@ -90,7 +95,7 @@ final class ServerProcess {
         Watchdog.shared.track(process.processIdentifier)
         let line: String
         do {
-            line = try readLine(stdout.fileHandleForReading, timeout: 20)
+            line = try readLine(stdout.fileHandleForReading, timeout: announceTimeout)
         } catch {
             process.terminate()
             throw BenchError("httpcache did not announce its port: \(error)")
@@ -107,13 +112,14 @@ final class ServerProcess {
     /// nginx serving `root` directly or as a slice cache of the origin. One
     /// worker runs as one process (`master_process off`: the master is the
     /// worker); more run under a master, as deployed.
+    /// `keysZoneMB` sizes the nginx-cache peer's keys zone.
     static func startNginx(_ kind: ServerKind, binary: String, directory: String, root: String,
-                           originPort: Int, sliceSize: String, workers: Int = 1) throws -> ServerProcess {
+                           originPort: Int, sliceSize: String, workers: Int = 1, keysZoneMB: Int = 32) throws -> ServerProcess {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for attempt in 1...5 {
             let port = try freePort()
             let conf = nginxConfig(kind, directory: directory, root: root, port: port, originPort: originPort,
-                                   sliceSize: sliceSize, workers: workers)
+                                   sliceSize: sliceSize, workers: workers, keysZoneMB: keysZoneMB)
             let confPath = directory + "/nginx.conf"
             try conf.write(toFile: confPath, atomically: true, encoding: .utf8)
             let process = Process()
@@ -159,7 +165,7 @@ final class ServerProcess {
     }
 
     private static func nginxConfig(_ kind: ServerKind, directory: String, root: String, port: Int,
-                                    originPort: Int, sliceSize: String, workers: Int) -> String {
+                                    originPort: Int, sliceSize: String, workers: Int, keysZoneMB: Int) -> String {
         // The same shape as a small production setup: sendfile, keep-alive
         // for the whole run, no access log (the proxy logs nothing either at
         // warning level). tcp_nopush stays at its default (off): with it on,
@@ -172,7 +178,19 @@ final class ServerProcess {
                     root \(root);
                     location / { }
             """
-        default:
+        case .nginxCache:
+            // Whole responses under their URI, kept as long as the origin
+            // says (max-age), in the same hashed levels as the slice cache.
+            site = """
+                    location / {
+                        proxy_cache scale;
+                        proxy_cache_key $uri;
+                        proxy_http_version 1.1;
+                        proxy_set_header Connection "";
+                        proxy_pass http://origin;
+                    }
+            """
+        case .nginxSlice, .proxy:
             site = """
                     location / {
                         slice \(sliceSize);
@@ -212,6 +230,7 @@ final class ServerProcess {
             uwsgi_temp_path \(directory)/uwsgi_temp;
             scgi_temp_path \(directory)/scgi_temp;
             proxy_cache_path \(directory)/cache levels=1:2 keys_zone=slice:32m max_size=8g inactive=1h use_temp_path=off;
+            proxy_cache_path \(directory)/scale-cache levels=1:2 keys_zone=scale:\(keysZoneMB)m max_size=64g inactive=7d use_temp_path=off;
             upstream origin { server 127.0.0.1:\(originPort); keepalive 64; }
             server {
                 listen 127.0.0.1:\(port) backlog=4096;

@@ -16,7 +16,13 @@ struct Settings {
     var coldWholeRequests = 3   // cold whole-resource downloads for throughput
     var coldOriginRate: UInt64 = 200 << 20 // bytes/s of the paced origin for scenario 4's throughput
     var seekOriginRate: UInt64 = 50 << 20  // bytes/s of the paced origin in scenario 7
-    var scenarios: Set<Int> = Set(1...10)
+    /// Scenario 11: entries filled into the cache (distinct URLs of one 4 KiB body).
+    var entries = 1_000_000
+    /// Scenario 11: keep-alive connections filling and hitting the cache.
+    var scaleConnections = 32
+    /// Scenario 11: misses timed at the end of the fill and when the cache is full.
+    var scaleSample = 5_000
+    var scenarios: Set<Int> = Set(1...11)
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {
@@ -32,6 +38,8 @@ struct Settings {
         s.coldWholeRequests = 1
         s.seekOriginRate = 64 << 20
         s.coldOriginRate = 64 << 20
+        s.entries = 5_000
+        s.scaleSample = 1_000
         return s
     }
 
@@ -42,6 +50,7 @@ struct Settings {
             "small_files": String(smallCount), "idle_connections": String(idleConnections),
             "seek_origin_MBps": String(Double(seekOriginRate) / 1_048_576),
             "cold_origin_MBps": String(Double(coldOriginRate) / 1_048_576),
+            "entries": String(entries),
         ]
     }
 }

@@ -19,6 +19,12 @@ enum Targets {
     static let idleRSSMB = 16.0
     static let hitRSSMB = 24.0
     static let idleConnectionsRSSMB = 24.0
+    /// Scenario 11 (issue #28): seconds from spawn to a correct hit of an old entry.
+    static let scaleFirstHitSeconds = 1.0
+    /// Scenario 11: RSS at rest after a restart, per entry beyond the empty base.
+    static let scaleBytesPerEntry = 128.0
+    /// Scenario 11: a rate at N entries (or full) over the same rate with few entries (empty).
+    static let scaleSameCost = 0.9
 
     /// `value ≥ bound`; no value (a peer or a figure missing) is "not measured".
     static func atLeast(_ description: String, _ value: Double?, _ bound: Double, unmeasured: String? = nil) -> TargetCheck {

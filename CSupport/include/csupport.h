@@ -95,6 +95,14 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
 /** The port actually bound. */
 int cs_listener_port(const cs_listener *listener);
 
+/** Stops accepting until cs_listener_resume: new connections wait in the
+ * kernel's backlog (no descriptor is spent on them) instead of being accepted
+ * and refused. Pausing twice is pausing once. */
+void cs_listener_pause(cs_listener *listener);
+
+/** Accepts again after cs_listener_pause (no-op when not paused). */
+void cs_listener_resume(cs_listener *listener);
+
 /** Stops accepting and closes the listener. */
 void cs_listener_close(cs_listener *listener);
 

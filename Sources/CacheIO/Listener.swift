@@ -39,6 +39,22 @@ package final class Listener {
         return listener
     }
 
+    /// Not accepting: new connections wait in the kernel's backlog (the
+    /// connection cap is reached; see `ProxyServer`).
+    package private(set) var isPaused = false
+
+    package func pause() {
+        guard let raw, !isPaused else { return }
+        isPaused = true
+        cs_listener_pause(raw)
+    }
+
+    package func resume() {
+        guard let raw, isPaused else { return }
+        isPaused = false
+        cs_listener_resume(raw)
+    }
+
     package func close() {
         if let raw { cs_listener_close(raw) }
         onAccept = nil

@@ -20,6 +20,10 @@ package struct EngineConfiguration: Sendable {
     /// True when `transforms` only ever transforms HLS playlists: a response
     /// that is not one (nor decrypted) then skips choosing a transform.
     package var transformsOnlyPlaylists = false
+    /// The process's open-file limit shared out (`MediaCache` computes it
+    /// once); nil when the engine runs without one (tests). Its `dataFiles`,
+    /// split per loop, is the bound for the store's open data files.
+    package var descriptors: DescriptorBudget?
 
     package init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

@@ -441,6 +441,7 @@ final class ClientConnection: SocketDelegate {
         }
         exchange?.release()
         exchange = nil
+        server.connectionBecameIdle()
     }
 
     // MARK: SocketDelegate

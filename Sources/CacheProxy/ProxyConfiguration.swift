@@ -20,8 +20,9 @@ package struct ProxyConfiguration: Sendable {
     /// Milliseconds a client may accept no byte of its response before it is
     /// closed and its buffers freed.
     package var clientSendTimeout: UInt64 = 60_000
-    /// Most client connections at once; nil: 80% of the open-file limit
-    /// (after raising the soft limit to the hard one at start).
+    /// Most client connections at once, over every loop; nil: 80% of the
+    /// open-file limit (after raising the soft limit to the hard one at
+    /// start). `MediaCache` sets it from its `DescriptorBudget`.
     package var maxClientConnections: Int?
     /// Origin hosts the proxy may fetch from (empty: any).
     package var allowedOrigins: [String] = []

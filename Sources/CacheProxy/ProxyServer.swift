@@ -152,6 +152,7 @@ package final class ProxyServer {
 
     func connectionClosed(_ connection: ClientConnection) {
         connections[ObjectIdentifier(connection)] = nil
+        if connections.count < maxConnections { listener?.resume() }
         if connections.isEmpty && configuration.trimsHeapWhenIdle { trimWhenStillIdle() }
     }
 
@@ -185,10 +186,19 @@ package final class ProxyServer {
         return idleClock
     }
 
+    /// A connection finished a response and waits for the next request: at
+    /// the cap, a paused listener accepts again (room is made by closing the
+    /// connection idle the longest).
+    func connectionBecameIdle() {
+        if listener?.isPaused == true { listener?.resume() }
+    }
+
     /// At the cap, room is made by closing the connection idle the longest
     /// (a keep-alive the client may never use again); when none is idle, the
-    /// newcomer gets 503 and is closed, so the process never runs out of
-    /// descriptors for its origins and files.
+    /// listener pauses: newcomers wait in the kernel's backlog, holding no
+    /// descriptor, until a connection closes or becomes idle (rather than
+    /// being accepted and refused over and over). A newcomer that still
+    /// arrives with none idle (handed over by another loop) gets 503.
     private func accept(_ socket: Socket, balanced: Bool = false) {
         guard joined else { return beforeJoin.append(.accepted(socket, balanced: balanced)) }
         // Fewer connections elsewhere: the new one goes there, before any byte is read.
@@ -211,11 +221,16 @@ package final class ProxyServer {
                 socket.write(heads.simple(503, "Service unavailable: too many connections\n", keepAlive: false,
                                           extra: [("Retry-After", "1")]))
                 socket.closeAfterDrain()
+                listener?.pause()
                 return
             }
         }
         let connection = ClientConnection(socket: socket, server: self)
         connections[ObjectIdentifier(connection)] = connection
+        if connections.count >= maxConnections,
+           !connections.values.contains(where: { $0.isIdle && $0 !== connection }) {
+            listener?.pause()
+        }
     }
 
     /// Clients closed because they accepted no byte for the send timeout.

@@ -3,7 +3,8 @@ import CacheIO
 import Logging
 
 /// HTTP/1.1 client for origins: http and https, keep-alive pool per origin,
-/// redirects. Loop thread only.
+/// redirects, at most `maxConnections` connections open (a request beyond it
+/// waits for a slot). Loop thread only.
 package final class UpstreamClient {
     private let loop: EventLoop
     package let configuration: UpstreamConfiguration
@@ -16,6 +17,19 @@ package final class UpstreamClient {
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
     private var redirects = RedirectMemory()
+    /// Tasks waiting for a connection slot, oldest first.
+    private var waiting = WaitingTasks()
+    /// Slots held by tasks resolving their origin's name (no connection yet).
+    private var resolving = 0
+    /// Idle connections closed to make room for a waiting task, not yet gone.
+    private var closingForWaiters: Set<ObjectIdentifier> = []
+    private var servingWaiters = false
+    private var serveAgain = false
+    private var waitWarnings = LogThrottle()
+
+    /// Connections counted against `maxConnections`: every live one
+    /// (connecting, busy, idle, closing) and every name being resolved.
+    private var slotsTaken: Int { live.count + resolving }
 
     /// Fails when the configuration cannot work (CA file, header fields).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
@@ -82,21 +96,77 @@ package final class UpstreamClient {
     }
 
     private func open(for task: UpstreamTask) {
+        guard slotsTaken < configuration.maxConnections else { return wait(task) }
         let url = task.url
+        resolving += 1
         loop.resolve(host: url.host, port: url.port) { [weak self] result in
-            guard let self, !task.isFinished, task.url == url else { return }
+            guard let self else { return }
+            self.resolving -= 1
+            guard !task.isFinished, task.url == url else { return self.serveWaiting() }
             switch result {
             case .failure(let error):
                 task.fail(.resolve("\(url.host): \(error)"))
+                self.serveWaiting()
             case .success(let addresses):
                 self.connect(task, addresses[...])
             }
         }
     }
 
+    // MARK: waiting for a slot
+
+    /// Every slot is taken: the task waits (it is not failed), and an idle
+    /// connection nobody waits for is closed to make room.
+    private func wait(_ task: UpstreamTask) {
+        waiting.append(task)
+        if let count = waitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
+            logger.debug("origin connection limit reached; requests wait for a connection", metadata: [
+                "limit": "\(configuration.maxConnections)", "waiting": "\(waiting.count)", "times": "\(count)"])
+        }
+        serveWaiting()
+    }
+
+    /// Starts waiting tasks, oldest first, while their origin has an idle
+    /// connection or a slot is free; when the oldest can have neither, an
+    /// idle connection to another origin is closed so its slot frees up.
+    private func serveWaiting() {
+        guard !servingWaiters else {
+            serveAgain = true  // a dispatch below ended in a call back here
+            return
+        }
+        servingWaiters = true
+        defer { servingWaiters = false }
+        repeat {
+            serveAgain = false
+            while let task = waiting.first {
+                if task.isFinished {
+                    waiting.removeFirst()
+                    continue
+                }
+                let key = task.url.authorityKey
+                guard idle[key]?.contains(where: \.isIdle) == true || slotsTaken < configuration.maxConnections else {
+                    if closingForWaiters.isEmpty { closeSpareIdle() }
+                    break
+                }
+                waiting.removeFirst()
+                dispatch(task)
+            }
+        } while serveAgain
+    }
+
+    /// Closes the idle connection of some origin (its slot goes to a waiter once it is gone).
+    private func closeSpareIdle() {
+        guard let key = idle.first(where: { !$0.value.isEmpty })?.key, var list = idle[key] else { return }
+        let connection = list.removeFirst()
+        idle[key] = list.isEmpty ? nil : list
+        closingForWaiters.insert(ObjectIdentifier(connection))
+        connection.close()
+    }
+
     private func connect(_ task: UpstreamTask, _ addresses: ArraySlice<SocketAddress>) {
         guard let address = addresses.first else {
             task.fail(.connect("\(task.url.hostHeader): no address"))
+            serveWaiting()
             return
         }
         let url = task.url
@@ -113,6 +183,7 @@ package final class UpstreamClient {
                 tls = try TLSSession(context: context, host: url.host, isIPLiteral: url.isIPLiteral)
             } catch {
                 task.fail(error)
+                serveWaiting()
                 return
             }
         }
@@ -158,7 +229,9 @@ package final class UpstreamClient {
         }
     }
 
-    /// Returns a finished connection to the idle pool.
+    /// Returns a finished connection to the idle pool. Waiting tasks get it
+    /// on the next turn of the loop: a redirect of the task just finished
+    /// to the same origin takes it first.
     func release(_ connection: UpstreamConnection) {
         pendingAddresses[ObjectIdentifier(connection)] = nil
         var list = idle[connection.poolKey] ?? []
@@ -168,15 +241,19 @@ package final class UpstreamClient {
         }
         list.append(connection)
         idle[connection.poolKey] = list
+        if !waiting.isEmpty { loop.executeLater { [weak self] in self?.serveWaiting() } }
     }
 
+    /// The connection is gone: its slot is free for a waiting task.
     func forget(_ connection: UpstreamConnection) {
         live[ObjectIdentifier(connection)] = nil
         pendingAddresses[ObjectIdentifier(connection)] = nil
+        closingForWaiters.remove(ObjectIdentifier(connection))
         if var list = idle[connection.poolKey], let index = list.firstIndex(where: { $0 === connection }) {
             list.remove(at: index)
             idle[connection.poolKey] = list.isEmpty ? nil : list
         }
+        if !waiting.isEmpty { serveWaiting() }
     }
 
     // MARK: redirects
@@ -201,6 +278,10 @@ package final class UpstreamClient {
 
     /// Closes every connection (shutdown).
     package func closeAll() {
+        while let task = waiting.first {
+            waiting.removeFirst()
+            if !task.isFinished { task.fail(.closedEarly("the origin client is closing")) }
+        }
         for connection in live.values { connection.close() }
         idle.removeAll()
     }

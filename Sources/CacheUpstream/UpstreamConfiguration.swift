@@ -6,6 +6,10 @@ package struct UpstreamConfiguration: Sendable {
     package var readTimeout: UInt64 = 30_000
     /// Idle keep-alive connections kept per origin.
     package var maxIdlePerOrigin = 8
+    /// Origin connections open at once, over every origin (connecting, busy
+    /// and idle); a request beyond it waits for a slot. `DescriptorBudget`
+    /// sets it from the open-file limit.
+    package var maxConnections = 1024
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
     package var userAgent = "HTTPCache/0.1"

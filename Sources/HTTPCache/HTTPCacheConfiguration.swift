@@ -25,9 +25,11 @@ public struct HTTPCacheConfiguration: Sendable {
     /// Seconds a client may accept no byte of a response before it is closed
     /// and its buffers freed.
     public var clientSendTimeout: Double = 60
-    /// Most client connections at once (nil: 80% of the open-file limit,
-    /// whose soft value is raised to the hard one at start). At the cap the
-    /// connection idle the longest is closed, or a new client gets 503.
+    /// Most client connections at once (nil: what the open-file limit, whose
+    /// soft value is raised to the hard one at start, leaves after origin
+    /// connections and data files: about 3/4 of it; a larger value is
+    /// lowered to that). At the cap the connection idle the longest is
+    /// closed, or, with none idle, new clients wait in the listen backlog.
     public var maxClientConnections: Int?
     /// Event loops (threads); 1 by default. With more, every loop accepts
     /// connections on the port and owns the resources whose cache key hashes

@@ -24,6 +24,8 @@ public final class MediaCache: Sendable {
     /// One engine per loop (`HTTPCacheConfiguration.loops`), each owning the
     /// resources whose cache key hashes to it.
     let engines: EngineGroup
+    /// The open-file limit shared out at start (clients, origins, data files).
+    let descriptors: DescriptorBudget
     private let serving = Locked<Serving>(Serving())
     /// In-process readers, closed with the cache.
     let readers = ReaderRegistry()
@@ -47,7 +49,17 @@ public final class MediaCache: Sendable {
                 throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")
             }
         }
+        // Counted once the loops exist (their descriptors are then reserved).
+        let descriptors = DescriptorBudget.forThisProcess(loops: loops.count,
+                                                          requestedClients: configuration.maxClientConnections)
+        self.descriptors = descriptors
+        logger.debug("descriptor budget", metadata: [
+            "limit": "\(descriptors.limit)", "reserved": "\(descriptors.reserved)",
+            "clients": "\(descriptors.clientConnections)", "origins": "\(descriptors.originConnections)",
+            "dataFiles": "\(descriptors.dataFiles)", "loops": "\(loops.count)"])
         var configured = configuration.proxyConfiguration.engine
+        configured.upstream.maxConnections = DescriptorBudget.perLoop(descriptors.originConnections, loops: loops.count)
+        configured.descriptors = descriptors
         // With no transforms of the host's own, only HLS playlists are rewritten.
         configured.transformsOnlyPlaylists = configured.transforms == nil
         configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
@@ -97,7 +109,9 @@ public final class MediaCache: Sendable {
     /// Starts shard `index`'s server: the first (`home` nil) or one joining it on `port`.
     private func makeServer(_ index: Int, joining home: LoopBound<ProxyServer>?,
                             port: Int) throws(HTTPCacheError) -> LoopBound<ProxyServer> {
-        let configuration = self.configuration.proxyConfiguration
+        var configured = self.configuration.proxyConfiguration
+        configured.maxClientConnections = descriptors.clientConnections
+        let configuration = configured
         let loop = engines.loops[index]
         let made = engines.submitAndWait(index) { engine -> Result<LoopBound<ProxyServer>, HTTPCacheError> in
             do {

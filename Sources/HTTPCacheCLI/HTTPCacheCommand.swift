@@ -55,7 +55,7 @@ struct Serve: ParsableCommand {
     var clientTimeout: Double = 60
     @Option(name: .customLong("head-timeout"), help: "Seconds a client has to send a whole request head.")
     var headTimeout: Double = 10
-    @Option(name: .customLong("max-connections"), help: "Most client connections (default: 80% of the open-file limit).")
+    @Option(name: .customLong("max-connections"), help: "Most client connections (default: what the open-file limit leaves after origin connections and data files, about 3/4 of it).")
     var maxConnections: Int?
     @Option(help: "Event loops (threads) serving clients (default: the number of CPU cores). Hits are answered on every loop; downloads run on one.")
     var loops: Int?

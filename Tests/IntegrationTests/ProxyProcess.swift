@@ -8,15 +8,17 @@ final class ProxyProcess {
     private(set) var port = 0
 
     /// `launcher` runs the binary through another program (e.g. `prlimit --nofile=…`).
-    init(cacheDirectory: String, extraArguments: [String] = [], launcher: [String] = []) throws {
-        let arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + extraArguments
+    /// `announceTimeout`: seconds it may take to print `listening on` (a large folder may take long).
+    init(cacheDirectory: String, extraArguments: [String] = [], launcher: [String] = [], port: Int = 0,
+         announceTimeout: TimeInterval = 20) throws {
+        let arguments = ["serve", "--port", String(port), "--cache-dir", cacheDirectory] + extraArguments
         process.executableURL = URL(fileURLWithPath: launcher.first ?? CLITests.binary)
         process.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [CLITests.binary] + arguments
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        let line = try Self.readLine(stdout.fileHandleForReading, timeout: 20)
+        let line = try Self.readLine(stdout.fileHandleForReading, timeout: announceTimeout)
         guard line.hasPrefix("listening on http://"), let port = Int(line.split(separator: ":").last ?? "") else {
             process.terminate()
             throw TestSupportError("unexpected first line: \(line)")

@@ -63,6 +63,14 @@ uint64_t bs_origin_body_bytes(const bs_origin *origin);
 /** Requests answered so far. */
 uint64_t bs_origin_requests(const bs_origin *origin);
 
+/**
+ * Serves `file` (under root) for every target starting with `prefix`, with
+ * `Cache-Control: <cache_control>`: one body under any number of distinct
+ * paths (e.g. "/f/" → "entry.bin", "max-age=86400"). Call before any
+ * request reaches those paths; NULL prefix turns it off.
+ */
+void bs_origin_set_alias(bs_origin *origin, const char *prefix, const char *file, const char *cache_control);
+
 /** Stops accepting, ends every connection and frees the origin. */
 void bs_origin_stop(bs_origin *origin);
 
@@ -90,6 +98,13 @@ typedef enum bs_mode {
     BS_MODE_RANDOM_WHOLE = 1,
     /* Each step once, in order; every connection takes the next step when free. */
     BS_MODE_SCRIPT = 2,
+    /* Distinct paths: path_format with each index of [index_first,
+     * index_first + index_count) once, in order, every one the whole of
+     * targets[0]'s bytes (its path is not used). Fills a cache with entries. */
+    BS_MODE_INDEX_SEQUENCE = 3,
+    /* Like BS_MODE_INDEX_SEQUENCE, an index of the range picked at random
+     * for each request, until the time is up. */
+    BS_MODE_INDEX_RANDOM = 4,
 } bs_mode;
 
 typedef struct bs_load_config {
@@ -112,6 +127,10 @@ typedef struct bs_load_config {
     /* Called once while the connections are held idle (may be NULL). */
     void (*on_idle)(void *ctx);
     void *idle_ctx;
+    /* BS_MODE_INDEX_*: a printf format with one %llu, e.g. "/f/%llu". */
+    const char *path_format;
+    uint64_t index_first;
+    uint64_t index_count;
 } bs_load_config;
 
 typedef struct bs_load_result {
@@ -143,6 +162,9 @@ uint64_t bs_now_ns(void);
 
 /** Raises the soft open-files limit to the hard one; returns the new soft limit. */
 long bs_raise_nofile(void);
+
+/** Descriptors process `pid` has open (entries of /proc/PID/fd), or -1. */
+int bs_count_fds(int pid);
 
 #ifdef __cplusplus
 }
