@@ -64,6 +64,11 @@ package final class Engine {
         self.logger = logger
         store = ResourceStore(group: stores, shard: shard, maxBytes: configuration.maxCacheBytes, loop: loop,
                               logger: logger)
+        if let budget = configuration.descriptors {
+            // This loop's share of data files: half for the store's open
+            // files, the rest for copies of plain hits and files in flight.
+            store.maxOpenFiles = max(4, DescriptorBudget.perLoop(budget.dataFiles, loops: stores.count) / 2)
+        }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
     }

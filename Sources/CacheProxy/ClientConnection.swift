@@ -408,13 +408,25 @@ final class ClientConnection: SocketDelegate {
 
     /// A response head and the first file range of its body, in one packet when small.
     func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
-        if filesInFlight.last !== file { filesInFlight.append(file) }
         socket.send(head: head, fileDescriptor: file.fd, offset: range.lowerBound, count: Int(range.count))
+        keepUntilSent(file)
     }
 
     func sendFile(_ file: DataFile, _ range: Range<Int64>) {
-        if filesInFlight.last !== file { filesInFlight.append(file) }
         socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
+        keepUntilSent(file)
+    }
+
+    /// A file stays open while its ranges are queued. Sent at once (the
+    /// usual case), nothing is queued and no drain will be reported: the
+    /// files are let go now, or a keep-alive connection would hold every
+    /// file it ever sent (and a burst of misses run out of descriptors).
+    private func keepUntilSent(_ file: DataFile) {
+        if socket.queuedBytes == 0 {
+            filesInFlight.removeAll()
+        } else if filesInFlight.last !== file {
+            filesInFlight.append(file)
+        }
     }
 
     /// The response queued its last byte. It stays current (its resource in

@@ -10,9 +10,9 @@ import CacheStorage
 /// right. A "no" is not remembered: that request goes to the owner's loop.
 /// Loop thread only.
 final class PlainHitCache {
-    /// Copies are dropped past this many keys: each holds its data file open,
-    /// so this stays within what the store keeps open (`maxOpenFiles`).
-    static let maxEntries = 512
+    /// Copies are dropped past this many keys: each holds its data file
+    /// open, so this is half of what the store keeps open (`maxOpenFiles`).
+    let maxEntries: Int
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
@@ -23,9 +23,10 @@ final class PlainHitCache {
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop) {
+    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int) {
         self.epoch = epoch
         self.loop = loop
+        self.maxEntries = max(1, maxEntries)
     }
 
     /// Whether a request may be answered from a copy: GET or HEAD whose
@@ -78,7 +79,7 @@ final class PlainHitCache {
 
     /// Keeps a current copy for `key`.
     func keep(_ key: String, _ hit: PlainHit) {
-        if entries.count >= Self.maxEntries { entries.removeAll() }
+        if entries.count >= maxEntries { entries.removeAll() }
         entries[key] = hit
         armTick()
     }

@@ -77,7 +77,7 @@ package final class ProxyServer {
         self.configuration = configuration
         self.loop = loop
         index = engine.store.shardIndex
-        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop)
+        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles / 2)
         let adminToken = home?.adminToken
         let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)
