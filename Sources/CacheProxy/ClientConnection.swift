@@ -201,7 +201,7 @@ final class ClientConnection: SocketDelegate {
         let isHead = head.method == "HEAD"
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
-                                bytesSent: 0, startedAt: WallClock.milliseconds())
+                                bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
         // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
         let host = hostMemo.facts(for: head)
         switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
@@ -382,7 +382,7 @@ final class ClientConnection: SocketDelegate {
     private func reject(_ error: HeadParseError) {
         server.logger.info("bad request", metadata: ["client": "\(peerText)", "error": "\(error)"])
         server.responded(ResponseRecord(client: peerText, method: "-", target: "-", status: error.status, cache: .bypass,
-                                        bytesSent: 0, startedAt: WallClock.milliseconds()))
+                                        bytesSent: 0, startedAt: WallClock.monotonicNanoseconds()))
         socket.write(server.heads.simple(error.status, Self.reason(of: error), keepAlive: false))
     }
 

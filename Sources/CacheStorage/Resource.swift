@@ -63,7 +63,6 @@ package final class Resource {
     package var url: String { metadata.url }
     package var totalLength: Int64? { metadata.totalLength }
     package var dataPath: String { directory + "/" + metadata.dataName }
-    package var metadataPath: String { directory + "/meta" }
     package var isComplete: Bool {
         guard let totalLength else { return false }
         return available.covers(0..<totalLength)

@@ -95,7 +95,7 @@ extension HTTPCacheError {
         case .storage(let reason): self.init(.io, reason)
         case .decryption(let reason): self.init(.invalidArgument, reason)
         case .mismatch, .changed: self.init(.upstream, error.description)
-        case .notCached: self.init(.timedOut, error.description)
+        case .notCached: self.init(.notFound, error.description)
         }
     }
 }

@@ -36,12 +36,14 @@ public final class MediaCache: Sendable {
     }
 
     /// Opens the cache folder (creating it if needed) and takes its lock.
-    /// Throws `.busy` while another process (or another `MediaCache`) has it.
+    /// Throws `.invalidArgument` for a configuration that `validate()`
+    /// refuses, `.busy` while another process (or another `MediaCache`) has the folder.
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
+        try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         var loops: [EventLoop] = []
-        for _ in 0..<max(1, configuration.loops) {
+        for _ in 0..<configuration.loops {
             do { loops.append(try EventLoop()) } catch {
                 for loop in loops { loop.shutdown() }
                 throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")

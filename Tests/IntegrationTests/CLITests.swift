@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCache
 import XCTest
 
 /// The `httpcache` command as a user runs it.
@@ -78,5 +79,28 @@ final class CLITests: XCTestCase {
         let bad = try TestTools.run(Self.binary, ["serve", "--loops", "0", "--cache-dir", cache])
         XCTAssertEqual(bad.exitCode, 64, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("--loops"), bad.stderr)
+    }
+
+    /// Every option of the one table is a flag of `serve`, and a bad value
+    /// is a usage error that says what is valid.
+    func testServeFlagsComeFromTheOptionTable() throws {
+        let help = try TestTools.run(Self.binary, ["serve", "--help"])
+        for option in ServeOption.all {
+            XCTAssertTrue(help.stdout.contains("--\(option.name)"), option.name)
+        }
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-flags")
+        defer { directory.remove() }
+        let cases: [([String], String)] = [
+            (["--port", "99999"], "--port takes 0 to 65535"),
+            (["--log-level", "verbose"], "--log-level takes trace, debug, info, notice, warning, error or critical"),
+            (["--origin", "https://media.example.com/videos"], "--origin takes an http or https origin without a path"),
+            (["--header", "Host: x"], "--header takes 'Name: value' of a field the proxy does not set itself"),
+            (["--head-timeout", "0"], "--head-timeout takes a number of seconds above 0"),
+        ]
+        for (arguments, message) in cases {
+            let result = try TestTools.run(Self.binary, ["serve", "--cache-dir", directory.path] + arguments)
+            XCTAssertEqual(result.exitCode, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
     }
 }

@@ -16,6 +16,29 @@ final class ManagementTests: XCTestCase {
         XCTAssertEqual(try fixture.server.cachedResources().count, 1)
     }
 
+    /// The Swift API checks a configuration when the cache opens: an
+    /// unparsable origin used to be dropped (the cache served as a forward proxy).
+    func testConfigurationIsValidatedWhenTheCacheOpens() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-validate")
+        defer { directory.remove() }
+        let cases: [(String, (inout HTTPCacheConfiguration) -> Void)] = [
+            ("origin takes an http or https origin", { $0.origin = "notaurl" }),
+            ("header takes 'Name: value'", { $0.extraHeaders = [("Range", "bytes=0-")] }),
+            ("port takes 0 to 65535", { $0.port = 70_000 }),
+            ("loops takes 1 to 256", { $0.loops = 0 }),
+            ("read-timeout takes a number of seconds above 0", { $0.readTimeout = 0 }),
+            ("host takes an IPv4 or IPv6 address", { $0.host = "example.com" }),
+        ]
+        for (message, change) in cases {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache")
+            change(&configuration)
+            XCTAssertThrowsError(try MediaCache(configuration: configuration)) { error in
+                XCTAssertEqual((error as? HTTPCacheError)?.code, .invalidArgument)
+                XCTAssertTrue((error as? HTTPCacheError)?.message.hasPrefix(message) == true, "\(error)")
+            }
+        }
+    }
+
     func testQueryFilterKeepsOtherParameters() {
         let map = HTTPCacheConfiguration.ignoringQueryParameters(["token"])
         XCTAssertEqual(map("http://h/a.mp4?token=1&x=2"), "http://h/a.mp4?x=2")

@@ -226,12 +226,13 @@ final class PreloadRead: ResourceReaderDelegate {
 }
 
 extension PreloadFailure {
-    /// The failure of a read, with the code `HTTPCacheError` gives it.
-    init(url: String, _ error: LoadError) {
+    /// The failure of a read, with the code `HTTPCacheError(LoadError)` gives it (ErrorCodeTests checks).
+    package init(url: String, _ error: LoadError) {
         let code: Int32
         switch error {
-        case .originStatus(let status, _, _): code = status == 404 || status == 410 ? -5 : -8
-        case .upstream(.timeout), .notCached: code = -6
+        case .originStatus(let status, _, _): code = status == 404 || status == 410 ? -5 : -8  // as HTTPCacheError(LoadError)
+        case .upstream(.timeout): code = -6
+        case .notCached: code = -5
         case .upstream(.tls): code = -9
         case .upstream(.configuration): code = -1
         case .upstream, .mismatch, .changed: code = -8
