@@ -3,11 +3,11 @@ import CacheLoading
 import CacheProxy
 import CacheUpstream
 
-/// How an `HTTPCacheServer` runs.
+/// How a `MediaCache` runs and serves; checked by `validate()` when it opens.
 public struct HTTPCacheConfiguration: Sendable {
     /// Address to listen on (an IPv4 or IPv6 literal). Loopback by default.
     public var host: String
-    /// Port to listen on; 0 picks a free one (read it from `HTTPCacheServer.port`).
+    /// Port to listen on; 0 picks a free one (read it from `MediaCache.port`).
     public var port: Int
     /// Folder of the disk cache; created if missing.
     public var cacheDirectory: String
@@ -49,7 +49,7 @@ public struct HTTPCacheConfiguration: Sendable {
     /// They win over client fields of the same name and are not sent on
     /// when a redirect leaves the origin first asked if they carry credentials
     /// (Authorization, Cookie). Framing fields (Host, Range, Connection…) are
-    /// the proxy's own and are refused by `HTTPCacheServer.start()`.
+    /// the proxy's own and are refused when the cache opens.
     public var extraHeaders: [(String, String)] = []
     /// Names of client request fields sent on to the origin besides
     /// User-Agent, Accept and Accept-Language (e.g. `"Referer"`).

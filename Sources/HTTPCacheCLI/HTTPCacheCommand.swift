@@ -6,7 +6,7 @@ import HTTPCache
 import Logging
 
 @main
-struct HTTPCacheCommand: ParsableCommand {
+struct HTTPCacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "httpcache",
         abstract: "A play-while-download HTTP caching proxy for media.",
@@ -19,10 +19,14 @@ struct HTTPCacheCommand: ParsableCommand {
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let error as HTTPCacheError {
             let line = Array("Error: \(error.message)\n".utf8)
             _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
@@ -149,12 +153,26 @@ struct URLCommand: ParsableCommand {
 
     func run() throws {
         // A non-loopback proxy serves signed URLs only: sign with the default folder's key then.
-        let lan = !HTTPCacheServer.isLoopback(host: host)
+        let lan = !MediaCache.isLoopback(host: host)
         let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
+        let url: String
         do {
-            print(try HTTPCacheServer.proxyURL(for: original, host: host, port: port, signingFolder: folder))
+            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder)
         } catch {
             throw ValidationError("\(error)")
         }
+        print(url)
+        // The path starts after "http://host:port".
+        let path = url.utf8.count - "http://".utf8.count - (url.dropFirst("http://".count).firstIndex(of: "/")
+            .map { url.dropFirst("http://".count)[..<$0].utf8.count } ?? 0)
+        if path > MediaCache.longestProxyPath {
+            let warning = "warning: this URL's path is \(path) bytes; the proxy refuses paths over "
+                + "\(MediaCache.longestProxyPath) bytes (414 URI Too Long)\n"
+            _ = Array(warning.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    func validate() throws {
+        if !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
     }
 }

@@ -103,4 +103,27 @@ final class CLITests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
     }
+
+    /// `url` warns when the proxy would refuse the URL it prints (414).
+    func testURLCommandWarnsOfAURLTooLongForTheProxy() throws {
+        let short = try TestTools.run(Self.binary, ["url", "https://cdn.example.com/a.mp4", "--port", "8080"])
+        XCTAssertTrue(short.succeeded && short.stderr.isEmpty, short.stderr)
+        let long = "https://cdn.example.com/" + String(repeating: "a", count: 7000) + ".mp4"
+        let result = try TestTools.run(Self.binary, ["url", long, "--port", "8080"])
+        XCTAssertTrue(result.succeeded, result.stderr)
+        XCTAssertTrue(result.stderr.contains("the proxy refuses paths over \(MediaCache.longestProxyPath) bytes"), result.stderr)
+        let bad = try TestTools.run(Self.binary, ["url", "https://cdn.example.com/a.mp4", "--port", "99999"])
+        XCTAssertEqual(bad.exitCode, 64)
+        XCTAssertTrue(bad.stderr.contains("--port takes 1 to 65535"), bad.stderr)
+    }
+
+    /// preload's --range and --duration say what they take.
+    func testPreloadOptionMessagesSayWhatIsValid() throws {
+        for (arguments, message) in [(["--range", "10-5"], "--range takes START-END, the first and last byte (START <= END"),
+                                     (["--duration", "-5"], "--duration takes a number of seconds above 0; got -5")] {
+            let result = try TestTools.run(Self.binary, ["preload", "http://example.invalid/a.mp4"] + arguments)
+            XCTAssertEqual(result.exitCode, 64, result.stderr)
+            XCTAssertTrue(result.stderr.contains(message), result.stderr)
+        }
+    }
 }
