@@ -100,7 +100,7 @@ package final class ProxyServer {
         }
         self.adminToken = adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
-                                       sharedPort: configuration.loops > 1) { [unowned self] socket in
+                                       sharedPort: configuration.loops > 1, first: home == nil) { [unowned self] socket in
             self.accept(socket)
         }
         peers = [LoopLink(self)]

@@ -126,4 +126,23 @@ final class CLITests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(message), result.stderr)
         }
     }
+
+    /// A second `serve` on the port of a running one fails at once, loops or
+    /// not (with several loops both set SO_REUSEPORT, and the second used to
+    /// start and take part of the first one's traffic).
+    func testSecondServeOnATakenPortFails() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-port")
+        defer { directory.remove() }
+        let port = try TestTools.freePort()
+        let first = try ProxyProcess(cacheDirectory: directory.path + "/one", extraArguments: ["--port", "\(port)", "--loops", "2"])
+        defer { first.terminate() }
+        XCTAssertEqual(first.port, port)
+        for loops in ["2", "1"] {
+            let second = try TestTools.run(Self.binary, ["serve", "--port", "\(port)", "--loops", loops,
+                                                         "--cache-dir", directory.path + "/two"], timeout: 10)
+            XCTAssertEqual(second.exitCode, 13, "loops \(loops): \(second.stdout) \(second.stderr)")
+            XCTAssertTrue(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), second.stderr)
+            XCTAssertTrue(second.stderr.contains("in use"), second.stderr)
+        }
+    }
 }
