@@ -28,7 +28,7 @@ package struct CacheListing: Sendable, Codable, Equatable {
 }
 
 /// The cache operations, written once for every front end: `MediaCache`,
-/// `HTTPCacheFolder`, the C API and the proxy's admin routes (`httpcache
+/// the C API and the proxy's admin routes (`httpcache
 /// cache …` while a proxy serves the folder). Each runs on the loop of the
 /// store owning the resource, or of every store for all of them, and calls
 /// `done` there (for every store: on the last one to answer).

@@ -3,6 +3,7 @@ import CacheIO
 import CacheLoading
 import CacheProxy
 import CacheStorage
+import Glibc
 import Logging
 
 /// An open cache: the folder (locked for this process), its downloads and
@@ -204,7 +205,19 @@ public final class MediaCache: Sendable {
         CacheOperations(stores: engines.storesByShard, group: engines.stores, cacheKey: configuration.cacheKey)
     }
 
-    // MARK: cache operations (as `HTTPCacheFolder`'s: the same calls, one implementation)
+    // MARK: cache operations (the admin routes run the same `CacheOperations`)
+
+    /// Where the proxy serving the folder at `path` listens and its admin
+    /// token (from the folder's lock file); nil when none does. Throws `.io`
+    /// when the lock file cannot be read (a proxy of another user may hold it).
+    public static func servingProxy(of path: String) throws(HTTPCacheError) -> (address: String, token: String)? {
+        if access(path + "/lock", R_OK) != 0, errno != ENOENT {
+            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(String(cString: strerror(errno)))")
+        }
+        guard let owner = CacheLock.readOwner(folder: path), let address = owner.address,
+              let token = owner.token else { return nil }
+        return (address, token)
+    }
 
     /// Every cache entry, most recently used first.
     public func cachedResources() -> [CachedResource] { operations.wait(operations.list).entries.map(CachedResource.init) }

@@ -61,18 +61,16 @@ public struct ServeOption: Sendable {
 
     /// Every option, in the order `httpcache serve --help` lists them.
     public static let all: [ServeOption] = [
-        text("host", "ADDRESS", "Address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1; another than loopback turns on LAN mode).",
-             \.configuration.host) { isAddressLiteral($0) ? nil : "an IPv4 or IPv6 address" },
-        number("port", "PORT", "Port to listen on (0 picks a free one).", \.configuration.port, 0...65535),
-        text("cache-dir", "PATH", "Cache folder (httpcache serve: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).",
-             \.configuration.cacheDirectory) { $0.isEmpty ? "a folder" : nil },
-        ServeOption(name: "log-level", valueName: "LEVEL", help: "trace, debug, info, notice, warning, error or critical (default info; the C library: warning).",
-                    isRepeatable: false, isReloadable: true, parse: { text, settings in
-                        guard let level = Logger.Level(rawValue: text.lowercased()) else { return levels }
-                        settings.logLevel = level
-                        return nil
-                    }, check: { _ in nil }),
-        optionalText("log-file", "PATH", "Also append log lines to this file.", \.logFile),
+        option("host", "ADDRESS", "Address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1; another than loopback turns on LAN mode).",
+               \.configuration.host, takes: "an IPv4 or IPv6 address", read: { $0 }, isValid: isAddressLiteral),
+        option("port", "PORT", "Port to listen on (0 picks a free one).", \.configuration.port, takes: "0 to 65535",
+               read: { Int($0) }, isValid: { (0...65535).contains($0) }),
+        option("cache-dir", "PATH", "Cache folder (httpcache serve: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).",
+               \.configuration.cacheDirectory, takes: "a folder", read: { $0 }, isValid: { !$0.isEmpty }),
+        option("log-level", "LEVEL", "trace, debug, info, notice, warning, error or critical (default info; the C library: warning).",
+               \.logLevel, takes: "trace, debug, info, notice, warning, error or critical", reloadable: true,
+               read: { Logger.Level(rawValue: $0.lowercased()) }),
+        option("log-file", "PATH", "Also append log lines to this file.", \.logFile, takes: "a path", read: { $0 }, isValid: { $0 != "" }),
         seconds("connect-timeout", "Seconds to connect to an origin (TCP and TLS, default 10).", \.configuration.connectTimeout),
         seconds("read-timeout", "Seconds without data from an origin before 504 (default 30).", \.configuration.readTimeout),
         seconds("idle-timeout", "Seconds an idle client connection is kept (default 60).", \.configuration.clientIdleTimeout),
@@ -80,49 +78,33 @@ public struct ServeOption: Sendable {
                 \.configuration.clientHeadTimeout),
         seconds("client-timeout", "Seconds a client may accept no byte of its response before it is closed (default 60).",
                 \.configuration.clientSendTimeout),
-        ServeOption(name: "max-connections", valueName: "COUNT",
-                    help: "Most client connections (default: 80% of the open-file limit).", isRepeatable: false,
-                    isReloadable: false, parse: { text, settings in
-                        guard let count = Int(text) else { return "a number of connections, 1 or more" }
-                        settings.configuration.maxClientConnections = count
-                        return nil
-                    }, check: { ($0.configuration.maxClientConnections ?? 1) >= 1 ? nil : "a number of connections, 1 or more" }),
-        number("loops", "COUNT", "Event loops (threads) serving clients (httpcache serve: the number of CPU cores; the library: 1).",
-               \.configuration.loops, 1...256),
-        ServeOption(name: "max-cache-size", valueName: "SIZE",
-                    help: "Cache size limit: bytes, K, M, G, T (x1000) or KiB, MiB, GiB, TiB (x1024); default 500MB.",
-                    isRepeatable: false, isReloadable: true, parse: { text, settings in
-                        guard let bytes = ByteSize.parse(text) else { return "a size such as 500MB or 2GiB" }
-                        settings.configuration.maxCacheSize = bytes
-                        return nil
-                    }, check: { $0.configuration.maxCacheSize >= 0 ? nil : "a size such as 500MB or 2GiB" }),
+        option("max-connections", "COUNT", "Most client connections (default: 80% of the open-file limit).",
+               \.configuration.maxClientConnections, takes: "a number of connections, 1 or more", read: { Int($0) },
+               isValid: { ($0 ?? 1) >= 1 }),
+        option("loops", "COUNT", "Event loops (threads) serving clients (httpcache serve: the number of CPU cores; the library: 1).",
+               \.configuration.loops, takes: "1 to 256", read: { Int($0) }, isValid: { (1...256).contains($0) }),
+        option("max-cache-size", "SIZE", "Cache size limit: bytes, K, M, G, T (x1000) or KiB, MiB, GiB, TiB (x1024); default 500MB.",
+               \.configuration.maxCacheSize, takes: "a size such as 500MB or 2GiB", reloadable: true, read: ByteSize.parse,
+               isValid: { $0 >= 0 }),
         list("ignore-query", "NAME", "A query parameter left out of the cache key (repeatable).", \.ignoredQueryParameters,
              reloadable: false) { name in
             name.isEmpty || name.contains { "&=#".contains($0) } ? "a query parameter name" : nil
         },
-        ServeOption(name: "revalidate-after", valueName: "SECONDS",
-                    help: "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.",
-                    isRepeatable: false, isReloadable: false, parse: { text, settings in
-                        settings.configuration.revalidateAfter = Double(text)
-                        return settings.configuration.revalidateAfter == nil ? "a number of seconds, 0 or more" : nil
-                    }, check: { ($0.configuration.revalidateAfter.map { $0.isFinite && $0 >= 0 } ?? true) ? nil : "a number of seconds, 0 or more" }),
-        optionalText("origin", "URL", "Reverse-proxy mode: map every request path and query onto this http(s) origin.",
-                     \.configuration.origin) { text in
-            OriginURL.parse(text)?.pathAndQuery == "/" ? nil : "an http or https origin without a path, e.g. https://media.example.com"
-        },
-        optionalText("access-log", "PATH",
-                     "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).",
-                     \.configuration.accessLogPath, reloadable: true),
-        optionalText("ca-file", "PATH", "PEM file of extra CA certificates trusted for https origins.", \.configuration.caFile),
-        ServeOption(name: "insecure", valueName: "", help: "Do not verify https origins' certificates (logs a warning at every start).",
-                    isRepeatable: false, isReloadable: false, parse: { text, settings in
-                        switch text.lowercased() {
-                        case "true", "yes", "on", "1": settings.configuration.insecure = true
-                        case "false", "no", "off", "0": settings.configuration.insecure = false
-                        default: return "true or false"
-                        }
-                        return nil
-                    }, check: { _ in nil }),
+        option("revalidate-after", "SECONDS",
+               "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.",
+               \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0) },
+               isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }),
+        option("origin", "URL", "Reverse-proxy mode: map every request path and query onto this http(s) origin.",
+               \.configuration.origin, takes: "an http or https origin without a path, e.g. https://media.example.com",
+               read: { $0 }, isValid: { $0.map { OriginURL.parse($0)?.pathAndQuery == "/" } ?? true }),
+        option("access-log", "PATH",
+               "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).",
+               \.configuration.accessLogPath, takes: "a path", reloadable: true, read: { $0 }, isValid: { $0 != "" }),
+        option("ca-file", "PATH", "PEM file of extra CA certificates trusted for https origins.", \.configuration.caFile,
+               takes: "a path", read: { $0 }, isValid: { $0 != "" }),
+        option("insecure", "", "Do not verify https origins' certificates (logs a warning at every start).",
+               \.configuration.insecure, takes: "true or false", read: { ["true": true, "yes": true, "on": true, "1": true,
+                                                                            "false": false, "no": false, "off": false, "0": false][$0.lowercased()] }),
         ServeOption(name: "header", valueName: "'NAME: VALUE'", help: "A field added to every origin request (repeatable).",
                     isRepeatable: true, isReloadable: true, parse: { text, settings in
                         guard !text.isEmpty else { settings.configuration.extraHeaders = []; return nil }
@@ -140,44 +122,24 @@ public struct ServeOption: Sendable {
              \.configuration.allowedOrigins, reloadable: true) { $0.isEmpty || $0.contains(" ") ? "a host name or address" : nil },
     ]
 
-    private static let levels = "trace, debug, info, notice, warning, error or critical"
-
-    private static func text(_ name: String, _ valueName: String, _ help: String,
-                             _ field: WritableKeyPath<ServeSettings, String> & Sendable,
-                             _ valid: @escaping @Sendable (String) -> String?) -> ServeOption {
-        ServeOption(name: name, valueName: valueName, help: help, isRepeatable: false, isReloadable: false,
-                    parse: { text, settings in settings[keyPath: field] = text; return nil },
-                    check: { valid($0[keyPath: field]) })
-    }
-
-    private static func optionalText(_ name: String, _ valueName: String, _ help: String,
-                                     _ field: WritableKeyPath<ServeSettings, String?> & Sendable, reloadable: Bool = false,
-                                     _ valid: @escaping @Sendable (String) -> String? = { $0.isEmpty ? "a path" : nil }) -> ServeOption {
+    /// A single-valued option: `read` turns the text into a value of `field`
+    /// (nil: it is not one), which must pass `isValid`; `valid` says what it takes.
+    private static func option<Value>(_ name: String, _ valueName: String, _ help: String,
+                                      _ field: WritableKeyPath<ServeSettings, Value> & Sendable, takes valid: String,
+                                      reloadable: Bool = false, read: @escaping @Sendable (String) -> Value?,
+                                      isValid: @escaping @Sendable (Value) -> Bool = { _ in true }) -> ServeOption {
         ServeOption(name: name, valueName: valueName, help: help, isRepeatable: false, isReloadable: reloadable,
-                    parse: { text, settings in settings[keyPath: field] = text; return nil },
-                    check: { $0[keyPath: field].flatMap(valid) })
-    }
-
-    private static func number(_ name: String, _ valueName: String, _ help: String,
-                               _ field: WritableKeyPath<ServeSettings, Int> & Sendable, _ range: ClosedRange<Int>) -> ServeOption {
-        let valid = "\(range.lowerBound) to \(range.upperBound)"
-        return ServeOption(name: name, valueName: valueName, help: help, isRepeatable: false, isReloadable: false,
-                           parse: { text, settings in
-                               guard let value = Int(text) else { return valid }
-                               settings[keyPath: field] = value
-                               return nil
-                           }, check: { range.contains($0[keyPath: field]) ? nil : valid })
+                    parse: { text, settings in
+                        guard let value = read(text) else { return valid }
+                        settings[keyPath: field] = value
+                        return nil
+                    }, check: { isValid($0[keyPath: field]) ? nil : valid })
     }
 
     private static func seconds(_ name: String, _ help: String,
                                 _ field: WritableKeyPath<ServeSettings, Double> & Sendable) -> ServeOption {
-        let valid = "a number of seconds above 0"
-        return ServeOption(name: name, valueName: "SECONDS", help: help, isRepeatable: false, isReloadable: false,
-                           parse: { text, settings in
-                               guard let value = Double(text) else { return valid }
-                               settings[keyPath: field] = value
-                               return nil
-                           }, check: { $0[keyPath: field].isFinite && $0[keyPath: field] > 0 ? nil : valid })
+        option(name, "SECONDS", help, field, takes: "a number of seconds above 0", read: { Double($0) },
+               isValid: { $0.isFinite && $0 > 0 })
     }
 
     private static func list(_ name: String, _ valueName: String, _ help: String,

@@ -24,12 +24,20 @@ struct CacheCommand: AsyncParsableCommand {
 
         /// Runs `body` on the folder directly, or on the proxy serving it.
         func withCache<T>(_ body: (CacheAccess) async throws -> T) async throws -> T {
-            if let proxy = try HTTPCacheFolder.servingProxy(of: path) {
+            if let proxy = try MediaCache.servingProxy(of: path) {
                 return try await body(.remote(AdminClient(address: proxy.address, token: proxy.token)))
             }
-            let folder = try HTTPCacheFolder(path: path)
-            defer { folder.close() }
-            return try await body(.local(folder))
+            let cache = try open()
+            defer { cache.close() }
+            return try await body(.local(cache))
+        }
+
+        /// The folder opened here (no proxy serves it): one loop, and no
+        /// eviction, which is not this command's to do.
+        func open() throws(HTTPCacheError) -> MediaCache {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: path)
+            configuration.maxCacheSize = Int64.max
+            return try MediaCache(configuration: configuration)
         }
     }
 
@@ -115,7 +123,7 @@ func absolute(_ path: String) -> String {
 /// The cache, opened here or reached through the proxy that serves it:
 /// the same operations, answers and errors either way.
 enum CacheAccess {
-    case local(HTTPCacheFolder)
+    case local(MediaCache)
     case remote(AdminClient)
 
     func list() throws(HTTPCacheError) -> [CachedResource] {

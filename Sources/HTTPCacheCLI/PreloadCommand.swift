@@ -46,7 +46,7 @@ struct PreloadCommand: ParsableCommand {
         let bar = ProgressBar(enabled: isatty(2) == 1)
         var firstFailure: HTTPCacheError?
         let outcomes: [(String, Result<PreloadProgress, HTTPCacheError>)]
-        if let proxy = try HTTPCacheFolder.servingProxy(of: folder.path) {
+        if let proxy = try MediaCache.servingProxy(of: folder.path) {
             let client = AdminClient(address: proxy.address, token: proxy.token)
             outcomes = urls.map { url in (url, remotePreload(url, client: client, bar: bar)) }
         } else {
@@ -74,9 +74,7 @@ struct PreloadCommand: ParsableCommand {
 
     /// No proxy serves the folder: open it here (no eviction by this command).
     private func localPreloads(bar: ProgressBar) throws -> [(String, Result<PreloadProgress, HTTPCacheError>)] {
-        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
-        configuration.maxCacheSize = Int64.max
-        let cache = try MediaCache(configuration: configuration)
+        let cache = try folder.open()
         defer { cache.close() }
         let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin)
         return urls.map { url in

@@ -25,7 +25,7 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         let path = cacheDirectory ?? defaultCacheDirectory()
-        guard let proxy = try HTTPCacheFolder.servingProxy(of: path) else {
+        guard let proxy = try MediaCache.servingProxy(of: path) else {
             throw HTTPCacheError(.io, "no proxy is serving the cache folder \(path) "
                                       + "(start one with `httpcache serve --cache-dir \(path)`)")
         }

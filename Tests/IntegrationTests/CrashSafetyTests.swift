@@ -76,7 +76,7 @@ final class CrashSafetyTests: XCTestCase {
         let second = try TestTools.run(CLITests.binary, ["serve", "--port", "0", "--cache-dir", cache], timeout: 20)
         XCTAssertFalse(second.succeeded)
         XCTAssertTrue(second.stderr.contains("in use by another httpcache process"), second.stderr)
-        XCTAssertThrowsError(try HTTPCacheFolder(path: cache))
+        XCTAssertThrowsError(try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: cache)))
     }
 
     func testStartUpWithTenThousandResources() throws {
@@ -97,7 +97,7 @@ final class CrashSafetyTests: XCTestCase {
             }
         }
         let started = Date()
-        let folder = try HTTPCacheFolder(path: directory.path)
+        let folder = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path))
         let elapsed = Date().timeIntervalSince(started)
         defer { folder.close() }
         XCTAssertEqual(folder.cachedResources().count, 10_000)
