@@ -139,7 +139,7 @@ public final class MediaCache: Sendable {
         // A LAN-mode proxy serves signed URLs only; the key is in the folder.
         let lan = AccessPolicy.mode(forBindHost: configuration.host) == .lan
         return try Self.proxyURL(for: originURL, host: configuration.host, port: port,
-                                            signingFolder: lan ? configuration.cacheDirectory : nil)
+                                 signingFolder: lan ? configuration.cacheDirectory : nil)
     }
 
     /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.

@@ -1,6 +1,6 @@
+import CacheLoading
 import FoundationEssentials
 import Glibc
-import CacheLoading
 import HTTPCache
 
 /// Talks to the `/admin/cache` endpoint of the proxy that serves a folder.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import FoundationEssentials
 import CacheProxy
+import FoundationEssentials
 import HTTPCache
 
 /// `httpcache cache …`: manage a cache folder, served or not.

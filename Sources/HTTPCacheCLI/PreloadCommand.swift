@@ -1,6 +1,6 @@
 import ArgumentParser
-import Glibc
 import CacheProxy
+import Glibc
 import HTTPCache
 import Logging
 
