@@ -25,7 +25,8 @@ public struct ServeSettings: Sendable {
 
     /// Sets option `name` from its text, checked as `ServeOption.all` says;
     /// nothing changes when it throws (`.invalidArgument`, saying what is valid).
-    /// For a repeatable option each call adds a value and an empty one clears them.
+    /// For a repeatable option each call adds a value and an empty one clears
+    /// them. A configuration file is one `name = value` a line, each set here.
     public mutating func set(_ name: String, _ text: String) throws(HTTPCacheError) {
         guard let option = ServeOption.named(name) else {
             throw HTTPCacheError(.invalidArgument, "unknown option \(name)")
