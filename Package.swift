@@ -1,8 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers, one direction of dependency:
-// CSupport ← CacheHTTP ← CacheIO ← CacheUpstream/CacheStorage ← CacheLoading ← CacheProxy ← HTTPCache ← httpcache (CLI), HTTPCacheC (C API)
+// Layers, one direction of dependency (docs/ARCHITECTURE.md):
+// CacheHTTP (pure), CSupport (C) ← CacheIO ← CacheUpstream, CacheStorage ← CacheLoading ← CacheProxy
+// ← HTTPCache ← httpcache (CLI), HTTPCacheC (C API). CacheIO needs only CSupport; CacheUpstream and
+// CacheStorage use CacheHTTP and CacheIO.
 let package = Package(
     name: "HTTPCache",
     products: [
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPCache", "CacheStorage", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BenchmarkSmokeTests"),
         // The hc_ functions called from Swift (debug build, no install step).
-        .testTarget(name: "HTTPCacheCTests", dependencies: ["HTTPCacheC"]),
+        .testTarget(name: "HTTPCacheCTests", dependencies: ["HTTPCacheC", "HTTPCache"]),
     ],
     swiftLanguageModes: [.v6]
 )

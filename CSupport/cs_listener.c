@@ -145,11 +145,24 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     if (addrlen == 0)
         return -EINVAL;
 
+    int one = 1;
+    int r = 0;
+    if ((flags & CS_LISTEN_FIRST) && port != 0) {
+        /* A bind without SO_REUSEPORT fails while any socket listens there. */
+        int probe = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe < 0)
+            return -errno;
+        if (setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(probe, (struct sockaddr *)&addr, addrlen) < 0)
+            r = -errno;
+        close(probe);
+        if (r < 0)
+            return r;
+    }
+
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    int one = 1;
-    int r = 0;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
         ((flags & CS_LISTEN_REUSEPORT) && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) ||
         bind(fd, (struct sockaddr *)&addr, addrlen) < 0 ||

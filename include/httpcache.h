@@ -66,26 +66,49 @@ const char *hc_strerror(int code);
 /* ----------------------------------------------------------- configuration */
 
 /* Options are set by name: the long options of `httpcache serve` without the
- * dashes, values as on the command line:
- *   "cache-dir"         folder of the cache (required by hc_open)
- *   "max-cache-size"    bytes, or with K/M/G/T (x1000) or KiB/MiB/GiB/TiB (x1024)
- *   "host", "port"      where hc_serve listens (default 127.0.0.1, port 0: any)
- *   "loops"             event loops (threads) of the cache, 1 to 256 (default
- *                       1); each owns the resources whose key hashes to it,
- *                       all answer hc_serve's clients
- *   "connect-timeout", "read-timeout"   seconds (> 0, fractions allowed)
- *   "revalidate-after"  seconds (>= 0) a response without explicit freshness
- *                       (Cache-Control, Expires) stays fresh before it is
- *                       revalidated; overrides the heuristic (RFC 9111 4.2.2)
- *   "ca-file"           PEM file of extra trusted CA certificates
- *   "insecure"          "true"/"false": skip certificate verification (tests only)
- *   "header"            "Name: value" added to every origin request (repeatable)
- *   "forward-header"    client header name sent on to the origin (repeatable)
- *   "ignore-query"      query parameter left out of the cache key (repeatable)
- *   "log-level"         trace, debug, info, notice, warning, error or critical:
- *                       the least level logged (as hc_config_set_log's min_level)
+ * dashes, values as on the command line ("insecure" takes "true"/"false").
  * Repeatable options accumulate; setting one to "" clears its list. Others
- * replace the previous value.
+ * replace the previous value. "cache-dir" is required by hc_open. The list
+ * below is the library's option table (Tests/HTTPCacheCTests checks it):
+ *   "host": Address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1;
+ *       another than loopback turns on LAN mode).
+ *   "port": Port to listen on (0 picks a free one).
+ *   "cache-dir": Cache folder (httpcache serve: $XDG_CACHE_HOME/httpcache or
+ *       ~/.cache/httpcache).
+ *   "log-level": trace, debug, info, notice, warning, error or critical
+ *       (default info; the C library: warning).
+ *   "log-file": Also append log lines to this file.
+ *   "connect-timeout": Seconds to connect to an origin (TCP and TLS, default
+ *       10).
+ *   "read-timeout": Seconds without data from an origin before 504 (default
+ *       30).
+ *   "idle-timeout": Seconds an idle client connection is kept (default 60).
+ *   "head-timeout": Seconds a client has to send a whole request head
+ *       (default 10, at most the idle timeout).
+ *   "client-timeout": Seconds a client may accept no byte of its response
+ *       before it is closed (default 60).
+ *   "max-connections": Most client connections (default: 80% of the open-file
+ *       limit).
+ *   "loops": Event loops (threads) serving clients (httpcache serve: the
+ *       number of CPU cores; the library: 1).
+ *   "max-cache-size": Cache size limit: bytes, K, M, G, T (x1000) or KiB,
+ *       MiB, GiB, TiB (x1024); default 500MB.
+ *   "ignore-query": A query parameter left out of the cache key (repeatable).
+ *   "revalidate-after": Seconds a response without explicit freshness
+ *       (Cache-Control, Expires) stays fresh; overrides the heuristic.
+ *   "origin": Reverse-proxy mode: map every request path and query onto this
+ *       http(s) origin.
+ *   "access-log": Append one line per response to this file (time, client,
+ *       method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS,
+ *       ms).
+ *   "ca-file": PEM file of extra CA certificates trusted for https origins.
+ *   "insecure": Do not verify https origins' certificates (logs a warning at
+ *       every start).
+ *   "header": A field added to every origin request (repeatable).
+ *   "forward-header": A client request field sent on to the origin
+ *       (repeatable).
+ *   "allow-origin": An origin host the proxy may fetch from; others get 403
+ *       (repeatable).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -126,7 +126,8 @@ ln -sfn "$SONAME" "$ROOTED/lib/libhttpcache.so"
 installed+=("$PREFIX/lib/$SONAME -> $REALNAME" "$PREFIX/lib/libhttpcache.so -> $SONAME")
 
 # Only the .so is installed, so -lhttpcache is all a user links with
-# (libuv and OpenSSL are its own DT_NEEDED entries).
+# (libuv and OpenSSL are its own DT_NEEDED entries). The rpath lets a host
+# built against a prefix outside the loader's path find it at run time.
 cat >"$STAGE/httpcache.pc" <<EOF
 prefix=$PREFIX
 includedir=\${prefix}/include
@@ -136,7 +137,7 @@ Name: httpcache
 Description: Play-while-download HTTP caching proxy for media (C API)
 Version: $VERSION
 Cflags: -I\${includedir}
-Libs: -L\${libdir} -lhttpcache
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lhttpcache
 EOF
 put 0644 "$STAGE/httpcache.pc" lib/pkgconfig/httpcache.pc
 

@@ -35,7 +35,8 @@ final class CachedReaderBench {
             let copy = directory + "/import.bin"
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: source, toPath: copy)
-            try cache.importResource(for: url, from: copy, contentType: "video/mp4")
+            let operations = cache.operations  // the blocking form of importResource (this init is not async)
+            try operations.wait { operations.importFile(copy, url: url, contentType: "video/mp4", $0) }.get()
         }
     }
 

@@ -83,10 +83,14 @@ typedef struct cs_listener_callbacks {
  * port and the kernel spreads new connections over them. Every listener of
  * the port must set it, the first one included. */
 #define CS_LISTEN_REUSEPORT 1
+/** cs_listen flag, with CS_LISTEN_REUSEPORT: the first listener of the
+ * shared port. It fails with -EADDRINUSE when anything listens on the port
+ * already (another process that set SO_REUSEPORT would otherwise share it). */
+#define CS_LISTEN_FIRST 2
 
 /**
  * Listens on host:port (port 0 picks a free port; host is an IPv4 or IPv6
- * literal). flags: 0 or CS_LISTEN_REUSEPORT. Returns 0 and sets *out, or
+ * literal). flags: 0, CS_LISTEN_REUSEPORT [| CS_LISTEN_FIRST]. Returns 0 and sets *out, or
  * -errno. Callbacks are copied.
  */
 int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,

@@ -10,7 +10,7 @@ package enum StorageDecision: Sendable, Equatable {
 }
 
 /// Why a response is not stored; `rawValue` is a short phrase for logs.
-package enum NotStorableReason: String, Sendable, Equatable {
+package enum NotStorableReason: String, Sendable, Equatable, CaseIterable {
     /// §3: only GET and HEAD are cached here.
     case method = "request method is not cacheable"
     /// §5.2.1.5: the request said no-store.

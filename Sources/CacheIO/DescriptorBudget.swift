@@ -35,10 +35,13 @@ package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
                                 originConnections: origins, dataFiles: files)
     }
 
-    /// The split for this process: raises the soft limit to the hard one and
-    /// counts what is open now. Call once, after the loops exist.
-    package static func forThisProcess(loops: Int, requestedClients: Int? = nil) -> DescriptorBudget {
-        let limit = FileLimit.raiseToHard()
+    /// The split for this process: counts what is open now. A process that
+    /// owns its limits (the `httpcache` binary) first raises the soft limit to
+    /// the hard one; a host embedding the library keeps its own. Call once,
+    /// after the loops exist.
+    package static func forThisProcess(loops: Int, requestedClients: Int? = nil,
+                                       raisingLimit: Bool = false) -> DescriptorBudget {
+        let limit = raisingLimit ? FileLimit.raiseToHard() : FileLimit.soft()
         let reserved = openDescriptors() + margin(loops: loops)
         return split(limit: limit, reserved: reserved, loops: loops, requestedClients: requestedClients)
     }

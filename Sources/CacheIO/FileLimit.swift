@@ -17,6 +17,13 @@ package enum FileLimit {
         return Int(clamping: min(limit.rlim_cur, rlim_t(Int32.max)))  // RLIM_INFINITY included
     }
 
+    /// The soft limit as it is (a library leaves its host's limits alone).
+    package static func soft() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: min(limit.rlim_cur, rlim_t(Int32.max)))
+    }
+
     /// Client connections allowed for a soft limit: 80% of it, the rest left
     /// for the listener, origin connections, data files and logs.
     package static func defaultConnectionCap(softLimit: Int) -> Int {

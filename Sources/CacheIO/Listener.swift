@@ -10,9 +10,11 @@ package final class Listener {
     private init(onAccept: @escaping (Socket) -> Void) { self.onAccept = onAccept }
 
     /// `sharedPort`: SO_REUSEPORT, for one listener per loop on the same port
-    /// (the kernel spreads connections over them); set it on every one.
+    /// (the kernel spreads connections over them); set it on every one, and
+    /// `first` on the first only: it refuses a port something listens on
+    /// already, such as another process that shares ports too.
     package static func listen(on loop: EventLoop, host: String, port: Int, backlog: Int = 1024,
-                               sharedPort: Bool = false, onAccept: @escaping (Socket) -> Void) throws -> Listener {
+                               sharedPort: Bool = false, first: Bool = true, onAccept: @escaping (Socket) -> Void) throws -> Listener {
         loop.assertInLoop()
         let listener = Listener(onAccept: onAccept)
         let ctx = Unmanaged.passRetained(listener).toOpaque()
@@ -29,7 +31,7 @@ package final class Listener {
             }
         )
         var raw: OpaquePointer?
-        let status = cs_listen(loop.raw, host, Int32(port), Int32(backlog), sharedPort ? CS_LISTEN_REUSEPORT : 0, &callbacks, ctx, &raw)
+        let status = cs_listen(loop.raw, host, Int32(port), Int32(backlog), sharedPort ? CS_LISTEN_REUSEPORT | (first ? CS_LISTEN_FIRST : 0) : 0, &callbacks, ctx, &raw)
         if status != 0 {
             Unmanaged<Listener>.fromOpaque(ctx).release()
             throw IOError(code: status, "listen on \(host):\(port)")

@@ -10,7 +10,7 @@ package struct EngineConfiguration: Sendable {
     package var cacheDirectory: String
     package var upstream = UpstreamConfiguration()
     /// The most bytes the cache keeps once downloads settle.
-    package var maxCacheBytes: Int64 = 500_000_000
+    package var maxCacheBytes: Int64
     /// What is cached and how often cached resources are checked.
     package var policy = LoaderPolicy()
     /// Maps an origin URL to its cache key (several URLs may share one entry).
@@ -25,8 +25,9 @@ package struct EngineConfiguration: Sendable {
     /// split per loop, is the bound for the store's open data files.
     package var descriptors: DescriptorBudget?
 
-    package init(cacheDirectory: String) {
+    package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
+        self.maxCacheBytes = maxCacheBytes
     }
 }
 

@@ -176,7 +176,7 @@ package final class Loader {
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }
         if download.failure != nil { state.forgetHeadIfNothingCached() }
-        if let failure = download.failure, let code = OriginErrorCode.code(for: failure) {
+        if let failure = download.failure, let code = OriginErrorCode(failure) {
             counters.originErrors[code, default: 0] += 1
         }
         if let failure = download.failure, let url = state.originURL {

@@ -261,7 +261,6 @@ package final class ResourceReader {
         }
     }
 
-    /// Releases interest in downloads (cancelling those nobody else wants).
     // MARK: passing through
 
     func follow(_ download: Download) {

@@ -25,7 +25,6 @@ final class ResourceState {
     /// Whether the origin answered a Range with 206 (true) or 200 (false);
     /// nil until it answered one in this process.
     var rangesSupported: Bool?
-    /// The live-playlist reuse window of the cached version, once looked at.
 
     init(resource: Resource) {
         self.resource = resource

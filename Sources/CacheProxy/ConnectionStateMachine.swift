@@ -61,19 +61,24 @@ package struct ConnectionStateMachine {
 
     package struct Settings: Sendable {
         /// Milliseconds an idle keep-alive connection is kept.
-        package var keepAliveTimeout: UInt64 = 60_000
+        package var keepAliveTimeout: UInt64
         /// Milliseconds a client has for a whole request head, from its first byte.
-        package var headTimeout: UInt64 = 10_000
+        package var headTimeout: UInt64
         /// Milliseconds a client may accept no byte of a response queued for
         /// it before the connection is closed and its buffers freed.
-        package var sendTimeout: UInt64 = 60_000
+        package var sendTimeout: UInt64
         /// Most unparsed bytes buffered (pipelined requests); reading pauses past it.
         package var maxBuffered = 64 << 10
         /// Largest request body collected for a pass-through request; larger
         /// ones get 413. Reading goes on only while a body is short of it.
         package var maxRequestBody = 8 << 20
         package var limits = HeadLimits()
-        package init() {}
+
+        package init(keepAliveTimeout: UInt64, headTimeout: UInt64, sendTimeout: UInt64) {
+            self.keepAliveTimeout = keepAliveTimeout
+            self.headTimeout = headTimeout
+            self.sendTimeout = sendTimeout
+        }
     }
 
     package private(set) var state: State = .awaitingHead

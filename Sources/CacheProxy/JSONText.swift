@@ -1,5 +1,29 @@
-/// Minimal JSON writing for the admin endpoint (no Foundation on the server path).
+/// JSON writing for the admin and stats routes (no Foundation on the server path).
 enum JSONText {
+    /// A value as JSON, the way synthesized `Codable` with `JSONDecoder`
+    /// reads it back: a struct is an object keyed by its stored properties'
+    /// names, nil is null, an enum without payload is its case name (its raw
+    /// value when the two are the same, as for the wire types here).
+    static func encode(_ value: Any) -> String {
+        switch value {
+        case let text as String: return string(text)
+        case let flag as Bool: return flag ? "true" : "false"
+        case let number as any BinaryInteger: return "\(number)"
+        case let number as Double: return number.isFinite ? "\(number)" : "null"
+        case let raw as any RawRepresentable: return encode(raw.rawValue)
+        default: break
+        }
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .optional: return mirror.children.first.map { encode($0.value) } ?? "null"
+        case .collection, .set: return "[" + mirror.children.map { encode($0.value) }.joined(separator: ",") + "]"
+        case .enum: return string("\(value)")
+        default:
+            let fields = mirror.children.compactMap { child in child.label.map { string($0) + ":" + encode(child.value) } }
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+    }
+
     static func string(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {
@@ -17,7 +41,4 @@ enum JSONText {
         }
         return out + "\""
     }
-
-    static func optional(_ value: String?) -> String { value.map(string) ?? "null" }
-    static func optional(_ value: Int64?) -> String { value.map(String.init) ?? "null" }
 }

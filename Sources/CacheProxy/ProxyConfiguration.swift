@@ -3,26 +3,20 @@ import CacheLoading
 import CacheUpstream
 
 /// Everything the proxy needs to run: its engine's settings and its own.
+/// Made from a validated `HTTPCacheConfiguration`, which holds the defaults.
 package struct ProxyConfiguration: Sendable {
     package var engine: EngineConfiguration
+    package var connection: ConnectionStateMachine.Settings
     package var host = "127.0.0.1"
     package var port = 0
     /// Event loops serving clients (the engine's and loops - 1 more, see ProxyServer).
     package var loops = 1
-    /// Give free heap pages back to the system once no client is connected
-    /// (the server binary only: a host embedding the library owns its heap).
-    package var trimsHeapWhenIdle = false
-    /// Milliseconds an idle keep-alive client connection is kept.
-    package var keepAliveTimeout: UInt64 = 60_000
-    /// Milliseconds a client has to send a complete request head (from its
-    /// first byte; partial reads do not extend it).
-    package var requestHeadTimeout: UInt64 = 10_000
-    /// Milliseconds a client may accept no byte of its response before it is
-    /// closed and its buffers freed.
-    package var clientSendTimeout: UInt64 = 60_000
+    /// The `httpcache` binary owns its process: it raises the open-file
+    /// limit and gives free heap pages back once no client is connected. A
+    /// host embedding the library owns its limits and heap.
+    package var ownsProcess = false
     /// Most client connections at once, over every loop; nil: 80% of the
-    /// open-file limit (after raising the soft limit to the hard one at
-    /// start). `MediaCache` sets it from its `DescriptorBudget`.
+    /// open-file limit. `MediaCache` sets it from its `DescriptorBudget`.
     package var maxClientConnections: Int?
     /// Origin hosts the proxy may fetch from (empty: any).
     package var allowedOrigins: [String] = []
@@ -32,11 +26,8 @@ package struct ProxyConfiguration: Sendable {
     /// origin (CDN-Cache-Control then applies, RFC 9213).
     package var reverseOrigin: OriginURL?
 
-    package init(cacheDirectory: String) {
-        engine = EngineConfiguration(cacheDirectory: cacheDirectory)
-    }
-
-    package init(engine: EngineConfiguration) {
+    package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings) {
         self.engine = engine
+        self.connection = connection
     }
 }

@@ -74,7 +74,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var bytesFromCache: UInt64
     package var bytesFromOrigin: UInt64
     package var originRequests: UInt64
-    package var originErrors: [String: UInt64]
+    package var originErrors: [OriginErrorCode: UInt64]
     package var openConnections: Int
     package var activeDownloads: Int
     package var evictions: UInt64
@@ -90,7 +90,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
-                 originErrors: [String: UInt64] = [:], openConnections: Int = 0, activeDownloads: Int = 0,
+                 originErrors: [OriginErrorCode: UInt64] = [:], openConnections: Int = 0, activeDownloads: Int = 0,
                  evictions: UInt64 = 0, cacheSizeBytes: Int64 = 0, cacheEntries: Int = 0, uptimeSeconds: Double = 0,
                  accessLogDropped: UInt64 = 0) {
         self.requestsByStatus = requestsByStatus
@@ -158,7 +158,7 @@ extension MetricsSnapshot {
         }
         let byStatus = requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
         let byCache = CacheStatus.allCases.map { ($0.rawValue, requestsByCache[$0, default: 0]) }
-        let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
         let fields: [(String, String)] = [
             ("uptime_seconds", Self.decimal(uptimeSeconds, digits: 3)),
             ("requests_total", String(requestsTotal)),
@@ -198,7 +198,7 @@ extension MetricsSnapshot {
                     String(bytesFromOrigin))
         text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.", String(originRequests))
         text.family("httpcache_origin_errors_total", .counter, "Failed origin requests, by error code.",
-                    originErrors.sorted { $0.key < $1.key }.map { (["code": $0.key], String($0.value)) })
+                    originErrors.sorted { $0.key < $1.key }.map { (["code": $0.key.rawValue], String($0.value)) })
         text.family("httpcache_open_connections", .gauge, "Client connections open now.", String(openConnections))
         text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.", String(activeDownloads))
         text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.", String(evictions))

@@ -33,7 +33,6 @@ package final class ProxyServer {
     /// The first loop's server: owns the lock file's address, the access
     /// log, admin, stats and preloads.
     var isHome: Bool { index == 0 }
-    let headLimits = HeadLimits()
     var heads = ResponseHeads()
     var targets = TargetCache()
     var metrics = ProxyMetrics()
@@ -82,12 +81,8 @@ package final class ProxyServer {
         let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)
         viaPseudonym = engine.configuration.policy.viaPseudonym
-        var settings = ConnectionStateMachine.Settings()
-        settings.keepAliveTimeout = configuration.keepAliveTimeout
-        settings.headTimeout = configuration.requestHeadTimeout
-        settings.sendTimeout = configuration.clientSendTimeout
-        connectionSettings = settings
-        let softLimit = FileLimit.raiseToHard()
+        connectionSettings = configuration.connection
+        let softLimit = configuration.ownsProcess ? FileLimit.raiseToHard() : FileLimit.soft()
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
         // Each loop accepts its share; connections handed over from other loops are not refused.
         maxConnections = max(1, cap / max(1, configuration.loops))
@@ -105,7 +100,7 @@ package final class ProxyServer {
         }
         self.adminToken = adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
-                                       sharedPort: configuration.loops > 1) { [unowned self] socket in
+                                       sharedPort: configuration.loops > 1, first: home == nil) { [unowned self] socket in
             self.accept(socket)
         }
         peers = [LoopLink(self)]
@@ -153,7 +148,7 @@ package final class ProxyServer {
     func connectionClosed(_ connection: ClientConnection) {
         connections[ObjectIdentifier(connection)] = nil
         if connections.count < maxConnections { listener?.resume() }
-        if connections.isEmpty && configuration.trimsHeapWhenIdle { trimWhenStillIdle() }
+        if connections.isEmpty && configuration.ownsProcess { trimWhenStillIdle() }
     }
 
     /// A daemon spends most of its life at rest: once no client has been
@@ -385,7 +380,7 @@ package final class ProxyServer {
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
-                                        durationMilliseconds: Double(now - record.startedAt)))
+                                        durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6))
     }
 
     /// Stops accepting and drops clients. The engine stays open.
@@ -417,5 +412,6 @@ struct ResponseRecord {
     var bytesSent: UInt64
     var bytesFromCache: UInt64 = 0
     var bytesFromOrigin: UInt64 = 0
-    var startedAt: Int64
+    /// `WallClock.monotonicNanoseconds()` when the request head was complete.
+    var startedAt: UInt64
 }

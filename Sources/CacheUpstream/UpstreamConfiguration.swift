@@ -12,7 +12,7 @@ package struct UpstreamConfiguration: Sendable {
     package var maxConnections = 1024
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
-    package var userAgent = "HTTPCache/0.1"
+    package var userAgent = "HTTPCache/" + HTTPCacheVersion.text.description
     /// Redirects followed for one request before giving up.
     package var maxRedirects = 10
     /// How https origins are verified.
@@ -71,4 +71,14 @@ package enum UpstreamError: Error, Sendable, CustomStringConvertible {
         case .configuration(let reason): return "bad configuration: \(reason)"
         }
     }
+}
+
+/// The release, in the origin's User-Agent and the C library's `hc_version`
+/// (`HC_VERSION_*` in include/httpcache.h must match it).
+package enum HTTPCacheVersion {
+    package static let major: Int32 = 0
+    package static let minor: Int32 = 2
+    package static let patch: Int32 = 0
+    /// Static and NUL-terminated: hc_version hands out its address.
+    package static let text: StaticString = "0.2.0"
 }

@@ -1,4 +1,4 @@
-import CacheStorage
+import CacheLoading
 
 /// One entry of the disk cache.
 public struct CachedResource: Sendable, Equatable {
@@ -17,6 +17,8 @@ public struct CachedResource: Sendable, Equatable {
     public var isComplete: Bool
     /// A client is reading it right now (it is not evicted meanwhile).
     public var isInUse: Bool
+    /// Kept out of eviction by a pinning preload until `unpin(_:)`.
+    public var isPinned = false
 
     public init(url: String, totalLength: Int64?, contentType: String?, cachedBytes: Int64,
                 cachedRanges: [ClosedRange<Int64>], lastAccess: Double, isComplete: Bool, isInUse: Bool) {
@@ -30,14 +32,11 @@ public struct CachedResource: Sendable, Equatable {
         self.isInUse = isInUse
     }
 
-    init(_ info: CachedResourceInfo) {
-        url = info.url
-        totalLength = info.totalLength
-        contentType = info.contentType
-        cachedBytes = info.cachedBytes
-        cachedRanges = info.ranges.ranges.map { $0.lowerBound...($0.upperBound - 1) }
-        lastAccess = Double(info.lastAccess) / 1000
-        isComplete = info.isComplete
-        isInUse = info.inUse
+    /// An entry as the cache operations list it (here or through a proxy's admin routes).
+    package init(_ entry: CacheEntry) {
+        self.init(url: entry.url, totalLength: entry.totalLength, contentType: entry.contentType,
+                  cachedBytes: entry.cachedBytes, cachedRanges: entry.cachedRanges.compactMap { $0.count == 2 ? $0[0]...$0[1] : nil },
+                  lastAccess: Double(entry.lastAccess) / 1000, isComplete: entry.isComplete, isInUse: entry.isInUse)
+        isPinned = entry.isPinned
     }
 }

@@ -3,11 +3,11 @@ import CacheLoading
 import CacheProxy
 import CacheUpstream
 
-/// How an `HTTPCacheServer` runs.
+/// How a `MediaCache` runs and serves; checked by `validate()` when it opens.
 public struct HTTPCacheConfiguration: Sendable {
     /// Address to listen on (an IPv4 or IPv6 literal). Loopback by default.
     public var host: String
-    /// Port to listen on; 0 picks a free one (read it from `HTTPCacheServer.port`).
+    /// Port to listen on; 0 picks a free one (read it from `MediaCache.port`).
     public var port: Int
     /// Folder of the disk cache; created if missing.
     public var cacheDirectory: String
@@ -26,7 +26,7 @@ public struct HTTPCacheConfiguration: Sendable {
     /// and its buffers freed.
     public var clientSendTimeout: Double = 60
     /// Most client connections at once (nil: what the open-file limit, whose
-    /// soft value is raised to the hard one at start, leaves after origin
+    /// soft value `httpcache serve` raises to the hard one, leaves after origin
     /// connections and data files: about 3/4 of it; a larger value is
     /// lowered to that). At the cap the connection idle the longest is
     /// closed, or, with none idle, new clients wait in the listen backlog.
@@ -36,9 +36,10 @@ public struct HTTPCacheConfiguration: Sendable {
     /// to it (their downloads, readers and bookkeeping); hits of complete,
     /// fresh resources are answered on any loop (see the README's "Several loops").
     public var loops = 1
-    /// The `httpcache` binary's: free heap pages go back to the system once
-    /// no client is connected. Off in the library (the host owns its heap).
-    package var trimsHeapWhenIdle = false
+    /// The `httpcache` binary's: the open-file limit is raised and free heap
+    /// pages go back to the system once no client is connected. Off in the
+    /// library (the host owns its limits and heap).
+    package var ownsProcess = false
     /// A PEM file of CA certificates trusted for https origins, besides the
     /// system store (e.g. a company CA).
     public var caFile: String?
@@ -50,7 +51,7 @@ public struct HTTPCacheConfiguration: Sendable {
     /// They win over client fields of the same name and are not sent on
     /// when a redirect leaves the origin first asked if they carry credentials
     /// (Authorization, Cookie). Framing fields (Host, Range, Connection…) are
-    /// the proxy's own and are refused by `HTTPCacheServer.start()`.
+    /// the proxy's own and are refused when the cache opens.
     public var extraHeaders: [(String, String)] = []
     /// Names of client request fields sent on to the origin besides
     /// User-Agent, Accept and Accept-Language (e.g. `"Referer"`).
@@ -112,29 +113,33 @@ public struct HTTPCacheConfiguration: Sendable {
         self.port = port
     }
 
+    /// The proxy's and engine's settings, from a configuration that passed `validate()`.
     var proxyConfiguration: ProxyConfiguration {
-        var configuration = ProxyConfiguration(cacheDirectory: cacheDirectory)
+        func milliseconds(_ seconds: Double) -> UInt64 { UInt64((seconds * 1000).rounded(.up)) }
+        var engine = EngineConfiguration(cacheDirectory: cacheDirectory, maxCacheBytes: maxCacheSize)
+        engine.upstream.connectTimeout = milliseconds(connectTimeout)
+        engine.upstream.readTimeout = milliseconds(readTimeout)
+        engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
+        engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
+        engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
+        engine.cacheKey = cacheKey
+        engine.policy.cacheable = isCacheable
+        if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
+        let idle = milliseconds(clientIdleTimeout)
+        // The head timeout runs within an idle connection's: never longer.
+        var configuration = ProxyConfiguration(
+            engine: engine,
+            connection: .init(keepAliveTimeout: idle, headTimeout: min(milliseconds(clientHeadTimeout), idle),
+                              sendTimeout: milliseconds(clientSendTimeout)))
         configuration.host = host
         configuration.port = port
-        configuration.engine.upstream.connectTimeout = UInt64(max(0.001, connectTimeout) * 1000)
-        configuration.engine.upstream.readTimeout = UInt64(max(0.001, readTimeout) * 1000)
-        configuration.engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
-        configuration.engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
-        configuration.engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
-        configuration.engine.cacheKey = cacheKey
         configuration.accessLogPath = accessLogPath
         configuration.allowedOrigins = allowedOrigins
-        configuration.keepAliveTimeout = UInt64(max(0.001, clientIdleTimeout) * 1000)
-        configuration.requestHeadTimeout = min(UInt64(max(0.001, clientHeadTimeout) * 1000), configuration.keepAliveTimeout)
-        configuration.clientSendTimeout = UInt64(max(0.001, clientSendTimeout) * 1000)
         configuration.maxClientConnections = maxClientConnections
-        configuration.loops = max(1, loops)
-        configuration.trimsHeapWhenIdle = trimsHeapWhenIdle
-        configuration.engine.maxCacheBytes = maxCacheSize
-        configuration.engine.policy.cacheable = isCacheable
-        if let revalidateAfter { configuration.engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
-        if let origin, let url = OriginURL.parse(origin) {
-            configuration.reverseOrigin = url
+        configuration.loops = loops
+        configuration.ownsProcess = ownsProcess
+        if let origin {
+            configuration.reverseOrigin = OriginURL.parse(origin)
             configuration.engine.policy.cache.honorsCDNCacheControl = true
         }
         return configuration

@@ -3,6 +3,7 @@ import CacheIO
 import CacheLoading
 import CacheProxy
 import CacheStorage
+import Glibc
 import Logging
 
 /// An open cache: the folder (locked for this process), its downloads and
@@ -38,12 +39,14 @@ public final class MediaCache: Sendable {
     }
 
     /// Opens the cache folder (creating it if needed) and takes its lock.
-    /// Throws `.busy` while another process (or another `MediaCache`) has it.
+    /// Throws `.invalidArgument` for a configuration that `validate()`
+    /// refuses, `.busy` while another process (or another `MediaCache`) has the folder.
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
+        try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         var loops: [EventLoop] = []
-        for _ in 0..<max(1, configuration.loops) {
+        for _ in 0..<configuration.loops {
             do { loops.append(try EventLoop()) } catch {
                 for loop in loops { loop.shutdown() }
                 throw HTTPCacheError(.noMemory, "cannot start an event loop: \(error)")
@@ -51,7 +54,8 @@ public final class MediaCache: Sendable {
         }
         // Counted once the loops exist (their descriptors are then reserved).
         let descriptors = DescriptorBudget.forThisProcess(loops: loops.count,
-                                                          requestedClients: configuration.maxClientConnections)
+                                                          requestedClients: configuration.maxClientConnections,
+                                                          raisingLimit: configuration.ownsProcess)
         self.descriptors = descriptors
         logger.debug("descriptor budget", metadata: [
             "limit": "\(descriptors.limit)", "reserved": "\(descriptors.reserved)",
@@ -149,9 +153,41 @@ public final class MediaCache: Sendable {
         }
         // A LAN-mode proxy serves signed URLs only; the key is in the folder.
         let lan = AccessPolicy.mode(forBindHost: configuration.host) == .lan
-        return try HTTPCacheServer.proxyURL(for: originURL, host: configuration.host, port: port,
-                                            signingFolder: lan ? configuration.cacheDirectory : nil)
+        return try Self.proxyURL(for: originURL, host: configuration.host, port: port,
+                                 signingFolder: lan ? configuration.cacheDirectory : nil)
     }
+
+    /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.
+    ///
+    /// With `signingFolder` (the proxy's cache folder) the URL is signed with
+    /// the folder's key (created on first use), as a proxy in LAN mode (bound
+    /// to a non-loopback address) requires; a loopback proxy accepts both forms.
+    public static func proxyURL(for originURL: String, host: String, port: Int,
+                                signingFolder: String? = nil) throws(HTTPCacheError) -> String {
+        var signature: String?
+        if let signingFolder {
+            do {
+                signature = URLSigner(key: try URLSigningKey.loadOrCreate(folder: signingFolder))
+                    .signature(forOrigin: originURL)
+            } catch {
+                throw HTTPCacheError(.io, "cannot sign the URL: \(error.description)")
+            }
+        }
+        guard let path = ProxyURL.path(forOrigin: originURL, signature: signature) else {
+            throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(originURL)")
+        }
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        return "http://\(authority)\(path)"
+    }
+
+    /// The longest request target (a proxy URL's path) the proxy accepts: a
+    /// request line is at most `HeadLimits.maxRequestLine` bytes, "GET " and
+    /// " HTTP/1.1" included; a longer one gets 414.
+    public static let longestProxyPath = HeadLimits().maxRequestLine - "GET  HTTP/1.1".utf8.count
+
+    /// Whether a proxy bound to `host` is in loopback mode (else LAN mode,
+    /// which serves signed proxy URLs only).
+    public static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 
     /// Stops serving, ends every connection and download, writes the cache
     /// metadata and releases the folder. Returns when everything is closed.
@@ -180,33 +216,53 @@ public final class MediaCache: Sendable {
         engines.submitAndWait(engines.shard(ofURL: url), body)
     }
 
-    var operations: CacheOperations {
+    package var operations: CacheOperations {
         CacheOperations(stores: engines.storesByShard, group: engines.stores, cacheKey: configuration.cacheKey)
     }
 
-    // MARK: cache operations
+    // MARK: cache operations (the admin routes run the same `CacheOperations`)
+
+    /// Where the proxy serving the folder at `path` listens and its admin
+    /// token (from the folder's lock file); nil when none does. Throws `.io`
+    /// when the lock file cannot be read (a proxy of another user may hold it).
+    public static func servingProxy(of path: String) throws(HTTPCacheError) -> (address: String, token: String)? {
+        if access(path + "/lock", R_OK) != 0, errno != ENOENT {
+            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(String(cString: strerror(errno)))")
+        }
+        guard let owner = CacheLock.readOwner(folder: path), let address = owner.address,
+              let token = owner.token else { return nil }
+        return (address, token)
+    }
 
     /// Every cache entry, most recently used first.
-    public func cachedResources() -> [CachedResource] { operations.list() }
+    public func cachedResources() -> [CachedResource] { operations.wait(operations.list).entries.map(CachedResource.init) }
 
     /// Bytes held by the cache.
-    public func cacheSize() -> Int64 { operations.totalSize() }
+    public func cacheSize() -> Int64 { operations.wait(operations.list).totalBytes }
 
-    /// Removes one entry (an entry in use goes once its readers are done).
-    public func removeResource(for url: String) throws(HTTPCacheError) { try operations.remove(url: url) }
+    /// Removes one entry (an entry in use goes once its readers are done);
+    /// `.notFound` when it is not cached.
+    public func removeResource(for url: String) throws(HTTPCacheError) {
+        try operations.wait { operations.remove(url: url, $0) }.get()
+    }
 
     /// Removes every entry.
-    public func removeAllResources() { operations.removeAll() }
+    public func removeAllResources() { operations.wait { done in operations.removeAll { done(()) } } }
 
-    /// Puts a completely cached resource at `path` (a hard link when possible: no merge pass).
-    public func exportResource(for url: String, to path: String) throws(HTTPCacheError) {
-        try operations.export(url: url, to: path)
+    /// Puts a completely cached resource at `path` (a hard link when possible:
+    /// no merge pass); `.notFound` when not cached, `.range` when incomplete.
+    public func exportResource(for url: String, to path: String) async throws(HTTPCacheError) {
+        try await operations.answer { operations.export(url: url, to: path, $0) }.get()
     }
 
-    /// Makes a local file the cached copy of `url`.
-    public func importResource(for url: String, from path: String, contentType: String? = nil) throws(HTTPCacheError) {
-        try operations.importFile(path, url: url, contentType: contentType)
+    /// Makes a local file the cached copy of `url` (an http or https URL).
+    public func importResource(for url: String, from path: String, contentType: String? = nil) async throws(HTTPCacheError) {
+        try await operations.answer { operations.importFile(path, url: url, contentType: contentType, $0) }.get()
     }
+
+    /// Lets eviction take what a pinning preload of `url` kept; returns how many entries.
+    @discardableResult
+    public func unpin(_ url: String) -> Int { operations.wait { operations.unpin(url: url, $0) } }
 
     /// The last origin or cache failure recorded for `url`, if any.
     public func lastError(for url: String) -> String? {
@@ -220,5 +276,12 @@ public final class MediaCache: Sendable {
         } else {
             _ = engines.submitToAll { $0.loader.clearLastErrors() }
         }
+    }
+}
+
+extension CacheOperations {
+    /// An operation's answer, awaited.
+    func answer<T: Sendable>(_ operation: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
+        await withCheckedContinuation { continuation in operation { continuation.resume(returning: $0) } }
     }
 }

@@ -68,6 +68,13 @@ public struct PreloadProgress: Sendable, Equatable {
     public var resourcesDone: Int
     public var resourcesTotal: Int
 
+    /// The part done, 0 to 1: of the bytes when sizes are known (resources
+    /// differ too much in size to be counted alike), else of the resources.
+    public var fractionDone: Double {
+        if let total = bytesTotal, total > 0 { return min(1, Double(bytesDone) / Double(total)) }
+        return resourcesTotal > 0 ? Double(resourcesDone) / Double(resourcesTotal) : 0
+    }
+
     public init(bytesDone: Int64 = 0, bytesTotal: Int64? = nil, segmentsDone: Int = 0, segmentsTotal: Int = 0,
                 resourcesDone: Int = 0, resourcesTotal: Int = 0) {
         self.bytesDone = bytesDone
@@ -208,7 +215,7 @@ extension MediaCache {
     /// or the first `options.duration` seconds of each media playlist).
     public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
-        guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http(s) URL: \(url)") }
+        guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }
         if let range, range.lowerBound < 0 { throw HTTPCacheError(.invalidArgument, "bad range \(range)") }
         let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
                                      variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin)
@@ -225,12 +232,5 @@ extension MediaCache {
         guard let id else { throw HTTPCacheError(.closed, "the cache is closed") }
         ids.withLock { $0 = id }
         return task
-    }
-
-    /// Unpins what the preload of `url` pinned (and `url`'s own entry), so
-    /// eviction may take it again. Returns how many entries were unpinned.
-    @discardableResult
-    public func unpin(_ url: String) -> Int {
-        operations.unpin(url: url)
     }
 }

@@ -44,13 +44,14 @@ final class CacheHandle: Sendable {
     guard let out else { return hcInvalid }
     out.pointee = nil
     guard let options = ConfigHandle.from(config)?.value else { return hcInvalid }  // a copy
-    let logger = options.log.makeLogger()
-    guard let configuration = options.configuration else {
+    var logger = options.log.makeLogger()
+    guard !options.settings.configuration.cacheDirectory.isEmpty else {
         logger.warning("hc_open: the configuration has no \"cache-dir\"")
         return hcInvalid
     }
     do throws(HTTPCacheError) {
-        let cache = try MediaCache(configuration: configuration, logger: logger)
+        if let path = options.settings.logFile { logger = options.log.makeLogger(file: try LogFileSink(path: path)) }
+        let cache = try MediaCache(configuration: options.settings.configuration, logger: logger)
         out.pointee = OpaquePointer(Unmanaged.passRetained(CacheHandle(cache: cache, logger: logger)).toOpaque())
         return hcOK
     } catch {

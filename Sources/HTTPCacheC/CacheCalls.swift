@@ -23,16 +23,18 @@ public typealias HCListFunction = @convention(c) (UnsafeMutableRawPointer?, Unsa
 @c public func hc_cache_export(_ cache: OpaquePointer?, _ url: UnsafePointer<CChar>?,
                                _ path: UnsafePointer<CChar>?) -> Int32 {
     guard let handle = CacheHandle.from(cache), let url, let path else { return hcInvalid }
+    let operations = handle.cache.operations  // the blocking form of exportResource
     return cResult { () throws(HTTPCacheError) in
-        try handle.cache.exportResource(for: String(cString: url), to: String(cString: path))
+        try operations.wait { operations.export(url: String(cString: url), to: String(cString: path), $0) }.get()
     }
 }
 
 @c public func hc_cache_import(_ cache: OpaquePointer?, _ url: UnsafePointer<CChar>?,
                                _ path: UnsafePointer<CChar>?) -> Int32 {
     guard let handle = CacheHandle.from(cache), let url, let path else { return hcInvalid }
+    let operations = handle.cache.operations  // the blocking form of importResource
     return cResult { () throws(HTTPCacheError) in
-        try handle.cache.importResource(for: String(cString: url), from: String(cString: path))
+        try operations.wait { operations.importFile(String(cString: path), url: String(cString: url), contentType: nil, $0) }.get()
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import HTTPCache
 import Logging
 
 /// hc_log_fn of include/httpcache.h.
@@ -17,19 +18,21 @@ struct LogTarget: @unchecked Sendable {
     var userdata: UnsafeMutableRawPointer?
 
     static let warning: Int32 = 4
-    static let names = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-
-    static func level(named name: String) -> Int32? {
-        names.firstIndex(of: name.lowercased()).map(Int32.init)
-    }
 
     /// A logger bound to this target alone. Each cache gets its own, so a host
     /// may open several caches with different callbacks; the process-wide
     /// `LoggingSystem` is never bootstrapped (it belongs to the host's Swift
     /// code, if any, and the library's copy of swift-log is private anyway).
-    func makeLogger() -> Logger {
+    /// The logger of one cache: to the callback (or stderr) and, with
+    /// "log-file", to that file as well.
+    func makeLogger(file: LogFileSink? = nil) -> Logger {
         let target = self
-        return Logger(label: "httpcache") { _ in CallbackLogHandler(target: target) }
+        return Logger(label: "httpcache") { label in
+            guard let file else { return CallbackLogHandler(target: target) }
+            var toFile = FileLogHandler(label: label, sink: file)
+            toFile.logLevel = Self.swiftLevel(target.minLevel)
+            return MultiplexLogHandler([CallbackLogHandler(target: target), toFile])
+        }
     }
 
     /// The swift-log level of a C level (clamped to 0…6).

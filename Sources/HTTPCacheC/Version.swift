@@ -1,21 +1,15 @@
-// The library's version. It must match HC_VERSION_* in include/httpcache.h
-// (scripts/install.sh names the .so from the header and examples/c/version.c
-// compares the two at run time).
+import CacheUpstream
 
-enum LibraryVersion {
-    static let major: Int32 = 0
-    static let minor: Int32 = 2
-    static let patch: Int32 = 0
-    /// Static and NUL-terminated: hc_version hands out its address.
-    static let text: StaticString = "0.2.0"
-}
+// The library's version is `HTTPCacheVersion` (also the origin's User-Agent).
+// It must match HC_VERSION_* in include/httpcache.h (scripts/install.sh names
+// the .so from the header and examples/c/version.c compares the two at run time).
 
 @c public func hc_version_number() -> Int32 {
-    LibraryVersion.major * 10000 + LibraryVersion.minor * 100 + LibraryVersion.patch
+    HTTPCacheVersion.major * 10000 + HTTPCacheVersion.minor * 100 + HTTPCacheVersion.patch
 }
 
 @c public func hc_version() -> UnsafePointer<CChar> {
-    LibraryVersion.text.cString
+    HTTPCacheVersion.text.cString
 }
 
 extension StaticString {

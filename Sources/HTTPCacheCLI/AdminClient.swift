@@ -1,3 +1,4 @@
+import CacheLoading
 import FoundationEssentials
 import Glibc
 import HTTPCache
@@ -7,80 +8,46 @@ struct AdminClient {
     let address: String
     let token: String
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    func list() throws(HTTPCacheError) -> [CachedResource] {
+        let listing: CacheListing = try json("GET", "/admin/cache", [:])
+        return listing.entries.map(CachedResource.init)
     }
 
-    func list() throws -> [CachedResource] {
-        let listing: Listing = try json("GET", "/admin/cache", [:])
-        return listing.resources.map { item in
-            let ranges = (item.ranges ?? "").split(separator: ",").compactMap { part -> ClosedRange<Int64>? in
-                let bounds = part.split(separator: "-")
-                guard bounds.count == 2, let a = Int64(bounds[0]), let b = Int64(bounds[1]) else { return nil }
-                return a...b
-            }
-            return CachedResource(url: item.url ?? "", totalLength: item.length, contentType: item.type,
-                                  cachedBytes: item.cached ?? 0, cachedRanges: ranges,
-                                  lastAccess: (item.lastAccess ?? 0) / 1000,
-                                  isComplete: item.complete ?? false, isInUse: item.inUse ?? false)
-        }
-    }
-
-    /// `GET /admin/cache`, as the proxy writes it.
-    private struct Listing: Decodable {
-        struct Item: Decodable {
-            var url: String?
-            var length: Int64?
-            var type: String?
-            var cached: Int64?
-            var ranges: String?
-            var lastAccess: Double?
-            var complete: Bool?
-            var inUse: Bool?
-        }
-        var resources: [Item]
-    }
-
-    /// An error answer: `{"error": "..."}`.
-    private struct Refusal: Decodable {
-        var error: String?
-    }
-
-    /// A request whose answer is a JSON document of this shape.
-    func json<Answer: Decodable>(_ method: String, _ path: String, _ query: [String: String]) throws -> Answer {
+    /// A request whose answer is a JSON document of this shape (a wire type of the proxy's).
+    func json<Answer: Decodable>(_ method: String, _ path: String, _ query: [String: String]) throws(HTTPCacheError) -> Answer {
         let body = try request(method, path, query)
-        do {
-            return try JSONDecoder().decode(Answer.self, from: Data(body))
-        } catch {
-            throw Failure(description: "unexpected answer from the proxy")
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(body)) else {
+            throw HTTPCacheError(.io, "unexpected answer from the proxy at \(address)")
         }
+        return answer
     }
 
-    func post(_ path: String, _ query: [String: String]) throws {
+    func post(_ path: String, _ query: [String: String]) throws(HTTPCacheError) {
         _ = try request("POST", path, query)
     }
 
     /// GET of a read-only endpoint (`/stats`, `/metrics`): the body on 2xx.
-    func get(_ path: String) throws -> [UInt8] {
+    func get(_ path: String) throws(HTTPCacheError) -> [UInt8] {
         try request("GET", path, [:])
     }
 
-    /// One request on a fresh connection (Connection: close); the body on 2xx.
-    func request(_ method: String, _ path: String, _ query: [String: String]) throws -> [UInt8] {
+    /// One request on a fresh connection (Connection: close); the body on
+    /// 2xx, else the `HTTPCacheError` the proxy answered with.
+    func request(_ method: String, _ path: String, _ query: [String: String]) throws(HTTPCacheError) -> [UInt8] {
         let encoded = query.map { "\($0.key)=\(Self.percentEncoded($0.value))" }
         let target = encoded.isEmpty ? path : path + "?" + encoded.joined(separator: "&")
         let head = "\(method) \(target) HTTP/1.1\r\nHost: \(address)\r\nX-HTTPCache-Token: \(token)\r\n"
             + "Content-Length: 0\r\nConnection: close\r\n\r\n"
         let response = try exchange(Array(head.utf8))
         guard let split = response.firstRange(of: Array("\r\n\r\n".utf8)) else {
-            throw Failure(description: "no answer from the proxy at \(address)")
+            throw HTTPCacheError(.io, "no answer from the proxy at \(address)")
         }
         let statusLine = String(decoding: response[..<split.lowerBound].prefix { $0 != 13 }, as: UTF8.self)
         let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") ?? 0
         let body = Array(response[split.upperBound...])
         guard (200..<300).contains(status) else {
-            let reason = (try? JSONDecoder().decode(Refusal.self, from: Data(body)))?.error
-            throw Failure(description: reason ?? "the proxy answered \(status)")
+            throw (try? JSONDecoder().decode(HTTPCacheError.self, from: Data(body)))
+                ?? HTTPCacheError(.io, "the proxy at \(address) answered \(status)")
         }
         return body
     }
@@ -102,24 +69,24 @@ struct AdminClient {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private func exchange(_ request: [UInt8]) throws -> [UInt8] {
+    private func exchange(_ request: [UInt8]) throws(HTTPCacheError) -> [UInt8] {
         let parts = address.split(separator: ":")
-        guard let portText = parts.last, let port = UInt16(portText) else { throw Failure(description: "bad address \(address)") }
+        guard let portText = parts.last, let port = UInt16(portText) else { throw HTTPCacheError(.io, "bad address \(address)") }
         let host = address.hasPrefix("[") ? String(address.dropFirst().prefix { $0 != "]" }) : String(parts[0])
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let info = list else {
-            throw Failure(description: "cannot resolve \(host)")
+            throw HTTPCacheError(.io, "cannot resolve \(host)")
         }
         defer { freeaddrinfo(list) }
         let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
+        guard fd >= 0 else { throw HTTPCacheError(.io, "socket failed") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-            throw Failure(description: "cannot connect to the proxy at \(address)")
+            throw HTTPCacheError(.io, "cannot connect to the proxy at \(address)")
         }
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var response: [UInt8] = []

@@ -1,9 +1,10 @@
 import ArgumentParser
+import CacheProxy
 import FoundationEssentials
 import HTTPCache
 
 /// `httpcache cache …`: manage a cache folder, served or not.
-struct CacheCommand: ParsableCommand {
+struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "List, remove, export and import cached resources.",
@@ -22,23 +23,31 @@ struct CacheCommand: ParsableCommand {
         var path: String { cacheDirectory ?? defaultCacheDirectory() }
 
         /// Runs `body` on the folder directly, or on the proxy serving it.
-        func withCache<T>(_ body: (CacheAccess) throws -> T) throws -> T {
-            if let proxy = HTTPCacheFolder.servingProxy(of: path) {
-                return try body(.remote(AdminClient(address: proxy.address, token: proxy.token)))
+        func withCache<T>(_ body: (CacheAccess) async throws -> T) async throws -> T {
+            if let proxy = try MediaCache.servingProxy(of: path) {
+                return try await body(.remote(AdminClient(address: proxy.address, token: proxy.token)))
             }
-            let folder = try HTTPCacheFolder(path: path)
-            defer { folder.close() }
-            return try body(.local(folder))
+            let cache = try open()
+            defer { cache.close() }
+            return try await body(.local(cache))
+        }
+
+        /// The folder opened here (no proxy serves it): one loop, and no
+        /// eviction, which is not this command's to do.
+        func open() throws(HTTPCacheError) -> MediaCache {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: path)
+            configuration.maxCacheSize = Int64.max
+            return try MediaCache(configuration: configuration)
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List cached resources, most recently used first.")
         @OptionGroup var folder: Folder
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            let resources = try folder.withCache { try $0.list() }
+        func run() async throws {
+            let resources = try await folder.withCache { try $0.list() }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -51,56 +60,57 @@ struct CacheCommand: ParsableCommand {
                 let length = resource.totalLength.map(String.init) ?? "?"
                 let ranges = resource.cachedRanges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
                 let when = Date(timeIntervalSince1970: resource.lastAccess).formatted(.iso8601)
-                print("\(resource.url)\n    \(resource.cachedBytes)/\(length) bytes\(resource.isComplete ? " (complete)" : "")"
+                let marks = (resource.isComplete ? " (complete)" : "") + (resource.isPinned ? " (pinned)" : "")
+                print("\(resource.url)\n    \(resource.cachedBytes)/\(length) bytes\(marks)"
                     + "  ranges \(ranges.isEmpty ? "none" : ranges)  last access \(when)")
             }
             print("\(resources.count) resources, \(total) bytes")
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove one cached resource.")
         @OptionGroup var folder: Folder
         @Argument(help: "The origin URL.") var url: String
-        func run() throws { try folder.withCache { try $0.remove(url) } }
+        func run() async throws { try await folder.withCache { try $0.remove(url) } }
     }
 
-    struct Clear: ParsableCommand {
+    struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove every cached resource.")
         @OptionGroup var folder: Folder
-        func run() throws { try folder.withCache { try $0.clear() } }
+        func run() async throws { try await folder.withCache { try $0.clear() } }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Write a completely cached resource to a file.")
         @OptionGroup var folder: Folder
         @Argument(help: "The origin URL.") var url: String
         @Argument(help: "Where to put the file.") var path: String
-        func run() throws {
+        func run() async throws {
             let target = absolute(path)
-            try folder.withCache { try $0.export(url, to: target) }
+            try await folder.withCache { try await $0.export(url, to: target) }
         }
     }
 
-    struct Unpin: ParsableCommand {
+    struct Unpin: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Let eviction take what `preload --pin URL` pinned.")
         @OptionGroup var folder: Folder
         @Argument(help: "The URL given to preload --pin.") var url: String
-        func run() throws {
-            let count = try folder.withCache { try $0.unpin(url) }
+        func run() async throws {
+            let count = try await folder.withCache { try $0.unpin(url) }
             print("\(count) resources unpinned")
         }
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Use a local file as the cached copy of a URL.")
         @OptionGroup var folder: Folder
         @Argument(help: "The origin URL.") var url: String
         @Argument(help: "The local file.") var path: String
         @Option(name: .customLong("content-type"), help: "Content-Type to serve it with.") var contentType: String?
-        func run() throws {
+        func run() async throws {
             let source = absolute(path)
-            try folder.withCache { try $0.importFile(url, from: source, contentType: contentType) }
+            try await folder.withCache { try await $0.importFile(url, from: source, contentType: contentType) }
         }
     }
 }
@@ -110,56 +120,52 @@ func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }
 
-/// The cache, opened here or reached through the proxy that serves it.
+/// The cache, opened here or reached through the proxy that serves it:
+/// the same operations, answers and errors either way.
 enum CacheAccess {
-    case local(HTTPCacheFolder)
+    case local(MediaCache)
     case remote(AdminClient)
 
-    func list() throws -> [CachedResource] {
+    func list() throws(HTTPCacheError) -> [CachedResource] {
         switch self {
-        case .local(let folder): return folder.cachedResources()
-        case .remote(let client): return try client.list()
+        case .local(let folder): folder.cachedResources()
+        case .remote(let client): try client.list()
         }
     }
 
-    func remove(_ url: String) throws {
+    func remove(_ url: String) throws(HTTPCacheError) {
         switch self {
         case .local(let folder): try folder.removeResource(for: url)
         case .remote(let client): try client.post("/admin/cache/remove", ["url": url])
         }
     }
 
-    func clear() throws {
+    func clear() throws(HTTPCacheError) {
         switch self {
-        case .local(let folder): folder.removeAll()
+        case .local(let folder): folder.removeAllResources()
         case .remote(let client): try client.post("/admin/cache/clear", [:])
         }
     }
 
-    func export(_ url: String, to path: String) throws {
+    func export(_ url: String, to path: String) async throws(HTTPCacheError) {
         switch self {
-        case .local(let folder): try folder.exportResource(for: url, to: path)
+        case .local(let folder): try await folder.exportResource(for: url, to: path)
         case .remote(let client): try client.post("/admin/cache/export", ["url": url, "path": path])
         }
     }
 
-    func unpin(_ url: String) throws -> Int {
+    func unpin(_ url: String) throws(HTTPCacheError) -> Int {
         switch self {
-        case .local(let folder): return folder.unpin(url)
-        case .remote(let client):
-            struct Unpinned: Decodable { var unpinned: Int? }
-            let answer: Unpinned = try client.json("POST", "/admin/cache/unpin", ["url": url])
-            return answer.unpinned ?? 0
+        case .local(let folder): folder.unpin(url)
+        case .remote(let client): (try client.json("POST", "/admin/cache/unpin", ["url": url]) as AdminUnpinned).unpinned
         }
     }
 
-    func importFile(_ url: String, from path: String, contentType: String?) throws {
+    func importFile(_ url: String, from path: String, contentType: String?) async throws(HTTPCacheError) {
         switch self {
-        case .local(let folder): try folder.importResource(for: url, from: path, contentType: contentType)
+        case .local(let folder): try await folder.importResource(for: url, from: path, contentType: contentType)
         case .remote(let client):
-            var query = ["url": url, "path": path]
-            if let contentType { query["type"] = contentType }
-            try client.post("/admin/cache/import", query)
+            try client.post("/admin/cache/import", ["url": url, "path": path].merging(contentType.map { ["type": $0] } ?? [:]) { $1 })
         }
     }
 }
@@ -173,6 +179,7 @@ struct ResourceRow: Codable {
     var ranges: String
     var lastAccess: Double
     var complete: Bool
+    var pinned: Bool
 
     init(_ resource: CachedResource) {
         url = resource.url
@@ -182,5 +189,6 @@ struct ResourceRow: Codable {
         ranges = resource.cachedRanges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
         lastAccess = resource.lastAccess
         complete = resource.isComplete
+        pinned = resource.isPinned
     }
 }

@@ -6,7 +6,7 @@ import HTTPCache
 import Logging
 
 @main
-struct HTTPCacheCommand: ParsableCommand {
+struct HTTPCacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "httpcache",
         abstract: "A play-while-download HTTP caching proxy for media.",
@@ -19,10 +19,14 @@ struct HTTPCacheCommand: ParsableCommand {
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let error as HTTPCacheError {
             let line = Array("Error: \(error.message)\n".utf8)
             _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
@@ -41,119 +45,100 @@ func defaultCacheDirectory() -> String {
 }
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the proxy until SIGINT or SIGTERM.")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the proxy until SIGINT or SIGTERM.",
+        discussion: "Each option is also an option of the C library's hc_config_set, by the same name.")
 
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(help: "Port to listen on (0 picks a free one).") var port = 0
-    @Option(name: .customLong("cache-dir"), help: "Cache folder (default: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).")
-    var cacheDirectory: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel = "info"
-    @Option(name: .customLong("connect-timeout"), help: "Seconds to connect to an origin.") var connectTimeout: Double = 10
-    @Option(name: .customLong("read-timeout"), help: "Seconds without data from an origin before 504.") var readTimeout: Double = 30
-    @Option(name: .customLong("client-timeout"), help: "Seconds a client may accept no byte of its response before it is closed.")
-    var clientTimeout: Double = 60
-    @Option(name: .customLong("head-timeout"), help: "Seconds a client has to send a whole request head.")
-    var headTimeout: Double = 10
-    @Option(name: .customLong("max-connections"), help: "Most client connections (default: what the open-file limit leaves after origin connections and data files, about 3/4 of it).")
-    var maxConnections: Int?
-    @Option(help: "Event loops (threads) serving clients (default: the number of CPU cores). Hits are answered on every loop; downloads run on one.")
-    var loops: Int?
-    @Option(name: .customLong("max-cache-size"), help: "Cache size limit: bytes, K/M/G (×1000) or KiB/MiB/GiB (×1024).")
-    var maxCacheSize = "500MB"
-    @Option(name: .customLong("ignore-query"), help: "A query parameter left out of the cache key (repeatable).")
-    var ignoreQuery: [String] = []
-    @Option(name: .customLong("revalidate-after"), help: "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.")
-    var revalidateAfter: Double?
-    @Option(name: .customLong("origin"), help: "Reverse-proxy mode: map every request path and query onto this http(s) origin.")
-    var origin: String?
-    @Option(name: .customLong("log-file"), help: "Also append log lines to this file.")
-    var logFile: String?
-    @Option(name: .customLong("access-log"), help: "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).")
-    var accessLog: String?
-    @Option(name: .customLong("ca-file"), help: "PEM file of extra CA certificates trusted for https origins.")
-    var caFile: String?
-    @Flag(help: "Do not verify https origins' certificates (logs a warning at every start).") var insecure = false
-    @Option(name: .customLong("header"), help: "'Name: value' added to every origin request (repeatable).")
-    var extraHeaders: [String] = []
-    @Option(name: .customLong("forward-header"), help: "Client request header sent on to the origin (repeatable).")
-    var forwardedHeaders: [String] = []
-    @Option(name: .customLong("allow-origin"), help: "An origin host the proxy may fetch from; others get 403 (repeatable).")
-    var allowedOrigins: [String] = []
+    // One property per `ServeOption`, named and explained by it; `given`
+    // hands the values to `ServeSettings`, which checks them.
+    @Option(name: .customLong("host"), help: .serve("host")) var host: String?
+    @Option(name: .customLong("port"), help: .serve("port")) var port: String?
+    @Option(name: .customLong("cache-dir"), help: .serve("cache-dir")) var cacheDirectory: String?
+    @Option(name: .customLong("log-level"), help: .serve("log-level")) var logLevel: String?
+    @Option(name: .customLong("log-file"), help: .serve("log-file")) var logFile: String?
+    @Option(name: .customLong("connect-timeout"), help: .serve("connect-timeout")) var connectTimeout: String?
+    @Option(name: .customLong("read-timeout"), help: .serve("read-timeout")) var readTimeout: String?
+    @Option(name: .customLong("idle-timeout"), help: .serve("idle-timeout")) var idleTimeout: String?
+    @Option(name: .customLong("head-timeout"), help: .serve("head-timeout")) var headTimeout: String?
+    @Option(name: .customLong("client-timeout"), help: .serve("client-timeout")) var clientTimeout: String?
+    @Option(name: .customLong("max-connections"), help: .serve("max-connections")) var maxConnections: String?
+    @Option(name: .customLong("loops"), help: .serve("loops")) var loops: String?
+    @Option(name: .customLong("max-cache-size"), help: .serve("max-cache-size")) var maxCacheSize: String?
+    @Option(name: .customLong("ignore-query"), help: .serve("ignore-query")) var ignoreQuery: [String] = []
+    @Option(name: .customLong("revalidate-after"), help: .serve("revalidate-after")) var revalidateAfter: String?
+    @Option(name: .customLong("origin"), help: .serve("origin")) var origin: String?
+    @Option(name: .customLong("access-log"), help: .serve("access-log")) var accessLog: String?
+    @Option(name: .customLong("ca-file"), help: .serve("ca-file")) var caFile: String?
+    @Flag(name: .customLong("insecure"), help: .serve("insecure")) var insecure = false
+    @Option(name: .customLong("header"), help: .serve("header")) var header: [String] = []
+    @Option(name: .customLong("forward-header"), help: .serve("forward-header")) var forwardHeader: [String] = []
+    @Option(name: .customLong("allow-origin"), help: .serve("allow-origin")) var allowOrigin: [String] = []
+
+    /// The options given, by `ServeOption` name.
+    private var given: [(String, [String])] {
+        [("host", host), ("port", port), ("log-level", logLevel), ("log-file", logFile),
+         ("connect-timeout", connectTimeout), ("read-timeout", readTimeout), ("idle-timeout", idleTimeout),
+         ("head-timeout", headTimeout), ("client-timeout", clientTimeout), ("max-connections", maxConnections),
+         ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
+         ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+            + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin)]
+    }
+
+    /// The settings: the binary's defaults, then every option given, each checked by `ServeOption`.
+    func settings() throws -> ServeSettings {
+        var settings = ServeSettings(cacheDirectory: cacheDirectory ?? defaultCacheDirectory())
+        settings.configuration.loops = min(256, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        settings.configuration.ownsProcess = true
+        for (name, values) in given {
+            for value in values {
+                do { try settings.set(name, value) } catch { throw ValidationError("--" + error.message) }
+            }
+        }
+        return settings
+    }
+
+    func validate() throws { _ = try settings() }
 
     func run() throws {
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError("unknown log level \(logLevel)")
-        }
+        let settings = try settings()
         // The loop thread does nearly all allocation; the pool and log
         // threads little. Two malloc arenas instead of one per thread keep
         // about 1.5 MB of RSS off a serving proxy (the server only: a host
         // embedding the library keeps its own malloc settings).
         MallocArenas.limit(to: 2)
-        guard let maxBytes = ByteSize.parse(maxCacheSize) else {
-            throw ValidationError("cannot read the size \(maxCacheSize) (try 500MB or 2GiB)")
-        }
-        let fileSink = try logFile.map { try LogFileSink(path: $0) }
+        let fileSink = try settings.logFile.map { path throws(HTTPCacheError) in try LogFileSink(path: path) }
         LoggingSystem.bootstrap { label in
             var console = StreamLogHandler.standardError(label: label)
-            console.logLevel = level
+            console.logLevel = settings.logLevel
             guard let fileSink else { return console }
             var file = FileLogHandler(label: label, sink: fileSink)
-            file.logLevel = level
+            file.logLevel = settings.logLevel
             return MultiplexLogHandler([console, file])
         }
-        var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory ?? defaultCacheDirectory(), host: host, port: port)
-        configuration.connectTimeout = connectTimeout
-        configuration.readTimeout = readTimeout
-        configuration.clientSendTimeout = clientTimeout
-        configuration.clientHeadTimeout = headTimeout
-        configuration.maxClientConnections = maxConnections
-        if let loops, !(1...256).contains(loops) { throw ValidationError("--loops takes 1 to 256") }
-        configuration.loops = loops ?? max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        configuration.trimsHeapWhenIdle = true
-        configuration.maxCacheSize = maxBytes
-        configuration.revalidateAfter = revalidateAfter
-        if let origin {
-            guard let url = OriginURL.parse(origin), url.pathAndQuery == "/" else {
-                throw ValidationError("--origin takes an http or https origin without a path, e.g. https://media.example.com")
-            }
-            configuration.origin = url.string
-        }
-        if !ignoreQuery.isEmpty {
-            configuration.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(Set(ignoreQuery))
-        }
-        configuration.caFile = caFile
-        configuration.insecure = insecure
-        configuration.extraHeaders = try extraHeaders.map(parseHeader)
-        configuration.forwardedHeaders = forwardedHeaders
-        configuration.accessLogPath = accessLog
-        configuration.allowedOrigins = allowedOrigins
-        let server = HTTPCacheServer(configuration: configuration)
+        let cache = try MediaCache(configuration: settings.configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
-        try server.start()
-        let shown = host.contains(":") ? "[\(host)]" : host
-        print("listening on http://\(shown):\(server.port)")
+        try cache.serve()
+        let host = settings.configuration.host
+        print("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(cache.port ?? 0)")
         fflush(nil)  // all streams: the first line must reach a pipe at once
         var received: Int32 = 0
         sigwait(&signals, &received)
         Logger(label: "httpcache").info("shutting down", metadata: ["signal": "\(received)"])
-        server.stop()
+        cache.close()
     }
 }
 
-/// "Name: value" from `--header`.
-func parseHeader(_ text: String) throws -> (String, String) {
-    guard let colon = text.firstIndex(of: ":") else {
-        throw ValidationError("--header wants 'Name: value', got \(text)")
+extension ArgumentHelp {
+    /// The help of a `ServeOption`.
+    static func serve(_ name: String) -> ArgumentHelp {
+        guard let option = ServeOption.named(name) else { fatalError("no serve option \(name)") }
+        return ArgumentHelp(option.help, valueName: option.valueName.isEmpty ? nil : option.valueName.lowercased())
     }
-    let name = String(text[..<colon])
-    let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
-    return (name, String(value))
 }
 
 struct URLCommand: ParsableCommand {
@@ -168,12 +153,26 @@ struct URLCommand: ParsableCommand {
 
     func run() throws {
         // A non-loopback proxy serves signed URLs only: sign with the default folder's key then.
-        let lan = !HTTPCacheServer.isLoopback(host: host)
+        let lan = !MediaCache.isLoopback(host: host)
         let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
+        let url: String
         do {
-            print(try HTTPCacheServer.proxyURL(for: original, host: host, port: port, signingFolder: folder))
+            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder)
         } catch {
             throw ValidationError("\(error)")
         }
+        print(url)
+        // The path starts after "http://host:port".
+        let path = url.utf8.count - "http://".utf8.count - (url.dropFirst("http://".count).firstIndex(of: "/")
+            .map { url.dropFirst("http://".count)[..<$0].utf8.count } ?? 0)
+        if path > MediaCache.longestProxyPath {
+            let warning = "warning: this URL's path is \(path) bytes; the proxy refuses paths over "
+                + "\(MediaCache.longestProxyPath) bytes (414 URI Too Long)\n"
+            _ = Array(warning.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    func validate() throws {
+        if !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheProxy
 import Glibc
 import HTTPCache
 import Logging
@@ -20,17 +21,20 @@ struct PreloadCommand: ParsableCommand {
 
     @OptionGroup var folder: CacheCommand.Folder
     @Argument(help: "Origin URLs (http or https).") var urls: [String]
-    @Option(help: "Only these bytes of the resource, START-END inclusive.") var range: String?
+    @Option(parsing: .unconditional, help: "Only these bytes of the resource, START-END inclusive.") var range: String?
     @Option(help: "HLS variants: all, highest, lowest, or a BANDWIDTH (the highest not above it).")
     var variant = "all"
-    @Option(help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
+    // Unconditional: "-5" is this option's (bad) value, not an option of its own.
+    @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
     @Flag(help: "Keep what is preloaded out of LRU eviction until `httpcache cache unpin URL`.") var pin = false
 
     func validate() throws {
         if urls.isEmpty { throw ValidationError("give at least one URL") }
-        if let range, parsedRange(range) == nil { throw ValidationError("--range wants START-END, got \(range)") }
+        if let range, parsedRange(range) == nil {
+            throw ValidationError("--range takes START-END, the first and last byte (START <= END, e.g. 0-1048575); got \(range)")
+        }
         if PreloadVariantChoice(variant) == nil { throw ValidationError("--variant wants all, highest, lowest or a bandwidth") }
-        if let duration, !(duration > 0) { throw ValidationError("--duration wants a positive number of seconds") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration takes a number of seconds above 0; got \(duration)") }
     }
 
     func run() throws {
@@ -42,7 +46,7 @@ struct PreloadCommand: ParsableCommand {
         let bar = ProgressBar(enabled: isatty(2) == 1)
         var firstFailure: HTTPCacheError?
         let outcomes: [(String, Result<PreloadProgress, HTTPCacheError>)]
-        if let proxy = HTTPCacheFolder.servingProxy(of: folder.path) {
+        if let proxy = try MediaCache.servingProxy(of: folder.path) {
             let client = AdminClient(address: proxy.address, token: proxy.token)
             outcomes = urls.map { url in (url, remotePreload(url, client: client, bar: bar)) }
         } else {
@@ -70,9 +74,7 @@ struct PreloadCommand: ParsableCommand {
 
     /// No proxy serves the folder: open it here (no eviction by this command).
     private func localPreloads(bar: ProgressBar) throws -> [(String, Result<PreloadProgress, HTTPCacheError>)] {
-        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
-        configuration.maxCacheSize = Int64.max
-        let cache = try MediaCache(configuration: configuration)
+        let cache = try folder.open()
         defer { cache.close() }
         let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin)
         return urls.map { url in
@@ -101,19 +103,20 @@ struct PreloadCommand: ParsableCommand {
         if let range { query["range"] = range }
         if let duration { query["duration"] = String(duration) }
         if pin { query["pin"] = "1" }
-        do {
-            let started: PreloadStarted = try client.json("POST", "/admin/preload", query)
+        do throws(HTTPCacheError) {
+            let started: AdminPreloadStarted = try client.json("POST", "/admin/preload", query)
             bar.begin(url)
             while true {
-                let status: PreloadStatusAnswer = try client.json("GET", "/admin/preload", ["id": String(started.id)])
-                let progress = status.progress
+                let status: AdminPreloadStatus = try client.json("GET", "/admin/preload", ["id": String(started.id)])
+                let progress = PreloadProgress(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
+                                               segmentsDone: status.segmentsDone, segmentsTotal: status.segmentsTotal,
+                                               resourcesDone: status.resourcesDone, resourcesTotal: status.resourcesTotal)
                 switch status.state {
                 case "done":
                     bar.end(url, .success(progress))
                     return .success(progress)
                 case "failed":
-                    let code = HTTPCacheError.Code(rawValue: Int32(status.code ?? -8)) ?? .upstream
-                    let error = HTTPCacheError(code, status.error ?? "failed")
+                    let error = status.failure ?? HTTPCacheError(.upstream, "failed")
                     bar.end(url, .failure(error))
                     return .failure(error)
                 default:
@@ -121,35 +124,9 @@ struct PreloadCommand: ParsableCommand {
                     usleep(200_000)
                 }
             }
-        } catch let error as HTTPCacheError {
-            return .failure(error)
         } catch {
-            return .failure(HTTPCacheError(.io, "\(error)"))
+            return .failure(error)
         }
-    }
-}
-
-/// `POST /admin/preload`'s answer.
-struct PreloadStarted: Decodable {
-    var id: Int
-}
-
-/// `GET /admin/preload?id=N`'s answer.
-struct PreloadStatusAnswer: Decodable {
-    var state: String?
-    var code: Int?
-    var error: String?
-    var bytesDone: Int64?
-    var bytesTotal: Int64?
-    var segmentsDone: Int?
-    var segmentsTotal: Int?
-    var resourcesDone: Int?
-    var resourcesTotal: Int?
-
-    var progress: PreloadProgress {
-        PreloadProgress(bytesDone: bytesDone ?? 0, bytesTotal: bytesTotal,
-                        segmentsDone: segmentsDone ?? 0, segmentsTotal: segmentsTotal ?? 0,
-                        resourcesDone: resourcesDone ?? 0, resourcesTotal: resourcesTotal ?? 0)
     }
 }
 
@@ -170,15 +147,7 @@ final class ProgressBar {
         guard enabled else { return }
         let elapsed = max(0.001, Self.seconds(started.duration(to: .now)))
         let rate = Double(p.bytesDone) / elapsed
-        // HLS totals grow while the walk goes on: the resource count is the better fraction then.
-        let fraction: Double
-        if p.resourcesTotal > 1 {
-            fraction = Double(p.resourcesDone) / Double(p.resourcesTotal)
-        } else if let total = p.bytesTotal, total > 0 {
-            fraction = min(1, Double(p.bytesDone) / Double(total))
-        } else {
-            fraction = 0
-        }
+        let fraction = p.fractionDone
         let width = 24
         let filled = Int(fraction * Double(width))
         let eta = fraction > 0 ? Int(elapsed / fraction - elapsed) : nil

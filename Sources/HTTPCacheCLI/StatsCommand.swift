@@ -25,8 +25,8 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         let path = cacheDirectory ?? defaultCacheDirectory()
-        guard let proxy = HTTPCacheFolder.servingProxy(of: path) else {
-            throw AdminClient.Failure(description: "no proxy is serving the cache folder \(path) "
+        guard let proxy = try MediaCache.servingProxy(of: path) else {
+            throw HTTPCacheError(.io, "no proxy is serving the cache folder \(path) "
                                       + "(start one with `httpcache serve --cache-dir \(path)`)")
         }
         let client = AdminClient(address: proxy.address, token: proxy.token)
@@ -43,7 +43,7 @@ struct StatsCommand: ParsableCommand {
         do {
             stats = try JSONDecoder().decode(ProxyStats.self, from: Data(body))
         } catch {
-            throw AdminClient.Failure(description: "unexpected /stats answer from the proxy at \(proxy.address): \(error)")
+            throw HTTPCacheError(.io, "unexpected /stats answer from the proxy at \(proxy.address): \(error)")
         }
         print(stats.table(address: proxy.address), terminator: "")
     }

@@ -6,7 +6,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     typealias Machine = ConnectionStateMachine
 
     private func settings(maxBuffered: Int = 64 << 10) -> Machine.Settings {
-        var s = Machine.Settings()
+        var s = Machine.Settings(keepAliveTimeout: 60_000, headTimeout: 10_000, sendTimeout: 60_000)
         s.keepAliveTimeout = 1000
         s.headTimeout = 500
         s.sendTimeout = 800  // ticks every 100 ms

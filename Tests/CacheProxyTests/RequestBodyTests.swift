@@ -8,7 +8,7 @@ final class RequestBodyTests: XCTestCase {
     typealias Machine = ConnectionStateMachine
 
     private func machine(maxBody: Int = 1000) -> Machine {
-        var settings = Machine.Settings()
+        var settings = Machine.Settings(keepAliveTimeout: 60_000, headTimeout: 10_000, sendTimeout: 60_000)
         settings.maxRequestBody = maxBody
         var machine = Machine(settings: settings)
         _ = machine.start()

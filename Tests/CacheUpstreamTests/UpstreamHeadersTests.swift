@@ -31,7 +31,7 @@ final class UpstreamHeadersTests: XCTestCase {
                                                      configuration: configuration), as: UTF8.self)
         }
         XCTAssertEqual(head(original), "GET /m?x=1 HTTP/1.1\r\nHost: a.example:8080\r\nAuthorization: Bearer s\r\n"
-                       + "Accept: video/*\r\nRange: bytes=0-99\r\nUser-Agent: HTTPCache/0.1\r\n"
+                       + "Accept: video/*\r\nRange: bytes=0-99\r\nUser-Agent: HTTPCache/\(HTTPCacheVersion.text)\r\n"
                        + "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n")
         let elsewhere = OriginURL.parse("https://cdn.example/m")!
         XCTAssertFalse(head(elsewhere).contains("Authorization"))

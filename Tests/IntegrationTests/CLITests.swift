@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCache
 import XCTest
 
 /// The `httpcache` command as a user runs it.
@@ -78,5 +79,70 @@ final class CLITests: XCTestCase {
         let bad = try TestTools.run(Self.binary, ["serve", "--loops", "0", "--cache-dir", cache])
         XCTAssertEqual(bad.exitCode, 64, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("--loops"), bad.stderr)
+    }
+
+    /// Every option of the one table is a flag of `serve`, and a bad value
+    /// is a usage error that says what is valid.
+    func testServeFlagsComeFromTheOptionTable() throws {
+        let help = try TestTools.run(Self.binary, ["serve", "--help"])
+        for option in ServeOption.all {
+            XCTAssertTrue(help.stdout.contains("--\(option.name)"), option.name)
+        }
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-flags")
+        defer { directory.remove() }
+        let cases: [([String], String)] = [
+            (["--port", "99999"], "--port takes 0 to 65535"),
+            (["--log-level", "verbose"], "--log-level takes trace, debug, info, notice, warning, error or critical"),
+            (["--origin", "https://media.example.com/videos"], "--origin takes an http or https origin without a path"),
+            (["--header", "Host: x"], "--header takes 'Name: value' of a field the proxy does not set itself"),
+            (["--head-timeout", "0"], "--head-timeout takes a number of seconds above 0"),
+        ]
+        for (arguments, message) in cases {
+            let result = try TestTools.run(Self.binary, ["serve", "--cache-dir", directory.path] + arguments)
+            XCTAssertEqual(result.exitCode, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// `url` warns when the proxy would refuse the URL it prints (414).
+    func testURLCommandWarnsOfAURLTooLongForTheProxy() throws {
+        let short = try TestTools.run(Self.binary, ["url", "https://cdn.example.com/a.mp4", "--port", "8080"])
+        XCTAssertTrue(short.succeeded && short.stderr.isEmpty, short.stderr)
+        let long = "https://cdn.example.com/" + String(repeating: "a", count: 7000) + ".mp4"
+        let result = try TestTools.run(Self.binary, ["url", long, "--port", "8080"])
+        XCTAssertTrue(result.succeeded, result.stderr)
+        XCTAssertTrue(result.stderr.contains("the proxy refuses paths over \(MediaCache.longestProxyPath) bytes"), result.stderr)
+        let bad = try TestTools.run(Self.binary, ["url", "https://cdn.example.com/a.mp4", "--port", "99999"])
+        XCTAssertEqual(bad.exitCode, 64)
+        XCTAssertTrue(bad.stderr.contains("--port takes 1 to 65535"), bad.stderr)
+    }
+
+    /// preload's --range and --duration say what they take.
+    func testPreloadOptionMessagesSayWhatIsValid() throws {
+        for (arguments, message) in [(["--range", "10-5"], "--range takes START-END, the first and last byte (START <= END"),
+                                     (["--duration", "-5"], "--duration takes a number of seconds above 0; got -5")] {
+            let result = try TestTools.run(Self.binary, ["preload", "http://example.invalid/a.mp4"] + arguments)
+            XCTAssertEqual(result.exitCode, 64, result.stderr)
+            XCTAssertTrue(result.stderr.contains(message), result.stderr)
+        }
+    }
+
+    /// A second `serve` on the port of a running one fails at once, loops or
+    /// not (with several loops both set SO_REUSEPORT, and the second used to
+    /// start and take part of the first one's traffic).
+    func testSecondServeOnATakenPortFails() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-port")
+        defer { directory.remove() }
+        let port = try TestTools.freePort()
+        let first = try ProxyProcess(cacheDirectory: directory.path + "/one", extraArguments: ["--port", "\(port)", "--loops", "2"])
+        defer { first.terminate() }
+        XCTAssertEqual(first.port, port)
+        for loops in ["2", "1"] {
+            let second = try TestTools.run(Self.binary, ["serve", "--port", "\(port)", "--loops", loops,
+                                                         "--cache-dir", directory.path + "/two"], timeout: 10)
+            XCTAssertEqual(second.exitCode, 13, "loops \(loops): \(second.stdout) \(second.stderr)")
+            XCTAssertTrue(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), second.stderr)
+            XCTAssertTrue(second.stderr.contains("in use"), second.stderr)
+        }
     }
 }

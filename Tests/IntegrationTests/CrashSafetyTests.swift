@@ -72,7 +72,7 @@ final class CrashSafetyTests: XCTestCase {
         let second = try TestTools.run(CLITests.binary, ["serve", "--port", "0", "--cache-dir", cache], timeout: 20)
         XCTAssertFalse(second.succeeded)
         XCTAssertTrue(second.stderr.contains("in use by another httpcache process"), second.stderr)
-        XCTAssertThrowsError(try HTTPCacheFolder(path: cache))
+        XCTAssertThrowsError(try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: cache)))
     }
 
     /// A folder of the older layout (a folder per entry) opens without
@@ -98,7 +98,7 @@ final class CrashSafetyTests: XCTestCase {
             }
         }
         var started = Date()
-        var folder = try HTTPCacheFolder(path: directory.path)
+        var folder = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path))
         print("migration of 10,000 entries: \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         XCTAssertEqual(folder.cachedResources().count, 10_000)
         XCTAssertEqual(folder.cacheSize(), 1_000_000)
@@ -108,7 +108,7 @@ final class CrashSafetyTests: XCTestCase {
         XCTAssertEqual(CacheFolderFiles.metaPaths(directory.path).count, 10_000)
 
         started = Date()
-        folder = try HTTPCacheFolder(path: directory.path)
+        folder = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path))
         let elapsed = Date().timeIntervalSince(started)
         defer { folder.close() }
         print("start-up with 10,000 entries: \(Int(elapsed * 1000)) ms")

@@ -147,11 +147,11 @@ final class DecryptionTests: XCTestCase {
         }
     }
 
-    func testTheCacheKeepsTheCiphertext() throws {
+    func testTheCacheKeepsTheCiphertext() async throws {
         let (fixture, plain) = try makeFixture()
         XCTAssertEqual(try fixture.read("media.ctr"), plain)
         let exported = fixture.directory.url.appendingPathComponent("exported.bin").path
-        try fixture.cache.exportResource(for: fixture.origin.url("/media.ctr"), to: exported)
+        try await fixture.cache.exportResource(for: fixture.origin.url("/media.ctr"), to: exported)
         let stored = [UInt8](try Data(contentsOf: URL(fileURLWithPath: exported)))
         let ciphertext = [UInt8](try Data(contentsOf: fixture.root.appendingPathComponent("media.ctr")))
         XCTAssertEqual(stored, ciphertext, "the data file holds the origin's bytes")

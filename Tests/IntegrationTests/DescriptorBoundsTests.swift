@@ -46,7 +46,7 @@ final class DescriptorBoundsTests: XCTestCase {
         let statuses = LockedValue([Int]())
         let group = DispatchGroup()
         for i in 0..<count {
-            let url = try HTTPCacheServer.proxyURL(for: origin.url("/slow/\(i)"), host: "127.0.0.1", port: proxy.port)
+            let url = try MediaCache.proxyURL(for: origin.url("/slow/\(i)"), host: "127.0.0.1", port: proxy.port)
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
@@ -75,7 +75,7 @@ final class DescriptorBoundsTests: XCTestCase {
         defer { proxy.terminate() }
         proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         func path(_ i: Int) throws -> String {
-            try RawHTTPClient.parse(url: HTTPCacheServer.proxyURL(for: origin.url("/slow/\(i)"), host: "127.0.0.1",
+            try RawHTTPClient.parse(url: MediaCache.proxyURL(for: origin.url("/slow/\(i)"), host: "127.0.0.1",
                                                                   port: proxy.port)).path
         }
         var busy: [RawHTTPConnection] = []

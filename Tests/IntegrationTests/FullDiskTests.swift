@@ -9,7 +9,7 @@ final class FullDiskTests: XCTestCase {
     func testFullDiskDegradesToPassThrough() throws {
         let fixture = try ProxyFixture()
         defer { fixture.stop() }
-        fixture.server.stop()
+        fixture.server.close()
         let mounted = try TestTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", fixture.cacheDirectory])
         guard mounted.succeeded else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
         defer { _ = try? TestTools.run("/bin/umount", ["-l", fixture.cacheDirectory]) }

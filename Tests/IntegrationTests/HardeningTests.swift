@@ -17,7 +17,7 @@ final class HardeningTests: XCTestCase {
         defer { fixture.stop() }
         var slow: [RawHTTPConnection] = []
         for _ in 0..<500 {
-            let connection = try RawHTTPConnection(port: fixture.server.port)
+            let connection = try RawHTTPConnection(port: fixture.server.servingPort)
             try connection.send("GET /ping HTTP/1.1\r\n")
             slow.append(connection)
         }
@@ -27,7 +27,7 @@ final class HardeningTests: XCTestCase {
         for round in 0..<5 {
             for connection in slow { try? connection.send("X-Slow-\(round): 1\r\n") }
             let before = Date()
-            let pong = try RawHTTPClient.get(url: "http://127.0.0.1:\(fixture.server.port)/ping", timeout: 5)
+            let pong = try RawHTTPClient.get(url: "http://127.0.0.1:\(fixture.server.servingPort)/ping", timeout: 5)
             served.append(Date().timeIntervalSince(before))
             XCTAssertEqual(pong.status, 200)
             Thread.sleep(forTimeInterval: 0.3)
@@ -117,7 +117,7 @@ final class HardeningTests: XCTestCase {
         proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         func fail(_ i: Int) throws {
             let long = String(repeating: "x", count: 200)
-            let path = try RawHTTPClient.parse(url: HTTPCacheServer.proxyURL(
+            let path = try RawHTTPClient.parse(url: MediaCache.proxyURL(
                 for: origin.url("/missing/\(long)/\(i).mp4"), host: "127.0.0.1", port: proxy.port)).path
             // A fresh connection each: error responses may close theirs.
             let status = try RawHTTPConnection(port: proxy.port).get(path).status
@@ -144,7 +144,7 @@ final class HardeningTests: XCTestCase {
         defer { fixture.stop() }
         let file = try fixture.file("a.bin", size: 100_000)
         XCTAssertEqual(try fixture.get("a.bin").body, file.bytes)
-        fixture.server.stop()  // flushes metadata
+        fixture.server.close()  // flushes metadata
         let cache = fixture.cacheDirectory
         XCTAssertEqual(try mode(cache), 0o700)
         XCTAssertEqual(try mode(cache + "/lock"), 0o600)
@@ -242,10 +242,10 @@ final class HardeningTests: XCTestCase {
         let file = try fixture.file("movie.mp4", size: 500_000)
         let signed = try fixture.proxyURL("movie.mp4")
         let signedPath = try RawHTTPClient.parse(url: signed).path
-        let unsignedPath = try XCTUnwrap(URL(string: try HTTPCacheServer.proxyURL(
+        let unsignedPath = try XCTUnwrap(URL(string: try MediaCache.proxyURL(
             for: fixture.origin.url("/movie.mp4"), host: "127.0.0.1", port: 1))?.path)
         func get(_ path: String, from host: String = lanAddress) throws -> RawResponse {
-            try RawHTTPConnection(host: host, port: fixture.server.port).get(path)
+            try RawHTTPConnection(host: host, port: fixture.server.servingPort).get(path)
         }
         XCTAssertEqual(try get(unsignedPath).status, 403, "unsigned")
         let ok = try get(signedPath)
@@ -266,7 +266,7 @@ final class HardeningTests: XCTestCase {
         XCTAssertEqual(try get("/ping").status, 200)
         // `httpcache url --cache-dir` mints the same signed URLs.
         let minted = try TestTools.run(CLITests.binary, ["url", fixture.origin.url("/movie.mp4"), "--port",
-                                                         String(fixture.server.port), "--cache-dir", fixture.cacheDirectory])
+                                                         String(fixture.server.servingPort), "--cache-dir", fixture.cacheDirectory])
         XCTAssertEqual(try RawHTTPClient.parse(url: minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).path,
                        signedPath, "CLI and API sign alike")
         XCTAssertEqual(try mode(fixture.cacheDirectory + "/url-key"), 0o600)

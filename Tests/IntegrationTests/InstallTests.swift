@@ -77,7 +77,8 @@ final class InstallTests: XCTestCase {
             XCTAssertTrue(cxx.succeeded, cxx.stderr)
         }
 
-        environment["LD_LIBRARY_PATH"] = prefix + "/lib"
+        // No LD_LIBRARY_PATH: httpcache.pc's rpath finds the library of a custom prefix.
+        environment["LD_LIBRARY_PATH"] = nil
         let ran = try TestTools.run(program, [], timeout: 30, environment: environment)
         XCTAssertEqual(ran.exitCode, 0, ran.stdout + ran.stderr)
         XCTAssertTrue(ran.stdout.contains("all checks passed"), ran.stdout)

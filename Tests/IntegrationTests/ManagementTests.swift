@@ -13,7 +13,30 @@ final class ManagementTests: XCTestCase {
         XCTAssertBytes(try RawHTTPClient.get(url: first).body, equal: file)
         XCTAssertBytes(try RawHTTPClient.get(url: second).body, equal: file)
         XCTAssertEqual(fixture.origin.accessLog(waitingFor: 1).filter { $0.uri.hasPrefix("/movie.mp4") }.count, 1)
-        XCTAssertEqual(try fixture.server.cachedResources().count, 1)
+        XCTAssertEqual(fixture.server.cachedResources().count, 1)
+    }
+
+    /// The Swift API checks a configuration when the cache opens: an
+    /// unparsable origin used to be dropped (the cache served as a forward proxy).
+    func testConfigurationIsValidatedWhenTheCacheOpens() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-validate")
+        defer { directory.remove() }
+        let cases: [(String, (inout HTTPCacheConfiguration) -> Void)] = [
+            ("origin takes an http or https origin", { $0.origin = "notaurl" }),
+            ("header takes 'Name: value'", { $0.extraHeaders = [("Range", "bytes=0-")] }),
+            ("port takes 0 to 65535", { $0.port = 70_000 }),
+            ("loops takes 1 to 256", { $0.loops = 0 }),
+            ("read-timeout takes a number of seconds above 0", { $0.readTimeout = 0 }),
+            ("host takes an IPv4 or IPv6 address", { $0.host = "example.com" }),
+        ]
+        for (message, change) in cases {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache")
+            change(&configuration)
+            XCTAssertThrowsError(try MediaCache(configuration: configuration)) { error in
+                XCTAssertEqual((error as? HTTPCacheError)?.code, .invalidArgument)
+                XCTAssertTrue((error as? HTTPCacheError)?.message.hasPrefix(message) == true, "\(error)")
+            }
+        }
     }
 
     func testQueryFilterKeepsOtherParameters() {
@@ -42,7 +65,7 @@ final class ManagementTests: XCTestCase {
         XCTAssertBytes(try fixture.get("notes.txt").body, equal: text)
         XCTAssertBytes(try fixture.get("notes.txt", range: "bytes=10-20").body, equal: text, range: 10..<21)
         XCTAssertEqual(fixture.originLog("notes.txt").count, 2, "not cached: each request reaches the origin")
-        XCTAssertEqual(try fixture.server.cachedResources().count, 0)
+        XCTAssertEqual(fixture.server.cachedResources().count, 0)
         let video = try fixture.file("clip.mp4", size: 50_000, seed: 7)
         XCTAssertBytes(try fixture.get("clip.mp4").body, equal: video)
         XCTAssertBytes(try fixture.get("clip.mp4").body, equal: video)
@@ -62,7 +85,7 @@ final class ManagementTests: XCTestCase {
     /// the same URL right after must neither fail nor lose its folder to that
     /// deletion (it did, now and then, until a removed folder was renamed away
     /// at once).
-    func testImportRightAfterRemovalKeepsItsFolder() throws {
+    func testImportRightAfterRemovalKeepsItsFolder() async throws {
         let directory = try TemporaryDirectory(prefix: "httpcache-reimport")
         defer { directory.remove() }
         let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache"))
@@ -70,12 +93,12 @@ final class ManagementTests: XCTestCase {
         let source = try TestFile.random(size: 300_000, seed: 31, in: directory.url, name: "source.bin")
         let url = "http://media.example/clip.mp4"
         for round in 0..<40 {
-            try cache.importResource(for: url, from: source.path)
+            try await cache.importResource(for: url, from: source.path)
             if round % 2 == 0 { cache.removeAllResources() } else { try cache.removeResource(for: url) }
-            try cache.importResource(for: url, from: source.path)
+            try await cache.importResource(for: url, from: source.path)
             XCTAssertEqual(cache.cacheSize(), 300_000, "round \(round)")
             let exported = directory.path + "/exported-\(round).bin"
-            try cache.exportResource(for: url, to: exported)
+            try await cache.exportResource(for: url, to: exported)
             XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: exported)), equal: source, "round \(round)")
             cache.removeAllResources()
         }
@@ -83,40 +106,45 @@ final class ManagementTests: XCTestCase {
         XCTAssertTrue(TestTools.waitUntil(timeout: 10) { CacheFolderFiles.all(directory.path + "/cache").isEmpty })
     }
 
-    func testSwiftCacheOperations() throws {
+    func testSwiftCacheOperations() async throws {
         let fixture = try ProxyFixture()
         defer { fixture.stop() }
         let file = try fixture.file("a.mp4", size: 300_000, seed: 1)
         let url = fixture.origin.url("/a.mp4")
         _ = try fixture.get("a.mp4", range: "bytes=0-999")
-        var listed = try XCTUnwrap(try fixture.server.cachedResources().first)
+        var listed = try XCTUnwrap(fixture.server.cachedResources().first)
         XCTAssertEqual(listed.url, url)
         XCTAssertEqual(listed.totalLength, 300_000)
         XCTAssertEqual(listed.cachedRanges, [0...999])
         XCTAssertFalse(listed.isComplete)
         let exported = fixture.directory.file("out.mp4").path
-        XCTAssertThrowsError(try fixture.server.exportResource(for: url, to: exported), "incomplete")
+        do {
+            try await fixture.server.exportResource(for: url, to: exported)
+            XCTFail("an incomplete resource was exported")
+        } catch {
+            XCTAssertEqual(error.code, .range)
+        }
         _ = try fixture.get("a.mp4")
-        listed = try XCTUnwrap(try fixture.server.cachedResources().first)
+        listed = try XCTUnwrap(fixture.server.cachedResources().first)
         XCTAssertTrue(listed.isComplete)
-        try fixture.server.exportResource(for: url, to: exported)
+        try await fixture.server.exportResource(for: url, to: exported)
         XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: exported))), file.bytes)
 
         // Import: served without the origin.
         let local = try TestFile.random(size: 123_456, seed: 9, in: fixture.directory.url, name: "local.mp4")
         let importedURL = fixture.origin.url("/never-there.mp4")
-        try fixture.server.importResource(for: importedURL, from: local.path, contentType: "video/mp4")
+        try await fixture.server.importResource(for: importedURL, from: local.path, contentType: "video/mp4")
         fixture.origin.stop()
         let served = try RawHTTPClient.get(url: try fixture.server.proxyURL(for: importedURL), range: "bytes=100-")
         XCTAssertEqual(served.header("Content-Type"), "video/mp4")
         XCTAssertBytes(served.body, equal: local, range: 100..<123_456)
 
         try fixture.server.removeResource(for: url)
-        XCTAssertEqual(try fixture.server.cachedResources().map(\.url), [importedURL])
+        XCTAssertEqual(fixture.server.cachedResources().map(\.url), [importedURL])
         XCTAssertThrowsError(try fixture.server.removeResource(for: url))
-        try fixture.server.removeAllResources()
-        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { (try? fixture.server.cacheSize()) == 0 })
-        XCTAssertEqual(try fixture.server.cachedResources().count, 0)
+        fixture.server.removeAllResources()
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { fixture.server.cacheSize() == 0 })
+        XCTAssertEqual(fixture.server.cachedResources().count, 0)
     }
 
     func testLastErrorPerURL() throws {
@@ -136,7 +164,7 @@ final class ManagementTests: XCTestCase {
         let file = try fixture.file("c.mp4", size: 200_000, seed: 3)
         let url = fixture.origin.url("/c.mp4")
         _ = try fixture.get("c.mp4")
-        fixture.server.stop()
+        fixture.server.close()
         let cache = fixture.cacheDirectory
         func cli(_ arguments: [String]) throws -> ProcessResult {
             try TestTools.run(CLITests.binary, ["cache"] + arguments + ["--cache-dir", cache], timeout: 30)
@@ -171,5 +199,61 @@ final class ManagementTests: XCTestCase {
         XCTAssertTrue(try cli(["clear"]).succeeded)
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { ((try? cli(["list"]))?.stdout ?? "").contains("0 resources, 0 bytes") })
         XCTAssertFalse(try cli(["rm", url]).succeeded, "removing what is not cached is an error")
+    }
+
+    /// The CLI answers the same, exit status and message, whether it opens the
+    /// folder itself or a proxy serving it does the work (it did not: an
+    /// uncached export exited 1 through a proxy and 15 without, a preload of
+    /// ftp:// 13 or 11, an import of a non-http URL succeeded without a proxy).
+    /// Pinned entries are marked in both listings.
+    func testCLIGivesTheSameAnswersWithAndWithoutAProxy() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        _ = try fixture.file("pinned.mp4", size: 20_000, seed: 5)
+        fixture.server.close()
+        let cache = fixture.cacheDirectory
+        let source = try TestFile.random(size: 5_000, seed: 2, in: fixture.directory.url, name: "in.bin").path
+        let missing = "http://example.invalid/none.mp4"
+        let cases: [([String], Int32, String)] = [
+            (["cache", "export", missing, fixture.directory.file("out.mp4").path], 15, "Error: not cached: \(missing)\n"),
+            (["cache", "rm", missing], 15, "Error: not cached: \(missing)\n"),
+            (["cache", "import", "notaurl", source], 11, "Error: not an http or https URL: notaurl\n"),
+            (["cache", "import", "ftp://x/y.mp4", source], 11, "Error: not an http or https URL: ftp://x/y.mp4\n"),
+            (["preload", "ftp://x/y.mp4"], 11, "Error: not an http or https URL: ftp://x/y.mp4\n"),
+        ]
+        func check(_ how: String) throws {
+            for (arguments, status, message) in cases {
+                let result = try TestTools.run(CLITests.binary, arguments + ["--cache-dir", cache], timeout: 30)
+                XCTAssertEqual(result.exitCode, status, "\(how): \(arguments) \(result.stderr)")
+                XCTAssertTrue(result.stderr.hasSuffix(message), "\(how): \(arguments) \(result.stderr)")
+            }
+            let list = try TestTools.run(CLITests.binary, ["cache", "list", "--cache-dir", cache])
+            XCTAssertTrue(list.stdout.contains("20000/20000 bytes (complete) (pinned)"), "\(how): \(list.stdout)")
+        }
+        let preload = try TestTools.run(CLITests.binary, ["preload", "--pin", fixture.origin.url("/pinned.mp4"), "--cache-dir", cache])
+        XCTAssertEqual(preload.exitCode, 0, preload.stderr)
+        try check("no proxy")
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        try check("through a proxy")
+    }
+
+    /// A lock file this user cannot read says so, rather than "no proxy is serving".
+    func testUnreadableLockFileIsReportedAsSuch() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), geteuid() == 0 else {
+            throw XCTSkip("needs root and setpriv to run the CLI as another user")
+        }
+        let directory = try TemporaryDirectory(prefix: "httpcache-lockperm")
+        defer { directory.remove() }
+        let folder = directory.path + "/cache"
+        let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: folder))
+        defer { cache.close() }
+        try cache.serve()
+        chmod(directory.path, 0o755)
+        chmod(folder, 0o755)  // the lock file itself stays 0600, root's
+        let result = try TestTools.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                            CLITests.binary, "stats", "--cache-dir", folder])
+        XCTAssertEqual(result.exitCode, 13, result.stderr)
+        XCTAssertTrue(result.stderr.contains("cannot read \(folder)/lock: Permission denied"), result.stderr)
     }
 }

@@ -21,7 +21,7 @@ final class PipeliningTests: XCTestCase {
         XCTAssertEqual(try proxy.get(origin.url("/small.bin")).body, body)  // now cached
 
         for (target, expected) in [("/ping", Array("pong\n".utf8)), (path, body)] {
-            let client = try PipelineClient(port: proxy.server.port)
+            let client = try PipelineClient(port: proxy.server.servingPort)
             let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
             client.sendInBackground(request, times: 20_000)
             let bodies = try client.readResponses(20_000, timeout: 120)
@@ -30,7 +30,7 @@ final class PipeliningTests: XCTestCase {
             client.close()
         }
         XCTAssertEqual(origin.requests(for: "/small.bin").count, 1, "the hits never went to the origin")
-        XCTAssertEqual(try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port)/ping").bodyString, "pong\n")
+        XCTAssertEqual(try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.servingPort)/ping").bodyString, "pong\n")
     }
 
     /// 200 KiB of requests pipelined behind a miss on a slow origin are all
@@ -42,7 +42,7 @@ final class PipeliningTests: XCTestCase {
         origin.serve("/slow.bin", body: body, fault: .delayed(1.0))
         let proxy = try TestProxy()
         let path = try RawHTTPClient.parse(url: try proxy.url(for: origin.url("/slow.bin"))).path
-        let client = try PipelineClient(port: proxy.server.port)
+        let client = try PipelineClient(port: proxy.server.servingPort)
         let ping = Array("GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         let count = (200 << 10) / ping.count + 1
         client.send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
@@ -64,14 +64,14 @@ final class PipeliningTests: XCTestCase {
         XCTAssertEqual(try proxy.get(origin.url("/big.bin")).body.count, body.count)
         let path = try RawHTTPClient.parse(url: try proxy.url(for: origin.url("/big.bin"))).path
         let before = residentBytes()
-        let client = try PipelineClient(port: proxy.server.port, receiveBuffer: 4096)
+        let client = try PipelineClient(port: proxy.server.servingPort, receiveBuffer: 4096)
         // 2,000 requests would be 2 GiB of responses if they were all queued.
         client.sendInBackground(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), times: 2000)
         Thread.sleep(forTimeInterval: 3)
         let grown = residentBytes() - before
         Sanitizer.assertGrowth(grown, below: 64 << 20, "RSS grew by \(grown >> 20) MiB")
         let started = Date()
-        XCTAssertEqual(try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port)/ping").bodyString, "pong\n")
+        XCTAssertEqual(try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.servingPort)/ping").bodyString, "pong\n")
         XCTAssertLessThan(Date().timeIntervalSince(started), 1)
         client.close()
     }

@@ -250,4 +250,12 @@ final class PreloadPriorityTests: XCTestCase {
         guard case .success(let done)? = waiting.wait(timeout: 30) else { return XCTFail("preload did not resume") }
         XCTAssertEqual(done.bytesDone, Int64(later.size))
     }
+
+    /// The part done counts bytes once sizes are known (a one-resource
+    /// fraction showed 10% of a preload whose one big file was 90% done).
+    func testProgressFractionCountsBytesWhenSizesAreKnown() {
+        XCTAssertEqual(PreloadProgress(bytesDone: 900, bytesTotal: 1000, resourcesDone: 1, resourcesTotal: 10).fractionDone, 0.9)
+        XCTAssertEqual(PreloadProgress(bytesDone: 900, bytesTotal: nil, resourcesDone: 1, resourcesTotal: 4).fractionDone, 0.25)
+        XCTAssertEqual(PreloadProgress().fractionDone, 0)
+    }
 }

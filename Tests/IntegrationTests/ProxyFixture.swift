@@ -8,7 +8,7 @@ final class ProxyFixture {
     let root: URL
     let cacheDirectory: String
     let origin: NginxOrigin
-    private(set) var server: HTTPCacheServer
+    private(set) var server: MediaCache
     var configure: (inout HTTPCacheConfiguration) -> Void
 
     init(configure: @escaping (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
@@ -18,21 +18,21 @@ final class ProxyFixture {
         cacheDirectory = directory.url.appendingPathComponent("cache").path
         origin = try NginxOrigin(root: root)
         self.configure = configure
-        server = Self.makeServer(cacheDirectory, configure)
-        try server.start()
+        server = try Self.makeServer(cacheDirectory, configure)
     }
 
-    private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void) -> HTTPCacheServer {
+    private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void) throws -> MediaCache {
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
         configure(&configuration)
-        return HTTPCacheServer(configuration: configuration)
+        let cache = try MediaCache(configuration: configuration)
+        try cache.serve()
+        return cache
     }
 
     /// Stops the proxy and starts a new one on the same cache folder.
     func restartProxy() throws {
-        server.stop()
-        server = Self.makeServer(cacheDirectory, configure)
-        try server.start()
+        server.close()
+        server = try Self.makeServer(cacheDirectory, configure)
     }
 
     func file(_ name: String, size: Int, seed: UInt64 = 1) throws -> TestFile {
@@ -51,7 +51,7 @@ final class ProxyFixture {
     }
 
     func connect() throws -> RawHTTPConnection {
-        try RawHTTPConnection(port: server.port)
+        try RawHTTPConnection(port: server.servingPort)
     }
 
     func get(_ name: String, range: String? = nil, headers: [(String, String)] = []) throws -> RawResponse {
@@ -64,7 +64,7 @@ final class ProxyFixture {
     }
 
     func stop() {
-        server.stop()
+        server.close()
         origin.stop()
     }
 }

@@ -51,7 +51,7 @@ final class ScaleOutTests: XCTestCase {
         paths = try files.map { try RawHTTPClient.parse(url: try nodes[0].url(for: origin.url($0.name))).path }
         balancerRoot = try TemporaryDirectory(prefix: "scale-out-balancer")
         balancer = try NginxOrigin(root: balancerRoot.url, extraServerConfig: Self.balancerLocation,
-                                   extraHTTPConfig: Self.balancerUpstream(ports: nodes.map(\.server.port)))
+                                   extraHTTPConfig: Self.balancerUpstream(ports: nodes.map(\.server.servingPort)))
     }
 
     override func tearDown() {
@@ -86,7 +86,7 @@ final class ScaleOutTests: XCTestCase {
         XCTAssertEqual(log.count, files.count, "\(log.map(\.uri))")
 
         // Each node holds only its share: no resource on both, none missing, both used.
-        let shares = try nodes.map { node in Set(try node.server.cachedResources().filter(\.isComplete).map(\.url)) }
+        let shares = nodes.map { node in Set(node.server.cachedResources().filter(\.isComplete).map(\.url)) }
         XCTAssertTrue(shares[0].isDisjoint(with: shares[1]), "on both nodes: \(shares[0].intersection(shares[1]))")
         XCTAssertEqual(shares[0].union(shares[1]), Set(files.map { origin.url($0.name) }))
         XCTAssertFalse(shares[0].isEmpty, "the hash sent nothing to node 0")
@@ -99,21 +99,21 @@ final class ScaleOutTests: XCTestCase {
 
     func testWhenANodeLeavesOnlyItsResourcesMove() throws {
         XCTAssertEqual(fetchAll(files.indices.map { Request(file: $0, range: nil) }, workers: 4), [])
-        let staying = Set(try nodes[0].server.cachedResources().map(\.url))
-        let leaving = Set(try nodes[1].server.cachedResources().map(\.url))
+        let staying = Set(nodes[0].server.cachedResources().map(\.url))
+        let leaving = Set(nodes[1].server.cachedResources().map(\.url))
         XCTAssertFalse(staying.isEmpty)
         XCTAssertFalse(leaving.isEmpty)
         _ = origin.accessLog(waitingFor: files.count)
         origin.clearAccessLog()
 
-        nodes[1].server.stop()
+        nodes[1].server.close()
         XCTAssertEqual(fetchAll(files.indices.map { Request(file: $0, range: nil) }, workers: 4), [])
 
         // The staying node's resources were hits; only the leaving node's went to the origin, once each.
         let log = origin.accessLog(waitingFor: leaving.count)
         XCTAssertEqual(Set(log.map { origin.url($0.uri) }), leaving)
         XCTAssertEqual(log.count, leaving.count, "\(log.map(\.uri))")
-        XCTAssertEqual(Set(try nodes[0].server.cachedResources().map(\.url)), staying.union(leaving))
+        XCTAssertEqual(Set(nodes[0].server.cachedResources().map(\.url)), staying.union(leaving))
     }
 
     // MARK: helpers

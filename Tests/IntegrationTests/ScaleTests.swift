@@ -69,7 +69,7 @@ final class ScaleTests: XCTestCase {
         let requestsBefore = setup.origin.accessLog().count
         let index = Int.random(in: 0..<count)
         let port = try TestTools.freePort()
-        let path = try RawHTTPClient.parse(url: HTTPCacheServer.proxyURL(for: setup.url(index), host: "127.0.0.1",
+        let path = try RawHTTPClient.parse(url: MediaCache.proxyURL(for: setup.url(index), host: "127.0.0.1",
                                                                          port: port)).path
         let spawned = Date()
         // Asked from the spawn on, while the proxy starts.
@@ -254,7 +254,7 @@ final class EntryFolder: @unchecked Sendable {
 
     func fetch(_ indices: Range<Int>, port: Int, connections: Int) throws -> Outcome {
         let paths = try indices.map { i in
-            try RawHTTPClient.parse(url: HTTPCacheServer.proxyURL(for: url(i), host: "127.0.0.1", port: port)).path
+            try RawHTTPClient.parse(url: MediaCache.proxyURL(for: url(i), host: "127.0.0.1", port: port)).path
         }
         let queue = WorkQueue(Array(zip(indices, paths)))
         let results = LockedValue(Outcome())

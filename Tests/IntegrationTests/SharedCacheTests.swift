@@ -33,7 +33,7 @@ final class SharedCacheTests: XCTestCase {
     private var directory: TemporaryDirectory!
     private var root: URL!
     private var origin: NginxOrigin!
-    private var server: HTTPCacheServer!
+    private var server: MediaCache!
 
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-rfc9111")
@@ -46,15 +46,15 @@ final class SharedCacheTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.stop()
+        server?.close()
         origin?.stop()
     }
 
     private func startProxy(_ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.url.appendingPathComponent("cache").path)
         configure(&configuration)
-        server = HTTPCacheServer(configuration: configuration)
-        try server.start()
+        server = try MediaCache(configuration: configuration)
+        try server.serve()
     }
 
     private func file(_ path: String, size: Int, seed: UInt64 = 1) throws -> TestFile {
@@ -114,11 +114,11 @@ final class SharedCacheTests: XCTestCase {
         for _ in 0..<2 { XCTAssertBytes(try get("/cdn/c.bin").body, equal: f) }
         XCTAssertEqual(origin.accessLog(waitingFor: 2).filter { $0.uri == "/cdn/c.bin" }.map(\.status), [206, 304],
                        "as a proxy, Cache-Control: no-cache applies")
-        server.stop()
+        server.close()
         origin.clearAccessLog()
         try? FileManager.default.removeItem(at: directory.file("cache"))
         try startProxy { $0.origin = self.origin.baseURL }
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         for _ in 0..<2 { XCTAssertBytes(try connection.request(path: "/cdn/c.bin").body, equal: f) }
         XCTAssertEqual(origin.accessLog(waitingFor: 1).filter { $0.uri == "/cdn/c.bin" }.count, 1,
                        "as the origin's CDN, CDN-Cache-Control: max-age=600 wins (RFC 9213)")
@@ -255,7 +255,7 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertTrue(gz.succeeded, gz.stderr)
         let target = origin.url("/gz/g.bin")
         func fetch(_ headers: [(String, String)]) throws -> RawResponse {
-            let connection = try RawHTTPConnection(port: server.port)
+            let connection = try RawHTTPConnection(port: server.servingPort)
             defer { connection.close() }
             return try connection.request(path: target, headers: headers)
         }
@@ -310,12 +310,12 @@ final class SharedCacheTests: XCTestCase {
     func testHostMissingOrDuplicatedIs400() throws {
         try startProxy()
         for head in ["GET /ping HTTP/1.1\r\n\r\n", "GET /ping HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"] {
-            let connection = try RawHTTPConnection(port: server.port)
+            let connection = try RawHTTPConnection(port: server.servingPort)
             try connection.send(head)
             XCTAssertEqual(try connection.readResponse().status, 400, head)
             connection.close()
         }
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         try connection.send("CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n")
         XCTAssertEqual(try connection.readResponse().status, 405)
     }
@@ -327,12 +327,12 @@ final class SharedCacheTests: XCTestCase {
         let f = try file("plain/movie.bin", size: 400_000, seed: 21)
         let out = directory.file("curl.out")
         for _ in 0..<2 {
-            let result = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.port)",
+            let result = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.servingPort)",
                                                     origin.url("/plain/movie.bin"), "-o", out.path])
             XCTAssertTrue(result.succeeded, result.stderr)
             XCTAssertBytes(Array(try Data(contentsOf: out)), equal: f)
         }
-        let ranged = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.port)", "-r", "1000-1999",
+        let ranged = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.servingPort)", "-r", "1000-1999",
                                                 origin.url("/plain/movie.bin"), "-o", out.path])
         XCTAssertTrue(ranged.succeeded, ranged.stderr)
         XCTAssertBytes(Array(try Data(contentsOf: out)), equal: f, range: 1000..<2000)
@@ -342,11 +342,11 @@ final class SharedCacheTests: XCTestCase {
     func testFFmpegPlaysThroughTheForwardProxy() throws {
         try startProxy()
         try MediaFixtures.makeMP4(at: root.appendingPathComponent("plain/clip.mp4"), duration: 2)
-        let proxy = "http://127.0.0.1:\(server.port)"
+        let proxy = "http://127.0.0.1:\(server.servingPort)"
         let played = try MediaFixtures.ffmpegCopyToNull(url: origin.url("/plain/clip.mp4"),
                                                         extraInputArgs: ["-http_proxy", proxy])
         XCTAssertTrue(played.succeeded, played.stderr)
-        XCTAssertTrue(try server.cachedResources().contains { $0.url == origin.url("/plain/clip.mp4") },
+        XCTAssertTrue(server.cachedResources().contains { $0.url == origin.url("/plain/clip.mp4") },
                       "the player's requests went through the proxy and were cached")
         let fetched = log("/plain/clip.mp4").count
         XCTAssertGreaterThan(fetched, 0)
@@ -363,7 +363,7 @@ final class SharedCacheTests: XCTestCase {
             location = /odd { return 299 "odd"; }
             """, extraHTTPConfig: Self.httpConfig)
         try startProxy()
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         let moved = try connection.request(path: origin.url("/moved"))
         XCTAssertEqual(moved.status, 301, "redirects are relayed, not followed")
         XCTAssertTrue(moved.header("Location")?.hasSuffix("/plain/x.bin") ?? false)
@@ -387,7 +387,7 @@ final class SharedCacheTests: XCTestCase {
             """, extraHTTPConfig: Self.httpConfig + "log_format bodies '$request_method $request_uri $request_body';")
         try FileManager.default.createDirectory(at: root.appendingPathComponent("inv"), withIntermediateDirectories: true)
         try startProxy { $0.origin = self.origin.baseURL }
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         let posted = try connection.request(method: "POST", path: "/upload/x?y=1", body: Array("hello world".utf8))
         XCTAssertEqual(posted.status, 201)
         XCTAssertEqual(posted.bodyString, "stored\n")
@@ -403,7 +403,7 @@ final class SharedCacheTests: XCTestCase {
         // curl waits a second for "100 Continue" before sending a body it announced with Expect.
         let started = Date()
         let curl = try TestTools.run("curl", ["-sS", "-f", "-H", "Expect: 100-continue", "--data-binary", "expected",
-                                              "http://127.0.0.1:\(server.port)/upload/e"])
+                                              "http://127.0.0.1:\(server.servingPort)/upload/e"])
         XCTAssertTrue(curl.succeeded, curl.stderr)
         XCTAssertEqual(curl.stdout, "stored\n")
         XCTAssertLessThan(Date().timeIntervalSince(started), 0.9, "100 Continue was sent at once")
@@ -426,7 +426,7 @@ final class SharedCacheTests: XCTestCase {
         faulty.serve("/hints", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
         faulty.serve("/drop", body: Array("never".utf8), fault: .dropBeforeHead)
         try startProxy()
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         try connection.sendRequest(method: "DELETE", path: faulty.url("/hints"))
         let interim = try connection.readResponseHead()
         XCTAssertEqual(interim.status, 103, "1xx relayed to an HTTP/1.1 client")
@@ -435,12 +435,12 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(final.status, 200)
         XCTAssertEqual(final.bodyString, "done")
         // On the pooled connection the DELETE left: a POST is never sent twice…
-        let dropped = try RawHTTPConnection(port: server.port).request(method: "POST", path: faulty.url("/drop"),
+        let dropped = try RawHTTPConnection(port: server.servingPort).request(method: "POST", path: faulty.url("/drop"),
                                                                         body: Array("x".utf8))
         XCTAssertEqual(dropped.status, 502)
         XCTAssertEqual(faulty.requests(for: "/drop").count, 1, "a non-idempotent request is not retried")
         // … an idempotent PUT may be, once, on a fresh connection (RFC 9110 §9.2.2), and still gets 502.
-        let put = try RawHTTPConnection(port: server.port).request(method: "PUT", path: faulty.url("/drop"),
+        let put = try RawHTTPConnection(port: server.servingPort).request(method: "PUT", path: faulty.url("/drop"),
                                                                     body: Array("x".utf8))
         XCTAssertEqual(put.status, 502)
         XCTAssertLessThanOrEqual(faulty.requests(for: "/drop").count, 3)
@@ -452,13 +452,13 @@ final class SharedCacheTests: XCTestCase {
         try Data(playlist.utf8).write(to: root.appendingPathComponent("plain/list.m3u8"))
         // Forward proxy: the client sends everything through the proxy anyway: unchanged.
         try startProxy()
-        let forward = try RawHTTPConnection(port: server.port).request(path: origin.url("/plain/list.m3u8"))
+        let forward = try RawHTTPConnection(port: server.servingPort).request(path: origin.url("/plain/list.m3u8"))
         XCTAssertEqual(forward.status, 200)
         XCTAssertEqual(forward.bodyString, playlist)
-        server.stop()
+        server.close()
         // Reverse proxy: absolute URIs on the origin's host now lead to the proxy.
         try startProxy { $0.origin = self.origin.baseURL }
-        let reverse = try RawHTTPConnection(port: server.port).request(path: "/plain/list.m3u8",
+        let reverse = try RawHTTPConnection(port: server.servingPort).request(path: "/plain/list.m3u8",
                                                                        headers: [("Host", "media.test:8443")])
         XCTAssertEqual(reverse.status, 200)
         XCTAssertTrue(reverse.bodyString.contains("http://media.test:8443/plain/seg1.ts\n"), reverse.bodyString)
@@ -468,7 +468,7 @@ final class SharedCacheTests: XCTestCase {
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
         try startProxy { $0.origin = self.origin.baseURL }
         let f = try file("plain/r.bin", size: 250_000, seed: 31)
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         let whole = try connection.request(path: "/plain/r.bin?x=1")
         XCTAssertEqual(whole.status, 200)
         XCTAssertBytes(whole.body, equal: f)

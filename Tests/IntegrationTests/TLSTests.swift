@@ -8,7 +8,7 @@ final class TLSTests: XCTestCase {
     private var directory: TemporaryDirectory!
     private var root: URL!
     private var origins: [NginxOrigin] = []
-    private var servers: [HTTPCacheServer] = []
+    private var servers: [MediaCache] = []
 
     override func setUpWithError() throws {
         certificates = try TestCertificates()
@@ -18,7 +18,7 @@ final class TLSTests: XCTestCase {
     }
 
     override func tearDown() {
-        servers.forEach { $0.stop() }
+        servers.forEach { $0.close() }
         origins.forEach { $0.stop() }
         servers = []
         origins = []
@@ -32,12 +32,12 @@ final class TLSTests: XCTestCase {
 
     /// A running proxy trusting the test CA unless `configure` says otherwise.
     private func proxy(logs: LogCapture = LogCapture(),
-                       _ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws -> HTTPCacheServer {
+                       _ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws -> MediaCache {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache-\(servers.count)").path)
         configuration.caFile = certificates.caFile
         configure(&configuration)
-        let server = HTTPCacheServer(configuration: configuration, logger: logs.logger)
-        try server.start()
+        let server = try MediaCache(configuration: configuration, logger: logs.logger)
+        try server.serve()
         servers.append(server)
         return server
     }
@@ -54,7 +54,7 @@ final class TLSTests: XCTestCase {
         let warm = try RawHTTPClient.get(url: try server.proxyURL(for: origin.url("/movie.bin")), timeout: 30)
         XCTAssertBytes(warm.body, equal: whole)
 
-        let connection = try RawHTTPConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.servingPort)
         let path = try RawHTTPClient.parse(url: try server.proxyURL(for: origin.url("/ranges.bin"))).path
         var generator = SplitMix(seed: 5)
         for _ in 0..<60 {
@@ -131,16 +131,17 @@ final class TLSTests: XCTestCase {
         let response = try RawHTTPClient.get(url: try server.proxyURL(for: origin.url("/a.bin")))
         XCTAssertEqual(response.status, 200, response.bodyString)
         XCTAssertBytes(response.body, equal: file)
-        server.stop()
-        try server.start()
+        server.close()
+        let again = try MediaCache(configuration: server.configuration, logger: logs.logger)
+        defer { again.close() }
+        try again.serve()
         XCTAssertEqual(logs.lines(.warning, containing: "verification is OFF").count, 2, "\(logs.messages)")
     }
 
     func testUnreadableCAFileFailsTheStart() throws {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
         configuration.caFile = directory.file("missing.pem").path
-        let server = HTTPCacheServer(configuration: configuration)
-        XCTAssertThrowsError(try server.start()) { error in
+        XCTAssertThrowsError(try MediaCache(configuration: configuration)) { error in
             XCTAssertTrue("\(error)".contains("cannot load CA file"), "\(error)")
         }
     }

@@ -120,7 +120,7 @@ final class PreloadRead: ResourceReaderDelegate {
 
     func start(_ engine: Engine) {
         guard let url = OriginURL.parse(item.url) else {
-            return end(.failure(.fetch(url: item.url, code: -1, message: "not an http(s) URL")))
+            return end(.failure(.fetch(url: item.url, code: HTTPCacheError.Code.invalidArgument.rawValue, message: "not an http(s) URL")))
         }
         self.engine = engine
         let spec = item.range.map { ByteRangeSpec.closed(first: $0.lowerBound, last: $0.upperBound - 1) }
@@ -148,7 +148,7 @@ final class PreloadRead: ResourceReaderDelegate {
         var range = 0..<(info.totalLength ?? Int64.max)
         if let asked = item.range, let total = info.totalLength {
             guard asked.lowerBound < total else {
-                return end(.failure(.fetch(url: item.url, code: -10, message: "range \(asked.lowerBound)-\(asked.upperBound - 1) is outside the \(total) bytes")))
+                return end(.failure(.fetch(url: item.url, code: HTTPCacheError.Code.range.rawValue, message: "range \(asked.lowerBound)-\(asked.upperBound - 1) is outside the \(total) bytes")))
             }
             range = asked.clamped(to: 0..<total)
         } else if let asked = item.range {
@@ -227,17 +227,7 @@ final class PreloadRead: ResourceReaderDelegate {
 
 extension PreloadFailure {
     /// The failure of a read, with the code `HTTPCacheError` gives it.
-    init(url: String, _ error: LoadError) {
-        let code: Int32
-        switch error {
-        case .originStatus(let status, _, _): code = status == 404 || status == 410 ? -5 : -8
-        case .upstream(.timeout), .notCached: code = -6
-        case .upstream(.tls): code = -9
-        case .upstream(.configuration): code = -1
-        case .upstream, .mismatch, .changed: code = -8
-        case .storage: code = -3
-        case .decryption: code = -1
-        }
-        self = .fetch(url: url, code: code, message: error.description)
+    package init(url: String, _ error: LoadError) {
+        self = .fetch(url: url, code: HTTPCacheError(error).code.rawValue, message: error.description)
     }
 }

@@ -6,18 +6,18 @@ import HTTPCache
 final class TestProxy {
     let directory: TemporaryDirectory
     let logs = LogCapture()
-    let server: HTTPCacheServer
+    let server: MediaCache
     var cacheDirectory: String { directory.file("cache").path }
 
     init(_ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "httpcache-proxy")
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
         configure(&configuration)
-        server = HTTPCacheServer(configuration: configuration, logger: logs.logger)
-        try server.start()
+        server = try MediaCache(configuration: configuration, logger: logs.logger)
+        try server.serve()
     }
 
-    deinit { server.stop() }
+    deinit { server.close() }
 
     func url(for origin: String) throws -> String { try server.proxyURL(for: origin) }
 

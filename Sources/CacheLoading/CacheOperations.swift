@@ -1,0 +1,136 @@
+import CacheHTTP
+import CacheIO
+import CacheStorage
+
+/// One cache entry as listed: by the Swift and C APIs, and by
+/// `GET /admin/cache` to `httpcache cache list` (Codable: the same type on
+/// both ends of the wire).
+package struct CacheEntry: Sendable, Codable, Equatable {
+    package var url: String
+    package var totalLength: Int64?
+    package var contentType: String?
+    package var cachedBytes: Int64
+    /// Cached byte ranges, each `[first, last]` (inclusive).
+    package var cachedRanges: [[Int64]]
+    /// Milliseconds since 1970 of the last use.
+    package var lastAccess: Int64
+    package var isComplete: Bool
+    package var isInUse: Bool
+    /// Kept out of eviction by `preload --pin` until `cache unpin`.
+    package var isPinned: Bool
+}
+
+/// Every entry, most recently used first, with the folder's totals.
+package struct CacheListing: Sendable, Codable, Equatable {
+    package var entries: [CacheEntry]
+    package var totalBytes: Int64
+    package var maxBytes: Int64
+}
+
+/// The cache operations, written once for every front end: `MediaCache`,
+/// the C API and the proxy's admin routes (`httpcache
+/// cache …` while a proxy serves the folder). Each runs on the loop of the
+/// store owning the resource, or of every store for all of them, and calls
+/// `done` there (for every store: on the last one to answer).
+package struct CacheOperations: Sendable {
+    /// The folder's stores by shard: one, or one per loop (see StoreGroup).
+    package let stores: [LoopBound<ResourceStore>]
+    let group: StoreGroup
+    let cacheKey: @Sendable (String) -> String
+
+    package init(stores: [LoopBound<ResourceStore>], group: StoreGroup, cacheKey: @escaping @Sendable (String) -> String) {
+        self.stores = stores
+        self.group = group
+        self.cacheKey = cacheKey
+    }
+
+    package func list(_ done: @escaping @Sendable (CacheListing) -> Void) {
+        let cacheKey = cacheKey
+        everyStore({ store in
+            let entries = store.list().map { info in
+                CacheEntry(url: info.url, totalLength: info.totalLength, contentType: info.contentType,
+                           cachedBytes: info.cachedBytes,
+                           cachedRanges: info.ranges.ranges.map { [$0.lowerBound, $0.upperBound - 1] },
+                           lastAccess: info.lastAccess, isComplete: info.isComplete, isInUse: info.inUse,
+                           isPinned: store.find(cacheKey: cacheKey(info.url), url: info.url)?.isPinned ?? false)
+            }
+            return CacheListing(entries: entries, totalBytes: store.totalBytes, maxBytes: store.maxBytes)
+        }) { listings in
+            let entries = listings.flatMap(\.entries).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) }
+            done(CacheListing(entries: entries, totalBytes: listings.reduce(0) { $0 + $1.totalBytes },
+                              maxBytes: listings.first?.maxBytes ?? 0))
+        }
+    }
+
+    package func remove(url: String, _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
+        onOwner(of: url, done) { store, key in
+            guard let resource = store.find(cacheKey: key, url: url) else { return done(.failure(Self.notCached(url))) }
+            store.remove(resource)
+            done(.success(()))
+        }
+    }
+
+    package func removeAll(_ done: @escaping @Sendable () -> Void) {
+        everyStore({ $0.removeAll() }) { _ in done() }
+    }
+
+    package func export(url: String, to path: String, _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
+        onOwner(of: url, done) { store, key in
+            guard let resource = store.find(cacheKey: key, url: url) else { return done(.failure(Self.notCached(url))) }
+            store.export(resource, to: path) { done($0.mapError(HTTPCacheError.init)) }
+        }
+    }
+
+    package func importFile(_ path: String, url: String, contentType: String?,
+                            _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
+        // Only what a client could ask for is stored: the entry would never be served otherwise.
+        guard OriginURL.parse(url) != nil else {
+            return done(.failure(HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)")))
+        }
+        onOwner(of: url, done) { store, key in
+            store.importFile(path, url: url, cacheKey: key, contentType: contentType) { done($0.mapError(HTTPCacheError.init)) }
+        }
+    }
+
+    /// Unpins what the preload of `url` pinned (and `url`'s own entry), on
+    /// every store: a preload's segments hash to different ones. `done` gets how many.
+    package func unpin(url: String, _ done: @escaping @Sendable (Int) -> Void) {
+        let key = cacheKey(url)
+        everyStore({ $0.unpin(url: url, cacheKey: key) }) { done($0.reduce(0, +)) }
+    }
+
+    static func notCached(_ url: String) -> HTTPCacheError { HTTPCacheError(.notFound, "not cached: \(url)") }
+
+    /// Runs `body` on the loop of the store owning `url` with its cache key;
+    /// `done` gets `.closed` when that loop has stopped.
+    private func onOwner<T>(of url: String, _ done: @escaping @Sendable (Result<T, HTTPCacheError>) -> Void,
+                            _ body: @escaping @Sendable (ResourceStore, String) -> Void) {
+        let key = cacheKey(url)
+        let store = stores[group.shard(ofKey: ResourceStore.key(for: key))]
+        if !store.loop.execute({ body(store.value, key) }) { done(.failure(HTTPCacheError(.closed, "the cache is closed"))) }
+    }
+
+    /// `body`'s answer from every store (none from a stopped loop), then `done` with them all.
+    private func everyStore<T: Sendable>(_ body: @escaping @Sendable (ResourceStore) -> T,
+                                         _ done: @escaping @Sendable ([T]) -> Void) {
+        let answers = Locked<(left: Int, values: [T])>((stores.count, []))
+        @Sendable func answered(_ value: T?) {
+            let all = answers.withLock { state -> [T]? in
+                if let value { state.values.append(value) }
+                state.left -= 1
+                return state.left == 0 ? state.values : nil
+            }
+            if let all { done(all) }
+        }
+        for store in stores where !store.loop.execute({ answered(body(store.value)) }) { answered(nil) }
+    }
+}
+
+extension CacheOperations {
+    /// Waits for an operation's answer (the C API's and the blocking Swift calls).
+    package func wait<T: Sendable>(_ operation: (@escaping @Sendable (T) -> Void) -> Void) -> T {
+        let answer = OneShot<T>()
+        operation { answer.put($0) }
+        return answer.take()
+    }
+}

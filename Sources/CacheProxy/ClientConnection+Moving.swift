@@ -1,0 +1,48 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+
+// Moving a connection between loops: to the loop that must answer a request
+// (it owns the resource), and back home once idle.
+
+extension ClientConnection {
+    /// Goes on where the other loop left off: answers the request it was
+    /// handed over with, or waits idle for the next one (with its timeout).
+    func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
+        guard let request else {
+            return setTimer(server.connectionSettings.keepAliveTimeout)
+        }
+        running = true
+        handle(request.head, body: request.body)
+        running = false
+        processPending()
+    }
+
+    /// Hands the connection (its socket, its machine with any pipelined
+    /// bytes) to another loop's server: with a request to answer, or to its
+    /// home loop's, idle. Nothing is queued between
+    /// responses, so the socket detaches whole.
+    func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
+        guard !socket.isClosed else { return }
+        let reading = socket.isReading
+        guard let handed = socket.detach() else {
+            socket.close()  // cannot happen between responses; never answer from the wrong loop
+            return
+        }
+        timer?.cancel()
+        timer = nil
+        record = nil
+        pending.removeAll()
+        server.connectionClosed(self)
+        let moved = MovedConnection(socket: handed, machine: machine, request: request, peer: peer, reading: reading,
+                                    home: home ?? LoopLink(server))
+        link.run { $0.adopt(moved) }  // if that loop is gone, `handed` closes the socket
+    }
+
+    /// This loop cannot answer the request: shard `index`'s loop will.
+    func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil, to index: Int) {
+        moving = (head, body, server.peers[index])
+        if !running { processPending() }
+    }
+}

@@ -1,0 +1,109 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheStorage
+
+// The router: which route answers a request head (/ping, /stats, /admin,
+// proxy URLs, forward and reverse proxying) and the exchange it starts.
+
+extension ClientConnection {
+    func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
+        let isHead = head.method == "HEAD"
+        sentBefore = socket.bytesSent
+        record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
+                                bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
+        // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
+        let host = hostMemo.facts(for: head)
+        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
+                                    reverseOrigin: server.configuration.reverseOrigin,
+                                    peerIsLoopback: peer?.isLoopback ?? false, host: host) {
+        case .refuse(let status, let reason):
+            return respondSimple(status, reason + "\n", keepAlive: false, head: head)
+        case .transparent(let url):
+            // Forward (loopback peers only, checked by the route) and reverse
+            // modes name the origin in Host, so the rebinding check is not theirs.
+            return handleTransparent(head, url: url, body: body)
+        case .local:
+            break
+        }
+        // The proxy's own routes: who may use them (Host, LAN signatures, loopback-only routes).
+        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false, host: host)
+        guard verdict == .allow else {
+            return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
+        }
+        let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
+        // Proxy URLs first: the hot path does no other routing work.
+        if head.target.hasPrefix("/p/") && (head.method == "GET" || isHead) && !hasBody {
+            return proxy(head)
+        }
+        // The other routes depend on the path only (before any query).
+        let target = head.target.utf8
+        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
+        if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
+            return server.isHome ? handleAdmin(head) : handOver(head, to: 0)
+        }
+        guard head.method == "GET" || isHead else {
+            // The request may carry a body we will not read: answer and close.
+            return respondSimple(405, "Method not allowed\n", keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
+        }
+        if hasBody {
+            return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
+        }
+        if path.elementsEqual("/ping".utf8) {
+            return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
+        }
+        if StatsRoutes.isStats(target: head.target) {
+            return server.isHome ? handleStats(head) : handOver(head, to: 0)
+        }
+        return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
+                             keepAlive: head.keepAlive, head: head)
+    }
+
+    func proxy(_ head: HTTPRequestHead) {
+        let engine = server.engine
+        guard let origin = server.targets.entry(for: head.target, storeKey: { engine.storeKey(for: $0) }) else {
+            return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
+                                 keepAlive: head.keepAlive, head: head)
+        }
+        let owner = server.owner(of: origin.storeKey)
+        if owner != server.index {
+            return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
+                                  owner: owner)
+        }
+        if let hit = localCopy(head, url: origin.url, storeKey: origin.storeKey) {
+            return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
+                         transparent: false, owner: owner)
+        }
+        let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
+                                     storeKey: origin.storeKey, server: server)
+        self.exchange = exchange
+        exchange.start()
+    }
+
+    /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
+    /// GET and HEAD without a body go through the cache; any other request
+    /// passes through to the origin uncached, with its body. A HEAD of
+    /// something not stored passes through too: a HEAD never fetches a body.
+    func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
+        let storeKey = server.engine.storeKey(for: url.string)
+        let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
+        let owner = server.owner(of: storeKey)
+        if cacheable && owner != server.index {
+            return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, owner: owner,
+                                  transparent: true)
+        }
+        // Anything else passes through from this loop (every loop has an origin client).
+        let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
+        guard cacheable && !headMiss else {
+            let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
+                                                  server: server)
+            self.exchange = passthrough
+            passthrough.start()
+            return
+        }
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
+                                     storeKey: storeKey, server: server, transparent: true)
+        self.exchange = exchange
+        exchange.start()
+    }
+}

@@ -1,0 +1,175 @@
+import CacheHTTP
+import CacheUpstream
+import Glibc
+import Logging
+
+/// The settings a proxy runs with, as `httpcache serve` and `hc_config_set`
+/// take them: the configuration and what only a front end uses (logging,
+/// the ignored query parameters that make the cache key).
+public struct ServeSettings: Sendable {
+    public var configuration: HTTPCacheConfiguration
+    public var logLevel = Logger.Level.info
+    /// A file that gets every log line as well (0600).
+    public var logFile: String?
+    /// Query parameters left out of the cache key (`HTTPCacheConfiguration.ignoringQueryParameters`).
+    public var ignoredQueryParameters: [String] = [] {
+        didSet {
+            let names = Set(ignoredQueryParameters)
+            configuration.cacheKey = HTTPCacheConfiguration.ignoringQueryParameters(names)
+        }
+    }
+
+    public init(cacheDirectory: String) {
+        configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
+    }
+
+    /// Sets option `name` from its text, checked as `ServeOption.all` says;
+    /// nothing changes when it throws (`.invalidArgument`, saying what is valid).
+    /// For a repeatable option each call adds a value and an empty one clears
+    /// them. A configuration file is one `name = value` a line, each set here.
+    public mutating func set(_ name: String, _ text: String) throws(HTTPCacheError) {
+        guard let option = ServeOption.named(name) else {
+            throw HTTPCacheError(.invalidArgument, "unknown option \(name)")
+        }
+        var changed = self
+        if let valid = option.parse(text, &changed) ?? option.check(changed) {
+            throw HTTPCacheError(.invalidArgument, "\(name) takes \(valid); got \"\(text)\"")
+        }
+        self = changed
+    }
+}
+
+/// One option of `httpcache serve`. `ServeOption.all` is the one table the
+/// CLI flags (`--name`), the C library's `hc_config_set` names and their
+/// help come from, and the one place values are checked: text by `parse`,
+/// values set from Swift by `check` (`HTTPCacheConfiguration.validate()`).
+public struct ServeOption: Sendable {
+    /// The long option name: `--name` on the command line, the C option.
+    public let name: String
+    /// What the value is, for help texts ("SECONDS"); empty for a flag.
+    public let valueName: String
+    public let help: String
+    /// Given once per value; an empty value (C) clears the list.
+    public let isRepeatable: Bool
+    /// Can change while the proxy runs (a configuration reload) without a restart.
+    public let isReloadable: Bool
+    /// Reads the text into the settings; what the option takes when it cannot.
+    let parse: @Sendable (String, inout ServeSettings) -> String?
+    /// What the option takes when the value set is not one of those; nil when it is.
+    let check: @Sendable (ServeSettings) -> String?
+
+    public static func named(_ name: String) -> ServeOption? { all.first { $0.name == name } }
+
+    /// Every option, in the order `httpcache serve --help` lists them.
+    public static let all: [ServeOption] = [
+        option("host", "ADDRESS", "Address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1; another than loopback turns on LAN mode).",
+               \.configuration.host, takes: "an IPv4 or IPv6 address", read: { $0 }, isValid: isAddressLiteral),
+        option("port", "PORT", "Port to listen on (0 picks a free one).", \.configuration.port, takes: "0 to 65535",
+               read: { Int($0) }, isValid: { (0...65535).contains($0) }),
+        option("cache-dir", "PATH", "Cache folder (httpcache serve: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).",
+               \.configuration.cacheDirectory, takes: "a folder", read: { $0 }, isValid: { !$0.isEmpty }),
+        option("log-level", "LEVEL", "trace, debug, info, notice, warning, error or critical (default info; the C library: warning).",
+               \.logLevel, takes: "trace, debug, info, notice, warning, error or critical", reloadable: true,
+               read: { Logger.Level(rawValue: $0.lowercased()) }),
+        option("log-file", "PATH", "Also append log lines to this file.", \.logFile, takes: "a path", read: { $0 }, isValid: { $0 != "" }),
+        seconds("connect-timeout", "Seconds to connect to an origin (TCP and TLS, default 10).", \.configuration.connectTimeout),
+        seconds("read-timeout", "Seconds without data from an origin before 504 (default 30).", \.configuration.readTimeout),
+        seconds("idle-timeout", "Seconds an idle client connection is kept (default 60).", \.configuration.clientIdleTimeout),
+        seconds("head-timeout", "Seconds a client has to send a whole request head (default 10, at most the idle timeout).",
+                \.configuration.clientHeadTimeout),
+        seconds("client-timeout", "Seconds a client may accept no byte of its response before it is closed (default 60).",
+                \.configuration.clientSendTimeout),
+        option("max-connections", "COUNT", "Most client connections (default: what the open-file limit leaves after origin connections and data files, about 3/4 of it).",
+               \.configuration.maxClientConnections, takes: "a number of connections, 1 or more", read: { Int($0) },
+               isValid: { ($0 ?? 1) >= 1 }),
+        option("loops", "COUNT", "Event loops (threads) serving clients (httpcache serve: the number of CPU cores; the library: 1).",
+               \.configuration.loops, takes: "1 to 256", read: { Int($0) }, isValid: { (1...256).contains($0) }),
+        option("max-cache-size", "SIZE", "Cache size limit: bytes, K, M, G, T (x1000) or KiB, MiB, GiB, TiB (x1024); default 500MB.",
+               \.configuration.maxCacheSize, takes: "a size such as 500MB or 2GiB", reloadable: true, read: ByteSize.parse,
+               isValid: { $0 >= 0 }),
+        list("ignore-query", "NAME", "A query parameter left out of the cache key (repeatable).", \.ignoredQueryParameters,
+             reloadable: false) { name in
+            name.isEmpty || name.contains { "&=#".contains($0) } ? "a query parameter name" : nil
+        },
+        option("revalidate-after", "SECONDS",
+               "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.",
+               \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0) },
+               isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }),
+        option("origin", "URL", "Reverse-proxy mode: map every request path and query onto this http(s) origin.",
+               \.configuration.origin, takes: "an http or https origin without a path, e.g. https://media.example.com",
+               read: { $0 }, isValid: { $0.map { OriginURL.parse($0)?.pathAndQuery == "/" } ?? true }),
+        option("access-log", "PATH",
+               "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).",
+               \.configuration.accessLogPath, takes: "a path", reloadable: true, read: { $0 }, isValid: { $0 != "" }),
+        option("ca-file", "PATH", "PEM file of extra CA certificates trusted for https origins.", \.configuration.caFile,
+               takes: "a path", read: { $0 }, isValid: { $0 != "" }),
+        option("insecure", "", "Do not verify https origins' certificates (logs a warning at every start).",
+               \.configuration.insecure, takes: "true or false", read: { ["true": true, "yes": true, "on": true, "1": true,
+                                                                            "false": false, "no": false, "off": false, "0": false][$0.lowercased()] }),
+        ServeOption(name: "header", valueName: "'NAME: VALUE'", help: "A field added to every origin request (repeatable).",
+                    isRepeatable: true, isReloadable: true, parse: { text, settings in
+                        guard !text.isEmpty else { settings.configuration.extraHeaders = []; return nil }
+                        guard let colon = text.firstIndex(of: ":") else { return "'Name: value'" }
+                        let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+                        settings.configuration.extraHeaders.append((String(text[..<colon]), String(value)))
+                        return nil
+                    }, check: { settings in
+                        settings.configuration.extraHeaders.lazy.compactMap { UpstreamHeaders.problem(name: $0.0, value: $0.1) }
+                            .first.map { "'Name: value' of a field the proxy does not set itself (\($0))" }
+                    }),
+        list("forward-header", "NAME", "A client request field sent on to the origin (repeatable).", \.configuration.forwardedHeaders,
+             reloadable: true) { UpstreamHeaders.problem(name: $0, value: "").map { "a field name the proxy does not set itself (\($0))" } },
+        list("allow-origin", "HOST", "An origin host the proxy may fetch from; others get 403 (repeatable).",
+             \.configuration.allowedOrigins, reloadable: true) { $0.isEmpty || $0.contains(" ") ? "a host name or address" : nil },
+    ]
+
+    /// A single-valued option: `read` turns the text into a value of `field`
+    /// (nil: it is not one), which must pass `isValid`; `valid` says what it takes.
+    private static func option<Value>(_ name: String, _ valueName: String, _ help: String,
+                                      _ field: WritableKeyPath<ServeSettings, Value> & Sendable, takes valid: String,
+                                      reloadable: Bool = false, read: @escaping @Sendable (String) -> Value?,
+                                      isValid: @escaping @Sendable (Value) -> Bool = { _ in true }) -> ServeOption {
+        ServeOption(name: name, valueName: valueName, help: help, isRepeatable: false, isReloadable: reloadable,
+                    parse: { text, settings in
+                        guard let value = read(text) else { return valid }
+                        settings[keyPath: field] = value
+                        return nil
+                    }, check: { isValid($0[keyPath: field]) ? nil : valid })
+    }
+
+    private static func seconds(_ name: String, _ help: String,
+                                _ field: WritableKeyPath<ServeSettings, Double> & Sendable) -> ServeOption {
+        option(name, "SECONDS", help, field, takes: "a number of seconds above 0", read: { Double($0) },
+               isValid: { $0.isFinite && $0 > 0 })
+    }
+
+    private static func list(_ name: String, _ valueName: String, _ help: String,
+                             _ field: WritableKeyPath<ServeSettings, [String]> & Sendable, reloadable: Bool,
+                             _ valid: @escaping @Sendable (String) -> String?) -> ServeOption {
+        ServeOption(name: name, valueName: valueName, help: help, isRepeatable: true, isReloadable: reloadable,
+                    parse: { text, settings in
+                        if text.isEmpty { settings[keyPath: field] = [] } else { settings[keyPath: field].append(text) }
+                        return nil
+                    }, check: { $0[keyPath: field].lazy.compactMap(valid).first })
+    }
+
+    /// An IPv4 or IPv6 literal, as the server binds (no name lookup).
+    static func isAddressLiteral(_ text: String) -> Bool {
+        var storage = in6_addr()
+        return inet_pton(AF_INET, text, &storage) == 1 || inet_pton(AF_INET6, text, &storage) == 1
+    }
+}
+
+extension HTTPCacheConfiguration {
+    /// Checks every value as `ServeOption.all` does; `MediaCache` calls it
+    /// when it opens, so a bad value fails there rather than being dropped.
+    public func validate() throws(HTTPCacheError) {
+        var settings = ServeSettings(cacheDirectory: cacheDirectory)
+        settings.configuration = self
+        for option in ServeOption.all {
+            if let valid = option.check(settings) {
+                throw HTTPCacheError(.invalidArgument, "\(option.name) takes \(valid)")
+            }
+        }
+    }
+}
