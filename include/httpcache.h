@@ -82,6 +82,12 @@ const char *hc_strerror(int code);
  *   "header"            "Name: value" added to every origin request (repeatable)
  *   "forward-header"    client header name sent on to the origin (repeatable)
  *   "ignore-query"      query parameter left out of the cache key (repeatable)
+ *   "allow-origin"      HOST or HOST:PORT the cache may fetch from, redirect
+ *                       hops included; others fail (repeatable; none: any)
+ *   "server-name"       public name reverse-proxy clients may send as Host
+ *                       (repeatable)
+ *   "max-connections-per-client"  most connections of one client address
+ *                       (default: half of the connection cap)
  *   "log-level"         trace, debug, info, notice, warning, error or critical:
  *                       the least level logged (as hc_config_set_log's min_level)
  * Repeatable options accumulate; setting one to "" clears its list. Others

@@ -26,6 +26,8 @@ package enum OriginErrorCode {
     package static let changed = "changed"
     /// The upstream configuration cannot be used (bad CA file…).
     package static let configuration = "configuration"
+    /// The destination is outside the allowed origins.
+    package static let forbidden = "forbidden"
 
     /// The code for a failed load, or nil when the origin is not to blame
     /// (the cache could not store bytes).
@@ -42,6 +44,7 @@ package enum OriginErrorCode {
             case .tls: return tls
             case .redirect: return redirect
             case .configuration: return configuration
+            case .forbidden: return forbidden
             }
         case .storage, .notCached, .decryption: return nil
         case .mismatch: return mismatch

@@ -20,6 +20,8 @@ final class ClientConnection: SocketDelegate {
         case timer
         case responseQueued(keepAlive: Bool)
         case responseAborted
+        case bodyAdmitted
+        case bodyRefused
     }
 
     private let socket: Socket
@@ -36,6 +38,8 @@ final class ClientConnection: SocketDelegate {
     /// The peer, read once (access log, loopback-only routes).
     private let peer: SocketAddress?
     private lazy var peerText = peer?.description ?? "-"
+    /// The client's address without its port: connections are limited per client.
+    let clientKey: String
     /// The response in flight, for the metrics and the access log.
     private var record: ResponseRecord?
     private var sentBefore: UInt64 = 0
@@ -54,6 +58,7 @@ final class ClientConnection: SocketDelegate {
         self.server = server
         machine = ConnectionStateMachine(settings: server.connectionSettings)
         peer = socket.peerAddress
+        clientKey = Self.clientKey(of: peer)
         home = nil
         socket.delegate = self
         idleSince = server.nextIdleStamp()
@@ -67,6 +72,7 @@ final class ClientConnection: SocketDelegate {
         self.server = server
         machine = moved.machine
         peer = moved.peer
+        clientKey = Self.clientKey(of: peer)
         home = moved.request == nil || moved.home.loop === server.loop ? nil : moved.home
         socket.delegate = self
         idleSince = server.nextIdleStamp()
@@ -86,6 +92,13 @@ final class ClientConnection: SocketDelegate {
     }
 
     // MARK: the connection cap
+
+    /// "1.2.3.4" or "[v6]" of "1.2.3.4:port" or "[v6]:port".
+    static func clientKey(of address: SocketAddress?) -> String {
+        guard let text = address?.description else { return "-" }
+        guard let colon = text.lastIndex(of: ":") else { return text }
+        return String(text[..<colon])
+    }
 
     /// When the connection last became idle (a stamp from the server).
     private(set) var idleSince: UInt64 = 0
@@ -127,6 +140,8 @@ final class ClientConnection: SocketDelegate {
             case .responseQueued(let keepAlive):
                 actions = machine.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0)
             case .responseAborted: actions = machine.responseAborted()
+            case .bodyAdmitted: actions = machine.bodyAdmitted()
+            case .bodyRefused: actions = machine.bodyRefused()
             }
             perform(actions)
         }
@@ -172,6 +187,11 @@ final class ClientConnection: SocketDelegate {
             switch action {
             case .handle(let head): handle(head)
             case .handleWithBody(let head, let body): handle(head, body: body)
+            case .admitBody(let head):
+                // Only a transparent request the policy allows passes a body on; any
+                // other is refused before its body is read (`handle` answers it).
+                let admitted = if case .transparent = admission(head, host: hostMemo.facts(for: head)) { true } else { false }
+                pending.append(admitted ? .bodyAdmitted : .bodyRefused)
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
@@ -202,24 +222,14 @@ final class ClientConnection: SocketDelegate {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.milliseconds())
-        // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
         let host = hostMemo.facts(for: head)
-        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
-                                    reverseOrigin: server.configuration.reverseOrigin,
-                                    peerIsLoopback: peer?.isLoopback ?? false, host: host) {
-        case .refuse(let status, let reason):
-            return respondSimple(status, reason + "\n", keepAlive: false, head: head)
+        switch admission(head, host: host) {
+        case .refuse(let status, let reason, let keepAlive):
+            return respondSimple(status, reason, keepAlive: keepAlive, head: head)
         case .transparent(let url):
-            // Forward (loopback peers only, checked by the route) and reverse
-            // modes name the origin in Host, so the rebinding check is not theirs.
             return handleTransparent(head, url: url, body: body)
         case .local:
             break
-        }
-        // The proxy's own routes: who may use them (Host, LAN signatures, loopback-only routes).
-        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false, host: host)
-        guard verdict == .allow else {
-            return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
         }
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
         // Proxy URLs first: the hot path does no other routing work.
@@ -247,6 +257,35 @@ final class ClientConnection: SocketDelegate {
         }
         return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
                              keepAlive: head.keepAlive, head: head)
+    }
+
+    private enum Admission {
+        case transparent(OriginURL)
+        case local
+        case refuse(status: Int, reason: String, keepAlive: Bool)
+    }
+
+    /// Where a request goes and whether it may: the intermediary checks
+    /// (Host present and single, Via loops), the mode the target selects,
+    /// then who may use it (Host, LAN signatures, loopback-only routes,
+    /// allowed destinations). Decided from the head alone, before any body.
+    private func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
+        let loopback = peer?.isLoopback ?? false
+        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
+                                    reverseOrigin: server.configuration.reverseOrigin,
+                                    peerIsLoopback: loopback, host: host) {
+        case .refuse(let status, let reason):
+            return .refuse(status: status, reason: reason + "\n", keepAlive: false)
+        case .transparent(let url):
+            let verdict = server.access.verdict(transparent: url, reverse: head.target.hasPrefix("/"),
+                                                peerIsLoopback: loopback, host: host)
+            return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
+                                                                    keepAlive: head.keepAlive)
+        case .local:
+            let verdict = server.access.verdict(for: head, peerIsLoopback: loopback, host: host)
+            return verdict == .allow ? .local : .refuse(status: verdict.status, reason: verdict.body,
+                                                        keepAlive: head.keepAlive)
+        }
     }
 
     private func handleStats(_ head: HTTPRequestHead) {
@@ -393,6 +432,7 @@ final class ClientConnection: SocketDelegate {
         case .headersTooLarge: return "Request header fields too large\n"
         case .versionNotSupported: return "HTTP version not supported\n"
         case .contentTooLarge: return "Request body too large for this proxy\n"
+        case .codingNotImplemented: return "Not implemented: request bodies may only be chunked\n"
         }
     }
 

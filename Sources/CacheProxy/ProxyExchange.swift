@@ -123,6 +123,11 @@ final class ProxyExchange: ResourceReaderDelegate {
         var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
                                        clientHost: request.headers["host"] ?? server.address)
         context.isPlaylist = isPlaylist
+        if server.access.mode == .lan {
+            // LAN clients fetch signed URLs only: sign the playlist's URIs the policy allows, and only those.
+            let access = server.access
+            context.proxyPath = { access.signedPath(forOrigin: $0) }
+        }
         if transparent {
             // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
             context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward

@@ -89,7 +89,7 @@ extension HTTPCacheError {
             switch upstream {
             case .timeout: self.init(.timedOut, upstream.description)
             case .tls: self.init(.tls, upstream.description)
-            case .configuration: self.init(.invalidArgument, upstream.description)
+            case .configuration, .forbidden: self.init(.invalidArgument, upstream.description)
             default: self.init(.upstream, upstream.description)
             }
         case .storage(let reason): self.init(.io, reason)

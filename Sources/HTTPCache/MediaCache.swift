@@ -38,6 +38,7 @@ public final class MediaCache: Sendable {
     /// Opens the cache folder (creating it if needed) and takes its lock.
     /// Throws `.busy` while another process (or another `MediaCache`) has it.
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
+        if let problem = configuration.destinationProblem { throw HTTPCacheError(.invalidArgument, problem) }
         self.configuration = configuration
         self.logger = logger
         var loops: [EventLoop] = []
@@ -72,6 +73,7 @@ public final class MediaCache: Sendable {
             guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
             guard serving.servers.isEmpty else { return }
             let configuration = self.configuration.proxyConfiguration
+            if let problem = configuration.problem { throw HTTPCacheError(.invalidArgument, problem) }
             // The first server listens first: its port (when the configured one is 0) is the others'.
             var servers: [LoopBound<ProxyServer>] = []
             var port = configuration.port

@@ -69,6 +69,17 @@ struct CConfiguration: Sendable {
             guard !value.isEmpty else { ignoredQueryParameters = []; return true }
             guard !value.contains(where: { $0 == "&" || $0 == "=" || $0 == "#" }) else { return false }
             ignoredQueryParameters.append(value)
+        case "allow-origin":
+            guard !value.isEmpty else { settings.allowedOrigins = []; return true }
+            guard HTTPCacheConfiguration.isAllowedOriginEntry(value) else { return false }
+            settings.allowedOrigins.append(value)
+        case "server-name":
+            guard !value.isEmpty else { settings.serverNames = []; return true }
+            guard !value.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) else { return false }
+            settings.serverNames.append(value)
+        case "max-connections-per-client":
+            guard let count = Self.integer(value), count >= 1 else { return false }
+            settings.maxConnectionsPerClient = count
         case "log-level":
             guard let level = LogTarget.level(named: value) else { return false }
             log.minLevel = level

@@ -78,8 +78,14 @@ struct Serve: ParsableCommand {
     var extraHeaders: [String] = []
     @Option(name: .customLong("forward-header"), help: "Client request header sent on to the origin (repeatable).")
     var forwardedHeaders: [String] = []
-    @Option(name: .customLong("allow-origin"), help: "An origin host the proxy may fetch from; others get 403 (repeatable).")
+    @Option(name: .customLong("allow-origin"), help: "An origin HOST or HOST:PORT the proxy may fetch from, redirects included; others get 403 (repeatable).")
     var allowedOrigins: [String] = []
+    @Option(name: .customLong("max-connections-per-client"), help: "Most connections from one client address (default: half of --max-connections).")
+    var maxConnectionsPerClient: Int?
+    @Option(name: .customLong("server-name"), help: "Reverse-proxy mode: a public name clients may send as Host; other names get 421 (repeatable).")
+    var serverNames: [String] = []
+    @Flag(name: .customLong("allow-lan-reverse-proxy"), help: "Allow reverse-proxy mode on a non-loopback --host: every LAN client then reaches the origin with the --header credentials.")
+    var allowsLANReverseProxy = false
 
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -128,6 +134,12 @@ struct Serve: ParsableCommand {
         configuration.forwardedHeaders = forwardedHeaders
         configuration.accessLogPath = accessLog
         configuration.allowedOrigins = allowedOrigins
+        if let maxConnectionsPerClient, maxConnectionsPerClient < 1 {
+            throw ValidationError("--max-connections-per-client takes at least 1")
+        }
+        configuration.maxConnectionsPerClient = maxConnectionsPerClient
+        configuration.serverNames = serverNames
+        configuration.allowsLANReverseProxy = allowsLANReverseProxy
         let server = HTTPCacheServer(configuration: configuration)
         // Block the signals here so sigwait below receives them instead of the default action.
         var signals = sigset_t()
