@@ -117,7 +117,7 @@ struct AccessJournal {
                 _ = FileIO.writeAtomically(path, bytes, tempFolder: tempFolder)
                 return
             }
-            let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { return }
             _ = FileIO.writeFully(fd, bytes)
             close(fd)

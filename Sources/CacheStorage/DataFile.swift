@@ -9,7 +9,7 @@ package final class DataFile: @unchecked Sendable {
     package let fd: Int32
 
     package init(path: String) throws(StorageError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw StorageError("open \(path): \(FileIO.errorText())") }
         self.fd = fd
     }

@@ -75,6 +75,7 @@ extension HTTPCacheError {
         case ENOENT?: self.init(.notFound, error.description)
         case ERANGE?: self.init(.range, error.description)
         case EBUSY?: self.init(.busy, error.description)
+        case EINVAL?: self.init(.invalidArgument, error.description)  // e.g. importing what is not a regular file
         default: self.init(.io, error.description)
         }
     }
