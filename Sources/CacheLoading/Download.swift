@@ -112,7 +112,18 @@ final class Download: UpstreamResponseDelegate {
             break
         case .store(let count, let offset):
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-            if isPassThrough {
+            if !isPassThrough && state.resource.totalLength == nil && offset + Int64(count) > loader.store.maxBytes {
+                // A body of unknown length outgrew the limit: it is not kept (the limit holds while writing).
+                loader.tooLargeToKeep(state, at: offset + Int64(count))
+            }
+            if !isPassThrough && state.resource.isTransient {
+                // Not kept: nothing goes to disk, and the origin is paced to
+                // the readers (paused while their queues are full), so a client
+                // that does not read cannot make the proxy download without end.
+                becomePassThrough(at: offset)
+                if finished { return }
+                push(chunk, at: offset)
+            } else if isPassThrough {
                 push(chunk, at: offset)
             } else {
                 do {

@@ -145,6 +145,14 @@ package final class Loader {
         }
     }
 
+    /// A body of unknown length passed the cache limit at `offset`: it is streamed, not kept.
+    func tooLargeToKeep(_ state: ResourceState, at offset: Int64) {
+        let url = state.originURL?.string ?? state.resource.url
+        logger.info("not keeping: a body of unknown length passed the cache limit; streaming it", metadata: [
+            "url": "\(url)", "offset": "\(offset)", "limit": "\(store.maxBytes)"])
+        state.resource.makeTransient()
+    }
+
     /// The origin's version differs from the cached one: drop the cached
     /// bytes and every download of the old version. Readers notice through
     /// the resource's generation.

@@ -41,11 +41,22 @@ package enum UpstreamHeaders {
         "content-length", "expect",
     ]
 
+    /// Fields that make origins (frameworks, CDNs) build URLs or choose
+    /// content, without being part of the cache key: one client's
+    /// `X-Forwarded-Host: evil.example` would otherwise land in a stored
+    /// playlist served to everyone. Not sent with requests whose response
+    /// may be stored (pass-through requests keep them: nothing is stored).
+    package static let unkeyed: Set<String> = [
+        "x-forwarded-host", "x-forwarded-proto", "x-forwarded-scheme", "x-forwarded-server", "x-forwarded-port",
+        "x-forwarded-prefix", "x-original-url", "x-original-host", "x-rewrite-url", "x-host", "forwarded",
+    ]
+
     /// Every end-to-end field of a client request, for forward and reverse
-    /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped`.
+    /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped` and `unkeyed`.
     package static func transparent(from client: HTTPHeaders) -> HTTPHeaders {
         var out = Intermediary.removingHopByHop(client)
         for name in transparentlyDropped { out.remove(name) }
+        for name in unkeyed { out.remove(name) }
         return out
     }
 
