@@ -141,6 +141,7 @@ final class Download: UpstreamResponseDelegate {
                 }
                 state.wakeReaders()
                 loader.store.refillSpares()  // after the readers: off the first byte's path
+                if end == nil { paceToReaders() }
             }
         }
         if machine.shouldStopEarly, task?.isFinished == false {
@@ -206,6 +207,27 @@ final class Download: UpstreamResponseDelegate {
     func unfollow(_ reader: ResourceReader) {
         followers.removeAll { $0 === reader }
         if isPassThrough && followers.isEmpty { cancel() } else { followerDrained() }
+    }
+
+    // MARK: pacing a body of unknown length
+
+    /// Bytes a body of unknown length may be stored ahead of its furthest
+    /// reader: an endless origin and a client that does not read leave at
+    /// most this on disk, not the whole size limit at origin speed.
+    static let paceWindow: Int64 = 8 << 20
+    private(set) var isWaitingForReaders = false
+
+    private func paceToReaders() {
+        guard !isWaitingForReaders, position - state.readHorizon > Self.paceWindow else { return }
+        isWaitingForReaders = true
+        task?.pause()
+    }
+
+    /// A reader took more bytes: go on once within half the window.
+    func readersAdvanced() {
+        guard isWaitingForReaders, position - state.readHorizon <= Self.paceWindow / 2 else { return }
+        isWaitingForReaders = false
+        task?.resume()
     }
 
     /// Stops the download because nobody wants its bytes any more.

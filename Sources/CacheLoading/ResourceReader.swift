@@ -157,6 +157,7 @@ package final class ResourceReader {
             }
             let chunk = ReadChunk.file(file, position..<stop)
             position = stop
+            if stop > state.readHorizon { state.readerReached(stop) }
             if position < end && !resource.available.contains(position) { ensureCoverage() }  // one gap ahead
             return chunk
         }

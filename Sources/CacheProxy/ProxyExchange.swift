@@ -156,15 +156,29 @@ final class ProxyExchange: ResourceReaderDelegate {
     /// Everything queued was sent.
     func socketDrained() {
         reader?.resumeFollowing()
+        if heldForClient {
+            heldForClient = false
+            pump()
+        }
     }
 
     // MARK: the body
+
+    /// The body waits for the client (see `pump`).
+    private var heldForClient = false
 
     private func pump() {
         while !released {
             switch machine.state {
             case .awaitingBody, .streaming, .collecting: break
             case .awaitingContent, .done: return
+            }
+            // A body of unknown length is still being downloaded: taking more of it
+            // than the client accepts would let the download run ahead unpaced.
+            if let reader, reader.resource.totalLength == nil,
+               connection.queuedBytes >= Self.passThroughQueueLimit {
+                heldForClient = true
+                return
             }
             switch nextChunk() {
             case .file(let file, let range):
