@@ -2,6 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
+import CacheUpstream
 import Logging
 
 /// Drives one client connection: feeds socket and exchange events into its
@@ -325,9 +326,15 @@ final class ClientConnection: SocketDelegate {
     /// passes through to the origin uncached, with its body. A HEAD of
     /// something not stored passes through too: a HEAD never fetches a body.
     private func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        let storeKey = server.engine.storeKey(for: url.string)
+        let primary = server.engine.storeKey(for: url.string)
+        // A request whose origin fields differ from what a proxy URL sends keeps an
+        // entry of its own (stored with its URL's owner, as variants are): what its
+        // fields made the origin answer never reaches proxy-URL (and LAN) clients.
+        let apart = UpstreamHeaders.differsFromProxyURLRequest(
+            head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
+        let storeKey = apart ? ResourceStore.key(for: primary + "\ntransparent request") : primary
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
-        let owner = server.owner(of: storeKey)
+        let owner = server.owner(of: primary)
         if cacheable && owner != server.index {
             return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, owner: owner,
                                   transparent: true)

@@ -60,6 +60,24 @@ package enum UpstreamHeaders {
         return out
     }
 
+    /// Fields a transparent request may carry and still get the response a
+    /// proxy URL's request gets: those a proxy URL forwards too, the ones the
+    /// cache handles itself (request directives, codings, conditions, Via)
+    /// and the ones never forwarded.
+    private static let sharedWithProxyURLs: Set<String> = defaultForwarded.union(transparentlyDropped).union(unkeyed)
+        .union(["accept-encoding", "cache-control", "pragma", "via", "connection", "keep-alive", "te",
+                "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
+
+    /// Whether a transparent request sends the origin a field a proxy URL's
+    /// request would not (`forwarded`: the configured extra names,
+    /// lowercased): the origin may then answer it differently.
+    package static func differsFromProxyURLRequest(_ client: HTTPHeaders, forwarded: [String]) -> Bool {
+        client.contains(where: { field in
+            let name = field.name.lowercased()
+            return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
+        })
+    }
+
     /// Why a configured field cannot be used, or nil when it can.
     package static func problem(name: String, value: String) -> String? {
         // RFC 9110 §5.6.2 token characters.

@@ -143,7 +143,12 @@ final class AbuseBoundsTests: XCTestCase {
             location = /xfh.m3u8 {
                 default_type application/vnd.apple.mpegurl;
                 add_header Cache-Control "max-age=60";
-                return 200 "#EXTM3U\\n#EXT-X-TARGETDURATION:4\\n#EXTINF:4,\\nhttp://h-$http_x_forwarded_host-$http_x_original_url/seg.ts\\n#EXT-X-ENDLIST\\n";
+                return 200 "#EXTM3U\\n# made for h-$http_x_forwarded_host\\n#EXT-X-TARGETDURATION:4\\n#EXTINF:4,\\nhttp://h-$http_x_forwarded_host-$http_x_original_url/seg.ts\\n#EXT-X-ENDLIST\\n";
+            }
+            location = /tenant.m3u8 {
+                default_type application/vnd.apple.mpegurl;
+                add_header Cache-Control "max-age=60";
+                return 200 "#EXTM3U\\n# made for t-$http_x_tenant.example\\n#EXT-X-TARGETDURATION:4\\n#EXTINF:4,\\nhttp://t-$http_x_tenant.example/seg.ts\\n#EXT-X-ENDLIST\\n";
             }
             """)
         defer { origin.stop() }
@@ -163,8 +168,16 @@ final class AbuseBoundsTests: XCTestCase {
         try first.sendRequest(path: target, headers: [("Host", "127.0.0.1:\(origin.port)"),
                                                       ("X-Forwarded-Host", "evil.example")])
         XCTAssertFalse(String(decoding: try first.readResponse().body, as: UTF8.self).contains("evil.example"))
-        // The proxy-URL entry of the same origin URL (what LAN clients of a signed URL get).
+        // The proxy-URL entry of the same origin URL (what LAN clients of a signed URL get;
+        // its URIs are rewritten, the comment line is not).
         let viaProxyURL = try forward.get(target)
         XCTAssertFalse(String(decoding: viaProxyURL.body, as: UTF8.self).contains("evil.example"))
+        // A forward request with a field a proxy URL does not send keeps an entry of its own.
+        let tenantURL = origin.url("/tenant.m3u8")
+        let tenant = try RawHTTPConnection(port: forward.server.port)
+        try tenant.sendRequest(path: tenantURL, headers: [("Host", "127.0.0.1:\(origin.port)"), ("X-Tenant", "acme")])
+        XCTAssertTrue(String(decoding: try tenant.readResponse().body, as: UTF8.self).contains("t-acme.example"))
+        let shared = String(decoding: try forward.get(tenantURL).body, as: UTF8.self)
+        XCTAssertFalse(shared.contains("t-acme.example"), "the proxy-URL entry is not the forward request's: \(shared)")
     }
 }
