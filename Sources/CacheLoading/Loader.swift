@@ -161,6 +161,7 @@ package final class Loader {
         logger.warning("changed at the origin: dropping its cached bytes", metadata: ["url": "\(url)", "change": "\(reason)"])
         state.resource.reset(url: state.resource.url)
         state.headKnown = false
+        state.readHorizon = 0  // readers of the old version say nothing of the new one's pace
         for download in state.downloads where download !== current { download.cancel() }
     }
 
