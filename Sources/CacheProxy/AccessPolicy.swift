@@ -200,12 +200,15 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The URI to write into a playlist for `origin` in LAN mode: signed when
-    /// the policy allows its destination, nil otherwise (the URI is then
-    /// left as the origin wrote it: a playlist must not make the proxy sign
-    /// any address an origin names).
-    package func signedPath(forOrigin origin: String) -> String? {
-        guard let signer, let url = OriginURL.parse(origin), destinations.allows(url) else { return nil }
+    /// The URI to write into a playlist (fetched as `playlist`, the signed
+    /// URL) for `origin` in LAN mode: signed when the policy allows its
+    /// destination, nil otherwise (the URI is then left as the origin wrote
+    /// it: a playlist must not make the proxy sign any address an origin
+    /// names). Without an allow-list only the playlist's own origin is signed.
+    package func signedPath(forOrigin origin: String, inPlaylist playlist: OriginURL) -> String? {
+        guard let signer, let url = OriginURL.parse(origin) else { return nil }
+        let allowed = destinations.allowsAll ? url.authorityKey == playlist.authorityKey : destinations.allows(url)
+        guard allowed else { return nil }
         return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
     }
 

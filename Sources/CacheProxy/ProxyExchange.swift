@@ -126,7 +126,8 @@ final class ProxyExchange: ResourceReaderDelegate {
         if server.access.mode == .lan {
             // LAN clients fetch signed URLs only: sign the playlist's URIs the policy allows, and only those.
             let access = server.access
-            context.proxyPath = { access.signedPath(forOrigin: $0) }
+            let playlist = url
+            context.proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: playlist) }
         }
         if transparent {
             // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.

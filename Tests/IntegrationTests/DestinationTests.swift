@@ -103,6 +103,14 @@ final class DestinationTests: XCTestCase {
         let fetched = try RawHTTPConnection(port: port).get(try RawHTTPClient.parse(url: segmentURL).path)
         XCTAssertEqual(fetched.status, 200, "an allowed URI is signed, so LAN clients can fetch it")
         XCTAssertEqual(fetched.body, segment)
+        // Without an allow-list, only the playlist's own origin is signed.
+        let open = try TestProxy { $0.host = "0.0.0.0" }
+        let openSigned = try RawHTTPClient.parse(url: try open.url(for: setup.allowed.url("/list.m3u8"))).path
+        let openList = try RawHTTPConnection(port: open.server.port).get(openSigned)
+        let openURIs = String(decoding: openList.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertEqual(openURIs.last.map(String.init), setup.secretURL, "another origin's URI is not signed")
+        XCTAssertEqual(try RawHTTPConnection(port: open.server.port)
+            .get(try RawHTTPClient.parse(url: String(try XCTUnwrap(openURIs.first))).path).body, segment)
         XCTAssertEqual(setup.secretRequests, 0)
     }
 
