@@ -26,6 +26,8 @@ package enum HeadParseError: Error, Equatable, Sendable {
     case versionNotSupported
     /// A request body larger than the proxy buffers (RFC 9110 §15.5.14).
     case contentTooLarge
+    /// A request transfer coding the proxy does not implement (RFC 9112 §6.1: 501).
+    case codingNotImplemented
 
     /// The response status a server answers this error with.
     package var status: Int {
@@ -35,6 +37,7 @@ package enum HeadParseError: Error, Equatable, Sendable {
         case .headersTooLarge: return 431
         case .versionNotSupported: return 505
         case .contentTooLarge: return 413
+        case .codingNotImplemented: return 501
         }
     }
 }

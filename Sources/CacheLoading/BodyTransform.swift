@@ -57,6 +57,11 @@ package struct TransformContext: Sendable {
     /// forward-proxy request wants URIs left as they are, a reverse-proxy one
     /// wants the origin's host replaced by the proxy's. Nil: the provider's own mode.
     package var requestMode: HLSRewriteMode?
+    /// How an origin URL in a rewritten playlist becomes a path on this
+    /// proxy; nil: the unsigned proxy URL. In LAN mode it signs, and gives
+    /// nil for destinations the policy refuses (the URI is then left as
+    /// written: a playlist must not make the proxy sign any address).
+    package var proxyPath: (@Sendable (String) -> String?)?
     package init(url: String, path: String? = nil, info: ContentInfo, clientHost: String?, finalURL: String? = nil,
                  bodyPrefix: [UInt8]? = nil) {
         self.path = path

@@ -112,7 +112,18 @@ final class Download: UpstreamResponseDelegate {
             break
         case .store(let count, let offset):
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-            if isPassThrough {
+            if !isPassThrough && state.resource.totalLength == nil && offset + Int64(count) > loader.store.maxBytes {
+                // A body of unknown length outgrew the limit: it is not kept (the limit holds while writing).
+                loader.tooLargeToKeep(state, at: offset + Int64(count))
+            }
+            if !isPassThrough && state.resource.isTransient {
+                // Not kept: nothing goes to disk, and the origin is paced to
+                // the readers (paused while their queues are full), so a client
+                // that does not read cannot make the proxy download without end.
+                becomePassThrough(at: offset)
+                if finished { return }
+                push(chunk, at: offset)
+            } else if isPassThrough {
                 push(chunk, at: offset)
             } else {
                 do {
@@ -130,6 +141,7 @@ final class Download: UpstreamResponseDelegate {
                 }
                 state.wakeReaders()
                 loader.store.refillSpares()  // after the readers: off the first byte's path
+                if end == nil { paceToReaders() }
             }
         }
         if machine.shouldStopEarly, task?.isFinished == false {
@@ -195,6 +207,27 @@ final class Download: UpstreamResponseDelegate {
     func unfollow(_ reader: ResourceReader) {
         followers.removeAll { $0 === reader }
         if isPassThrough && followers.isEmpty { cancel() } else { followerDrained() }
+    }
+
+    // MARK: pacing a body of unknown length
+
+    /// Bytes a body of unknown length may be stored ahead of its furthest
+    /// reader: an endless origin and a client that does not read leave at
+    /// most this on disk, not the whole size limit at origin speed.
+    static let paceWindow: Int64 = 8 << 20
+    private(set) var isWaitingForReaders = false
+
+    private func paceToReaders() {
+        guard !isWaitingForReaders, position - state.readHorizon > Self.paceWindow else { return }
+        isWaitingForReaders = true
+        task?.pause()
+    }
+
+    /// A reader took more bytes: go on once within half the window.
+    func readersAdvanced() {
+        guard isWaitingForReaders, position - state.readHorizon <= Self.paceWindow / 2 else { return }
+        isWaitingForReaders = false
+        task?.resume()
     }
 
     /// Stops the download because nobody wants its bytes any more.

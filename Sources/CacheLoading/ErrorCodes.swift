@@ -14,6 +14,7 @@ extension HTTPCacheError {
         case ENOENT?: self.init(.notFound, error.description)
         case ERANGE?: self.init(.range, error.description)
         case EBUSY?: self.init(.busy, error.description)
+        case EINVAL?: self.init(.invalidArgument, error.description)  // e.g. importing what is not a regular file
         default: self.init(.io, error.description)
         }
     }
@@ -28,7 +29,7 @@ extension HTTPCacheError {
             switch upstream {
             case .timeout: self.init(.timedOut, upstream.description)
             case .tls: self.init(.tls, upstream.description)
-            case .configuration: self.init(.invalidArgument, upstream.description)
+            case .configuration, .forbidden: self.init(.invalidArgument, upstream.description)
             default: self.init(.upstream, upstream.description)
             }
         case .storage(let reason): self.init(.io, reason)

@@ -36,9 +36,13 @@ package final class HLSPlaylistTransform: BodyTransform {
     let proxyHost: String
     let hook: HLSURIHook?
     let logger: Logger
+    /// Origin URL to proxy path (see `TransformContext.proxyPath`).
+    let proxyPath: (@Sendable (String) -> String?)?
     private var body: [UInt8] = []
 
-    package init(playlistURL: String, mode: HLSRewriteMode, proxyHost: String, hook: HLSURIHook? = nil, logger: Logger) {
+    package init(playlistURL: String, mode: HLSRewriteMode, proxyHost: String, hook: HLSURIHook? = nil,
+                 proxyPath: (@Sendable (String) -> String?)? = nil, logger: Logger) {
+        self.proxyPath = proxyPath
         self.playlistURL = playlistURL
         self.mode = mode
         self.proxyHost = proxyHost
@@ -90,7 +94,8 @@ package final class HLSPlaylistTransform: BodyTransform {
         case .forward:
             return nil
         case .proxyURLs:
-            return ProxyURL.path(forOrigin: absolute).map { "http://" + proxyHost + $0 }
+            let path = proxyPath.map { $0(absolute) } ?? ProxyURL.path(forOrigin: absolute)
+            return path.map { "http://" + proxyHost + $0 }
         case .reverse(let originHost):
             // Only URIs written absolute name a host; relative ones already lead to the proxy.
             guard Self.namesHost(written), let url = OriginURL.parse(absolute),
@@ -125,7 +130,7 @@ package enum HLSTransforms {
                                                        bodyPrefix: context.bodyPrefix ?? [])
             else { return nil }
             return HLSPlaylistTransform(playlistURL: context.finalURL ?? context.url, mode: mode,
-                                        proxyHost: proxyHost, hook: hook, logger: logger)
+                                        proxyHost: proxyHost, hook: hook, proxyPath: context.proxyPath, logger: logger)
         }
     }
 }

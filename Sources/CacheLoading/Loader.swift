@@ -151,6 +151,14 @@ package final class Loader {
         }
     }
 
+    /// A body of unknown length passed the cache limit at `offset`: it is streamed, not kept.
+    func tooLargeToKeep(_ state: ResourceState, at offset: Int64) {
+        let url = state.originURL?.string ?? state.resource.url
+        logger.info("not keeping: a body of unknown length passed the cache limit; streaming it", metadata: [
+            "url": "\(url)", "offset": "\(offset)", "limit": "\(store.maxBytes)"])
+        state.resource.makeTransient()
+    }
+
     /// The origin's version differs from the cached one: drop the cached
     /// bytes and every download of the old version. Readers notice through
     /// the resource's generation.
@@ -159,6 +167,7 @@ package final class Loader {
         logger.warning("changed at the origin: dropping its cached bytes", metadata: ["url": "\(url)", "change": "\(reason)"])
         state.resource.reset(url: state.resource.url)
         state.headKnown = false
+        state.readHorizon = 0  // readers of the old version say nothing of the new one's pace
         for download in state.downloads where download !== current { download.cancel() }
     }
 

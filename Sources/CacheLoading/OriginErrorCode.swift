@@ -27,6 +27,8 @@ package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
     case changed
     /// The upstream configuration cannot be used (bad CA file…).
     case configuration
+    /// The destination is outside the allowed origins.
+    case forbidden
 
     package static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
@@ -45,6 +47,7 @@ package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
             case .tls: self = .tls
             case .redirect: self = .redirect
             case .configuration: self = .configuration
+            case .forbidden: self = .forbidden
             }
         case .storage, .notCached, .decryption: return nil
         case .mismatch: self = .mismatch

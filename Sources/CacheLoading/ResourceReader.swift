@@ -157,6 +157,7 @@ package final class ResourceReader {
             }
             let chunk = ReadChunk.file(file, position..<stop)
             position = stop
+            if stop > state.readHorizon { state.readerReached(stop) }
             if position < end && !resource.available.contains(position) { ensureCoverage() }  // one gap ahead
             return chunk
         }
@@ -190,8 +191,9 @@ package final class ResourceReader {
                 join(download)
                 if range.contains(position) { awaited = download }
                 return
-            case .fetch(let range) where !loader.store.isWritable():
-                // Storage is failing: fetch only what is needed now, straight to this reader.
+            case .fetch(let range) where !loader.store.isWritable() || state.resource.isTransient:
+                // Storage is failing, or the resource is not kept: fetch only
+                // what is needed now, straight to this reader (paced to it).
                 guard range.lowerBound == position else { return }
                 let download = loader.startDownload(state, .range(range), headers: fields.headers, request: request,
                                                     followsRedirects: followsRedirects)

@@ -25,6 +25,9 @@ final class ResourceState {
     /// Whether the origin answered a Range with 206 (true) or 200 (false);
     /// nil until it answered one in this process.
     var rangesSupported: Bool?
+    /// The furthest offset any reader has taken bytes up to: a download of
+    /// unknown length runs at most `Download.paceWindow` ahead of it.
+    @exclusivity(unchecked) var readHorizon: Int64 = 0
 
     init(resource: Resource) {
         self.resource = resource
@@ -49,6 +52,13 @@ final class ResourceState {
     }
 
     func download(id: Int) -> Download? { downloads.first { $0.id == id } }
+
+    /// A reader took bytes up to `offset`: a download waiting for readers may go on.
+    func readerReached(_ offset: Int64) {
+        guard offset > readHorizon else { return }
+        readHorizon = offset
+        for download in downloads where download.isWaitingForReaders { download.readersAdvanced() }
+    }
 
     /// Wakes every waiting reader (each re-registers if it must wait again).
     func wakeReaders() {

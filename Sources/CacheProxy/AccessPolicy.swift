@@ -2,7 +2,8 @@ import CacheHTTP
 import CacheStorage
 
 /// Who may ask the proxy what: one decision per request, from the peer, the
-/// Host field and the target, before any routing.
+/// Host field and the target, before any routing and before a request body
+/// is read.
 ///
 /// - Loopback mode (bound to a loopback address, the default): a Host that
 ///   is not a loopback name or address gets 421. A web page can make a
@@ -10,9 +11,15 @@ import CacheStorage
 ///   still sends that name as Host.
 /// - LAN mode (any other bind): every proxy URL must carry a valid signature
 ///   of its origin (403 otherwise), so LAN clients fetch only the URLs they
-///   were given; the Host field is not checked (LAN clients use the LAN address).
-/// - Both: admin routes and statistics answer loopback peers only (403);
-///   with an origin allow-list, other destinations get 403.
+///   were given; the Host field of proxy URLs is not checked (LAN clients use
+///   the LAN address). Admin and statistics still need a loopback name or an
+///   address literal as Host (a rebound name is refused there too).
+/// - Reverse mode (`--origin`): the Host must be a loopback name, one of the
+///   configured public names (`--server-name`) or, in LAN mode, an address
+///   literal: else 421, so a rebinding page cannot use the operator's origin
+///   credentials. LAN mode serves it only when the operator opted in.
+/// - Every mode: admin routes and statistics answer loopback peers only
+///   (403); a destination outside the allowed origins gets 403.
 ///
 /// `decide` is pure (tested by table); `verdict(for:peerIsLoopback:)` gathers
 /// the facts for it.
@@ -22,33 +29,42 @@ package struct AccessPolicy: Sendable {
     /// The routes the policy tells apart.
     package enum Route: Sendable, Equatable {
         case admin, stats, proxy, other
+        /// An absolute-form target (forward proxy, loopback peers only).
+        case forward
+        /// A path mapped onto `--origin`.
+        case reverse
     }
 
     /// A proxy URL's signature, as far as the policy needs it.
     package enum Signature: Sendable, Equatable { case valid, invalid, missing, unchecked }
 
+    /// What the Host field names.
+    package enum HostKind: Sendable, Equatable {
+        /// `localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`.
+        case loopback
+        /// One of the configured public names (`--server-name`).
+        case serverName
+        /// Another IP literal (only a client that knows the address sends one).
+        case address
+        /// Any other name.
+        case other
+    }
+
     package struct Facts: Sendable, Equatable {
         package var route: Route
         package var peerIsLoopback: Bool
-        /// Whether the Host field names a loopback host; nil without a Host field.
-        package var hostIsLoopback: Bool?
+        /// What the Host field names; nil without a Host field.
+        package var host: HostKind?
         package var signature: Signature = .unchecked
-        /// The origin's host (lowercase), for the allow-list; nil when not needed or not decodable.
-        package var originHost: String?
-        package init(route: Route, peerIsLoopback: Bool, hostIsLoopback: Bool?, signature: Signature = .unchecked,
-                     originHost: String? = nil) {
+        /// Whether the destination is allowed; nil when not needed or not decodable.
+        package var originAllowed: Bool?
+        package init(route: Route, peerIsLoopback: Bool, host: HostKind?, signature: Signature = .unchecked,
+                     originAllowed: Bool? = nil) {
             self.route = route
             self.peerIsLoopback = peerIsLoopback
-            self.hostIsLoopback = hostIsLoopback
+            self.host = host
             self.signature = signature
-            self.originHost = originHost
-        }
-
-        /// The facts for a Host field value (nil: none).
-        package init(route: Route, peerIsLoopback: Bool, host: String?, signature: Signature = .unchecked,
-                     originHost: String? = nil) {
-            self.init(route: route, peerIsLoopback: peerIsLoopback, hostIsLoopback: host.map(LoopbackHost.contains),
-                      signature: signature, originHost: originHost)
+            self.originAllowed = originAllowed
         }
     }
 
@@ -70,7 +86,7 @@ package struct AccessPolicy: Sendable {
         package var body: String {
             switch self {
             case .allow: return ""
-            case .misdirected: return "Misdirected request: this proxy answers requests for localhost only\n"
+            case .misdirected: return "Misdirected request: this proxy does not answer for that host name\n"
             case .forbidden(let why): return "Forbidden: \(why)\n"
             }
         }
@@ -79,14 +95,17 @@ package struct AccessPolicy: Sendable {
     package let mode: Mode
     /// Signs and checks proxy URLs (LAN mode; nil in loopback mode).
     package let signer: URLSigner?
-    /// Origin hosts allowed (lowercase); empty allows all.
-    package let allowedOrigins: Set<String>
+    /// Where fetches may go (`--allow-origin`).
+    package let destinations: DestinationPolicy
+    /// Public names the proxy answers reverse-proxy requests for (lowercase, no port).
+    package let serverNames: Set<String>
 
-    package init(mode: Mode, signer: URLSigner?, allowedOrigins: Set<String> = []) {
+    package init(mode: Mode, signer: URLSigner?, destinations: DestinationPolicy = .any, serverNames: [String] = []) {
         precondition(mode == .loopback || signer != nil, "LAN mode needs a signing key")
         self.mode = mode
         self.signer = signer
-        self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
+        self.destinations = destinations
+        self.serverNames = Set(serverNames.map { Self.bareName(Substring($0.lowercased())) })
     }
 
     /// The mode a bind address implies.
@@ -94,9 +113,22 @@ package struct AccessPolicy: Sendable {
         LoopbackHost.contains(host) ? .loopback : .lan
     }
 
-    package static func decide(_ facts: Facts, mode: Mode, allowedOrigins: Set<String>) -> Verdict {
-        if mode == .loopback, facts.hostIsLoopback == false {
-            return .misdirected
+    package static func decide(_ facts: Facts, mode: Mode) -> Verdict {
+        switch facts.route {
+        case .forward:
+            break  // absolute-form: a browser never sends it to a page's host, so Host names the origin
+        case .reverse:
+            switch facts.host {
+            case .loopback?, .serverName?, nil: break
+            case .address? where mode == .lan: break
+            default: return .misdirected
+            }
+        case .admin, .stats:
+            if facts.host == .other || facts.host == .serverName || (mode == .loopback && facts.host == .address) {
+                return .misdirected
+            }
+        case .proxy, .other:
+            if mode == .loopback, let host = facts.host, host != .loopback { return .misdirected }
         }
         switch facts.route {
         case .admin where !facts.peerIsLoopback:
@@ -109,17 +141,27 @@ package struct AccessPolicy: Sendable {
                     ? "this proxy serves signed proxy URLs only (mint them with `httpcache url --cache-dir`)"
                     : "the proxy URL's signature does not match its origin URL")
             }
-            if !allowedOrigins.isEmpty && !(facts.originHost.map(allowedOrigins.contains) ?? false) {
-                return .forbidden("the origin is not among the allowed origins")
-            }
-            return .allow
         default:
-            return .allow
+            break
         }
+        if facts.originAllowed == false {
+            return .forbidden("the origin is not among the allowed origins")
+        }
+        return .allow
     }
 
-    /// The verdict for a request. Cheap in the default set-up (the Host
-    /// facts are usually remembered by the connection); a signature costs one HMAC.
+    /// What a Host field value names.
+    package func hostKind(_ facts: HostFacts) -> HostKind? {
+        guard let value = facts.value else { return nil }
+        if facts.isLoopback { return .loopback }
+        let name = Self.bareName(Substring(value.lowercased()))
+        if serverNames.contains(name) { return .serverName }
+        return Self.isAddressLiteral(name) ? .address : .other
+    }
+
+    /// The verdict for a request to the proxy's own routes. Cheap in the
+    /// default set-up (the Host facts are usually remembered by the
+    /// connection); a signature costs one HMAC.
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
         let route: Route
@@ -127,15 +169,14 @@ package struct AccessPolicy: Sendable {
             route = .proxy
         } else if target.hasPrefix("/admin/") {
             route = .admin
-        } else if target == "/stats" || target.hasPrefix("/stats?") || target == "/metrics" || target.hasPrefix("/metrics?") {
+        } else if StatsRoutes.isStats(target: target) {
             route = .stats
         } else {
             route = .other
         }
         let host = host ?? HostFacts(head)
-        var facts = Facts(route: route, peerIsLoopback: peerIsLoopback,
-                          hostIsLoopback: host.value == nil ? nil : host.isLoopback)
-        if route == .proxy && (mode == .lan || !allowedOrigins.isEmpty) {
+        var facts = Facts(route: route, peerIsLoopback: peerIsLoopback, host: hostKind(host))
+        if route == .proxy && (mode == .lan || !destinations.allowsAll) {
             let origin = ProxyURL.origin(fromTarget: target)
             if mode == .lan, let signer {
                 if let origin, let signature = ProxyURL.signature(fromTarget: target) {
@@ -144,8 +185,48 @@ package struct AccessPolicy: Sendable {
                     facts.signature = .missing
                 }
             }
-            facts.originHost = origin.flatMap(OriginURL.parse).map { $0.host.lowercased() }
+            if !destinations.allowsAll {
+                facts.originAllowed = origin.flatMap(OriginURL.parse).map(destinations.allows)
+            }
         }
-        return Self.decide(facts, mode: mode, allowedOrigins: allowedOrigins)
+        return Self.decide(facts, mode: mode)
+    }
+
+    /// The verdict for a forward (`reverse` false) or reverse-proxy request to `url`.
+    package func verdict(transparent url: OriginURL, reverse: Bool, peerIsLoopback: Bool, host: HostFacts) -> Verdict {
+        let facts = Facts(route: reverse ? .reverse : .forward, peerIsLoopback: peerIsLoopback,
+                          host: reverse ? hostKind(host) : nil,
+                          originAllowed: destinations.allowsAll ? nil : destinations.allows(url))
+        return Self.decide(facts, mode: mode)
+    }
+
+    /// The URI to write into a playlist (fetched as `playlist`, the signed
+    /// URL) for `origin` in LAN mode: signed when the policy allows its
+    /// destination, nil otherwise (the URI is then left as the origin wrote
+    /// it: a playlist must not make the proxy sign any address an origin
+    /// names). Without an allow-list only the playlist's own origin is signed.
+    package func signedPath(forOrigin origin: String, inPlaylist playlist: OriginURL) -> String? {
+        guard let signer, let url = OriginURL.parse(origin) else { return nil }
+        let allowed = destinations.allowsAll ? url.authorityKey == playlist.authorityKey : destinations.allows(url)
+        guard allowed else { return nil }
+        return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
+    }
+
+    /// "name" of "name", "name:port", "name." ("[v6]" stays bracketed).
+    private static func bareName(_ value: Substring) -> String {
+        var host = value
+        if !host.hasPrefix("["), let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { host = host[...close] }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return String(host)
+    }
+
+    /// A dotted-quad IPv4 or a bracketed IPv6 literal.
+    private static func isAddressLiteral(_ host: String) -> Bool {
+        if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && Int(part)! <= 255
+        }
     }
 }

@@ -2,6 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
+import CacheUpstream
 
 // The router: which route answers a request head (/ping, /stats, /admin,
 // proxy URLs, forward and reverse proxying) and the exchange it starts.
@@ -12,24 +13,14 @@ extension ClientConnection {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
-        // Intermediary checks first (Host present and single, Via loops), then the mode the target selects.
         let host = hostMemo.facts(for: head)
-        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
-                                    reverseOrigin: server.configuration.reverseOrigin,
-                                    peerIsLoopback: peer?.isLoopback ?? false, host: host) {
-        case .refuse(let status, let reason):
-            return respondSimple(status, reason + "\n", keepAlive: false, head: head)
+        switch admission(head, host: host) {
+        case .refuse(let status, let reason, let keepAlive):
+            return respondSimple(status, reason, keepAlive: keepAlive, head: head)
         case .transparent(let url):
-            // Forward (loopback peers only, checked by the route) and reverse
-            // modes name the origin in Host, so the rebinding check is not theirs.
             return handleTransparent(head, url: url, body: body)
         case .local:
             break
-        }
-        // The proxy's own routes: who may use them (Host, LAN signatures, loopback-only routes).
-        let verdict = server.access.verdict(for: head, peerIsLoopback: peer?.isLoopback ?? false, host: host)
-        guard verdict == .allow else {
-            return respondSimple(verdict.status, verdict.body, keepAlive: head.keepAlive, head: head)
         }
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
         // Proxy URLs first: the hot path does no other routing work.
@@ -84,10 +75,45 @@ extension ClientConnection {
     /// GET and HEAD without a body go through the cache; any other request
     /// passes through to the origin uncached, with its body. A HEAD of
     /// something not stored passes through too: a HEAD never fetches a body.
+    enum Admission {
+        case transparent(OriginURL)
+        case local
+        case refuse(status: Int, reason: String, keepAlive: Bool)
+    }
+
+    /// Where a request goes and whether it may: the intermediary checks
+    /// (Host present and single, Via loops), the mode the target selects,
+    /// then who may use it (Host, LAN signatures, loopback-only routes,
+    /// allowed destinations). Decided from the head alone, before any body.
+    func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
+        let loopback = peer?.isLoopback ?? false
+        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
+                                    reverseOrigin: server.configuration.reverseOrigin,
+                                    peerIsLoopback: loopback, host: host) {
+        case .refuse(let status, let reason):
+            return .refuse(status: status, reason: reason + "\n", keepAlive: false)
+        case .transparent(let url):
+            let verdict = server.access.verdict(transparent: url, reverse: head.target.hasPrefix("/"),
+                                                peerIsLoopback: loopback, host: host)
+            return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
+                                                                    keepAlive: head.keepAlive)
+        case .local:
+            let verdict = server.access.verdict(for: head, peerIsLoopback: loopback, host: host)
+            return verdict == .allow ? .local : .refuse(status: verdict.status, reason: verdict.body,
+                                                        keepAlive: head.keepAlive)
+        }
+    }
+
     func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        let storeKey = server.engine.storeKey(for: url.string)
+        let primary = server.engine.storeKey(for: url.string)
+        // A request whose origin fields differ from what a proxy URL sends keeps an
+        // entry of its own (stored with its URL's owner, as variants are): what its
+        // fields made the origin answer never reaches proxy-URL (and LAN) clients.
+        let apart = UpstreamHeaders.differsFromProxyURLRequest(
+            head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
+        let storeKey = apart ? ResourceStore.key(for: primary + "\ntransparent request") : primary
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
-        let owner = server.owner(of: storeKey)
+        let owner = server.owner(of: primary)
         if cacheable && owner != server.index {
             return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, owner: owner,
                                   transparent: true)

@@ -56,6 +56,7 @@ extension ClientConnection {
         case .headersTooLarge: return "Request header fields too large\n"
         case .versionNotSupported: return "HTTP version not supported\n"
         case .contentTooLarge: return "Request body too large for this proxy\n"
+        case .codingNotImplemented: return "Not implemented: request bodies may only be chunked\n"
         }
     }
 }

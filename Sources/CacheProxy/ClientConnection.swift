@@ -2,6 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
+import CacheUpstream
 import Logging
 
 /// Drives one client connection: feeds socket and exchange events into its
@@ -20,6 +21,8 @@ final class ClientConnection: SocketDelegate {
         case timer
         case responseQueued(keepAlive: Bool)
         case responseAborted
+        case bodyAdmitted
+        case bodyRefused
     }
 
     let socket: Socket
@@ -36,6 +39,8 @@ final class ClientConnection: SocketDelegate {
     /// The peer, read once (access log, loopback-only routes).
     let peer: SocketAddress?
     lazy var peerText = peer?.description ?? "-"
+    /// The client's address without its port: connections are limited per client.
+    let clientKey: String
     /// The response in flight, for the metrics and the access log.
     var record: ResponseRecord?
     var sentBefore: UInt64 = 0
@@ -54,6 +59,7 @@ final class ClientConnection: SocketDelegate {
         self.server = server
         machine = ConnectionStateMachine(settings: server.connectionSettings)
         peer = socket.peerAddress
+        clientKey = Self.clientKey(of: peer)
         home = nil
         socket.delegate = self
         idleSince = server.nextIdleStamp()
@@ -67,6 +73,7 @@ final class ClientConnection: SocketDelegate {
         self.server = server
         machine = moved.machine
         peer = moved.peer
+        clientKey = Self.clientKey(of: peer)
         home = moved.request == nil || moved.home.loop === server.loop ? nil : moved.home
         socket.delegate = self
         idleSince = server.nextIdleStamp()
@@ -74,6 +81,13 @@ final class ClientConnection: SocketDelegate {
     }
 
     // MARK: the connection cap
+
+    /// "1.2.3.4" or "[v6]" of "1.2.3.4:port" or "[v6]:port".
+    static func clientKey(of address: SocketAddress?) -> String {
+        guard let text = address?.description else { return "-" }
+        guard let colon = text.lastIndex(of: ":") else { return text }
+        return String(text[..<colon])
+    }
 
     /// When the connection last became idle (a stamp from the server).
     private(set) var idleSince: UInt64 = 0
@@ -115,6 +129,8 @@ final class ClientConnection: SocketDelegate {
             case .responseQueued(let keepAlive):
                 actions = machine.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0)
             case .responseAborted: actions = machine.responseAborted()
+            case .bodyAdmitted: actions = machine.bodyAdmitted()
+            case .bodyRefused: actions = machine.bodyRefused()
             }
             perform(actions)
         }
@@ -133,6 +149,11 @@ final class ClientConnection: SocketDelegate {
             switch action {
             case .handle(let head): handle(head)
             case .handleWithBody(let head, let body): handle(head, body: body)
+            case .admitBody(let head):
+                // Only a transparent request the policy allows passes a body on; any
+                // other is refused before its body is read (`handle` answers it).
+                let admitted = if case .transparent = admission(head, host: hostMemo.facts(for: head)) { true } else { false }
+                pending.append(admitted ? .bodyAdmitted : .bodyRefused)
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()

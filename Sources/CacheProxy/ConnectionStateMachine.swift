@@ -26,7 +26,10 @@ package struct ConnectionStateMachine {
     package enum State: Equatable {
         /// No response in flight; the buffer holds at most a partial head.
         case awaitingHead
-        /// A head with a body was parsed; its body is being collected
+        /// A head with a body was parsed: its route and access are being
+        /// decided (`admitBody`) before a byte of the body is read.
+        case admittingBody
+        /// A head with a body was parsed and admitted; its body is being collected
         /// (bounded) before the request is handled.
         case readingBody
         /// A response is being produced. `queued` is set once the exchange
@@ -40,6 +43,9 @@ package struct ConnectionStateMachine {
     package enum Action: Equatable {
         /// Route and answer this request.
         case handle(HTTPRequestHead)
+        /// Decide whether this request's body may be read (its route and
+        /// access allow it); the driver answers `bodyAdmitted` or `bodyRefused`.
+        case admitBody(HTTPRequestHead)
         /// Route and answer this request, whose body was read whole.
         case handleWithBody(HTTPRequestHead, [UInt8])
         /// Send an interim "100 Continue": the client waits for it before
@@ -98,6 +104,11 @@ package struct ConnectionStateMachine {
     /// The request whose body is being read (state `readingBody`).
     private var bodyHead: HTTPRequestHead?
     private var body: RequestBody?
+    private var bodyFraming: RequestBody.Framing?
+    /// The request in flight has a body that was refused unread: the
+    /// connection closes after its response (the body's bytes would be taken
+    /// for the next request).
+    private var bodyUnread = false
 
     private enum Timer: Equatable { case keepAlive, head, send }
 
@@ -174,6 +185,7 @@ package struct ConnectionStateMachine {
             bodyHead = nil
             actions.append(.closeAfterDrain)
         }
+        // (While admitting, the driver's answer comes first: it is given during the same actions.)
         if state == .awaitingHead { parseNext(&actions) }
         updateReading(&actions)
         return actions
@@ -183,8 +195,43 @@ package struct ConnectionStateMachine {
     /// whether the socket's queue is already empty.
     package mutating func responseQueued(keepAlive: Bool, drained: Bool) -> [Action] {
         guard case .responding = state else { return [] }
-        state = .responding(queued: keepAlive)
+        state = .responding(queued: keepAlive && !bodyUnread)
         return drained ? socketDrained() : []
+    }
+
+    /// The driver decided the body of the request being admitted may be read:
+    /// "100 Continue" (when asked for) goes out now, then the body is read.
+    package mutating func bodyAdmitted() -> [Action] {
+        guard state == .admittingBody, let head = bodyHead, let framing = bodyFraming else { return [] }
+        state = .readingBody
+        bodyFraming = nil
+        body = RequestBody(framing, limit: settings.maxRequestBody)
+        var actions: [Action] = []
+        if head.version != .http10, head.headers.hasToken("100-continue", in: "Expect") {
+            actions.append(.sendContinue)
+        }
+        continueBody(&actions)
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
+    /// The driver refused the request being admitted: it is handled (the
+    /// driver answers it with its refusal) without reading its body, and the
+    /// connection closes after the answer.
+    package mutating func bodyRefused() -> [Action] {
+        guard state == .admittingBody, let head = bodyHead else { return [] }
+        state = .responding(queued: nil)
+        bodyHead = nil
+        bodyFraming = nil
+        bodyUnread = true
+        // What follows the head is that body, never another request.
+        buffer = []
+        cursor = 0
+        var actions: [Action] = [.handle(head)]
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
     }
 
     /// The socket's output queue became empty.
@@ -220,7 +267,7 @@ package struct ConnectionStateMachine {
         switch timer {
         case .keepAlive?, .head?:
             // An idle connection, or a head (or request body) that is still not complete.
-            guard state == .awaitingHead || state == .readingBody else { return [] }
+            guard state == .awaitingHead || state == .readingBody || state == .admittingBody else { return [] }
         case .send?:
             // Waiting for the origin (nothing queued) is not the client's fault.
             let moved = lastBytesSent.map { progress.bytesSent != $0 } ?? false
@@ -312,12 +359,11 @@ package struct ConnectionStateMachine {
             state = .responding(queued: nil)
             actions.append(.handle(head))
         case .success(let framing?):
-            state = .readingBody
+            // Nothing of the body is read (nor 100 Continue sent) before the route and access are decided.
+            state = .admittingBody
             bodyHead = head
-            body = RequestBody(framing, limit: settings.maxRequestBody)
-            if head.version != .http10, head.headers.hasToken("100-continue", in: "Expect") {
-                actions.append(.sendContinue)
-            }
+            bodyFraming = framing
+            actions.append(.admitBody(head))
         }
     }
 
@@ -353,7 +399,8 @@ package struct ConnectionStateMachine {
     private func readingWanted() -> Bool {
         switch state {
         case .closed, .draining: return false
-        case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered
+        case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered && !bodyUnread
+        case .admittingBody: return false
         case .readingBody: return !peerClosed
         }
     }
@@ -372,7 +419,7 @@ package struct ConnectionStateMachine {
         switch state {
         case .awaitingHead: wanted = unparsed == 0 ? .keepAlive : .head
         // The head timer runs on: head and body together must arrive in time.
-        case .readingBody: wanted = .head
+        case .readingBody, .admittingBody: wanted = .head
         case .responding, .draining: wanted = .send
         case .closed: wanted = nil
         }

@@ -9,6 +9,7 @@ enum ErrorResponse {
     static func status(for error: LoadError) -> Int {
         switch error {
         case .originStatus(let status, _, _): return status
+        case .upstream(.forbidden): return 403
         case .upstream(let upstream): return upstream.isTimeout ? 504 : 502
         case .changed, .mismatch, .storage: return 502
         case .notCached: return 504
@@ -32,6 +33,9 @@ enum ErrorResponse {
             // redirect, Cache-Control, WWW-Authenticate…); framing is ours.
             relayed = Intermediary.removingHopByHop(headers)
             for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }
+        case .upstream(.forbidden(let why)):
+            status = 403
+            body = Array("Forbidden: \(why)\n".utf8)
         case .upstream(let upstream):
             status = Self.status(for: error)
             body = Array("Origin failed: \(upstream)\n".utf8)  // logged once, by the loader

@@ -18,8 +18,16 @@ package struct ProxyConfiguration: Sendable {
     /// Most client connections at once, over every loop; nil: 80% of the
     /// open-file limit. `MediaCache` sets it from its `DescriptorBudget`.
     package var maxClientConnections: Int?
-    /// Origin hosts the proxy may fetch from (empty: any).
-    package var allowedOrigins: [String] = []
+    /// Most connections one client address may hold at once; nil: a quarter
+    /// of the connection cap, at least 16 (one client cannot take every slot).
+    package var maxConnectionsPerClient: Int?
+    /// Public names reverse-proxy requests may carry as Host (`--server-name`),
+    /// besides loopback names (and address literals in LAN mode).
+    package var serverNames: [String] = []
+    /// The operator's opt-in to reverse proxying on a LAN address: without
+    /// it a LAN-mode proxy with `reverseOrigin` does not start (any LAN
+    /// client could reach the origin with the proxy's credentials).
+    package var allowsLANReverseProxy = false
     /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
     /// Reverse-proxy mode: every request path and query maps onto this
@@ -30,4 +38,21 @@ package struct ProxyConfiguration: Sendable {
         self.engine = engine
         self.connection = connection
     }
+
+    /// Why the proxy cannot start with these settings; nil when it can.
+    package var problem: String? {
+        if AccessPolicy.mode(forBindHost: host) == .lan && reverseOrigin != nil && !allowsLANReverseProxy {
+            return "reverse proxying on a LAN address (\(host)) lets every LAN client reach the origin with the "
+                + "proxy's credentials: bind to loopback, or opt in with --allow-lan-reverse-proxy"
+        }
+        if let perClient = maxConnectionsPerClient, perClient < 1 {
+            return "the connections per client must be at least 1"
+        }
+        return nil
+    }
+}
+
+/// A configuration the proxy refuses to start with (see `ProxyConfiguration.problem`).
+package struct ProxyConfigurationError: Error, CustomStringConvertible {
+    package let description: String
 }

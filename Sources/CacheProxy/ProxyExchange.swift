@@ -123,6 +123,12 @@ final class ProxyExchange: ResourceReaderDelegate {
         var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
                                        clientHost: request.headers["host"] ?? server.address)
         context.isPlaylist = isPlaylist
+        if server.access.mode == .lan {
+            // LAN clients fetch signed URLs only: sign the playlist's URIs the policy allows, and only those.
+            let access = server.access
+            let playlist = url
+            context.proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: playlist) }
+        }
         if transparent {
             // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
             context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
@@ -151,15 +157,29 @@ final class ProxyExchange: ResourceReaderDelegate {
     /// Everything queued was sent.
     func socketDrained() {
         reader?.resumeFollowing()
+        if heldForClient {
+            heldForClient = false
+            pump()
+        }
     }
 
     // MARK: the body
+
+    /// The body waits for the client (see `pump`).
+    private var heldForClient = false
 
     private func pump() {
         while !released {
             switch machine.state {
             case .awaitingBody, .streaming, .collecting: break
             case .awaitingContent, .done: return
+            }
+            // A body of unknown length is still being downloaded: taking more of it
+            // than the client accepts would let the download run ahead unpaced.
+            if let reader, reader.resource.totalLength == nil,
+               connection.queuedBytes >= Self.passThroughQueueLimit {
+                heldForClient = true
+                return
             }
             switch nextChunk() {
             case .file(let file, let range):

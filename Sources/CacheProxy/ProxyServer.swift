@@ -53,6 +53,8 @@ package final class ProxyServer {
     private var connections: [ObjectIdentifier: ClientConnection] = [:] {
         didSet { if peers.count > 1 { loads.set(index, connections.count) } }
     }
+    /// Connections on this loop by client address (`ClientConnection.clientKey`).
+    private var perClient: [String: Int] = [:]
     /// Every loop's connection count, shared by the servers (see LoopLoads).
     let loads: LoopLoads
 
@@ -86,9 +88,14 @@ package final class ProxyServer {
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
         // Each loop accepts its share; connections handed over from other loops are not refused.
         maxConnections = max(1, cap / max(1, configuration.loops))
+        // Half the cap by default: one client (a slowloris) never takes every slot.
+        let perClient = configuration.maxConnectionsPerClient ?? max(1, cap / 2)
+        maxConnectionsPerClient = max(1, perClient / max(1, configuration.loops))
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
         let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root)) : nil
-        access = AccessPolicy(mode: mode, signer: signer, allowedOrigins: Set(configuration.allowedOrigins))
+        if let problem = configuration.problem { throw ProxyConfigurationError(description: problem) }
+        access = AccessPolicy(mode: mode, signer: signer, destinations: engine.configuration.upstream.destinations,
+                              serverNames: configuration.serverNames)
         if mode == .lan && home == nil {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
@@ -146,7 +153,10 @@ package final class ProxyServer {
     package var port: Int { listener?.port ?? configuration.port }
 
     func connectionClosed(_ connection: ClientConnection) {
-        connections[ObjectIdentifier(connection)] = nil
+        // Called again when the socket's close completes: count it once.
+        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        let key = connection.clientKey
+        if let count = perClient[key], count > 1 { perClient[key] = count - 1 } else { perClient[key] = nil }
         if connections.count < maxConnections { listener?.resume() }
         if connections.isEmpty && configuration.ownsProcess { trimWhenStillIdle() }
     }
@@ -172,6 +182,8 @@ package final class ProxyServer {
 
     /// Most client connections at once.
     let maxConnections: Int
+    /// Most connections of one client address at once (on this loop).
+    let maxConnectionsPerClient: Int
     /// Hands out idle-since stamps (oldest idle connection = smallest).
     private var idleClock: UInt64 = 0
     private var limitWarnings = LogThrottle()
@@ -203,6 +215,25 @@ package final class ProxyServer {
             peers[target].run { $0.acceptBalanced(handed) }  // if that loop is gone, `handed` closes the socket
             return
         }
+        let client = ClientConnection.clientKey(of: socket.peerAddress)
+        if perClient[client, default: 0] >= maxConnectionsPerClient {
+            // The client's own idle connection the longest goes; with none idle, the newcomer.
+            let oldest = connections.values.filter { $0.isIdle && $0.clientKey == client }
+                .min { $0.idleSince < $1.idleSince }
+            if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
+                logger.warning("per-client connection limit reached", metadata: [
+                    "client": "\(client)", "limit": "\(maxConnectionsPerClient)", "times": "\(count)",
+                    "action": "\(oldest == nil ? "503 to the client's new connections" : "closing its oldest idle connection")"])
+            }
+            if let oldest {
+                oldest.close()
+            } else {
+                socket.write(heads.simple(503, "Service unavailable: too many connections from this client\n",
+                                          keepAlive: false, extra: [("Retry-After", "1")]))
+                socket.closeAfterDrain()
+                return
+            }
+        }
         if connections.count >= maxConnections {
             let oldest = connections.values.filter(\.isIdle).min { $0.idleSince < $1.idleSince }
             if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -221,7 +252,12 @@ package final class ProxyServer {
             }
         }
         let connection = ClientConnection(socket: socket, server: self)
+        added(connection)
+    }
+
+    private func added(_ connection: ClientConnection) {
         connections[ObjectIdentifier(connection)] = connection
+        perClient[connection.clientKey, default: 0] += 1
         if connections.count >= maxConnections,
            !connections.values.contains(where: { $0.isIdle && $0 !== connection }) {
             listener?.pause()
@@ -367,7 +403,7 @@ package final class ProxyServer {
         // Stopped: dropping `moved` closes its socket.
         guard !stopped, let socket = try? Socket.adopt(moved.socket, on: loop) else { return }
         let connection = ClientConnection(moved: moved, socket: socket, server: self)
-        connections[ObjectIdentifier(connection)] = connection
+        added(connection)
         connection.resume(moved.request)
     }
 

@@ -26,13 +26,18 @@ struct RequestBody: Equatable {
     static func framing(of head: HTTPRequestHead, limit: Int) -> Result<Framing?, HeadParseError> {
         let codings = head.headers.values("Transfer-Encoding")
         if !codings.isEmpty {
+            // HTTP/1.0 has no transfer codings (RFC 9112 §6.1): a 1.0 message with one is not to be trusted.
+            if head.version == .http10 { return .failure(.badRequest("Transfer-Encoding in an HTTP/1.0 request")) }
             if head.headers.contains("Content-Length") {
                 return .failure(.badRequest("both Transfer-Encoding and Content-Length"))
             }
-            let last = codings.joined(separator: ",").split(separator: ",").last.map {
+            let list = codings.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map {
                 String($0.filter { $0 != " " && $0 != "\t" }).lowercased()
             }
-            guard last == "chunked" else { return .failure(.badRequest("request transfer coding is not chunked")) }
+            // Not chunked last: the length cannot be known (§6.3: 400). Chunked after another
+            // coding: the proxy would forward the body without its decoding (§6.1: 501).
+            guard list.last == "chunked" else { return .failure(.badRequest("request transfer coding is not chunked")) }
+            guard list.count == 1 else { return .failure(.codingNotImplemented) }
             return .success(.chunked)
         }
         let lengths = head.headers.values("Content-Length").flatMap { $0.split(separator: ",") }

@@ -3,8 +3,9 @@ import Glibc
 /// Small blocking file helpers (POSIX, no Foundation). Callers keep the
 /// slow ones (fsync, tree removal) off the loop thread.
 package enum FileIO {
+    /// Never through a symlink: every file it reads is inside the cache folder.
     package static func readAll(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var result: [UInt8] = []
@@ -22,7 +23,7 @@ package enum FileIO {
     package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
         // A unique temp name: two writers never share a temp file.
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return false }
         var ok = writeFully(fd, bytes) && fsync(fd) == 0
         var code = errno
@@ -64,22 +65,51 @@ package enum FileIO {
         }
     }
 
-    /// Copies a file (for import/export across file systems).
-    /// `mode` is 0600 for copies into the cache (private), wider for exports.
-    package static func copyFile(from source: String, to destination: String, mode: mode_t = 0o600) -> Bool {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { return false }
-        defer { close(input) }
-        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    /// Opens `path` for reading when it is a regular file, never through a
+    /// symlink as its last component: a device (`/dev/zero`) would never
+    /// end, a FIFO would block the opening thread, and a symlink would make
+    /// the cache (or an export) share another file's later content. The
+    /// open does not block (O_NONBLOCK, cleared once it is known regular).
+    /// Returns the descriptor and the size, or why not.
+    package static func openRegularFile(_ path: String) -> Result<(fd: Int32, size: Int64), StorageError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else {
+            let code = errno
+            let why = code == ELOOP ? "is a symbolic link" : errorText(code)
+            return .failure(StorageError("cannot read \(path): \(why)", code: code == ELOOP ? EINVAL : code))
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .failure(StorageError("\(path) is not a regular file", code: EINVAL))
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return .success((fd, Int64(info.st_size)))
+    }
+
+    /// Copies exactly `size` bytes from `input` into a new file at
+    /// `destination` (replacing a file there, never writing through a
+    /// symlink), mode 0600, synced. Never a hard link: the copy shares no
+    /// inode, so writing into one never changes the other.
+    package static func copy(_ input: Int32, size: Int64, to destination: String) -> Bool {
+        unlink(destination)
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard output >= 0 else { return false }
         defer { close(output) }
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+        var done: Int64 = 0
+        while done < size {
+            let want = Int(min(Int64(chunk.count), size - done))
+            let n = chunk.withUnsafeMutableBytes { pread(input, $0.baseAddress, want, off_t(done)) }
             if n < 0 { if errno == EINTR { continue }; return false }
-            if n == 0 { return fsync(output) == 0 }
+            if n == 0 {  // the file shrank while it was copied
+                errno = EIO
+                return false
+            }
             guard writeFully(output, Array(chunk[0..<n])) else { return false }
+            done += Int64(n)
         }
+        return fsync(output) == 0
     }
 
     /// Cache folders are private (0700): metadata holds URLs with their tokens.
@@ -140,14 +170,77 @@ package enum FileIO {
         return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
-    /// Removes a file or a directory tree.
+    /// Removes a file or a directory tree, never following a symlink: a
+    /// symlink is removed itself, and the tree is walked with descriptors
+    /// (openat with O_NOFOLLOW, unlinkat), so a link swapped in anywhere
+    /// below `path` never leads the removal outside it.
     package static func removeTree(_ path: String) {
-        if isDirectory(path) {
-            for name in listDirectory(path) { removeTree(path + "/" + name) }
-            rmdir(path)
-        } else {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
             unlink(path)
+            return
         }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        removeContents(of: fd, depth: 0)
+        close(fd)
+        rmdir(path)
+    }
+
+    /// Cache trees are two or three levels deep: deeper ones are not ours to walk.
+    private static let maxRemovalDepth = 32
+
+    /// Removes every entry of the open directory `fd`.
+    private static func removeContents(of fd: Int32, depth: Int) {
+        guard depth < maxRemovalDepth else { return }
+        let listing = dup(fd)
+        guard listing >= 0, let dir = fdopendir(listing) else { return }
+        var names: [String] = []
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        while let entry = readdir(dir) {
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(dir)
+        for name in names {
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard child >= 0 else { continue }
+                removeContents(of: child, depth: depth + 1)
+                close(child)
+                unlinkat(fd, name, AT_REMOVEDIR)
+            } else {
+                unlinkat(fd, name, 0)
+            }
+        }
+    }
+
+    /// Why the cache folder at `root` cannot be trusted, or nil: it must be
+    /// the user's own and writable by nobody else (another user could swap
+    /// its contents: poisoned entries, or symlinks the clean-up would follow),
+    /// and the folders the cache keeps in it must be real folders of its own.
+    package static func untrustedFolderProblem(_ root: String, inside: [String]) -> String? {
+        var info = stat()
+        guard stat(root, &info) == 0 else { return "cannot read cache folder \(root): \(errorText())" }
+        let user = geteuid()
+        if info.st_uid != user {
+            return "cache folder \(root) belongs to user \(info.st_uid), not to this user (\(user)): refusing it"
+        }
+        if info.st_mode & 0o022 != 0 {
+            return "cache folder \(root) is writable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))): "
+                + "refusing it (chmod 700 it)"
+        }
+        for name in inside {
+            var entry = stat()
+            guard lstat(root + "/" + name, &entry) == 0 else { continue }
+            if entry.st_mode & S_IFMT != S_IFDIR || entry.st_uid != user {
+                return "\(root)/\(name) is not a folder of this user's (a symlink?): refusing the cache folder"
+            }
+        }
+        return nil
     }
 
     package static func errorText(_ code: Int32 = errno) -> String {

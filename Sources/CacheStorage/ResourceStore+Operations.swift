@@ -50,8 +50,9 @@ extension ResourceStore {
         loop.offload({ for path in paths { unlink(path) } }, done: { _ in })
     }
 
-    /// Puts the complete cached copy of a resource at `path`: a hard link
-    /// when possible (the data file is the resource), else a copy.
+    /// Puts a copy of the complete cached resource at `path` (mode 0600),
+    /// off the loop. Never a hard link: writing into or truncating the
+    /// export must not change what the cache serves.
     package func export(_ resource: Resource, to path: String,
                         completion: @escaping (Result<Void, StorageError>) -> Void) {
         guard resource.isComplete else {
@@ -61,56 +62,80 @@ extension ResourceStore {
                                                     code: ERANGE)))
         }
         let source = resource.dataPath
+        let size = resource.totalLength ?? 0
         resource.users += 1  // not evicted while being copied
         loop.offload({ () -> String? in
-            unlink(path)
-            if link(source, path) == 0 { return nil }
-            return FileIO.copyFile(from: source, to: path) ? nil : "cannot write \(path): \(FileIO.errorText())"
+            let input = open(source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard input >= 0 else { return "cannot read the cached data of \(path): \(FileIO.errorText())" }
+            defer { close(input) }
+            return FileIO.copy(input, size: size, to: path) ? nil : "cannot write \(path): \(FileIO.errorText())"
         }, done: { error in
             resource.users -= 1
             completion(error.map { .failure(StorageError($0)) } ?? .success(()))
         })
     }
 
-    /// Makes a local file the complete cached copy of `url` (stored under `cacheKey`).
+    /// Makes a copy of a local regular file the complete cached copy of
+    /// `url` (stored under `cacheKey`). Everything touching `path` runs off
+    /// the loop; a device, FIFO, folder or symlink is refused (EINVAL).
     package func importFile(_ path: String, url: String, cacheKey: String, contentType: String?,
                             completion: @escaping (Result<Void, StorageError>) -> Void) {
-        guard let size = FileIO.fileSize(path), !FileIO.isDirectory(path) else {
-            return completion(.failure(StorageError("cannot read \(path)", code: ENOENT)))
-        }
         let key = Self.key(for: cacheKey)
-        var version = 0
-        if let existing = existing(storeKey: key) {
-            guard existing.users == 0, !existing.flushing else {
-                return completion(.failure(StorageError("\(url) is in use; try again when it is idle", code: EBUSY)))
-            }
-            // A new version: the old one's files go now, the new data file has a name of its own.
-            version = (existing.version + 1) & EntryPaths.maxVersion
-            delete(existing)
-        }
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-        var metadata = ResourceMetadata(url: url, totalLength: size, contentType: contentType,
-                                        ranges: RangeSet([0..<size]), lastAccess: clock())
-        metadata.dataName = EntryPaths.dataName(version: version)
-        let dataPath = paths.data(version: version)
-        let temp = tempRoot
-        let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta)
-        let root = self.root
-        loop.offload({ () -> String? in
-            unlink(dataPath)
-            guard link(path, dataPath) == 0 || FileIO.copyFile(from: path, to: dataPath) else {
-                return "cannot copy \(path): \(FileIO.errorText())"
+        let (root, temp, accessed) = (self.root, tempRoot, clock())
+        enum Outcome: Sendable {
+            case failed(String)
+            case done(ResourceMetadata)
+        }
+        // The source is checked (and the entry replaced) only once it is known to be a regular file.
+        loop.offload({ FileIO.openRegularFile(path).map { OpenedFile(fd: $0.fd, size: $0.size) } },
+                     done: { [self] (result: Result<OpenedFile, StorageError>) in
+            let source: OpenedFile
+            switch result {
+            case .failure(let error): return completion(.failure(error))
+            case .success(let file): source = file
             }
-            if let failure = MetadataWrite.perform([item], root: root, tempFolder: temp)[0] {
+            var version = 0
+            if let existing = existing(storeKey: key) {
+                guard existing.users == 0, !existing.flushing else {
+                    close(source.fd)
+                    return completion(.failure(StorageError("\(url) is in use; try again when it is idle", code: EBUSY)))
+                }
+                // A new version: the old one's files go now, the new data file has a name of its own.
+                version = (existing.version + 1) & EntryPaths.maxVersion
+                delete(existing)
+            }
+            var made = ResourceMetadata(url: url, totalLength: source.size, contentType: contentType,
+                                        ranges: RangeSet([0..<source.size]), lastAccess: accessed)
+            made.dataName = EntryPaths.dataName(version: version)
+            let metadata = made
+            let dataPath = paths.data(version: version)
+            let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta)
+            loop.offload({ () -> Outcome in
+                defer { close(source.fd) }
                 unlink(dataPath)
-                return "cannot write metadata \(paths.meta): \(failure)"
-            }
-            return nil
-        }, done: { error in
-            if let error { return completion(.failure(StorageError(error))) }
-            self.adopt(Resource(key: key, paths: paths, metadata: metadata, store: self, onDisk: false,
-                                route: self.group.route(ofURL: url)))
-            completion(.success(()))
+                guard FileIO.copy(source.fd, size: source.size, to: dataPath) else {
+                    return .failed("cannot copy \(path): \(FileIO.errorText())")
+                }
+                if let failure = MetadataWrite.perform([item], root: root, tempFolder: temp)[0] {
+                    unlink(dataPath)
+                    return .failed("cannot write metadata \(paths.meta): \(failure)")
+                }
+                return .done(metadata)
+            }, done: { outcome in
+                switch outcome {
+                case .failed(let error): completion(.failure(StorageError(error)))
+                case .done(let metadata):
+                    self.adopt(Resource(key: key, paths: paths, metadata: metadata, store: self, onDisk: false,
+                                        route: self.group.route(ofURL: url)))
+                    completion(.success(()))
+                }
+            })
         })
     }
+}
+
+private struct OpenedFile: Sendable {
+    let fd: Int32
+    let size: Int64
 }

@@ -47,7 +47,14 @@ package final class StoreGroup: Sendable {
         self.root = root
         self.count = max(1, count)
         self.routingKey = routingKey
-        guard FileIO.makeDirectories(root + "/resources") else {
+        guard FileIO.makeDirectories(root) else {
+            throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
+        }
+        // Another user's folder, or one others may write to, is not ours to trust.
+        if let problem = FileIO.untrustedFolderProblem(root, inside: ["resources", "tmp", "spare"]) {
+            throw StorageError(problem, code: EPERM)
+        }
+        guard FileIO.makeDirectory(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
         // A folder made by an older version (0755) is narrowed: its metadata

@@ -84,6 +84,12 @@ package final class UpstreamClient {
 
     /// Runs the task's current hop on an idle connection to its origin, or a new one.
     func dispatch(_ task: UpstreamTask) {
+        // Checked at every hop: a redirect from an allowed origin must not lead anywhere else.
+        guard configuration.destinations.allows(task.url) else {
+            logger.info("destination not allowed", metadata: ["url": "\(task.url.string)",
+                                                               "asked": "\(task.originalURL.string)"])
+            return task.fail(.forbidden("\(task.url.hostHeader) is not among the allowed origins"))
+        }
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list

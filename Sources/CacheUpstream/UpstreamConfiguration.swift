@@ -1,3 +1,5 @@
+import CacheHTTP
+
 /// Knobs of the origin client.
 package struct UpstreamConfiguration: Sendable {
     /// Milliseconds to establish a connection (TCP connect and TLS handshake).
@@ -22,6 +24,9 @@ package struct UpstreamConfiguration: Sendable {
     /// Lowercased names of client request fields sent on to the origin, on
     /// top of `UpstreamHeaders.defaultForwarded`.
     package var forwardedHeaders: [String] = []
+    /// Where requests may go (`--allow-origin`): checked before every hop,
+    /// redirects included, so no fetch reaches a destination outside it.
+    package var destinations = DestinationPolicy.any
 
     package init() {}
 }
@@ -52,6 +57,8 @@ package enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case redirect(String)
     /// The configuration cannot be used (bad CA file, reserved header name…).
     case configuration(String)
+    /// The destination is outside the allowed origins (`--allow-origin`): 403.
+    case forbidden(String)
 
     /// Timeouts become 504 for the client; everything else 502.
     package var isTimeout: Bool {
@@ -69,6 +76,7 @@ package enum UpstreamError: Error, Sendable, CustomStringConvertible {
         case .tls(let reason): return "TLS failed: \(reason)"
         case .redirect(let reason): return "redirect not followed: \(reason)"
         case .configuration(let reason): return "bad configuration: \(reason)"
+        case .forbidden(let reason): return "destination not allowed: \(reason)"
         }
     }
 }

@@ -306,6 +306,13 @@ struct UpstreamConnectionStateMachine {
     /// interim response (go on parsing), else the bytes consumed.
     private mutating func headParsed(_ head: HTTPResponseHead, _ end: Int, _ count: Int, _ exchange: Exchange,
                                      _ actions: inout [Action]) -> Int? {
+        if head.status == 101 {
+            // The proxy never asks to upgrade (Upgrade is hop-by-hop): a switch
+            // can only be a broken origin. Fail now rather than wait for a head.
+            failExchange(.protocolViolation("\(label): 101 Switching Protocols without an upgrade asked for"),
+                         exchange, &actions)
+            return count
+        }
         if (100..<200).contains(head.status) {
             actions.append(.deliverInterim(head))
             return nil

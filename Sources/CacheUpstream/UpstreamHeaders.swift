@@ -41,12 +41,41 @@ package enum UpstreamHeaders {
         "content-length", "expect",
     ]
 
+    /// Fields that make origins (frameworks, CDNs) build URLs or choose
+    /// content, without being part of the cache key: one client's
+    /// `X-Forwarded-Host: evil.example` would otherwise land in a stored
+    /// playlist served to everyone. Not sent with requests whose response
+    /// may be stored (pass-through requests keep them: nothing is stored).
+    package static let unkeyed: Set<String> = [
+        "x-forwarded-host", "x-forwarded-proto", "x-forwarded-scheme", "x-forwarded-server", "x-forwarded-port",
+        "x-forwarded-prefix", "x-original-url", "x-original-host", "x-rewrite-url", "x-host", "forwarded",
+    ]
+
     /// Every end-to-end field of a client request, for forward and reverse
-    /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped`.
+    /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped` and `unkeyed`.
     package static func transparent(from client: HTTPHeaders) -> HTTPHeaders {
         var out = Intermediary.removingHopByHop(client)
         for name in transparentlyDropped { out.remove(name) }
+        for name in unkeyed { out.remove(name) }
         return out
+    }
+
+    /// Fields a transparent request may carry and still get the response a
+    /// proxy URL's request gets: those a proxy URL forwards too, the ones the
+    /// cache handles itself (request directives, codings, conditions, Via)
+    /// and the ones never forwarded.
+    private static let sharedWithProxyURLs: Set<String> = defaultForwarded.union(transparentlyDropped).union(unkeyed)
+        .union(["accept-encoding", "cache-control", "pragma", "via", "connection", "keep-alive", "te",
+                "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
+
+    /// Whether a transparent request sends the origin a field a proxy URL's
+    /// request would not (`forwarded`: the configured extra names,
+    /// lowercased): the origin may then answer it differently.
+    package static func differsFromProxyURLRequest(_ client: HTTPHeaders, forwarded: [String]) -> Bool {
+        client.contains(where: { field in
+            let name = field.name.lowercased()
+            return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
+        })
     }
 
     /// Why a configured field cannot be used, or nil when it can.

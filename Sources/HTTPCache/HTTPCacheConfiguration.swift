@@ -83,9 +83,25 @@ public struct HTTPCacheConfiguration: Sendable {
     /// origin's ciphertext. See `Decryption` (a wrong key is not detected)
     /// and `MediaCache.setDecryption(_:)` to set it after opening.
     public var decryption: DecryptionProvider?
-    /// Origin hosts (names or literals, case-insensitive) the proxy may fetch
-    /// from; others get 403. Empty (default): any origin.
+    /// Origins the cache may fetch from: hosts (names or literals,
+    /// case-insensitive; any port) or `HOST:PORT` (`[v6]:PORT`). Every fetch
+    /// is checked: proxy URLs, forward and reverse targets, each redirect
+    /// hop, preloads and readers; others get 403 (`.invalidArgument` in the
+    /// API). In LAN mode, playlist URIs outside them are not signed. Empty
+    /// (default): any origin.
     public var allowedOrigins: [String] = []
+    /// Most connections one client address may hold at once (nil: half of
+    /// `maxClientConnections`). At the limit the client's connection idle the
+    /// longest is closed, or its new connection gets 503.
+    public var maxConnectionsPerClient: Int?
+    /// Public names reverse-proxy clients may send as Host (e.g.
+    /// "media.example.com"); others than loopback names (and, in LAN mode,
+    /// address literals) get 421.
+    public var serverNames: [String] = []
+    /// Reverse proxying (`origin`) on a non-loopback `host`: every LAN
+    /// client then reaches the origin with the configured `extraHeaders`.
+    /// Without this opt-in such a server does not start.
+    public var allowsLANReverseProxy = false
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?
@@ -95,6 +111,20 @@ public struct HTTPCacheConfiguration: Sendable {
     /// origin wrote it (e.g. to keep some URIs direct). Default (nil):
     /// everything through the proxy.
     public var playlistURIRewriter: (@Sendable (PlaylistURI) -> String?)?
+
+    /// Whether `entry` is a host or HOST:PORT, as `allowedOrigins` takes them.
+    package static func isAllowedOriginEntry(_ entry: String) -> Bool {
+        if case .success = DestinationPolicy.parse([entry]) { return true }
+        return false
+    }
+
+    /// Why `allowedOrigins` cannot be used, or nil.
+    var destinationProblem: String? {
+        if case .failure(let bad) = DestinationPolicy.parse(allowedOrigins) {
+            return "--allow-origin takes a host or HOST:PORT, not \"\(bad.entry)\""
+        }
+        return nil
+    }
 
     /// The default content-type policy.
     public static func defaultIsCacheable(_ contentType: String?) -> Bool {
@@ -134,7 +164,11 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.host = host
         configuration.port = port
         configuration.accessLogPath = accessLogPath
-        configuration.allowedOrigins = allowedOrigins
+        // Validated by MediaCache.init (`destinationProblem`): a bad entry never gets here.
+        configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .any
+        configuration.maxConnectionsPerClient = maxConnectionsPerClient
+        configuration.serverNames = serverNames
+        configuration.allowsLANReverseProxy = allowsLANReverseProxy
         configuration.maxClientConnections = maxClientConnections
         configuration.loops = loops
         configuration.ownsProcess = ownsProcess

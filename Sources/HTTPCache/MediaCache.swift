@@ -88,6 +88,7 @@ public final class MediaCache: Sendable {
             guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
             guard serving.servers.isEmpty else { return }
             let configuration = self.configuration.proxyConfiguration
+            if let problem = configuration.problem { throw HTTPCacheError(.invalidArgument, problem) }
             // The first server listens first: its port (when the configured one is 0) is the others'.
             var servers: [LoopBound<ProxyServer>] = []
             var port = configuration.port

@@ -119,8 +119,23 @@ public struct ServeOption: Sendable {
                     }),
         list("forward-header", "NAME", "A client request field sent on to the origin (repeatable).", \.configuration.forwardedHeaders,
              reloadable: true) { UpstreamHeaders.problem(name: $0, value: "").map { "a field name the proxy does not set itself (\($0))" } },
-        list("allow-origin", "HOST", "An origin host the proxy may fetch from; others get 403 (repeatable).",
-             \.configuration.allowedOrigins, reloadable: true) { $0.isEmpty || $0.contains(" ") ? "a host name or address" : nil },
+        list("allow-origin", "HOST[:PORT]",
+             "An origin the proxy may fetch from, checked on every fetch and redirect hop; others get 403 (repeatable).",
+             \.configuration.allowedOrigins, reloadable: true) {
+                 HTTPCacheConfiguration.isAllowedOriginEntry($0) ? nil : "a host or HOST:PORT"
+             },
+        list("server-name", "NAME", "A public name reverse-proxy clients may send as Host; others than loopback names get 421 (repeatable).",
+             \.configuration.serverNames, reloadable: false) {
+                 $0.isEmpty || $0.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) ? "a host name" : nil
+             },
+        option("max-connections-per-client", "COUNT",
+               "Most connections one client address may hold (default: half of --max-connections).",
+               \.configuration.maxConnectionsPerClient, takes: "a number of connections, 1 or more", read: { Int($0) },
+               isValid: { ($0 ?? 1) >= 1 }),
+        option("allow-lan-reverse-proxy", "",
+               "Allow --origin with a LAN --host: every LAN client then reaches the origin with the configured headers.",
+               \.configuration.allowsLANReverseProxy, takes: "true or false", read: { ["true": true, "yes": true, "on": true, "1": true,
+                                                                                      "false": false, "no": false, "off": false, "0": false][$0.lowercased()] }),
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`

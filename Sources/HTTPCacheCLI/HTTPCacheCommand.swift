@@ -73,6 +73,10 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("header"), help: .serve("header")) var header: [String] = []
     @Option(name: .customLong("forward-header"), help: .serve("forward-header")) var forwardHeader: [String] = []
     @Option(name: .customLong("allow-origin"), help: .serve("allow-origin")) var allowOrigin: [String] = []
+    @Option(name: .customLong("server-name"), help: .serve("server-name")) var serverName: [String] = []
+    @Option(name: .customLong("max-connections-per-client"), help: .serve("max-connections-per-client"))
+    var maxConnectionsPerClient: String?
+    @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -80,8 +84,11 @@ struct Serve: ParsableCommand {
          ("connect-timeout", connectTimeout), ("read-timeout", readTimeout), ("idle-timeout", idleTimeout),
          ("head-timeout", headTimeout), ("client-timeout", clientTimeout), ("max-connections", maxConnections),
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
-         ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
-            + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin)]
+         ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
+         ("max-connections-per-client", maxConnectionsPerClient),
+         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+            + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
+               ("server-name", serverName)]
     }
 
     /// The settings: the binary's defaults, then every option given, each checked by `ServeOption`.

@@ -7,32 +7,66 @@ final class AccessPolicyTests: XCTestCase {
     typealias Policy = AccessPolicy
 
     func testDecisionTable() {
-        let none: Set<String> = []
-        let rows: [(String, Policy.Facts, Policy.Mode, Set<String>, Policy.Verdict)] = [
-            ("loopback Host", .init(route: .proxy, peerIsLoopback: true, host: "127.0.0.1:8080"), .loopback, none, .allow),
-            ("localhost Host", .init(route: .other, peerIsLoopback: true, host: "localhost:1"), .loopback, none, .allow),
-            ("no Host (HTTP/1.0)", .init(route: .proxy, peerIsLoopback: true, host: nil), .loopback, none, .allow),
-            ("rebinding", .init(route: .proxy, peerIsLoopback: true, host: "attacker.example"), .loopback, none, .misdirected),
-            ("rebinding admin", .init(route: .admin, peerIsLoopback: true, host: "attacker.example:80"), .loopback, none, .misdirected),
-            ("LAN any Host", .init(route: .proxy, peerIsLoopback: false, host: "192.168.1.9:80", signature: .valid), .lan, none, .allow),
-            ("LAN unsigned", .init(route: .proxy, peerIsLoopback: false, host: "h", signature: .missing), .lan,
-             none, .forbidden("this proxy serves signed proxy URLs only (mint them with `httpcache url --cache-dir`)")),
-            ("LAN tampered", .init(route: .proxy, peerIsLoopback: true, host: "h", signature: .invalid), .lan,
-             none, .forbidden("the proxy URL's signature does not match its origin URL")),
-            ("LAN admin remote", .init(route: .admin, peerIsLoopback: false, host: "h"), .lan,
-             none, .forbidden("cache administration is served to loopback clients only")),
-            ("LAN admin local", .init(route: .admin, peerIsLoopback: true, host: "h"), .lan, none, .allow),
-            ("LAN stats remote", .init(route: .stats, peerIsLoopback: false, host: "h"), .lan,
-             none, .forbidden("statistics are served to loopback clients only")),
-            ("LAN ping remote", .init(route: .other, peerIsLoopback: false, host: "h"), .lan, none, .allow),
-            ("allowed origin", .init(route: .proxy, peerIsLoopback: true, host: "localhost", originHost: "cdn.example"),
-             .loopback, ["cdn.example"], .allow),
-            ("other origin", .init(route: .proxy, peerIsLoopback: true, host: "localhost", originHost: "evil.example"),
-             .loopback, ["cdn.example"], .forbidden("the origin is not among the allowed origins")),
+        let rows: [(String, Policy.Facts, Policy.Mode, Policy.Verdict)] = [
+            ("loopback Host", .init(route: .proxy, peerIsLoopback: true, host: .loopback), .loopback, .allow),
+            ("localhost Host", .init(route: .other, peerIsLoopback: true, host: .loopback), .loopback, .allow),
+            ("no Host (HTTP/1.0)", .init(route: .proxy, peerIsLoopback: true, host: nil), .loopback, .allow),
+            ("rebinding", .init(route: .proxy, peerIsLoopback: true, host: .other), .loopback, .misdirected),
+            ("rebinding admin", .init(route: .admin, peerIsLoopback: true, host: .other), .loopback, .misdirected),
+            ("LAN any Host", .init(route: .proxy, peerIsLoopback: false, host: .address, signature: .valid), .lan, .allow),
+            ("LAN unsigned", .init(route: .proxy, peerIsLoopback: false, host: .other, signature: .missing), .lan,
+             .forbidden("this proxy serves signed proxy URLs only (mint them with `httpcache url --cache-dir`)")),
+            ("LAN tampered", .init(route: .proxy, peerIsLoopback: true, host: .other, signature: .invalid), .lan,
+             .forbidden("the proxy URL's signature does not match its origin URL")),
+            ("LAN admin remote", .init(route: .admin, peerIsLoopback: false, host: .address), .lan,
+             .forbidden("cache administration is served to loopback clients only")),
+            ("LAN admin local", .init(route: .admin, peerIsLoopback: true, host: .loopback), .lan, .allow),
+            ("LAN admin by address", .init(route: .admin, peerIsLoopback: true, host: .address), .lan, .allow),
+            ("LAN stats remote", .init(route: .stats, peerIsLoopback: false, host: .address), .lan,
+             .forbidden("statistics are served to loopback clients only")),
+            ("LAN stats rebound name", .init(route: .stats, peerIsLoopback: true, host: .other), .lan, .misdirected),
+            ("LAN ping remote", .init(route: .other, peerIsLoopback: false, host: .other), .lan, .allow),
+            ("allowed origin", .init(route: .proxy, peerIsLoopback: true, host: .loopback, originAllowed: true),
+             .loopback, .allow),
+            ("other origin", .init(route: .proxy, peerIsLoopback: true, host: .loopback, originAllowed: false),
+             .loopback, .forbidden("the origin is not among the allowed origins")),
+            ("forward, other origin", .init(route: .forward, peerIsLoopback: true, host: nil, originAllowed: false),
+             .loopback, .forbidden("the origin is not among the allowed origins")),
+            ("reverse, foreign Host", .init(route: .reverse, peerIsLoopback: true, host: .other), .loopback, .misdirected),
+            ("reverse, server name", .init(route: .reverse, peerIsLoopback: true, host: .serverName), .loopback, .allow),
+            ("reverse, loopback", .init(route: .reverse, peerIsLoopback: true, host: .loopback), .loopback, .allow),
+            ("reverse, address, loopback mode", .init(route: .reverse, peerIsLoopback: true, host: .address), .loopback,
+             .misdirected),
+            ("reverse, address, LAN", .init(route: .reverse, peerIsLoopback: false, host: .address), .lan, .allow),
+            ("reverse, name, LAN", .init(route: .reverse, peerIsLoopback: false, host: .other), .lan, .misdirected),
         ]
-        for (name, facts, mode, allowed, expected) in rows {
-            XCTAssertEqual(Policy.decide(facts, mode: mode, allowedOrigins: allowed), expected, name)
+        for (name, facts, mode, expected) in rows {
+            XCTAssertEqual(Policy.decide(facts, mode: mode), expected, name)
         }
+    }
+
+    func testHostKindsAndDestinations() throws {
+        let destinations = try DestinationPolicy.parse(["cdn.example", "127.0.0.1:8080", "[::1]:9"]).get()
+        let policy = Policy(mode: .loopback, signer: nil, destinations: destinations, serverNames: ["Media.Example"])
+        func kind(_ host: String) -> Policy.HostKind? {
+            policy.hostKind(HostFacts(HTTPRequestHead(method: "GET", target: "/", headers: HTTPHeaders([("Host", host)]))))
+        }
+        XCTAssertEqual(kind("localhost:8080"), .loopback)
+        XCTAssertEqual(kind("media.example:443"), .serverName)
+        XCTAssertEqual(kind("MEDIA.EXAMPLE."), .serverName)
+        XCTAssertEqual(kind("192.168.1.9:80"), .address)
+        XCTAssertEqual(kind("[fe80::1]:80"), .address)
+        XCTAssertEqual(kind("attacker.example"), .other)
+        for (url, allowed) in [("http://cdn.example/a", true), ("https://CDN.example:8443/a", true),
+                               ("http://127.0.0.1:8080/x", true), ("http://127.0.0.1:8081/x", false),
+                               ("http://127.0.0.2:8080/x", false), ("http://[::1]:9/", true), ("http://[::1]:10/", false),
+                               ("http://cdn.example.evil/", false)] {
+            XCTAssertEqual(destinations.allows(try XCTUnwrap(OriginURL.parse(url))), allowed, url)
+        }
+        for bad in ["", "a b", "http://x", "host:0", "host:99999", "[::1", "x/y"] {
+            XCTAssertNil(try? DestinationPolicy.parse([bad]).get(), bad)
+        }
+        XCTAssertTrue(DestinationPolicy.any.allows(try XCTUnwrap(OriginURL.parse("http://anything/"))))
     }
 
     func testLoopbackHosts() {

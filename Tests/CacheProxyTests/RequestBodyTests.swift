@@ -15,8 +15,13 @@ final class RequestBodyTests: XCTestCase {
         return machine
     }
 
-    private func read(_ machine: inout Machine, _ text: String) -> [Machine.Action] {
-        Array(text.utf8).withUnsafeBytes { machine.bytesRead($0) }
+    /// Feeds bytes; a body the machine asks to admit is admitted (as the driver does for an allowed route).
+    private func read(_ machine: inout Machine, _ text: String, admit: Bool = true) -> [Machine.Action] {
+        var actions = Array(text.utf8).withUnsafeBytes { machine.bytesRead($0) }
+        if admit, actions.contains(where: { if case .admitBody = $0 { true } else { false } }) {
+            actions += machine.bodyAdmitted()
+        }
+        return actions
     }
 
     private func bodies(_ actions: [Machine.Action]) -> [String] {
@@ -58,6 +63,44 @@ final class RequestBodyTests: XCTestCase {
         var old = machine()
         XCTAssertFalse(read(&old, "POST /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
             .contains(.sendContinue), "not to HTTP/1.0 clients")
+    }
+
+    func testNothingOfABodyIsReadBeforeItsRequestIsAdmitted() {
+        var m = machine()
+        let head = "POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 8\r\n\r\n"
+        let actions = read(&m, head + "abc", admit: false)
+        XCTAssertTrue(actions.contains { if case .admitBody(let h) = $0 { h.target == "/a" } else { false } })
+        XCTAssertFalse(actions.contains(.sendContinue), "100 Continue only once the request is admitted")
+        XCTAssertEqual(m.state, .admittingBody)
+        XCTAssertFalse(m.reading, "no byte of the body is read while the route is decided")
+        // Refused: the request is handled (its refusal answered) unread, then the connection closes.
+        let refused = m.bodyRefused()
+        XCTAssertTrue(refused.contains { if case .handle(let h) = $0 { h.target == "/a" } else { false } })
+        XCTAssertFalse(refused.contains(.sendContinue))
+        XCTAssertEqual(m.unparsed, 0, "the body's bytes are dropped, never parsed as a request")
+        let done = m.responseQueued(keepAlive: true, drained: true)
+        XCTAssertTrue(done.contains(.closeAfterDrain), "\(done)")
+        // Admitted: 100 Continue, then the body.
+        var ok = machine()
+        _ = read(&ok, head, admit: false)
+        XCTAssertTrue(ok.bodyAdmitted().contains(.sendContinue))
+        XCTAssertEqual(bodies(read(&ok, "abcdefgh")), ["POST abcdefgh"])
+    }
+
+    func testTransferCodingsOtherThanChunkedAndHTTP10AreRefused() {
+        let cases: [(String, HeadParseError)] = [
+            ("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .codingNotImplemented),
+            ("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+             .codingNotImplemented),
+            ("POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+             .badRequest("Transfer-Encoding in an HTTP/1.0 request")),
+        ]
+        for (text, error) in cases {
+            var m = machine()
+            let actions = read(&m, text)
+            XCTAssertTrue(actions.contains(.reject(error)), "\(text): \(actions)")
+        }
+        XCTAssertEqual(HeadParseError.codingNotImplemented.status, 501)
     }
 
     func testZeroLengthIsNoBody() {

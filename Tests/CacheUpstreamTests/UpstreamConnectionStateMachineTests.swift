@@ -265,7 +265,7 @@ final class UpstreamConnectionStateMachineTests: XCTestCase {
 /// What the tests compare: actions with body ranges resolved to their bytes
 /// and errors reduced to their kind.
 private enum Step: Equatable {
-    enum ErrorKind { case resolve, connect, timeout, protocolViolation, closedEarly, tls, redirect, configuration }
+    enum ErrorKind { case resolve, connect, timeout, protocolViolation, closedEarly, tls, redirect, configuration, forbidden }
 
     case write(String), startReading, pauseReading, resumeReading
     case arm(UpstreamConnectionStateMachine.Timer)
@@ -285,6 +285,7 @@ private enum Step: Equatable {
         case .tls: .tls
         case .redirect: .redirect
         case .configuration: .configuration
+        case .forbidden: .forbidden
         }
     }
 }

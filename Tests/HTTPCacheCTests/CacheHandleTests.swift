@@ -70,6 +70,20 @@ final class CacheHandleTests: XCTestCase {
         XCTAssertEqual(hc_open(options, nil), -1)
     }
 
+    func testSecurityOptionsAreValidated() {
+        let options = hc_config_new()
+        defer { hc_config_free(options) }
+        for (name, good) in [("allow-origin", "cdn.example"), ("allow-origin", "127.0.0.1:8080"),
+                             ("allow-origin", "[::1]:9"), ("server-name", "media.example"),
+                             ("max-connections-per-client", "16"), ("allow-origin", "")] {
+            XCTAssertEqual(hc_config_set(options, name, good), 0, "\(name) \(good)")
+        }
+        for (name, bad) in [("allow-origin", "http://x/"), ("allow-origin", "host:0"), ("server-name", "a b"),
+                            ("max-connections-per-client", "0"), ("max-connections-per-client", "x")] {
+            XCTAssertEqual(hc_config_set(options, name, bad), -1, "\(name) \(bad)")  // HC_EINVAL
+        }
+    }
+
     func testServePortAndProxyURL() throws {
         let options = config(folder: newFolder(), [("loops", "2")])
         defer { hc_config_free(options) }

@@ -10,7 +10,7 @@ final class FullDiskTests: XCTestCase {
         let fixture = try ProxyFixture()
         defer { fixture.stop() }
         fixture.server.close()
-        let mounted = try TestTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", fixture.cacheDirectory])
+        let mounted = try TestTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", fixture.cacheDirectory])
         guard mounted.succeeded else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
         defer { _ = try? TestTools.run("/bin/umount", ["-l", fixture.cacheDirectory]) }
         try fixture.restartProxy()

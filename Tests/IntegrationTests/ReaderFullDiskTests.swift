@@ -11,7 +11,7 @@ final class ReaderFullDiskTests: XCTestCase {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let cacheDirectory = directory.url.appendingPathComponent("cache").path
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
-        let mounted = try TestTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", cacheDirectory])
+        let mounted = try TestTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", cacheDirectory])
         guard mounted.succeeded else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
         defer { _ = try? TestTools.run("/bin/umount", ["-l", cacheDirectory]) }
         let origin = try NginxOrigin(root: root)

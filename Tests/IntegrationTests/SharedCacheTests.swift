@@ -386,7 +386,11 @@ final class SharedCacheTests: XCTestCase {
             }
             """, extraHTTPConfig: Self.httpConfig + "log_format bodies '$request_method $request_uri $request_body';")
         try FileManager.default.createDirectory(at: root.appendingPathComponent("inv"), withIntermediateDirectories: true)
-        try startProxy { $0.origin = self.origin.baseURL }
+        // `Host: a` below: a public name the reverse proxy answers for.
+        try startProxy {
+            $0.origin = self.origin.baseURL
+            $0.serverNames = ["a"]
+        }
         let connection = try RawHTTPConnection(port: server.servingPort)
         let posted = try connection.request(method: "POST", path: "/upload/x?y=1", body: Array("hello world".utf8))
         XCTAssertEqual(posted.status, 201)
@@ -457,7 +461,10 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertEqual(forward.bodyString, playlist)
         server.close()
         // Reverse proxy: absolute URIs on the origin's host now lead to the proxy.
-        try startProxy { $0.origin = self.origin.baseURL }
+        try startProxy {
+            $0.origin = self.origin.baseURL
+            $0.serverNames = ["media.test"]
+        }
         let reverse = try RawHTTPConnection(port: server.servingPort).request(path: "/plain/list.m3u8",
                                                                        headers: [("Host", "media.test:8443")])
         XCTAssertEqual(reverse.status, 200)

@@ -42,6 +42,11 @@ enum Fault: Sendable {
     case earlyHints(link: String)
     /// Reads the request and closes the connection without a byte of answer.
     case dropBeforeHead
+    /// 101 Switching Protocols (never asked for), then silence.
+    case switchingProtocols
+    /// 200 with a chunked body that never ends: `body` over and over, until
+    /// the peer goes away (or `limit` bytes, to stay bounded). Counts what it sent.
+    case endless(limit: Int)
 }
 
 /// One request the faulty origin received.
@@ -120,6 +125,9 @@ final class FaultyOrigin: @unchecked Sendable {
     func requests(for path: String) -> [FaultyRequest] { requests.filter { $0.path == path } }
     func clearLog() { lock.withLock { log.removeAll() } }
     var connectionsAccepted: Int { lock.withLock { accepted } }
+    /// Body bytes sent by `.endless` responses so far.
+    var endlessBytesSent: Int { lock.withLock { endlessSent } }
+    private var endlessSent = 0
     /// Connections the peer has not closed yet.
     var openConnections: Int { lock.withLock { open.count } }
 
@@ -262,6 +270,21 @@ final class FaultyOrigin: @unchecked Sendable {
             if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
             send(fd, head(asked == nil ? 200 : 206, fields) + body[range] + [UInt8](repeating: 0x58, count: extra))
             return true
+        case .switchingProtocols:
+            send(fd, Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8))
+            return false
+        case .endless(let limit):
+            send(fd, head(200, ["Transfer-Encoding": "chunked"]))
+            let piece = body.isEmpty ? [UInt8](repeating: 0x61, count: 64 << 10) : body
+            let chunk = Array((String(piece.count, radix: 16) + "\r\n").utf8) + piece + Array("\r\n".utf8)
+            var sent = 0
+            while sent < limit {
+                guard sendAll(fd, chunk) else { return false }
+                sent += piece.count
+                lock.withLock { endlessSent += piece.count }
+            }
+            send(fd, Array("0\r\n\r\n".utf8))
+            return true
         case .redirect(let status, let location):
             let text = Array("moved to \(location)\n".utf8)
             send(fd, head(status, ["Location": location, "Content-Length": "\(text.count)"]) + text)
@@ -282,6 +305,18 @@ final class FaultyOrigin: @unchecked Sendable {
         var text = "HTTP/1.1 \(status) Status\r\nContent-Type: application/octet-stream\r\n"
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         return Array((text + "\r\n").utf8)
+    }
+
+    /// Like `send`, telling whether every byte went (false once the peer is gone).
+    private func sendAll(_ fd: Int32, _ data: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < data.count {
+            let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
     }
 
     private func send<C: Collection<UInt8>>(_ fd: Int32, _ bytes: C) {

@@ -85,13 +85,28 @@ final class RawHTTPConnection {
     private(set) var isClosed = false
 
     /// Connects to `host`:`port` (IPv4 literal or "localhost") within `timeout` seconds.
-    init(host: String = "127.0.0.1", port: Int, timeout: TimeInterval = 10, totalTimeout: TimeInterval = 120) throws {
+    /// `source`: the local IPv4 address to connect from (e.g. "127.0.0.2", another client).
+    init(host: String = "127.0.0.1", port: Int, timeout: TimeInterval = 10, totalTimeout: TimeInterval = 120,
+         source: String? = nil) throws {
         self.host = host
         self.port = port
         self.timeout = timeout
         self.totalTimeout = totalTimeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError.connectFailed("socket(): \(TestTools.errnoString())") }
+        if let source {
+            var local = TestTools.loopbackAddress(port: 0)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(fd)
+                fd = -1
+                isClosed = true
+                throw RawHTTPError.connectFailed("bind to \(source): \(TestTools.errnoString())")
+            }
+        }
         do {
             try connectWithTimeout()
         } catch {

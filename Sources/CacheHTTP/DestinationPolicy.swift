@@ -1,0 +1,94 @@
+/// Which origins the proxy may fetch from (`--allow-origin`): every fetch is
+/// checked against it, whatever asked for it (a proxy URL, a forward or
+/// reverse target, a redirect hop, a preload, a signed playlist URI). Pure.
+///
+/// An entry is a host (name or literal, any case: every port of it) or
+/// `HOST:PORT` (`[v6]:PORT` for IPv6 literals): that port only. No entry
+/// allows everything.
+package struct DestinationPolicy: Sendable, Equatable {
+    /// Hosts allowed on any port (lowercase, IPv6 without brackets).
+    private let hosts: Set<String>
+    /// "host:port" pairs allowed (lowercase, IPv6 without brackets).
+    private let hostPorts: Set<String>
+
+    package static let any = DestinationPolicy(hosts: [], hostPorts: [])
+
+    private init(hosts: Set<String>, hostPorts: Set<String>) {
+        self.hosts = hosts
+        self.hostPorts = hostPorts
+    }
+
+    /// The policy of these entries; nil with the first one that is not a
+    /// host nor `HOST:PORT` (returned in `invalid`).
+    package static func parse(_ entries: [String]) -> Result<DestinationPolicy, InvalidEntry> {
+        var hosts = Set<String>()
+        var hostPorts = Set<String>()
+        for entry in entries {
+            guard let (host, port) = split(entry.lowercased()) else { return .failure(InvalidEntry(entry: entry)) }
+            if let port { hostPorts.insert(host + " " + String(port)) } else { hosts.insert(host) }
+        }
+        return .success(DestinationPolicy(hosts: hosts, hostPorts: hostPorts))
+    }
+
+    /// An entry that is neither a host nor `HOST:PORT`.
+    package struct InvalidEntry: Error, Equatable {
+        package let entry: String
+    }
+
+    /// Every destination is allowed (no entry).
+    package var allowsAll: Bool { hosts.isEmpty && hostPorts.isEmpty }
+
+    package func allows(_ url: OriginURL) -> Bool {
+        allows(host: url.host, port: url.port)
+    }
+
+    /// `host` lowercase, IPv6 literals without brackets (as `OriginURL` keeps it).
+    package func allows(host: String, port: Int) -> Bool {
+        if allowsAll { return true }
+        var host = Substring(host)
+        if host.hasSuffix(".") { host = host.dropLast() }  // "example.com." names example.com
+        let name = String(host)
+        return hosts.contains(name) || hostPorts.contains(name + " " + String(port))
+    }
+
+    /// (host, port?) of an entry: "host", "host:port", "[v6]", "[v6]:port", "v6".
+    private static func split(_ entry: String) -> (String, Int?)? {
+        var text = Substring(entry)
+        if text.hasSuffix(".") { text = text.dropLast() }
+        guard !text.isEmpty else { return nil }
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let inside = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            guard !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            if after.isEmpty { return (String(inside), nil) }
+            guard after.hasPrefix(":"), let port = port(after.dropFirst()) else { return nil }
+            return (String(inside), port)
+        }
+        let colons = text.filter { $0 == ":" }.count
+        if colons > 1 {  // a bare IPv6 literal
+            guard text.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            return (String(text), nil)
+        }
+        var host = text
+        var portNumber: Int?
+        if colons == 1, let colon = text.firstIndex(of: ":") {
+            guard let port = port(text[text.index(after: colon)...]) else { return nil }
+            host = text[..<colon]
+            portNumber = port
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        let allowed = host.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                || c == UInt8(ascii: "_")
+        }
+        guard !host.isEmpty, allowed else { return nil }
+        return (String(host), portNumber)
+    }
+
+    private static func port(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 5, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int(text), (1...65535).contains(value) else { return nil }
+        return value
+    }
+}
