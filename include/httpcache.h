@@ -87,8 +87,9 @@ const char *hc_strerror(int code);
  *       (default 10, at most the idle timeout).
  *   "client-timeout": Seconds a client may accept no byte of its response
  *       before it is closed (default 60).
- *   "max-connections": Most client connections (default: 80% of the open-file
- *       limit).
+ *   "max-connections": Most client connections (default: what the open-file
+ *       limit leaves after origin connections and data files, about 3/4 of
+ *       it).
  *   "loops": Event loops (threads) serving clients (httpcache serve: the
  *       number of CPU cores; the library: 1).
  *   "max-cache-size": Cache size limit: bytes, K, M, G, T (x1000) or KiB,
@@ -107,8 +108,14 @@ const char *hc_strerror(int code);
  *   "header": A field added to every origin request (repeatable).
  *   "forward-header": A client request field sent on to the origin
  *       (repeatable).
- *   "allow-origin": An origin host the proxy may fetch from; others get 403
- *       (repeatable).
+ *   "allow-origin": An origin the proxy may fetch from, checked on every
+ *       fetch and redirect hop; others get 403 (repeatable).
+ *   "server-name": A public name reverse-proxy clients may send as Host;
+ *       others than loopback names get 421 (repeatable).
+ *   "max-connections-per-client": Most connections one client address may
+ *       hold (default: half of --max-connections).
+ *   "allow-lan-reverse-proxy": Allow --origin with a LAN --host: every LAN
+ *       client then reaches the origin with the configured headers.
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 
