@@ -93,7 +93,7 @@ public struct ServeOption: Sendable {
         },
         option("revalidate-after", "SECONDS",
                "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.",
-               \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0) },
+               \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0).map { Optional($0) } },
                isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }),
         option("origin", "URL", "Reverse-proxy mode: map every request path and query onto this http(s) origin.",
                \.configuration.origin, takes: "an http or https origin without a path, e.g. https://media.example.com",
