@@ -50,6 +50,8 @@ package final class BodySource: ResourceReaderDelegate {
     private var memoryAt = 0
     /// The reader's body range is set already (by collecting).
     private var delivered = false
+    /// Stopped because the sink had no room: `resume()` goes on.
+    package private(set) var waitsForRoom = false
     private var pumping = false
     private var pumpAgain = false
     private var buffer: UnsafeMutableRawBufferPointer?
@@ -87,6 +89,7 @@ package final class BodySource: ResourceReaderDelegate {
 
     /// The sink has room again.
     package func resume() {
+        waitsForRoom = false
         reader.resumeFollowing()
         pump()
     }
@@ -137,7 +140,11 @@ package final class BodySource: ResourceReaderDelegate {
         case .body: emit(bytes, at: offset)
         default: break
         }
-        return sink.room > 0
+        guard sink.room > 0 else {
+            waitsForRoom = true
+            return false
+        }
+        return true
     }
 
     // MARK: the body
@@ -157,7 +164,7 @@ package final class BodySource: ResourceReaderDelegate {
         while phase == .collecting || phase == .body, let sink {
             let reads = !(transform.isNone && sink.takesFiles) || phase == .collecting
             if phase == .body && memoryAt < memory.count {
-                guard sink.room > 0 else { return }
+                guard sink.room > 0 else { return waitsForRoom = true }
                 let end = min(memory.count, memoryAt + Self.chunk)
                 let at = Int64(memoryAt)
                 memoryAt = end
@@ -171,7 +178,7 @@ package final class BodySource: ResourceReaderDelegate {
                     sink.bodyFile(file, range)
                     continue
                 }
-                guard phase == .collecting || sink.room > 0 else { return }
+                guard phase == .collecting || sink.room > 0 else { return waitsForRoom = true }
                 let piece = range.lowerBound..<min(range.upperBound, range.lowerBound + Int64(Self.chunk))
                 held = piece.upperBound < range.upperBound ? (file, piece.upperBound..<range.upperBound) : nil
                 guard read(file, piece) else { return }

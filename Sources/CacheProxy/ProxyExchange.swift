@@ -20,6 +20,8 @@ final class ProxyExchange: BodySink {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
     @exclusivity(unchecked) private var queue: [ExchangeStateMachine.Event] = []
+    /// Body bytes in `queue`, not yet written.
+    private var pendingBytes = 0
     private var draining = false
     private var source: BodySource?
     private var reader: ResourceReader? { source?.reader }
@@ -98,7 +100,9 @@ final class ProxyExchange: BodySink {
     /// holds no more than this of a decrypted or passed-through body).
     static let queueLimit = 4 << 20
 
-    var room: Int { max(0, Self.queueLimit - connection.queuedBytes) }
+    /// Counts the bytes of events still queued here too: a source pumping
+    /// inside an action raises them before any reaches the socket.
+    var room: Int { max(0, Self.queueLimit - connection.queuedBytes - pendingBytes) }
 
     var takesFiles: Bool { true }
 
@@ -133,7 +137,10 @@ final class ProxyExchange: BodySink {
 
     func bodyFile(_ file: DataFile, _ range: Range<Int64>) { raise(.file(file, range)) }
 
-    func bodyBytes(_ bytes: [UInt8]) { raise(.bytes(bytes)) }
+    func bodyBytes(_ bytes: [UInt8]) {
+        pendingBytes += bytes.count
+        raise(.bytes(bytes))
+    }
 
     func bodyEnded() { raise(.bodyEnded) }
 
@@ -150,10 +157,18 @@ final class ProxyExchange: BodySink {
         guard !draining else { return }
         draining = true
         defer { draining = false }
-        while !queue.isEmpty, !released {
-            perform(machine.handle(queue.removeFirst()))
-        }
+        repeat {
+            while !queue.isEmpty, !released {
+                let next = queue.removeFirst()
+                if case .bytes(let bytes) = next { pendingBytes -= bytes.count }
+                perform(machine.handle(next))
+            }
+            // The source stopped for the bytes queued here; written now, the
+            // socket may have taken them (no drain will come): go on.
+            if !released, let source, source.waitsForRoom, room > 0 { source.resume() }
+        } while !queue.isEmpty && !released
         queue.removeAll()
+        pendingBytes = 0
     }
 
     private func perform(_ actions: [ExchangeStateMachine.Action]) {
