@@ -145,6 +145,30 @@ final class TransformedBodyTests: XCTestCase {
                        rewritten.bodyString.components(separatedBy: "#EXTINF").count - 1, "every segment URI")
     }
 
+    /// A playlist of unknown length (chunked at the origin) is found over
+    /// the cap while it is read: what was read and the rest go out as the
+    /// origin sent them. A small one is rewritten.
+    func testAChunkedPlaylistOverTheCapPassesUnrewritten() throws {
+        let origin = try FaultyOrigin()
+        defer { origin.stop() }
+        func playlist(_ segments: Int) -> [UInt8] {
+            Array(("#EXTM3U\n#EXT-X-TARGETDURATION:2\n" + (0..<segments).map { "#EXTINF:2.0,\nseg\($0).ts\n" }.joined()
+                   + "#EXT-X-ENDLIST\n").utf8)
+        }
+        let large = playlist(800_000)
+        XCTAssertGreaterThan(large.count, 16 << 20)
+        origin.serve("/large.m3u8", body: large, fault: .chunked(piece: 64 << 10))
+        let small = playlist(100)
+        origin.serve("/small.m3u8", body: small, fault: .chunked(piece: 1000))
+        let proxy = try TestProxy()
+        let passed = try proxy.get(origin.url("/large.m3u8"))
+        XCTAssertEqual(passed.status, 200)
+        XCTAssertTrue(passed.body == large, "over the cap: the origin's bytes, \(passed.body.count) of \(large.count)")
+        let rewritten = try proxy.get(origin.url("/small.m3u8"))
+        XCTAssertEqual(rewritten.status, 200)
+        XCTAssertEqual(rewritten.bodyString.components(separatedBy: "/p/").count - 1, 100, "under the cap: every segment rewritten")
+    }
+
     /// A media playlist of about `size` bytes with relative segment URIs.
     private func writePlaylist(_ url: URL, size: Int) throws {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o644])
