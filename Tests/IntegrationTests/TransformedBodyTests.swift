@@ -93,7 +93,8 @@ final class TransformedBodyTests: XCTestCase {
         try writePlaylist(small, size: 2 << 20)
         let origin = try NginxOrigin(root: root)
         defer { origin.stop() }
-        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path)
+        // One loop: /ping is answered by the loop that serves the playlist.
+        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path, extraArguments: ["--loops", "1"])
         defer { proxy.terminate() }
         let baseline = proxy.residentBytes
 
@@ -167,6 +168,32 @@ final class TransformedBodyTests: XCTestCase {
         let rewritten = try proxy.get(origin.url("/small.m3u8"))
         XCTAssertEqual(rewritten.status, 200)
         XCTAssertEqual(rewritten.bodyString.components(separatedBy: "/p/").count - 1, 100, "under the cap: every segment rewritten")
+    }
+
+    /// A rewritten playlist goes out in pieces as the socket drains; the
+    /// last of them, queued from the drain callback, must not be taken for
+    /// the drain (with several loops, a keep-alive connection then went
+    /// home with bytes still queued and was closed mid-body).
+    func testRewrittenPlaylistsArriveWholeOnKeepAliveConnectionsOfSeveralLoops() throws {
+        let directory = try TemporaryDirectory(prefix: "playlist-loops")
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        for n in 0..<8 { try writePlaylist(root.appendingPathComponent("p\(n).m3u8"), size: 2 << 20) }
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path, extraArguments: ["--loops", "2"])
+        defer { proxy.terminate() }
+        for n in 0..<8 {
+            for _ in 0..<50 { _ = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.port)/ping", timeout: 10) }
+            let url = try proxy.proxyURL(origin.url("/p\(n).m3u8"))
+            for pass in ["cold", "warm"] {
+                XCTAssertNoThrow(try {
+                    let response = try RawHTTPClient.get(url: url, timeout: 30)
+                    XCTAssertEqual(response.status, 200)
+                    XCTAssertTrue(response.bodyString.hasSuffix("#EXT-X-ENDLIST\n"), "p\(n) \(pass)")
+                }(), "p\(n).m3u8 \(pass)")
+            }
+        }
     }
 
     /// A media playlist of about `size` bytes with relative segment URIs.
