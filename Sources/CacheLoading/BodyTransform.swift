@@ -1,31 +1,54 @@
-/// A stage between the cached bytes of a resource and what a client gets.
+
+/// What stands between a resource's cached bytes and what a client gets:
+/// a closed set, chosen once per response (or reader range). The cache always
+/// keeps the origin's bytes; a transform runs on the way out.
 ///
-/// The cache always keeps the origin's bytes; a transform runs on the way out
-/// (HLS playlists are rewritten, encrypted media is decrypted). Without one,
-/// hits stay zero-copy (sendfile); with one, the bytes are read, transformed
-/// and written. Two shapes exist:
-/// - *mapping* (`buffersWhole == false`): output byte `i` depends only on the
-///   input block holding byte `i`, so lengths are kept; the planner widens the
-///   input range with `inputRange(forOutput:totalLength:)` (whole cipher
-///   blocks) and the output is cut back to the asked range;
-/// - *buffering* (`buffersWhole == true`): the whole body is read first and
-///   the output (with its own length and type) exists only at `finish`; the
-///   client's range then applies to the output (a playlist is small).
+/// - `decrypt` maps 1:1 over cipher blocks: lengths and ranges are kept, the
+///   input is widened to whole blocks and the output cut back (`BodyPipeline`).
+/// - `rewritePlaylist` rewrites the whole body: it is read first, rewritten,
+///   and the client's range applies to the output. A DASH manifest rewrite
+///   would be one more whole-body case beside it, with its own `rewrite`.
 ///
-/// Used by one response on the loop thread, never shared.
-package protocol BodyTransform: AnyObject {
-    var buffersWhole: Bool { get }
-    /// The content information the client sees (a new type, say). For a
-    /// buffering transform the length is set from the output by the caller.
-    func outputInfo(_ stored: ContentInfo) -> ContentInfo
-    /// The input bytes needed to produce `range` of the output (mapping only).
-    func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64>
-    /// Input bytes at `offset`; calls come in order and are contiguous. A
-    /// mapping transform appends exactly as many output bytes, a buffering
-    /// one usually nothing.
-    func process(_ input: UnsafeRawBufferPointer, at offset: Int64, into output: inout [UInt8]) throws(TransformError)
-    /// The input ended: append whatever is left (a buffering transform: all of it).
-    func finish(into output: inout [UInt8]) throws(TransformError)
+/// Loop thread only (a decryptor carries partial blocks between pieces).
+package enum BodyTransform {
+    case none
+    case decrypt(DecryptTransform)
+    case rewritePlaylist(HLSPlaylistTransform)
+
+    /// The largest body a whole-body rewrite reads into memory; a larger one
+    /// passes through unrewritten (with a warning), so no client can make the
+    /// proxy hold an unbounded body.
+    package static let rewriteCap = 16 << 20
+
+    package var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+
+    /// The rewrite of a whole body, for the whole-body cases; nil for the others.
+    /// Sendable: a large body is rewritten off the loop.
+    package var rewrite: (@Sendable ([UInt8]) -> [UInt8])? {
+        switch self {
+        case .none, .decrypt: return nil
+        case .rewritePlaylist(let playlist): return { playlist.rewritten($0) }
+        }
+    }
+
+    /// The content information the client sees. A whole-body rewrite drops
+    /// the validators (its output depends on the client's Host, and a strong
+    /// ETag names one exact body); its length is set from the output.
+    package func outputInfo(_ stored: ContentInfo) -> ContentInfo {
+        guard rewrite != nil else { return stored }
+        var info = stored
+        info.etag = nil
+        return info
+    }
+
+    /// The input bytes needed for `output` (a mapping transform reads whole cipher blocks).
+    package func inputRange(forOutput output: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
+        guard case .decrypt = self else { return output }
+        return DecryptTransform.inputRange(forOutput: output, totalLength: totalLength)
+    }
 }
 
 /// Why a transform could not produce its output.
@@ -34,45 +57,20 @@ package struct TransformError: Error, CustomStringConvertible, Sendable {
     package init(_ description: String) { self.description = description }
 }
 
-/// What a transform is chosen by.
-package struct TransformContext: Sendable {
-    /// The origin URL asked for (before redirects).
-    package var url: String
-    /// The stored head of the resource.
-    package var info: ContentInfo
-    /// The Host the client reached the proxy with (proxy URLs in a rewritten
-    /// playlist must use it), when it sent one.
-    package var clientHost: String?
-    /// Where the origin URL led after redirects, when it was redirected
-    /// (relative URIs in a playlist resolve against it).
-    package var finalURL: String?
-    /// The body's first bytes when they are already cached (sniffing a
-    /// generic type); nil when not.
-    package var bodyPrefix: [UInt8]?
-    /// The URL's path and query, when the caller has the URL parsed already.
-    package var path: String?
-    /// Whether the response is an HLS playlist, when the caller decided it already.
-    package var isPlaylist: Bool?
-    /// How the request reached the proxy when it was not by a proxy URL: a
-    /// forward-proxy request wants URIs left as they are, a reverse-proxy one
-    /// wants the origin's host replaced by the proxy's. Nil: the provider's own mode.
-    package var requestMode: HLSRewriteMode?
-    /// How an origin URL in a rewritten playlist becomes a path on this
-    /// proxy; nil: the unsigned proxy URL. In LAN mode it signs, and gives
-    /// nil for destinations the policy refuses (the URI is then left as
-    /// written: a playlist must not make the proxy sign any address).
-    package var proxyPath: (@Sendable (String) -> String?)?
-    package init(url: String, path: String? = nil, info: ContentInfo, clientHost: String?, finalURL: String? = nil,
-                 bodyPrefix: [UInt8]? = nil) {
-        self.path = path
-        self.url = url
-        self.info = info
-        self.clientHost = clientHost
-        self.finalURL = finalURL
-        self.bodyPrefix = bodyPrefix
+extension Engine {
+    /// The transform of one body of `url`: decryption when the host's lookup
+    /// names a key for it, else `playlist` (the proxy's rewrite of an HLS
+    /// playlist, built only when asked), else none.
+    package func transform(url: String, playlist: () -> HLSPlaylistTransform? = { nil })
+        -> Result<BodyTransform, DecryptionSetupError> {
+        loop.assertInLoop()
+        if let decryption {
+            switch DecryptTransform.make(url: url, lookup: decryption) {
+            case .failure(let error): return .failure(error)
+            case .success(let transform?): return .success(.decrypt(transform))
+            case .success(nil): break
+            }
+        }
+        return .success(playlist().map { .rewritePlaylist($0) } ?? .none)
     }
 }
-
-/// Chooses the transform for a response; nil keeps the zero-copy path.
-/// Called on the loop thread.
-package typealias TransformProvider = @Sendable (TransformContext) -> BodyTransform?

@@ -24,14 +24,14 @@ package struct DecryptionSetupError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Decryption as a mapping body transform: output byte `i` is the plaintext
-/// of ciphertext byte `i`, so lengths and ranges are unchanged. The planner
+/// of ciphertext byte `i`, so lengths and ranges are unchanged. `BodyPipeline`
 /// widens the asked range to whole 16-byte blocks (`inputRange`), this
-/// decrypts block-aligned runs, and the caller cuts the asked bytes back out.
+/// decrypts block-aligned runs, and the pipeline cuts the asked bytes back out.
 ///
 /// Input arrives in pieces of any size (bytes land as the origin sends them),
 /// so a partial block is held back until the rest of it comes; output thus
 /// always starts at the first input offset and runs contiguously from there.
-package final class DecryptTransform: BodyTransform {
+package final class DecryptTransform {
     private let decryptor: BlockDecryptor
     /// Ciphertext of a block begun but not complete, starting at `carryOffset`.
     private var carry: [UInt8] = []
@@ -53,11 +53,8 @@ package final class DecryptTransform: BodyTransform {
         }
     }
 
-    package var buffersWhole: Bool { false }
-
-    package func outputInfo(_ stored: ContentInfo) -> ContentInfo { stored }
-
-    package func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
+    /// The ciphertext needed for the plaintext `range`: whole blocks.
+    package static func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
         // "To the end" of a body of unknown length stays open-ended (rounding
         // Int64.max up would overflow); only the start needs a block boundary.
         if range.upperBound == Int64.max {

@@ -45,16 +45,6 @@ package struct DownloadStateMachine {
         /// Storing bytes at `position` up to `end` (nil: the body's own end).
         case receiving(position: Int64, end: Int64?, responseEnd: Int64?)
         case finished(LoadError?)
-
-        package static func == (a: State, b: State) -> Bool {
-            switch (a, b) {
-            case (.awaitingHead, .awaitingHead): return true
-            case let (.errorBody(s1, c1), .errorBody(s2, c2)): return s1 == s2 && c1 == c2
-            case let (.receiving(p1, e1, r1), .receiving(p2, e2, r2)): return p1 == p2 && e1 == e2 && r1 == r2
-            case let (.finished(f1), .finished(f2)): return (f1 == nil) == (f2 == nil)
-            default: return false
-            }
-        }
     }
 
     package enum HeadAction: Equatable {
@@ -266,15 +256,6 @@ package struct DownloadStateMachine {
         /// A body of unknown length ended: this is its length.
         case completedWithLength(Int64)
         case failed(LoadError)
-
-        package static func == (a: Ending, b: Ending) -> Bool {
-            switch (a, b) {
-            case (.completed, .completed): return true
-            case let (.completedWithLength(x), .completedWithLength(y)): return x == y
-            case (.failed, .failed): return true
-            default: return false
-            }
-        }
     }
 
     /// The origin's response ended (cleanly, or with `error`).

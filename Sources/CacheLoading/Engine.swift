@@ -15,11 +15,9 @@ package struct EngineConfiguration: Sendable {
     package var policy = LoaderPolicy()
     /// Maps an origin URL to its cache key (several URLs may share one entry).
     package var cacheKey: @Sendable (String) -> String = { $0 }
-    /// Chooses a body transform per response (HLS rewriting, decryption); nil: none.
-    package var transforms: TransformProvider?
-    /// True when `transforms` only ever transforms HLS playlists: a response
-    /// that is not one (nor decrypted) then skips choosing a transform.
-    package var transformsOnlyPlaylists = false
+    /// Replaces the proxy URLs written into rewritten playlists (the host's
+    /// `playlistURIRewriter`); nil: the mode's own.
+    package var playlistURIHook: HLSURIHook?
     /// The process's open-file limit shared out (`MediaCache` computes it
     /// once); nil when the engine runs without one (tests). Its `dataFiles`,
     /// split per loop, is the bound for the store's open data files.
@@ -78,20 +76,6 @@ package final class Engine {
     /// Set before serving or opening readers: each response or reader range
     /// asks it once, when it starts.
     package var decryption: DecryptionLookup?
-
-    /// The body transform of one response: decryption when the host's lookup
-    /// gives one for the URL, else the configured transforms (HLS…).
-    package func transform(for context: TransformContext) -> Result<BodyTransform?, DecryptionSetupError> {
-        loop.assertInLoop()
-        if let decryption {
-            switch DecryptTransform.make(url: context.url, lookup: decryption) {
-            case .failure(let error): return .failure(error)
-            case .success(let transform?): return .success(transform)
-            case .success(nil): break
-            }
-        }
-        return .success(configuration.transforms?(context))
-    }
 
     /// The cache key of an origin URL.
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }

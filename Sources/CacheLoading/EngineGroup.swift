@@ -69,7 +69,7 @@ package final class EngineGroup: Sendable {
         let first = engines[0]
         let gauge = foreground
         engine.loader.foregroundIdle = {
-            guard gauge.isIdle, gauge.preloadsWaiting else { return }
+            guard gauge.preloadsWaiting else { return }
             _ = first.loop.execute { first.value.preloaderIfMade?.admitWaiting() }
         }
     }
@@ -112,7 +112,8 @@ package final class ReaderGauge: Sendable {
 
     func opened() { readers.add(1, ordering: .relaxed) }
 
-    func closed() { readers.subtract(1, ordering: .relaxed) }
+    /// True when it was the last one open.
+    func closed() -> Bool { readers.subtract(1, ordering: .relaxed).newValue == 0 }
 
     package var isIdle: Bool { readers.load(ordering: .relaxed) == 0 }
 

@@ -3,6 +3,7 @@
 // gets URIs on the host and port it reached the proxy with.
 
 import CacheHTTP
+import CacheStorage
 import Logging
 
 /// How the URIs of a playlist served by the proxy are written.
@@ -21,55 +22,36 @@ package enum HLSRewriteMode: Sendable, Equatable {
 
 /// Replaces the default URI mapping: gets the absolute URI, its role and the
 /// mapping the mode would use (nil when the mode keeps it), and returns what
-/// to write instead; nil keeps the URI as written. Called on the loop thread.
+/// to write instead; nil keeps the URI as written. Called on the loop thread, or on a pool thread for a large playlist.
 package typealias HLSURIHook = @Sendable (_ absoluteURI: String, _ kind: HLSURIKind, _ proposed: String?) -> String?
 
-/// Rewrites one playlist response. Buffering: the whole body is read, then
-/// rewritten. A body that turns out not to be a playlist (sniffed by its
-/// first bytes) or that cannot be rewritten (malformed) goes out unchanged,
-/// with a log line: never a crash, never a wrong byte.
-package final class HLSPlaylistTransform: BodyTransform {
+/// Rewrites one playlist response (`BodyTransform.rewritePlaylist`): the
+/// whole body is read, then rewritten. A body that turns out not to be a
+/// playlist (sniffed by its first bytes) or that cannot be rewritten
+/// (malformed) goes out unchanged, with a log line: never a crash, never a
+/// wrong byte. A value: a large playlist is rewritten off the loop.
+package struct HLSPlaylistTransform: Sendable {
     /// The URL relative URIs resolve against: the playlist's own, after redirects.
     let playlistURL: String
     let mode: HLSRewriteMode
     /// "host[:port]" the client reached the proxy with.
     let proxyHost: String
     let hook: HLSURIHook?
-    let logger: Logger
-    /// Origin URL to proxy path (see `TransformContext.proxyPath`).
+    /// How an origin URL becomes a path on this proxy; nil: the unsigned
+    /// proxy URL. In LAN mode it signs (the proxy refuses unsigned ones), and
+    /// gives nil for destinations the policy refuses: the URI is then left as
+    /// written, so a playlist cannot make the proxy sign any address.
     let proxyPath: (@Sendable (String) -> String?)?
-    private var body: [UInt8] = []
+    let logger: Logger
 
     package init(playlistURL: String, mode: HLSRewriteMode, proxyHost: String, hook: HLSURIHook? = nil,
                  proxyPath: (@Sendable (String) -> String?)? = nil, logger: Logger) {
-        self.proxyPath = proxyPath
         self.playlistURL = playlistURL
         self.mode = mode
         self.proxyHost = proxyHost
         self.hook = hook
+        self.proxyPath = proxyPath
         self.logger = logger
-    }
-
-    package var buffersWhole: Bool { true }
-
-    /// The same type; the validators go, since the output depends on the
-    /// client's Host and a strong ETag must name one exact body.
-    package func outputInfo(_ stored: ContentInfo) -> ContentInfo {
-        var info = stored
-        info.etag = nil
-        return info
-    }
-
-    package func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> { range }
-
-    package func process(_ input: UnsafeRawBufferPointer, at offset: Int64, into output: inout [UInt8]) throws(TransformError) {
-        guard offset == Int64(body.count) else { throw TransformError("playlist bytes out of order at \(offset)") }
-        body.append(contentsOf: input)
-    }
-
-    package func finish(into output: inout [UInt8]) throws(TransformError) {
-        defer { body = [] }
-        output.append(contentsOf: rewritten(body))
     }
 
     /// The bytes a client gets for `playlist`.
@@ -112,25 +94,15 @@ package final class HLSPlaylistTransform: BodyTransform {
     }
 }
 
-/// Chooses the HLS transform for responses that are playlists.
-package enum HLSTransforms {
-    /// A provider rewriting playlists in `mode`; nil for other responses.
-    /// A generic type (octet-stream, text/plain, none) without a playlist
-    /// extension is recognised by its cached first bytes only: buffering
-    /// unknown bodies to look at them would cost media its zero-copy path
-    /// and its ranges (so the first response of such a playlist on a cold
-    /// cache goes out unchanged).
-    package static func provider(mode: HLSRewriteMode, hook: HLSURIHook?, logger: Logger) -> TransformProvider {
-        { context in
-            let mode = context.requestMode ?? mode
-            if mode == .forward && hook == nil { return nil }  // unchanged: keep zero-copy
-            guard let proxyHost = context.clientHost, !proxyHost.isEmpty else { return nil }
-            let path = context.path ?? OriginURL.parse(context.url)?.pathAndQuery ?? context.url
-            guard context.isPlaylist ?? HLS.isPlaylist(contentType: context.info.contentType, path: path,
-                                                       bodyPrefix: context.bodyPrefix ?? [])
-            else { return nil }
-            return HLSPlaylistTransform(playlistURL: context.finalURL ?? context.url, mode: mode,
-                                        proxyHost: proxyHost, hook: hook, proxyPath: context.proxyPath, logger: logger)
-        }
+extension HLSPlaylistTransform {
+    /// The rewrite of a response known to be a playlist, in `mode`; nil when
+    /// it would pass unchanged (forward mode without a hook: kept zero-copy)
+    /// or the client named no Host to point URIs at.
+    package static func choose(playlistURL: String, mode: HLSRewriteMode, clientHost: String?, hook: HLSURIHook?,
+                               proxyPath: (@Sendable (String) -> String?)?, logger: Logger) -> HLSPlaylistTransform? {
+        if mode == .forward && hook == nil { return nil }
+        guard let clientHost, !clientHost.isEmpty else { return nil }
+        return HLSPlaylistTransform(playlistURL: playlistURL, mode: mode, proxyHost: clientHost, hook: hook,
+                                    proxyPath: proxyPath, logger: logger)
     }
 }

@@ -2,7 +2,7 @@ import CacheHTTP
 import CacheUpstream
 
 /// Why a reader cannot deliver.
-package enum LoadError: Error, CustomStringConvertible, Sendable {
+package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The origin answered with an error status; passed to the client, not cached.
     case originStatus(status: Int, headers: HTTPHeaders, body: [UInt8])
     /// The origin could not be reached or misbehaved.

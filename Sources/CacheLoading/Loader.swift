@@ -17,13 +17,12 @@ package final class Loader {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (twice per request).
     @exclusivity(unchecked) var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
-    /// Open readers serving clients (not preloads): preloads wait while any is open.
-    // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
-    @exclusivity(unchecked) package private(set) var foregroundReaders = 0
-    /// Called when the last foreground reader closes (the preload scheduler resumes).
+    /// Open readers serving clients (not preloads), of every shard: the one
+    /// count preloads wait on (shared by the group's loaders, see EngineGroup).
+    package var gauge = ReaderGauge()
+    /// Called when this loader closes the last foreground reader of all
+    /// shards (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
-    /// Foreground readers of every shard, when the cache has several (see EngineGroup).
-    package var gauge: ReaderGauge?
     /// Origin traffic, counted where it happens.
     @exclusivity(unchecked) package private(set) var counters = EngineCounters()
 
@@ -67,10 +66,7 @@ package final class Loader {
         dropExpiredLivePlaylist(state)
         resource.users += 1
         resource.touch()
-        if !background {
-            foregroundReaders += 1
-            gauge?.opened()
-        }
+        if !background { gauge.opened() }
         return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
                               request: request)
     }
@@ -208,11 +204,7 @@ package final class Loader {
     }
 
     func readerClosed(_ reader: ResourceReader) {
-        if !reader.background {
-            foregroundReaders -= 1
-            gauge?.closed()
-            if foregroundReaders == 0 { foregroundIdle?() }
-        }
+        if !reader.background, gauge.closed() { foregroundIdle?() }
         reader.state.resource.users -= 1
         release(reader.state)
     }

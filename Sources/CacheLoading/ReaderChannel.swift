@@ -196,7 +196,7 @@ package final class ReaderChannel: @unchecked Sendable {
     private func askLocked() {
         guard !demandPosted, stopped == nil else { return }
         demandPosted = true
-        if !post(.demand(space: window - buffered), epoch) {
+        if !post(.demand, epoch) {
             stopped = .closed
             broadcastLocked()
         }
@@ -247,15 +247,7 @@ package final class ReaderChannel: @unchecked Sendable {
         return first
     }
 
-    package var isStopped: Bool { (try? locked { stopped != nil }) ?? true }
-
     // MARK: loop side
-
-    /// Plaintext bytes for the consumer; returns the room left, or nil when
-    /// they belong to an older epoch (dropped).
-    package func publish(_ bytes: UnsafeRawBufferPointer, epoch: Int) -> Int? {
-        publish(chunk: [UInt8](bytes), epoch: epoch)
-    }
 
     /// Takes `chunk` over (no copy); returns the room left, or nil when it
     /// belongs to an older epoch (dropped).
@@ -274,11 +266,10 @@ package final class ReaderChannel: @unchecked Sendable {
     }
 
     /// The loop answered a demand: the next shortfall posts a new one.
-    package func demandHandled(epoch: Int) -> Int {
-        (try? locked { () -> Int in
+    package func demandHandled(epoch: Int) {
+        try? locked { () -> Void in
             if epoch == self.epoch { demandPosted = false }
-            return max(0, window - buffered)
-        }) ?? 0
+        }
     }
 
     /// Room left in the read-ahead window.

@@ -1,3 +1,5 @@
+import CacheHTTP
+
 /// Why an in-process read failed on the loop side.
 package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
     /// The origin or the cache failed (as a proxy response would).
@@ -21,30 +23,25 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
 /// seeks and source progress in, loop actions out.
 ///
 /// ```
-///  idle ─demand─▶ choosingDecryption ─chosen─▶ opening ─head─▶ streaming ─source end─▶ finishing ─flushed─▶ ended
-///                          │ failed                 │ failed       │ failed
-///                          └───────────────────────▶ failed ◀──────┘
-///  seek (any but stopped): close the source, open a new one at the offset ─▶ opening
+///  idle ─demand─▶ opening ─head─▶ streaming ─source end─▶ ended
+///                    │ failed        │ failed
+///                    └─────────────▶ failed ◀──────────────
+///  seek (any but stopped): close the source, open one at the offset ─▶ opening
 ///  stop: ─▶ stopped (terminal)
 /// ```
 ///
-/// Positions are plaintext byte offsets of the resource. With decryption
-/// (`alignment` 16) the source reads whole cipher blocks from the block
-/// holding `position`, and the driver cuts its output back to
-/// `position..<end`. The machine never holds bytes: the driver moves them
-/// and reports how many it handed to the consumer (`published`).
+/// Positions are plaintext byte offsets of the resource. The range of each
+/// source is planned with `ResponsePlan`, as a proxy response is; the source
+/// (`BodySource`) widens, decrypts and cuts, and reports how many bytes it
+/// handed over (`published`). The machine never holds bytes.
 package struct ReaderMachine {
     package enum State {
         /// Opened: no I/O until the consumer asks for something.
         case idle
-        case choosingDecryption
         /// A source is started at `position`; its head is awaited.
         case opening
-        /// Delivering. `held`: input bytes of the last file piece not yet copied.
-        case streaming(held: Range<Int64>?)
-        /// The source ended; what the transform held back is being handed over
-        /// (it may still fail: an ECB tail that is not a whole block).
-        case finishing
+        /// Delivering the plan's body.
+        case streaming
         /// Every byte of the range was handed over (until a seek).
         case ended
         /// Reads fail with this until a seek.
@@ -54,39 +51,24 @@ package struct ReaderMachine {
     }
 
     package enum Event {
-        /// The consumer wants bytes (or the content info); its buffer has room for `space` more.
-        case demand(space: Int)
-        /// The decryption choice: the cipher block size (1 for plain), or why there is none.
-        case decryptionChosen(Result<Int64, DecryptionSetupError>)
+        /// The consumer wants bytes (or the content info).
+        case demand
+        /// The source's head (its transform chosen), or why there is none.
         case headReady(ContentInfo)
-        case headFailed(LoadError)
-        /// The source's next piece: these input bytes are in the data file.
-        case file(Range<Int64>)
-        case pending
+        case headFailed(ReaderFailure)
         case sourceFinished
-        /// The `flush` is done.
-        case flushed
         case sourceFailed(LoadError)
-        /// Bytes landed: the source may have more.
-        case canContinue
-        /// The driver handed `count` plaintext bytes to the consumer; its buffer has room for `space`.
-        case published(count: Int, space: Int)
+        /// The source handed `count` plaintext bytes to the consumer.
+        case published(count: Int)
         case seek(Int64)
         case stop
     }
 
     package enum Action: Equatable {
-        case chooseDecryption
-        /// Start a source (a `ResourceReader`) for input bytes from `from` (through `through`, when bounded).
+        /// Start a source for plaintext bytes from `from` (through `through`, when bounded).
         case openSource(from: Int64, through: Int64?)
-        /// The source's body: these input bytes.
+        /// The source's body: these plaintext bytes.
         case deliver(Range<Int64>)
-        /// Ask the source for its next piece.
-        case pull
-        /// Read these input bytes of the current file piece, decrypt, cut, hand over.
-        case copy(Range<Int64>)
-        /// The input ended: hand over what the transform held back (a short last block).
-        case flush
         /// Hand `info` to the consumer.
         case publishInfo
         case publishEnd
@@ -95,29 +77,23 @@ package struct ReaderMachine {
         case closeSource
     }
 
-    /// The largest single copy: keeps each loop turn short.
-    package static let maxCopy: Int64 = 256 << 10
-
     package private(set) var state: State = .idle
     /// The opened range: first byte and length (nil: to the end).
     package let start: Int64
     package let length: Int64?
     /// The next plaintext byte to hand over.
     package private(set) var position: Int64
-    /// Where the range ends; `Int64.max` while the resource's length is unknown.
-    package private(set) var end: Int64 = Int64.max
     package private(set) var info: ContentInfo?
-    private var alignment: Int64 = 1
-    private var space = 0
     private var sourceOpen = false
-    /// The source is asked for its next piece (a `pull` is out).
-    private var pulling = false
 
     package init(start: Int64, length: Int64?) {
         self.start = start
         self.length = length
         position = start
     }
+
+    /// Where the range ends; `Int64.max` while the resource's length is unknown.
+    package var end: Int64 { min(length.map { start + $0 } ?? Int64.max, info?.totalLength ?? Int64.max) }
 
     package var failure: ReaderFailure? {
         if case .failed(let failure) = state { return failure }
@@ -132,121 +108,57 @@ package struct ReaderMachine {
             return closeSource()
         case .seek(let offset):
             return seek(offset)
-        case .demand(let space):
-            self.space = space
-            switch state {
-            case .idle:
-                state = .choosingDecryption
-                return [.chooseDecryption]
-            case .streaming(let held):
-                return advance(held)
-            default:
-                return []
-            }
-        case .decryptionChosen(let result):
-            guard case .choosingDecryption = state else { return [] }
-            switch result {
-            case .success(let alignment):
-                self.alignment = max(1, alignment)
-                return openSource()
-            case .failure(let error):
-                return fail(.decryption(error))
-            }
+        case .demand:
+            guard case .idle = state else { return [] }
+            return openSource()
         case .headReady(let info):
             guard case .opening = state else { return [] }
             return headReady(info)
-        case .headFailed(let error):
+        case .headFailed(let failure):
             guard case .opening = state else { return [] }
-            return fail(.load(error))
-        case .file(let range):
-            guard case .streaming = state else { return [] }
-            pulling = false
-            return advance(range)
-        case .pending:
-            pulling = false
-            return []
-        case .canContinue:
-            guard case .streaming(let held) = state else { return [] }
-            return advance(held)
-        case .published(let count, let space):
+            return fail(failure)
+        case .published(let count):
             position += Int64(count)
-            self.space = space
-            guard case .streaming(let held) = state else { return [] }
-            return advance(held)
+            return []
         case .sourceFinished:
             guard case .streaming = state else { return [] }
-            pulling = false
-            state = .finishing
-            return [.flush]
-        case .flushed:
-            guard case .finishing = state else { return [] }
             state = .ended
             return closeSource() + [.publishEnd]
         case .sourceFailed(let error):
-            switch state {
-            case .streaming, .finishing: break
-            default: return []
-            }
-            pulling = false
+            guard case .streaming = state else { return [] }
             return fail(.load(error))
         }
-    }
-
-    /// Copies what the current piece still holds, or asks for the next one, while there is room.
-    private mutating func advance(_ held: Range<Int64>?) -> [Action] {
-        guard space > 0 else {
-            state = .streaming(held: held)
-            return []
-        }
-        if let held, !held.isEmpty {
-            let take = held.lowerBound..<min(held.upperBound, held.lowerBound + min(Int64(space), Self.maxCopy))
-            state = .streaming(held: take.upperBound..<held.upperBound)
-            return [.copy(take)]
-        }
-        state = .streaming(held: nil)
-        guard !pulling else { return [] }
-        pulling = true
-        return [.pull]
     }
 
     private mutating func headReady(_ info: ContentInfo) -> [Action] {
         var actions: [Action] = []
-        let first = self.info == nil
+        if self.info == nil { actions.append(.publishInfo) }
         self.info = info
-        if first { actions.append(.publishInfo) }
-        let total = info.totalLength ?? Int64.max
-        end = min(length.map { start + $0 } ?? Int64.max, total)
-        guard position <= end, start <= total else {
-            return actions + fail(.range("offset \(position) is past the end (\(total) bytes)"))
-        }
-        if position == end {
+        if position == end || position == info.totalLength {
             state = .ended
             return actions + closeSource() + [.publishEnd]
         }
-        let lower = position / alignment * alignment
-        var upper = end
-        if upper != Int64.max {
-            upper = min((upper + alignment - 1) / alignment * alignment, total)
+        var request = BodyRequest(range: Self.spec(from: position, to: end))
+        request.rangesOfUnknownLength = true
+        let plan = ResponsePlan(request, info: info)
+        guard plan.status != 416, start <= info.totalLength ?? Int64.max else {
+            return actions + fail(.range("offset \(position) is past the end (\(info.totalLength ?? 0) bytes)"))
         }
-        state = .streaming(held: nil)
-        pulling = false
-        return actions + [.deliver(lower..<upper)] + advance(nil)
+        state = .streaming
+        return actions + [.deliver(plan.body)]
+    }
+
+    /// The bytes `from..<to` as a Range field would ask for them.
+    static func spec(from: Int64, to: Int64) -> ByteRangeSpec {
+        to == Int64.max ? .from(first: from) : .closed(first: from, last: to - 1)
     }
 
     private mutating func openSource() -> [Action] {
         state = .opening
-        pulling = false
-        let from = position / alignment * alignment
-        var through: Int64?
-        if let length, end == Int64.max || info == nil {
-            through = (start + length + alignment - 1) / alignment * alignment - 1
-        } else if end != Int64.max {
-            through = min((end + alignment - 1) / alignment * alignment, info?.totalLength ?? Int64.max) - 1
-        }
-        if let last = through, last < from { through = nil }
+        let bound = end
         var actions = closeSource()
         sourceOpen = true
-        actions.append(.openSource(from: from, through: through))
+        actions.append(.openSource(from: position, through: bound == Int64.max || bound <= position ? nil : bound - 1))
         return actions
     }
 
@@ -259,7 +171,7 @@ package struct ReaderMachine {
         }
         position = offset
         switch state {
-        case .idle, .choosingDecryption:
+        case .idle:
             return []
         default:
             if info != nil && offset == end {
@@ -278,7 +190,6 @@ package struct ReaderMachine {
     private mutating func closeSource() -> [Action] {
         guard sourceOpen else { return [] }
         sourceOpen = false
-        pulling = false
         return [.closeSource]
     }
 }

@@ -11,6 +11,9 @@ package struct BodyRequest: Sendable {
     /// The client's If-Match, If-None-Match, If-Modified-Since and
     /// If-Unmodified-Since fields, evaluated against the stored response.
     package var preconditions = HTTPHeaders()
+    /// An in-process reader frames nothing, so it takes a range of a body of
+    /// unknown length as asked; an HTTP response gets the whole body instead.
+    package var rangesOfUnknownLength = false
 
     package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,
                  range: ByteRangeSpec? = nil, ifRange: String? = nil) {
@@ -87,6 +90,9 @@ package struct ResponsePlan: Equatable, Sendable {
                     body = 0..<0
                 }
             }
+        } else if request.rangesOfUnknownLength, let spec = request.range, let open = Self.openRange(spec) {
+            status = 206
+            body = open
         } else {
             body = 0..<Int64.max
             if request.isHTTP10 { keepAlive = false } else { chunked = true }
@@ -94,7 +100,15 @@ package struct ResponsePlan: Equatable, Sendable {
         sendsBody = !request.isHead && status != 416 && !body.isEmpty
     }
 
-    /// Fields the plan writes itself; stored ones of these names are not replayed.
+    /// The bytes `spec` selects before the length is known (nil for a suffix).
+    private static func openRange(_ spec: ByteRangeSpec) -> Range<Int64>? {
+        switch spec {
+        case let .closed(first, last): return first <= last ? first..<(last + 1) : nil
+        case let .from(first): return first..<Int64.max
+        case .suffix: return nil
+        }
+    }
+
     /// Stored fields as head lines, without the plan's own fields and Age.
     package static func replayedLines(_ fields: HTTPHeaders) -> [UInt8] {
         var lines: [UInt8] = []

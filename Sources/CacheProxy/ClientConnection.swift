@@ -257,7 +257,8 @@ final class ClientConnection: SocketDelegate {
     func socketDidDrain(_ socket: Socket) {
         filesInFlight.removeAll()
         exchange?.socketDrained()
-        drive(.drained)
+        // A paused body source went on and may have queued more: not drained then.
+        if socket.queuedBytes == 0 { drive(.drained) }
     }
 
     func socketDidClose(_ socket: Socket, error: IOError?) {

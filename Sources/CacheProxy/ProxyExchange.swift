@@ -5,10 +5,12 @@ import CacheUpstream
 import Glibc
 import Logging
 
-/// Drives one proxied request: a `ResourceReader` is the body's source, an
-/// `ExchangeStateMachine` decides the response, and this class performs its
-/// actions on the client connection (the writer).
-final class ProxyExchange: ResourceReaderDelegate {
+/// Drives one proxied request: a `BodySource` is the body's source (the
+/// same as an in-process reader's), an `ExchangeStateMachine` decides the
+/// response, and this class performs its actions on the client connection
+/// (the writer, with a bounded queue). Events raised while actions run are
+/// queued and handled after them, never re-entrantly.
+final class ProxyExchange: BodySink {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
     private let request: HTTPRequestHead
@@ -17,13 +19,15 @@ final class ProxyExchange: ResourceReaderDelegate {
     private let bodyRequest: BodyRequest
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
-    private var reader: ResourceReader?
-    /// Instead of a reader: the owner loop's copy of a plain hit (another
-    /// loop answering by itself, see PlainHit) and the body range still to send.
-    private var copy: (hit: PlainHit, body: Range<Int64>)?
-    private var transformed = false
-    /// Where a transform's input is read (allocated on first use).
-    private var readBuffer: UnsafeMutableRawBufferPointer?
+    @exclusivity(unchecked) private var queue: [ExchangeStateMachine.Event] = []
+    /// Body bytes in `queue`, not yet written.
+    private var pendingBytes = 0
+    private var draining = false
+    private var source: BodySource?
+    private var reader: ResourceReader? { source?.reader }
+    /// Instead of a source: the owner loop's copy of a plain hit (another
+    /// loop answering by itself, see PlainHit).
+    private var copy: PlainHit?
     private var released = false
     /// For the access log and metrics: the status sent, body bytes already
     /// cached when the response was planned, and body bytes queued.
@@ -48,7 +52,7 @@ final class ProxyExchange: ResourceReaderDelegate {
         self.urlString = urlString
         self.server = server
         bodyRequest = BodyRequest(request)
-        machine = ExchangeStateMachine(request: bodyRequest, transform: nil)
+        machine = ExchangeStateMachine(request: bodyRequest)
     }
 
     func start() {
@@ -58,19 +62,18 @@ final class ProxyExchange: ResourceReaderDelegate {
         let reader = server.engine.reader(url: url, spec: bodyRequest.range, fields: fields, storeKey: storeKey,
                                           request: request.headers)
         reader.followsRedirects = !transparent
-        self.reader = reader
         headWasKnown = reader.resource.totalLength != nil
-        reader.delegate = self
-        reader.start()
+        let source = BodySource(reader: reader, sink: self, loop: server.loop, logger: server.logger)
+        self.source = source
+        source.start()
     }
 
     /// Answers from a copy of a plain hit: the stored response as is, no
     /// reader, no transform.
     func start(copy hit: PlainHit) {
         headWasKnown = true
-        copy = (hit, 0..<0)
-        perform(machine.contentReady(hit.info, date: server.heads.date(), middle: hit.middle))
-        pump()
+        copy = hit
+        raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 
     /// What this response was, for the record.
@@ -90,161 +93,108 @@ final class ProxyExchange: ResourceReaderDelegate {
         }
     }
 
-    // MARK: ResourceReaderDelegate
+    // MARK: BodySink
 
-    func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
-        switch result {
-        case .failure(let error):
-            perform(machine.contentFailed(error))
-        case .success(let info):
-            switch transform(for: reader, info: info) {
-            case .failure(let error):
-                perform(machine.contentFailed(.decryption(error.description)))
-            case .success(let transform):
-                if let transform {
-                    transformed = true
-                    machine = ExchangeStateMachine(request: bodyRequest, transform: transform)
-                }
-                perform(machine.contentReady(info, date: server.heads.date()))
-            }
-        }
-        pump()
+    /// The most body bytes queued in memory on the socket: past it the
+    /// source pauses until the socket drains (a client that does not read
+    /// holds no more than this of a decrypted or passed-through body).
+    static let queueLimit = 4 << 20
+
+    /// Counts the bytes of events still queued here too: a source pumping
+    /// inside an action raises them before any reaches the socket.
+    var room: Int { max(0, Self.queueLimit - connection.queuedBytes - pendingBytes) }
+
+    var takesFiles: Bool { true }
+
+    func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> {
+        server.engine.transform(url: urlString) { playlistRewrite(info) }
     }
 
-    /// The response's body transform, if any. Nothing could transform a
-    /// response that is neither a playlist nor decrypted when the host added
-    /// no transforms: that case skips building the context (the zero-copy path).
-    private func transform(for reader: ResourceReader, info: ContentInfo) -> Result<BodyTransform?, DecryptionSetupError> {
-        let isPlaylist = Self.isPlaylist(reader.resource, info: info, path: url.pathAndQuery)
-        let engine = server.engine
-        if !isPlaylist && engine.decryption == nil && engine.configuration.transformsOnlyPlaylists {
-            return .success(nil)
+    /// How a playlist is rewritten for this client; nil when the response
+    /// is not a playlist or passes unchanged.
+    private func playlistRewrite(_ info: ContentInfo) -> HLSPlaylistTransform? {
+        guard let resource = reader?.resource, Self.isPlaylist(resource, info: info, path: url.pathAndQuery) else {
+            return nil
         }
-        var context = TransformContext(url: urlString, path: url.pathAndQuery, info: info,
-                                       clientHost: request.headers["host"] ?? server.address)
-        context.isPlaylist = isPlaylist
+        // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
+        let mode: HLSRewriteMode = !transparent ? .proxyURLs
+            : request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+        let engine = server.engine
+        var proxyPath: (@Sendable (String) -> String?)?
         if server.access.mode == .lan {
             // LAN clients fetch signed URLs only: sign the playlist's URIs the policy allows, and only those.
-            let access = server.access
-            let playlist = url
-            context.proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: playlist) }
+            let (access, playlist) = (server.access, url)
+            proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: playlist) }
         }
-        if transparent {
-            // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
-            context.requestMode = request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
-        }
-        if isPlaylist {  // only a playlist needs where it really came from
-            context.finalURL = engine.client.redirectTarget(for: url)?.string
-            context.bodyPrefix = reader.resource.derived.headSample
-        }
-        return engine.transform(for: context)
+        return HLSPlaylistTransform.choose(
+            playlistURL: engine.client.redirectTarget(for: url)?.string ?? urlString, mode: mode,
+            clientHost: request.headers["host"] ?? server.address, hook: engine.configuration.playlistURIHook,
+            proxyPath: proxyPath, logger: server.logger)
     }
 
-    func readerCanContinue(_ reader: ResourceReader) {
-        pump()
+    func bodyHead(_ result: Result<ContentInfo, LoadError>) {
+        switch result {
+        case .success(let info):
+            raise(.content(info, transformed: !(source?.transform.isNone ?? true), date: server.heads.date()))
+        case .failure(let error):
+            raise(.contentFailed(error))
+        }
     }
 
-    /// Bytes passed through (the disk is full). Past a few megabytes queued,
-    /// the download waits for the client (`socketDrained`).
-    func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !released else { return true }
-        perform(machine.bytes(bytes, at: reader.offset - Int64(bytes.count)))
-        return connection.queuedBytes < Self.passThroughQueueLimit
+    func bodyFile(_ file: DataFile, _ range: Range<Int64>) { raise(.file(file, range)) }
+
+    func bodyBytes(_ bytes: [UInt8]) {
+        pendingBytes += bytes.count
+        raise(.bytes(bytes))
     }
 
-    static let passThroughQueueLimit = 4 << 20
+    func bodyEnded() { raise(.bodyEnded) }
+
+    func bodyFailed(_ error: LoadError) { raise(.failed(error)) }
 
     /// Everything queued was sent.
     func socketDrained() {
-        reader?.resumeFollowing()
-        if heldForClient {
-            heldForClient = false
-            pump()
-        }
+        source?.resume()
     }
 
-    // MARK: the body
-
-    /// The body waits for the client (see `pump`).
-    private var heldForClient = false
-
-    private func pump() {
-        while !released {
-            switch machine.state {
-            case .awaitingBody, .streaming, .collecting: break
-            case .awaitingContent, .done: return
+    private func raise(_ event: ExchangeStateMachine.Event) {
+        guard !released else { return }
+        queue.append(event)
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
+        repeat {
+            while !queue.isEmpty, !released {
+                let next = queue.removeFirst()
+                if case .bytes(let bytes) = next { pendingBytes -= bytes.count }
+                perform(machine.handle(next))
             }
-            // A body of unknown length is still being downloaded: taking more of it
-            // than the client accepts would let the download run ahead unpaced.
-            if let reader, reader.resource.totalLength == nil,
-               connection.queuedBytes >= Self.passThroughQueueLimit {
-                heldForClient = true
-                return
-            }
-            switch nextChunk() {
-            case .file(let file, let range):
-                if transformed {
-                    readThrough(file, range)
-                } else {
-                    perform(machine.filePiece(file, range))
-                }
-            case .pending:
-                return
-            case .finished:
-                perform(machine.bodyFinished(date: server.heads.date()))
-            case .failed(let error):
-                perform(machine.failed(error))
-            }
-        }
-    }
-
-    /// The next piece of the body: from the reader, or the whole range from a copy.
-    private func nextChunk() -> ReadChunk {
-        if let reader { return reader.next() }
-        guard let (hit, body) = copy else { return .finished }
-        guard !body.isEmpty else { return .finished }
-        copy = (hit, body.upperBound..<body.upperBound)
-        return .file(hit.file, body)
-    }
-
-    /// A transform needs the bytes themselves: read them from the data file.
-    private func readThrough(_ file: DataFile, _ range: Range<Int64>) {
-        // One buffer per response: a download in progress arrives in many small pieces.
-        let buffer = readBuffer ?? {
-            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-            readBuffer = made
-            return made
-        }()
-        var offset = range.lowerBound
-        while offset < range.upperBound, !released {
-            let want = min(buffer.count, Int(range.upperBound - offset))
-            let n = pread(file.fd, buffer.baseAddress, want, off_t(offset))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                perform(machine.failed(.storage("read of the data file failed at \(offset)")))
-                return
-            }
-            perform(machine.bytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: offset))
-            offset += Int64(n)
-        }
+            // The source stopped for the bytes queued here; written now, the
+            // socket may have taken them (no drain will come): go on.
+            if !released, let source, source.waitsForRoom, room > 0 { source.resume() }
+        } while !queue.isEmpty && !released
+        queue.removeAll()
+        pendingBytes = 0
     }
 
     private func perform(_ actions: [ExchangeStateMachine.Action]) {
         for action in actions {
             switch action {
             case .deliver(let range):
-                if let (hit, _) = copy {
+                if let hit = copy {
                     // A copy is of a complete resource: everything planned is cached.
                     let planned = range.clamped(to: 0..<max(0, hit.info.totalLength ?? 0))
-                    copy = (hit, planned)
                     plannedBytes = Int64(planned.count)
                     cachedAtStart = plannedBytes
-                } else if let reader {
-                    reader.deliver(range)
-                    let total = reader.resource.totalLength ?? range.upperBound
+                    if !planned.isEmpty { raise(.file(hit.file, planned)) }
+                    raise(.bodyEnded)
+                } else if let source {
+                    let total = source.reader.resource.totalLength ?? range.upperBound
                     let planned = range.clamped(to: 0..<max(0, total))
                     plannedBytes = Int64(planned.count)
-                    cachedAtStart = reader.resource.available.intersection(planned).reduce(0) { $0 + Int64($1.count) }
+                    cachedAtStart = source.reader.resource.available.intersection(planned)
+                        .reduce(0) { $0 + Int64($1.count) }
+                    source.deliver(range)
                 }
             case .write(let bytes):
                 if status == 0 { status = Self.status(of: bytes) } else { bodyBytes += Int64(bytes.count) }
@@ -276,7 +226,6 @@ final class ProxyExchange: ResourceReaderDelegate {
         }
     }
 
-    /// The first bytes of the body when they are cached (for transforms that sniff).
     /// Whether the resource is an HLS playlist, decided once per version
     /// (a generic type is decided by its first bytes, once they are cached).
     static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
@@ -306,11 +255,9 @@ final class ProxyExchange: ResourceReaderDelegate {
     }
 
     private func closeReader() {
-        reader?.close()
-        reader = nil
+        source?.close()
+        source = nil
     }
-
-    deinit { readBuffer?.deallocate() }
 
     /// The response is on the wire (or given up): the resource is no longer in use by it.
     func release() {

@@ -372,10 +372,8 @@ package final class ProxyServer {
     /// answer by itself for it this second (nil: the owner must answer).
     func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
         loop.assertInLoop()
-        let configuration = engine.configuration
         // A transformed body (decryption, rewritten playlists) is made per response here.
-        guard engine.decryption == nil, configuration.transforms == nil || configuration.transformsOnlyPlaylists,
-              engine.store.existing(storeKey: storeKey)?.isComplete == true else {
+        guard engine.decryption == nil, engine.store.existing(storeKey: storeKey)?.isComplete == true else {
             return nil  // (nothing complete: no reader, so a miss leaves no empty entry behind)
         }
         let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)

@@ -45,7 +45,7 @@ package struct TLSSettings: Sendable, Hashable {
 }
 
 /// Why an origin request failed.
-package enum UpstreamError: Error, Sendable, CustomStringConvertible {
+package enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case resolve(String)
     case connect(String)
     case timeout(String)

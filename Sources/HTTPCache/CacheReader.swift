@@ -23,7 +23,7 @@ public struct ReaderInfo: Sendable, Equatable {
 /// when the cache's `DecryptionProvider` says so.
 ///
 /// Positions are absolute byte offsets of the resource, inside the range it
-/// was opened for. A background read-ahead of up to 1 MiB follows the
+/// was opened for. A background read-ahead of up to 4 MiB follows the
 /// position. Thread-safe: `cancel()` and `close()` may come from any thread,
 /// and wake a blocked `read` at once.
 ///

@@ -109,7 +109,8 @@ public struct HTTPCacheConfiguration: Sendable {
     /// each URI (absolute) with its role and the proxy URL the default would
     /// write, and returns what to write instead; nil keeps the URI as the
     /// origin wrote it (e.g. to keep some URIs direct). Default (nil):
-    /// everything through the proxy.
+    /// everything through the proxy. Called on a loop thread, or on a pool
+    /// thread for a playlist over 256 KiB (rewritten off the loop).
     public var playlistURIRewriter: (@Sendable (PlaylistURI) -> String?)?
 
     /// Whether `entry` is a host or HOST:PORT, as `allowedOrigins` takes them.

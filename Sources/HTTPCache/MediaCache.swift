@@ -64,9 +64,7 @@ public final class MediaCache: Sendable {
         var configured = configuration.proxyConfiguration.engine
         configured.upstream.maxConnections = DescriptorBudget.perLoop(descriptors.originConnections, loops: loops.count)
         configured.descriptors = descriptors
-        // With no transforms of the host's own, only HLS playlists are rewritten.
-        configured.transformsOnlyPlaylists = configured.transforms == nil
-        configured.transforms = configuration.transformProvider(before: configured.transforms, logger: logger)
+        configured.playlistURIHook = configuration.playlistURIHook
         let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
         do {
             engines = try EngineGroup(loops: loops, configuration: configured, logger: logger) { engine in

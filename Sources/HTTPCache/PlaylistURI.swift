@@ -1,6 +1,5 @@
 import CacheHTTP
 import CacheLoading
-import Logging
 
 /// What a URI in an HLS playlist stands for.
 public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
@@ -54,17 +53,11 @@ public struct PlaylistURI: Sendable, Equatable {
 }
 
 extension HTTPCacheConfiguration {
-    /// The body transforms of the engine: `before` (if any) first, then HLS
-    /// playlist rewriting in proxy-URL mode.
-    func transformProvider(before: TransformProvider?, logger: Logger) -> TransformProvider {
-        var hook: HLSURIHook?
-        if let rewrite = playlistURIRewriter {
-            hook = { (absolute: String, kind: HLSURIKind, proposed: String?) -> String? in
-                rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))
-            }
+    /// `playlistURIRewriter` as the engine calls it.
+    var playlistURIHook: HLSURIHook? {
+        guard let rewrite = playlistURIRewriter else { return nil }
+        return { absolute, kind, proposed in
+            rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))
         }
-        let hls = HLSTransforms.provider(mode: .proxyURLs, hook: hook, logger: logger)
-        guard let before else { return hls }
-        return { (context: TransformContext) -> BodyTransform? in before(context) ?? hls(context) }
     }
 }

@@ -122,6 +122,17 @@ final class DownloadStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.end, 400)
     }
 
+    /// Two failures are equal only when they are the same failure.
+    func testFinishedStatesCompareTheirFailures() {
+        var stopped = Machine(request: .range(0..<10), knownTotal: 10)
+        _ = stopped.stop(.mismatch("a wrong Content-Range"))
+        var changed = Machine(request: .range(0..<10), knownTotal: 10)
+        _ = changed.stop(.changed("ETag"))
+        XCTAssertNotEqual(stopped.state, changed.state)
+        XCTAssertEqual(stopped.state, .finished(.mismatch("a wrong Content-Range")))
+        XCTAssertNotEqual(Machine.Ending.failed(.storage("disk")), .failed(.notCached("stale")))
+    }
+
     func testStopIsOnceAndFinal() {
         var machine = Machine(request: .range(0..<10), knownTotal: 10)
         XCTAssertTrue(machine.stop(nil))

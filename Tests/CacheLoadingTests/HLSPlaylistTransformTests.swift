@@ -1,5 +1,6 @@
 import CacheHTTP
 @testable import CacheLoading
+import CacheStorage
 import Logging
 import XCTest
 
@@ -52,19 +53,9 @@ final class HLSPlaylistTransformTests: XCTestCase {
         HLSPlaylistTransform(playlistURL: base + "index.m3u8", mode: mode, proxyHost: proxyHost, hook: hook, logger: logger)
     }
 
-    /// Runs the transform the way a response does: chunks in order, then finish.
-    func run(_ t: HLSPlaylistTransform, _ text: String, chunk: Int = 7) throws -> String {
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        var offset = 0
-        while offset < bytes.count {
-            let end = min(bytes.count, offset + chunk)
-            try bytes[offset..<end].withUnsafeBytes { try t.process($0, at: Int64(offset), into: &out) }
-            offset = end
-        }
-        XCTAssertEqual(out, [], "a buffering transform writes nothing before the end")
-        try t.finish(into: &out)
-        return String(decoding: out, as: UTF8.self)
+    /// Runs the transform the way a response does: the whole body at once.
+    func run(_ t: HLSPlaylistTransform, _ text: String) throws -> String {
+        String(decoding: t.rewritten(Array(text.utf8)), as: UTF8.self)
     }
 
     /// The origin URL a proxy URL of this test carries.
@@ -180,11 +171,10 @@ final class HLSPlaylistTransformTests: XCTestCase {
         XCTAssertEqual(try run(transform(.proxyURLs), ""), "")
     }
 
-    func testProviderPicksPlaylistsOnly() {
-        let provider = HLSTransforms.provider(mode: .proxyURLs, hook: nil, logger: logger)
+    func testPlaylistsAreRecognisedAndForwardModeKeepsZeroCopy() {
         func picks(_ url: String, _ type: String?, prefix: String? = nil) -> Bool {
-            provider(TransformContext(url: url, info: ContentInfo(totalLength: 100, contentType: type, etag: nil, lastModified: nil),
-                                      clientHost: proxyHost, bodyPrefix: prefix.map { Array($0.utf8) })) != nil
+            HLS.isPlaylist(contentType: type, path: OriginURL.parse(url)!.pathAndQuery,
+                           bodyPrefix: prefix.map { Array($0.utf8) } ?? [])
         }
         XCTAssertTrue(picks("http://o.test/a/x", "application/vnd.apple.mpegurl"))
         XCTAssertTrue(picks("http://o.test/a/x.m3u8?y=1", "application/octet-stream"))
@@ -195,13 +185,35 @@ final class HLSPlaylistTransformTests: XCTestCase {
         XCTAssertFalse(picks("http://o.test/a/x", nil, prefix: "\u{0}\u{0}\u{0}\u{1C}ftyp"))
         XCTAssertFalse(picks("http://o.test/a/seg.ts", "video/mp2t", prefix: "#EXTM3U"))
         XCTAssertFalse(picks("http://o.test/a/x.m3u8", "video/mp4"))
-        let forward = HLSTransforms.provider(mode: .forward, hook: nil, logger: logger)
-        XCTAssertNil(forward(TransformContext(url: "http://o.test/x.m3u8", info: ContentInfo(totalLength: 10, contentType: nil, etag: nil, lastModified: nil),
-                                              clientHost: proxyHost)), "forward mode keeps the zero-copy path")
+        XCTAssertNil(HLSPlaylistTransform.choose(playlistURL: "http://o.test/x.m3u8", mode: .forward, clientHost: proxyHost,
+                                                 hook: nil, proxyPath: nil, logger: logger), "forward mode keeps the zero-copy path")
+        XCTAssertNil(HLSPlaylistTransform.choose(playlistURL: "http://o.test/x.m3u8", mode: .proxyURLs, clientHost: nil,
+                                                 hook: nil, proxyPath: nil, logger: logger), "no Host to point URIs at")
+    }
+
+    /// LAN mode: every proxy URL written carries the signature of its origin
+    /// (the proxy's path maker signs; see AccessPolicy.signedPath).
+    func testLANModeSignsEveryProxyURL() throws {
+        let signer = URLSigner(key: Array(repeating: 3, count: 32))
+        let t = HLSPlaylistTransform(playlistURL: base + "index.m3u8", mode: .proxyURLs, proxyHost: proxyHost,
+                                     proxyPath: { ProxyURL.path(forOrigin: $0, signature: signer.signature(forOrigin: $0)) },
+                                     logger: logger)
+        let output = try run(t, mediaPlaylist)
+        var uris = 0
+        for line in output.split(separator: "\n") {
+            for uri in line.split(separator: "\"").map(String.init) + [String(line)] where uri.hasPrefix("http://" + proxyHost) {
+                let target = String(uri.dropFirst(("http://" + proxyHost).count))
+                let origin = try XCTUnwrap(ProxyURL.origin(fromTarget: target))
+                let signature = try XCTUnwrap(ProxyURL.signature(fromTarget: target), uri)
+                XCTAssertTrue(signer.isValid(signature: signature.utf8, forOrigin: origin), uri)
+                uris += 1
+            }
+        }
+        XCTAssertGreaterThan(uris, 8)
     }
 
     func testOutputDropsTheETag() {
-        let info = transform(.proxyURLs).outputInfo(ContentInfo(totalLength: 10, contentType: "application/x-mpegurl", etag: "\"e\"", lastModified: "x"))
+        let info = BodyTransform.rewritePlaylist(transform(.proxyURLs)).outputInfo(ContentInfo(totalLength: 10, contentType: "application/x-mpegurl", etag: "\"e\"", lastModified: "x"))
         XCTAssertNil(info.etag)
         XCTAssertEqual(info.contentType, "application/x-mpegurl")
     }

@@ -1,5 +1,4 @@
 import CacheHTTP
-import CacheIO
 import CacheLoading
 @testable import CacheProxy
 import CacheStorage
@@ -44,11 +43,11 @@ final class ExchangeStateMachineTests: XCTestCase {
     }
 
     func testWholeBodyIsZeroCopyWithTheHeadInTheFirstPiece() {
-        var machine = Machine(request: BodyRequest(), transform: nil)
-        XCTAssertEqual(describe(machine.contentReady(info(100), date: "d")), ["deliver 0..<100"])
-        XCTAssertEqual(describe(machine.filePiece(file, 0..<60)), ["file 0..<60 +head"])
-        XCTAssertEqual(describe(machine.filePiece(file, 60..<100)), ["file 60..<100"])
-        XCTAssertEqual(describe(machine.bodyFinished(date: "d")), ["finish true"])
+        var machine = Machine(request: BodyRequest())
+        XCTAssertEqual(describe(machine.handle(.content(info(100), transformed: false, date: "d"))), ["deliver 0..<100"])
+        XCTAssertEqual(describe(machine.handle(.file(file, 0..<60))), ["file 0..<60 +head"])
+        XCTAssertEqual(describe(machine.handle(.file(file, 60..<100))), ["file 60..<100"])
+        XCTAssertEqual(describe(machine.handle(.bodyEnded)), ["finish true"])
     }
 
     /// A head built with the stored-response lines rendered before (what a
@@ -73,9 +72,9 @@ final class ExchangeStateMachineTests: XCTestCase {
                 let plan = ResponsePlan(request, info: stored)
                 let whole = text(plan.head(stored, date: "d"))
                 XCTAssertEqual(text(plan.head(stored, date: "d", middle: ResponsePlan.middleLines(stored))), whole)
-                var machine = Machine(request: request, transform: nil)
-                let actions = machine.contentReady(stored, date: "d", middle: ResponsePlan.middleLines(stored))
-                    + machine.filePiece(file, plan.body.lowerBound..<min(plan.body.upperBound, 100))
+                var machine = Machine(request: request)
+                let actions = machine.handle(.content(stored, transformed: false, date: "d", middle: ResponsePlan.middleLines(stored)))
+                    + machine.handle(.file(file, plan.body.lowerBound..<min(plan.body.upperBound, 100)))
                 let heads = actions.compactMap { action -> String? in
                     switch action {
                     case .write(let bytes): return text(bytes)
@@ -89,9 +88,9 @@ final class ExchangeStateMachineTests: XCTestCase {
     }
 
     func testRangeIsPlannedAs206() {
-        var machine = Machine(request: BodyRequest(range: .closed(first: 10, last: 19)), transform: nil)
-        XCTAssertEqual(describe(machine.contentReady(info(100), date: "d")), ["deliver 10..<20"])
-        guard case .sendFile(_, _, let head?) = machine.filePiece(file, 10..<20).first else { return XCTFail() }
+        var machine = Machine(request: BodyRequest(range: .closed(first: 10, last: 19)))
+        XCTAssertEqual(describe(machine.handle(.content(info(100), transformed: false, date: "d"))), ["deliver 10..<20"])
+        guard case .sendFile(_, _, let head?) = machine.handle(.file(file, 10..<20)).first else { return XCTFail() }
         let t = text(head)
         XCTAssertTrue(t.hasPrefix("HTTP/1.1 206"))
         XCTAssertTrue(t.contains("Content-Range: bytes 10-19/100\r\n"))
@@ -99,78 +98,63 @@ final class ExchangeStateMachineTests: XCTestCase {
     }
 
     func testHeadAnd416AreAnsweredWithTheHeadOnly() {
-        var head = Machine(request: BodyRequest(isHead: true), transform: nil)
-        XCTAssertEqual(describe(head.contentReady(info(100), date: "d")), ["head 200", "finish true"])
-        var unsatisfiable = Machine(request: BodyRequest(range: .from(first: 500)), transform: nil)
-        XCTAssertEqual(describe(unsatisfiable.contentReady(info(100), date: "d")), ["head 416", "finish true"])
+        var head = Machine(request: BodyRequest(isHead: true))
+        XCTAssertEqual(describe(head.handle(.content(info(100), transformed: false, date: "d"))), ["head 200", "finish true"])
+        var unsatisfiable = Machine(request: BodyRequest(range: .from(first: 500)))
+        XCTAssertEqual(describe(unsatisfiable.handle(.content(info(100), transformed: false, date: "d"))), ["head 416", "finish true"])
     }
 
     func testIfRangeMismatchGivesTheWholeBody() {
-        var machine = Machine(request: BodyRequest(range: .closed(first: 0, last: 9), ifRange: "\"v0\""), transform: nil)
-        XCTAssertEqual(describe(machine.contentReady(info(100), date: "d")), ["deliver 0..<100"])
+        var machine = Machine(request: BodyRequest(range: .closed(first: 0, last: 9), ifRange: "\"v0\""))
+        XCTAssertEqual(describe(machine.handle(.content(info(100), transformed: false, date: "d"))), ["deliver 0..<100"])
     }
 
     func testUnknownLengthIsChunkedForHTTP11AndCloseDelimitedFor10() {
-        var machine = Machine(request: BodyRequest(), transform: nil)
-        XCTAssertEqual(describe(machine.contentReady(info(nil), date: "d")), ["deliver 0..<\(Int64.max)"])
-        XCTAssertEqual(describe(machine.filePiece(file, 0..<26)),
+        var machine = Machine(request: BodyRequest())
+        XCTAssertEqual(describe(machine.handle(.content(info(nil), transformed: false, date: "d"))), ["deliver 0..<\(Int64.max)"])
+        XCTAssertEqual(describe(machine.handle(.file(file, 0..<26))),
                        ["head 200", "write \"1a\\r\\n\"", "file 0..<26", "write \"\\r\\n\""])
-        XCTAssertEqual(describe(machine.bodyFinished(date: "d")), ["write \"0\\r\\n\\r\\n\"", "finish true"])
+        XCTAssertEqual(describe(machine.handle(.bodyEnded)), ["write \"0\\r\\n\\r\\n\"", "finish true"])
 
-        var old = Machine(request: BodyRequest(isHTTP10: true), transform: nil)
-        _ = old.contentReady(info(nil), date: "d")
-        XCTAssertEqual(describe(old.filePiece(file, 0..<26)), ["file 0..<26 +head"])
-        XCTAssertEqual(describe(old.bodyFinished(date: "d")), ["finish false"], "the body ends with the connection")
+        var old = Machine(request: BodyRequest(isHTTP10: true))
+        _ = old.handle(.content(info(nil), transformed: false, date: "d"))
+        XCTAssertEqual(describe(old.handle(.file(file, 0..<26))), ["file 0..<26 +head"])
+        XCTAssertEqual(describe(old.handle(.bodyEnded)), ["finish false"], "the body ends with the connection")
     }
 
     func testFailureBeforeTheFirstByteIsACleanErrorResponse() {
-        var machine = Machine(request: BodyRequest(), transform: nil)
-        _ = machine.contentReady(info(100), date: "d")
-        XCTAssertEqual(describe(machine.failed(.mismatch("x"))), ["error x", "finish true"])
+        var machine = Machine(request: BodyRequest())
+        _ = machine.handle(.content(info(100), transformed: false, date: "d"))
+        XCTAssertEqual(describe(machine.handle(.failed(.mismatch("x")))), ["error x", "finish true"])
     }
 
     func testFailureMidBodyAborts() {
-        var machine = Machine(request: BodyRequest(), transform: nil)
-        _ = machine.contentReady(info(100), date: "d")
-        _ = machine.filePiece(file, 0..<10)
-        XCTAssertEqual(describe(machine.failed(.mismatch("x"))), ["abort"])
-        XCTAssertEqual(describe(machine.bodyFinished(date: "d")), [], "nothing after an abort")
+        var machine = Machine(request: BodyRequest())
+        _ = machine.handle(.content(info(100), transformed: false, date: "d"))
+        _ = machine.handle(.file(file, 0..<10))
+        XCTAssertEqual(describe(machine.handle(.failed(.mismatch("x")))), ["abort"])
+        XCTAssertEqual(describe(machine.handle(.bodyEnded)), [], "nothing after an abort")
     }
 
     func testOriginErrorBeforeContent() {
-        var machine = Machine(request: BodyRequest(keepAlive: false), transform: nil)
-        XCTAssertEqual(describe(machine.contentFailed(.mismatch("bad"))), ["error bad", "finish false"])
+        var machine = Machine(request: BodyRequest(keepAlive: false))
+        XCTAssertEqual(describe(machine.handle(.contentFailed(.mismatch("bad")))), ["error bad", "finish false"])
     }
 
-    /// A mapping transform over 16-byte blocks: the input is widened to whole
-    /// blocks and the output cut back to the asked bytes.
-    func testMappingTransformWidensAndCuts() {
-        let transform = XORBlocks()
-        var machine = Machine(request: BodyRequest(range: .closed(first: 5, last: 20)), transform: transform)
-        XCTAssertEqual(describe(machine.contentReady(info(100), date: "d")), ["deliver 0..<32"])
-        let input = [UInt8](repeating: 0x0F, count: 32)
-        let actions = input.withUnsafeBytes { machine.bytes($0, at: 0) }
-        XCTAssertEqual(actions.count, 2)
-        guard case .write(let head) = actions[0], case .write(let body) = actions[1] else { return XCTFail() }
-        XCTAssertTrue(text(head).contains("Content-Range: bytes 5-20/100\r\n"))
-        XCTAssertEqual(body, [UInt8](repeating: 0xF0, count: 16))
-        XCTAssertEqual(describe(machine.bodyFinished(date: "d")), ["finish true"])
-    }
-
-    /// A buffering transform: the head carries the output's length, and the
-    /// client's range applies to the output.
-    func testBufferingTransformAnswersWithTheOutput() {
-        let transform = Doubling()
-        var machine = Machine(request: BodyRequest(range: .from(first: 2)), transform: transform)
-        XCTAssertEqual(describe(machine.contentReady(info(3), date: "d")), ["deliver 0..<3"])
-        XCTAssertEqual(describe(Array("abc".utf8).withUnsafeBytes { machine.bytes($0, at: 0) }), [])
-        let done = machine.bodyFinished(date: "d")
-        guard case .write(let bytes) = done.first else { return XCTFail() }
-        let t = text(bytes)
-        XCTAssertTrue(t.contains("Content-Range: bytes 2-5/6\r\n"), t)
-        XCTAssertTrue(t.hasSuffix("\r\n\r\nbbcc"), t)
-        XCTAssertTrue(t.contains("Content-Type: text/plain\r\n"))
-        XCTAssertEqual(describe(Array(done.dropFirst())), ["finish true"])
+    /// A transformed body (a rewritten playlist, say): no 304 from the
+    /// stored validators, and the client's range applies to the output.
+    func testTransformedContentIsPlannedOnTheOutput() {
+        var request = BodyRequest(range: .from(first: 2))
+        request.preconditions = HTTPHeaders([("If-None-Match", "\"v1\"")])
+        var machine = Machine(request: request)
+        var output = info(6)
+        output.etag = nil
+        XCTAssertEqual(describe(machine.handle(.content(output, transformed: true, date: "d"))), ["deliver 2..<6"])
+        let actions = machine.handle(.bytes(Array("bbcc".utf8)))
+        guard case .write(let head)? = actions.first else { return XCTFail() }
+        XCTAssertTrue(text(head).contains("Content-Range: bytes 2-5/6\r\n"), text(head))
+        XCTAssertEqual(describe(Array(actions.dropFirst())), ["write \"bbcc\""])
+        XCTAssertEqual(describe(machine.handle(.bodyEnded)), ["finish true"])
     }
 
     func testClientPreconditionsAreAnsweredWithoutABody() {
@@ -179,8 +163,8 @@ final class ExchangeStateMachineTests: XCTestCase {
         func answer(_ fields: [(String, String)]) -> String? {
             var request = BodyRequest()
             request.preconditions = HTTPHeaders(fields)
-            var machine = ExchangeStateMachine(request: request, transform: nil)
-            let actions = machine.contentReady(info, date: "D")
+            var machine = ExchangeStateMachine(request: request)
+            let actions = machine.handle(.content(info, transformed: false, date: "D"))
             guard case .write(let bytes)? = actions.first else { return nil }
             return String(decoding: bytes, as: UTF8.self)
         }
@@ -194,78 +178,10 @@ final class ExchangeStateMachineTests: XCTestCase {
         // A mismatch plans the normal response: the machine asks for the body.
         var request = BodyRequest()
         request.preconditions = HTTPHeaders([("If-None-Match", "\"v2\"")])
-        var machine = ExchangeStateMachine(request: request, transform: nil)
-        guard case .deliver(let range)? = machine.contentReady(info, date: "D").first else {
+        var machine = ExchangeStateMachine(request: request)
+        guard case .deliver(let range)? = machine.handle(.content(info, transformed: false, date: "D")).first else {
             return XCTFail("expected a body")
         }
         XCTAssertEqual(range, 0..<100)
-    }
-}
-
-/// Flips every bit, a block at a time (stands in for a block cipher).
-private final class XORBlocks: BodyTransform {
-    var buffersWhole: Bool { false }
-    func outputInfo(_ stored: ContentInfo) -> ContentInfo { stored }
-    func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
-        let lower = range.lowerBound / 16 * 16
-        let upper = min((range.upperBound + 15) / 16 * 16, totalLength ?? Int64.max)
-        return lower..<upper
-    }
-    func process(_ input: UnsafeRawBufferPointer, at offset: Int64, into output: inout [UInt8]) throws(TransformError) {
-        output.append(contentsOf: input.map { $0 ^ 0xFF })
-    }
-    func finish(into output: inout [UInt8]) throws(TransformError) {}
-}
-
-/// Writes every byte twice, and only at the end.
-private final class Doubling: BodyTransform {
-    private var seen: [UInt8] = []
-    var buffersWhole: Bool { true }
-    func outputInfo(_ stored: ContentInfo) -> ContentInfo {
-        var info = stored
-        info.contentType = "text/plain"
-        return info
-    }
-    func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> { range }
-    func process(_ input: UnsafeRawBufferPointer, at offset: Int64, into output: inout [UInt8]) throws(TransformError) {
-        seen.append(contentsOf: input)
-    }
-    func finish(into output: inout [UInt8]) throws(TransformError) {
-        for byte in seen { output.append(byte); output.append(byte) }
-    }
-}
-
-/// The proxy's body stage with decryption: pieces at any offsets, output cut to the asked range.
-final class ExchangeDecryptionTests: XCTestCase {
-    func testUnalignedPiecesComeOutAsTheAskedPlaintext() throws {
-        let spec = DecryptionSpec(kind: .aes128CTR, key: Array(0..<16), iv: Array(repeating: 0xfe, count: 16))
-        let ciphertext = (0..<1003).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let plaintext = try BlockDecryptor(spec).decrypt(ciphertext, atOffset: 0)
-        for (first, last) in [(1, 10), (0, 1002), (17, 17), (990, 1002), (500, 777)] {
-            var machine = ExchangeStateMachine(request: BodyRequest(range: .closed(first: Int64(first), last: Int64(last))),
-                                               transform: try DecryptTransform(spec))
-            let info = ContentInfo(totalLength: 1003, contentType: "video/mp4", etag: nil, lastModified: nil)
-            guard case .deliver(let input)? = machine.contentReady(info, date: "d").first else { return XCTFail() }
-            XCTAssertEqual(input.lowerBound % 16, 0)
-            var body: [UInt8] = []
-            var head = ""
-            func collect(_ actions: [ExchangeStateMachine.Action]) {
-                for case .write(let bytes) in actions {
-                    let text = String(decoding: bytes, as: UTF8.self)
-                    if text.hasPrefix("HTTP/1.1") { head = text } else { body += bytes }
-                }
-            }
-            // Pieces of 5 bytes: never block-aligned after the first.
-            var at = Int(input.lowerBound)
-            while at < Int(input.upperBound) {
-                let end = min(at + 5, Int(input.upperBound))
-                collect(ciphertext[at..<end].withUnsafeBytes { machine.bytes($0, at: Int64(at)) })
-                at = end
-            }
-            collect(machine.bodyFinished(date: "d"))
-            XCTAssertEqual(body, Array(plaintext[first...last]), "\(first)-\(last)")
-            XCTAssertTrue(head.contains("Content-Range: bytes \(first)-\(last)/1003\r\n"), head)
-            XCTAssertTrue(head.contains("Content-Length: \(last - first + 1)\r\n"), head)
-        }
     }
 }

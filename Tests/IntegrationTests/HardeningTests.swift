@@ -273,7 +273,7 @@ final class HardeningTests: XCTestCase {
     }
 
     /// The first IPv4 address of this machine that is not loopback.
-    private static func nonLoopbackAddress() -> String? {
+    static func nonLoopbackAddress() -> String? {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0 else { return nil }
         defer { freeifaddrs(list) }

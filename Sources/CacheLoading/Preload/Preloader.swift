@@ -184,10 +184,10 @@ package final class Preloader {
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
         }
-        engine.group?.foreground.preloadsWaiting = !waiting.isEmpty
+        engine.loader.gauge.preloadsWaiting = !waiting.isEmpty
     }
 
-    private var foregroundIdle: Bool { engine.group?.foreground.isIdle ?? (engine.loader.foregroundReaders == 0) }
+    private var foregroundIdle: Bool { engine.loader.gauge.isIdle }
 
     /// Another shard's last foreground reader closed.
     package func admitWaiting() { admit() }

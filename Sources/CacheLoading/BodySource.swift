@@ -1,0 +1,284 @@
+import CacheIO
+import CacheStorage
+import Glibc
+import Logging
+
+/// The writer end of a body: the proxy's client socket or an in-process
+/// reader's read-ahead window. Calls arrive on the loop thread.
+package protocol BodySink: AnyObject {
+    /// Bytes it takes now; at 0 the source reads nothing more until `resume()`.
+    var room: Int { get }
+    /// Whether untransformed cached runs go to it as file ranges (zero-copy:
+    /// no memory, so `room` does not hold them back).
+    var takesFiles: Bool { get }
+    /// The transform for a body whose stored head is `info`.
+    func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError>
+    /// The head of the body as the client sees it (a rewrite's length set),
+    /// or why there is none. `deliver` follows with the output range wanted.
+    func bodyHead(_ result: Result<ContentInfo, LoadError>)
+    func bodyFile(_ file: DataFile, _ range: Range<Int64>)
+    /// Output bytes, in order, within the range delivered.
+    func bodyBytes(_ bytes: [UInt8])
+    func bodyEnded()
+    func bodyFailed(_ error: LoadError)
+}
+
+/// One body on its way out: resource reader → transform (`BodyPipeline`)
+/// → sink, the same for the proxy and the in-process reader. Reads into
+/// memory only while the sink has room and resumes when told it has more,
+/// so a client that does not read holds at most a window of bytes.
+///
+/// A whole-body rewrite first collects the body (up to
+/// `BodyTransform.rewriteCap`; a larger one passes through unrewritten
+/// with a warning), rewrites it (off the loop when large) and serves the
+/// output from memory. Loop thread only.
+package final class BodySource: ResourceReaderDelegate {
+    package let reader: ResourceReader
+    package private(set) var transform: BodyTransform = .none
+    private weak var sink: BodySink?
+    private let loop: EventLoop
+    private let logger: Logger
+    private var pipeline = BodyPipeline(.none)
+    private enum Phase { case head, collecting, rewriting, planning, body, done }
+    private var phase = Phase.head
+    private var stored: ContentInfo?
+    /// The part of a cached run not read yet.
+    private var held: (file: DataFile, range: Range<Int64>)?
+    /// Output bytes served from memory before the reader's (a rewrite's
+    /// output, or a collected body that passes unrewritten), from offset 0.
+    private var memory: [UInt8] = []
+    private var memoryAt = 0
+    /// The reader's body range is set already (by collecting).
+    private var delivered = false
+    /// Stopped because the sink had no room: `resume()` goes on.
+    package private(set) var waitsForRoom = false
+    private var pumping = false
+    private var pumpAgain = false
+    private var buffer: UnsafeMutableRawBufferPointer?
+
+    /// The largest read: keeps each loop turn short.
+    package static let chunk = 256 << 10
+    /// Bodies rewritten on the loop; larger ones on the pool, so the loop is never held long.
+    static let inlineRewrite = 256 << 10
+
+    package init(reader: ResourceReader, sink: BodySink, loop: EventLoop, logger: Logger) {
+        self.reader = reader
+        self.sink = sink
+        self.loop = loop
+        self.logger = logger
+    }
+
+    deinit { buffer?.deallocate() }
+
+    package func start() {
+        reader.delegate = self
+        reader.start()
+    }
+
+    /// The output bytes the client gets (after `bodyHead`).
+    package func deliver(_ output: Range<Int64>) {
+        guard phase == .planning else { return }
+        let input = pipeline.want(output, totalLength: stored?.totalLength)
+        if !delivered {
+            delivered = true
+            reader.deliver(input)
+        }
+        phase = .body
+        pump()
+    }
+
+    /// The sink has room again.
+    package func resume() {
+        waitsForRoom = false
+        reader.resumeFollowing()
+        pump()
+    }
+
+    package func close() {
+        phase = .done
+        held = nil
+        memory = []
+        reader.close()
+    }
+
+    // MARK: ResourceReaderDelegate
+
+    package func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
+        guard phase == .head, let sink else { return }
+        let info: ContentInfo
+        switch result {
+        case .failure(let error): return fail(error)
+        case .success(let head): info = head
+        }
+        stored = info
+        switch sink.transform(for: info) {
+        case .failure(let error): return fail(.decryption(error.description))
+        case .success(let chosen): transform = chosen
+        }
+        if transform.rewrite != nil {
+            if let total = info.totalLength, total > Int64(BodyTransform.rewriteCap) {
+                return passUnrewritten(info, length: total)
+            }
+            phase = .collecting
+            delivered = true
+            reader.deliver(0..<(info.totalLength ?? Int64.max))
+            return pump()
+        }
+        pipeline = BodyPipeline(transform)
+        phase = .planning
+        sink.bodyHead(.success(transform.outputInfo(info)))
+    }
+
+    package func readerCanContinue(_ reader: ResourceReader) { pump() }
+
+    /// Bytes passed through (the disk is full): false pauses the download until `resume`.
+    package func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let sink else { return true }
+        let offset = reader.offset - Int64(bytes.count)
+        switch phase {
+        case .collecting: collect(bytes)
+        case .body: emit(bytes, at: offset)
+        default: break
+        }
+        guard sink.room > 0 else {
+            waitsForRoom = true
+            return false
+        }
+        return true
+    }
+
+    // MARK: the body
+
+    private func pump() {
+        guard !pumping else { return pumpAgain = true }
+        pumping = true
+        defer { pumping = false }
+        repeat {
+            pumpAgain = false
+            step()
+        } while pumpAgain
+    }
+
+    /// Moves bytes until the reader must wait, the sink is full or the body ends.
+    private func step() {
+        while phase == .collecting || phase == .body, let sink {
+            let reads = !(transform.isNone && sink.takesFiles) || phase == .collecting
+            if phase == .body && memoryAt < memory.count {
+                guard sink.room > 0 else { return waitsForRoom = true }
+                let end = min(memory.count, memoryAt + Self.chunk)
+                let at = Int64(memoryAt)
+                memoryAt = end
+                memory.withUnsafeBytes { emit(UnsafeRawBufferPointer(rebasing: $0[Int(at)..<end]), at: at) }
+                if memoryAt == memory.count { memory = [] }
+                continue
+            }
+            if let (file, range) = held {
+                guard reads else {
+                    // A body of unknown length is still arriving: handing the
+                    // sink more than it holds would let the download run
+                    // unpaced ahead of the client (see Download.paceWindow).
+                    if reader.resource.totalLength == nil && sink.room <= 0 { return waitsForRoom = true }
+                    held = nil
+                    sink.bodyFile(file, range)
+                    continue
+                }
+                guard phase == .collecting || sink.room > 0 else { return waitsForRoom = true }
+                let piece = range.lowerBound..<min(range.upperBound, range.lowerBound + Int64(Self.chunk))
+                held = piece.upperBound < range.upperBound ? (file, piece.upperBound..<range.upperBound) : nil
+                guard read(file, piece) else { return }
+                continue
+            }
+            switch reader.next() {
+            case .file(let file, let range): held = (file, range)
+            case .pending: return
+            case .failed(let error): return fail(error)
+            case .finished: return finished()
+            }
+        }
+    }
+
+    /// Reads `range` of the data file and passes it on.
+    private func read(_ file: DataFile, _ range: Range<Int64>) -> Bool {
+        let buffer = self.buffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunk, alignment: 16)
+        self.buffer = buffer
+        var done = 0
+        let count = Int(range.count)
+        while done < count {
+            let n = pread(file.fd, buffer.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                fail(.storage("read of the data file failed at \(range.lowerBound + Int64(done))"))
+                return false
+            }
+            done += n
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+        if phase == .collecting { collect(bytes) } else { emit(bytes, at: range.lowerBound) }
+        return phase != .done
+    }
+
+    /// Input bytes at `offset` through the pipeline to the sink.
+    private func emit(_ input: UnsafeRawBufferPointer, at offset: Int64) {
+        var out: [UInt8] = []
+        do { try pipeline.feed(input, at: offset, into: &out) } catch { return transformFailed(error) }
+        if !out.isEmpty { sink?.bodyBytes(out) }
+    }
+
+    private func finished() {
+        if phase == .collecting { return rewrite() }
+        var out: [UInt8] = []
+        do { try pipeline.finish(into: &out) } catch { return transformFailed(error) }
+        if !out.isEmpty { sink?.bodyBytes(out) }
+        guard phase != .done else { return }
+        phase = .done
+        sink?.bodyEnded()
+    }
+
+    private func fail(_ error: LoadError) {
+        let head = phase == .head || phase == .collecting || phase == .rewriting
+        phase = .done
+        if head { sink?.bodyHead(.failure(error)) } else { sink?.bodyFailed(error) }
+    }
+
+    private func transformFailed(_ error: TransformError) {
+        fail(.decryption("cannot decrypt \(reader.resource.url): \(error)"))
+    }
+
+    // MARK: whole-body rewrites
+
+    private func collect(_ bytes: UnsafeRawBufferPointer) {
+        memory.append(contentsOf: bytes)
+        guard memory.count > BodyTransform.rewriteCap, let stored else { return }
+        // Only a body of unknown length gets here (a known one is judged first).
+        passUnrewritten(stored, length: nil)
+    }
+
+    /// Too large to rewrite: the body goes out as the origin sent it.
+    private func passUnrewritten(_ info: ContentInfo, length: Int64?) {
+        logger.warning("playlist passed through unrewritten: larger than the rewrite cap", metadata: [
+            "url": "\(reader.resource.url)", "bytes": "\(length.map(String.init) ?? "over \(memory.count)")",
+            "cap": "\(BodyTransform.rewriteCap)"])
+        transform = .none
+        pipeline = BodyPipeline(.none)
+        phase = .planning
+        sink?.bodyHead(.success(info))
+    }
+
+    private func rewrite() {
+        guard let rewrite = transform.rewrite, let stored else { return }
+        phase = .rewriting
+        let input = memory
+        memory = []
+        let done: ([UInt8]) -> Void = { [self] output in
+            guard phase == .rewriting else { return }
+            memory = output
+            var info = transform.outputInfo(stored)
+            info.totalLength = Int64(output.count)
+            pipeline = BodyPipeline(transform)
+            phase = .planning
+            sink?.bodyHead(.success(info))
+        }
+        if input.count <= Self.inlineRewrite { return done(rewrite(input)) }
+        loop.offload({ rewrite(input) }, done: done)
+    }
+}
