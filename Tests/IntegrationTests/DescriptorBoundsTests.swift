@@ -19,7 +19,9 @@ final class DescriptorBoundsTests: XCTestCase {
         defer { directory.remove() }
         let logPath = directory.file("log").path
         let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path,
-                                     extraArguments: ["--loops", "1", "--log-level", "debug", "--log-file", logPath],
+                                     // Every client here is 127.0.0.1: no per-client limit below the cap.
+                                     extraArguments: ["--loops", "1", "--log-level", "debug", "--log-file", logPath,
+                                                      "--max-connections-per-client", "1000"],
                                      launcher: [prlimit, "--nofile=128:128"])
         defer { proxy.terminate() }
         proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
@@ -71,7 +73,8 @@ final class DescriptorBoundsTests: XCTestCase {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path,
-                                     extraArguments: ["--loops", "1", "--max-connections", "4"])
+                                     extraArguments: ["--loops", "1", "--max-connections", "4",
+                                                      "--max-connections-per-client", "4"])
         defer { proxy.terminate() }
         proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         func path(_ i: Int) throws -> String {
