@@ -172,13 +172,18 @@ extension Bench {
         return row
     }
 
+    /// What httpcache's size limit counts per entry beyond its bytes
+    /// (CacheStorage's `StoreGroup.entryOverhead`; the bench links no storage code).
+    static let entryOverhead: Int64 = 4096
+
     /// Restarts the proxy with a size limit 100 entries under what it holds,
     /// so every new entry evicts one, and times `count` new misses. (The
-    /// limit counts body bytes; /stats, which would tell, goes to the origin
+    /// limit counts body bytes and 4 KiB per entry, its metadata file: the
+    /// store's `entryOverhead`; /stats, which would tell, goes to the origin
     /// in reverse-proxy mode.)
     private func fullCacheMisses(_ server: inout ServerProcess, holding entries: UInt64, from first: UInt64,
                                  count: UInt64, notes: inout [String]) -> LoadOutcome? {
-        let limit = Int64(entries - min(entries / 2, 100)) * Int64(Fixtures.entrySize)
+        let limit = Int64(entries - min(entries / 2, 100)) * (Int64(Fixtures.entrySize) + Self.entryOverhead)
         server.stop()
         do {
             server = try startScaleServer(.proxy, probe: nil, maxCacheSize: limit).0

@@ -91,6 +91,7 @@ package final class ResourceStore {
         journalEntries = taken.journalEntries
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
         group.add(index.totalBytes)
+        group.addEntries(Int64(index.count))
         for record in index.all where record.key.prefix32 != record.route { noteVariant(record, added: true) }
         group.register(self)
         if taken.rewrite { writeSnapshot(blocking: true) }
@@ -261,6 +262,7 @@ package final class ResourceStore {
         journal.append(.put, record)
         journalEntries += 1
         guard isNew else { return }
+        group.addEntries(1)
         noteVariant(record, added: true)
         if let keys = variants[record.route], keys.count > maxVariantsPerURL {
             let oldest = keys.compactMap { index.find($0) }.filter { $0.key != record.key && !isInUse($0) }
@@ -297,6 +299,7 @@ package final class ResourceStore {
     /// An entry leaves the index (its files already gone or going).
     func removeRecord(_ key: EntryKey) {
         guard let removed = index.remove(key) else { return }
+        group.addEntries(-1)
         noteVariant(removed, added: false)
         group.add(-removed.bytes)
         journal.append(.remove, removed)
@@ -379,7 +382,7 @@ package final class ResourceStore {
         var candidates: [StoreGroup.Candidate] = []
         var idleBytes: Int64 = 0
         for record in index.oldestFirst() where !isInUse(record) {
-            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes,
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes + StoreGroup.entryOverhead,
                                                    shard: shardIndex))
             idleBytes += record.bytes
         }
@@ -417,7 +420,7 @@ package final class ResourceStore {
     // MARK: size accounting and eviction
 
     /// Whether the folder holds more than the limit (all shards together).
-    private var isOverLimit: Bool { group.totalBytes > maxBytes }
+    private var isOverLimit: Bool { group.usedBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
         // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
@@ -456,7 +459,7 @@ package final class ResourceStore {
         guard isOverLimit else { return }
         guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes) }
         // One shard: the round, here and now.
-        let excess = group.totalBytes - maxBytes
+        let excess = group.usedBytes - maxBytes
         let offer = evictionOffer(excess: excess)
         notePinned(offer.pinned)
         evict(StoreGroup.victims(offer.candidates, excess: excess))
@@ -470,9 +473,9 @@ package final class ResourceStore {
         var left = excess
         for record in index.oldestFirst() where !isInUse(record) {
             if left <= 0 { break }
-            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes,
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes + StoreGroup.entryOverhead,
                                                    shard: shardIndex))
-            left -= record.bytes
+            left -= record.bytes + StoreGroup.entryOverhead
         }
         return (candidates, index.pinnedBytes)
     }

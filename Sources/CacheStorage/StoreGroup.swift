@@ -21,6 +21,7 @@ package final class StoreGroup: Sendable {
     /// Bumped when any shard's complete resource changes (see StoreEpoch).
     package let epoch = StoreEpoch()
     private let bytes = Atomic<Int64>(0)
+    private let entries = Atomic<Int64>(0)
     private let evicting = Atomic<Bool>(false)
     /// The store key requests for a URL are routed by (the hashed cache key):
     /// a resource belongs to the shard of its URL's key, so variants (Vary,
@@ -146,6 +147,19 @@ package final class StoreGroup: Sendable {
 
     func add(_ delta: Int64) { bytes.add(delta, ordering: .relaxed) }
 
+    /// What an entry costs on disk beyond its bytes: its metadata file's
+    /// block and its two inodes. The size limit counts it, so a million tiny
+    /// entries cannot fill the disk while the cached bytes look small.
+    package static let entryOverhead: Int64 = 4096
+
+    /// Entries of all shards.
+    package var entryCount: Int64 { entries.load(ordering: .relaxed) }
+
+    func addEntries(_ delta: Int64) { entries.add(delta, ordering: .relaxed) }
+
+    /// What the size limit applies to: the cached bytes and each entry's overhead.
+    package var usedBytes: Int64 { totalBytes + entryCount * Self.entryOverhead }
+
     func register(_ store: ResourceStore) {
         let shard = Shard(store: store, loop: store.loop, index: store.shardIndex)
         stores.withLock { $0.append(shard) }
@@ -154,7 +168,7 @@ package final class StoreGroup: Sendable {
     /// Called on a shard's loop when the shared count is over `maxBytes`:
     /// starts a round unless one is running (the next growth starts another).
     func evictionNeeded(maxBytes: Int64) {
-        guard totalBytes > maxBytes,
+        guard usedBytes > maxBytes,
               !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         let shards = stores.withLock { $0 }
@@ -171,7 +185,7 @@ package final class StoreGroup: Sendable {
             }
             if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
         }
-        let excess = totalBytes - maxBytes
+        let excess = usedBytes - maxBytes
         for shard in shards {
             let sent = shard.loop.execute { offered(shard.store.evictionOffer(excess: excess)) }
             if !sent { offered(nil) }
@@ -213,7 +227,7 @@ package final class StoreGroup: Sendable {
         if let first = shards.first(where: { $0.index == 0 }) {
             first.loop.execute { first.store.notePinned(pinned) }
         }
-        let victims = Dictionary(grouping: Self.victims(round.candidates, excess: totalBytes - maxBytes), by: \.shard)
+        let victims = Dictionary(grouping: Self.victims(round.candidates, excess: usedBytes - maxBytes), by: \.shard)
         let pending = Locked(shards.count)
         // Every shard answers (with nothing to do, or gone): the round is over then.
         @Sendable func done() {

@@ -86,3 +86,30 @@ extension ResourceStoreIndexTests {
         XCTAssertLessThan(elapsed, 3)
     }
 }
+
+extension ResourceStoreIndexTests {
+    /// Tiny entries count what the disk holds for them: 2-byte bodies under
+    /// a limit of 100 entries' overhead leave at most 100 entries, the oldest
+    /// evicted first, however small their bytes.
+    func testTheLimitCountsEachEntrysOverhead() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        let kept = try onLoop { () -> [Int] in
+            let limit = 100 * StoreGroup.entryOverhead + 500
+            let store = try ResourceStore(root: folder, maxBytes: limit, loop: loop, logger: Logger(label: "t"))
+            for n in 0..<300 {
+                let resource = store.resource(storeKey: ResourceStore.key(for: "u\(n)"), url: "http://o/\(n)")
+                resource.users += 1
+                try [UInt8](repeating: 1, count: 2).withUnsafeBytes { try resource.write($0, at: 0) }
+                resource.setInfo(totalLength: 2, contentType: nil, etag: nil, lastModified: nil)
+                resource.users -= 1
+                store.evictIfNeeded()
+            }
+            let survivors = (0..<300).filter { store.index.contains(EntryKey(hex: ResourceStore.key(for: "u\($0)"))!) }
+            XCTAssertLessThanOrEqual(store.group.usedBytes, limit)
+            return survivors
+        }
+        XCTAssertLessThanOrEqual(kept.count, 100)
+        XCTAssertGreaterThan(kept.count, 90)
+        XCTAssertEqual(kept, Array((300 - kept.count)..<300), "the least recently used went first")
+    }
+}

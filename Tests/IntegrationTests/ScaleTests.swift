@@ -1,3 +1,4 @@
+import CacheStorage
 import Foundation
 import HTTPCache
 import XCTest
@@ -138,8 +139,9 @@ final class ScaleTests: XCTestCase {
     func testLeastRecentlyUsedOrderIsKeptAcrossARestart() throws {
         let setup = try EntryFolder()
         defer { setup.remove() }
-        // Room for exactly the first 100 entries (bodies differ in length by their path).
-        let limit = (0..<100).reduce(0) { $0 + EntryFolder.body($1).count }
+        // Room for exactly the first 100 entries (bodies differ in length by
+        // their path; the limit also counts each entry's overhead on disk).
+        let limit = (0..<100).reduce(0) { $0 + EntryFolder.body($1).count + Int(StoreGroup.entryOverhead) }
         let arguments = ["--loops", "1", "--max-cache-size", String(limit)]
         let touched = 0..<20, oldest = 20..<50, newer = 50..<100, added = 100..<130
         do {
