@@ -112,7 +112,9 @@ final class CrashSafetyTests: XCTestCase {
         let elapsed = Date().timeIntervalSince(started)
         defer { folder.close() }
         print("start-up with 10,000 entries: \(Int(elapsed * 1000)) ms")
-        XCTAssertLessThan(elapsed, 3, "debug build: one index file read")
+        // A debug build reads the one index file well within this; a
+        // sanitizer's build is several times slower at everything.
+        XCTAssertLessThan(elapsed, Sanitizer.name == nil ? 3 : 15, "one index file read, not every entry")
         XCTAssertEqual(folder.cacheSize(), 1_000_000)
         // Every entry's bytes moved with it (byte 0 and 1 name the entry).
         let listed = folder.cachedResources()
