@@ -16,6 +16,18 @@ package struct EntryPaths: Sendable {
 
     package var meta: String { base + ".meta" }
 
+    /// The entry's metadata and the version of the data file it names,
+    /// its ranges clipped to that file's size (never a claim beyond the
+    /// file's end); nil when there is no valid metadata of this layout.
+    /// Blocking: one small read and a stat.
+    package func readMetadata() -> (metadata: ResourceMetadata, version: Int)? {
+        guard let bytes = FileIO.readAll(meta),
+              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
+              let version = EntryPaths.version(ofDataName: metadata.dataName) else { return nil }
+        metadata.ranges.clip(to: FileIO.fileSize(data(version: version)) ?? 0)
+        return (metadata, version)
+    }
+
     /// The data file of a version (see `dataName(version:)`).
     package func data(version: Int) -> String { base + "." + Self.dataName(version: version) }
 

@@ -157,16 +157,10 @@ struct IndexLoader {
     /// The record of an entry of the hashed layout; nil (files removed) when
     /// its metadata is not valid or claims no byte.
     private func record(paths: EntryPaths, key: String, accessed: Int64?) -> (record: EntryIndex.Record, dataName: String)? {
-        guard let entryKey = EntryKey(hex: key), let bytes = FileIO.readAll(paths.meta),
-              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
-              let version = EntryPaths.version(ofDataName: metadata.dataName) else {
+        let stored = paths.readMetadata()
+        guard let entryKey = EntryKey(hex: key), let (metadata, version) = stored, !metadata.ranges.isEmpty else {
             unlink(paths.meta)
-            return nil
-        }
-        metadata.ranges.clip(to: FileIO.fileSize(paths.data(version: version)) ?? 0)
-        guard !metadata.ranges.isEmpty else {
-            unlink(paths.meta)
-            unlink(paths.data(version: version))
+            if let named = stored?.version { unlink(paths.data(version: named)) }
             return nil
         }
         return (EntryIndex.Record(key: entryKey, bytes: metadata.ranges.byteCount,
@@ -232,9 +226,8 @@ struct IndexLoader {
 extension EntryIndex.Record {
     /// Flags: bit 0 pinned, bits 8-31 the data file's version.
     package static func flags(pinned: Bool, version: Int) -> UInt32 {
-        (pinned ? pinned_ : 0) | UInt32(version & EntryPaths.maxVersion) << 8
+        (pinned ? Self.pinned : 0) | UInt32(version & EntryPaths.maxVersion) << 8
     }
-    private static var pinned_: UInt32 { pinned }
 
     package var version: Int { Int(flags >> 8) }
 }

@@ -228,6 +228,11 @@ package final class Resource {
         return snapshot
     }
 
+    /// The metadata write a flush makes now: what it claims, where it goes.
+    func pendingWrite() -> MetadataWrite {
+        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta)
+    }
+
     func didFlush(_ snapshot: ResourceMetadata) {
         // A reset while the flush ran makes the snapshot stale: keep the new state.
         guard snapshot.dataName == metadata.dataName else { return }

@@ -42,10 +42,9 @@ extension ResourceStore {
         var doomed: [String] = []
         for record in index.all {
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: record.key.hex)
-            doomed.append(paths.meta)
-            doomed.append(paths.data(version: record.version))
+            doomed += [paths.meta, paths.data(version: record.version)]
+            removeRecord(record.key)
         }
-        for record in index.all { removeRecord(record.key) }
         let paths = doomed
         loop.offload({ for path in paths { unlink(path) } }, done: { _ in })
     }

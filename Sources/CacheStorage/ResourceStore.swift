@@ -150,16 +150,9 @@ package final class ResourceStore {
     /// none: a crash before its first flush, or files removed by hand).
     private func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-        guard let bytes = FileIO.readAll(paths.meta),
-              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
-              let version = EntryPaths.version(ofDataName: metadata.dataName) else {
-            forget(record, paths: paths)
-            return nil
-        }
-        // Never claim bytes beyond the data file's end.
-        metadata.ranges.clip(to: FileIO.fileSize(paths.data(version: version)) ?? 0)
-        guard !metadata.ranges.isEmpty else {
-            if version != record.version { unlink(paths.data(version: version)) }
+        let stored = paths.readMetadata()
+        guard var metadata = stored?.metadata, !metadata.ranges.isEmpty else {
+            if let named = stored?.version, named != record.version { unlink(paths.data(version: named)) }
             forget(record, paths: paths)
             return nil
         }
@@ -259,8 +252,7 @@ package final class ResourceStore {
         let isNew = !index.contains(record.key)
         index.put(record)
         group.add(record.bytes)
-        journal.append(.put, record)
-        journalEntries += 1
+        journaled(.put, record)
         guard isNew else { return }
         group.addEntries(1)
         noteVariant(record, added: true)
@@ -283,8 +275,7 @@ package final class ResourceStore {
         index.update(resource.entryKey, bytes: fresh.bytes, flags: fresh.flags)
         group.add(fresh.bytes - old.bytes)
         if fresh.flags != old.flags {
-            journal.append(.put, fresh)
-            journalEntries += 1
+            journaled(.put, fresh)
         }
         if fresh.bytes > old.bytes && isOverLimit && !evictionScheduled {
             evictionScheduled = true
@@ -302,8 +293,7 @@ package final class ResourceStore {
         group.addEntries(-1)
         noteVariant(removed, added: false)
         group.add(-removed.bytes)
-        journal.append(.remove, removed)
-        journalEntries += 1
+        journaled(.remove, removed)
     }
 
     /// Drops an entry that has no usable metadata: its files and record.
@@ -318,9 +308,18 @@ package final class ResourceStore {
     package func touch(storeKey key: String) {
         if let resource = resources[key] { return resource.touch() }
         guard let entryKey = EntryKey(hex: key), index.contains(entryKey) else { return }
-        let now = clock()
-        index.touch(entryKey, at: now)
-        journal.append(.touch, EntryIndex.Record(key: entryKey, bytes: 0, lastAccess: now, route: 0, flags: 0))
+        touchRecord(entryKey, at: clock())
+    }
+
+    /// The entry becomes the most recently used; the journal hears of it (batched).
+    private func touchRecord(_ key: EntryKey, at time: Int64) {
+        index.touch(key, at: time)
+        journaled(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
+    }
+
+    /// A change of the index, appended to its journal and counted for the next snapshot.
+    private func journaled(_ op: IndexFiles.Op, _ change: EntryIndex.Record) {
+        journal.append(op, change)
         journalEntries += 1
     }
 
@@ -545,10 +544,7 @@ package final class ResourceStore {
     /// touch in the index, batched into the journal (no metadata write).
     func noteAccess(_ resource: Resource) {
         guard resource.onDisk, !resource.isTransient else { return }
-        let time = resource.metadata.lastAccess
-        index.touch(resource.entryKey, at: time)
-        journal.append(.touch, EntryIndex.Record(key: resource.entryKey, bytes: 0, lastAccess: time, route: 0, flags: 0))
-        journalEntries += 1
+        touchRecord(resource.entryKey, at: resource.metadata.lastAccess)
     }
 
     /// Queues the resource's metadata to be written (after the data it
@@ -582,8 +578,7 @@ package final class ResourceStore {
             resource.flushing = true
             resource.needsFlush = false
             resource.unflushedBytes = 0
-            let snapshot = resource.pendingMetadata()
-            items.append(MetadataWrite(metadata: snapshot, dataPath: resource.dataPath, metaPath: resource.paths.meta))
+            items.append(resource.pendingWrite())
             taken.append(resource)
         }
         guard !items.isEmpty else { return startFlushBatch() }
@@ -626,8 +621,7 @@ package final class ResourceStore {
             resource.didFlush(snapshot)
             // The journal records what the metadata now claims.
             if let record = index.find(resource.entryKey) {
-                journal.append(.put, record)
-                journalEntries += 1
+                journaled(.put, record)
             }
         }
         if resource.flushAgain {
@@ -654,8 +648,7 @@ package final class ResourceStore {
                 resource.flushAgain = true
                 continue
             }
-            items.append(MetadataWrite(metadata: resource.pendingMetadata(), dataPath: resource.dataPath,
-                                       metaPath: resource.paths.meta))
+            items.append(resource.pendingWrite())
             taken.append(resource)
         }
         flushQueue.removeAll()
@@ -665,7 +658,7 @@ package final class ResourceStore {
             resource.didFlush(items[position].metadata)
             resource.needsFlush = false
             resource.flushAgain = false
-            if let record = index.find(resource.entryKey) { journal.append(.put, record) }
+            if let record = index.find(resource.entryKey) { journaled(.put, record) }
         }
         journal.write()
         guard !snapshotting else { return }  // the one in progress is as good
