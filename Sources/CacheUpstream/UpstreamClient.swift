@@ -237,11 +237,12 @@ package final class UpstreamClient {
 
     /// Returns a finished connection to the idle pool. Waiting tasks get it
     /// on the next turn of the loop: a redirect of the task just finished
-    /// to the same origin takes it first.
+    /// to the same origin takes it first. While tasks wait, the pool keeps it
+    /// whatever its size: closing it would only make a waiter open another.
     func release(_ connection: UpstreamConnection) {
         pendingAddresses[ObjectIdentifier(connection)] = nil
         var list = idle[connection.poolKey] ?? []
-        if list.count >= configuration.maxIdlePerOrigin {
+        if list.count >= configuration.maxIdlePerOrigin && waiting.isEmpty {
             connection.close()
             return
         }
