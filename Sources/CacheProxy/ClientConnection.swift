@@ -170,6 +170,7 @@ final class ClientConnection: SocketDelegate {
             case .startTunnel(let leftover):
                 tunnel = exchange as? Tunnel
                 if !leftover.isEmpty { leftover.withUnsafeBytes { tunnel?.clientRead($0) } }
+                if machine.peerClosed { tunnel?.clientFinished() }  // it finished sending while the origin was reached
             }
         }
     }
