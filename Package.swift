@@ -26,7 +26,7 @@ let package = Package(
             path: "CSupport",
             publicHeadersPath: "include",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wno-unused-parameter"])],
-            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]
+            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("ssl"), .linkedLibrary("crypto"), .linkedLibrary("z")]
         ),
         .target(name: "CacheHTTP"),
         .target(name: "CacheIO", dependencies: ["CSupport"]),

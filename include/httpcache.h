@@ -116,6 +116,10 @@ const char *hc_strerror(int code);
  *       hold (default: half of --max-connections).
  *   "allow-lan-reverse-proxy": Allow --origin with a LAN --host: every LAN
  *       client then reaches the origin with the configured headers.
+ *   "upstream-proxy": Send origin requests through this parent proxy
+ *       (http://host:port): http in absolute form, https through CONNECT.
+ *   "no-upstream-proxy-for": A host (and its subdomains) reached without
+ *       --upstream-proxy (repeatable).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

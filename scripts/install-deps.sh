@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  libuv1-dev libssl-dev pkg-config   # build: libuv core + OpenSSL
+  libuv1-dev libssl-dev zlib1g-dev pkg-config   # build: libuv core + OpenSSL + zlib
   nginx ffmpeg curl openssl ca-certificates   # tests: origin server, media fixtures, clients
   libavformat-dev libavcodec-dev libavutil-dev   # tests: examples/c/ffmpeg_host.c (an AVIOContext over hc_reader)
   wrk                                 # benchmarks

@@ -90,7 +90,7 @@ log "linking $REALNAME"
 "$CC_BIN" -O2 -fPIC -Wall -Wextra -Werror -c packaging/signal_guard.c -o "$STAGE/signal_guard.o" \
   || die "cannot compile packaging/signal_guard.c"
 (cd "$STAGE" && swiftc -emit-library -static-stdlib -use-ld=lld -o "$STAGE/$REALNAME" "${OBJECTS[@]}" \
-  -luv -lssl -lcrypto \
+  -luv -lssl -lcrypto -lz \
   -Xlinker --version-script="$ROOT/packaging/httpcache.map" \
   -Xlinker "-soname=$SONAME" \
   -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \

@@ -265,6 +265,22 @@ int cs_trim_heap(void);
  */
 int cs_syncfs(int fd);
 
+/* ------------------------------------------------------------------ gzip */
+
+/**
+ * Decodes a whole gzip body (RFC 1952; a playlist stored with
+ * Content-Encoding: gzip) into a new buffer of at most cap bytes, freed with
+ * cs_free. Returns 0, -EBADMSG for a malformed or truncated body, -EFBIG past
+ * cap, -ENOMEM.
+ */
+int cs_gunzip(const uint8_t *in, size_t len, size_t cap, uint8_t **out, size_t *out_len);
+
+/** Encodes a whole body as gzip into a new buffer, freed with cs_free. Returns 0 or -errno. */
+int cs_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
+
+/** Frees a buffer this API allocated. */
+void cs_free(void *pointer);
+
 /* ---------------------------------------------------------------- crypto */
 
 /** SHA-256 of data into out (32 bytes); plain C, no libcrypto (see cs_misc.c). */

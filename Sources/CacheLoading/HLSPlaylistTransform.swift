@@ -3,6 +3,7 @@
 // gets URIs on the host and port it reached the proxy with.
 
 import CacheHTTP
+import CacheIO
 import CacheStorage
 import Logging
 
@@ -54,8 +55,22 @@ package struct HLSPlaylistTransform: Sendable {
         self.logger = logger
     }
 
-    /// The bytes a client gets for `playlist`.
+    /// The bytes a client gets for `playlist`. A playlist stored gzip
+    /// (`Content-Encoding: gzip`, as object stores serve them) is decoded,
+    /// rewritten and encoded again, so the stored head's coding still holds;
+    /// one that cannot be decoded passes unchanged.
     package func rewritten(_ playlist: [UInt8]) -> [UInt8] {
+        guard Gzip.isGzip(playlist) else { return rewrittenPlain(playlist) }
+        guard let plain = Gzip.decode(playlist, cap: BodyTransform.rewriteCap) else {
+            logger.warning("playlist passed through unchanged: cannot decode its gzip body",
+                           metadata: ["url": "\(playlistURL)"])
+            return playlist
+        }
+        let output = rewrittenPlain(plain)
+        return output == plain ? playlist : Gzip.encode(output) ?? playlist
+    }
+
+    private func rewrittenPlain(_ playlist: [UInt8]) -> [UInt8] {
         guard HLS.startsWithPlaylistHeader(playlist) else { return playlist }
         if mode == .forward && hook == nil { return playlist }
         do {

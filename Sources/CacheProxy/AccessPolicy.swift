@@ -33,6 +33,8 @@ package struct AccessPolicy: Sendable {
         case forward
         /// A path mapped onto `--origin`.
         case reverse
+        /// A CONNECT tunnel (loopback peers only, never in LAN mode).
+        case tunnel
     }
 
     /// A proxy URL's signature, as far as the policy needs it.
@@ -115,8 +117,8 @@ package struct AccessPolicy: Sendable {
 
     package static func decide(_ facts: Facts, mode: Mode) -> Verdict {
         switch facts.route {
-        case .forward:
-            break  // absolute-form: a browser never sends it to a page's host, so Host names the origin
+        case .forward, .tunnel:
+            break  // absolute- or authority-form: a browser never sends it to a page's host, so Host names the origin
         case .reverse:
             switch facts.host {
             case .loopback?, .serverName?, nil: break
@@ -135,6 +137,10 @@ package struct AccessPolicy: Sendable {
             return .forbidden("cache administration is served to loopback clients only")
         case .stats where !facts.peerIsLoopback:
             return .forbidden("statistics are served to loopback clients only")
+        case .tunnel where mode == .lan:
+            return .forbidden("tunnels (CONNECT) are refused in LAN mode")
+        case .tunnel where !facts.peerIsLoopback:
+            return .forbidden("tunnels (CONNECT) are for loopback clients only")
         case .proxy:
             if mode == .lan && facts.signature != .valid {
                 return .forbidden(facts.signature == .missing
@@ -197,6 +203,13 @@ package struct AccessPolicy: Sendable {
         let facts = Facts(route: reverse ? .reverse : .forward, peerIsLoopback: peerIsLoopback,
                           host: reverse ? hostKind(host) : nil,
                           originAllowed: destinations.allowsAll ? nil : destinations.allows(url))
+        return Self.decide(facts, mode: mode)
+    }
+
+    /// The verdict for a CONNECT tunnel to `host:port`.
+    package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool) -> Verdict {
+        let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,
+                          originAllowed: destinations.allowsAll ? nil : destinations.allows(host: host, port: port))
         return Self.decide(facts, mode: mode)
     }
 

@@ -19,9 +19,15 @@ extension ClientConnection {
             return respondSimple(status, reason, keepAlive: keepAlive, head: head)
         case .transparent(let url):
             return handleTransparent(head, url: url, body: body)
+        case .tunnel(let host, let port):
+            return openTunnel(head, host: host, port: port)
         case .local:
             break
         }
+        // `/_httpcache/…` is routed as the path after the prefix (another loop routes it again, prefix and all).
+        let received = head
+        var head = head
+        if let own = OwnRoutes.unprefixed(head.target) { head.target = own }
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
         // Proxy URLs first: the hot path does no other routing work.
         if head.target.hasPrefix("/p/") && (head.method == "GET" || isHead) && !hasBody {
@@ -31,7 +37,7 @@ extension ClientConnection {
         let target = head.target.utf8
         let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
         if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
-            return server.isHome ? handleAdmin(head) : handOver(head, to: 0)
+            return server.isHome ? handleAdmin(head) : handOver(received, to: 0)
         }
         guard head.method == "GET" || isHead else {
             // The request may carry a body we will not read: answer and close.
@@ -44,7 +50,7 @@ extension ClientConnection {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
         if StatsRoutes.isStats(target: head.target) {
-            return server.isHome ? handleStats(head) : handOver(head, to: 0)
+            return server.isHome ? handleStats(head) : handOver(received, to: 0)
         }
         return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
                              keepAlive: head.keepAlive, head: head)
@@ -77,6 +83,7 @@ extension ClientConnection {
     /// something not stored passes through too: a HEAD never fetches a body.
     enum Admission {
         case transparent(OriginURL)
+        case tunnel(host: String, port: Int)
         case local
         case refuse(status: Int, reason: String, keepAlive: Bool)
     }
@@ -87,9 +94,10 @@ extension ClientConnection {
     /// allowed destinations). Decided from the head alone, before any body.
     func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
         let loopback = peer?.isLoopback ?? false
+        let own = OwnRoutes.unprefixed(head.target)
         switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
                                     reverseOrigin: server.configuration.reverseOrigin,
-                                    peerIsLoopback: loopback, host: host) {
+                                    peerIsLoopback: loopback, host: host, ownRoute: own != nil) {
         case .refuse(let status, let reason):
             return .refuse(status: status, reason: reason + "\n", keepAlive: false)
         case .transparent(let url):
@@ -97,8 +105,14 @@ extension ClientConnection {
                                                 peerIsLoopback: loopback, host: host)
             return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
                                                                     keepAlive: head.keepAlive)
+        case .tunnel(let name, let port):
+            let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback)
+            return verdict == .allow ? .tunnel(host: name, port: port)
+                : .refuse(status: verdict.status, reason: verdict.body, keepAlive: false)
         case .local:
-            let verdict = server.access.verdict(for: head, peerIsLoopback: loopback, host: host)
+            var local = head
+            if let own { local.target = own }
+            let verdict = server.access.verdict(for: local, peerIsLoopback: loopback, host: host)
             return verdict == .allow ? .local : .refuse(status: verdict.status, reason: verdict.body,
                                                         keepAlive: head.keepAlive)
         }

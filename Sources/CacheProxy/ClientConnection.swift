@@ -23,6 +23,7 @@ final class ClientConnection: SocketDelegate {
         case responseAborted
         case bodyAdmitted
         case bodyRefused
+        case tunnelOpened
     }
 
     let socket: Socket
@@ -33,6 +34,8 @@ final class ClientConnection: SocketDelegate {
     var running = false
     /// The response in flight, if it is not answered at once.
     var exchange: ActiveExchange?
+    /// Once a CONNECT is answered 2xx: the tunnel every socket event goes to.
+    var tunnel: Tunnel?
     var timer: Deadline?
     /// Data files with sendfile ranges still queued on the socket.
     var filesInFlight: [DataFile] = []
@@ -131,6 +134,7 @@ final class ClientConnection: SocketDelegate {
             case .responseAborted: actions = machine.responseAborted()
             case .bodyAdmitted: actions = machine.bodyAdmitted()
             case .bodyRefused: actions = machine.bodyRefused()
+            case .tunnelOpened: actions = machine.tunnelOpened()
             }
             perform(actions)
         }
@@ -163,6 +167,10 @@ final class ClientConnection: SocketDelegate {
             case .closeAfterDrain: socket.closeAfterDrain()
             case .closeNow: socket.close()
             case .endResponse: endResponse()
+            case .startTunnel(let leftover):
+                tunnel = exchange as? Tunnel
+                if !leftover.isEmpty { leftover.withUnsafeBytes { tunnel?.clientRead($0) } }
+                if machine.peerClosed { tunnel?.clientFinished() }  // it finished sending while the origin was reached
             }
         }
     }
@@ -243,6 +251,7 @@ final class ClientConnection: SocketDelegate {
     // MARK: SocketDelegate
 
     func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
+        if let tunnel { return tunnel.clientRead(bytes) }
         guard !running else { return drive(.bytes(Array(bytes))) }  // never seen: callbacks do not nest
         running = true
         perform(machine.bytesRead(bytes))  // in place: the usual whole request is not copied
@@ -251,6 +260,7 @@ final class ClientConnection: SocketDelegate {
     }
 
     func socketDidReachEOF(_ socket: Socket) {
+        if let tunnel { return tunnel.clientFinished() }
         drive(.eof)
     }
 
@@ -266,6 +276,7 @@ final class ClientConnection: SocketDelegate {
         timer = nil
         if record != nil { endResponse() }  // a client gone mid-response is still a response
         exchange = nil
+        tunnel = nil
         filesInFlight.removeAll()
         pending.removeAll()
         _ = machine.socketClosed()

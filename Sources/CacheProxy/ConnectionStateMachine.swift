@@ -37,6 +37,9 @@ package struct ConnectionStateMachine {
         case responding(queued: Bool?)
         /// The last response is queued; the socket closes once it is sent.
         case draining
+        /// A CONNECT was answered 2xx: the connection's bytes are the
+        /// tunnel's, which reads, times and closes it from now on.
+        case tunneling
         case closed
     }
 
@@ -63,6 +66,9 @@ package struct ConnectionStateMachine {
         case closeNow
         /// The response in flight is sent (or given up): release what it holds.
         case endResponse
+        /// The connection became a tunnel: these bytes, received after the
+        /// CONNECT head, go to the origin first.
+        case startTunnel(leftover: [UInt8])
     }
 
     package struct Settings: Sendable {
@@ -151,7 +157,7 @@ package struct ConnectionStateMachine {
     /// Bytes arrived. A whole request in one read (the usual case) is parsed
     /// where it lies, without copying it into the buffer.
     package mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
-        guard state != .closed, state != .draining else { return [] }
+        guard state != .closed, state != .draining, state != .tunneling else { return [] }
         var actions: [Action] = []
         if state == .awaitingHead && unparsed == 0 {
             switch RequestHeadParser.parse(bytes, limits: settings.limits) {
@@ -175,7 +181,7 @@ package struct ConnectionStateMachine {
 
     /// The peer closed its sending side.
     package mutating func peerFinished() -> [Action] {
-        guard state != .closed else { return [] }
+        guard state != .closed, state != .tunneling else { return [] }
         peerClosed = true
         var actions: [Action] = []
         if state == .readingBody {
@@ -234,6 +240,20 @@ package struct ConnectionStateMachine {
         return actions
     }
 
+    /// The CONNECT in flight was answered 2xx: the machine lets go of the
+    /// connection (no more heads, no timer; the tunnel reads and times it)
+    /// and hands over what it buffered after the head.
+    package mutating func tunnelOpened() -> [Action] {
+        guard case .responding(nil) = state else { return [] }
+        state = .tunneling
+        let leftover = Array(buffer[cursor...])
+        buffer = []
+        cursor = 0
+        var actions: [Action] = [.startTunnel(leftover: leftover)]
+        updateTimer(&actions)
+        return actions
+    }
+
     /// The socket's output queue became empty.
     package mutating func socketDrained() -> [Action] {
         guard case .responding(let queued?) = state else { return [] }
@@ -253,7 +273,7 @@ package struct ConnectionStateMachine {
     /// The response cannot be completed: what is queued goes out, then the
     /// connection closes (the client sees a short body, never a wrong byte).
     package mutating func responseAborted() -> [Action] {
-        guard state != .closed, state != .draining else { return [] }
+        guard state != .closed, state != .draining, state != .tunneling else { return [] }
         let wasResponding = if case .responding = state { true } else { false }
         state = .draining
         var actions: [Action] = wasResponding ? [.endResponse, .closeAfterDrain] : [.closeAfterDrain]
@@ -399,6 +419,7 @@ package struct ConnectionStateMachine {
     private func readingWanted() -> Bool {
         switch state {
         case .closed, .draining: return false
+        case .tunneling: return reading  // the tunnel's to decide
         case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered && !bodyUnread
         case .admittingBody: return false
         case .readingBody: return !peerClosed
@@ -421,7 +442,7 @@ package struct ConnectionStateMachine {
         // The head timer runs on: head and body together must arrive in time.
         case .readingBody, .admittingBody: wanted = .head
         case .responding, .draining: wanted = .send
-        case .closed: wanted = nil
+        case .closed, .tunneling: wanted = nil
         }
         guard wanted != timer else { return }
         timer = wanted

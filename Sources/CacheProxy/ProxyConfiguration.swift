@@ -33,6 +33,8 @@ package struct ProxyConfiguration: Sendable {
     /// Reverse-proxy mode: every request path and query maps onto this
     /// origin (CDN-Cache-Control then applies, RFC 9213).
     package var reverseOrigin: OriginURL?
+    /// Milliseconds a CONNECT tunnel may pass no byte either way before it is closed.
+    package var tunnelIdleTimeout: UInt64 = 300_000
 
     package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings) {
         self.engine = engine

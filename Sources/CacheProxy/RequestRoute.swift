@@ -10,19 +10,21 @@ enum RequestRoute: Equatable {
     case transparent(OriginURL)
     /// The proxy's own routes (proxy URLs, /ping, /stats, /admin/).
     case local
+    /// `CONNECT host:port` (authority-form, RFC 9110 §9.3.6): a byte tunnel
+    /// to that destination, never cached (loopback clients only).
+    case tunnel(host: String, port: Int)
     /// Answered at once with this status and reason.
     case refuse(status: Int, reason: String)
 
     /// - Parameters:
-    ///   - reverseOrigin: with `--origin`, every origin-form target but the
-    ///     admin routes maps onto this origin.
+    ///   - reverseOrigin: with `--origin`, every origin-form target but
+    ///     those of `OwnRoutes` maps onto this origin.
     ///   - peerIsLoopback: forward-proxy use is for loopback clients only.
     ///   - host: the Host facts, when the connection already knows them.
+    ///   - ownRoute: the target had the reserved prefix of the proxy's own
+    ///     routes (`OwnRoutes`): local in every mode, never the origin's.
     static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,
-                        peerIsLoopback: Bool, host: HostFacts? = nil) -> RequestRoute {
-        if head.method == "CONNECT" {
-            return .refuse(status: 405, reason: "CONNECT is not supported: this proxy does not tunnel")
-        }
+                        peerIsLoopback: Bool, host: HostFacts? = nil, ownRoute: Bool = false) -> RequestRoute {
         if let error = (host ?? HostFacts(head)).error {
             return .refuse(status: 400, reason: "Bad request: \(error.rawValue)")
         }
@@ -31,6 +33,16 @@ enum RequestRoute: Equatable {
             return .refuse(status: 508, reason: "Loop detected: the request already passed through this proxy")
         }
         let target = head.target
+        if head.method == "CONNECT" {
+            guard let (host, port) = Self.authority(target) else {
+                return .refuse(status: 400, reason: "Bad request: CONNECT needs host:port as its target")
+            }
+            guard peerIsLoopback else {
+                return .refuse(status: 403, reason: "Forbidden: tunnels (CONNECT) are for loopback clients only")
+            }
+            return .tunnel(host: host, port: port)
+        }
+        if ownRoute { return .local }
         if !target.hasPrefix("/") {
             guard let url = OriginURL.parse(target) else {
                 return .refuse(status: 400, reason: "Bad request: the target is not an http or https URL")
@@ -40,7 +52,7 @@ enum RequestRoute: Equatable {
             }
             return .transparent(url)
         }
-        if let origin = reverseOrigin, !target.hasPrefix("/admin/") {
+        if let origin = reverseOrigin {
             let base = origin.scheme + "://" + origin.hostHeader
             guard let url = OriginURL.parse(base + target) else {
                 return .refuse(status: 400, reason: "Bad request: invalid request target")
@@ -48,5 +60,15 @@ enum RequestRoute: Equatable {
             return .transparent(url)
         }
         return .local
+    }
+
+    /// (host, port) of an authority-form target "host:port" or "[v6]:port";
+    /// nil without a port or with anything an authority cannot hold.
+    static func authority(_ target: String) -> (String, Int)? {
+        guard !target.contains("/"), let colon = target.lastIndex(of: ":"),
+              let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port),
+              let url = OriginURL.parse("https://" + target), url.pathAndQuery == "/", url.port == port
+        else { return nil }
+        return (url.host, port)
     }
 }

@@ -27,9 +27,14 @@ package final class UpstreamClient {
     private var serveAgain = false
     private var waitWarnings = LogThrottle()
 
+    /// Client tunnels (CONNECT) open or opening; those waiting for a slot, oldest first.
+    private var tunnels: [ObjectIdentifier: OriginTunnel] = [:]
+    private var waitingTunnels: [OriginTunnel] = []
+
     /// Connections counted against `maxConnections`: every live one
-    /// (connecting, busy, idle, closing) and every name being resolved.
-    private var slotsTaken: Int { live.count + resolving }
+    /// (connecting, busy, idle, closing), every name being resolved and
+    /// every tunnel.
+    private var slotsTaken: Int { live.count + resolving + tunnels.count }
 
     /// Fails when the configuration cannot work (CA file, header fields).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
@@ -105,13 +110,15 @@ package final class UpstreamClient {
         guard slotsTaken < configuration.maxConnections else { return wait(task) }
         let url = task.url
         resolving += 1
-        loop.resolve(host: url.host, port: url.port) { [weak self] result in
+        // Through the parent proxy, it is the parent's name that is resolved.
+        let parent = configuration.parent(for: url.host)
+        loop.resolve(host: parent?.host ?? url.host, port: parent?.port ?? url.port) { [weak self] result in
             guard let self else { return }
             self.resolving -= 1
             guard !task.isFinished, task.url == url else { return self.serveWaiting() }
             switch result {
             case .failure(let error):
-                task.fail(.resolve("\(url.host): \(error)"))
+                task.fail(.resolve("\(parent?.host ?? url.host): \(error)"))
                 self.serveWaiting()
             case .success(let addresses):
                 self.connect(task, addresses[...])
@@ -144,6 +151,14 @@ package final class UpstreamClient {
         defer { servingWaiters = false }
         repeat {
             serveAgain = false
+            while let tunnel = waitingTunnels.first {
+                guard tunnel.isClosed || slotsTaken < configuration.maxConnections else {
+                    if closingForWaiters.isEmpty { closeSpareIdle() }
+                    break
+                }
+                waitingTunnels.removeFirst()
+                if !tunnel.isClosed { begin(tunnel) }
+            }
             while let task = waiting.first {
                 if task.isFinished {
                     waiting.removeFirst()
@@ -198,7 +213,10 @@ package final class UpstreamClient {
         live[ObjectIdentifier(connection)] = connection
         task.connection = connection
         pendingAddresses[ObjectIdentifier(connection)] = addresses.dropFirst()
-        connection.connect(to: address, tls: tls, for: task)
+        // https through the parent: a CONNECT tunnel, then TLS with the origin inside it.
+        let tunnelRequest = url.scheme == "https" && configuration.parent(for: url.host) != nil
+            ? ParentProxy.connectRequest(host: url.host, port: url.port) : nil
+        connection.connect(to: address, tls: tls, tunnelRequest: tunnelRequest, for: task)
     }
 
     /// A connect failed: try the next address, else fail the task. A timeout
@@ -248,7 +266,7 @@ package final class UpstreamClient {
         }
         list.append(connection)
         idle[connection.poolKey] = list
-        if !waiting.isEmpty { loop.executeLater { [weak self] in self?.serveWaiting() } }
+        if !waiting.isEmpty || !waitingTunnels.isEmpty { loop.executeLater { [weak self] in self?.serveWaiting() } }
     }
 
     /// The connection is gone: its slot is free for a waiting task.
@@ -260,7 +278,51 @@ package final class UpstreamClient {
             list.remove(at: index)
             idle[connection.poolKey] = list.isEmpty ? nil : list
         }
-        if !waiting.isEmpty { serveWaiting() }
+        if !waiting.isEmpty || !waitingTunnels.isEmpty { serveWaiting() }
+    }
+
+    // MARK: tunnels
+
+    /// Opens a connection to `host:port` for a client's CONNECT tunnel
+    /// (through the parent proxy's CONNECT when one is used for `host`). It
+    /// takes one of the origin connection slots, waiting for one like a
+    /// request; the destination is checked as for any request. The result
+    /// comes to `delegate`, never from inside this call.
+    package func openTunnel(host: String, port: Int, delegate: OriginTunnelDelegate) -> OriginTunnel {
+        loop.assertInLoop()
+        let tunnel = OriginTunnel(host: host, port: port, delegate: delegate, client: self, loop: loop)
+        guard configuration.destinations.allows(host: host, port: port) else {
+            tunnel.fail(.forbidden("\(tunnel.label) is not among the allowed origins"))
+            return tunnel
+        }
+        if slotsTaken < configuration.maxConnections {
+            begin(tunnel)
+        } else {
+            waitingTunnels.append(tunnel)
+            serveWaiting()
+        }
+        return tunnel
+    }
+
+    private func begin(_ tunnel: OriginTunnel) {
+        tunnels[ObjectIdentifier(tunnel)] = tunnel
+        let parent = configuration.parent(for: tunnel.host)
+        let request = parent.map { _ in ParentProxy.connectRequest(host: tunnel.host, port: tunnel.port) }
+        loop.resolve(host: parent?.host ?? tunnel.host, port: parent?.port ?? tunnel.port) { [weak tunnel, weak self] result in
+            guard let tunnel, let self, !tunnel.isClosed else { return }
+            switch result {
+            case .failure(let error):
+                tunnel.fail(.resolve("\(parent?.host ?? tunnel.host): \(error)"))
+            case .success(let addresses):
+                tunnel.connect(addresses[...], tunnelRequest: request, timeout: self.configuration.connectTimeout)
+            }
+        }
+    }
+
+    /// The tunnel is gone (or gave up): its slot is free.
+    func forget(_ tunnel: OriginTunnel) {
+        guard tunnels.removeValue(forKey: ObjectIdentifier(tunnel)) != nil else { return }
+        if !waiting.isEmpty || !waitingTunnels.isEmpty { serveWaiting() }
     }
 
     // MARK: redirects
@@ -290,6 +352,8 @@ package final class UpstreamClient {
             if !task.isFinished { task.fail(.closedEarly("the origin client is closing")) }
         }
         for connection in live.values { connection.close() }
+        for tunnel in Array(tunnels.values) + waitingTunnels { tunnel.close() }
+        waitingTunnels.removeAll()
         idle.removeAll()
     }
 }

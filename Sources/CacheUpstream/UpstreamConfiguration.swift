@@ -27,6 +27,14 @@ package struct UpstreamConfiguration: Sendable {
     /// Where requests may go (`--allow-origin`): checked before every hop,
     /// redirects included, so no fetch reaches a destination outside it.
     package var destinations = DestinationPolicy.any
+    /// The parent proxy origin requests go through (`--upstream-proxy`), if any.
+    package var parentProxy: ParentProxy?
+
+    /// Where a connection for `host` goes: the parent proxy's address when
+    /// it is used for `host`, else nil (straight to the origin).
+    package func parent(for host: String) -> ParentProxy? {
+        parentProxy.flatMap { $0.isUsed(for: host) ? $0 : nil }
+    }
 
     package init() {}
 }

@@ -67,12 +67,14 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     /// Ready for an exchange (the pool hands out only idle connections).
     var isIdle: Bool { machine.isIdle }
 
-    /// Connects (and for https, shakes hands over `tls`); the task runs once ready.
-    func connect(to address: SocketAddress, tls: TLSSession?, for task: UpstreamTask) {
+    /// Connects (through a parent's tunnel with `tunnelRequest`; for https,
+    /// shakes hands over `tls`); the task runs once ready.
+    func connect(to address: SocketAddress, tls: TLSSession?, tunnelRequest: [UInt8]?, for task: UpstreamTask) {
         self.task = task
         handle(.connect(request: task.request, method: task.method))
         do {
-            stream = try UpstreamStream.connect(on: loop, to: address, tls: tls, label: label, delegate: self)
+            stream = try UpstreamStream.connect(on: loop, to: address, tls: tls, label: label,
+                                                tunnelRequest: tunnelRequest, delegate: self)
         } catch {
             // No stream, so no close will be reported: report it here.
             streamDidClose(.connect("\(label): \(error)"))

@@ -97,6 +97,8 @@ package enum UpstreamHeaders {
     /// the same name; credentials stay with the origin first asked.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
                         configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
+        // Through a parent proxy an http request names its whole URL (RFC 9112 §3.2.2).
+        let absoluteForm = url.scheme == "http" && configuration.parent(for: url.host) != nil
         let sameOrigin = url.scheme == originalURL.scheme && url.host == originalURL.host && url.port == originalURL.port
         func allowed(_ name: String) -> Bool {
             sameOrigin || !credentials.contains { HTTPHeaders.sameName($0, name) }
@@ -112,7 +114,7 @@ package enum UpstreamHeaders {
         }
         out.append(contentsOf: method.utf8)
         out.append(UInt8(ascii: " "))
-        out.append(contentsOf: url.pathAndQuery.utf8)
+        out.append(contentsOf: (absoluteForm ? url.string : url.pathAndQuery).utf8)
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         line("Host", url.hostHeader)
         var hasUserAgent = false

@@ -10,6 +10,12 @@ protocol UpstreamStreamDelegate: AnyObject {
     func streamDidReachEOF()
     /// The stream is closed; the last call. The error says why, if it broke.
     func streamDidClose(_ error: UpstreamError?)
+    /// Everything written was sent (tunnels pace their source on it).
+    func streamDidDrain()
+}
+
+extension UpstreamStreamDelegate {
+    func streamDidDrain() {}
 }
 
 /// The byte stream under an upstream connection: a socket, with a TLS session
@@ -30,10 +36,15 @@ final class UpstreamStream: SocketDelegate {
     private var paused = false
     /// Why the stream broke, reported with the close.
     private var failure: UpstreamError?
+    /// Through a parent proxy: the CONNECT request sent once connected, and
+    /// its answer's bytes until its head is whole (then nil: tunnel open).
+    private var tunnelRequest: [UInt8]?
+    private var tunnelAnswer: [UInt8] = []
 
-    private init(tls: TLSSession?, label: String, delegate: UpstreamStreamDelegate) {
+    private init(tls: TLSSession?, label: String, tunnelRequest: [UInt8]?, delegate: UpstreamStreamDelegate) {
         self.tls = tls
         self.label = label
+        self.tunnelRequest = tunnelRequest
         self.delegate = delegate
         if tls != nil {
             plaintext = .allocate(byteCount: Self.plaintextBufferSize, alignment: 16)
@@ -42,11 +53,12 @@ final class UpstreamStream: SocketDelegate {
 
     deinit { plaintext?.deallocate() }
 
-    /// Opens a TCP connection to `address`; with `tls`, the handshake follows
-    /// before `streamDidConnect`.
+    /// Opens a TCP connection to `address`; with `tunnelRequest` (`address`
+    /// is a parent proxy) a CONNECT tunnel is asked for first; with `tls`,
+    /// the handshake follows before `streamDidConnect`.
     static func connect(on loop: EventLoop, to address: SocketAddress, tls: TLSSession?, label: String,
-                        delegate: UpstreamStreamDelegate) throws -> UpstreamStream {
-        let stream = UpstreamStream(tls: tls, label: label, delegate: delegate)
+                        tunnelRequest: [UInt8]? = nil, delegate: UpstreamStreamDelegate) throws -> UpstreamStream {
+        let stream = UpstreamStream(tls: tls, label: label, tunnelRequest: tunnelRequest, delegate: delegate)
         stream.socket = try Socket.connect(on: loop, to: address, delegate: stream)
         return stream
     }
@@ -84,10 +96,26 @@ final class UpstreamStream: SocketDelegate {
         flush()
     }
 
+    /// Sends bytes as they are (a tunnel's relay: no TLS of this stream).
+    func writeRaw(_ bytes: UnsafeRawBufferPointer) {
+        guard !closed else { return }
+        socket?.write(bytes)
+    }
+
+    /// Bytes written and not yet sent.
+    var queuedBytes: Int { socket?.queuedBytes ?? 0 }
+
     func close() {
         guard !closed else { return }
         closed = true
         socket?.close()
+    }
+
+    /// Closes once everything written is sent (a tunnel whose other side finished).
+    func closeAfterDrain() {
+        guard !closed else { return }
+        closed = true
+        socket?.closeAfterDrain()
     }
 
     private func fail(_ error: UpstreamError) {
@@ -144,6 +172,16 @@ final class UpstreamStream: SocketDelegate {
             delegate?.streamDidConnect(.connect("\(label): \(error)"))
             return
         }
+        if let request = tunnelRequest {
+            socket.write(request)
+            socket.startReading()
+            return  // on once the parent answers (`tunnelAnswered`)
+        }
+        connected(socket)
+    }
+
+    /// TCP (and the parent's tunnel) is up: ready, or the TLS handshake starts.
+    private func connected(_ socket: Socket) {
         guard tls != nil else {
             delegate?.streamDidConnect(nil)
             return
@@ -154,6 +192,7 @@ final class UpstreamStream: SocketDelegate {
 
     func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
         guard !closed else { return }
+        if tunnelRequest != nil { return tunnelAnswered(socket, bytes) }
         guard let tls else {
             delegate?.streamDidRead(bytes)
             return
@@ -162,8 +201,45 @@ final class UpstreamStream: SocketDelegate {
         pump()
     }
 
+    /// Bytes of the parent's answer to CONNECT: a 2xx head opens the
+    /// tunnel (what follows it belongs to the origin), anything else fails
+    /// the connect.
+    private func tunnelAnswered(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
+        tunnelAnswer.append(contentsOf: bytes)
+        guard let (status, length) = ParentProxy.connectAnswer(tunnelAnswer) else {
+            guard tunnelAnswer.count > 16 << 10 else { return }
+            return refuseTunnel(socket, "the parent proxy's answer to CONNECT is too long")
+        }
+        guard (200..<300).contains(status) else {
+            return refuseTunnel(socket, "the parent proxy answered CONNECT with \(status)")
+        }
+        let rest = Array(tunnelAnswer[length...])
+        tunnelRequest = nil
+        tunnelAnswer = []
+        if tls == nil { socket.stopReading() }  // as a direct connection: the delegate starts reading
+        connected(socket)
+        guard !rest.isEmpty, !closed else { return }
+        if let tls {
+            rest.withUnsafeBytes { tls.receive($0) }
+            pump()
+        } else {
+            rest.withUnsafeBytes { delegate?.streamDidRead($0) }
+        }
+    }
+
+    private func refuseTunnel(_ socket: Socket, _ why: String) {
+        closed = true
+        socket.close()
+        delegate?.streamDidConnect(.connect("\(label): \(why)"))
+    }
+
+    func socketDidDrain(_ socket: Socket) {
+        delegate?.streamDidDrain()
+    }
+
     func socketDidReachEOF(_ socket: Socket) {
         guard !closed else { return }
+        if tunnelRequest != nil { return refuseTunnel(socket, "the parent proxy closed the connection") }
         if let tls, !tls.isHandshakeDone {
             closed = true
             socket.close()

@@ -76,7 +76,8 @@ public struct HTTPCacheConfiguration: Sendable {
     public var revalidateAfter: Double?
     /// Reverse-proxy mode: every request path and query is mapped onto this
     /// origin ("https://media.example.com"), and CDN-Cache-Control (RFC 9213)
-    /// governs caching. Proxy URLs are then not served; /admin/ still is.
+    /// governs caching. The proxy's own routes are then under `/_httpcache/`
+    /// only (`/_httpcache/stats`, `/_httpcache/admin/…`, `/_httpcache/p/…`).
     public var origin: String?
     /// How resources are encrypted at their origins, by URL (nil: all plain).
     /// Readers and proxy clients then get plaintext; the cache keeps the
@@ -102,6 +103,13 @@ public struct HTTPCacheConfiguration: Sendable {
     /// client then reaches the origin with the configured `extraHeaders`.
     /// Without this opt-in such a server does not start.
     public var allowsLANReverseProxy = false
+    /// A parent proxy every origin request goes through ("http://host:port"):
+    /// http requests in absolute form, https ones (and CONNECT tunnels)
+    /// through its CONNECT, with TLS verified end to end with the origin.
+    /// nil (default): origins are reached directly.
+    public var upstreamProxy: String?
+    /// Hosts (and their subdomains) reached directly despite `upstreamProxy`.
+    public var noUpstreamProxyFor: [String] = []
     /// A file that gets one line per response (time, client, method, target,
     /// status, bytes sent, bytes from the origin, cache status, duration).
     public var accessLogPath: String?
@@ -167,6 +175,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.accessLogPath = accessLogPath
         // Validated by MediaCache.init (`destinationProblem`): a bad entry never gets here.
         configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .any
+        configuration.engine.upstream.parentProxy = upstreamProxy.flatMap { ParentProxy.parse($0, directHosts: noUpstreamProxyFor) }
         configuration.maxConnectionsPerClient = maxConnectionsPerClient
         configuration.serverNames = serverNames
         configuration.allowsLANReverseProxy = allowsLANReverseProxy

@@ -136,6 +136,14 @@ public struct ServeOption: Sendable {
                "Allow --origin with a LAN --host: every LAN client then reaches the origin with the configured headers.",
                \.configuration.allowsLANReverseProxy, takes: "true or false", read: { ["true": true, "yes": true, "on": true, "1": true,
                                                                                       "false": false, "no": false, "off": false, "0": false][$0.lowercased()] }),
+        option("upstream-proxy", "URL",
+               "Send origin requests through this parent proxy (http://host:port): http in absolute form, https through CONNECT.",
+               \.configuration.upstreamProxy, takes: "an http://host:port proxy URL", read: { $0 },
+               isValid: { $0.map { ParentProxy.parse($0) != nil } ?? true }),
+        list("no-upstream-proxy-for", "HOST", "A host (and its subdomains) reached without --upstream-proxy (repeatable).",
+             \.configuration.noUpstreamProxyFor, reloadable: false) {
+                 $0.isEmpty || $0.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) ? "a host name" : nil
+             },
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`

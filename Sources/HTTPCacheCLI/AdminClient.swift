@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheLoading
 import FoundationEssentials
 import Glibc
@@ -32,10 +33,12 @@ struct AdminClient {
     }
 
     /// One request on a fresh connection (Connection: close); the body on
-    /// 2xx, else the `HTTPCacheError` the proxy answered with.
+    /// 2xx, else the `HTTPCacheError` the proxy answered with. Sent under
+    /// the reserved prefix (`OwnRoutes`), which reaches the proxy itself in
+    /// every mode, a reverse proxy's included.
     func request(_ method: String, _ path: String, _ query: [String: String]) throws(HTTPCacheError) -> [UInt8] {
         let encoded = query.map { "\($0.key)=\(Self.percentEncoded($0.value))" }
-        let target = encoded.isEmpty ? path : path + "?" + encoded.joined(separator: "&")
+        let target = OwnRoutes.prefix + (encoded.isEmpty ? path : path + "?" + encoded.joined(separator: "&"))
         let head = "\(method) \(target) HTTP/1.1\r\nHost: \(address)\r\nX-HTTPCache-Token: \(token)\r\n"
             + "Content-Length: 0\r\nConnection: close\r\n\r\n"
         let response = try exchange(Array(head.utf8))

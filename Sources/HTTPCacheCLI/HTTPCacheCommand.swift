@@ -77,6 +77,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-connections-per-client"), help: .serve("max-connections-per-client"))
     var maxConnectionsPerClient: String?
     @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
+    @Option(name: .customLong("upstream-proxy"), help: .serve("upstream-proxy")) var upstreamProxy: String?
+    @Option(name: .customLong("no-upstream-proxy-for"), help: .serve("no-upstream-proxy-for")) var noUpstreamProxyFor: [String] = []
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -86,9 +88,10 @@ struct Serve: ParsableCommand {
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
-         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
+         ("upstream-proxy", upstreamProxy)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
-               ("server-name", serverName)]
+               ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }
 
     /// The settings: the binary's defaults, then every option given, each checked by `ServeOption`.

@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheIO
 @testable import CacheLoading
 import CacheStorage
 import Logging
@@ -89,6 +90,21 @@ final class HLSPlaylistTransformTests: XCTestCase {
             }
             XCTAssertEqual(String(decoding: backToOrigins, as: UTF8.self), String(decoding: resolvedInput, as: UTF8.self))
         }
+    }
+
+    /// A playlist stored gzip (object stores) is decoded, rewritten and
+    /// encoded again; a broken gzip body passes unchanged.
+    func testGzipPlaylistIsRewrittenAndStaysGzip() throws {
+        let plain = try run(transform(.proxyURLs), mediaPlaylist)
+        let stored = try XCTUnwrap(Gzip.encode(Array(mediaPlaylist.utf8)))
+        let output = transform(.proxyURLs).rewritten(stored)
+        XCTAssertTrue(Gzip.isGzip(output))
+        XCTAssertEqual(Gzip.decode(output, cap: 1 << 20).map { String(decoding: $0, as: UTF8.self) }, plain)
+        XCTAssertNotEqual(plain, mediaPlaylist)
+        let broken = Array(stored.prefix(stored.count - 9))
+        XCTAssertEqual(transform(.proxyURLs).rewritten(broken), broken)
+        let notPlaylist = try XCTUnwrap(Gzip.encode(Array("hello".utf8)))
+        XCTAssertEqual(transform(.proxyURLs).rewritten(notPlaylist), notPlaylist, "the stored bytes, unchanged")
     }
 
     func testProxyModeExactOutput() throws {

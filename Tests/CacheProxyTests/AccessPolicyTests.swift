@@ -39,6 +39,13 @@ final class AccessPolicyTests: XCTestCase {
              .misdirected),
             ("reverse, address, LAN", .init(route: .reverse, peerIsLoopback: false, host: .address), .lan, .allow),
             ("reverse, name, LAN", .init(route: .reverse, peerIsLoopback: false, host: .other), .lan, .misdirected),
+            ("tunnel, loopback", .init(route: .tunnel, peerIsLoopback: true, host: nil), .loopback, .allow),
+            ("tunnel, LAN mode", .init(route: .tunnel, peerIsLoopback: true, host: nil), .lan,
+             .forbidden("tunnels (CONNECT) are refused in LAN mode")),
+            ("tunnel, remote", .init(route: .tunnel, peerIsLoopback: false, host: nil), .loopback,
+             .forbidden("tunnels (CONNECT) are for loopback clients only")),
+            ("tunnel, other origin", .init(route: .tunnel, peerIsLoopback: true, host: nil, originAllowed: false),
+             .loopback, .forbidden("the origin is not among the allowed origins")),
         ]
         for (name, facts, mode, expected) in rows {
             XCTAssertEqual(Policy.decide(facts, mode: mode), expected, name)

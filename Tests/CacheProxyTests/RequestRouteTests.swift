@@ -25,8 +25,15 @@ final class RequestRouteTests: XCTestCase {
             (head("/x", [("Host", "a"), ("Via", "1.1 other, 1.1 \(me)")]), nil, true,
              .refuse(status: 508, reason: "Loop detected: the request already passed through this proxy"), #line),
             (head("/x", [("Host", "a"), ("Via", "1.1 other")]), nil, true, .local, #line),
-            (head("h:443", [("Host", "h:443")], method: "CONNECT"), nil, true,
-             .refuse(status: 405, reason: "CONNECT is not supported: this proxy does not tunnel"), #line),
+            (head("h:443", [("Host", "h:443")], method: "CONNECT"), nil, true, .tunnel(host: "h", port: 443), #line),
+            (head("[::1]:8443", [("Host", "[::1]:8443")], method: "CONNECT"), origin, true,
+             .tunnel(host: "::1", port: 8443), #line),
+            (head("h:443", [("Host", "h:443")], method: "CONNECT"), nil, false,
+             .refuse(status: 403, reason: "Forbidden: tunnels (CONNECT) are for loopback clients only"), #line),
+            (head("h", [("Host", "h")], method: "CONNECT"), nil, true,
+             .refuse(status: 400, reason: "Bad request: CONNECT needs host:port as its target"), #line),
+            (head("h:443/x", [("Host", "h")], method: "CONNECT"), nil, true,
+             .refuse(status: 400, reason: "Bad request: CONNECT needs host:port as its target"), #line),
             (head("http://o:8080/a?b"), nil, true, .transparent(OriginURL.parse("http://o:8080/a?b")!), #line),
             (head("http://o/a"), nil, false,
              .refuse(status: 403, reason: "Forbidden: forward-proxy use is for loopback clients only"), #line),
@@ -34,11 +41,25 @@ final class RequestRouteTests: XCTestCase {
              .refuse(status: 400, reason: "Bad request: the target is not an http or https URL"), #line),
             (head("/v/a.mp4?t=1"), origin, false,
              .transparent(OriginURL.parse("https://media.example.com/v/a.mp4?t=1")!), #line),
-            (head("/admin/cache"), origin, true, .local, #line),
+            (head("/admin/cache"), origin, true,
+             .transparent(OriginURL.parse("https://media.example.com/admin/cache")!), #line),  // the origin's path
         ]
         for (request, reverse, loopback, expected, line) in rows {
             XCTAssertEqual(RequestRoute.resolve(request, pseudonym: me, reverseOrigin: reverse, peerIsLoopback: loopback),
                            expected, request.target, line: line)
         }
+    }
+
+    /// `/_httpcache/…` is the proxy's own in every mode, a reverse proxy's included.
+    func testOwnRoutesUnderTheReservedPrefix() throws {
+        let origin = try XCTUnwrap(OriginURL.parse("https://media.example.com"))
+        XCTAssertEqual(OwnRoutes.unprefixed("/_httpcache/stats?x=1"), "/stats?x=1")
+        XCTAssertEqual(OwnRoutes.unprefixed("/_httpcache/admin/cache"), "/admin/cache")
+        XCTAssertNil(OwnRoutes.unprefixed("/_httpcachex/stats"))
+        XCTAssertNil(OwnRoutes.unprefixed("/stats"))
+        XCTAssertEqual(RequestRoute.resolve(head("/_httpcache/stats"), pseudonym: me, reverseOrigin: origin,
+                                            peerIsLoopback: true, ownRoute: true), .local)
+        XCTAssertEqual(RequestRoute.resolve(head("/stats"), pseudonym: me, reverseOrigin: origin, peerIsLoopback: true),
+                       .transparent(OriginURL.parse("https://media.example.com/stats")!))
     }
 }

@@ -197,6 +197,41 @@ final class HLSProxyTests: XCTestCase {
         }
     }
 
+    /// Issue #22: an origin that always sends its playlists gzip
+    /// (`Content-Encoding: gzip`, as object stores do): the playlist is
+    /// decoded to be rewritten, so its segments go through the cache too.
+    func testGzipPlaylistIsRewrittenOnProxyURLs() throws {
+        let directory = try TemporaryDirectory(prefix: "hls-gzip")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let origin = try NginxOrigin(root: root, extraServerConfig: "location ~ \\.m3u8$ { add_header Content-Encoding gzip; }")
+        let playlist = root.appendingPathComponent("index.m3u8")
+        try Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg.ts\n#EXT-X-ENDLIST\n".utf8).write(to: playlist)
+        let zipped = try TestTools.run("gzip", ["-n", "-f", playlist.path])
+        XCTAssertTrue(zipped.succeeded, zipped.stderr)
+        try FileManager.default.moveItem(at: root.appendingPathComponent("index.m3u8.gz"), to: playlist)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: playlist.path)
+        let segment = try TestFile.random(size: 5000, seed: 8, in: root, name: "seg.ts")
+        let cache = try openCache(directory)
+        defer { cache.close() }
+        let url = try cache.proxyURL(for: origin.url("/index.m3u8"))
+        for _ in 0..<2 {  // a miss, then a hit
+            let raw = try RawHTTPClient.get(url: url, headers: [("Accept-Encoding", "gzip")], timeout: 20)
+            XCTAssertEqual(raw.header("Content-Encoding"), "gzip")
+            XCTAssertEqual(Array(raw.body.prefix(2)), [0x1F, 0x8B], "still gzip, as the head says")
+            let out = directory.file("playlist.txt")
+            let fetched = try TestTools.run("curl", ["-sS", "-f", "--compressed", "-o", out.path, url])
+            XCTAssertTrue(fetched.succeeded, fetched.stderr)
+            let text = try String(contentsOf: out, encoding: .utf8)
+            let line = String(text.split(separator: "\n")[3])
+            XCTAssertEqual(ProxyURLPath.origin(String(line.dropFirst("http://127.0.0.1:\(cache.port!)".count))),
+                           origin.url("/seg.ts"), text)
+            XCTAssertBytes(try RawHTTPClient.get(url: line, timeout: 20).body, equal: segment)
+        }
+        XCTAssertEqual(origin.accessLog().filter { $0.uri == "/index.m3u8" }.count, 1, "the playlist was cached")
+    }
+
     func testGenericTypedPlaylistIsRecognisedByItsBody() throws {
         let directory = try TemporaryDirectory(prefix: "hls-sniff")
         defer { directory.remove() }

@@ -1,0 +1,126 @@
+/// The life of one CONNECT tunnel as a value: events of its two sides in,
+/// actions out. `Tunnel` performs them; no byte passes through here, only
+/// how many wait on each side.
+///
+/// ```
+///  connecting ──connected──▶ relaying ──either side closed, or idle──▶ closed
+///       │ failed (403/502/504 answered) ──────────────────────────────────▲
+/// ```
+///
+/// - Backpressure both ways: a side's bytes stop being read while more than
+///   `highWater` wait to go out on the other side, and are read again once
+///   that side drained.
+/// - A side that finishes sending (EOF) has the other side closed once its
+///   queue is sent: what was relayed still arrives. (TLS ends with its own
+///   close_notify, so a tunnel needs no half-open direction.)
+/// - Idle timeout: the timer ticks every `idleTimeout`; a tick that saw no
+///   byte either way since the last one closes both sides (so a tunnel idle
+///   between one and two timeouts is closed).
+package struct TunnelStateMachine {
+    package enum Side: Equatable, Sendable {
+        case client, origin
+        var other: Side { self == .client ? .origin : .client }
+    }
+
+    package enum State: Equatable, Sendable { case connecting, relaying, closed }
+
+    package enum Action: Equatable, Sendable {
+        /// Tell the client the tunnel is open (200) and hand it the connection.
+        case established
+        /// The origin could not be reached: answer the client with this status.
+        case refuse(status: Int, reason: String)
+        case startReading(Side)
+        case stopReading(Side)
+        /// Close this side once what is queued on it is sent.
+        case finish(Side)
+        /// Close this side now.
+        case close(Side)
+        case setTimer(milliseconds: UInt64)
+    }
+
+    package private(set) var state: State = .connecting
+    private let highWater: Int
+    private let idleTimeout: UInt64
+    /// Sides whose reading is paused (their bytes wait on the other side).
+    private var paused: Set<Side> = []
+    /// Sides that finished sending.
+    private var finished: Set<Side> = []
+    /// A byte went either way since the last tick.
+    private var active = false
+
+    /// - Parameters:
+    ///   - highWater: bytes waiting on one side past which the other is no longer read.
+    ///   - idleTimeout: milliseconds without a byte either way before both sides close.
+    package init(highWater: Int = 256 << 10, idleTimeout: UInt64) {
+        self.highWater = highWater
+        self.idleTimeout = idleTimeout
+    }
+
+    /// The origin connection is up.
+    package mutating func connected() -> [Action] {
+        guard state == .connecting else { return [] }
+        state = .relaying
+        return [.established, .startReading(.client), .startReading(.origin), .setTimer(milliseconds: idleTimeout)]
+    }
+
+    /// The origin connection failed; `timeout` and `forbidden` choose 504 and 403, anything else is 502.
+    package mutating func connectFailed(reason: String, timeout: Bool, forbidden: Bool) -> [Action] {
+        guard state == .connecting else { return [] }
+        state = .closed
+        let status = forbidden ? 403 : timeout ? 504 : 502
+        let title = forbidden ? "Forbidden" : timeout ? "Gateway timeout" : "Bad gateway"
+        return [.refuse(status: status, reason: "\(title): \(reason)\n")]
+    }
+
+    /// Bytes read from `side` were queued on the other side, where `queued` now wait.
+    package mutating func relayed(from side: Side, queued: Int) -> [Action] {
+        guard state == .relaying else { return [] }
+        active = true
+        guard queued > highWater, !paused.contains(side) else { return [] }
+        paused.insert(side)
+        return [.stopReading(side)]
+    }
+
+    /// Everything queued on `side` was sent: the other side is read again.
+    package mutating func drained(_ side: Side) -> [Action] {
+        guard state == .relaying else { return [] }
+        active = true
+        let source = side.other
+        guard paused.contains(source), !finished.contains(source) else { return [] }
+        paused.remove(source)
+        return [.startReading(source)]
+    }
+
+    /// `side` finished sending.
+    package mutating func peerFinished(_ side: Side) -> [Action] {
+        guard state == .relaying, !finished.contains(side) else { return [] }
+        finished.insert(side)
+        return [.finish(side.other)]
+    }
+
+    /// `side` is gone: the other goes once its queue is sent.
+    package mutating func closed(_ side: Side) -> [Action] {
+        switch state {
+        case .closed:
+            return []
+        case .connecting:
+            // The client left while the origin was being reached.
+            state = .closed
+            return side == .client ? [.close(.origin)] : []
+        case .relaying:
+            state = .closed
+            return [.finish(side.other)]
+        }
+    }
+
+    /// The idle timer ticked.
+    package mutating func timerFired() -> [Action] {
+        guard state == .relaying else { return [] }
+        guard active else {
+            state = .closed
+            return [.close(.client), .close(.origin)]
+        }
+        active = false
+        return [.setTimer(milliseconds: idleTimeout)]
+    }
+}

@@ -1,0 +1,56 @@
+import CacheHTTP
+
+/// A parent proxy origin requests go through (`--upstream-proxy`): http
+/// requests in absolute form (RFC 9112 §3.2.2), https ones (and client
+/// tunnels) through a `CONNECT` tunnel, so TLS still runs end to end with
+/// the origin and its certificate is verified by this proxy. Hosts named in
+/// `directHosts` (`--no-upstream-proxy-for`) are reached directly. Pure.
+package struct ParentProxy: Sendable, Equatable {
+    /// Where the parent listens (IPv6 literals without brackets).
+    package let host: String
+    package let port: Int
+    /// Lowercased names (and literals) reached without the parent; a name
+    /// also covers its subdomains, as `no_proxy` does.
+    package var directHosts: [String]
+
+    /// `http://host[:port][/]` (port 80 when absent); nil for anything else
+    /// (https to the parent, paths, credentials are not supported).
+    package static func parse(_ text: String, directHosts: [String] = []) -> ParentProxy? {
+        guard let url = OriginURL.parse(text), url.scheme == "http", url.pathAndQuery == "/",
+              !text.contains("@") else { return nil }
+        return ParentProxy(host: url.host, port: url.port, directHosts: directHosts)
+    }
+
+    package init(host: String, port: Int, directHosts: [String] = []) {
+        self.host = host
+        self.port = port
+        self.directHosts = directHosts.map { name in
+            var name = Substring(name.lowercased())
+            if name.hasPrefix("[") && name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+            if name.hasPrefix(".") { name = name.dropFirst() }
+            return String(name)
+        }
+    }
+
+    /// Whether a request to `host` (lowercase, as `OriginURL` keeps it) goes through the parent.
+    package func isUsed(for host: String) -> Bool {
+        !directHosts.contains { host == $0 || host.hasSuffix("." + $0) }
+    }
+
+    /// The CONNECT request that asks the parent for a tunnel to `host:port`.
+    package static func connectRequest(host: String, port: Int) -> [UInt8] {
+        let authority = (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
+        return Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+    }
+
+    /// The status of a CONNECT answer once its head is whole: nil while
+    /// incomplete, else the status (0 when unreadable) and where the head ends.
+    package static func connectAnswer(_ bytes: [UInt8]) -> (status: Int, headLength: Int)? {
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
+        let line = bytes[..<end.lowerBound].prefix { $0 != 13 }
+        let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 2)
+        guard parts.count >= 2, parts[0].starts(with: "HTTP/1.".utf8),
+              let status = Int(String(decoding: parts[1], as: UTF8.self)) else { return (0, end.upperBound) }
+        return (status, end.upperBound)
+    }
+}
