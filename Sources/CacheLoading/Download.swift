@@ -165,12 +165,24 @@ final class Download: UpstreamResponseDelegate {
             let metadata = state.resource.metadata
             state.resource.setInfo(totalLength: length, contentType: metadata.contentType,
                                    etag: metadata.etag, lastModified: metadata.lastModified)
+            keepIfEmpty()
             ended()
-        case .completed?, .failed?:
+        case .completed?:
+            keepIfEmpty()
+            ended()
+        case .failed?:
             ended()
         case nil:
             break
         }
+    }
+
+    /// A complete empty body (a 204, an empty 200) writes no byte, so no
+    /// data file would list it in the index: its (empty) file is made here.
+    private func keepIfEmpty() {
+        let resource = state.resource
+        guard resource.totalLength == 0, !resource.isTransient, !isPassThrough else { return }
+        _ = try? resource.dataFile()
     }
 
     // MARK: passing bytes through (the disk is full)

@@ -133,7 +133,7 @@ package struct DownloadStateMachine {
             state = .finished(nil)
             return [.notModified, .finish]
         case 201..<600 where storesStatus && isProbe && known == nil && head.status != 304 && head.status != 416:
-            return accept200(head, known: nil)
+            return accept200(head, known: nil, bodiless: head.status == 204)
         default:
             state = .errorBody(status: head.status, collected: 0)
             return [.collectErrorBody]
@@ -171,9 +171,10 @@ package struct DownloadStateMachine {
         return actions
     }
 
-    private mutating func accept200(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+    private mutating func accept200(_ head: HTTPResponseHead, known: Known?, bodiless: Bool = false) -> [HeadAction] {
         // The origin ignored Range: the body is the whole resource. Cache all of it.
-        let length = head.headers["content-length"].flatMap { Int64($0) }
+        // A 204 has none, whatever it says (RFC 9110 §15.3.5).
+        let length = bodiless ? 0 : head.headers["content-length"].flatMap { Int64($0) }
         var actions = compare(head, totalLength: length, known: known)
         if isFinished { return actions }
         if request == .validation {

@@ -236,7 +236,7 @@ package final class Loader {
         guard !resource.isBusy else { return }
         // The state of a cached resource that may be shared stays for its next
         // request (a hit then allocates no state and changes no map), up to a bound.
-        if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.available.isEmpty,
+        if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.holdsNothing,
            states.count <= Self.idleStatesKept {
             return
         }

@@ -79,7 +79,9 @@ package struct ResponsePlan: Equatable, Sendable {
         totalLength = info.totalLength
         chunked = false
         keepAlive = request.keepAlive
-        if status != 200, let total = info.totalLength {
+        if status == 204 || status == 304 {
+            body = 0..<0  // never a body, nor its framing
+        } else if status != 200, let total = info.totalLength {
             // Range applies to a 200's representation only (RFC 9110 §14.2).
             body = 0..<total
         } else if let total = info.totalLength {
