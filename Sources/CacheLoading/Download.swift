@@ -25,9 +25,14 @@ final class Download: UpstreamResponseDelegate {
     let clientHeaders: HTTPHeaders
     /// When the request was sent (RFC 9111 §4.2.3 request_time), in seconds.
     let requestTime: Int64
+    /// For the forward and reverse modes: any storable status is kept and the
+    /// content types of `--cache-types` (or all) are (see `LoaderPolicy.keeps`).
+    let transparent: Bool
 
-    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders()) {
+    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders(),
+         transparent: Bool = false) {
         self.id = id
+        self.transparent = transparent
         self.state = state
         self.loader = loader
         self.clientHeaders = clientHeaders
@@ -65,7 +70,10 @@ final class Download: UpstreamResponseDelegate {
             ? DownloadStateMachine.Known(totalLength: resource.totalLength, etag: resource.metadata.etag,
                                          lastModified: resource.metadata.lastModified)
             : nil
-        let actions = machine.head(head, known: known)
+        state.lastOriginStatus = head.status
+        let storesStatus = transparent && head.status != 200 && head.status != 206
+            && loader.mayStore(head, request: clientHeaders)
+        let actions = machine.head(head, known: known, storesStatus: storesStatus)
         // Every request carries Range: a 206 shows the origin serves ranges, a
         // 200 of the same version that it does not (If-Range explains a 200
         // only for a new version, which the machine reports as changed).
@@ -82,7 +90,7 @@ final class Download: UpstreamResponseDelegate {
                 loader.adoptHead(state, response: head, request: clientHeaders, requestTime: requestTime)
                 state.headKnown = true
                 resource.validatedAt = loader.store.clock()
-                loader.classify(state)
+                loader.classify(state, transparent: transparent)
             case .confirmed:
                 resource.validatedAt = loader.store.clock()
                 if isValidation { loader.refreshHead(state, with: head, requestTime: requestTime) }
@@ -157,12 +165,24 @@ final class Download: UpstreamResponseDelegate {
             let metadata = state.resource.metadata
             state.resource.setInfo(totalLength: length, contentType: metadata.contentType,
                                    etag: metadata.etag, lastModified: metadata.lastModified)
+            keepIfEmpty()
             ended()
-        case .completed?, .failed?:
+        case .completed?:
+            keepIfEmpty()
+            ended()
+        case .failed?:
             ended()
         case nil:
             break
         }
+    }
+
+    /// A complete empty body (a 204, an empty 200) writes no byte, so no
+    /// data file would list it in the index: its (empty) file is made here.
+    private func keepIfEmpty() {
+        let resource = state.resource
+        guard resource.totalLength == 0, !resource.isTransient, !isPassThrough else { return }
+        _ = try? resource.dataFile()
     }
 
     // MARK: passing bytes through (the disk is full)

@@ -7,6 +7,7 @@ import CacheHTTP
 ///               206 as asked / 200 / 416 (probe)
 ///  awaitingHead ───────────────────────────────▶ receiving ──all bytes──▶ finished
 ///       │ other status ──▶ errorBody ──end──▶ finished(originStatus)        ▲
+///       │ other storable status (probe) ──▶ receiving, the whole body       │
 ///       │ wrong Content-Range, version changed ──▶ finished(failure) ───────┤
 ///       │ validation (a 1-byte check) accepted ──▶ finished ────────────────┤
 ///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
@@ -118,8 +119,10 @@ package struct DownloadStateMachine {
         state = .receiving(position: position, end: offset, responseEnd: responseEnd)
     }
 
-    /// The response head (redirects already followed).
-    package mutating func head(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+    /// The response head (redirects already followed). `storesStatus`: the
+    /// head's status is not 200/206 but the cache may store it (RFC 9111 §3,
+    /// the driver decides): a first request keeps its whole body like a 200's.
+    package mutating func head(_ head: HTTPResponseHead, known: Known?, storesStatus: Bool = false) -> [HeadAction] {
         guard !isFinished, pendingRange || state == .awaitingHead else { return [] }
         pendingRange = false
         switch head.status {
@@ -129,6 +132,8 @@ package struct DownloadStateMachine {
         case 304 where request == .validation && known != nil:
             state = .finished(nil)
             return [.notModified, .finish]
+        case 201..<600 where storesStatus && isProbe && known == nil && head.status != 304 && head.status != 416:
+            return accept200(head, known: nil, bodiless: head.status == 204)
         default:
             state = .errorBody(status: head.status, collected: 0)
             return [.collectErrorBody]
@@ -166,9 +171,10 @@ package struct DownloadStateMachine {
         return actions
     }
 
-    private mutating func accept200(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
+    private mutating func accept200(_ head: HTTPResponseHead, known: Known?, bodiless: Bool = false) -> [HeadAction] {
         // The origin ignored Range: the body is the whole resource. Cache all of it.
-        let length = head.headers["content-length"].flatMap { Int64($0) }
+        // A 204 has none, whatever it says (RFC 9110 §15.3.5).
+        let length = bodiless ? 0 : head.headers["content-length"].flatMap { Int64($0) }
         var actions = compare(head, totalLength: length, known: known)
         if isFinished { return actions }
         if request == .validation {

@@ -49,9 +49,13 @@ package struct ContentInfo: Sendable {
         let headers: HTTPHeaders
         let replayedLines: [UInt8]?
         let age: Int?
+        let status: Int
+        let ttl: Int?
 
         init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
-             headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?) {
+             headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?, status: Int = 200, ttl: Int? = nil) {
+            self.status = status
+            self.ttl = ttl
             self.totalLength = totalLength
             self.contentType = contentType
             self.etag = etag
@@ -73,11 +77,23 @@ package struct ContentInfo: Sendable {
     /// A copy of the box with one field changed.
     private mutating func change(totalLength: Int64?? = nil, contentType: String?? = nil, etag: String?? = nil,
                                  lastModified: String?? = nil, headers: HTTPHeaders? = nil,
-                                 replayedLines: [UInt8]?? = nil, age: Int?? = nil) {
+                                 replayedLines: [UInt8]?? = nil, age: Int?? = nil, status: Int? = nil,
+                                 ttl: Int?? = nil) {
         box = Box(totalLength: totalLength ?? box.totalLength, contentType: contentType ?? box.contentType,
                   etag: etag ?? box.etag, lastModified: lastModified ?? box.lastModified,
                   headers: headers ?? box.headers, replayedLines: replayedLines ?? box.replayedLines,
-                  age: age ?? box.age)
+                  age: age ?? box.age, status: status ?? box.status, ttl: ttl ?? box.ttl)
+    }
+
+    /// Seconds the stored response stays fresh from now (negative: stale),
+    /// for Cache-Status's ttl (RFC 9211 §2.5).
+    package var ttl: Int? { box.ttl }
+
+    /// The stored response's status: 200, or another the forward and
+    /// reverse modes stored (a 404, a redirect…), replayed whole.
+    package var status: Int {
+        get { box.status }
+        set { change(status: newValue) }
     }
 
     /// Nil while the origin sends a body of unknown length.
@@ -117,7 +133,8 @@ package struct ContentInfo: Sendable {
     }
 
     /// The served fields in one change (a hit sets all three).
-    package mutating func setServing(headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?) {
-        change(headers: headers, replayedLines: .some(replayedLines), age: .some(age))
+    package mutating func setServing(headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?, status: Int = 200,
+                                     ttl: Int? = nil) {
+        change(headers: headers, replayedLines: .some(replayedLines), age: .some(age), status: status, ttl: .some(ttl))
     }
 }

@@ -51,7 +51,8 @@ extension Loader {
             if kept { resource.derived.serving = made }
             return made
         }()
-        let age = freshnessFacts(resource, head).age(now: Int(nowSeconds))
+        let facts = freshnessFacts(resource, head)
+        let age = facts.age(now: Int(nowSeconds))
         let fields: HTTPHeaders
         if let aged = resource.derived.servingAged, aged.age == age {
             fields = aged.fields
@@ -61,7 +62,8 @@ extension Loader {
             if kept { resource.derived.servingAged = (age, withAge) }
             fields = withAge
         }
-        info.setServing(headers: fields, replayedLines: serving.lines, age: age)
+        info.setServing(headers: fields, replayedLines: serving.lines, age: age, status: stored.status,
+                        ttl: facts.lifetime - age)
         return info
     }
 
@@ -73,6 +75,14 @@ extension Loader {
         let facts = Freshness.Facts(head, options: policy.cache)
         if resource.metadata.head != nil { resource.derived.freshness = facts }
         return facts
+    }
+
+    /// Whether `state`'s stored response is fresh now (RFC 9111 §4.2).
+    func isFresh(_ state: ResourceState) -> Bool {
+        let stored = storedHead(state.resource)
+        guard !stored.invalidated else { return false }
+        let facts = freshnessFacts(state.resource, stored.policyHead)
+        return facts.lifetime > facts.age(now: Int(nowSeconds))
     }
 
     /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
@@ -144,13 +154,22 @@ extension Loader {
         let stored = Self.storedForm(response, request: request, requestTime: requestTime, responseTime: nowSeconds,
                                      options: policy.cache)
         state.resource.setStoredHead(stored)
-        let decision = Storability.decide(method: "GET", requestHeaders: request, status: 200,
+        // A 206 is part of a 200's representation (RFC 9111 §3.3).
+        let decision = Storability.decide(method: "GET", requestHeaders: request,
+                                          status: response.status == 206 ? 200 : response.status,
                                           responseHeaders: response.headers, options: policy.cache)
         if case .doNotStore(let reason) = decision {
             logger.info("not storing", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
             state.notShared = true
             state.resource.makeTransient()
         }
+    }
+
+    /// Whether a shared cache may store `response` to a GET with `request`
+    /// fields (RFC 9111 §3).
+    func mayStore(_ response: HTTPResponseHead, request: HTTPHeaders) -> Bool {
+        Storability.decide(method: "GET", requestHeaders: request, status: response.status,
+                           responseHeaders: response.headers, options: policy.cache).isStorable
     }
 
     /// A 304 (or an unchanged full response) to a revalidation: the stored

@@ -67,8 +67,10 @@ package final class Loader {
         resource.users += 1
         resource.touch()
         if !background { gauge.opened() }
-        return ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
-                              request: request)
+        let reader = ResourceReader(loader: self, state: state, spec: spec, fields: fields, background: background,
+                                    request: request)
+        reader.otherVariantStored = stored != nil && resource !== stored
+        return reader
     }
 
     /// The one check of the cached version that readers of a resource share.
@@ -82,7 +84,9 @@ package final class Loader {
                        request clientHeaders: HTTPHeaders = HTTPHeaders(),
                        followsRedirects: Bool = true) -> Download {
         nextDownloadID += 1
-        let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders)
+        // Redirects are relayed, not followed, exactly in the forward and reverse modes.
+        let download = Download(id: nextDownloadID, state: state, request: request, loader: self,
+                                clientHeaders: clientHeaders, transparent: !followsRedirects)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
             for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
@@ -129,14 +133,14 @@ package final class Loader {
     }
 
     /// Decides, once the origin described a new resource, whether it is kept.
-    func classify(_ state: ResourceState) {
+    func classify(_ state: ResourceState, transparent: Bool = false) {
         let resource = state.resource
         // The query decides; the whole URL is only built for the log.
         var url: String { state.originURL?.string ?? resource.url }
         if Self.isBlockingReload(state.originURL?.pathAndQuery ?? resource.url) {
             logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
             resource.makeTransient()
-        } else if !policy.cacheable(resource.metadata.contentType) {
+        } else if !policy.keeps(contentType: resource.metadata.contentType, transparent: transparent) {
             logger.info("not caching: the content type is outside the policy", metadata: [
                 "url": "\(url)", "type": "\(resource.metadata.contentType ?? "none")"])
             resource.makeTransient()
@@ -232,7 +236,7 @@ package final class Loader {
         guard !resource.isBusy else { return }
         // The state of a cached resource that may be shared stays for its next
         // request (a hit then allocates no state and changes no map), up to a bound.
-        if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.available.isEmpty,
+        if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.holdsNothing,
            states.count <= Self.idleStatesKept {
             return
         }

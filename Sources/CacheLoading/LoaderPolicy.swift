@@ -4,12 +4,22 @@ import CacheHTTP
 package struct LoaderPolicy: Sendable {
     /// Whether responses of a content type are cached (others are proxied, not kept).
     package var cacheable: @Sendable (String?) -> Bool = LoaderPolicy.defaultCacheable
+    /// `--cache-types`: the one choice for every mode when set; unset, proxy
+    /// URLs keep what `cacheable` allows and the forward and reverse modes
+    /// whatever RFC 9111 allows.
+    package var cacheTypes: CacheTypes?
     /// The freshness rules of RFC 9111 this cache applies (heuristic bounds,
     /// CDN-Cache-Control in reverse-proxy mode).
     package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)
     /// This proxy's Via pseudonym (RFC 9110 §7.6.3): added to requests and
     /// responses, and a request already carrying it is a loop.
     package var viaPseudonym = Intermediary.pseudonym(id: UInt32.random(in: 0...UInt32.max))
+
+    /// Whether a response of this content type is kept, for a proxy URL
+    /// (`transparent` false) or the forward and reverse modes.
+    package func keeps(contentType: String?, transparent: Bool) -> Bool {
+        (cacheTypes ?? (transparent ? .all : .media)).allows(contentType, media: cacheable)
+    }
 
     /// Seconds a response without explicit freshness stays fresh at least.
     package static let defaultHeuristicMinimum = 300

@@ -9,7 +9,8 @@ package enum Preconditions {
 
     /// 304 or 412 when the request's preconditions say so, nil to answer normally.
     package static func answer(_ request: BodyRequest, info: ContentInfo, date: String) -> (status: Int, head: [UInt8])? {
-        guard request.preconditions.count > 0 else { return nil }
+        // Preconditions apply to a 2xx the server would send (RFC 9110 §13.2.1): a stored 200 only.
+        guard request.preconditions.count > 0, info.status == 200 else { return nil }
         let method = request.isHead ? "HEAD" : "GET"
         switch ConditionalRequest.evaluate(method: method, requestHeaders: request.preconditions,
                                            etag: info.etag, lastModified: info.lastModified) {

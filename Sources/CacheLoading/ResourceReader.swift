@@ -56,6 +56,15 @@ package final class ResourceReader {
     package var followsRedirects = true
     /// A preload's reader: it yields to readers serving clients.
     let background: Bool
+    /// Why this reader's head needed the origin, for Cache-Status (RFC 9211);
+    /// nil when the stored response answered.
+    package private(set) var forwardReason: CacheStatusField.Forward?
+    /// The head came from another request's origin exchange, joined.
+    package private(set) var collapsed = false
+    /// Another variant (Vary) of the URL is stored: a miss is a vary-miss.
+    var otherVariantStored = false
+    /// The status of the origin's latest answer for this resource.
+    package var forwardStatus: Int? { state.lastOriginStatus }
 
     init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
          request: HTTPHeaders = HTTPHeaders()) {
@@ -86,6 +95,8 @@ package final class ResourceReader {
                 _ = loader.validation(for: state, headers: fields.headers, request: request,
                                       followsRedirects: followsRedirects)
             case .revalidate:
+                forwardReason = loader.isFresh(state) ? .request : .stale
+                collapsed = state.validation != nil
                 let validation = loader.validation(for: state, headers: fields.headers, request: request,
                                                    followsRedirects: followsRedirects)
                 join(validation)
@@ -99,7 +110,9 @@ package final class ResourceReader {
             delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             return
         }
+        forwardReason = otherVariantStored ? .varyMiss : .uriMiss
         if let probe = state.probe {
+            collapsed = true
             join(probe)
             awaited = probe
         } else {

@@ -61,7 +61,7 @@ package struct BodyRequest: Sendable {
 /// and framing. Pure: the proxy and the in-process reader both plan with it,
 /// so Range, If-Range and unknown lengths mean the same everywhere.
 package struct ResponsePlan: Equatable, Sendable {
-    /// 200, 206 or 416.
+    /// 200, 206 or 416; or a stored other status (`ContentInfo.status`), whole.
     package var status: Int
     /// The body's bytes in the representation; upper bound `Int64.max` while
     /// the length is unknown (the body then ends where the origin's does).
@@ -75,11 +75,16 @@ package struct ResponsePlan: Equatable, Sendable {
     package var sendsBody: Bool
 
     package init(_ request: BodyRequest, info: ContentInfo) {
-        status = 200
+        status = info.status
         totalLength = info.totalLength
         chunked = false
         keepAlive = request.keepAlive
-        if let total = info.totalLength {
+        if status == 204 || status == 304 {
+            body = 0..<0  // never a body, nor its framing
+        } else if status != 200, let total = info.totalLength {
+            // Range applies to a 200's representation only (RFC 9110 §14.2).
+            body = 0..<total
+        } else if let total = info.totalLength {
             body = 0..<total
             if let spec = request.range, Self.honoursRange(request, info) {
                 if let range = spec.resolve(length: total) {
@@ -97,7 +102,7 @@ package struct ResponsePlan: Equatable, Sendable {
             body = 0..<Int64.max
             if request.isHTTP10 { keepAlive = false } else { chunked = true }
         }
-        sendsBody = !request.isHead && status != 416 && !body.isEmpty
+        sendsBody = !request.isHead && status != 416 && status != 204 && status != 304 && !body.isEmpty
     }
 
     /// The bytes `spec` selects before the length is known (nil for a suffix).
@@ -138,19 +143,21 @@ package struct ResponsePlan: Equatable, Sendable {
                       middle: MiddleLines? = nil) -> [UInt8] {
         var head = HeadBuilder(status: status, capacity: middle.map { $0.bytes.count + 192 } ?? 384)
         head.add("Server", "HTTPCache")
-        if let middle, status != 416 {
+        if let middle, status == 200 || status == 206 {
             if !middle.hasDate { head.add("Date", date) }
             head.append(lines: middle.bytes)
         } else {
             // The stored Date is replayed with an Age (RFC 9111 §4, §5.1).
             head.add("Date", info.headers["Date"] ?? date)
-            Self.writeMiddle(into: &head, info, contentType: status != 416)
+            // A stored 204 or redirect without a type gets none (its fields as the origin sent them).
+            Self.writeMiddle(into: &head, info, contentType: status != 416 && (info.status == 200 || info.contentType != nil))
         }
         for (name, value) in extra { head.add(name, value) }
         if let total = totalLength {
             if status == 206 { head.addContentRange(body, total: total) }
             if status == 416 { head.addUnsatisfiedRange(total: total) }
-            head.add("Content-Length", decimal: Int64(body.count))
+            // A 204 has no body and states no length of one (RFC 9110 §8.6).
+            if status != 204 { head.add("Content-Length", decimal: Int64(body.count)) }
         }
         if chunked { head.add("Transfer-Encoding", "chunked") }
         head.add("Connection", keepAlive ? "keep-alive" : "close")
@@ -185,7 +192,7 @@ package struct ResponsePlan: Equatable, Sendable {
                 head.add(name: field.name, field.value)
             }
         }
-        head.add("Accept-Ranges", "bytes")
+        if info.status == 200 { head.add("Accept-Ranges", "bytes") }
         if let etag = info.etag { head.add("ETag", etag) }
         if let lastModified = info.lastModified { head.add("Last-Modified", lastModified) }
     }

@@ -19,7 +19,7 @@ enum ErrorResponse {
 
     /// `via` is this proxy's Via member, added after the origin's (RFC 9110 §7.6.3).
     static func bytes(for error: LoadError, url: String, keepAlive: Bool, includeBody: Bool, date: String,
-                      logger: Logger, via: String? = nil) -> [UInt8] {
+                      logger: Logger, via: String? = nil, cacheStatus: String? = nil) -> [UInt8] {
         let status: Int
         var body: [UInt8]
         var contentType = "text/plain; charset=utf-8"
@@ -65,6 +65,7 @@ enum ErrorResponse {
         if !bodiless { head.add("Content-Type", contentType) }
         for field in relayed { head.add(name: field.name, field.value) }
         if let via { head.add("Via", via) }
+        if let cacheStatus { head.add("Cache-Status", cacheStatus) }
         if !bodiless { head.add("Content-Length", decimal: Int64(body.count)) }
         head.add("Connection", keepAlive ? "keep-alive" : "close")
         var bytes = head.finish()

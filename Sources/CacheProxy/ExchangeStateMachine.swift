@@ -57,6 +57,9 @@ package struct ExchangeStateMachine {
 
     package private(set) var state: State = .awaitingContent
     private let request: BodyRequest
+    /// The Cache-Status value (RFC 9211) the response head carries, set by
+    /// the driver before `.content`.
+    package var cacheStatus: String?
 
     package init(request: BodyRequest) {
         self.request = request
@@ -131,10 +134,14 @@ package struct ExchangeStateMachine {
         if !transformed, let answer = Preconditions.answer(request, info: info, date: date) {
             // The client's validators match the stored response: 304 or 412, no body.
             state = .done
-            return [.write(answer.head), .finish(keepAlive: request.keepAlive)]
+            let head = cacheStatus.map { CacheStatusField.inserting($0, into: answer.head) } ?? answer.head
+            return [.write(head), .finish(keepAlive: request.keepAlive)]
         }
         let plan = ResponsePlan(request, info: info)
-        let head = plan.head(info, date: date, middle: transformed ? nil : middle)
+        var extra: [(StaticString, String)] = []
+        if let cacheStatus { extra.append(("Cache-Status", cacheStatus)) }
+        let head = plan.head(info, date: date, extra: extra,
+                             middle: transformed ? nil : middle)
         guard plan.sendsBody else {
             state = .done
             return [.write(head), .finish(keepAlive: plan.keepAlive)]

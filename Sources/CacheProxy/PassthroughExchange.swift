@@ -73,6 +73,13 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
             .serialized())
     }
 
+    /// A pass-through is a forward for its method, or (a HEAD of something
+    /// not stored) a miss of the URI; never stored.
+    private var cacheStatus: CacheStatusField {
+        CacheStatusField(forward: Self.safeMethods.contains(request.method) ? .uriMiss : .method,
+                         forwardStatus: status == 0 ? nil : status)
+    }
+
     func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
         guard !released else { return }
         status = head.status
@@ -94,6 +101,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
         }
         headers = Intermediary.appendingVia(headers, receivedWith: head.version,
                                             pseudonym: server.loader.policy.viaPseudonym)
+        headers.add("Cache-Status", cacheStatus.value(name: server.cacheStatusName))
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
         connection.write(HTTPResponseHead(version: .http11, status: status, reason: head.reason, headers: headers)
             .serialized())
@@ -130,7 +138,8 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
             connection.write(ErrorResponse.bytes(for: failure, url: url.string, keepAlive: keepAlive,
                                                  includeBody: request.method != "HEAD", date: server.heads.date(),
                                                  logger: server.logger,
-                                                 via: "1.1 " + server.loader.policy.viaPseudonym))
+                                                 via: "1.1 " + server.loader.policy.viaPseudonym,
+                                                 cacheStatus: cacheStatus.value(name: server.cacheStatusName)))
             return connection.exchangeFinished(keepAlive: keepAlive)
         }
         if chunked { connection.write(Array("0\r\n\r\n".utf8)) }

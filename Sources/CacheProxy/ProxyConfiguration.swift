@@ -30,6 +30,8 @@ package struct ProxyConfiguration: Sendable {
     package var allowsLANReverseProxy = false
     /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
+    /// This cache's name in the Cache-Status field of every response (RFC 9211).
+    package var cacheStatusName = "httpcache"
     /// Reverse-proxy mode: every request path and query maps onto this
     /// origin (CDN-Cache-Control then applies, RFC 9213).
     package var reverseOrigin: OriginURL?

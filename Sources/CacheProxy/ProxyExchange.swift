@@ -73,6 +73,7 @@ final class ProxyExchange: BodySink {
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
+        machine.cacheStatus = CacheStatusField(hit: true, ttl: hit.info.ttl).value(name: server.cacheStatusName)
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 
@@ -135,7 +136,9 @@ final class ProxyExchange: BodySink {
     func bodyHead(_ result: Result<ContentInfo, LoadError>) {
         switch result {
         case .success(let info):
-            raise(.content(info, transformed: !(source?.transform.isNone ?? true), date: server.heads.date()))
+            let transformed = !(source?.transform.isNone ?? true)
+            machine.cacheStatus = cacheStatusField(info, transformed: transformed).value(name: server.cacheStatusName)
+            raise(.content(info, transformed: transformed, date: server.heads.date()))
         case .failure(let error):
             raise(.contentFailed(error))
         }
@@ -209,10 +212,13 @@ final class ProxyExchange: BodySink {
             case .respondError(let error):
                 status = ErrorResponse.status(for: error)
                 closeReader()
+                var field = CacheStatusField(forward: reader?.forwardReason ?? .bypass)
+                if case .originStatus(let originStatus, _, _) = error { field.forwardStatus = originStatus }
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
                                                      logger: server.logger,
-                                                     via: "1.1 " + server.viaPseudonym))
+                                                     via: "1.1 " + server.viaPseudonym,
+                                                     cacheStatus: field.value(name: server.cacheStatusName)))
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):
@@ -224,6 +230,24 @@ final class ProxyExchange: BodySink {
                 connection.abort()
             }
         }
+    }
+
+    /// How the cache answered (RFC 9211): from the origin for the reader's
+    /// reason, else a hit when every byte the response needs is stored, a
+    /// partial forward when some are missing.
+    private func cacheStatusField(_ info: ContentInfo, transformed: Bool) -> CacheStatusField {
+        guard let reader else { return CacheStatusField(hit: true, ttl: info.ttl) }
+        let kept = !reader.resource.isTransient
+        if let reason = reader.forwardReason {
+            return CacheStatusField(forward: reason, forwardStatus: reader.forwardStatus, ttl: kept ? info.ttl : nil,
+                                    stored: kept, collapsed: reader.collapsed)
+        }
+        let total = info.totalLength ?? Int64.max
+        let needed = transformed ? 0..<total : ResponsePlan(bodyRequest, info: info).body.clamped(to: 0..<total)
+        if !needed.isEmpty, !reader.resource.available.covers(needed) {
+            return CacheStatusField(forward: .partial, ttl: info.ttl, stored: kept)
+        }
+        return CacheStatusField(hit: true, ttl: info.ttl)
     }
 
     /// Whether the resource is an HLS playlist, decided once per version

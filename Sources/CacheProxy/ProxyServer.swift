@@ -42,6 +42,8 @@ package final class ProxyServer {
     package let access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String
+    /// This cache's name in Cache-Status (RFC 9211).
+    var cacheStatusName: String { configuration.cacheStatusName }
     /// Every loop's server by shard, this one included (see `join(_:)`).
     private(set) var peers: [LoopLink] = []
     /// Copies of plain hits: of its own resources, made here (its hits skip
@@ -83,6 +85,7 @@ package final class ProxyServer {
         let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)
         viaPseudonym = engine.configuration.policy.viaPseudonym
+        heads.bypassStatus = CacheStatusField.bypass.value(name: configuration.cacheStatusName)
         connectionSettings = configuration.connection
         let softLimit = configuration.ownsProcess ? FileLimit.raiseToHard() : FileLimit.soft()
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)

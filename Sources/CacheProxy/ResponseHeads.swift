@@ -5,6 +5,8 @@ import Glibc
 struct ResponseHeads {
     private var dateSecond = -1
     private var dateValue = ""
+    /// The Cache-Status of a response the cache did not take part in (RFC 9211).
+    var bypassStatus = CacheStatusField.bypass.value(name: "httpcache")
 
     mutating func date() -> String {
         let now = time(nil)
@@ -22,6 +24,7 @@ struct ResponseHeads {
         headers.add("Server", "HTTPCache")
         headers.add("Date", date())
         for (name, value) in extra { headers.add(name, value) }
+        headers.add("Cache-Status", bypassStatus)
         headers.add("Content-Type", contentType)
         headers.add("Content-Length", String(body.utf8.count))
         headers.add("Connection", keepAlive ? "keep-alive" : "close")

@@ -17,6 +17,9 @@ package final class Resource {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
     @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
     @exclusivity(unchecked) package private(set) var available: RangeSet
+    /// No byte stored, and not a complete empty body (a stored 204 or empty
+    /// 200 is kept: its head is the response): nothing worth keeping.
+    package var holdsNothing: Bool { available.isEmpty && totalLength != 0 }
     /// Readers and downloads using the resource; in use means not evictable.
     @exclusivity(unchecked) package var users = 0 {
         didSet { if users == 0 && leases == 0 { store.resourceBecameIdle(self) } }

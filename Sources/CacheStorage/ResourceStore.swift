@@ -188,7 +188,7 @@ package final class ResourceStore {
     /// Idle, nothing pending: only the index needs to know it.
     private func isReleasable(_ resource: Resource) -> Bool {
         !resource.isBusy && resource.onDisk && !resource.isTransient && !resource.needsFlush && !resource.flushing
-            && !resource.flushQueued && !resource.flushAgain && !resource.available.isEmpty
+            && !resource.flushQueued && !resource.flushAgain && !resource.holdsNothing
     }
 
     private func release(_ resource: Resource) {
@@ -422,10 +422,10 @@ package final class ResourceStore {
     private var isOverLimit: Bool { group.usedBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
-        // Transient, or no byte stored (a failure, a HEAD of an uncached URL,
-        // an empty resource): nothing worth keeping. Zero-byte entries would
-        // cost nothing against the size limit and so never be evicted.
-        if resource.isTransient || resource.available.isEmpty {
+        // Transient, or no byte stored (a failure, a HEAD of an uncached URL):
+        // nothing worth keeping. A complete empty body is kept (it counts
+        // `StoreGroup.entryOverhead` against the limit like every entry).
+        if resource.isTransient || resource.holdsNothing {
             delete(resource)
             return
         }

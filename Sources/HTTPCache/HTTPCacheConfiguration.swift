@@ -74,6 +74,13 @@ public struct HTTPCacheConfiguration: Sendable {
     /// request. nil (default): 10% of the time since Last-Modified, at least
     /// 5 minutes and at most a day. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
+    /// Which responses are kept by content type, in every mode: "media" (the
+    /// media policy, `isCacheable`), "all" (whatever RFC 9111 allows) or a
+    /// list "text/html,image/*". nil (default): media for proxy URLs, all in
+    /// the forward and reverse modes.
+    public var cacheTypes: String?
+    /// The cache's name in the Cache-Status field of every response (RFC 9211).
+    public var cacheStatusName = "httpcache"
     /// Reverse-proxy mode: every request path and query is mapped onto this
     /// origin ("https://media.example.com"), and CDN-Cache-Control (RFC 9213)
     /// governs caching. The proxy's own routes are then under `/_httpcache/`
@@ -163,6 +170,7 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         engine.cacheKey = cacheKey
         engine.policy.cacheable = isCacheable
+        engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
         if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
         let idle = milliseconds(clientIdleTimeout)
         // The head timeout runs within an idle connection's: never longer.
@@ -173,6 +181,7 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.host = host
         configuration.port = port
         configuration.accessLogPath = accessLogPath
+        configuration.cacheStatusName = cacheStatusName
         // Validated by MediaCache.init (`destinationProblem`): a bad entry never gets here.
         configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .any
         configuration.engine.upstream.parentProxy = upstreamProxy.flatMap { ParentProxy.parse($0, directHosts: noUpstreamProxyFor) }

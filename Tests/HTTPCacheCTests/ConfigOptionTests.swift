@@ -16,6 +16,7 @@ final class ConfigOptionTests: XCTestCase {
         "max-connections": "100", "loops": "2", "max-cache-size": "2GiB", "ignore-query": "token", "revalidate-after": "0",
         "origin": "https://media.example.com", "access-log": "/tmp/access.log", "ca-file": "/tmp/ca.pem", "insecure": "true",
         "header": "Authorization: Bearer x", "forward-header": "Referer", "allow-origin": "media.example.com",
+        "cache-types": "text/html,image/*", "cache-status-name": "edge-1",
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
         "upstream-proxy": "http://127.0.0.1:3128", "no-upstream-proxy-for": "intranet.example",
     ]

@@ -1,0 +1,49 @@
+/// Which responses a cache keeps by content type: `--cache-types`.
+///
+/// `media` is the media policy proxy URLs have by default (video, audio,
+/// playlists, manifests, octet streams, and no type at all); `all` keeps
+/// whatever RFC 9111 allows, the default of the forward and reverse modes; a
+/// list keeps the named media types, where `type/*` names a whole top-level
+/// type (`text/html,image/*`).
+package enum CacheTypes: Sendable, Equatable {
+    case media
+    case all
+    /// Lowercased media types; a `type/*` entry is kept as `type/`.
+    case types(Set<String>)
+
+    /// Parses `media`, `all` or a comma-separated list of `type/subtype` and
+    /// `type/*`; nil for anything else (an empty list, a name without `/`).
+    package static func parse(_ text: String) -> CacheTypes? {
+        let trimmed = String(trimmedOWS(text)).lowercased()
+        if trimmed == "media" { return .media }
+        if trimmed == "all" { return .all }
+        var types = Set<String>()
+        for member in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = String(trimmedOWS(String(member)))
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, isToken(parts[0]), parts[1] == "*" || isToken(parts[1]) else {
+                return nil
+            }
+            types.insert(parts[1] == "*" ? String(parts[0]) + "/" : name)
+        }
+        return types.isEmpty ? nil : .types(types)
+    }
+
+    /// Whether a response of this Content-Type is kept. A response without
+    /// one is kept by `media` and `all`, by a list only when it is kept by
+    /// every type (never).
+    package func allows(_ contentType: String?, media: (String?) -> Bool) -> Bool {
+        switch self {
+        case .all: return true
+        case .media: return media(contentType)
+        case .types(let types):
+            guard let contentType else { return false }
+            let type = bareMediaType(contentType)
+            if types.contains(type) { return true }
+            guard let slash = type.firstIndex(of: "/") else { return false }
+            return types.contains(String(type[...slash]))
+        }
+    }
+
+    private static func isToken(_ s: Substring) -> Bool { !s.isEmpty && s.utf8.allSatisfy(ASCII.isTokenChar) }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// The forward and reverse modes as a complete shared cache (issue 22), case
+/// by case from RFC 9110 §15.1 (heuristically cacheable statuses), RFC 9111
+/// §3 (storing any final status with explicit freshness) and RFC 9211
+/// (Cache-Status), each in both modes against nginx; the origin's access log
+/// is the judge of what reached it.
+final class WebCacheTests: XCTestCase {
+    static let locations = """
+        location /txt/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
+        location /html/ { default_type text/html; add_header Cache-Control "max-age=600"; }
+        location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
+        location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
+        location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
+        location = /st/302 { return 302 /txt/a.txt; }
+        location = /st/302f { add_header Cache-Control "max-age=600" always; return 302 /txt/a.txt; }
+        location = /st/301 { return 301 /txt/a.txt; }
+        location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
+        location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
+        location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
+        location /vary/ {
+            default_type text/plain;
+            add_header Vary "Accept-Language";
+            add_header Cache-Control "max-age=600";
+            try_files /$lang$uri =404;
+        }
+"""
+    static let httpConfig = """
+        map $http_accept_language $lang { default en; ~^fr fr; }
+"""
+
+    enum Mode: CaseIterable { case reverse, forward }
+
+    private var directory: TemporaryDirectory!
+    private var root: URL!
+    private var origin: NginxOrigin!
+    private var server: MediaCache?
+    private var runs = 0
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory(prefix: "httpcache-web")
+        root = directory.url.appendingPathComponent("www")
+        for sub in ["txt", "html", "zero", "en/vary", "fr/vary"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
+        try Data("<p>page</p>\n".utf8).write(to: root.appendingPathComponent("html/p.html"))
+        try Data("zero\n".utf8).write(to: root.appendingPathComponent("zero/z.txt"))
+        try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
+        try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
+        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
+    }
+
+    override func tearDown() {
+        server?.close()
+        origin?.stop()
+    }
+
+    /// A fresh proxy (empty cache) in `mode`, and a client whose targets are
+    /// origin-form (reverse) or absolute-form (forward).
+    private func start(_ mode: Mode, _ configure: (inout HTTPCacheConfiguration) -> Void = { _ in })
+        throws -> (RawHTTPConnection, (String) -> String) {
+        server?.close()
+        origin.clearAccessLog()
+        runs += 1
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
+        if mode == .reverse { configuration.origin = origin.baseURL }
+        configure(&configuration)
+        let started = try MediaCache(configuration: configuration)
+        try started.serve()
+        server = started
+        let connection = try RawHTTPConnection(port: started.servingPort)
+        return (connection, { mode == .reverse ? $0 : self.origin.url($0) })
+    }
+
+    private func originCount(_ path: String, waitingFor count: Int) -> Int {
+        origin.accessLog(waitingFor: count).filter { $0.uri == path }.count
+    }
+
+    // MARK: what is cached (--cache-types)
+
+    func testForwardAndReverseCacheAnyTypeByDefaultProxyURLsOnlyMedia() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for _ in 0..<2 { XCTAssertEqual(try client.request(path: target("/txt/a.txt")).bodyString, "alpha\n") }
+            XCTAssertEqual(originCount("/txt/a.txt", waitingFor: 1), 1, "\(mode): text/plain with max-age is kept")
+        }
+        // A proxy URL keeps media only, unless --cache-types says otherwise.
+        for types in [nil, "all"] as [String?] {
+            _ = try start(.forward) { $0.cacheTypes = types }
+            let url = try XCTUnwrap(server).proxyURL(for: origin.url("/txt/a.txt"))
+            for _ in 0..<2 { XCTAssertEqual(try RawHTTPClient.get(url: url, timeout: 30).bodyString, "alpha\n") }
+            XCTAssertEqual(originCount("/txt/a.txt", waitingFor: types == nil ? 2 : 1), types == nil ? 2 : 1,
+                           "proxy URL, cache-types \(types ?? "unset")")
+        }
+    }
+
+    func testCacheTypesListChoosesInReverseModeToo() throws {
+        let (client, target) = try start(.reverse) { $0.cacheTypes = "text/html" }
+        for _ in 0..<2 {
+            XCTAssertEqual(try client.request(path: target("/txt/a.txt")).bodyString, "alpha\n")
+            XCTAssertEqual(try client.request(path: target("/html/p.html")).bodyString, "<p>page</p>\n")
+        }
+        XCTAssertEqual(originCount("/txt/a.txt", waitingFor: 3), 2, "text/plain is not in the list")
+        XCTAssertEqual(originCount("/html/p.html", waitingFor: 3), 1, "text/html is")
+    }
+
+    func testCacheTypesOptionRefusesNonsense() {
+        var settings = ServeSettings(cacheDirectory: "/tmp/x")
+        XCTAssertThrowsError(try settings.set("cache-types", "text"))
+        XCTAssertThrowsError(try settings.set("cache-types", ""))
+        XCTAssertNoThrow(try settings.set("cache-types", "Text/HTML, image/*"))
+        XCTAssertThrowsError(try settings.set("cache-status-name", "two words"))
+        XCTAssertNoThrow(try settings.set("cache-status-name", "edge-1"))
+    }
+
+    // MARK: statuses (RFC 9111 §3, RFC 9110 §15.1)
+
+    func testFinalStatusesWithExplicitFreshnessAreStoredAndReplayed() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            var first: [String: RawResponse] = [:]
+            for path in ["/st/404", "/st/302f", "/st/204", "/st/500"] {
+                let a = try client.request(path: target(path))
+                let b = try client.request(path: target(path))
+                first[path] = a
+                XCTAssertEqual(b.status, a.status, "\(mode) \(path)")
+                XCTAssertEqual(b.body, a.body, "\(mode) \(path)")
+                XCTAssertEqual(b.header("Location"), a.header("Location"), "\(mode) \(path)")
+                XCTAssertTrue(b.header("Cache-Status")?.contains("; hit") ?? false,
+                              "\(mode) \(path): \(b.header("Cache-Status") ?? "none")")
+            }
+            XCTAssertEqual(first["/st/404"]?.status, 404)
+            XCTAssertEqual(first["/st/404"]?.bodyString, "gone\n")
+            XCTAssertEqual(first["/st/302f"]?.status, 302, "\(mode): a redirect is relayed, not followed")
+            XCTAssertTrue(first["/st/302f"]?.header("Location")?.hasSuffix("/txt/a.txt") ?? false)
+            XCTAssertEqual(first["/st/204"]?.status, 204)
+            XCTAssertEqual(first["/st/500"]?.status, 500)
+            let log = origin.accessLog(waitingFor: 4)
+            for path in ["/st/404", "/st/302f", "/st/204", "/st/500"] {
+                XCTAssertEqual(log.filter { $0.uri == path }.count, 1, "\(mode) \(path) asked once")
+            }
+            let replayed = try client.request(path: target("/st/204"))
+            XCTAssertEqual(replayed.header("X-Kept"), "yes", "\(mode): the origin's own fields are replayed")
+            XCTAssertNil(replayed.header("Content-Length"), "\(mode): a 204 states no length")
+        }
+    }
+
+    func testHeuristicFreshnessOnlyForHeuristicallyCacheableStatuses() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for path in ["/st/404h", "/st/301", "/st/302", "/st/503"] {
+                let a = try client.request(path: target(path))
+                let b = try client.request(path: target(path))
+                XCTAssertEqual(a.status, b.status, "\(mode) \(path)")
+            }
+            let log = origin.accessLog(waitingFor: 6)
+            XCTAssertEqual(log.filter { $0.uri == "/st/404h" }.count, 1, "\(mode): 404 is heuristically cacheable")
+            XCTAssertEqual(log.filter { $0.uri == "/st/301" }.count, 1, "\(mode): 301 is heuristically cacheable")
+            XCTAssertEqual(log.filter { $0.uri == "/st/302" }.count, 2, "\(mode): 302 is not, without freshness")
+            XCTAssertEqual(log.filter { $0.uri == "/st/503" }.count, 2, "\(mode): 503 is not, without freshness")
+        }
+    }
+
+    // MARK: Cache-Status (RFC 9211)
+
+    func testCacheStatusSaysHowEachResponseWasAnswered() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode) { $0.cacheStatusName = "edge-1" }
+            let miss = try client.request(path: target("/txt/a.txt"))
+            let status = try XCTUnwrap(miss.header("Cache-Status"), "\(mode)")
+            XCTAssertTrue(status.hasPrefix("edge-1; fwd=uri-miss; fwd-status="), "\(mode): \(status)")
+            XCTAssertTrue(status.hasSuffix("; stored"), "\(mode): \(status)")
+            let hit = try XCTUnwrap(try client.request(path: target("/txt/a.txt")).header("Cache-Status"))
+            XCTAssertTrue(hit.hasPrefix("edge-1; hit; ttl="), "\(mode): \(hit)")
+            let ttl = Int(hit.split(separator: "=").last ?? "") ?? -1
+            XCTAssertTrue((590...600).contains(ttl), "\(mode): \(hit)")
+            // The request's no-cache sends a fresh one forward; max-age=0 makes it stale.
+            let request = try client.request(path: target("/txt/a.txt"), headers: [("Cache-Control", "no-cache")])
+            XCTAssertEqual(request.header("Cache-Status"), "edge-1; fwd=request; fwd-status=304; ttl=600; stored",
+                           "\(mode)")
+            _ = try client.request(path: target("/zero/z.txt"))
+            let stale = try client.request(path: target("/zero/z.txt"))
+            XCTAssertTrue(stale.header("Cache-Status")?.hasPrefix("edge-1; fwd=stale; fwd-status=304") ?? false,
+                          "\(mode): \(stale.header("Cache-Status") ?? "none")")
+            // Another variant of a URL (Vary: Accept-Language).
+            _ = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "en")])
+            let variant = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "fr")])
+            XCTAssertEqual(variant.bodyString, "french\n")
+            XCTAssertTrue(variant.header("Cache-Status")?.hasPrefix("edge-1; fwd=vary-miss") ?? false,
+                          "\(mode): \(variant.header("Cache-Status") ?? "none")")
+            // An unsafe method passes through; failed (405), it invalidates nothing.
+            let post = try client.request(method: "POST", path: target("/txt/a.txt"), body: Array("x".utf8))
+            XCTAssertEqual(post.header("Cache-Status"), "edge-1; fwd=method; fwd-status=405", "\(mode)")
+            XCTAssertTrue(try client.request(path: target("/txt/a.txt")).header("Cache-Status")?
+                .hasPrefix("edge-1; hit") ?? false, "\(mode): a failed POST invalidates nothing")
+        }
+    }
+
+    func testCacheStatusOfPartialHitsAndLocalAnswers() throws {
+        let big = try TestFile.random(size: 200_000, seed: 22, in: root.appendingPathComponent("txt"), name: "big.bin")
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            _ = try client.get(target("/txt/big.bin"), range: "bytes=0-999")
+            let hit = try client.get(target("/txt/big.bin"), range: "bytes=100-199")
+            XCTAssertEqual(hit.status, 206)
+            XCTAssertTrue(hit.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false, "\(mode)")
+            let partial = try client.get(target("/txt/big.bin"), range: "bytes=500-4999")
+            XCTAssertEqual(partial.status, 206)
+            XCTAssertBytes(partial.body, equal: big, range: 500..<5000)
+            XCTAssertTrue(partial.header("Cache-Status")?.hasPrefix("httpcache; fwd=partial") ?? false,
+                          "\(mode): \(partial.header("Cache-Status") ?? "none")")
+        }
+        // Answers of the proxy itself bypass the cache.
+        _ = try start(.forward)
+        let ping = try RawHTTPConnection(port: try XCTUnwrap(server).servingPort).request(path: "/ping")
+        XCTAssertEqual(ping.header("Cache-Status"), "httpcache; fwd=bypass")
+    }
+}
