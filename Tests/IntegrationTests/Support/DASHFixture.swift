@@ -49,7 +49,7 @@ final class DASHFixture {
         var representations: [String] = []
         for k in 0..<3 {
             try run(["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", path("single/manifest-stream\(k).mp4"),
-                     "-c", "copy", "-movflags", "+frag_keyframe+empty_moov+default_base_moof+global_sidx+skip_trailer",
+                     "-c", "copy", "-frag_duration", "2000000", "-movflags", "+frag_keyframe+empty_moov+default_base_moof+global_sidx+skip_trailer",
                      path("base/stream\(k).mp4")])
             let (initEnd, sidx) = try Self.sidxRange(of: URL(fileURLWithPath: path("base/stream\(k).mp4")))
             let video = k < 2
