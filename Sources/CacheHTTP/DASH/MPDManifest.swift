@@ -208,8 +208,8 @@ private struct MPDReader {
                 out.trailingSegment = fill(attributes["media"], number: number, time: Int64(Double(times.count) * d))
                     .map { MPDSegment(url: $0, duration: 0) }
             }
-            for (k, slot) in times.enumerated() {
-                let number = startNumber + Int64(k)
+            for slot in times {
+                let number = startNumber + slot.index
                 if let endNumber, number > endNumber { break }
                 if let media = fill(attributes["media"], number: number, time: slot.time) {
                     out.segments.append(MPDSegment(url: media, duration: slot.duration / timescale))
@@ -281,11 +281,11 @@ private struct MPDReader {
     /// period's end or, live, now), else from `@duration` (up to `count`,
     /// the period's end or, live, what is available now).
     func timeline(_ timeline: XMLElement?, attributes: [String: String], timescale: Double, periodStart: Double,
-                  periodDuration: Double?, count: Int? = nil) -> [(time: Int64, duration: Double)] {
+                  periodDuration: Double?, count: Int? = nil) -> [(index: Int64, time: Int64, duration: Double)] {
         let limit = MPDManifest.segmentLimit
         let available = availableUntil(periodStart: periodStart)
         let periodEnd = periodDuration.map { Int64($0 * timescale) }
-        var slots: [(time: Int64, duration: Double)] = []
+        var slots: [(index: Int64, time: Int64, duration: Double)] = []
         if let timeline {
             let entries = timeline.children("S")
             var t: Int64 = 0
@@ -304,7 +304,8 @@ private struct MPDReader {
                 var r: Int64 = 0
                 while r <= repeats, slots.count < limit {
                     if let available, Double(t + d) / timescale > available { return slots }
-                    slots.append((t, Double(d)))
+                    if let periodEnd, t >= periodEnd { return slots }
+                    slots.append((Int64(slots.count), t, Double(d)))
                     t += d
                     r += 1
                 }
@@ -329,7 +330,7 @@ private struct MPDReader {
         }
         total = min(total, limit)
         guard first < total else { return [] }
-        return (first..<total).map { (Int64(Double($0) * d), d) }
+        return (first..<total).map { (Int64($0), Int64(Double($0) * d), d) }
     }
 
     /// For a dynamic MPD, seconds of the period available now (nil: static).

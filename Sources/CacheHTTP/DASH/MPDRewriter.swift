@@ -50,13 +50,16 @@ private struct MPDRewrite {
     /// usable, nothing below is rewritten) and what it is.
     struct Frame {
         var base: HLSURIResolver?
+        /// The base from above, before a BaseURL of its own: what each of its
+        /// BaseURLs (alternatives) resolves against.
+        var inherited: HLSURIResolver?
         var sawBaseURL = false
         /// A text carrier: its kind and text seen so far (nil: not plain text).
         var textKind: MPDURLKind?
         var text: Range<Int>?
         var plainText = true
         var inContentProtection = false
-        /// Whether a BaseURL is below it (first pass).
+        /// Whether a BaseURL is below its children (first pass).
         var baseBelow = false
     }
 
@@ -72,7 +75,7 @@ private struct MPDRewrite {
         }
     }
 
-    /// Elements in document order that have a BaseURL among their descendants.
+    /// Elements in document order that have a BaseURL below their children.
     func elementsAboveBaseURLs() throws(DASHError) -> [Bool] {
         var scanner = XMLScanner(b)
         var flags: [Bool] = []
@@ -82,7 +85,8 @@ private struct MPDRewrite {
                 if case .end = token { stack.removeLast() }
                 continue
             }
-            if scanner.isNamed(name, "BaseURL") { for k in stack { flags[k] = true } }
+            // Above it, but not its parent: a template beside this BaseURL resolves against it.
+            if scanner.isNamed(name, "BaseURL") { for k in stack.dropLast() { flags[k] = true } }
             flags.append(false)
             if !selfClosing { stack.append(flags.count - 1) }
         }
@@ -100,12 +104,14 @@ private struct MPDRewrite {
             case .start(let name, let attributes, let selfClosing):
                 if frames.isEmpty && !scanner.isNamed(name, "MPD") { throw .notMPD }
                 let parent = frames.last
-                var frame = Frame(base: parent?.base ?? root)
+                let isBaseURL = scanner.isNamed(name, "BaseURL")
+                let base = isBaseURL ? parent?.inherited ?? root : parent?.base ?? root
+                var frame = Frame(base: base, inherited: base)
                 frame.inContentProtection = parent?.inContentProtection ?? false
                     || scanner.isNamed(name, "ContentProtection")
                 frame.baseBelow = baseBelow[ordinal]
                 ordinal += 1
-                rewriteAttributes(scanner, name, attributes, frame: frame, map)
+                rewriteAttributes(scanner, name, attributes, frame: frame, baseBelow: parent?.baseBelow ?? false, map)
                 frame.textKind = textKind(scanner, name, inContentProtection: frame.inContentProtection)
                 if !selfClosing { frames.append(frame) }
             case .text(let r):
@@ -136,11 +142,11 @@ private struct MPDRewrite {
     }
 
     private mutating func rewriteAttributes(_ scanner: XMLScanner, _ name: Range<Int>, _ attributes: [XMLAttribute],
-                                            frame: Frame, _ map: Map) {
+                                            frame: Frame, baseBelow: Bool, _ map: Map) {
         for a in attributes {
             guard let kind = attributeKind(scanner, element: name, attribute: a.name, frame: frame) else { continue }
             // A relative template above a BaseURL resolves against each one below: left as written.
-            if kind.isTemplate, frame.baseBelow, !names(b[a.value]) { continue }
+            if kind.isTemplate, baseBelow, !names(b[a.value]) { continue }
             replace(a.value, quote: b[a.value.lowerBound - 1], kind: kind, base: frame.base, map)
         }
     }
