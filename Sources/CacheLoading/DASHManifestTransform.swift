@@ -15,7 +15,7 @@ import Logging
 package typealias MPDURLHook = @Sendable (_ absoluteURL: String, _ kind: MPDURLKind, _ proposed: String?) -> String?
 
 /// Rewrites one MPD response (`BodyTransform.rewriteManifest`). A body that
-/// is not an MPD or not well-formed goes out unchanged with a warning:
+/// is not an MPD goes out unchanged; one that is not well-formed too, with a warning:
 /// never a crash, never a wrong byte. A value: a large one is rewritten
 /// off the loop.
 package struct DASHManifestTransform: Sendable {
@@ -44,6 +44,8 @@ package struct DASHManifestTransform: Sendable {
 
     /// The bytes a client gets for `manifest`.
     package func rewritten(_ manifest: [UInt8]) -> [UInt8] {
+        // Not an MPD after all (sniffed by its root element): passed on as it is.
+        guard DASH.startsWithMPDRoot(manifest) else { return manifest }
         if mode == .forward && hook == nil { return manifest }
         do {
             return try DASH.rewrite(manifest, manifestURL: manifestURL) { absolute, written, kind in
