@@ -13,9 +13,121 @@
 //
 // The origin is decoded the same way from both forms; only the proxy's access
 // policy looks at the signature.
+//
+// Base form, for URLs a player builds itself (DASH templates: it fills in
+// `$Number$` and the like) and for relative references:
+//
+//   /t/<base64url of the origin's base "scheme://host[:port]/dir/">/<tail>
+//   /t/<base64url base>~<43 base64url characters of HMAC-SHA256>/<tail>  (signed)
+//
+// The origin is the base followed by the tail, verbatim (its query
+// included), so whatever a player substitutes into the tail, or resolves
+// against it, maps to the origin URL it stands for. A tail may not climb out
+// of its base (no "." or ".." segment, escaped or not). Signed, the
+// signature covers the base (`baseSubject`): every path under it is allowed.
 
 package enum ProxyURL {
     private static let prefix = "/p/"
+    private static let basePrefix = "/t/"
+
+    /// Whether a request target is a proxy URL (either form).
+    package static func isProxyTarget(_ target: String) -> Bool {
+        target.hasPrefix(prefix) || target.hasPrefix(basePrefix)
+    }
+
+    /// The base-form path of `origin`: its base is cut at the last "/"
+    /// before `cutBefore` (the first template identifier, "$") or before the
+    /// query, so the tail keeps what a player fills in. nil unless `origin`
+    /// parses as an http/https OriginURL whose tail is usable (see the form
+    /// above). With `sign`, the signed form (`sign` gets `baseSubject(base)`).
+    package static func basePath(forOrigin origin: String, cutBefore: UInt8? = UInt8(ascii: "$"),
+                                 sign: ((String) -> String)? = nil) -> String? {
+        guard let url = OriginURL.parse(origin) else { return nil }
+        let full = Array(url.string.utf8)
+        let pathStart = url.scheme.utf8.count + 3 + url.hostHeader.utf8.count
+        let path = full[pathStart...]
+        var limit = path.firstIndex(of: UInt8(ascii: "?")) ?? full.count
+        if let cut = cutBefore, let mark = path.firstIndex(of: cut), mark < limit { limit = mark }
+        guard let slash = full[pathStart..<limit].lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        let base = String(decoding: full[...slash], as: UTF8.self)
+        let tail = full[(slash + 1)...]
+        guard isSafeTail(tail) else { return nil }
+        var out: [UInt8] = Array(basePrefix.utf8)
+        Base64URL.encode(base.utf8, into: &out)
+        if let sign {
+            out.append(UInt8(ascii: "~"))
+            out.append(contentsOf: sign(baseSubject(base)).utf8)
+        }
+        out.append(UInt8(ascii: "/"))
+        out.append(contentsOf: tail)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// What the signature of a base-form URL signs: told apart from an
+    /// origin URL, so one never stands for the other.
+    package static func baseSubject(_ base: String) -> String { "base " + base }
+
+    /// The string a signed target's signature must match (the origin for
+    /// the first form, `baseSubject` of the base for the base form) and the
+    /// signature; nil when the target carries no signature or no origin.
+    package static func signedSubject(fromTarget target: String) -> (subject: String, signature: Substring)? {
+        if target.hasPrefix(basePrefix) {
+            guard let parts = baseParts(target), let signature = parts.signature else { return nil }
+            return (baseSubject(parts.base), signature)
+        }
+        guard let origin = origin(fromTarget: target), let signature = signature(fromTarget: target) else { return nil }
+        return (origin, signature)
+    }
+
+    /// The base form split: the decoded base, the signature and the tail.
+    private static func baseParts(_ target: String) -> (base: String, signature: Substring?, tail: Substring)? {
+        guard target.hasPrefix(basePrefix) else { return nil }
+        let rest = target.dropFirst(basePrefix.count)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let head = rest[..<slash]
+        let tilde = head.firstIndex(of: "~")
+        let encoded = head[..<(tilde ?? head.endIndex)]
+        guard !encoded.isEmpty, let bytes = Base64URL.decode(encoded.utf8),
+              let base = String(validating: bytes, as: UTF8.self) else { return nil }
+        let signature = tilde.map { head[head.index(after: $0)...] }
+        return (base, signature, rest[rest.index(after: slash)...])
+    }
+
+    /// The origin of a base-form target, checked: the base is an http(s)
+    /// URL ending in "/" without a query, and the tail stays below it.
+    private static func baseFormOrigin(_ target: String) -> String? {
+        guard let parts = baseParts(target), parts.base.hasSuffix("/"), !parts.base.contains("?"),
+              let base = OriginURL.parse(parts.base), base.string == parts.base,
+              isSafeTail(parts.tail.utf8) else { return nil }
+        return parts.base + parts.tail
+    }
+
+    /// A tail that cannot leave its base: no "." or ".." path segment (also
+    /// escaped as %2E), no "/" at its start, no fragment or blank.
+    private static func isSafeTail<S: Sequence<UInt8>>(_ tail: S) -> Bool {
+        var bytes = Array(tail)
+        if let query = bytes.firstIndex(of: UInt8(ascii: "?")) { bytes.removeSubrange(query...) }
+        if bytes.first == UInt8(ascii: "/") { return false }
+        for c in bytes where c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") { return false }
+        for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            // "." and "..", each dot possibly escaped as %2E.
+            var s = segment[...], dots = 0
+            while let c = s.first {
+                if c == UInt8(ascii: ".") {
+                    s = s.dropFirst()
+                } else if c == UInt8(ascii: "%"), s.count >= 3, s[s.startIndex + 1] == UInt8(ascii: "2"),
+                          ASCII.lower(s[s.startIndex + 2]) == UInt8(ascii: "e") {
+                    s = s.dropFirst(3)
+                } else {
+                    dots = 0
+                    break
+                }
+                dots += 1
+            }
+            if dots == 1 || dots == 2, s.isEmpty { return false }
+        }
+        return true
+    }
 
     /// nil unless `origin` parses as an http/https OriginURL. With a
     /// `signature` (see URLSigner), the signed form.
@@ -35,6 +147,7 @@ package enum ProxyURL {
     /// The origin URL string carried by a proxy request target, or nil when
     /// the target is not a well-formed proxy path for an http/https origin.
     package static func origin(fromTarget target: String) -> String? {
+        if target.hasPrefix(basePrefix) { return baseFormOrigin(target).flatMap { OriginURL.parse($0) != nil ? $0 : nil } }
         guard let origin = decodedOrigin(target), OriginURL.parse(origin) != nil else { return nil }
         return origin
     }
@@ -42,12 +155,14 @@ package enum ProxyURL {
     /// The parsed origin URL a proxy request target carries, or nil as
     /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
     package static func originURL(fromTarget target: String) -> OriginURL? {
-        decodedOrigin(target).flatMap(OriginURL.parse)
+        if target.hasPrefix(basePrefix) { return baseFormOrigin(target).flatMap(OriginURL.parse) }
+        return decodedOrigin(target).flatMap(OriginURL.parse)
     }
 
     /// The segment after the encoded origin when another segment follows it
     /// (the signed form), else nil. Not checked here: the policy verifies it.
     package static func signature(fromTarget target: String) -> Substring? {
+        if target.hasPrefix(basePrefix) { return baseParts(target)?.signature }
         let end = target.firstIndex(of: "?") ?? target.endIndex
         let path = target[..<end]
         guard path.hasPrefix(prefix) else { return nil }

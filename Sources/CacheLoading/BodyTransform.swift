@@ -5,15 +5,16 @@
 ///
 /// - `decrypt` maps 1:1 over cipher blocks: lengths and ranges are kept, the
 ///   input is widened to whole blocks and the output cut back (`BodyPipeline`).
-/// - `rewritePlaylist` rewrites the whole body: it is read first, rewritten,
-///   and the client's range applies to the output. A DASH manifest rewrite
-///   would be one more whole-body case beside it, with its own `rewrite`.
+/// - `rewritePlaylist` and `rewriteManifest` (HLS playlists, DASH MPDs)
+///   rewrite the whole body: it is read first, rewritten, and the client's
+///   range applies to the output.
 ///
 /// Loop thread only (a decryptor carries partial blocks between pieces).
 package enum BodyTransform {
     case none
     case decrypt(DecryptTransform)
     case rewritePlaylist(HLSPlaylistTransform)
+    case rewriteManifest(DASHManifestTransform)
 
     /// The largest body a whole-body rewrite reads into memory; a larger one
     /// passes through unrewritten (with a warning), so no client can make the
@@ -31,6 +32,7 @@ package enum BodyTransform {
         switch self {
         case .none, .decrypt: return nil
         case .rewritePlaylist(let playlist): return { playlist.rewritten($0) }
+        case .rewriteManifest(let manifest): return { manifest.rewritten($0) }
         }
     }
 
@@ -59,9 +61,9 @@ package struct TransformError: Error, CustomStringConvertible, Sendable {
 
 extension Engine {
     /// The transform of one body of `url`: decryption when the host's lookup
-    /// names a key for it, else `playlist` (the proxy's rewrite of an HLS
-    /// playlist, built only when asked), else none.
-    package func transform(url: String, playlist: () -> HLSPlaylistTransform? = { nil })
+    /// names a key for it, else `rewrite` (the proxy's rewrite of an HLS
+    /// playlist or a DASH manifest, built only when asked), else none.
+    package func transform(url: String, rewrite: () -> BodyTransform? = { nil })
         -> Result<BodyTransform, DecryptionSetupError> {
         loop.assertInLoop()
         if let decryption {
@@ -71,6 +73,6 @@ extension Engine {
             case .success(nil): break
             }
         }
-        return .success(playlist().map { .rewritePlaylist($0) } ?? .none)
+        return .success(rewrite() ?? .none)
     }
 }

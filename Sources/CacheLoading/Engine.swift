@@ -18,6 +18,8 @@ package struct EngineConfiguration: Sendable {
     /// Replaces the proxy URLs written into rewritten playlists (the host's
     /// `playlistURIRewriter`); nil: the mode's own.
     package var playlistURIHook: HLSURIHook?
+    /// The same for the URLs of rewritten DASH manifests.
+    package var manifestURLHook: MPDURLHook?
     /// The process's open-file limit shared out (`MediaCache` computes it
     /// once); nil when the engine runs without one (tests). Its `dataFiles`,
     /// split per loop, is the bound for the store's open data files.

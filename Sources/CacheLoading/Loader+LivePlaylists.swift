@@ -4,6 +4,9 @@
 // than the protocol allows. VOD and master playlists are cached like any
 // resource. Low-latency blocking reloads (_HLS_msn, _HLS_part, _HLS_skip)
 // wait for a playlist that does not exist yet: they pass through, not kept.
+// A live DASH manifest (`type="dynamic"`) is reused for at most its
+// `minimumUpdatePeriod` (half its longest segment when it has none), then
+// fetched anew the same way.
 
 import CacheHTTP
 import CacheStorage
@@ -14,7 +17,8 @@ extension Loader {
     static let livePlaylistReadLimit: Int64 = 4 << 20
 
     /// Milliseconds a cached copy of this resource may be reused: half the
-    /// target duration when it is a complete live media playlist; nil otherwise.
+    /// target duration when it is a complete live media playlist, the
+    /// update period of a live MPD (`MPDManifest.liveReuseMilliseconds`); nil otherwise.
     /// Parsed once per version (`ResourceState.liveReuse`).
     func liveReuseMilliseconds(_ state: ResourceState) -> Int64? {
         let resource = state.resource
@@ -28,11 +32,13 @@ extension Loader {
     }
 
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
-        let path = resource.url
-        guard HLS.isPlaylist(contentType: resource.metadata.contentType, path: OriginURL.parse(path)?.pathAndQuery ?? path,
-                             bodyPrefix: [UInt8]())
-                || HLS.isPlaylist(contentType: resource.metadata.contentType, path: "", bodyPrefix: Array("#EXTM3U".utf8))
-        else { return nil }
+        let url = resource.url
+        let path = OriginURL.parse(url)?.pathAndQuery ?? url
+        let type = resource.metadata.contentType
+        let maybePlaylist = HLS.isPlaylist(contentType: type, path: path, bodyPrefix: [UInt8]())
+            || HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Array("#EXTM3U".utf8))
+        let maybeManifest = DASH.isManifest(contentType: type, path: path, bodyPrefix: Array("<MPD".utf8))
+        guard maybePlaylist || maybeManifest else { return nil }
         guard let file = try? resource.dataFile() else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(total))
         var done = 0
@@ -41,6 +47,9 @@ extension Loader {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }
             done += n
+        }
+        if maybeManifest, DASH.startsWithMPDRoot(bytes) {
+            return (try? MPDManifest.parse(bytes, manifestURL: url))?.liveReuseMilliseconds
         }
         guard HLS.startsWithPlaylistHeader(bytes),
               let playlist = try? HLSPlaylist.parse(bytes, playlistURL: resource.url),

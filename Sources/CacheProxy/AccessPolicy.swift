@@ -171,7 +171,7 @@ package struct AccessPolicy: Sendable {
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
         let route: Route
-        if target.hasPrefix("/p/") {
+        if ProxyURL.isProxyTarget(target) {
             route = .proxy
         } else if target.hasPrefix("/admin/") {
             route = .admin
@@ -185,8 +185,9 @@ package struct AccessPolicy: Sendable {
         if route == .proxy && (mode == .lan || !destinations.allowsAll) {
             let origin = ProxyURL.origin(fromTarget: target)
             if mode == .lan, let signer {
-                if let origin, let signature = ProxyURL.signature(fromTarget: target) {
-                    facts.signature = signer.isValid(signature: signature.utf8, forOrigin: origin) ? .valid : .invalid
+                if origin != nil, let signed = ProxyURL.signedSubject(fromTarget: target) {
+                    facts.signature = signer.isValid(signature: signed.signature.utf8, forOrigin: signed.subject)
+                        ? .valid : .invalid
                 } else {
                     facts.signature = .missing
                 }
@@ -223,6 +224,17 @@ package struct AccessPolicy: Sendable {
         let allowed = destinations.allowsAll ? url.authorityKey == playlist.authorityKey : destinations.allows(url)
         guard allowed else { return nil }
         return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
+    }
+
+    /// The base-form path (ProxyURL `/t/`) to write into a manifest fetched
+    /// as `manifest` for `origin` in LAN mode: signed over its base when the
+    /// policy allows its destination (as `signedPath`), nil otherwise.
+    package func signedBasePath(forOrigin origin: String, template: Bool, inManifest manifest: OriginURL) -> String? {
+        guard let signer, let url = OriginURL.parse(origin) else { return nil }
+        let allowed = destinations.allowsAll ? url.authorityKey == manifest.authorityKey : destinations.allows(url)
+        guard allowed else { return nil }
+        return ProxyURL.basePath(forOrigin: origin, cutBefore: template ? UInt8(ascii: "$") : nil,
+                                 sign: { signer.signature(forOrigin: $0) })
     }
 
     /// "name" of "name", "name:port", "name." ("[v6]" stays bracketed).

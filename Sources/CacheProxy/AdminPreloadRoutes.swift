@@ -5,7 +5,7 @@ import CacheLoading
 /// `/admin/preload…`: `httpcache preload` while a proxy serves the folder
 /// (token-protected like every admin route; see `AdminRoutes`).
 ///
-///     POST /admin/preload?url=U[&range=A-B][&variant=all|highest|lowest|BPS][&duration=S][&pin=1]
+///     POST /admin/preload?url=U[&range=A-B][&variant=all|highest|lowest|BPS][&duration=S][&language=L][&pin=1]
 ///                                              → AdminPreloadStarted
 ///     GET  /admin/preload?id=N                 → AdminPreloadStatus
 ///     POST /admin/preload/cancel?id=N
@@ -59,6 +59,10 @@ enum AdminPreloadRoutes {
             guard let seconds = Double(text), seconds > 0 else { return .failure(HTTPCacheError(.invalidArgument, "bad duration \(text)")) }
             request.duration = seconds
         }
+        if let text = query["language"] {
+            guard !text.isEmpty else { return .failure(HTTPCacheError(.invalidArgument, "bad language \(text)")) }
+            request.language = text
+        }
         request.pin = query["pin"] == "1" || query["pin"] == "true"
         return .success(request)
     }
@@ -82,6 +86,8 @@ package struct AdminPreloadStatus: Codable, Sendable {
     package var segmentsTotal: Int
     package var resourcesDone: Int
     package var resourcesTotal: Int
+    /// A live DASH manifest: what was available when it was read.
+    package var live: Bool?
 
     init(_ status: PreloadStatus) {
         id = status.id
@@ -99,5 +105,6 @@ package struct AdminPreloadStatus: Codable, Sendable {
         segmentsTotal = status.counts.segmentsTotal
         resourcesDone = status.counts.resourcesDone
         resourcesTotal = status.counts.resourcesTotal
+        live = status.counts.live
     }
 }

@@ -30,7 +30,7 @@ extension ClientConnection {
         if let own = OwnRoutes.unprefixed(head.target) { head.target = own }
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
         // Proxy URLs first: the hot path does no other routing work.
-        if head.target.hasPrefix("/p/") && (head.method == "GET" || isHead) && !hasBody {
+        if ProxyURL.isProxyTarget(head.target) && (head.method == "GET" || isHead) && !hasBody {
             return proxy(head)
         }
         // The other routes depend on the path only (before any query).

@@ -108,7 +108,35 @@ final class ProxyExchange: BodySink {
     var takesFiles: Bool { true }
 
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> {
-        server.engine.transform(url: urlString) { playlistRewrite(info) }
+        server.engine.transform(url: urlString) {
+            if let playlist = playlistRewrite(info) { return .rewritePlaylist(playlist) }
+            return manifestRewrite(info).map { .rewriteManifest($0) }
+        }
+    }
+
+    /// The rewrite mode for this request: absolute-form targets are
+    /// forward-proxy requests, origin-form ones reverse-proxy ones.
+    private var rewriteMode: HLSRewriteMode {
+        !transparent ? .proxyURLs : request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+    }
+
+    /// How a DASH manifest is rewritten for this client; nil when the
+    /// response is not one or passes unchanged.
+    private func manifestRewrite(_ info: ContentInfo) -> DASHManifestTransform? {
+        guard let resource = reader?.resource, Self.isManifest(resource, info: info, path: url.pathAndQuery) else {
+            return nil
+        }
+        let engine = server.engine
+        var proxyPath: (@Sendable (String, Bool) -> String?)?
+        if server.access.mode == .lan {
+            // Signed base-form URLs, for the destinations the policy allows only.
+            let (access, manifest) = (server.access, url)
+            proxyPath = { access.signedBasePath(forOrigin: $0, template: $1, inManifest: manifest) }
+        }
+        return DASHManifestTransform.choose(
+            manifestURL: engine.client.redirectTarget(for: url)?.string ?? urlString, mode: rewriteMode,
+            clientHost: request.headers["host"] ?? server.address, hook: engine.configuration.manifestURLHook,
+            proxyPath: proxyPath, logger: server.logger)
     }
 
     /// How a playlist is rewritten for this client; nil when the response
@@ -117,9 +145,7 @@ final class ProxyExchange: BodySink {
         guard let resource = reader?.resource, Self.isPlaylist(resource, info: info, path: url.pathAndQuery) else {
             return nil
         }
-        // Absolute-form targets are forward-proxy requests; origin-form ones reverse-proxy ones.
-        let mode: HLSRewriteMode = !transparent ? .proxyURLs
-            : request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+        let mode = rewriteMode
         let engine = server.engine
         var proxyPath: (@Sendable (String) -> String?)?
         if server.access.mode == .lan {
@@ -260,10 +286,22 @@ final class ProxyExchange: BodySink {
         return verdict
     }
 
+    /// Whether the resource is a DASH manifest, decided once per version
+    /// (a generic type is decided by its first bytes, once they are cached).
+    static func isManifest(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
+        if let known = resource.derived.isManifest { return known }
+        let prefix = cachedPrefix(of: resource)
+        let verdict = DASH.isManifest(contentType: info.contentType, path: path, bodyPrefix: prefix ?? [])
+        if prefix != nil || verdict { resource.derived.isManifest = verdict }
+        return verdict
+    }
+
+    /// The first bytes of a resource once cached: enough for a playlist's
+    /// header and an MPD's root element after an XML declaration.
     private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
         if let sample = resource.derived.headSample { return sample }
         guard let total = resource.totalLength, total > 0 else { return nil }
-        let count = Int(min(total, 16))
+        let count = Int(min(total, 512))
         guard resource.available.covers(0..<Int64(count)), let file = try? resource.dataFile() else { return nil }
         var prefix = [UInt8](repeating: 0, count: count)
         let n = prefix.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, count, 0) }

@@ -382,7 +382,8 @@ package final class ProxyServer {
         let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)
         defer { reader.close() }
         guard let hit = reader.plainHit(),
-              !ProxyExchange.isPlaylist(reader.resource, info: hit.info, path: url.pathAndQuery) else { return nil }
+              !ProxyExchange.isPlaylist(reader.resource, info: hit.info, path: url.pathAndQuery),
+              !ProxyExchange.isManifest(reader.resource, info: hit.info, path: url.pathAndQuery) else { return nil }
         return hit
     }
 

@@ -263,6 +263,8 @@ package struct DerivedFacts: Sendable {
     package var headSample: [UInt8]?
     /// Whether the resource is an HLS playlist; nil until decided.
     package var isPlaylist: Bool?
+    /// Whether the resource is a DASH manifest; nil until decided.
+    package var isManifest: Bool?
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`
     /// when it was looked at and is not live.
     package var liveReuse: Int64??

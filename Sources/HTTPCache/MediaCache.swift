@@ -65,6 +65,7 @@ public final class MediaCache: Sendable {
         configured.upstream.maxConnections = DescriptorBudget.perLoop(descriptors.originConnections, loops: loops.count)
         configured.descriptors = descriptors
         configured.playlistURIHook = configuration.playlistURIHook
+        configured.manifestURLHook = configuration.manifestURLHook
         let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
         do {
             engines = try EngineGroup(loops: loops, configuration: configured, logger: logger) { engine in

@@ -21,6 +21,17 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
     case steeringManifest
     /// EXT-X-DATERANGE X-ASSET-URI and X-ASSET-LIST (interstitials).
     case interstitialAsset, interstitialAssetList
+    /// DASH: a `BaseURL`.
+    case baseURL
+    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, `index`,
+    /// `bitstreamSwitching`) with `$…$` identifiers the player fills in.
+    case segmentTemplate
+    /// DASH: `Location`, `PatchLocation` or a remote element's `xlink:href`.
+    case manifest
+    /// DASH: a licence server in `ContentProtection`; kept by default.
+    case licence
+    /// DASH: a `UTCTiming` server; kept by default.
+    case timing
 
     init(_ kind: HLSURIKind) {
         switch kind {
@@ -40,11 +51,24 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
         case .interstitialAssetList: self = .interstitialAssetList
         }
     }
+
+    init(_ kind: MPDURLKind) {
+        switch kind {
+        case .baseURL: self = .baseURL
+        case .mediaTemplate, .initializationTemplate, .indexTemplate, .bitstreamSwitchingTemplate: self = .segmentTemplate
+        case .segment, .segmentIndex, .representationIndex, .bitstreamSwitching: self = .segment
+        case .initialization: self = .initSection
+        case .location, .patchLocation, .remoteElement: self = .manifest
+        case .licence: self = .licence
+        case .timing: self = .timing
+        }
+    }
 }
 
-/// One URI of a playlist being rewritten (see `HTTPCacheConfiguration.playlistURIRewriter`).
+/// One URI of a playlist or DASH manifest being rewritten (see `HTTPCacheConfiguration.playlistURIRewriter`).
 public struct PlaylistURI: Sendable, Equatable {
-    /// The URI resolved against the playlist's own URL (query kept).
+    /// The URI resolved against the playlist's own URL (query kept); in an
+    /// MPD, against the BaseURL in scope (templates keep their `$…$`).
     public var absoluteURL: String
     public var role: PlaylistURIRole
     /// What the proxy writes by default (a proxy URL on the Host the client
@@ -55,6 +79,14 @@ public struct PlaylistURI: Sendable, Equatable {
 extension HTTPCacheConfiguration {
     /// `playlistURIRewriter` as the engine calls it.
     var playlistURIHook: HLSURIHook? {
+        guard let rewrite = playlistURIRewriter else { return nil }
+        return { absolute, kind, proposed in
+            rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))
+        }
+    }
+
+    /// `playlistURIRewriter` as the engine calls it for DASH manifests.
+    var manifestURLHook: MPDURLHook? {
         guard let rewrite = playlistURIRewriter else { return nil }
         return { absolute, kind, proposed in
             rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))

@@ -36,20 +36,26 @@ public enum PreloadVariantChoice: Sendable, Equatable {
     }
 }
 
-/// How a preload walks an HLS playlist and what it keeps.
+/// How a preload walks an HLS playlist or a DASH manifest and what it keeps.
 public struct PreloadOptions: Sendable, Equatable {
+    /// HLS: the variants; DASH: the representations of each adaptation set.
     public var variants: PreloadVariantChoice
-    /// Seconds of media per media playlist (the first segments up to that
-    /// much); nil: all of it.
+    /// Seconds of media per media playlist (DASH: per representation and
+    /// period), the first segments up to that much; nil: all of it.
     public var duration: Double?
     /// Keeps everything preloaded out of LRU eviction until `unpin` of the
     /// same URL. Pinned bytes still count toward the size limit.
     public var pin: Bool
+    /// DASH: only the audio and text adaptation sets in this language ("en"
+    /// takes "en-GB" too; all of a kind when none is in it); nil: every one.
+    public var language: String?
 
-    public init(variants: PreloadVariantChoice = .all, duration: Double? = nil, pin: Bool = false) {
+    public init(variants: PreloadVariantChoice = .all, duration: Double? = nil, pin: Bool = false,
+                language: String? = nil) {
         self.variants = variants
         self.duration = duration
         self.pin = pin
+        self.language = language
     }
 }
 
@@ -67,6 +73,9 @@ public struct PreloadProgress: Sendable, Equatable {
     /// init sections and segments.
     public var resourcesDone: Int
     public var resourcesTotal: Int
+    /// The URL was a live (dynamic) DASH manifest: what was available when
+    /// it was read is preloaded, no more.
+    public var live = false
 
     /// The part done, 0 to 1: of the bytes when sizes are known (resources
     /// differ too much in size to be counted alike), else of the resources.
@@ -89,6 +98,7 @@ public struct PreloadProgress: Sendable, Equatable {
         self.init(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
                   segmentsDone: status.counts.segmentsDone, segmentsTotal: status.counts.segmentsTotal,
                   resourcesDone: status.counts.resourcesDone, resourcesTotal: status.counts.resourcesTotal)
+        live = status.counts.live
     }
 }
 
@@ -212,13 +222,18 @@ extension MediaCache {
     /// resource. Without, the whole resource; when it is an HLS playlist the
     /// walk goes on: master → variants (`options.variants`) → their audio,
     /// video and subtitle renditions → keys, init sections and segments (all,
-    /// or the first `options.duration` seconds of each media playlist).
+    /// or the first `options.duration` seconds of each media playlist). A
+    /// DASH MPD walks every period and adaptation set: the chosen
+    /// representations' initialization, index and media segments
+    /// (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase through
+    /// its `sidx`); a live one what is available now (`PreloadProgress.live`).
     public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
         guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }
         if let range, range.lowerBound < 0 { throw HTTPCacheError(.invalidArgument, "bad range \(range)") }
         let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
-                                     variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin)
+                                     variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin,
+                                     language: options.language)
         let ids = Locked<Int?>(nil)
         // Preloads run on the first loop; their fetches on the loops owning what they fetch.
         let engines = self.engines

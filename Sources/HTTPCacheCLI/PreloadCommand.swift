@@ -9,7 +9,7 @@ import Logging
 struct PreloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preload",
-        abstract: "Fetch URLs (HLS: master, variants, renditions, keys, init sections, segments) into the cache.",
+        abstract: "Fetch URLs (HLS: master, variants, renditions, keys, init sections, segments; DASH: every period's chosen representations) into the cache.",
         discussion: """
         Works whether or not a proxy serves the folder: while one does, the \
         proxy does the preload (through the same downloads its players use); \
@@ -22,10 +22,13 @@ struct PreloadCommand: ParsableCommand {
     @OptionGroup var folder: CacheCommand.Folder
     @Argument(help: "Origin URLs (http or https).") var urls: [String]
     @Option(parsing: .unconditional, help: "Only these bytes of the resource, START-END inclusive.") var range: String?
-    @Option(help: "HLS variants: all, highest, lowest, or a BANDWIDTH (the highest not above it).")
+    @Option(help: "HLS variants (DASH: representations of each adaptation set): all, highest, lowest, or a BANDWIDTH (the highest not above it).")
     var variant = "all"
     // Unconditional: "-5" is this option's (bad) value, not an option of its own.
-    @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
+    @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist (DASH: of each representation).")
+    var duration: Double?
+    @Option(help: "DASH: only the audio and text tracks in this language (e.g. en; all of a kind when none is).")
+    var language: String?
     @Flag(help: "Keep what is preloaded out of LRU eviction until `httpcache cache unpin URL`.") var pin = false
 
     func validate() throws {
@@ -35,6 +38,7 @@ struct PreloadCommand: ParsableCommand {
         }
         if PreloadVariantChoice(variant) == nil { throw ValidationError("--variant wants all, highest, lowest or a bandwidth") }
         if let duration, !(duration > 0) { throw ValidationError("--duration takes a number of seconds above 0; got \(duration)") }
+        if let language, language.isEmpty { throw ValidationError("--language takes a language tag, e.g. en") }
     }
 
     func run() throws {
@@ -56,7 +60,8 @@ struct PreloadCommand: ParsableCommand {
             switch outcome {
             case .success(let progress):
                 print("\(url): done, \(progress.bytesDone) bytes, \(progress.resourcesDone) resource\(progress.resourcesDone == 1 ? "" : "s")"
-                      + (progress.segmentsTotal > 0 ? ", \(progress.segmentsDone)/\(progress.segmentsTotal) segments" : ""))
+                      + (progress.segmentsTotal > 0 ? ", \(progress.segmentsDone)/\(progress.segmentsTotal) segments" : "")
+                      + (progress.live ? " (live: what was available now)" : ""))
             case .failure(let error):
                 print("\(url): failed: \(error.message)")
                 if firstFailure == nil { firstFailure = error }
@@ -76,7 +81,8 @@ struct PreloadCommand: ParsableCommand {
     private func localPreloads(bar: ProgressBar) throws -> [(String, Result<PreloadProgress, HTTPCacheError>)] {
         let cache = try folder.open()
         defer { cache.close() }
-        let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin)
+        let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin,
+                                     language: language)
         return urls.map { url in
             let task: PreloadTask
             do {
@@ -102,15 +108,17 @@ struct PreloadCommand: ParsableCommand {
         var query = ["url": url, "variant": variant]
         if let range { query["range"] = range }
         if let duration { query["duration"] = String(duration) }
+        if let language { query["language"] = language }
         if pin { query["pin"] = "1" }
         do throws(HTTPCacheError) {
             let started: AdminPreloadStarted = try client.json("POST", "/admin/preload", query)
             bar.begin(url)
             while true {
                 let status: AdminPreloadStatus = try client.json("GET", "/admin/preload", ["id": String(started.id)])
-                let progress = PreloadProgress(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
+                var progress = PreloadProgress(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
                                                segmentsDone: status.segmentsDone, segmentsTotal: status.segmentsTotal,
                                                resourcesDone: status.resourcesDone, resourcesTotal: status.resourcesTotal)
+                progress.live = status.live ?? false
                 switch status.state {
                 case "done":
                     bar.end(url, .success(progress))

@@ -110,3 +110,51 @@ private func b64url(_ bytes: [UInt8]) -> String {
     }
     return out
 }
+
+/// The base form `/t/<base>/<tail>`: the tail stays verbatim, so a player
+/// fills in templates and resolves references in it.
+final class ProxyURLBaseFormTests: XCTestCase {
+    func testTemplatesKeepTheirTailAndMapBackToTheOrigin() throws {
+        let cases: [(origin: String, cut: UInt8?, tail: String)] = [
+            ("http://o.example/v/$RepresentationID$/seg-$Number%05d$.m4s", UInt8(ascii: "$"),
+             "$RepresentationID$/seg-$Number%05d$.m4s"),
+            ("http://o.example/v/a/seg-$Time$.m4s?tok=1&x=$$", UInt8(ascii: "$"), "seg-$Time$.m4s?tok=1&x=$$"),
+            ("http://o.example/v/a/b.mp4?x=/y", nil, "b.mp4?x=/y"),
+            ("https://o.example:8443/dir/", nil, ""),
+            ("http://o.example", nil, ""),
+        ]
+        for c in cases {
+            let path = try XCTUnwrap(ProxyURL.basePath(forOrigin: c.origin, cutBefore: c.cut), c.origin)
+            XCTAssertTrue(path.hasPrefix("/t/"), path)
+            XCTAssertTrue(path.hasSuffix("/" + c.tail), "\(path) keeps \(c.tail)")
+            XCTAssertTrue(ProxyURL.isProxyTarget(path))
+            // A filled-in template maps to the origin filled in the same way.
+            let filled = path.replacingOccurrences(of: "$RepresentationID$", with: "v1")
+                .replacingOccurrences(of: "$Number%05d$", with: "00042").replacingOccurrences(of: "$Time$", with: "9")
+            let origin = OriginURL.parse(c.origin)!.string.replacingOccurrences(of: "$RepresentationID$", with: "v1")
+                .replacingOccurrences(of: "$Number%05d$", with: "00042").replacingOccurrences(of: "$Time$", with: "9")
+            XCTAssertEqual(ProxyURL.origin(fromTarget: filled), origin, filled)
+            XCTAssertEqual(ProxyURL.originURL(fromTarget: filled)?.string, origin, filled)
+            XCTAssertNil(ProxyURL.signature(fromTarget: path))
+        }
+    }
+
+    func testSignedFormCoversTheBaseAndTailsCannotClimbOut() throws {
+        let path = try XCTUnwrap(ProxyURL.basePath(forOrigin: "http://o.example/v/$Number$.m4s", sign: { "SIG(" + $0 + ")" }))
+        let b64 = path.dropFirst(3).prefix { $0 != "~" }
+        XCTAssertEqual(path, "/t/\(b64)~SIG(base http://o.example/v/)/$Number$.m4s")
+        let signed = try XCTUnwrap(ProxyURL.signedSubject(fromTarget: "/t/\(b64)~abc/7.m4s"))
+        XCTAssertEqual(signed.subject, "base http://o.example/v/")
+        XCTAssertEqual(signed.signature, "abc")
+        XCTAssertEqual(ProxyURL.origin(fromTarget: "/t/\(b64)~abc/7.m4s"), "http://o.example/v/7.m4s")
+        // Dot segments (escaped or not), an absolute tail, a base that is not a directory: refused.
+        for tail in ["../x", "a/../../x", "%2e%2E/x", ".", "a/./b", "/x", "a b"] {
+            XCTAssertNil(ProxyURL.origin(fromTarget: "/t/\(b64)/\(tail)"), tail)
+        }
+        XCTAssertEqual(ProxyURL.origin(fromTarget: "/t/\(b64)/a..b/...x?../y"), "http://o.example/v/a..b/...x?../y")
+        var notDirectory: [UInt8] = Array("/t/".utf8)
+        Base64URL.encode("http://o.example/v".utf8, into: &notDirectory)
+        XCTAssertNil(ProxyURL.origin(fromTarget: String(decoding: notDirectory, as: UTF8.self) + "/x"))
+        XCTAssertNil(ProxyURL.origin(fromTarget: "/t/!!/x"))
+    }
+}

@@ -105,6 +105,31 @@ final class AccessPolicyTests: XCTestCase {
         XCTAssertNil(ProxyURL.signature(fromTarget: try XCTUnwrap(ProxyURL.path(forOrigin: origin))))
     }
 
+    /// Base-form URLs in LAN mode: signed over their base, so any tail
+    /// under it (a filled-in template) passes and nothing else does.
+    func testSignedBaseFormURLs() throws {
+        let signer = URLSigner(key: Array(repeating: 7, count: 32))
+        let policy = AccessPolicy(mode: .lan, signer: signer)
+        let manifest = try XCTUnwrap(OriginURL.parse("http://o.test/v/m.mpd"))
+        let path = try XCTUnwrap(policy.signedBasePath(forOrigin: "http://o.test/v/$Number$.m4s", template: true,
+                                                       inManifest: manifest))
+        XCTAssertNil(policy.signedBasePath(forOrigin: "http://elsewhere.test/x", template: false, inManifest: manifest),
+                     "another origin than the manifest's is not signed")
+        func verdict(_ target: String) -> AccessPolicy.Verdict {
+            let head = HTTPRequestHead(method: "GET", target: target, version: .http11, headers: HTTPHeaders([("Host", "10.0.0.2:9000")]))
+            return policy.verdict(for: head, peerIsLoopback: false)
+        }
+        XCTAssertEqual(verdict(path.replacingOccurrences(of: "$Number$", with: "12")), .allow)
+        XCTAssertEqual(verdict(path.replacingOccurrences(of: "$Number$.m4s", with: "other/file?x=1")), .allow)
+        XCTAssertEqual(verdict(path.replacingOccurrences(of: "$Number$.m4s", with: "../secret")).status, 403)
+        let unsigned = try XCTUnwrap(ProxyURL.basePath(forOrigin: "http://o.test/v/1.m4s"))
+        XCTAssertEqual(verdict(unsigned).status, 403)
+        var other: [UInt8] = Array("/t/".utf8)
+        Base64URL.encode("http://o.test/w/".utf8, into: &other)
+        let tilde = try XCTUnwrap(path.firstIndex(of: "~"))
+        XCTAssertEqual(verdict(String(decoding: other, as: UTF8.self) + path[tilde...]).status, 403, "another base")
+    }
+
     func testConstantTimeEqual() {
         XCTAssertTrue(ConstantTime.equal([1, 2, 3], [1, 2, 3]))
         XCTAssertFalse(ConstantTime.equal([1, 2, 3], [1, 2, 4]))

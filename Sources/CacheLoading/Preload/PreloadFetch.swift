@@ -154,7 +154,10 @@ final class PreloadRead: ResourceReaderDelegate {
         } else if let asked = item.range {
             range = asked
         }
-        if item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit { body = [] }
+        // Playlists whole; a DASH segment index as its range (bounded by `collect`).
+        if item.role == .segmentIndex || (item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit) {
+            body = []
+        }
         reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
         reader.deliver(range)
         pump()

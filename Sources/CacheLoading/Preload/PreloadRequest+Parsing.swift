@@ -28,7 +28,7 @@ extension PreloadFailure {
     package var code: Int32 {
         switch self {
         case .fetch(_, let code, _): return code
-        case .playlist: return -8
+        case .playlist, .manifest: return -8
         case .canceled: return -7
         case .closed: return -11
         }

@@ -6,6 +6,9 @@
 // of an HLS playlist walks: master → chosen variants → their audio, video
 // and subtitle renditions → each media playlist's keys, init sections
 // (EXT-X-MAP, with BYTERANGE) and segments, all or the first N seconds.
+// A preload of a DASH MPD walks every period and adaptation set: the chosen
+// representations' initialization, index and media segments (a SegmentBase
+// index, `sidx`, is fetched and read first to learn its segments).
 
 import CacheHTTP
 
@@ -22,17 +25,21 @@ package struct PreloadRequest: Sendable, Equatable {
     /// playlist, everything it leads to).
     package var range: Range<Int64>?
     package var variants: PreloadVariants = .all
-    /// Seconds of media per media playlist; nil: all of it.
+    /// Seconds of media per media playlist (DASH: per representation and period); nil: all of it.
     package var duration: Double?
     package var pin = false
+    /// DASH: keep only audio and text adaptation sets in this language (see
+    /// `MPDPeriod.adaptationSets(language:)`); nil: every one.
+    package var language: String?
 
     package init(url: String, range: Range<Int64>? = nil, variants: PreloadVariants = .all,
-                 duration: Double? = nil, pin: Bool = false) {
+                 duration: Double? = nil, pin: Bool = false, language: String? = nil) {
         self.url = url
         self.range = range
         self.variants = variants
         self.duration = duration
         self.pin = pin
+        self.language = language
     }
 }
 
@@ -46,6 +53,13 @@ package struct PreloadItem: Sendable, Equatable {
         case segment
         case key
         case initSection
+        /// A DASH index segment a player fetches.
+        case index
+        /// A SegmentBase `sidx` (a byte range): its body is read for the segments.
+        case segmentIndex
+        /// A DASH segment that may not exist (`MPDRepresentation.trailingSegment`):
+        /// its failure is no failure of the preload.
+        case trailingSegment
     }
     package var id: Int
     package var url: String
@@ -53,7 +67,7 @@ package struct PreloadItem: Sendable, Equatable {
     package var role: Role
 
     /// Whether the driver hands the body back (playlists are walked).
-    package var wantsBody: Bool { role == .root || role == .mediaPlaylist }
+    package var wantsBody: Bool { role == .root || role == .mediaPlaylist || role == .segmentIndex }
 }
 
 /// Why a preload (or one of its fetches) failed; the API turns it into an
@@ -63,6 +77,8 @@ package enum PreloadFailure: Error, Sendable, Equatable {
     case fetch(url: String, code: Int32, message: String)
     /// A playlist that cannot be read.
     case playlist(url: String, HLSError)
+    /// An MPD (or one of its index segments) that cannot be read.
+    case manifest(url: String, DASHError)
     case canceled
     case closed
 
@@ -70,6 +86,7 @@ package enum PreloadFailure: Error, Sendable, Equatable {
         switch self {
         case .fetch(let url, _, let message): return "\(url): \(message)"
         case .playlist(let url, let error): return "\(url): not a usable playlist (\(error))"
+        case .manifest(let url, let error): return "\(url): not a usable DASH manifest (\(error))"
         case .canceled: return "canceled"
         case .closed: return "the cache closed"
         }
@@ -84,6 +101,9 @@ package struct PreloadCounts: Sendable, Equatable {
     package var resourcesTotal = 0
     /// Seconds of media whose segments are done.
     package var mediaSecondsDone = 0.0
+    /// The preload is of a live (dynamic) DASH manifest: what was available
+    /// when it was read, no more.
+    package var live = false
     package init() {}
 }
 
@@ -123,9 +143,13 @@ package struct PreloadWalker {
     private var durations: [Int: Double] = [:]
     private var firstFailure: PreloadFailure?
 
-    package init(request: PreloadRequest, window: Int = 2) {
+    /// Seconds since 1970 when the walk started: which segments of a live MPD are available.
+    private let now: Double
+
+    package init(request: PreloadRequest, window: Int = 2, now: Double = 0) {
         self.request = request
         self.window = max(1, window)
+        self.now = now
     }
 
     package mutating func handle(_ event: Event) -> [Action] {
@@ -140,13 +164,15 @@ package struct PreloadWalker {
                 counts.segmentsDone += 1
                 counts.mediaSecondsDone += durations.removeValue(forKey: id) ?? 0
             }
-            if item.wantsBody, item.range == nil, let body {
+            if item.role == .segmentIndex, let body, let range = item.range {
+                walkIndex(body, of: item, range: range)
+            } else if item.wantsBody, item.range == nil, let body {
                 walk(body, of: item, playlistURL: finalURL ?? item.url)
             }
         case .fetchFailed(let id, let failure):
-            guard running.removeValue(forKey: id) != nil else { return [] }
+            guard let item = running.removeValue(forKey: id) else { return [] }
             counts.resourcesDone += 1
-            if firstFailure == nil { firstFailure = failure }
+            if firstFailure == nil, item.role != .trailingSegment { firstFailure = failure }
         case .cancel:
             return stop(.canceled)
         case .abort(let failure):
@@ -199,6 +225,14 @@ package struct PreloadWalker {
     /// A playlist arrived: queue what it leads to. A root that is no
     /// playlist was a plain resource, fetched already.
     private mutating func walk(_ body: [UInt8], of item: PreloadItem, playlistURL: String) {
+        if item.role == .root, DASH.startsWithMPDRoot(body) {
+            do {
+                walk(try MPDManifest.parse(body, manifestURL: playlistURL, now: now))
+            } catch {
+                if firstFailure == nil { firstFailure = .manifest(url: item.url, error) }
+            }
+            return
+        }
         guard HLS.startsWithPlaylistHeader(body) else {
             if item.role == .mediaPlaylist, firstFailure == nil {
                 firstFailure = .playlist(url: item.url, .missingHeader)
@@ -255,6 +289,59 @@ package struct PreloadWalker {
             if Self.isFetchable(segment.uri) {
                 enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
             }
+        }
+    }
+
+    /// The chosen representations of every period of an MPD (`--variant`
+    /// per adaptation set, `--language` for audio and text).
+    private mutating func walk(_ manifest: MPDManifest) {
+        if manifest.isDynamic { counts.live = true }
+        for period in manifest.periods {
+            for set in period.adaptationSets(language: request.language) {
+                let chosen: [MPDRepresentation]
+                switch request.variants {
+                case .all: chosen = set.representations
+                case .one(let preference): chosen = set.representation(preference).map { [$0] } ?? []
+                }
+                for representation in chosen { walk(representation) }
+            }
+        }
+    }
+
+    private mutating func walk(_ representation: MPDRepresentation) {
+        if let initialization = representation.initialization, Self.isFetchable(initialization.url) {
+            enqueue(initialization.url, range: initialization.range, role: .initSection)
+        }
+        for index in representation.indexes where Self.isFetchable(index.url) {
+            enqueue(index.url, range: index.range, role: .index)
+        }
+        if let index = representation.segmentIndex, Self.isFetchable(index.url) {
+            enqueue(index.url, range: index.range, role: .segmentIndex)
+        }
+        let all = enqueueSegments(representation.segments)
+        if all, let trailing = representation.trailingSegment, Self.isFetchable(trailing.url) {
+            enqueue(trailing.url, range: nil, role: .trailingSegment)
+        }
+    }
+
+    /// Media segments, all or the first `request.duration` seconds; whether all were taken.
+    @discardableResult
+    private mutating func enqueueSegments(_ segments: [MPDSegment]) -> Bool {
+        var seconds = 0.0
+        for segment in segments where Self.isFetchable(segment.url) {
+            if let limit = request.duration, seconds >= limit { return false }
+            seconds += segment.duration
+            enqueue(segment.url, range: segment.range, role: .segment, duration: segment.duration)
+        }
+        return true
+    }
+
+    /// A SegmentBase index arrived: its segments are byte ranges of the same file.
+    private mutating func walkIndex(_ body: [UInt8], of item: PreloadItem, range: Range<Int64>) {
+        do {
+            enqueueSegments(try DASH.segments(fromIndex: body, url: item.url, indexRange: range))
+        } catch {
+            if firstFailure == nil { firstFailure = .manifest(url: item.url, error) }
         }
     }
 

@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheIO
 import CacheStorage
 import Logging
 
@@ -41,7 +42,7 @@ final class PreloadRun {
     init(id: Int, request: PreloadRequest, window: Int, preloader: Preloader, onUpdate: @escaping (PreloadStatus) -> Void) {
         self.id = id
         self.preloader = preloader
-        walker = PreloadWalker(request: request, window: window)
+        walker = PreloadWalker(request: request, window: window, now: Double(WallClock.milliseconds()) / 1000)
         status = PreloadStatus(id: id, url: request.url)
         self.onUpdate = onUpdate
     }
@@ -218,7 +219,8 @@ package final class Preloader {
         } else {
             logger.info("preload done", metadata: ["id": "\(run.id)", "url": "\(status.url)", "bytes": "\(status.bytesDone)",
                                                    "resources": "\(status.counts.resourcesDone)",
-                                                   "segments": "\(status.counts.segmentsDone)"])
+                                                   "segments": "\(status.counts.segmentsDone)",
+                                                   "live": "\(status.counts.live)"])
         }
     }
 }

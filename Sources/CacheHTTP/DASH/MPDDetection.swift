@@ -1,0 +1,67 @@
+// Is this response an MPD? By its type when the origin names one, else (a
+// generic or missing type) by the path's extension or an `<MPD` root
+// element in the first bytes.
+
+extension DASH {
+    /// Whether a response is an MPEG-DASH manifest.
+    ///
+    /// - `application/dash+xml` (any case, parameters ignored) says yes.
+    /// - A generic type (`application/octet-stream`, `binary/octet-stream`,
+    ///   `text/plain`, `application/xml`, `text/xml`) or none defers to the
+    ///   path (`.mpd`, any case; query and fragment ignored) or to the body
+    ///   whose root element is `MPD` (`startsWithMPDRoot`).
+    /// - Any other type says no.
+    package static func isManifest<Prefix: Collection<UInt8>>(
+        contentType: String?, path: String, bodyPrefix: Prefix
+    ) -> Bool {
+        let type = contentType.map(bareMediaType) ?? ""
+        if type == "application/dash+xml" { return true }
+        guard type.isEmpty || genericTypes.contains(type) else { return false }
+        return hasManifestExtension(path) || startsWithMPDRoot(bodyPrefix)
+    }
+
+    /// Whether the first element of `bytes` is `<MPD` (any namespace
+    /// prefix), after an optional BOM, XML declaration, comments and blanks.
+    package static func startsWithMPDRoot<Prefix: Collection<UInt8>>(_ bytes: Prefix) -> Bool {
+        var body = Array(bytes.prefix(4096))[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        while true {
+            while let c = body.first, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { body = body.dropFirst() }
+            if body.starts(with: "<?".utf8) || body.starts(with: "<!".utf8) {
+                let end: [UInt8] = body.starts(with: "<!--".utf8) ? Array("-->".utf8) : Array(">".utf8)
+                guard let close = firstIndex(of: end, in: body) else { return false }
+                body = body[(close + end.count)...]
+                continue
+            }
+            guard body.first == UInt8(ascii: "<") else { return false }
+            let name = body.dropFirst().prefix { c in
+                !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ">") || c == UInt8(ascii: "/"))
+            }
+            let local = name.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).last ?? name
+            return local.elementsEqual("MPD".utf8)
+        }
+    }
+
+    /// Whether the last path segment ends in `.mpd` (any case).
+    package static func hasManifestExtension(_ path: String) -> Bool {
+        let u = path.utf8
+        let end = u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex
+        let name = u[..<end]
+        guard name.count >= 4 else { return false }
+        return zip(name.suffix(4), ".mpd".utf8).allSatisfy { ASCII.lower($0) == $1 }
+    }
+
+    private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
+        guard hay.count >= needle.count else { return nil }
+        var i = hay.startIndex
+        while i + needle.count <= hay.endIndex {
+            if hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private static let genericTypes: Set<String> = [
+        "application/octet-stream", "binary/octet-stream", "text/plain", "application/xml", "text/xml",
+    ]
+}

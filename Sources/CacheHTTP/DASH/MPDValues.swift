@@ -1,0 +1,134 @@
+// The value syntaxes of an MPD: xs:duration, xs:dateTime, byte ranges,
+// and URL templates with their identifiers.
+
+
+extension DASH {
+    /// Seconds of an xs:duration ("PT1H2M3.5S", "P1DT2H"); nil when malformed.
+    /// Years and months count as 365 and 30 days.
+    package static func seconds(ofDuration text: String) -> Double? {
+        var s = Substring(text.trimmingBlanks)
+        var sign = 1.0
+        if s.hasPrefix("-") { sign = -1; s = s.dropFirst() }
+        guard s.hasPrefix("P") else { return nil }
+        s = s.dropFirst()
+        var total = 0.0, inTime = false, number = "", any = false
+        for c in s {
+            if c == "T" { inTime = true; continue }
+            if c.isNumber || c == "." { number.append(c); continue }
+            guard let value = Double(number) else { return nil }
+            number = ""
+            any = true
+            switch (c, inTime) {
+            case ("Y", false): total += value * 365 * 86400
+            case ("M", false): total += value * 30 * 86400
+            case ("W", false): total += value * 7 * 86400
+            case ("D", false): total += value * 86400
+            case ("H", true): total += value * 3600
+            case ("M", true): total += value * 60
+            case ("S", true): total += value
+            default: return nil
+            }
+        }
+        guard number.isEmpty, any else { return nil }
+        return sign * total
+    }
+
+    /// Seconds since 1970 of an xs:dateTime ("2026-11-27T10:00:00Z",
+    /// fractions and offsets allowed; none means UTC); nil when malformed.
+    package static func seconds(ofDateTime text: String) -> Double? {
+        let u = Array(text.trimmingBlanks.utf8)
+        guard u.count >= 19, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"), u[10] == UInt8(ascii: "T"),
+              u[13] == UInt8(ascii: ":"), u[16] == UInt8(ascii: ":") else { return nil }
+        func int(_ r: Range<Int>) -> Int? { Int(String(decoding: u[r], as: UTF8.self)) }
+        guard let year = int(0..<4), let month = int(5..<7), let day = int(8..<10), let hour = int(11..<13),
+              let minute = int(14..<16), let second = int(17..<19) else { return nil }
+        var i = 19, fraction = 0.0
+        if i < u.count, u[i] == UInt8(ascii: ".") {
+            let start = i
+            i += 1
+            while i < u.count, ASCII.isDigit(u[i]) { i += 1 }
+            fraction = Double("0" + String(decoding: u[start..<i], as: UTF8.self)) ?? 0
+        }
+        var offset = 0
+        if i < u.count {
+            if u[i] == UInt8(ascii: "Z") {
+                i += 1
+            } else if u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-"), i + 6 <= u.count,
+                      let h = int((i + 1)..<(i + 3)), let m = int((i + 4)..<(i + 6)) {
+                offset = (h * 3600 + m * 60) * (u[i] == UInt8(ascii: "+") ? 1 : -1)
+                i += 6
+            } else {
+                return nil
+            }
+        }
+        guard i == u.count else { return nil }
+        // Days from the civil date (proleptic Gregorian).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146097 + doe - 719468
+        return Double(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
+    }
+
+    /// "FIRST-LAST" (inclusive) → FIRST..<LAST+1; nil when malformed.
+    package static func byteRange(_ text: String) -> Range<Int64>? {
+        let parts = text.trimmingBlanks.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]),
+              first >= 0, last >= first, last < Int64.max else { return nil }
+        return first..<(last + 1)
+    }
+
+    /// A URL template with its identifiers filled in (ISO/IEC 23009-1
+    /// 5.3.9.4.4): `$RepresentationID$`, `$Bandwidth$`, `$Number$`, `$Time$`
+    /// (the last three with an optional `%0Nd` width), `$$`. nil when it
+    /// uses an identifier without a value here (`$SubNumber$`, `$Number$`
+    /// for an initialization) or is malformed.
+    package static func fill(template: String, representationID: String, bandwidth: Int,
+                             number: Int64? = nil, time: Int64? = nil) -> String? {
+        var out = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "$") {
+            out += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: "$") else { return nil }
+            let identifier = rest[afterOpen..<close]
+            rest = rest[rest.index(after: close)...]
+            if identifier.isEmpty { out += "$"; continue }
+            if identifier == "RepresentationID" { out += representationID; continue }
+            let name = identifier.prefix { $0 != "%" }
+            let format = identifier.dropFirst(name.count)
+            let value: Int64?
+            switch name {
+            case "Number": value = number
+            case "Time": value = time
+            case "Bandwidth": value = Int64(bandwidth)
+            default: return nil
+            }
+            guard let value else { return nil }
+            var digits = String(value)
+            if !format.isEmpty {
+                // "%0Nd" (and "%d"): zero-padded to N digits.
+                guard format.hasPrefix("%"), format.hasSuffix("d") else { return nil }
+                let width = format.dropFirst().dropLast()
+                guard width.isEmpty || (width.hasPrefix("0") && Int(width.dropFirst()) != nil) || Int(width) != nil
+                else { return nil }
+                let n = Int(width.drop { $0 == "0" }) ?? 0
+                if digits.count < n { digits = String(repeating: "0", count: n - digits.count) + digits }
+            }
+            out += digits
+        }
+        return out + rest
+    }
+}
+
+extension String {
+    /// Without XML white space at either end.
+    var trimmingBlanks: String {
+        let u = utf8
+        func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+        guard let first = u.firstIndex(where: { !blank($0) }), let last = u.lastIndex(where: { !blank($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
