@@ -13,7 +13,8 @@ package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
     package var reserved: Int
     /// Client connections accepted at once (the listeners pause at it).
     package var clientConnections: Int
-    /// Origin connections open at once (requests wait for a slot beyond it).
+    /// Origin connections open at once, the origin sides of CONNECT tunnels
+    /// included (requests and tunnels wait for a slot beyond it).
     package var originConnections: Int
     /// Data files the store may hold open at once.
     package var dataFiles: Int

@@ -96,6 +96,7 @@ final class CLITests: XCTestCase {
             (["--origin", "https://media.example.com/videos"], "--origin takes an http or https origin without a path"),
             (["--header", "Host: x"], "--header takes 'Name: value' of a field the proxy does not set itself"),
             (["--head-timeout", "0"], "--head-timeout takes a number of seconds above 0"),
+            (["--upstream-proxy", "https://proxy.example:3128"], "--upstream-proxy takes an http://host:port proxy URL"),
         ]
         for (arguments, message) in cases {
             let result = try TestTools.run(Self.binary, ["serve", "--cache-dir", directory.path] + arguments)
