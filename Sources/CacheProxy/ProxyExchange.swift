@@ -144,6 +144,13 @@ final class ProxyExchange: BodySink {
         }
     }
 
+    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g.
+    /// 103 Early Hints; never 101, which would switch protocols under the proxy.
+    func bodyInterim(_ head: HTTPResponseHead) {
+        guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
+        connection.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
+    }
+
     func bodyFile(_ file: DataFile, _ range: Range<Int64>) { raise(.file(file, range)) }
 
     func bodyBytes(_ bytes: [UInt8]) {

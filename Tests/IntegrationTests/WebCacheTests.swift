@@ -20,6 +20,12 @@ final class WebCacheTests: XCTestCase {
         location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
         location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
+        location = /make {
+            if ($request_method = POST) {
+                add_header Location /txt/a.txt; add_header Content-Location /html/p.html; return 201 "made\n";
+            }
+            return 405;
+        }
         location /vary/ {
             default_type text/plain;
             add_header Vary "Accept-Language";
@@ -217,5 +223,78 @@ final class WebCacheTests: XCTestCase {
         _ = try start(.forward)
         let ping = try RawHTTPConnection(port: try XCTUnwrap(server).servingPort).request(path: "/ping")
         XCTAssertEqual(ping.header("Cache-Status"), "httpcache; fwd=bypass")
+    }
+
+    // MARK: invalidation (RFC 9111 §4.4) and Vary (§4.1)
+
+    func testSuccessfulUnsafeMethodInvalidatesTargetLocationAndContentLocation() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for path in ["/txt/a.txt", "/html/p.html"] {
+                for _ in 0..<2 { _ = try client.request(path: target(path)) }
+            }
+            XCTAssertEqual(try client.request(method: "POST", path: target("/make"), body: Array("x".utf8)).status, 201)
+            for path in ["/txt/a.txt", "/html/p.html"] {
+                let after = try client.request(path: target(path))
+                XCTAssertEqual(after.status, 200)
+                XCTAssertTrue(after.header("Cache-Status")?.contains("fwd=stale; fwd-status=304") ?? false,
+                              "\(mode) \(path): \(after.header("Cache-Status") ?? "none")")
+            }
+            let log = origin.accessLog(waitingFor: 5)
+            XCTAssertEqual(log.filter { $0.uri == "/txt/a.txt" }.map(\.status), [206, 304], "\(mode): Location")
+            XCTAssertEqual(log.filter { $0.uri == "/html/p.html" }.map(\.status), [206, 304], "\(mode): Content-Location")
+        }
+    }
+
+    func testVariantsAreSelectedByNormalisedFields() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            let first = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "de, en")])
+            XCTAssertEqual(first.bodyString, "english\n")
+            for value in ["EN,de", "en , de", "de", "en"] {
+                let headers = value == "de" ? [("Accept-Language", "en"), ("Accept-Language", "de")]
+                    : value == "en" ? [("Accept-Language", "de,en,en")] : [("Accept-Language", value)]
+                let again = try client.request(path: target("/vary/v.txt"), headers: headers)
+                XCTAssertEqual(again.bodyString, "english\n")
+                XCTAssertTrue(again.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false,
+                              "\(mode) \(headers): \(again.header("Cache-Status") ?? "none")")
+            }
+            let french = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "fr")])
+            XCTAssertEqual(french.bodyString, "french\n", "\(mode): another variant")
+            XCTAssertEqual(originCount("/vary/v.txt", waitingFor: 2), 2, "\(mode)")
+        }
+    }
+
+    // MARK: interim responses (RFC 9110 §15.2)
+
+    func testInterimResponsesAreRelayedOnTheCachedPathAndNeverStored() throws {
+        let faulty = try FaultyOrigin()
+        faulty.serve("/hints.bin", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
+        let base = String(faulty.url("/").dropLast())
+        for mode in ["reverse", "forward", "proxy URL"] {
+            server?.close()
+            runs += 1
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
+            if mode == "reverse" { configuration.origin = base }
+            let started = try MediaCache(configuration: configuration)
+            try started.serve()
+            server = started
+            let path = mode == "reverse" ? "/hints.bin" : mode == "forward" ? faulty.url("/hints.bin")
+                : try started.proxyURL(for: faulty.url("/hints.bin")).replacingOccurrences(
+                    of: "http://127.0.0.1:\(started.servingPort)", with: "")
+            let connection = try RawHTTPConnection(port: started.servingPort)
+            try connection.sendRequest(path: path)
+            let interim = try connection.readResponseHead()
+            XCTAssertEqual(interim.status, 103, "\(mode): relayed before the head")
+            XCTAssertEqual(interim.header("Link"), "</style.css>; rel=preload", mode)
+            let final = try connection.readResponse()
+            XCTAssertEqual(final.status, 200, mode)
+            XCTAssertEqual(final.bodyString, "done", mode)
+            try connection.sendRequest(path: path)
+            let hit = try connection.readResponseHead()
+            XCTAssertEqual(hit.status, 200, "\(mode): a hit has no interim response: none was stored")
+            XCTAssertTrue(hit.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false, mode)
+        }
+        XCTAssertEqual(faulty.requests(for: "/hints.bin").count, 3, "one origin request per mode")
     }
 }
