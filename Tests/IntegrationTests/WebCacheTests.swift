@@ -20,6 +20,8 @@ final class WebCacheTests: XCTestCase {
         location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
         location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
+        location /cdnok/ { default_type text/plain; add_header CDN-Cache-Control "max-age=600"; add_header Cache-Control "no-cache"; }
+        location /cdnbad/ { default_type text/plain; add_header CDN-Cache-Control "Max-Age=600"; add_header Cache-Control "no-cache"; }
         location = /make {
             if ($request_method = POST) {
                 add_header Location /txt/a.txt; add_header Content-Location /html/p.html; return 201 "made\n";
@@ -48,12 +50,14 @@ final class WebCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "en/vary", "fr/vary"] {
+        for sub in ["txt", "html", "zero", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
         try Data("<p>page</p>\n".utf8).write(to: root.appendingPathComponent("html/p.html"))
         try Data("zero\n".utf8).write(to: root.appendingPathComponent("zero/z.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
         try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
         try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -296,5 +300,44 @@ final class WebCacheTests: XCTestCase {
             XCTAssertTrue(hit.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false, mode)
         }
         XCTAssertEqual(faulty.requests(for: "/hints.bin").count, 3, "one origin request per mode")
+    }
+
+    // MARK: CDN-Cache-Control (RFC 9213) and framing (RFC 9112 §6.3)
+
+    func testCDNCacheControlInReverseModeWithInvalidValuesIgnored() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for path in ["/cdnok/c.txt", "/cdnbad/c.txt"] {
+                for _ in 0..<2 { XCTAssertEqual(try client.request(path: target(path)).bodyString, "cdn\n") }
+            }
+            let log = origin.accessLog(waitingFor: mode == .reverse ? 3 : 4)
+            XCTAssertEqual(log.filter { $0.uri == "/cdnok/c.txt" }.count, mode == .reverse ? 1 : 2,
+                           "\(mode): CDN-Cache-Control max-age=600 governs a reverse proxy only")
+            XCTAssertEqual(log.filter { $0.uri == "/cdnbad/c.txt" }.count, 2,
+                           "\(mode): an invalid CDN-Cache-Control is ignored, Cache-Control: no-cache applies")
+        }
+    }
+
+    func testTransferEncodingWithContentLengthIsFramedByTransferEncoding() throws {
+        let faulty = try FaultyOrigin()
+        let body = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        faulty.serve("/both.bin", body: body, fault: .lengthAndChunked)
+        for mode in Mode.allCases {
+            server?.close()
+            runs += 1
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
+            if mode == .reverse { configuration.origin = String(faulty.url("/").dropLast()) }
+            let started = try MediaCache(configuration: configuration)
+            try started.serve()
+            server = started
+            let connection = try RawHTTPConnection(port: started.servingPort)
+            let path = mode == .reverse ? "/both.bin" : faulty.url("/both.bin")
+            for _ in 0..<2 {
+                let response = try connection.request(path: path)
+                XCTAssertEqual(response.status, 200, "\(mode)")
+                XCTAssertEqual(response.body, body, "\(mode): every chunked byte, not the 1 byte Content-Length said")
+            }
+        }
+        XCTAssertEqual(faulty.requests(for: "/both.bin").count, 2, "stored: one origin request per mode")
     }
 }
