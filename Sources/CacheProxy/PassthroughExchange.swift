@@ -169,6 +169,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
         record.cache = .bypass
+        record.cacheStatus = cacheStatus
         record.bytesFromOrigin = bodyBytes
     }
 

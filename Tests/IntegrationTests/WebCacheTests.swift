@@ -207,6 +207,22 @@ final class WebCacheTests: XCTestCase {
             XCTAssertTrue(try client.request(path: target("/txt/a.txt")).header("Cache-Status")?
                 .hasPrefix("edge-1; hit") ?? false, "\(mode): a failed POST invalidates nothing")
         }
+        // The access log and /metrics say it with the same words.
+        let log = directory.file("access.log")
+        let (client, target) = try start(.forward) { $0.accessLogPath = log.path }
+        for _ in 0..<2 { _ = try client.request(path: target("/txt/a.txt")) }
+        _ = try client.request(method: "POST", path: target("/txt/a.txt"), body: Array("x".utf8))
+        let metrics = try client.request(path: "/metrics").bodyString
+        for word in ["uri-miss", "hit", "method"] {
+            XCTAssertTrue(metrics.contains("httpcache_cache_status_requests_total{status=\"\(word)\"} 1\n"), metrics)
+        }
+        var lines: [String] = []
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            return lines.count >= 3
+        })
+        XCTAssertEqual(lines.prefix(3).map { $0.split(separator: " ").dropLast().last.map(String.init) ?? "" },
+                       ["uri-miss", "hit", "method"], lines.joined(separator: "\n"))
     }
 
     func testCacheStatusOfPartialHitsAndLocalAnswers() throws {
