@@ -11,6 +11,7 @@ final class WebCacheTests: XCTestCase {
     static let locations = """
         location /txt/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
         location /html/ { default_type text/html; add_header Cache-Control "max-age=600"; }
+        location /stamp/ { default_type text/plain; add_header Cache-Control "max-age=0"; add_header X-Stamp $request_id; }
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
         location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
@@ -50,12 +51,13 @@ final class WebCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
+        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
         try Data("<p>page</p>\n".utf8).write(to: root.appendingPathComponent("html/p.html"))
         try Data("zero\n".utf8).write(to: root.appendingPathComponent("zero/z.txt"))
+        try Data("stamp\n".utf8).write(to: root.appendingPathComponent("stamp/s.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
         try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
@@ -238,6 +240,19 @@ final class WebCacheTests: XCTestCase {
             XCTAssertBytes(partial.body, equal: big, range: 500..<5000)
             XCTAssertTrue(partial.header("Cache-Status")?.hasPrefix("httpcache; fwd=partial") ?? false,
                           "\(mode): \(partial.header("Cache-Status") ?? "none")")
+            // Suffix and open-ended ranges, combined with what is stored.
+            let suffix = try client.get(target("/txt/big.bin"), range: "bytes=-1000")
+            XCTAssertEqual(suffix.status, 206)
+            XCTAssertEqual(suffix.header("Content-Range"), "bytes 199000-199999/200000")
+            XCTAssertBytes(suffix.body, equal: big, range: 199_000..<200_000)
+            let open = try client.get(target("/txt/big.bin"), range: "bytes=3000-")
+            XCTAssertEqual(open.status, 206, "\(mode)")
+            XCTAssertBytes(open.body, equal: big, range: 3000..<200_000)
+            XCTAssertTrue(open.header("Cache-Status")?.hasPrefix("httpcache; fwd=partial") ?? false, "\(mode)")
+            let all = try client.get(target("/txt/big.bin"), range: "bytes=0-")
+            XCTAssertBytes(all.body, equal: big)
+            XCTAssertTrue(all.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false,
+                          "\(mode): every byte stored by now: \(all.header("Cache-Status") ?? "none")")
         }
         // Answers of the proxy itself bypass the cache.
         _ = try start(.forward)
@@ -355,5 +370,52 @@ final class WebCacheTests: XCTestCase {
             }
         }
         XCTAssertEqual(faulty.requests(for: "/both.bin").count, 2, "stored: one origin request per mode")
+    }
+
+    // MARK: 304 updates (RFC 9111 §4.3.4), unknown methods (§4.4), collapsed requests
+
+    func testA304UpdatesTheStoredFields() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            var stamps: [String] = []
+            for _ in 0..<3 {
+                let response = try client.request(path: target("/stamp/s.txt"))
+                XCTAssertEqual(response.bodyString, "stamp\n")
+                stamps.append(try XCTUnwrap(response.header("X-Stamp")))
+            }
+            XCTAssertEqual(Set(stamps).count, 3, "\(mode): each 304's X-Stamp replaces the stored one: \(stamps)")
+            XCTAssertEqual(origin.accessLog(waitingFor: 3).filter { $0.uri == "/stamp/s.txt" }.map(\.status),
+                           [206, 304, 304], "\(mode)")
+        }
+    }
+
+    func testAnUnknownMethodInvalidatesAndConcurrentMissesCollapse() throws {
+        let faulty = try FaultyOrigin()
+        faulty.serve("/u.bin", body: Array("unknown".utf8))
+        faulty.serve("/slow.bin", body: Array("slow".utf8), fault: .delayed(0.5))
+        _ = try start(.forward)
+        let port = try XCTUnwrap(server).servingPort
+        let connection = try RawHTTPConnection(port: port)
+        for _ in 0..<2 { XCTAssertEqual(try connection.request(path: faulty.url("/u.bin")).bodyString, "unknown") }
+        XCTAssertEqual(faulty.requests(for: "/u.bin").count, 1)
+        let unknown = try connection.request(method: "FROBNICATE", path: faulty.url("/u.bin"))
+        XCTAssertEqual(unknown.status, 200)
+        XCTAssertEqual(unknown.header("Cache-Status"), "httpcache; fwd=method; fwd-status=200")
+        let after = try connection.request(path: faulty.url("/u.bin"))
+        XCTAssertTrue(after.header("Cache-Status")?.hasPrefix("httpcache; fwd=stale") ?? false,
+                      after.header("Cache-Status") ?? "none")
+        XCTAssertEqual(faulty.requests(for: "/u.bin").count, 3, "GET, FROBNICATE, then GET again")
+
+        // Two clients asking at once: one origin request, the second joins it.
+        let first = try RawHTTPConnection(port: port)
+        let second = try RawHTTPConnection(port: port)
+        try first.sendRequest(path: faulty.url("/slow.bin"))
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { faulty.requests(for: "/slow.bin").count == 1 })
+        try second.sendRequest(path: faulty.url("/slow.bin"))
+        let a = try first.readResponse(), b = try second.readResponse()
+        XCTAssertEqual([a.bodyString, b.bodyString], ["slow", "slow"])
+        XCTAssertFalse(a.header("Cache-Status")?.contains("collapsed") ?? true, a.header("Cache-Status") ?? "none")
+        XCTAssertTrue(b.header("Cache-Status")?.hasSuffix("; collapsed") ?? false, b.header("Cache-Status") ?? "none")
+        XCTAssertEqual(faulty.requests(for: "/slow.bin").count, 1)
     }
 }
