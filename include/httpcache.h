@@ -106,7 +106,7 @@ const char *hc_strerror(int code);
  *       http(s) origin.
  *   "access-log": Append one line per response to this file (time, client,
  *       method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS,
- *       ms).
+ *       Cache-Status word, ms).
  *   "ca-file": PEM file of extra CA certificates trusted for https origins.
  *   "insecure": Do not verify https origins' certificates (logs a warning at
  *       every start).

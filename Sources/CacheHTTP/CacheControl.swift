@@ -222,8 +222,12 @@ package struct ResponseDirectives: Sendable, Equatable {
     package var isTargeted: Bool
 
     package init(_ headers: HTTPHeaders, options: CachePolicyOptions = CachePolicyOptions()) {
-        if options.honorsCDNCacheControl {
-            let cdn = CacheControl(headers, field: "CDN-Cache-Control")
+        // An invalid CDN-Cache-Control (not a Structured Field Dictionary:
+        // `Max-Age=60`, `max-age=60s`, a trailing comma…) is ignored whole,
+        // and so is an empty one (RFC 9213 §2.1, §2.2).
+        if options.honorsCDNCacheControl, case let lines = headers.values("CDN-Cache-Control"), !lines.isEmpty,
+           StructuredDictionary.isValid(lines) {
+            let cdn = CacheControl(values: lines)
             if !cdn.isEmpty {
                 cacheControl = cdn
                 isTargeted = true

@@ -64,6 +64,9 @@ package struct CacheStatusField: Sendable, Equatable {
     /// the forward reason (`uri-miss`, `stale`, `partial`, …).
     package var word: String { hit ? "hit" : forward?.rawValue ?? "hit" }
 
+    /// Every word `word` gives, in a fixed order (for /metrics).
+    package static let words = ["hit"] + Forward.allCases.map(\.rawValue)
+
     /// Whether `name` can stand as a cache name: an sf-token (RFC 8941
     /// §3.3.4), a letter or `*` then token characters, `:` or `/`.
     package static func isValidName(_ name: String) -> Bool {

@@ -21,7 +21,8 @@ package enum CacheTypes: Sendable, Equatable {
         for member in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
             let name = String(trimmedOWS(String(member)))
             let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, isToken(parts[0]), parts[1] == "*" || isToken(parts[1]) else {
+            // `*/*` is spelled `all`.
+            guard parts.count == 2, isToken(parts[0]), parts[0] != "*", parts[1] == "*" || isToken(parts[1]) else {
                 return nil
             }
             types.insert(parts[1] == "*" ? String(parts[0]) + "/" : name)

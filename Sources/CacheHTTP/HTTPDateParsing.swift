@@ -7,7 +7,9 @@ extension HTTPDate {
     /// one. Accepts IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), RFC 850
     /// ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37
     /// 1994"); surrounding whitespace is ignored, day names are not checked
-    /// against the date (RFC 9110 §5.6.7 lets recipients be lenient there).
+    /// against the date (RFC 9110 §5.6.7 lets recipients be lenient there),
+    /// and case does not matter (RFC 9111 §4.2: a cache matches dates
+    /// case-insensitively).
     /// RFC 850's two-digit years map 70-99 to 19xx and 00-69 to 20xx, a fixed
     /// pivot because this function has no clock.
     package static func epochSeconds(_ value: String) -> Int? {
@@ -114,7 +116,7 @@ private struct DateScanner {
 
     mutating func timeAndGMT(year: Int, month: Int, day: Int) -> Int? {
         guard take(ASCII.sp), let secs = time(), take(ASCII.sp),
-              b.count - i == 3, b[i...].elementsEqual("GMT".utf8) else { return nil }
+              b.count - i == 3, b[i...].lazy.map(ASCII.lower).elementsEqual("gmt".utf8) else { return nil }
         return HTTPDate.epoch(year: year, month: month, day: day, seconds: secs)
     }
 }

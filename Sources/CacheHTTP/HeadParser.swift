@@ -94,7 +94,7 @@ package enum ResponseHeadParser {
             return .failure(.badRequest(buffer[i] == ASCII.cr ? "bare CR" : "control character in reason"))
         }
         let headers: HTTPHeaders
-        switch HeadScanner.parseFields(buffer, layout) {
+        switch HeadScanner.parseFields(buffer, layout, response: true) {
         case .success(let h): headers = h
         case .failure(let e): return .failure(e)
         }

@@ -97,7 +97,12 @@ enum HeadScanner {
     /// Validating pass over the field lines of a complete head. It finds
     /// each line's end itself while checking the value's bytes, so the line
     /// ends found by scan() need not be kept.
-    static func parseFields(_ buf: UnsafeRawBufferPointer, _ layout: HeadLayout) -> Result<HTTPHeaders, HeadParseError> {
+    /// `response`: a response with both Transfer-Encoding and Content-Length
+    /// is framed by Transfer-Encoding (RFC 9112 §6.3 ¶3): its Content-Length
+    /// is removed and `Connection: close` added, so the connection that
+    /// carried it, suspect, is not reused. A request with both is refused.
+    static func parseFields(_ buf: UnsafeRawBufferPointer, _ layout: HeadLayout,
+                            response: Bool = false) -> Result<HTTPHeaders, HeadParseError> {
         var headers = HTTPHeaders(reservingCapacity: layout.fieldCount)
         var framing = false
         var p = layout.fieldsStart
@@ -110,6 +115,10 @@ enum HeadScanner {
             case .failure(let e):
                 return .failure(e)
             }
+        }
+        if framing, response, headers.contains("Transfer-Encoding"), headers.contains("Content-Length") {
+            headers.remove("Content-Length")
+            headers.add("Connection", "close")
         }
         if framing, let e = checkFraming(headers) { return .failure(e) }
         return .success(headers)

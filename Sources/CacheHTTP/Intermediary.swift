@@ -50,6 +50,13 @@ package enum Intermediary {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// An interim (1xx) response as relayed to an HTTP/1.1 client: its
+    /// end-to-end fields, this proxy in Via (RFC 9110 §15.2, §7.6).
+    package static func interimHead(_ head: HTTPResponseHead, pseudonym: String) -> [UInt8] {
+        let headers = appendingVia(removingHopByHop(head.headers), receivedWith: head.version, pseudonym: pseudonym)
+        return HTTPResponseHead(version: .http11, status: head.status, reason: head.reason, headers: headers).serialized()
+    }
+
     /// `headers` with one more Via member, "<major>.<minor> <pseudonym>", for
     /// the protocol the message was received with (RFC 9110 §7.6.3). Earlier
     /// Via field lines are kept in order; ours comes last.

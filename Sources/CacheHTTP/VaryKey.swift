@@ -5,7 +5,13 @@
 /// A normalised secondary key. Field names are lower-cased, deduplicated and
 /// sorted; each value is the request's field lines joined with ", ", with
 /// whitespace around commas folded away and the ends trimmed (§4.1 allows
-/// such normalisation). A missing field is distinct from an empty one.
+/// such normalisation). The content-negotiation fields (Accept,
+/// Accept-Charset, Accept-Encoding, Accept-Language), whose members are
+/// case-insensitive and whose preference their q-values say, not their
+/// order, are normalised further: members lower-cased, blanks around `;`
+/// and `=` dropped, empty and repeated members dropped, sorted; so
+/// `en, fr` and `FR,en` select one variant. A missing field is distinct
+/// from an empty one.
 package struct VaryKey: Sendable, Hashable {
     /// (lower-cased name, normalised value or nil when the field is absent).
     package var entries: [Entry]
@@ -35,7 +41,9 @@ package struct VaryKey: Sendable, Hashable {
         }
         entries = names.sorted().map { name in
             let lines = requestHeaders.values(name)
-            return Entry(name: name, value: lines.isEmpty ? nil : VaryKey.normalised(lines))
+            guard !lines.isEmpty else { return Entry(name: name, value: nil) }
+            let value = Self.negotiationFields.contains(name) ? VaryKey.unorderedMembers(lines) : VaryKey.normalised(lines)
+            return Entry(name: name, value: value)
         }
     }
 
@@ -52,6 +60,24 @@ package struct VaryKey: Sendable, Hashable {
     /// encoding is unambiguous.
     package var text: String {
         entries.map { e in e.value.map { "\(e.name): \($0)" } ?? e.name }.joined(separator: "\n")
+    }
+
+    /// Fields of proactive negotiation (RFC 9110 §12.5) whose list order and case mean nothing.
+    static let negotiationFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+
+    /// A negotiation field's members as a set: lower-cased, without blanks
+    /// around parameters, empty and repeated members dropped, sorted.
+    static func unorderedMembers(_ lines: [String]) -> String {
+        var members = Set<String>()
+        for member in lines.joined(separator: ",").split(separator: ",") {
+            let parts = member.split(separator: ";", omittingEmptySubsequences: false).map { part in
+                part.split(separator: "=", omittingEmptySubsequences: false)
+                    .map { trimmedOWS(String($0)) }.joined(separator: "=")
+            }
+            let text = ASCII.lowercased(parts.joined(separator: ";"))
+            if !text.isEmpty { members.insert(text) }
+        }
+        return members.sorted().joined(separator: ",")
     }
 
     /// Field lines combined as one list (RFC 9110 §5.3), OWS around commas

@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheIO
 import CacheStorage
 import Glibc
@@ -21,6 +22,12 @@ package protocol BodySink: AnyObject {
     func bodyBytes(_ bytes: [UInt8])
     func bodyEnded()
     func bodyFailed(_ error: LoadError)
+    /// An interim (1xx) response of the origin, before the head.
+    func bodyInterim(_ head: HTTPResponseHead)
+}
+
+extension BodySink {
+    package func bodyInterim(_ head: HTTPResponseHead) {}
 }
 
 /// One body on its way out: resource reader → transform (`BodyPipeline`)
@@ -130,6 +137,11 @@ package final class BodySource: ResourceReaderDelegate {
     }
 
     package func readerCanContinue(_ reader: ResourceReader) { pump() }
+
+    package func readerReceivedInterim(_ reader: ResourceReader, _ head: HTTPResponseHead) {
+        guard phase == .head else { return }
+        sink?.bodyInterim(head)
+    }
 
     /// Bytes passed through (the disk is full): false pauses the download until `resume`.
     package func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -64,6 +64,12 @@ final class Download: UpstreamResponseDelegate {
 
     // MARK: UpstreamResponseDelegate
 
+    /// 100, 102, 103…: not part of the resource, so nothing is stored; the
+    /// readers waiting for this download's head get it to relay.
+    func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
+        for reader in Array(state.waiting.values) { reader.interim(head, from: self) }
+    }
+
     func upstreamDidReceiveHead(_ head: HTTPResponseHead) {
         let resource = state.resource
         let known = state.headKnown

@@ -154,9 +154,8 @@ extension Loader {
         let stored = Self.storedForm(response, request: request, requestTime: requestTime, responseTime: nowSeconds,
                                      options: policy.cache)
         state.resource.setStoredHead(stored)
-        // A 206 is part of a 200's representation (RFC 9111 §3.3).
         let decision = Storability.decide(method: "GET", requestHeaders: request,
-                                          status: response.status == 206 ? 200 : response.status,
+                                          status: Self.representationStatus(response.status),
                                           responseHeaders: response.headers, options: policy.cache)
         if case .doNotStore(let reason) = decision {
             logger.info("not storing", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
@@ -193,6 +192,13 @@ extension Loader {
         state.resource.setStoredHead(stored)
     }
 
+    /// The status of the representation a response describes: a 206, a 304
+    /// and a 416 to a ranged probe speak of a 200's (RFC 9111 §3.3, §4.3.4);
+    /// any other is its own (a stored 404, a redirect…).
+    static func representationStatus(_ status: Int) -> Int {
+        status == 206 || status == 304 || status == 416 ? 200 : status
+    }
+
     /// The stored form of a response: hop-by-hop, framing and private fields removed.
     static func storedForm(_ response: HTTPResponseHead, request: HTTPHeaders, requestTime: Int64,
                            responseTime: Int64, options: CachePolicyOptions) -> StoredResponseHead {
@@ -200,9 +206,7 @@ extension Loader {
                               options: options)
         var headers = head.headers
         for name in StoredResponseHead.framingFields { headers.remove(name) }
-        // A 206's status is the exchange's, not the representation's.
-        let status = response.status == 206 || response.status == 304 ? 200 : response.status
-        return StoredResponseHead(status: status, headers: headers, requestTime: requestTime,
+        return StoredResponseHead(status: representationStatus(response.status), headers: headers, requestTime: requestTime,
                                   responseTime: responseTime,
                                   varyKey: VaryKey(vary: response.headers, request: request))
     }

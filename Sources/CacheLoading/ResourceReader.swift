@@ -11,6 +11,13 @@ package protocol ResourceReaderDelegate: AnyObject {
     /// during the call. Return false when the client is not keeping up: the
     /// download pauses until `resumeFollowing()`.
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool
+    /// An interim (1xx) response of the origin exchange this reader's head
+    /// waits for (RFC 9110 §15.2): relayed, never stored.
+    func readerReceivedInterim(_ reader: ResourceReader, _ head: HTTPResponseHead)
+}
+
+extension ResourceReaderDelegate {
+    package func readerReceivedInterim(_ reader: ResourceReader, _ head: HTTPResponseHead) {}
 }
 
 /// A piece of the response body.
@@ -233,6 +240,13 @@ package final class ResourceReader {
 
     private func wait() {
         state.waiting[ObjectIdentifier(self)] = self
+    }
+
+    /// `download` received an interim response: passed on while this
+    /// reader's head waits for that very download.
+    func interim(_ head: HTTPResponseHead, from download: Download) {
+        guard phase == .head, awaited === download else { return }
+        delegate?.readerReceivedInterim(self, head)
     }
 
     /// Called by the resource state when bytes landed or downloads changed.

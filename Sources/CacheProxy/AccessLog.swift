@@ -8,8 +8,12 @@ import CacheIO
 ///
 /// `line()` gives the text, fields separated by one space:
 ///
-///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL 12.345
-///     time                     client          method target            status sent fetched cache  ms
+///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL partial 12.345
+///     time                     client          method target            status sent fetched cache  cache-status ms
+///
+/// `cache-status` is the word of the response's Cache-Status field (RFC
+/// 9211): `hit`, `uri-miss`, `vary-miss`, `stale`, `partial`, `request`,
+/// `method` or `bypass`, as /metrics counts them.
 ///
 /// The target is quoted; inside it `"` and `\` are backslash-escaped and any
 /// byte outside printable ASCII is written `\xHH`, so a line can never be split
@@ -29,11 +33,15 @@ package struct AccessLogEntry: Sendable, Equatable {
     /// Body bytes fetched from the origin for this response.
     package var bytesFromOrigin: UInt64
     package var cache: CacheStatus
+    /// The Cache-Status word (`CacheStatusField.word`).
+    package var cacheStatus: String
     /// From the request head to the last byte queued, in milliseconds.
     package var durationMilliseconds: Double
 
     package init(time: Int64, client: String, method: String, target: String, status: Int, bytesSent: UInt64,
-                 bytesFromOrigin: UInt64, cache: CacheStatus, durationMilliseconds: Double) {
+                 bytesFromOrigin: UInt64, cache: CacheStatus, cacheStatus: String = "bypass",
+                 durationMilliseconds: Double) {
+        self.cacheStatus = cacheStatus
         self.time = time
         self.client = client
         self.method = method
@@ -51,7 +59,7 @@ package struct AccessLogEntry: Sendable, Equatable {
         out += " " + Self.token(client)
         out += " " + Self.token(method)
         out += " \"" + Self.escaped(target, escapingSpace: false) + "\""
-        out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) "
+        out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) \(Self.token(cacheStatus)) "
         out += MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3)
         return out
     }

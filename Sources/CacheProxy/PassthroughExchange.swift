@@ -66,11 +66,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     /// never 101, which would switch protocols under the proxy.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
-        var headers = Intermediary.removingHopByHop(head.headers)
-        headers = Intermediary.appendingVia(headers, receivedWith: head.version,
-                                            pseudonym: server.loader.policy.viaPseudonym)
-        connection.write(HTTPResponseHead(version: .http11, status: head.status, reason: head.reason, headers: headers)
-            .serialized())
+        connection.write(Intermediary.interimHead(head, pseudonym: server.loader.policy.viaPseudonym))
     }
 
     /// A pass-through is a forward for its method, or (a HEAD of something
@@ -173,6 +169,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
         record.cache = .bypass
+        record.cacheStatus = cacheStatus
         record.bytesFromOrigin = bodyBytes
     }
 

@@ -36,6 +36,8 @@ final class ProxyExchange: BodySink {
     private var plannedBytes: Int64 = 0
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
+    /// The Cache-Status the response carries (RFC 9211), once decided.
+    private var sentCacheStatus = CacheStatusField.bypass
 
     private let storeKey: String
     /// Forward or reverse proxy mode: every end-to-end field goes to the
@@ -73,13 +75,15 @@ final class ProxyExchange: BodySink {
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
-        machine.cacheStatus = CacheStatusField(hit: true, ttl: hit.info.ttl).value(name: server.cacheStatusName)
+        sentCacheStatus = CacheStatusField(hit: true, ttl: hit.info.ttl)
+        machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 
     /// What this response was, for the record.
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
+        record.cacheStatus = sentCacheStatus
         let fromCache = min(cachedAtStart, bodyBytes)
         record.bytesFromCache = UInt64(max(0, fromCache))
         record.bytesFromOrigin = UInt64(max(0, bodyBytes - fromCache))
@@ -163,11 +167,19 @@ final class ProxyExchange: BodySink {
         switch result {
         case .success(let info):
             let transformed = !(source?.transform.isNone ?? true)
-            machine.cacheStatus = cacheStatusField(info, transformed: transformed).value(name: server.cacheStatusName)
+            sentCacheStatus = cacheStatusField(info, transformed: transformed)
+            machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
             raise(.content(info, transformed: transformed, date: server.heads.date()))
         case .failure(let error):
             raise(.contentFailed(error))
         }
+    }
+
+    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g.
+    /// 103 Early Hints; never 101, which would switch protocols under the proxy.
+    func bodyInterim(_ head: HTTPResponseHead) {
+        guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
+        connection.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
     }
 
     func bodyFile(_ file: DataFile, _ range: Range<Int64>) { raise(.file(file, range)) }
@@ -240,6 +252,7 @@ final class ProxyExchange: BodySink {
                 closeReader()
                 var field = CacheStatusField(forward: reader?.forwardReason ?? .bypass)
                 if case .originStatus(let originStatus, _, _) = error { field.forwardStatus = originStatus }
+                sentCacheStatus = field
                 connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
                                                      logger: server.logger,

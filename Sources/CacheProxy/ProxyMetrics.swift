@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheLoading
 
 /// The proxy's counters and gauges.
@@ -14,6 +15,8 @@ package struct ProxyMetrics: Sendable {
     package private(set) var requestsByStatus: [Int: UInt64] = [:]
     /// Responses by how the cache answered them.
     package private(set) var requestsByCache: [CacheStatus: UInt64] = [:]
+    /// Responses by their Cache-Status word (`CacheStatusField.word`: hit, uri-miss, stale…).
+    package private(set) var requestsByCacheStatus: [String: UInt64] = [:]
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
@@ -31,6 +34,7 @@ package struct ProxyMetrics: Sendable {
     package mutating func add(_ other: ProxyMetrics) {
         requestsByStatus.merge(other.requestsByStatus, uniquingKeysWith: +)
         requestsByCache.merge(other.requestsByCache, uniquingKeysWith: +)
+        requestsByCacheStatus.merge(other.requestsByCacheStatus, uniquingKeysWith: +)
         bytesFromCache &+= other.bytesFromCache
         clientSendTimeouts &+= other.clientSendTimeouts
         loopHandoffs &+= other.loopHandoffs
@@ -40,9 +44,10 @@ package struct ProxyMetrics: Sendable {
 
     /// One response finished (or was cut short): call once per response, with
     /// the bytes that went out for it.
-    package mutating func recordResponse(status: Int, cache: CacheStatus) {
+    package mutating func recordResponse(status: Int, cache: CacheStatus, word: String = "bypass") {
         requestsByStatus[status, default: 0] += 1
         requestsByCache[cache, default: 0] += 1
+        requestsByCacheStatus[word, default: 0] += 1
     }
 
     /// Body bytes sent to a client from the data file (cache hits and the
@@ -54,6 +59,7 @@ package struct ProxyMetrics: Sendable {
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
                           uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1) -> MetricsSnapshot {
         var snapshot = MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
+                        requestsByCacheStatus: requestsByCacheStatus,
                         bytesFromCache: bytesFromCache, bytesFromOrigin: engine.bytesFromOrigin,
                         originRequests: engine.originRequests, originErrors: engine.originErrors,
                         openConnections: openConnections, activeDownloads: engine.activeDownloads,
@@ -71,6 +77,8 @@ package struct ProxyMetrics: Sendable {
 package struct MetricsSnapshot: Sendable, Equatable {
     package var requestsByStatus: [Int: UInt64]
     package var requestsByCache: [CacheStatus: UInt64]
+    /// By Cache-Status word (RFC 9211), as the responses and the access log say.
+    package var requestsByCacheStatus: [String: UInt64]
     package var bytesFromCache: UInt64
     package var bytesFromOrigin: UInt64
     package var originRequests: UInt64
@@ -89,12 +97,14 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var connectionsBalanced: UInt64 = 0
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
+                 requestsByCacheStatus: [String: UInt64] = [:],
                  bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
                  originErrors: [OriginErrorCode: UInt64] = [:], openConnections: Int = 0, activeDownloads: Int = 0,
                  evictions: UInt64 = 0, cacheSizeBytes: Int64 = 0, cacheEntries: Int = 0, uptimeSeconds: Double = 0,
                  accessLogDropped: UInt64 = 0) {
         self.requestsByStatus = requestsByStatus
         self.requestsByCache = requestsByCache
+        self.requestsByCacheStatus = requestsByCacheStatus
         self.bytesFromCache = bytesFromCache
         self.bytesFromOrigin = bytesFromOrigin
         self.originRequests = originRequests
@@ -137,6 +147,7 @@ extension MetricsSnapshot {
     ///     requests_total       responses counted
     ///     requests_by_status   {"200": n, ...}, codes in ascending order
     ///     requests_by_cache    {"HIT": n, "MISS": n, "PARTIAL": n, "BYPASS": n}, always all four
+    ///     requests_by_cache_status  by Cache-Status word: {"hit": n, "bypass": n, "method": n, "uri-miss": n, …}, always all
     ///     hit_ratio            HIT / (HIT + MISS + PARTIAL), 4 decimals
     ///     bytes_from_cache     body bytes served from disk
     ///     bytes_from_origin    body bytes fetched from origins
@@ -158,12 +169,14 @@ extension MetricsSnapshot {
         }
         let byStatus = requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
         let byCache = CacheStatus.allCases.map { ($0.rawValue, requestsByCache[$0, default: 0]) }
+        let byCacheStatus = CacheStatusField.words.map { ($0, requestsByCacheStatus[$0, default: 0]) }
         let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
         let fields: [(String, String)] = [
             ("uptime_seconds", Self.decimal(uptimeSeconds, digits: 3)),
             ("requests_total", String(requestsTotal)),
             ("requests_by_status", object(byStatus)),
             ("requests_by_cache", object(byCache)),
+            ("requests_by_cache_status", object(byCacheStatus)),
             ("hit_ratio", Self.decimal(hitRatio, digits: 4)),
             ("bytes_from_cache", String(bytesFromCache)),
             ("bytes_from_origin", String(bytesFromOrigin)),
@@ -192,6 +205,9 @@ extension MetricsSnapshot {
                     requestsByStatus.sorted { $0.key < $1.key }.map { (["status": String($0.key)], String($0.value)) })
         text.family("httpcache_cache_requests_total", .counter, "Responses sent to clients, by cache status.",
                     CacheStatus.allCases.map { (["cache": $0.rawValue], String(requestsByCache[$0, default: 0])) })
+        text.family("httpcache_cache_status_requests_total", .counter,
+                    "Responses sent to clients, by the word of their Cache-Status field (RFC 9211).",
+                    CacheStatusField.words.map { (["status": $0], String(requestsByCacheStatus[$0, default: 0])) })
         text.family("httpcache_cache_bytes_served_total", .counter, "Response body bytes served from the disk cache.",
                     String(bytesFromCache))
         text.family("httpcache_origin_bytes_fetched_total", .counter, "Body bytes fetched from origins.",

@@ -411,13 +411,14 @@ package final class ProxyServer {
 
     /// Counts one finished response and writes its access-log line.
     func responded(_ record: ResponseRecord) {
-        metrics.recordResponse(status: record.status, cache: record.cache)
+        metrics.recordResponse(status: record.status, cache: record.cache, word: record.cacheStatus.word)
         metrics.addBytesFromCache(record.bytesFromCache)
         guard let accessLog else { return }
         let now = WallClock.milliseconds()
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
+                                        cacheStatus: record.cacheStatus.word,
                                         durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6))
     }
 
@@ -447,6 +448,9 @@ struct ResponseRecord {
     var target: String
     var status: Int
     var cache: CacheStatus
+    /// The Cache-Status the response carried (RFC 9211); its word goes to the
+    /// access log and /metrics.
+    var cacheStatus = CacheStatusField.bypass
     var bytesSent: UInt64
     var bytesFromCache: UInt64 = 0
     var bytesFromOrigin: UInt64 = 0

@@ -107,7 +107,7 @@ public struct ServeOption: Sendable {
                \.configuration.origin, takes: "an http or https origin without a path, e.g. https://media.example.com",
                read: { $0 }, isValid: { $0.map { OriginURL.parse($0)?.pathAndQuery == "/" } ?? true }),
         option("access-log", "PATH",
-               "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, ms).",
+               "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, Cache-Status word, ms).",
                \.configuration.accessLogPath, takes: "a path", reloadable: true, read: { $0 }, isValid: { $0 != "" }),
         option("ca-file", "PATH", "PEM file of extra CA certificates trusted for https origins.", \.configuration.caFile,
                takes: "a path", read: { $0 }, isValid: { $0 != "" }),

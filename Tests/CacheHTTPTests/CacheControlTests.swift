@@ -89,7 +89,24 @@ final class CacheControlTests: XCTestCase {
              cc { $0.maxAge = 5 }, false),                                          // empty target → fallback
             (HTTPHeaders([("Cache-Control", "max-age=5")]), cdn, cc { $0.maxAge = 5 }, false),
             (HTTPHeaders([("CDN-Cache-Control", "none")]), cdn, cc(), true),         // unknown directive still targets
+            (HTTPHeaders([("Cache-Control", "max-age=5"), ("CDN-Cache-Control", "max-age=60"),
+                          ("CDN-Cache-Control", "s-maxage=30")]), cdn,
+             cc { $0.maxAge = 60; $0.sharedMaxAge = 30 }, true),                     // lines form one dictionary
         ]
+        // RFC 9213 §2.1: a CDN-Cache-Control that is no Structured Field
+        // Dictionary is ignored whole: Cache-Control governs.
+        for invalid in ["Max-Age=60", "max-age=60s", "max-age=60,", "max-age = 60", "max-age=\"60", ", max-age=60",
+                        "max-age=1234567890123456", "no-store, 1x", "max-age=?2", "max-age=60;", "   "] {
+            let h = HTTPHeaders([("Cache-Control", "max-age=5"), ("CDN-Cache-Control", invalid)])
+            let d = ResponseDirectives(h, options: cdn)
+            XCTAssertEqual(d.cacheControl, cc { $0.maxAge = 5 }, invalid)
+            XCTAssertFalse(d.isTargeted, invalid)
+        }
+        for valid in ["max-age=60", "no-store, max-age=60", "max-age=60;a=1", "x=\"q\\\"\", max-age=60",
+                      "x=:YWJj:, max-age=60", "x=?1, max-age=60", "x=1.5, max-age=60", "x=tok/en, max-age=60"] {
+            let d = ResponseDirectives(HTTPHeaders([("CDN-Cache-Control", valid)]), options: cdn)
+            XCTAssertTrue(d.isTargeted, valid)
+        }
         for (h, options, expected, targeted) in cases {
             let d = ResponseDirectives(h, options: options)
             XCTAssertEqual(d.cacheControl, expected, "\(h)")

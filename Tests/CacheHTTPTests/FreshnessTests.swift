@@ -87,6 +87,9 @@ final class FreshnessTests: XCTestCase {
             ([("Age", "30"), ("Date", date(t - 10))], t - 4, t + 6, 40, #line),
             ([("Age", "abc")], t, t, 0, #line),                                // invalid Age ignored
             ([("Age", "-5")], t, t, 0, #line),
+            ([("Age", "1.5")], t, t, 0, #line),                                // not delta-seconds: ignored
+            ([("Age", "")], t, t, 0, #line),
+            ([("Age", "12"), ("Age", "40")], t, t, 12, #line),                 // repeated: the first
             ([("Age", "10, 20")], t, t, 10, #line),                            // first member only
             ([("Age", " 7 ")], t, t, 7, #line),
             ([("Age", "99999999999")], t, t, 2_147_483_648, #line),            // clamped

@@ -14,6 +14,10 @@ final class HTTPDateParsingTests: XCTestCase {
             ("Fri, 31 Dec 9999 23:59:59 GMT", 253_402_300_799, #line),
             ("Wednesday, 01-Jan-25 00:00:00 GMT", 1_735_689_600, #line), // two-digit year < 70 → 20xx
             ("Wed, 31 Dec 1969 23:59:59 GMT", -1, #line),
+            // RFC 9111 §4.2: a cache matches dates case-insensitively.
+            ("sun, 06 nov 1994 08:49:37 gmt", 784_111_777, #line),
+            ("SUNDAY, 06-NOV-94 08:49:37 GMT", 784_111_777, #line),
+            ("SUN NOV  6 08:49:37 1994", 784_111_777, #line),
             ("Sun, 06 Nov 1994 08:49:37 UTC", nil, #line),
             ("Sun, 06 Nov 1994 08:49:37", nil, #line),
             ("Sun, 30 Feb 1994 08:49:37 GMT", nil, #line),                // no such day

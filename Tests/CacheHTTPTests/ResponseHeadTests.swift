@@ -51,6 +51,18 @@ final class ResponseHeadTests: XCTestCase {
         }
     }
 
+    /// RFC 9112 §6.3 ¶3: Transfer-Encoding overrides Content-Length; the
+    /// received Content-Length goes, and the connection is not reused.
+    func testTransferEncodingWithContentLengthIsFramedByTransferEncoding() throws {
+        for text in ["HTTP/1.1 200 OK\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 1, 2\r\n\r\n"] {
+            let r = try XCTUnwrap(parseResponse(text).get(), text)
+            XCTAssertNil(r.head.headers["content-length"], text)
+            XCTAssertEqual(r.head.headers["transfer-encoding"], "chunked", text)
+            XCTAssertFalse(r.head.keepAlive, text)
+        }
+    }
+
     func testSerialize() {
         var h = HTTPHeaders()
         h.add("Content-Range", "bytes 0-499/1234")

@@ -12,10 +12,15 @@ final class VaryKeyTests: XCTestCase {
             (["Accept-Encoding"], [("Accept-Encoding", "")], [E(name: "accept-encoding", value: "")], #line),  // empty
             (["b, a", "A"], [("A", "1"), ("B", "2")], [E(name: "a", value: "1"), E(name: "b", value: "2")], #line),
             (["Accept-Encoding"], [("Accept-Encoding", " gzip ,  br\t")],
-             [E(name: "accept-encoding", value: "gzip,br")], #line),                     // OWS folded
+             [E(name: "accept-encoding", value: "br,gzip")], #line),                     // OWS folded, sorted
             (["Accept-Encoding"], [("Accept-Encoding", "gzip"), ("Accept-Encoding", "br")],
-             [E(name: "accept-encoding", value: "gzip,br")], #line),                     // field lines joined
-            (["Accept-Language"], [("Accept-Language", "en US")], [E(name: "accept-language", value: "en US")], #line),
+             [E(name: "accept-encoding", value: "br,gzip")], #line),                     // field lines joined
+            (["Accept-Language"], [("Accept-Language", "en US")], [E(name: "accept-language", value: "en us")], #line),
+            (["Accept-Language"], [("Accept-Language", "fr, EN ; q = 0.5"), ("Accept-Language", "fr")],
+             [E(name: "accept-language", value: "en;q=0.5,fr")], #line),                 // a set of members
+            (["Accept-Language"], [("Accept-Language", "en, fr")], [E(name: "accept-language", value: "en,fr")], #line),
+            (["Accept-Language"], [("Accept-Language", "fr,en")], [E(name: "accept-language", value: "en,fr")], #line),
+            (["X-Flavour"], [("X-Flavour", "B, a")], [E(name: "x-flavour", value: "B,a")], #line),  // others: as sent
             (["*"], [], nil, #line),
             (["Accept, *"], [("Accept", "x")], nil, #line),
             (["Accept", " * "], [], nil, #line),
@@ -36,10 +41,12 @@ final class VaryKeyTests: XCTestCase {
             ([("Accept-Encoding", "gzip, br"), ("Accept-Language", "en")], true, #line),
             ([("accept-language", "en"), ("ACCEPT-ENCODING", "gzip,br")], true, #line),   // order, case, spaces
             ([("Accept-Encoding", "gzip"), ("Accept-Encoding", "br"), ("Accept-Language", "en")], true, #line),
-            ([("Accept-Encoding", "br, gzip"), ("Accept-Language", "en")], false, #line),  // list order matters
+            ([("Accept-Encoding", "br, gzip"), ("Accept-Language", "en")], true, #line),   // negotiation: order is no preference
             ([("Accept-Encoding", "gzip, br")], false, #line),                            // missing ≠ present
             ([("Accept-Encoding", "gzip, br"), ("Accept-Language", "")], false, #line),   // empty ≠ "en"
-            ([("Accept-Encoding", "GZIP, br"), ("Accept-Language", "en")], false, #line), // values keep case
+            ([("Accept-Encoding", "GZIP, br"), ("Accept-Language", "EN")], true, #line),  // codings, tags: no case
+            ([("Accept-Encoding", "gzip, br, gzip"), ("Accept-Language", "en,,")], true, #line), // repeats, empties
+            ([("Accept-Encoding", "gzip;q=1, br"), ("Accept-Language", "en")], false, #line), // a parameter counts
             ([("Accept-Encoding", "gzip, br"), ("Accept-Language", "en"), ("Cookie", "x")], true, #line),
         ]
         for c in cases {

@@ -149,4 +149,30 @@ final class DownloadStateMachineTests: XCTestCase {
         XCTAssertEqual(Machine(request: .probe(.suffix(length: 5))).rangeHeader(knownTotal: nil), "bytes=-5")
         XCTAssertEqual(Machine(request: .validation).rangeHeader(knownTotal: nil), "bytes=0-0")
     }
+
+    /// Forward and reverse modes store any final status the cache may
+    /// (RFC 9111 §3): its whole body, like a 200's; otherwise, and never for
+    /// a validation or a gap, it stays an error relayed to the client.
+    func testAStorableStatusIsKeptWholeOnlyWhenTheDriverSaysSo() {
+        var stored = Machine(request: .probe(.closed(first: 0, last: 9)))
+        XCTAssertEqual(stored.head(head(404, [("Content-Length", "5")]), known: nil, storesStatus: true),
+                       [.adopt(totalLength: 5), .wakeReaders])
+        XCTAssertEqual(stored.body(count: 5), .store(count: 5, at: 0))
+        XCTAssertEqual(stored.responseEnded(error: nil, errorHead: nil, errorBody: []), .completed)
+
+        var empty = Machine(request: .probe(.from(first: 0)))
+        XCTAssertEqual(empty.head(head(204, [("Content-Length", "9")]), known: nil, storesStatus: true),
+                       [.adopt(totalLength: 0), .wakeReaders], "a 204 has no body whatever it says")
+        XCTAssertTrue(empty.hasStoredAll)
+
+        var relayed = Machine(request: .probe(.from(first: 0)))
+        XCTAssertEqual(relayed.head(head(404, [("Content-Length", "5")]), known: nil), [.collectErrorBody])
+        var validation = Machine(request: .validation)
+        XCTAssertEqual(validation.head(head(301, []), known: Machine.Known(totalLength: 5, etag: nil, lastModified: nil),
+                                       storesStatus: true), [.collectErrorBody])
+        var gap = Machine(request: .range(10..<20), knownTotal: 100)
+        XCTAssertEqual(gap.head(head(404, []), known: nil, storesStatus: true), [.collectErrorBody])
+        var notModified = Machine(request: .probe(.from(first: 0)))
+        XCTAssertEqual(notModified.head(head(304, []), known: nil, storesStatus: true), [.collectErrorBody])
+    }
 }

@@ -10,12 +10,12 @@ final class AccessLogTests: XCTestCase {
     private func entry(target: String, method: String = "GET", client: String = "127.0.0.1:51234",
                        time: Int64 = 1_795_456_896_123) -> AccessLogEntry {
         AccessLogEntry(time: time, client: client, method: method, target: target, status: 206,
-                       bytesSent: 1_048_576, bytesFromOrigin: 65_536, cache: .partial, durationMilliseconds: 12.3456)
+                       bytesSent: 1_048_576, bytesFromOrigin: 65_536, cache: .partial, cacheStatus: "partial", durationMilliseconds: 12.3456)
     }
 
     func testLineFormatTable() {
         let prefix = "2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "
-        let suffix = " 206 1048576 65536 PARTIAL 12.346"
+        let suffix = " 206 1048576 65536 PARTIAL partial 12.346"
         let table: [(String, String)] = [
             ("/p/aHR0cHM6Ly9l/movie.mp4", #""/p/aHR0cHM6Ly9l/movie.mp4""#),
             ("/a b", #""/a b""#),
@@ -33,7 +33,7 @@ final class AccessLogTests: XCTestCase {
 
     func testUnquotedFieldsAreEscapedAndNeverEmpty() {
         let line = entry(target: "/", method: "G T\n", client: "").line()
-        XCTAssertEqual(line, #"2026-11-23T18:01:36.123Z - G\x20T\x0a "/" 206 1048576 65536 PARTIAL 12.346"#)
+        XCTAssertEqual(line, #"2026-11-23T18:01:36.123Z - G\x20T\x0a "/" 206 1048576 65536 PARTIAL partial 12.346"#)
         XCTAssertEqual(parse(line)?.method, "G\\x20T\\x0a")
     }
 
@@ -50,7 +50,7 @@ final class AccessLogTests: XCTestCase {
 
     struct Parsed: Equatable {
         var time: String, client: String, method: String, target: String
-        var status: Int, sent: UInt64, fetched: UInt64, cache: String, milliseconds: Double
+        var status: Int, sent: UInt64, fetched: UInt64, cache: String, cacheStatus: String, milliseconds: Double
     }
 
     /// A strict reader of the format: undoes the target's escapes.
@@ -83,11 +83,11 @@ final class AccessLogTests: XCTestCase {
         }
         guard index < bytes.count else { return nil }
         let tail = String(decoding: bytes[(index + 1)...], as: UTF8.self).split(separator: " ", omittingEmptySubsequences: false)
-        guard tail.count == 6, tail[0].isEmpty, let status = Int(tail[1]), let sent = UInt64(tail[2]),
-              let fetched = UInt64(tail[3]), let milliseconds = Double(tail[5]) else { return nil }
+        guard tail.count == 7, tail[0].isEmpty, let status = Int(tail[1]), let sent = UInt64(tail[2]),
+              let fetched = UInt64(tail[3]), let milliseconds = Double(tail[6]) else { return nil }
         return Parsed(time: String(head[0]), client: String(head[1]), method: String(head[2]),
                       target: String(decoding: target, as: UTF8.self), status: status, sent: sent, fetched: fetched,
-                      cache: String(tail[4]), milliseconds: milliseconds)
+                      cache: String(tail[4]), cacheStatus: String(tail[5]), milliseconds: milliseconds)
     }
 
     func testHostileTargetsParseBackExactly() {
@@ -98,6 +98,7 @@ final class AccessLogTests: XCTestCase {
             XCTAssertEqual(parsed?.target, target)
             XCTAssertEqual(parsed?.status, 206)
             XCTAssertEqual(parsed?.cache, "PARTIAL")
+            XCTAssertEqual(parsed?.cacheStatus, "partial")
             XCTAssertEqual(parsed?.milliseconds, 12.346)
         }
     }

@@ -184,4 +184,41 @@ final class ExchangeStateMachineTests: XCTestCase {
         }
         XCTAssertEqual(range, 0..<100)
     }
+
+    /// A stored status other than 200 (forward and reverse modes) is replayed
+    /// whole: Range and the client's preconditions apply to a 200 only
+    /// (RFC 9110 §14.2, §13.2.1); a 204 has neither body nor length.
+    func testStoredOtherStatusesAreReplayedWholeWithTheirFields() {
+        var stored = HTTPHeaders()
+        stored.add("Location", "/elsewhere")
+        var redirect = ContentInfo(totalLength: 4, contentType: "text/plain", etag: "\"v1\"", lastModified: nil,
+                                   headers: stored)
+        redirect.setServing(headers: stored, replayedLines: nil, age: 3, status: 301, ttl: 10)
+        let ranged = BodyRequest(range: .closed(first: 1, last: 2))
+        XCTAssertEqual(ResponsePlan(ranged, info: redirect).status, 301)
+        XCTAssertEqual(ResponsePlan(ranged, info: redirect).body, 0..<4)
+        var conditional = BodyRequest()
+        conditional.preconditions = HTTPHeaders([("If-None-Match", "\"v1\"")])
+        var machine = Machine(request: conditional)
+        machine.cacheStatus = "c; hit"
+        XCTAssertEqual(describe(machine.handle(.content(redirect, transformed: false, date: "d"))), ["deliver 0..<4"])
+        let actions = machine.handle(.file(file, 0..<4))
+        guard case .sendFile(_, _, let head?) = actions.first else { return XCTFail("\(describe(actions))") }
+        let written = text(head)
+        XCTAssertTrue(written.hasPrefix("HTTP/1.1 301 "), written)
+        XCTAssertTrue(written.contains("\r\nLocation: /elsewhere\r\n"), written)
+        XCTAssertTrue(written.contains("\r\nCache-Status: c; hit\r\n"), written)
+        XCTAssertFalse(written.contains("Accept-Ranges"), written)
+
+        var empty = ContentInfo(totalLength: 0, contentType: nil, etag: nil, lastModified: nil)
+        empty.setServing(headers: HTTPHeaders(), replayedLines: nil, age: 0, status: 204)
+        var bodiless = Machine(request: BodyRequest())
+        let answered = bodiless.handle(.content(empty, transformed: false, date: "d"))
+        XCTAssertEqual(describe(answered), ["head 204", "finish true"])
+        if case .write(let bytes) = answered.first {
+            XCTAssertFalse(text(bytes).contains("Content-Length"), text(bytes))
+            XCTAssertFalse(text(bytes).contains("Content-Type"), text(bytes))
+            XCTAssertFalse(text(bytes).contains("Transfer-Encoding"), text(bytes))
+        }
+    }
 }

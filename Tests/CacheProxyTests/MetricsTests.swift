@@ -9,11 +9,11 @@ import XCTest
 final class MetricsTests: XCTestCase {
     private func sample() -> MetricsSnapshot {
         var metrics = ProxyMetrics()
-        metrics.recordResponse(status: 200, cache: .hit)
-        metrics.recordResponse(status: 206, cache: .hit)
-        metrics.recordResponse(status: 206, cache: .partial)
-        metrics.recordResponse(status: 200, cache: .miss)
-        metrics.recordResponse(status: 404, cache: .bypass)
+        metrics.recordResponse(status: 200, cache: .hit, word: "hit")
+        metrics.recordResponse(status: 206, cache: .hit, word: "hit")
+        metrics.recordResponse(status: 206, cache: .partial, word: "partial")
+        metrics.recordResponse(status: 200, cache: .miss, word: "uri-miss")
+        metrics.recordResponse(status: 404, cache: .bypass, word: "bypass")
         metrics.addBytesFromCache(1000)
         var engine = EngineCounters()
         engine.bytesFromOrigin = 3000
@@ -113,8 +113,12 @@ final class MetricsTests: XCTestCase {
         let expected = ["uptime_seconds", "requests_total", "requests_by_status", "requests_by_cache", "hit_ratio",
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
                         "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
-                        "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced"]
+                        "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced",
+                        "requests_by_cache_status"]
         XCTAssertEqual(Set(object.keys), Set(expected))
+        let byWord = try XCTUnwrap(object["requests_by_cache_status"] as? [String: Int])
+        XCTAssertEqual(byWord, ["hit": 2, "partial": 1, "uri-miss": 1, "bypass": 1, "method": 0, "vary-miss": 0,
+                                "stale": 0, "request": 0], "every word, always")
         XCTAssertEqual((object["uptime_seconds"] as? NSNumber)?.doubleValue, 12.5)
         XCTAssertEqual((object["requests_total"] as? NSNumber)?.intValue, 5)
         XCTAssertEqual((object["hit_ratio"] as? NSNumber)?.doubleValue, 0.5)
@@ -200,6 +204,9 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(samples[#"httpcache_requests_total{status="404"}"#], "1")
         XCTAssertEqual(samples[#"httpcache_cache_requests_total{cache="HIT"}"#], "2")
         XCTAssertEqual(samples[#"httpcache_cache_requests_total{cache="PARTIAL"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cache_status_requests_total{status="hit"}"#], "2")
+        XCTAssertEqual(samples[#"httpcache_cache_status_requests_total{status="uri-miss"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cache_status_requests_total{status="stale"}"#], "0")
         XCTAssertEqual(samples[#"httpcache_origin_errors_total{code="timeout"}"#], "2")
         XCTAssertEqual(samples[#"httpcache_origin_errors_total{code="status_5xx"}"#], "1")
         XCTAssertEqual(samples["httpcache_cache_bytes_served_total"], "1000")

@@ -11,6 +11,7 @@ final class WebCacheTests: XCTestCase {
     static let locations = """
         location /txt/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
         location /html/ { default_type text/html; add_header Cache-Control "max-age=600"; }
+        location /stamp/ { default_type text/plain; add_header Cache-Control "max-age=0"; add_header X-Stamp $request_id; }
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
         location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
@@ -20,6 +21,14 @@ final class WebCacheTests: XCTestCase {
         location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
         location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
+        location /cdnok/ { default_type text/plain; add_header CDN-Cache-Control "max-age=600"; add_header Cache-Control "no-cache"; }
+        location /cdnbad/ { default_type text/plain; add_header CDN-Cache-Control "Max-Age=600"; add_header Cache-Control "no-cache"; }
+        location = /make {
+            if ($request_method = POST) {
+                add_header Location /txt/a.txt; add_header Content-Location /html/p.html; return 201 "made\n";
+            }
+            return 405;
+        }
         location /vary/ {
             default_type text/plain;
             add_header Vary "Accept-Language";
@@ -42,12 +51,15 @@ final class WebCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "en/vary", "fr/vary"] {
+        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
         try Data("<p>page</p>\n".utf8).write(to: root.appendingPathComponent("html/p.html"))
         try Data("zero\n".utf8).write(to: root.appendingPathComponent("zero/z.txt"))
+        try Data("stamp\n".utf8).write(to: root.appendingPathComponent("stamp/s.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
         try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
         try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -197,6 +209,22 @@ final class WebCacheTests: XCTestCase {
             XCTAssertTrue(try client.request(path: target("/txt/a.txt")).header("Cache-Status")?
                 .hasPrefix("edge-1; hit") ?? false, "\(mode): a failed POST invalidates nothing")
         }
+        // The access log and /metrics say it with the same words.
+        let log = directory.file("access.log")
+        let (client, target) = try start(.forward) { $0.accessLogPath = log.path }
+        for _ in 0..<2 { _ = try client.request(path: target("/txt/a.txt")) }
+        _ = try client.request(method: "POST", path: target("/txt/a.txt"), body: Array("x".utf8))
+        let metrics = try client.request(path: "/metrics").bodyString
+        for word in ["uri-miss", "hit", "method"] {
+            XCTAssertTrue(metrics.contains("httpcache_cache_status_requests_total{status=\"\(word)\"} 1\n"), metrics)
+        }
+        var lines: [String] = []
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            return lines.count >= 3
+        })
+        XCTAssertEqual(lines.prefix(3).map { $0.split(separator: " ").dropLast().last.map(String.init) ?? "" },
+                       ["uri-miss", "hit", "method"], lines.joined(separator: "\n"))
     }
 
     func testCacheStatusOfPartialHitsAndLocalAnswers() throws {
@@ -212,10 +240,182 @@ final class WebCacheTests: XCTestCase {
             XCTAssertBytes(partial.body, equal: big, range: 500..<5000)
             XCTAssertTrue(partial.header("Cache-Status")?.hasPrefix("httpcache; fwd=partial") ?? false,
                           "\(mode): \(partial.header("Cache-Status") ?? "none")")
+            // Suffix and open-ended ranges, combined with what is stored.
+            let suffix = try client.get(target("/txt/big.bin"), range: "bytes=-1000")
+            XCTAssertEqual(suffix.status, 206)
+            XCTAssertEqual(suffix.header("Content-Range"), "bytes 199000-199999/200000")
+            XCTAssertBytes(suffix.body, equal: big, range: 199_000..<200_000)
+            let open = try client.get(target("/txt/big.bin"), range: "bytes=3000-")
+            XCTAssertEqual(open.status, 206, "\(mode)")
+            XCTAssertBytes(open.body, equal: big, range: 3000..<200_000)
+            XCTAssertTrue(open.header("Cache-Status")?.hasPrefix("httpcache; fwd=partial") ?? false, "\(mode)")
+            let all = try client.get(target("/txt/big.bin"), range: "bytes=0-")
+            XCTAssertBytes(all.body, equal: big)
+            XCTAssertTrue(all.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false,
+                          "\(mode): every byte stored by now: \(all.header("Cache-Status") ?? "none")")
         }
         // Answers of the proxy itself bypass the cache.
         _ = try start(.forward)
         let ping = try RawHTTPConnection(port: try XCTUnwrap(server).servingPort).request(path: "/ping")
         XCTAssertEqual(ping.header("Cache-Status"), "httpcache; fwd=bypass")
+    }
+
+    // MARK: invalidation (RFC 9111 §4.4) and Vary (§4.1)
+
+    func testSuccessfulUnsafeMethodInvalidatesTargetLocationAndContentLocation() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for path in ["/txt/a.txt", "/html/p.html"] {
+                for _ in 0..<2 { _ = try client.request(path: target(path)) }
+            }
+            XCTAssertEqual(try client.request(method: "POST", path: target("/make"), body: Array("x".utf8)).status, 201)
+            for path in ["/txt/a.txt", "/html/p.html"] {
+                let after = try client.request(path: target(path))
+                XCTAssertEqual(after.status, 200)
+                XCTAssertTrue(after.header("Cache-Status")?.contains("fwd=stale; fwd-status=304") ?? false,
+                              "\(mode) \(path): \(after.header("Cache-Status") ?? "none")")
+            }
+            let log = origin.accessLog(waitingFor: 5)
+            XCTAssertEqual(log.filter { $0.uri == "/txt/a.txt" }.map(\.status), [206, 304], "\(mode): Location")
+            XCTAssertEqual(log.filter { $0.uri == "/html/p.html" }.map(\.status), [206, 304], "\(mode): Content-Location")
+        }
+    }
+
+    func testVariantsAreSelectedByNormalisedFields() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            let first = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "de, en")])
+            XCTAssertEqual(first.bodyString, "english\n")
+            for value in ["EN,de", "en , de", "de", "en"] {
+                let headers = value == "de" ? [("Accept-Language", "en"), ("Accept-Language", "de")]
+                    : value == "en" ? [("Accept-Language", "de,en,en")] : [("Accept-Language", value)]
+                let again = try client.request(path: target("/vary/v.txt"), headers: headers)
+                XCTAssertEqual(again.bodyString, "english\n")
+                XCTAssertTrue(again.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false,
+                              "\(mode) \(headers): \(again.header("Cache-Status") ?? "none")")
+            }
+            let french = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "fr")])
+            XCTAssertEqual(french.bodyString, "french\n", "\(mode): another variant")
+            XCTAssertEqual(originCount("/vary/v.txt", waitingFor: 2), 2, "\(mode)")
+        }
+    }
+
+    // MARK: interim responses (RFC 9110 §15.2)
+
+    func testInterimResponsesAreRelayedOnTheCachedPathAndNeverStored() throws {
+        let faulty = try FaultyOrigin()
+        faulty.serve("/hints.bin", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
+        let base = String(faulty.url("/").dropLast())
+        for mode in ["reverse", "forward", "proxy URL"] {
+            server?.close()
+            runs += 1
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
+            if mode == "reverse" { configuration.origin = base }
+            let started = try MediaCache(configuration: configuration)
+            try started.serve()
+            server = started
+            let path = mode == "reverse" ? "/hints.bin" : mode == "forward" ? faulty.url("/hints.bin")
+                : try started.proxyURL(for: faulty.url("/hints.bin")).replacingOccurrences(
+                    of: "http://127.0.0.1:\(started.servingPort)", with: "")
+            let connection = try RawHTTPConnection(port: started.servingPort)
+            try connection.sendRequest(path: path)
+            let interim = try connection.readResponseHead()
+            XCTAssertEqual(interim.status, 103, "\(mode): relayed before the head")
+            XCTAssertEqual(interim.header("Link"), "</style.css>; rel=preload", mode)
+            let final = try connection.readResponse()
+            XCTAssertEqual(final.status, 200, mode)
+            XCTAssertEqual(final.bodyString, "done", mode)
+            try connection.sendRequest(path: path)
+            let hit = try connection.readResponseHead()
+            XCTAssertEqual(hit.status, 200, "\(mode): a hit has no interim response: none was stored")
+            XCTAssertTrue(hit.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false, mode)
+        }
+        XCTAssertEqual(faulty.requests(for: "/hints.bin").count, 3, "one origin request per mode")
+    }
+
+    // MARK: CDN-Cache-Control (RFC 9213) and framing (RFC 9112 §6.3)
+
+    func testCDNCacheControlInReverseModeWithInvalidValuesIgnored() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            for path in ["/cdnok/c.txt", "/cdnbad/c.txt"] {
+                for _ in 0..<2 { XCTAssertEqual(try client.request(path: target(path)).bodyString, "cdn\n") }
+            }
+            let log = origin.accessLog(waitingFor: mode == .reverse ? 3 : 4)
+            XCTAssertEqual(log.filter { $0.uri == "/cdnok/c.txt" }.count, mode == .reverse ? 1 : 2,
+                           "\(mode): CDN-Cache-Control max-age=600 governs a reverse proxy only")
+            XCTAssertEqual(log.filter { $0.uri == "/cdnbad/c.txt" }.count, 2,
+                           "\(mode): an invalid CDN-Cache-Control is ignored, Cache-Control: no-cache applies")
+        }
+    }
+
+    func testTransferEncodingWithContentLengthIsFramedByTransferEncoding() throws {
+        let faulty = try FaultyOrigin()
+        let body = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        faulty.serve("/both.bin", body: body, fault: .lengthAndChunked)
+        for mode in Mode.allCases {
+            server?.close()
+            runs += 1
+            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
+            if mode == .reverse { configuration.origin = String(faulty.url("/").dropLast()) }
+            let started = try MediaCache(configuration: configuration)
+            try started.serve()
+            server = started
+            let connection = try RawHTTPConnection(port: started.servingPort)
+            let path = mode == .reverse ? "/both.bin" : faulty.url("/both.bin")
+            for _ in 0..<2 {
+                let response = try connection.request(path: path)
+                XCTAssertEqual(response.status, 200, "\(mode)")
+                XCTAssertEqual(response.body, body, "\(mode): every chunked byte, not the 1 byte Content-Length said")
+            }
+        }
+        XCTAssertEqual(faulty.requests(for: "/both.bin").count, 2, "stored: one origin request per mode")
+    }
+
+    // MARK: 304 updates (RFC 9111 §4.3.4), unknown methods (§4.4), collapsed requests
+
+    func testA304UpdatesTheStoredFields() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            var stamps: [String] = []
+            for _ in 0..<3 {
+                let response = try client.request(path: target("/stamp/s.txt"))
+                XCTAssertEqual(response.bodyString, "stamp\n")
+                stamps.append(try XCTUnwrap(response.header("X-Stamp")))
+            }
+            XCTAssertEqual(Set(stamps).count, 3, "\(mode): each 304's X-Stamp replaces the stored one: \(stamps)")
+            XCTAssertEqual(origin.accessLog(waitingFor: 3).filter { $0.uri == "/stamp/s.txt" }.map(\.status),
+                           [206, 304, 304], "\(mode)")
+        }
+    }
+
+    func testAnUnknownMethodInvalidatesAndConcurrentMissesCollapse() throws {
+        let faulty = try FaultyOrigin()
+        faulty.serve("/u.bin", body: Array("unknown".utf8))
+        faulty.serve("/slow.bin", body: Array("slow".utf8), fault: .delayed(0.5))
+        _ = try start(.forward)
+        let port = try XCTUnwrap(server).servingPort
+        let connection = try RawHTTPConnection(port: port)
+        for _ in 0..<2 { XCTAssertEqual(try connection.request(path: faulty.url("/u.bin")).bodyString, "unknown") }
+        XCTAssertEqual(faulty.requests(for: "/u.bin").count, 1)
+        let unknown = try connection.request(method: "FROBNICATE", path: faulty.url("/u.bin"))
+        XCTAssertEqual(unknown.status, 200)
+        XCTAssertEqual(unknown.header("Cache-Status"), "httpcache; fwd=method; fwd-status=200")
+        let after = try connection.request(path: faulty.url("/u.bin"))
+        XCTAssertTrue(after.header("Cache-Status")?.hasPrefix("httpcache; fwd=stale") ?? false,
+                      after.header("Cache-Status") ?? "none")
+        XCTAssertEqual(faulty.requests(for: "/u.bin").count, 3, "GET, FROBNICATE, then GET again")
+
+        // Two clients asking at once: one origin request, the second joins it.
+        let first = try RawHTTPConnection(port: port)
+        let second = try RawHTTPConnection(port: port)
+        try first.sendRequest(path: faulty.url("/slow.bin"))
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { faulty.requests(for: "/slow.bin").count == 1 })
+        try second.sendRequest(path: faulty.url("/slow.bin"))
+        let a = try first.readResponse(), b = try second.readResponse()
+        XCTAssertEqual([a.bodyString, b.bodyString], ["slow", "slow"])
+        XCTAssertFalse(a.header("Cache-Status")?.contains("collapsed") ?? true, a.header("Cache-Status") ?? "none")
+        XCTAssertTrue(b.header("Cache-Status")?.hasSuffix("; collapsed") ?? false, b.header("Cache-Status") ?? "none")
+        XCTAssertEqual(faulty.requests(for: "/slow.bin").count, 1)
     }
 }

@@ -38,6 +38,10 @@ enum Fault: Sendable {
     case stallAfterFirstResponse
     /// Waits this many seconds, then answers normally.
     case delayed(TimeInterval)
+    /// 200 with `Cache-Control: max-age=600`, a wrong `Content-Length: 1` and
+    /// `Transfer-Encoding: chunked` (which frames it, RFC 9112 §6.3), the
+    /// whole body in two chunks; then closes, as after a suspect message.
+    case lengthAndChunked
     /// A 103 Early Hints with this Link field, then the normal response.
     case earlyHints(link: String)
     /// Reads the request and closes the connection without a byte of answer.
@@ -229,6 +233,15 @@ final class FaultyOrigin: @unchecked Sendable {
             if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
             let cut = range.lowerBound + min(after, range.count)
             send(fd, head(asked == nil ? 200 : 206, fields) + body[range.lowerBound..<cut])
+            shutdown(fd, Int32(SHUT_WR))
+            return false
+        case .lengthAndChunked:
+            let half = total / 2
+            var bytes = head(200, ["Cache-Control": "max-age=600", "Content-Length": "1",
+                                   "Transfer-Encoding": "chunked"])
+            bytes += Array((String(half, radix: 16) + "\r\n").utf8) + body[0..<half] + Array("\r\n".utf8)
+            bytes += Array((String(total - half, radix: 16) + "\r\n").utf8) + body[half...] + Array("\r\n0\r\n\r\n".utf8)
+            send(fd, bytes)
             shutdown(fd, Int32(SHUT_WR))
             return false
         case .ignoreRange:
