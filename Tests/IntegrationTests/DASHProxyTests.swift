@@ -82,6 +82,16 @@ final class DASHProxyTests: XCTestCase {
             XCTAssertEqual(progress.segmentsDone, progress.segmentsTotal, url)
             XCTAssertGreaterThanOrEqual(progress.segmentsDone, url == fixture.single ? 9 : 7, url)
         }
+        // The command, with a choice: the lowest video and the English audio of the SegmentBase form.
+        let folder = directory.file("cli").path
+        let cli = try TestTools.run(CLITests.binary, ["preload", fixture.base, "--variant", "lowest", "--language", "en",
+                                                      "--cache-dir", folder], timeout: 120)
+        XCTAssertTrue(cli.succeeded, cli.stderr)
+        XCTAssertTrue(cli.stdout.hasPrefix("\(fixture.base): done, "), cli.stdout)
+        let listed = try TestTools.run(CLITests.binary, ["cache", "list", "--cache-dir", folder], timeout: 60)
+        XCTAssertTrue(listed.stdout.contains("stream1.mp4") && listed.stdout.contains("stream2.mp4"), listed.stdout)
+        XCTAssertFalse(listed.stdout.contains("stream0.mp4"), "not the highest video: \(listed.stdout)")
+
         fixture.origin.stop()
         for url in fixture.singleFiles + fixture.baseFiles {
             let expected = try Data(contentsOf: fixture.file(for: url)!)
