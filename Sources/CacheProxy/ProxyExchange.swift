@@ -292,20 +292,22 @@ final class ProxyExchange: BodySink {
     /// Whether the resource is an HLS playlist, decided once per version
     /// (a generic type is decided by its first bytes, once they are cached).
     static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
-        if let known = resource.derived.isPlaylist { return known }
-        let prefix = cachedPrefix(of: resource)
-        let verdict = HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: prefix ?? [])
-        if prefix != nil || verdict { resource.derived.isPlaylist = verdict }
-        return verdict
+        decide(\.isPlaylist, of: resource) { HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: $0) }
     }
 
-    /// Whether the resource is a DASH manifest, decided once per version
-    /// (a generic type is decided by its first bytes, once they are cached).
+    /// Whether the resource is a DASH manifest, decided as `isPlaylist`.
     static func isManifest(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
-        if let known = resource.derived.isManifest { return known }
+        decide(\.isManifest, of: resource) { DASH.isManifest(contentType: info.contentType, path: path, bodyPrefix: $0) }
+    }
+
+    /// A per-version fact judged from the type, path and first bytes: kept
+    /// once the bytes were there to judge (or the answer is yes anyway).
+    private static func decide(_ fact: WritableKeyPath<DerivedFacts, Bool?>, of resource: Resource,
+                               _ judge: ([UInt8]) -> Bool) -> Bool {
+        if let known = resource.derived[keyPath: fact] { return known }
         let prefix = cachedPrefix(of: resource)
-        let verdict = DASH.isManifest(contentType: info.contentType, path: path, bodyPrefix: prefix ?? [])
-        if prefix != nil || verdict { resource.derived.isManifest = verdict }
+        let verdict = judge(prefix ?? [])
+        if prefix != nil || verdict { resource.derived[keyPath: fact] = verdict }
         return verdict
     }
 

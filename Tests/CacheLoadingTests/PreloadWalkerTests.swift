@@ -182,4 +182,63 @@ final class PreloadWalkerTests: XCTestCase {
         XCTAssertEqual(PreloadRequest.parseVariants("500000"), .one(.closest(toBandwidth: 500_000)))
         XCTAssertNil(PreloadRequest.parseVariants("best"))
     }
+
+    // MARK: DASH
+
+    let mpd = """
+    <?xml version="1.0"?>
+    <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT6S">
+      <Period>
+        <AdaptationSet contentType="video">
+          <SegmentTemplate timescale="1" duration="2" initialization="$RepresentationID$/init.mp4" media="$RepresentationID$/$Number$.m4s"/>
+          <Representation id="lo" bandwidth="300"/><Representation id="hi" bandwidth="900"/>
+        </AdaptationSet>
+        <AdaptationSet contentType="audio" lang="en"><Representation id="en" bandwidth="64">
+          <SegmentTemplate timescale="10" initialization="en/init.mp4" media="en/$Time$.m4s">
+            <SegmentTimeline><S t="0" d="20" r="2"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet>
+        <AdaptationSet contentType="audio" lang="fr"><Representation id="fr" bandwidth="64"><BaseURL>fr.mp4</BaseURL>
+          <SegmentBase indexRange="100-151"><Initialization range="0-99"/></SegmentBase></Representation></AdaptationSet>
+        <AdaptationSet contentType="text" lang="en"><Representation id="sub" bandwidth="1"><BaseURL>sub.vtt</BaseURL></Representation></AdaptationSet>
+      </Period>
+    </MPD>
+    """
+
+    /// A sidx of three 2 s references of 1024 bytes, right after the box
+    /// (every byte ASCII: the walk helper takes bodies as strings).
+    var sidx: String {
+        var box: [UInt8] = []
+        func u32(_ v: UInt32) { box += withUnsafeBytes(of: v.bigEndian, Array.init) }
+        u32(52); box += Array("sidx".utf8); u32(0); u32(1); u32(1); u32(0); u32(0); box += [0, 0, 0, 3]
+        for _ in 0..<3 { u32(1024); u32(2); u32(0) }
+        return String(decoding: box, as: UTF8.self)
+    }
+
+    func testDASHWalkChoosesRepresentationsLanguagesAndDurations() {
+        let root = "http://o.test/d/m.mpd"
+        let u = { (path: String) in "http://o.test/d/" + path }
+        // Every representation, all of it: the sidx is read for fr.mp4's segments.
+        let all = walk(PreloadRequest(url: root), bodies: [root: mpd, u("fr.mp4"): sidx], failing: [u("lo/4.m4s"), u("hi/4.m4s")])
+        XCTAssertEqual(all.end, .some(nil), "a missing segment past the counted end is no failure")
+        XCTAssertEqual(all.walker.counts.segmentsDone, 3 + 3 + 3 + 3 + 1)
+        XCTAssertTrue(all.items.contains { $0.url == u("fr.mp4") && $0.range == 100..<152 && $0.role == .segmentIndex })
+        XCTAssertEqual(all.items.filter { $0.url == u("fr.mp4") && $0.role == .segment }.map(\.range),
+                       [152..<1176, 1176..<2200, 2200..<3224])
+        XCTAssertEqual(all.items.filter { $0.url.hasPrefix(u("en/")) }.map(\.url),
+                       ["init.mp4", "0.m4s", "20.m4s", "40.m4s"].map { u("en/" + $0) })
+        XCTAssertFalse(all.walker.counts.live)
+
+        // The lowest video, French audio only (no French text: the English kept), 2 s of each.
+        let some = walk(PreloadRequest(url: root, variants: .one(.lowest), duration: 2, language: "fr"),
+                        bodies: [root: mpd, u("fr.mp4"): sidx])
+        XCTAssertEqual(some.end, .some(nil))
+        XCTAssertEqual(Set(some.items.map { $0.url + ($0.range.map { " \($0)" } ?? "") }), [
+            root, u("lo/init.mp4"), u("lo/1.m4s"), u("fr.mp4 0..<100"), u("fr.mp4 100..<152"), u("fr.mp4 152..<1176"),
+            u("sub.vtt"),
+        ])
+
+        // A manifest that is not well-formed fails the preload with the manifest's code.
+        let bad = walk(PreloadRequest(url: root), bodies: [root: "<MPD><Period></MPD>"])
+        guard case .some(.some(.manifest(let url, _))) = bad.end else { return XCTFail("\(String(describing: bad.end))") }
+        XCTAssertEqual(url, root)
+    }
 }

@@ -121,7 +121,8 @@ final class CLITests: XCTestCase {
     /// preload's --range and --duration say what they take.
     func testPreloadOptionMessagesSayWhatIsValid() throws {
         for (arguments, message) in [(["--range", "10-5"], "--range takes START-END, the first and last byte (START <= END"),
-                                     (["--duration", "-5"], "--duration takes a number of seconds above 0; got -5")] {
+                                     (["--duration", "-5"], "--duration takes a number of seconds above 0; got -5"),
+                                     (["--language", ""], "--language takes a language tag, e.g. en")] {
             let result = try TestTools.run(Self.binary, ["preload", "http://example.invalid/a.mp4"] + arguments)
             XCTAssertEqual(result.exitCode, 64, result.stderr)
             XCTAssertTrue(result.stderr.contains(message), result.stderr)

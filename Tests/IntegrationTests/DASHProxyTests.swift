@@ -82,6 +82,16 @@ final class DASHProxyTests: XCTestCase {
             XCTAssertEqual(progress.segmentsDone, progress.segmentsTotal, url)
             XCTAssertGreaterThanOrEqual(progress.segmentsDone, url == fixture.single ? 9 : 7, url)
         }
+        // The command, with a choice: the lowest video and the English audio of the SegmentBase form.
+        let folder = directory.file("cli").path
+        let cli = try TestTools.run(CLITests.binary, ["preload", fixture.base, "--variant", "lowest", "--language", "en",
+                                                      "--cache-dir", folder], timeout: 120)
+        XCTAssertTrue(cli.succeeded, cli.stderr)
+        XCTAssertTrue(cli.stdout.hasPrefix("\(fixture.base): done, "), cli.stdout)
+        let listed = try TestTools.run(CLITests.binary, ["cache", "list", "--cache-dir", folder], timeout: 60)
+        XCTAssertTrue(listed.stdout.contains("stream1.mp4") && listed.stdout.contains("stream2.mp4"), listed.stdout)
+        XCTAssertFalse(listed.stdout.contains("stream0.mp4"), "not the highest video: \(listed.stdout)")
+
         fixture.origin.stop()
         for url in fixture.singleFiles + fixture.baseFiles {
             let expected = try Data(contentsOf: fixture.file(for: url)!)
@@ -89,6 +99,32 @@ final class DASHProxyTests: XCTestCase {
             XCTAssertEqual(response.status, 200, url)
             XCTAssertEqual(Data(response.body), expected, "\(url) offline")
         }
+    }
+
+    /// LAN mode: the MPD's URLs are signed over their base, so a player
+    /// plays it frame for frame; the same URLs unsigned, or signed for
+    /// another base, are refused.
+    func testLANModePlaysThroughSignedBaseFormURLs() throws {
+        let fixture = try DASHFixture()
+        let directory = try TemporaryDirectory(prefix: "dash-lan")
+        defer { directory.remove() }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.host = "0.0.0.0"
+        let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
+        defer { cache.close() }
+        try cache.serve()
+        let url = try cache.proxyURL(for: fixture.timeline)
+        assertSameFrames(try HLSFixture.frameMD5(url), try HLSFixture.frameMD5(fixture.timeline), "LAN mode")
+        let text = String(decoding: try RawHTTPClient.get(url: url, timeout: 20).body, as: UTF8.self)
+        let media = try XCTUnwrap(text.components(separatedBy: "media=\"").dropFirst().first?.prefix { $0 != "\"" })
+        XCTAssertTrue(media.contains("~"), "signed: \(media)")
+        let filled = String(media).replacingOccurrences(of: "$RepresentationID$", with: "0")
+            .replacingOccurrences(of: "$Number%05d$", with: "00001")
+        XCTAssertEqual(try RawHTTPClient.get(url: filled, timeout: 20).status, 200)
+        let unsigned = filled.replacingOccurrences(of: #"~[A-Za-z0-9_-]+/"#, with: "/", options: .regularExpression)
+        XCTAssertEqual(try RawHTTPClient.get(url: unsigned, timeout: 20).status, 403, unsigned)
+        let climbing = filled.replacingOccurrences(of: "chunk-stream0-00001.m4s", with: "../timeline/manifest.mpd")
+        XCTAssertEqual(try RawHTTPClient.get(url: climbing, timeout: 20).status, 403, climbing)
     }
 
     /// An MPD with every URL carrier: each URL in the rewritten MPD leads

@@ -60,8 +60,9 @@ package struct MPDManifest: Sendable, Equatable {
     package var maxSegmentDuration: Double?
     package var periods: [MPDPeriod]
 
-    /// The most segments one representation expands to: a bound on what a
-    /// malformed or hostile manifest can make a preload queue.
+    /// The most segments a manifest expands to (all representations
+    /// together): a bound on what a malformed or hostile manifest can make a
+    /// preload queue.
     package static let segmentLimit = 100_000
 
     /// Reads an MPD. `manifestURL` is the URL it was fetched from (after
@@ -96,6 +97,8 @@ private struct MPDReader {
     let root: XMLElement
     let now: Double
     var maxSegment: Double?
+    /// Segments still allowed (`MPDManifest.segmentLimit` in all).
+    var budget = MPDManifest.segmentLimit
 
     init(root: XMLElement, now: Double) {
         self.root = root
@@ -236,7 +239,7 @@ private struct MPDReader {
             if let index = Self.deepest("RepresentationIndex", in: levels), let indexURL = url(index["sourceURL"]) {
                 out.indexes.append(MPDSegment(url: indexURL, range: index["range"].flatMap(DASH.byteRange)))
             }
-            for (k, segment) in urls.enumerated() {
+            for (k, segment) in urls.prefix(budget).enumerated() {
                 let seconds = k < slots.count ? slots[k].duration / timescale : 0
                 if let media = url(segment["media"]) {
                     out.segments.append(MPDSegment(url: media, range: segment["mediaRange"].flatMap(DASH.byteRange),
@@ -273,6 +276,7 @@ private struct MPDReader {
     }
 
     private mutating func noteMax(_ segments: [MPDSegment]) {
+        budget = max(0, budget - segments.count)
         for s in segments where s.duration > (maxSegment ?? 0) { maxSegment = s.duration }
     }
 
@@ -282,7 +286,7 @@ private struct MPDReader {
     /// the period's end or, live, what is available now).
     func timeline(_ timeline: XMLElement?, attributes: [String: String], timescale: Double, periodStart: Double,
                   periodDuration: Double?, count: Int? = nil) -> [(index: Int64, time: Int64, duration: Double)] {
-        let limit = MPDManifest.segmentLimit
+        let limit = budget
         let available = availableUntil(periodStart: periodStart)
         let periodEnd = periodDuration.map { Int64($0 * timescale) }
         var slots: [(index: Int64, time: Int64, duration: Double)] = []

@@ -54,14 +54,12 @@ final class DASHFixture {
             let (initEnd, sidx) = try Self.sidxRange(of: URL(fileURLWithPath: path("base/stream\(k).mp4")))
             let video = k < 2
             representations.append("""
-                  <AdaptationSet contentType="\(video ? "video" : "audio")" mimeType="\(video ? "video" : "audio")/mp4"\(video ? "" : " lang=\"en\"")>
                     <Representation id="\(k)" bandwidth="\([400000, 150000, 64000][k])" codecs="\(video ? "avc1.f4000d" : "mp4a.40.2")">
                       <BaseURL>stream\(k).mp4</BaseURL>
                       <SegmentBase indexRange="\(sidx.lowerBound)-\(sidx.upperBound - 1)">
                         <Initialization range="0-\(initEnd - 1)"/>
                       </SegmentBase>
                     </Representation>
-                  </AdaptationSet>
             """)
         }
         try Data("""
@@ -70,7 +68,13 @@ final class DASHFixture {
         <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT6.0S" minBufferTime="PT2S"
              profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">
           <Period id="0">
-        \(representations.joined(separator: "\n"))
+            <AdaptationSet contentType="video" mimeType="video/mp4">
+        \(representations[0])
+        \(representations[1])
+            </AdaptationSet>
+            <AdaptationSet contentType="audio" mimeType="audio/mp4" lang="en">
+        \(representations[2])
+            </AdaptationSet>
           </Period>
         </MPD>
 
