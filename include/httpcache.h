@@ -116,6 +116,8 @@ const char *hc_strerror(int code);
  *       hold (default: half of --max-connections).
  *   "allow-lan-reverse-proxy": Allow --origin with a LAN --host: every LAN
  *       client then reaches the origin with the configured headers.
+ *   "drain-timeout": Seconds SIGQUIT lets responses in flight finish before
+ *       the proxy exits (default 30; httpcache serve only).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -95,8 +95,8 @@ package struct AccessPolicy: Sendable {
     package let mode: Mode
     /// Signs and checks proxy URLs (LAN mode; nil in loopback mode).
     package let signer: URLSigner?
-    /// Where fetches may go (`--allow-origin`).
-    package let destinations: DestinationPolicy
+    /// Where fetches may go (`--allow-origin`; a reload may change it).
+    package var destinations: DestinationPolicy
     /// Public names the proxy answers reverse-proxy requests for (lowercase, no port).
     package let serverNames: Set<String>
 
