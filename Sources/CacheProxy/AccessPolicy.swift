@@ -150,6 +150,14 @@ package struct AccessPolicy: Sendable {
         return .allow
     }
 
+    /// PURGE follows the admin policy: a loopback peer, or the admin token
+    /// (`X-HTTPCache-Token`, compared in constant time) from anywhere.
+    package static func purgeVerdict(peerIsLoopback: Bool, token: String?, adminToken: String) -> Verdict {
+        if peerIsLoopback { return .allow }
+        if let token, ConstantTime.equal(Array(token.utf8), Array(adminToken.utf8)) { return .allow }
+        return .forbidden("PURGE is for loopback clients or the admin token")
+    }
+
     /// What a Host field value names.
     package func hostKind(_ facts: HostFacts) -> HostKind? {
         guard let value = facts.value else { return nil }

@@ -27,14 +27,9 @@ extension ClientConnection {
     /// 404 when nothing was stored). Admin policy: a loopback peer, or the
     /// admin token of the folder's lock file in `X-HTTPCache-Token`.
     func handlePurge(_ head: HTTPRequestHead) {
-        let loopback = peer?.isLoopback ?? false
-        let tokenGiven = head.headers["x-httpcache-token"].map {
-            ConstantTime.equal(Array($0.utf8), Array(server.adminToken.utf8))
-        } ?? false
-        guard loopback || tokenGiven else {
-            return respondSimple(403, "Forbidden: PURGE is for loopback clients or the admin token\n", keepAlive: false,
-                                 head: head)
-        }
+        let verdict = AccessPolicy.purgeVerdict(peerIsLoopback: peer?.isLoopback ?? false,
+                                                token: head.headers["x-httpcache-token"], adminToken: server.adminToken)
+        guard verdict == .allow else { return respondSimple(verdict.status, verdict.body, keepAlive: false, head: head) }
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
             return respondSimple(400, "Bad request: PURGE takes no body\n", keepAlive: false, head: head)
         }

@@ -46,17 +46,17 @@ extension ProxyServer {
         if isHome { accessLog?.reopen() }
     }
 
-    /// Drain: stops listening (new connections are refused by the kernel),
-    /// answers requests on open connections with 503 except `/livez`, and
-    /// closes each connection once its response is sent. Idle keep-alive
-    /// connections close.
+    /// Drain: stops listening (new connections are refused by the kernel)
+    /// and answers later requests on open connections with their health
+    /// answer or 503, closing after it (`ClientConnection.respondDraining`);
+    /// responses in flight go on. Idle keep-alive connections stay until
+    /// the process stops, so a health checker on one sees `/readyz` go 503.
     package func beginDrain() {
         loop.assertInLoop()
         guard !isDraining, !stopped else { return }
         isDraining = true
         listener?.close()
         listener = nil
-        for connection in Array(connections.values) where connection.isIdle { connection.close() }
     }
 }
 
