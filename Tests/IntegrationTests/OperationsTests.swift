@@ -34,6 +34,18 @@ final class OperationsTests: XCTestCase {
         TestTools.waitUntil(timeout: timeout) { self.lines(of: path).filter { $0.contains(text) }.count >= count }
     }
 
+    /// A GET through the proxy of which the head and the first `bytes` body
+    /// bytes are read; the rest waits on the returned connection.
+    private func startResponse(_ proxy: ProxyProcess, _ originURL: String, reading bytes: Int,
+                               headers: [(String, String)] = []) throws -> (RawHTTPConnection, RawResponse) {
+        let (_, port, path) = try RawHTTPClient.parse(url: try proxy.proxyURL(originURL))
+        let connection = try RawHTTPConnection(port: port, timeout: 30)
+        try connection.sendRequest(path: path, headers: headers)
+        let head = try connection.readPartialResponse(maxBodyBytes: bytes)
+        XCTAssertEqual(head.status, 200)
+        return (connection, head)
+    }
+
     // MARK: configuration file
 
     func testCheckConfigOnGoodAndBadFiles() throws {
@@ -96,11 +108,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertBytes(try RawHTTPClient.get(url: smallURL).body, equal: small)
         XCTAssertTrue(try cachedURLs(cache).contains(origin.url("/small.bin")))
 
-        let (_, port, path) = try RawHTTPClient.parse(url: try proxy.proxyURL(origin.url("/big.bin")))
-        let stream = try RawHTTPConnection(port: port, timeout: 30)
-        try stream.sendRequest(path: path)
-        let head = try stream.readPartialResponse(maxBodyBytes: 8_000_000)
-        XCTAssertEqual(head.status, 200)
+        let (stream, head) = try startResponse(proxy, origin.url("/big.bin"), reading: 8_000_000)
 
         signal(proxy, SIGUSR1)
         XCTAssertTrue(waitForLog(log, "log files reopened"), "notice lines are logged at level info")
@@ -172,11 +180,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try health.get("/readyz").status, 200)
         XCTAssertEqual(try health.get("/livez").status, 200)
 
-        let (_, port, path) = try RawHTTPClient.parse(url: try proxy.proxyURL(origin.url("/slow.bin")))
-        let slow = try RawHTTPConnection(port: port, timeout: 30)
-        try slow.sendRequest(path: path)
-        let head = try slow.readPartialResponse(maxBodyBytes: 1_000_000)
-        XCTAssertEqual(head.status, 200)
+        let (slow, head) = try startResponse(proxy, origin.url("/slow.bin"), reading: 1_000_000)
 
         signal(proxy, SIGQUIT)
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { !TestTools.canConnect(port: proxy.port) }, "new connections are refused")
@@ -241,10 +245,8 @@ final class OperationsTests: XCTestCase {
         let url = try proxy.proxyURL(origin.url("/movie.bin"))
         XCTAssertBytes(try RawHTTPClient.get(url: url).body, equal: file)
         // A reader of the complete resource, stopped mid-body.
-        let (_, port, path) = try RawHTTPClient.parse(url: url)
-        let reader = try RawHTTPConnection(port: port, timeout: 30)
-        try reader.sendRequest(path: path, headers: [("Connection", "close")])
-        let head = try reader.readPartialResponse(maxBodyBytes: 100_000)
+        let (reader, head) = try startResponse(proxy, origin.url("/movie.bin"), reading: 100_000,
+                                               headers: [("Connection", "close")])
 
         XCTAssertEqual(try RawHTTPClient.request(method: "PURGE", url: url).status, 200)
         origin.clearAccessLog()
