@@ -235,6 +235,23 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try cachedURLs(cache), [])
     }
 
+    /// Reverse mode: PURGE of the path, the URL it maps to on the origin.
+    func testPurgeInReverseMode() throws {
+        let file = try TestFile.random(size: 30_000, seed: 51, in: files, name: "clip.bin")
+        let origin = try NginxOrigin(root: files)
+        defer { origin.stop() }
+        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path, extraArguments: ["--origin", origin.baseURL])
+        defer { proxy.terminate() }
+        let connection = try RawHTTPConnection(port: proxy.port)
+        XCTAssertBytes(try connection.get("/clip.bin").body, equal: file)
+        XCTAssertEqual(try cachedURLs(directory.file("cache").path), [origin.url("/clip.bin")])
+        let purged = try connection.request(method: "PURGE", path: "/clip.bin")
+        XCTAssertEqual(purged.status, 200)
+        XCTAssertEqual(String(decoding: purged.body, as: UTF8.self), #"{"purged":1}"# + "\n")
+        XCTAssertEqual(try connection.request(method: "PURGE", path: "/clip.bin").status, 404)
+        XCTAssertEqual(try cachedURLs(directory.file("cache").path), [])
+    }
+
     /// A purged resource in use: new requests no longer get it, the response in flight ends cleanly.
     func testPurgeOfAResourceInUse() throws {
         let file = try TestFile.random(size: 20_000_000, seed: 41, in: files, name: "movie.bin")
