@@ -125,6 +125,8 @@ const char *hc_strerror(int code);
  *       (http://host:port): http in absolute form, https through CONNECT.
  *   "no-upstream-proxy-for": A host (and its subdomains) reached without
  *       --upstream-proxy (repeatable).
+ *   "drain-timeout": Seconds SIGQUIT lets responses in flight finish before
+ *       the proxy exits (default 30; httpcache serve only).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -13,7 +13,7 @@
  *  - Every callback runs on the loop thread.
  *
  * Lifetime rules
- *  - Each handle (listener, conn, timer) reports its end exactly once through
+ *  - Each handle (listener, conn, timer, signal) reports its end exactly once through
  *    its close callback; after it the handle pointer is invalid and the ctx
  *    may be released. Closing is asynchronous: calling a close function only
  *    starts it. cs_loop_stop closes whatever is still open.
@@ -38,6 +38,7 @@ typedef struct cs_loop cs_loop;
 typedef struct cs_listener cs_listener;
 typedef struct cs_conn cs_conn;
 typedef struct cs_timer cs_timer;
+typedef struct cs_signal cs_signal;
 
 /** A unit of work with the caller's context. */
 typedef void (*cs_task_fn)(void *ctx);
@@ -220,6 +221,25 @@ void cs_timer_reset(cs_timer *timer, uint64_t timeout_ms);
 
 /** Stops and closes the timer. */
 void cs_timer_close(cs_timer *timer);
+
+/* --------------------------------------------------------------- signals */
+
+typedef struct cs_signal_callbacks {
+    /** signum arrived (several deliveries before the loop looks may count once). */
+    void (*on_signal)(void *ctx, int signum);
+    /** The watcher is closed; the last callback. */
+    void (*on_close)(void *ctx);
+} cs_signal_callbacks;
+
+/**
+ * Watches signum (libuv's process-wide handler; the callback runs on the loop
+ * thread). The signal must not be blocked in every thread. Returns NULL on
+ * failure. Watching replaces the signal's default action until closed.
+ */
+cs_signal *cs_signal_start(cs_loop *loop, int signum, const cs_signal_callbacks *cbs, void *ctx);
+
+/** Stops watching and closes the watcher. */
+void cs_signal_close(cs_signal *sig);
 
 /* ------------------------------------------------------- DNS and workers */
 

@@ -70,6 +70,21 @@ package struct CacheOperations: Sendable {
         }
     }
 
+    /// PURGE: every stored variant of `url` goes at once, even in use (new
+    /// requests fetch it again; responses in flight end cleanly); `done`
+    /// gets how many entries, `.notFound` when none was stored.
+    package func purge(url: String, _ done: @escaping @Sendable (Result<Int, HTTPCacheError>) -> Void) {
+        onOwner(of: url, done) { store, _ in
+            let purged = store.purge(url: url)
+            done(purged > 0 ? .success(purged) : .failure(Self.notCached(url)))
+        }
+    }
+
+    /// Purges every entry whose URL starts with `prefix`, on every store; `done` gets how many.
+    package func purge(prefix: String, _ done: @escaping @Sendable (Int) -> Void) {
+        everyStore({ $0.purge(prefix: prefix) }) { done($0.reduce(0, +)) }
+    }
+
     package func removeAll(_ done: @escaping @Sendable () -> Void) {
         everyStore({ $0.removeAll() }) { _ in done() }
     }

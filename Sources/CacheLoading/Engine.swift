@@ -31,13 +31,28 @@ package struct EngineConfiguration: Sendable {
     }
 }
 
+/// What a running engine can change (`Engine.reconfigure`), checked before.
+package struct EngineLiveSettings: Sendable {
+    package var maxCacheBytes: Int64
+    package var extraHeaders: [(name: String, value: String)]
+    package var forwardedHeaders: [String]
+    package var destinations: DestinationPolicy
+
+    package init(_ configuration: EngineConfiguration) {
+        maxCacheBytes = configuration.maxCacheBytes
+        extraHeaders = configuration.upstream.extraHeaders
+        forwardedHeaders = configuration.upstream.forwardedHeaders
+        destinations = configuration.upstream.destinations
+    }
+}
+
 /// The cache at work: the folder's store, the loader with its downloads and
 /// the upstream client, on one event loop. It runs without any server; the
 /// HTTP proxy, in-process readers, preloads and the C library are its
 /// clients. Loop thread only, except where stated.
 package final class Engine {
     package let loop: EventLoop
-    package let configuration: EngineConfiguration
+    package private(set) var configuration: EngineConfiguration
     package let logger: Logger
     package let store: ResourceStore
     package let loader: Loader
@@ -72,6 +87,21 @@ package final class Engine {
         }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
+    }
+
+    /// A configuration reload (SIGHUP): the size limit (eviction runs at once
+    /// when the cache is now over it), the origin request fields and the
+    /// allowed destinations change for every request from now on; requests
+    /// in flight keep what they started with.
+    package func reconfigure(_ live: EngineLiveSettings) {
+        loop.assertInLoop()
+        configuration.maxCacheBytes = live.maxCacheBytes
+        configuration.upstream.extraHeaders = live.extraHeaders
+        configuration.upstream.forwardedHeaders = live.forwardedHeaders
+        configuration.upstream.destinations = live.destinations
+        client.reconfigure(configuration.upstream)
+        store.maxBytes = live.maxCacheBytes
+        store.evictIfNeeded()
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).

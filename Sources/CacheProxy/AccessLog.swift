@@ -140,13 +140,16 @@ package final class AccessLogWriter: Sendable {
         var beforeReopen: [UInt8]?
         var dropped: UInt64 = 0
         var closing = false
+        /// The file lines go to; a reload may name another (`reopen(path:)`).
+        var path: String
     }
 
-    package let path: String
+    /// The file lines go to (after a pending reopen, the one it opens).
+    package var path: String { state.withLock { $0.path } }
     private let flushBytes: Int
     private let maxBufferedBytes: Int
     private let logger: Logger
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// Signalled when there is something for the thread to do.
     private let wake = DispatchSemaphore(value: 0)
     /// Signalled once by the thread when it has written everything and closed the file.
@@ -159,7 +162,7 @@ package final class AccessLogWriter: Sendable {
                  maxBufferedBytes: Int = defaultMaxBufferedBytes) throws {
         let fd = Self.open(path)
         guard fd >= 0 else { throw AccessLogError(path: path, errno: errno) }
-        self.path = path
+        state = Locked(State(path: path))
         self.flushBytes = flushBytes
         self.maxBufferedBytes = maxBufferedBytes
         self.logger = logger
@@ -205,9 +208,11 @@ package final class AccessLogWriter: Sendable {
 
     /// Reopens `path` for log rotation: lines appended so far still go to the
     /// file open now (e.g. renamed away), later ones to the new file.
-    package func reopen() {
+    /// With `path` (a configuration reload), the new file is that one.
+    package func reopen(path: String? = nil) {
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }
+            if let path { state.path = path }
             state.beforeReopen = (state.beforeReopen ?? []) + state.pending
             state.pending = []
             return true
@@ -242,12 +247,12 @@ package final class AccessLogWriter: Sendable {
                 // Let lines gather; a size crossing, reopen or close ends the wait early.
                 _ = wake.wait(timeout: .now() + Self.flushInterval)
             }
-            let (before, lines, closing) = state.withLock { state in
+            let (before, lines, closing, path) = state.withLock { state in
                 defer {
                     state.beforeReopen = nil
                     state.pending = []
                 }
-                return (state.beforeReopen, state.pending, state.closing)
+                return (state.beforeReopen, state.pending, state.closing, state.path)
             }
             if let before {
                 write(before, to: fd, failing: &failing)

@@ -97,8 +97,8 @@ package struct AccessPolicy: Sendable {
     package let mode: Mode
     /// Signs and checks proxy URLs (LAN mode; nil in loopback mode).
     package let signer: URLSigner?
-    /// Where fetches may go (`--allow-origin`).
-    package let destinations: DestinationPolicy
+    /// Where fetches may go (`--allow-origin`; a reload may change it).
+    package var destinations: DestinationPolicy
     /// Public names the proxy answers reverse-proxy requests for (lowercase, no port).
     package let serverNames: Set<String>
 
@@ -154,6 +154,14 @@ package struct AccessPolicy: Sendable {
             return .forbidden("the origin is not among the allowed origins")
         }
         return .allow
+    }
+
+    /// PURGE follows the admin policy: a loopback peer, or the admin token
+    /// (`X-HTTPCache-Token`, compared in constant time) from anywhere.
+    package static func purgeVerdict(peerIsLoopback: Bool, token: String?, adminToken: String) -> Verdict {
+        if peerIsLoopback { return .allow }
+        if let token, ConstantTime.equal(Array(token.utf8), Array(adminToken.utf8)) { return .allow }
+        return .forbidden("PURGE is for loopback clients or the admin token")
     }
 
     /// What a Host field value names.

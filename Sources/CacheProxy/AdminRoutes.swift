@@ -12,6 +12,8 @@ import CacheLoading
 ///     POST /admin/cache/export?url=U&path=P    export a complete resource
 ///     POST /admin/cache/import?url=U&path=P[&type=T]
 ///     POST /admin/cache/unpin?url=U            → {"unpinned":N}
+///     POST /admin/cache/purge?url=U            → {"purged":N}, 404 when nothing was stored
+///     POST /admin/cache/purge?prefix=P         → {"purged":N}, every URL starting with P
 enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
@@ -28,9 +30,7 @@ enum AdminRoutes {
         let path = parts[0]
         let query = parts.count > 1 ? QueryString.parse(parts[1]) : [:]
         let isPost = head.method == "POST"
-        guard let group = server.engine.group else { return fail(HTTPCacheError(.closed, "the proxy is stopping"), respond) }
-        let operations = CacheOperations(stores: group.storesByShard, group: group.stores,
-                                         cacheKey: server.engine.configuration.cacheKey)
+        guard let operations = server.operations else { return fail(HTTPCacheError(.closed, "the proxy is stopping"), respond) }
         // The operations answer on a store's loop; the client is this one's.
         let reply = LoopBound(respond, loop: server.loop)
         @Sendable func answer(_ result: Result<String, HTTPCacheError>) {
@@ -60,6 +60,14 @@ enum AdminRoutes {
         case ("/admin/cache/unpin", true):
             guard let url = query["url"] else { return fail(missing, respond) }
             operations.unpin(url: url) { answer(.success(JSONText.encode(AdminUnpinned(unpinned: $0)))) }
+        case ("/admin/cache/purge", true):
+            if let url = query["url"] {
+                operations.purge(url: url) { answer($0.map { JSONText.encode(AdminPurged(purged: $0)) }) }
+            } else if let prefix = query["prefix"], !prefix.isEmpty {
+                operations.purge(prefix: prefix) { answer(.success(JSONText.encode(AdminPurged(purged: $0)))) }
+            } else {
+                fail(HTTPCacheError(.invalidArgument, "url or prefix is required"), respond)
+            }
         default:
             if AdminPreloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
             fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
@@ -81,6 +89,11 @@ enum AdminRoutes {
 /// `POST /admin/cache/unpin`'s answer.
 package struct AdminUnpinned: Codable, Sendable {
     package var unpinned: Int
+}
+
+/// `POST /admin/cache/purge`'s and `PURGE`'s answer.
+package struct AdminPurged: Codable, Sendable {
+    package var purged: Int
 }
 
 /// Decodes `a=1&b=x%20y` (form encoding: '+' is a space).

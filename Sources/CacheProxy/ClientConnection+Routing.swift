@@ -13,6 +13,11 @@ extension ClientConnection {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
+        if server.isDraining {
+            let target = head.target.utf8
+            return respondDraining(head, path: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
+        }
+        if head.method == "PURGE" { return handlePurge(head) }
         let host = hostMemo.facts(for: head)
         switch admission(head, host: host) {
         case .refuse(let status, let reason, let keepAlive):
@@ -48,6 +53,9 @@ extension ClientConnection {
         }
         if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
+        }
+        if let (status, body) = healthAnswer(path: path) {
+            return respondSimple(status, body, keepAlive: head.keepAlive, head: head)
         }
         if StatsRoutes.isStats(target: head.target) {
             return server.isHome ? handleStats(head) : handOver(received, to: 0)

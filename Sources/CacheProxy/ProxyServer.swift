@@ -37,9 +37,11 @@ package final class ProxyServer {
     var targets = TargetCache()
     var metrics = ProxyMetrics()
     let connectionSettings: ConnectionStateMachine.Settings
-    let accessLog: AccessLogWriter?
-    /// Who may ask what (Host check, signed URLs, loopback-only routes).
-    package let access: AccessPolicy
+    /// Shared by every loop's server; a reload may start, move or stop it.
+    var accessLog: AccessLogWriter?
+    /// Who may ask what (Host check, signed URLs, loopback-only routes);
+    /// a reload may change its allowed destinations.
+    package internal(set) var access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String
     /// This cache's name in Cache-Status (RFC 9211).
@@ -50,9 +52,11 @@ package final class ProxyServer {
     /// the reader then); of other loops', asked of their owners.
     let plainHits: PlainHitCache
     private let startedAt = WallClock.milliseconds()
-    private var listener: Listener?
-    private var stopped = false
-    private var connections: [ObjectIdentifier: ClientConnection] = [:] {
+    var listener: Listener?
+    private(set) var stopped = false
+    /// Draining (SIGQUIT): not listening, answering what is in flight.
+    var isDraining = false
+    var connections: [ObjectIdentifier: ClientConnection] = [:] {
         didSet { if peers.count > 1 { loads.set(index, connections.count) } }
     }
     /// Connections on this loop by client address (`ClientConnection.clientKey`).
@@ -136,7 +140,7 @@ package final class ProxyServer {
 
     /// Whether every loop's server is known: only then can a request be
     /// routed to its resource's owner (one loop: from the start).
-    private var joined: Bool { peers.count == configuration.loops }
+    var joined: Bool { peers.count == configuration.loops }
     /// Connections that came before `join` (the first server listens before
     /// the others exist): taken up once every loop is known.
     private var beforeJoin: [Arrival] = []

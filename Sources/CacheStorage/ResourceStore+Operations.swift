@@ -35,6 +35,22 @@ extension ResourceStore {
         return resources.values.first { $0.url == url && !$0.isTransient }
     }
 
+    /// PURGE of `url`: every stored entry of it (its variants too) goes at
+    /// once (see `purge(_:)`); returns how many.
+    package func purge(url: String) -> Int {
+        let found = entries(ofURL: url)
+        for resource in found { purge(resource) }
+        return found.count
+    }
+
+    /// Purges every entry whose URL starts with `prefix` (on this store);
+    /// returns how many. Reads every entry's URL, as `list()` does.
+    package func purge(prefix: String) -> Int {
+        var urls = Set<String>()
+        for info in list() where info.url.hasPrefix(prefix) { urls.insert(info.url) }
+        return urls.reduce(0) { $0 + purge(url: $1) }
+    }
+
     /// Removes every entry (those in use once their readers are done). The
     /// files of idle ones are removed on the pool.
     package func removeAll() {

@@ -506,8 +506,31 @@ package final class ResourceStore {
         }
     }
 
+    /// Removes a resource at once, even in use (PURGE): the key is free for
+    /// a fresh resource from now on, so no new request is served from this
+    /// one. Requests reading it keep its open data file (renamed away and
+    /// unlinked on the pool: its bytes stay readable through the
+    /// descriptor) and end when they have read what they asked for; a
+    /// download into it stops (its bytes have nowhere to go), so its
+    /// waiting readers end with a short body rather than a wrong byte.
+    package func purge(_ resource: Resource) {
+        guard resource.users > 0 else { return delete(resource) }
+        let wasOnDisk = resource.onDisk
+        if wasOnDisk { _ = try? resource.dataFile() }  // its readers' descriptor, before the name goes
+        resource.makeTransient()
+        resource.isRemoved = true
+        if resources[resource.key] === resource { resources[resource.key] = nil }
+        guard wasOnDisk else { return }
+        // A flush in progress writes the metadata again: `flushed` drops it then.
+        if !resource.flushing { unlink(resource.paths.meta) }
+        let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        if rename(resource.paths.data(version: resource.version), trash) == 0 { unlinkLater(trash) }
+        removeRecord(resource.entryKey)
+    }
+
     func delete(_ resource: Resource) {
-        guard !resource.isRemoved else { return }
+        // Purged while in use: only its descriptor is left to close.
+        guard !resource.isRemoved else { return resource.closeFile() }
         resource.isRemoved = true
         resource.makeTransient()  // uncounts its bytes
         if resources[resource.key] === resource { resources[resource.key] = nil }

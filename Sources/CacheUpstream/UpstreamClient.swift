@@ -7,7 +7,7 @@ import Logging
 /// waits for a slot). Loop thread only.
 package final class UpstreamClient {
     private let loop: EventLoop
-    package let configuration: UpstreamConfiguration
+    package private(set) var configuration: UpstreamConfiguration
     private let logger: Logger
     /// Made at the first https origin (loading the system's CA store costs
     /// memory a proxy of http origins never needs), or at start with a CA file,
@@ -51,6 +51,16 @@ package final class UpstreamClient {
         if !configuration.tls.verifyCertificates {
             logger.warning("TLS certificate verification is OFF (insecure): any https origin is trusted, including impostors")
         }
+    }
+
+    /// A configuration reload: later requests use `configuration` (checked
+    /// by the caller); the TLS settings and the connection cap stay as started.
+    package func reconfigure(_ configuration: UpstreamConfiguration) {
+        loop.assertInLoop()
+        var updated = configuration
+        updated.tls = self.configuration.tls
+        updated.maxConnections = self.configuration.maxConnections
+        self.configuration = updated
     }
 
     /// Starts a GET for `url` with the given fields (Range, forwarded client fields).

@@ -1,20 +1,38 @@
 import Glibc
 import Logging
+import Synchronization
 
 /// An append-only log file shared by every logger of the process.
 package final class LogFileSink: @unchecked Sendable {
     // Each line is one write(2) on an O_APPEND descriptor: atomic enough for logs.
     private let fd: Int32
+    package let path: String
 
     package init(path: String) throws(HTTPCacheError) {
+        self.path = path
+        fd = try Self.open(path)
+    }
+
+    /// Log rotation (SIGUSR1): `path` opened again and put in place of the
+    /// old file with dup2, so no line is lost or written between the two.
+    package func reopen() throws(HTTPCacheError) {
+        let fresh = try Self.open(path)
+        defer { close(fresh) }
+        guard dup2(fresh, fd) >= 0 else {
+            throw HTTPCacheError(.io, "cannot reopen log file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func open(_ path: String) throws(HTTPCacheError) -> Int32 {
         // Private: log lines name URLs, which may carry tokens. An existing
         // log that others can read is narrowed as well.
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw HTTPCacheError(.io, "cannot open log file \(path): \(String(cString: strerror(errno)))") }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
             fchmod(fd, info.st_mode & 0o700)
         }
+        return fd
     }
 
     package func write(_ line: String) {
@@ -53,4 +71,50 @@ package struct FileLogHandler: LogHandler {
         let fields = merged.keys.sorted().map { " \($0)=\(merged[$0]!)" }.joined()
         sink.write("\(stamp) \(event.level) \(label): [\(event.source)] \(event.message)\(fields)")
     }
+}
+
+/// The process's log level, changed by a configuration reload (SIGHUP):
+/// every logger made by `LiveLevelLogHandler` reads it at each call (one
+/// relaxed atomic load).
+package final class LiveLogLevel: Sendable {
+    private let level: Atomic<Int>
+
+    package init(_ level: Logger.Level) { self.level = Atomic(Self.index(level)) }
+
+    package var value: Logger.Level {
+        get { Logger.Level.allCases[level.load(ordering: .relaxed)] }
+        set { level.store(Self.index(newValue), ordering: .relaxed) }
+    }
+
+    private static func index(_ level: Logger.Level) -> Int { Logger.Level.allCases.firstIndex(of: level) ?? 0 }
+}
+
+/// Passes lines at or above the live level on to `wrapped` (whose own
+/// level must let everything through).
+package struct LiveLevelLogHandler: LogHandler {
+    var wrapped: any LogHandler
+    let level: LiveLogLevel
+
+    package init(_ wrapped: any LogHandler, level: LiveLogLevel) {
+        self.wrapped = wrapped
+        self.level = level
+    }
+
+    /// The process's level; setting it on one logger changes it for all.
+    package var logLevel: Logger.Level {
+        get { level.value }
+        set { level.value = newValue }
+    }
+
+    package var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    package func log(event: LogEvent) { wrapped.log(event: event) }
 }

@@ -20,22 +20,26 @@ import Logging
 /// ```
 /// All methods are thread-safe.
 public final class MediaCache: Sendable {
-    public let configuration: HTTPCacheConfiguration
+    /// The configuration in force: as opened, then as `reconfigure(_:)` changed it.
+    public var configuration: HTTPCacheConfiguration { current.withLock { $0 } }
+    let current: Locked<HTTPCacheConfiguration>
     let logger: Logger
     /// One engine per loop (`HTTPCacheConfiguration.loops`), each owning the
     /// resources whose cache key hashes to it.
     let engines: EngineGroup
     /// The open-file limit shared out at start (clients, origins, data files).
     let descriptors: DescriptorBudget
-    private let serving = Locked<Serving>(Serving())
+    let serving = Locked<Serving>(Serving())
     /// In-process readers, closed with the cache.
     let readers = ReaderRegistry()
 
-    private struct Serving: Sendable {
+    struct Serving: Sendable {
         /// Each loop's server, by shard; empty until `serve()`.
         var servers: [LoopBound<ProxyServer>] = []
         var port: Int?
         var closed = false
+        /// Signals watched for `watch(signals:_:)`, on the first loop.
+        var signalWatchers: [LoopBound<SignalWatcher>] = []
     }
 
     /// Opens the cache folder (creating it if needed) and takes its lock.
@@ -43,7 +47,7 @@ public final class MediaCache: Sendable {
     /// refuses, `.busy` while another process (or another `MediaCache`) has the folder.
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
         try configuration.validate()
-        self.configuration = configuration
+        current = Locked(configuration)
         self.logger = logger
         var loops: [EventLoop] = []
         for _ in 0..<configuration.loops {
@@ -245,6 +249,18 @@ public final class MediaCache: Sendable {
     public func removeResource(for url: String) throws(HTTPCacheError) {
         try operations.wait { operations.remove(url: url, $0) }.get()
     }
+
+    /// Purges every stored variant of `url` at once, even in use (new
+    /// requests fetch it again; responses in flight end cleanly); returns
+    /// how many entries, `.notFound` when none was stored.
+    @discardableResult
+    public func purge(url: String) throws(HTTPCacheError) -> Int {
+        try operations.wait { operations.purge(url: url, $0) }.get()
+    }
+
+    /// Purges every entry whose URL starts with `prefix`; returns how many.
+    @discardableResult
+    public func purge(prefix: String) -> Int { operations.wait { operations.purge(prefix: prefix, $0) } }
 
     /// Removes every entry.
     public func removeAllResources() { operations.wait { done in operations.removeAll { done(()) } } }

@@ -11,6 +11,11 @@ public struct ServeSettings: Sendable {
     public var logLevel = Logger.Level.info
     /// A file that gets every log line as well (0600).
     public var logFile: String?
+    /// Seconds a drain (SIGQUIT) lets responses in flight finish before the process exits anyway.
+    public var drainTimeout = 30.0
+    /// The texts each option was set from, by name, in order (a repeatable
+    /// option's list; empty when cleared): what a reload compares.
+    public private(set) var given: [String: [String]] = [:]
     /// Query parameters left out of the cache key (`HTTPCacheConfiguration.ignoringQueryParameters`).
     public var ignoredQueryParameters: [String] = [] {
         didSet {
@@ -35,7 +40,29 @@ public struct ServeSettings: Sendable {
         if let valid = option.parse(text, &changed) ?? option.check(changed) {
             throw HTTPCacheError(.invalidArgument, "\(name) takes \(valid); got \"\(text)\"")
         }
+        if option.isRepeatable {
+            changed.given[name] = text.isEmpty ? [] : (changed.given[name] ?? []) + [text]
+        } else {
+            changed.given[name] = [text]
+        }
         self = changed
+    }
+
+    /// The settings a reload (SIGHUP) runs with: `base` (the defaults) with
+    /// `reloaded`'s values of the live-reloadable options and these
+    /// settings' values of the others; `needRestart` names the others that
+    /// `reloaded` would change (they wait for a restart).
+    public func reloading(_ reloaded: ServeSettings,
+                          base: ServeSettings) throws(HTTPCacheError) -> (settings: ServeSettings, needRestart: [String]) {
+        var merged = base
+        for option in ServeOption.all {
+            let source = option.isReloadable ? reloaded : self
+            guard let texts = source.given[option.name] else { continue }
+            if texts.isEmpty { try merged.set(option.name, "") }
+            for text in texts { try merged.set(option.name, text) }
+        }
+        let needRestart = ServeOption.all.filter { !$0.isReloadable && given[$0.name] != reloaded.given[$0.name] }.map(\.name)
+        return (merged, needRestart)
     }
 }
 
@@ -152,6 +179,10 @@ public struct ServeOption: Sendable {
              \.configuration.noUpstreamProxyFor, reloadable: false) {
                  $0.isEmpty || $0.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) ? "a host name" : nil
              },
+        // Operations like nginx (issue #25): what a drain (SIGQUIT) waits for.
+        option("drain-timeout", "SECONDS", "Seconds SIGQUIT lets responses in flight finish before the proxy exits (default 30; httpcache serve only).",
+               \.drainTimeout, takes: "a number of seconds, 0 or more", reloadable: true, read: { Double($0) },
+               isValid: { $0.isFinite && $0 >= 0 }),
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`

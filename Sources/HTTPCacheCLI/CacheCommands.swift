@@ -13,7 +13,7 @@ struct CacheCommand: AsyncParsableCommand {
         the folder is opened (and locked) directly; while a proxy serves it, \
         the request goes to that proxy, so there is never a second writer.
         """,
-        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self, Unpin.self]
+        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self, Unpin.self, Purge.self]
     )
 
     struct Folder: ParsableArguments {
@@ -102,6 +102,24 @@ struct CacheCommand: AsyncParsableCommand {
         }
     }
 
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Purge a URL (every stored variant) or every URL starting with --prefix, even in use.")
+        @OptionGroup var folder: Folder
+        @Option(name: .customLong("prefix"), help: "Purge every cached URL starting with this.") var prefix: String?
+        @Argument(help: "The origin URL (without --prefix).") var url: String?
+
+        func validate() throws {
+            if (prefix == nil) == (url == nil) { throw ValidationError("give either a URL or --prefix URL") }
+            if prefix == "" { throw ValidationError("--prefix takes a URL prefix, e.g. https://media.example.com/show/") }
+        }
+
+        func run() async throws {
+            let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix) }
+            print("\(count) resources purged")
+        }
+    }
+
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Use a local file as the cached copy of a URL.")
         @OptionGroup var folder: Folder
@@ -158,6 +176,18 @@ enum CacheAccess {
         switch self {
         case .local(let folder): folder.unpin(url)
         case .remote(let client): (try client.json("POST", "/admin/cache/unpin", ["url": url]) as AdminUnpinned).unpinned
+        }
+    }
+
+    /// Purges `url`, or every URL starting with `prefix`; how many entries went.
+    func purge(url: String?, prefix: String?) throws(HTTPCacheError) -> Int {
+        switch (self, prefix) {
+        case (.local(let folder), let prefix?): folder.purge(prefix: prefix)
+        case (.local(let folder), nil): try folder.purge(url: url ?? "")
+        case (.remote(let client), let prefix?):
+            (try client.json("POST", "/admin/cache/purge", ["prefix": prefix]) as AdminPurged).purged
+        case (.remote(let client), nil):
+            (try client.json("POST", "/admin/cache/purge", ["url": url ?? ""]) as AdminPurged).purged
         }
     }
 

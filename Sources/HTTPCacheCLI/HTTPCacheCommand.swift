@@ -15,7 +15,7 @@ struct HTTPCacheCommand: AsyncParsableCommand {
             HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
             16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed).
             """,
-        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, StatsCommand.self]
+        subcommands: [Serve.self, CheckConfig.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, StatsCommand.self]
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.
@@ -46,8 +46,25 @@ func defaultCacheDirectory() -> String {
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the proxy until SIGINT or SIGTERM.",
-        discussion: "Each option is also an option of the C library's hc_config_set, by the same name.")
+        abstract: "Run the proxy until SIGINT, SIGTERM or SIGQUIT.",
+        discussion: """
+            Each option is also an option of the C library's hc_config_set, by the same name, and \
+            a line of the configuration file (--config FILE): `name = value`, one a line, repeatable \
+            options repeated, `#` comments; the command line overrides the file (a repeatable option \
+            given on the command line replaces the file's list). `httpcache check-config --config FILE` \
+            checks a file without starting.
+
+            Signals: SIGHUP re-reads the configuration and applies the options that can change live \
+            (max-cache-size, log-level, allow-origin, header, forward-header, access-log, drain-timeout); \
+            an invalid file is refused with a log line and the running settings stay. SIGUSR1 reopens \
+            the log file and the access log (logrotate's postrotate). SIGQUIT drains: stop accepting, \
+            let responses in flight finish for up to --drain-timeout seconds, flush, exit 0. \
+            SIGTERM and SIGINT stop at once.
+            """)
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("Read options from this file first (one `name = value` a line).",
+                                                            valueName: "file"))
+    var config: String?
 
     // One property per `ServeOption`, named and explained by it; `given`
     // hands the values to `ServeSettings`, which checks them.
@@ -82,7 +99,7 @@ struct Serve: ParsableCommand {
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
-        [("host", host), ("port", port), ("log-level", logLevel), ("log-file", logFile),
+        [("host", host), ("port", port), ("cache-dir", cacheDirectory), ("log-level", logLevel), ("log-file", logFile),
          ("connect-timeout", connectTimeout), ("read-timeout", readTimeout), ("idle-timeout", idleTimeout),
          ("head-timeout", headTimeout), ("client-timeout", clientTimeout), ("max-connections", maxConnections),
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
@@ -94,20 +111,31 @@ struct Serve: ParsableCommand {
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }
 
-    /// The settings: the binary's defaults, then every option given, each checked by `ServeOption`.
-    func settings() throws -> ServeSettings {
-        var settings = ServeSettings(cacheDirectory: cacheDirectory ?? defaultCacheDirectory())
+    /// The binary's defaults, before any file or flag.
+    static func baseSettings() -> ServeSettings {
+        var settings = ServeSettings(cacheDirectory: defaultCacheDirectory())
         settings.configuration.loops = min(256, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         settings.configuration.ownsProcess = true
-        for (name, values) in given {
-            for value in values {
-                do { try settings.set(name, value) } catch { throw ValidationError("--" + error.message) }
-            }
+        return settings
+    }
+
+    /// The settings: the defaults, then the configuration file's lines
+    /// (`readingFile`), then every option given, each checked by `ServeOption`.
+    /// A file's error is an `HTTPCacheError` naming its file and line.
+    func settings(readingFile: Bool = true) throws -> ServeSettings {
+        var settings = Self.baseSettings()
+        if readingFile, let config { try ConfigFile.read(path: config).apply(to: &settings) }
+        for (name, values) in given where !values.isEmpty {
+            do {
+                // A repeatable option given here replaces the file's list.
+                if ServeOption.named(name)?.isRepeatable == true { try settings.set(name, "") }
+                for value in values { try settings.set(name, value) }
+            } catch { throw ValidationError("--" + error.message) }
         }
         return settings
     }
 
-    func validate() throws { _ = try settings() }
+    func validate() throws { _ = try settings(readingFile: false) }
 
     func run() throws {
         let settings = try settings()
@@ -117,29 +145,25 @@ struct Serve: ParsableCommand {
         // embedding the library keeps its own malloc settings).
         MallocArenas.limit(to: 2)
         let fileSink = try settings.logFile.map { path throws(HTTPCacheError) in try LogFileSink(path: path) }
+        let level = LiveLogLevel(settings.logLevel)
         LoggingSystem.bootstrap { label in
+            // Each handler lets everything through; the live level filters (a reload changes it).
             var console = StreamLogHandler.standardError(label: label)
-            console.logLevel = settings.logLevel
-            guard let fileSink else { return console }
+            console.logLevel = .trace
+            guard let fileSink else { return LiveLevelLogHandler(console, level: level) }
             var file = FileLogHandler(label: label, sink: fileSink)
-            file.logLevel = settings.logLevel
-            return MultiplexLogHandler([console, file])
+            file.logLevel = .trace
+            return LiveLevelLogHandler(MultiplexLogHandler([console, file]), level: level)
         }
         let cache = try MediaCache(configuration: settings.configuration)
-        // Block the signals here so sigwait below receives them instead of the default action.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        let signals = SignalQueue()
+        try cache.watch(signals: ServeLifecycle.watched) { signals.post($0) }
         try cache.serve()
         let host = settings.configuration.host
         print("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(cache.port ?? 0)")
         fflush(nil)  // all streams: the first line must reach a pipe at once
-        var received: Int32 = 0
-        sigwait(&signals, &received)
-        Logger(label: "httpcache").info("shutting down", metadata: ["signal": "\(received)"])
-        cache.close()
+        var driver = ServeDriver(command: self, cache: cache, settings: settings, level: level, logFile: fileSink)
+        driver.run(signals)
     }
 }
 

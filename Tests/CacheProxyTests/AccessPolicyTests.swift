@@ -135,4 +135,16 @@ final class AccessPolicyTests: XCTestCase {
         XCTAssertFalse(ConstantTime.equal([1, 2, 3], [1, 2, 4]))
         XCTAssertFalse(ConstantTime.equal([1, 2], [1, 2, 3]))
     }
+
+    /// PURGE: a loopback peer, or the admin token from anywhere; a wrong or missing token from elsewhere is refused.
+    func testPurgeNeedsLoopbackOrTheAdminToken() {
+        let token = "0123456789abcdef"
+        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: true, token: nil, adminToken: token), .allow)
+        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: token, adminToken: token), .allow)
+        let refused = Policy.Verdict.forbidden("PURGE is for loopback clients or the admin token")
+        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: nil, adminToken: token), refused)
+        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: "0123456789abcdee", adminToken: token), refused)
+        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: "", adminToken: token), refused)
+        XCTAssertEqual(refused.status, 403)
+    }
 }

@@ -19,6 +19,7 @@ final class ConfigOptionTests: XCTestCase {
         "cache-types": "text/html,image/*", "cache-status-name": "edge-1",
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
         "upstream-proxy": "http://127.0.0.1:3128", "no-upstream-proxy-for": "intranet.example",
+        "drain-timeout": "5",
     ]
 
     func testEveryServeOptionIsSettable() {

@@ -1,0 +1,37 @@
+import CSupport
+
+/// A process signal delivered as a call on a loop thread (libuv's handler
+/// only notes it; nothing runs inside the signal handler). It stays alive
+/// (held by the C side) until `cancel()` or loop shutdown.
+package final class SignalWatcher {
+    private var raw: OpaquePointer?
+    private var action: ((Int32) -> Void)?
+
+    /// Watches `signal` on `loop`; nil when libuv cannot (the caller keeps the default action).
+    package init?(on loop: EventLoop, signal: Int32, _ action: @escaping (Int32) -> Void) {
+        loop.assertInLoop()
+        self.action = action
+        var callbacks = cs_signal_callbacks(
+            on_signal: { ctx, signum in
+                Unmanaged<SignalWatcher>.fromOpaque(ctx!).takeUnretainedValue().action?(signum)
+            },
+            on_close: { ctx in
+                let watcher = Unmanaged<SignalWatcher>.fromOpaque(ctx!).takeRetainedValue()
+                watcher.raw = nil
+                watcher.action = nil
+            }
+        )
+        let ctx = Unmanaged.passRetained(self).toOpaque()
+        raw = cs_signal_start(loop.raw, signal, &callbacks, ctx)
+        if raw == nil {
+            Unmanaged<SignalWatcher>.fromOpaque(ctx).release()
+            return nil
+        }
+    }
+
+    /// Stops watching; the signal's default action applies again.
+    package func cancel() {
+        action = nil
+        if let raw { cs_signal_close(raw) }
+    }
+}

@@ -1,0 +1,63 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+
+// The routes an operator uses on a running proxy: PURGE, the health
+// routes (/livez, /readyz) and the answers while draining.
+
+extension ClientConnection {
+    /// `/livez` (200 while the process runs) and `/readyz` (200 while
+    /// serving, 503 while starting or draining); nil for another path.
+    func healthAnswer(path: Substring.UTF8View) -> (status: Int, body: String)? {
+        if path.elementsEqual("/livez".utf8) { return (200, "live\n") }
+        guard path.elementsEqual("/readyz".utf8) else { return nil }
+        if server.isReady { return (200, "ready\n") }
+        return (503, server.isDraining ? "Not ready: draining\n" : "Not ready: starting\n")
+    }
+
+    /// While draining, a request on a connection still open gets its health
+    /// answer or 503, and the connection closes after it.
+    func respondDraining(_ head: HTTPRequestHead, path: Substring.UTF8View) {
+        let (status, body) = healthAnswer(path: path) ?? (503, "Service unavailable: the proxy is shutting down\n")
+        respondSimple(status, body, keepAlive: false, head: head, extra: status == 503 ? [("Retry-After", "1")] : [])
+    }
+
+    /// `PURGE` of a proxy URL, or (forward and reverse mode) of the URL
+    /// itself: every stored variant goes at once (200 with `{"purged":N}`,
+    /// 404 when nothing was stored). Admin policy: a loopback peer, or the
+    /// admin token of the folder's lock file in `X-HTTPCache-Token`.
+    func handlePurge(_ head: HTTPRequestHead) {
+        let verdict = AccessPolicy.purgeVerdict(peerIsLoopback: peer?.isLoopback ?? false,
+                                                token: head.headers["x-httpcache-token"], adminToken: server.adminToken)
+        guard verdict == .allow else { return respondSimple(verdict.status, verdict.body, keepAlive: false, head: head) }
+        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+            return respondSimple(400, "Bad request: PURGE takes no body\n", keepAlive: false, head: head)
+        }
+        guard let url = purgedURL(head.target), let operations = server.operations else {
+            return respondSimple(400, "Bad request: PURGE needs a proxy URL, an absolute URL or (reverse mode) a path\n",
+                                 keepAlive: head.keepAlive, head: head)
+        }
+        let reply = LoopBound(self, loop: server.loop)
+        operations.purge(url: url.string) { result in
+            reply.loop.execute {
+                let connection = reply.value
+                guard !connection.socket.isClosed else { return }
+                let (status, json) = switch result {
+                case .success(let count): (200, JSONText.encode(AdminPurged(purged: count)))
+                case .failure(let error): (error.code == .notFound ? 404 : 503, JSONText.encode(error))
+                }
+                connection.respondSimple(status, json + "\n", keepAlive: head.keepAlive, head: head,
+                                         contentType: "application/json")
+            }
+        }
+    }
+
+    /// The origin URL a PURGE names: a proxy URL's, an absolute target, or
+    /// a path on the reverse-proxy origin.
+    private func purgedURL(_ target: String) -> OriginURL? {
+        if target.hasPrefix("/p/") { return ProxyURL.originURL(fromTarget: target) }
+        if !target.hasPrefix("/") { return OriginURL.parse(target) }
+        guard let origin = server.configuration.reverseOrigin else { return nil }
+        return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
+    }
+}

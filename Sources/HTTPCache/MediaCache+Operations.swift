@@ -1,0 +1,90 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+import CacheProxy
+import Glibc
+
+// Running the cache as a service: reload (SIGHUP), log rotation (SIGUSR1),
+// drain (SIGQUIT), and the signals that ask for them.
+
+extension MediaCache {
+    /// Applies what can change while serving (see `ServeOption.isReloadable`):
+    /// the size limit (eviction runs at once when the cache is over it), the
+    /// fields added to and forwarded in origin requests, the allowed origins
+    /// and the access log's path. Other fields of `configuration` are
+    /// ignored (they need a restart). Requests in flight keep what they
+    /// started with. Throws `.invalidArgument` for a configuration that
+    /// `validate()` refuses and `.io` when a new access log cannot be
+    /// opened; nothing changes then.
+    public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
+        try configuration.validate()
+        var updated = self.configuration
+        updated.maxCacheSize = configuration.maxCacheSize
+        updated.extraHeaders = configuration.extraHeaders
+        updated.forwardedHeaders = configuration.forwardedHeaders
+        updated.allowedOrigins = configuration.allowedOrigins
+        updated.accessLogPath = configuration.accessLogPath
+        let proxy = updated.proxyConfiguration
+        let servers = serving.withLock { $0.servers }
+        // The access log first: the one change that can fail.
+        var accessLog: AccessLogWriter?
+        if let home = servers.first {
+            let made = home.loop.submitAndWait { () -> Result<AccessLogWriter?, HTTPCacheError> in
+                do { return .success(try home.value.accessLog(at: proxy.accessLogPath)) } catch {
+                    return .failure(HTTPCacheError(.io, "\(error)"))
+                }
+            }
+            switch made {
+            case .success(let writer)?: accessLog = writer
+            case .failure(let error)?: throw error
+            case nil: throw HTTPCacheError(.closed, "the cache is closed")
+            }
+        }
+        current.withLock { $0 = updated }
+        let settings = EngineLiveSettings(proxy.engine)
+        _ = engines.submitToAll { $0.reconfigure(settings) }
+        let writer = accessLog
+        for server in servers {
+            _ = server.loop.submitAndWait { server.value.reconfigure(destinations: settings.destinations, accessLog: writer) }
+        }
+    }
+
+    /// Log rotation: the access log reopens its path (lines already
+    /// accepted go to the file open before).
+    public func reopenLogs() {
+        let servers = serving.withLock { $0.servers }
+        for server in servers { _ = server.loop.submitAndWait { server.value.reopenLogs() } }
+    }
+
+    /// Starts a drain: every server stops listening (new connections are
+    /// refused), `/readyz` answers 503, requests on open connections get
+    /// 503 and responses in flight go on. `busyConnections` says when they
+    /// are done; then `close()`.
+    public func beginDrain() {
+        let servers = serving.withLock { $0.servers }
+        for server in servers { _ = server.loop.submitAndWait { server.value.beginDrain() } }
+    }
+
+    /// Client connections with a request in flight, over every loop.
+    public var busyConnections: Int {
+        let servers = serving.withLock { $0.servers }
+        var busy = 0
+        for server in servers { busy += server.loop.submitAndWait { server.value.busyConnections } ?? 0 }
+        return busy
+    }
+
+    /// Calls `handler` (on a loop thread: it must not wait for the cache)
+    /// for each of `signals` the process receives, until `close()`. The
+    /// signals must not be blocked in every thread. Throws `.io` when one
+    /// cannot be watched.
+    package func watch(signals: [Int32], _ handler: @escaping @Sendable (Int32) -> Void) throws(HTTPCacheError) {
+        let loop = engines.loops[0]
+        for signal in signals {
+            let made = loop.submitAndWait { () -> LoopBound<SignalWatcher>? in
+                SignalWatcher(on: loop, signal: signal) { handler($0) }.map { LoopBound($0, loop: loop) }
+            }
+            guard let watcher = made ?? nil else { throw HTTPCacheError(.io, "cannot watch signal \(signal)") }
+            serving.withLock { $0.signalWatchers.append(watcher) }
+        }
+    }
+}

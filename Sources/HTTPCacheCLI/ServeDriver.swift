@@ -1,0 +1,135 @@
+import ArgumentParser
+import CacheIO
+import Dispatch
+import Glibc
+import HTTPCache
+import Logging
+
+/// Signals as they arrive (posted from the first loop's thread), waited for
+/// on the main thread, which does the work a signal asks for: a reload or
+/// a drain waits for every loop, so it must not run on one.
+final class SignalQueue: Sendable {
+    private let received = Locked<[Int32]>([])
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func post(_ signal: Int32) {
+        received.withLock { $0.append(signal) }
+        arrived.signal()
+    }
+
+    /// The next signal; nil when `timeout` seconds pass first.
+    func next(timeout: Double?) -> Int32? {
+        if let timeout {
+            guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+        } else {
+            arrived.wait()
+        }
+        return received.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+    }
+}
+
+/// The thin driver of `ServeLifecycle` for `httpcache serve`: performs its
+/// actions (reload, reopen logs, drain, stop) on the main thread.
+struct ServeDriver {
+    let command: Serve
+    let cache: MediaCache
+    /// The settings in force (as started, then as reloads changed them).
+    var settings: ServeSettings
+    let level: LiveLogLevel
+    let logFile: LogFileSink?
+    private var lifecycle: ServeLifecycle
+    private let logger = Logger(label: "httpcache")
+
+    init(command: Serve, cache: MediaCache, settings: ServeSettings, level: LiveLogLevel, logFile: LogFileSink?) {
+        self.command = command
+        self.cache = cache
+        self.settings = settings
+        self.level = level
+        self.logFile = logFile
+        lifecycle = ServeLifecycle(drainTimeout: settings.drainTimeout)
+    }
+
+    /// Runs until the lifecycle stops, then closes the cache (writing its metadata and logs).
+    mutating func run(_ signals: SignalQueue) {
+        while lifecycle.state != .stopped {
+            // While draining, look at the responses in flight ten times a second.
+            let signal = signals.next(timeout: lifecycle.isDraining ? 0.1 : nil)
+            var actions: [ServeLifecycle.Action] = []
+            if let signal {
+                logger.info("signal received", metadata: ["signal": "\(signal)"])
+                actions += lifecycle.received(signal, now: Self.now())
+            }
+            if lifecycle.isDraining { actions += lifecycle.tick(now: Self.now(), busy: cache.busyConnections) }
+            for action in actions { perform(action) }
+        }
+    }
+
+    private mutating func perform(_ action: ServeLifecycle.Action) {
+        switch action {
+        case .reload:
+            reload()
+        case .reopenLogs:
+            do { try logFile?.reopen() } catch {
+                logger.error("cannot reopen the log file", metadata: ["error": "\(error.message)"])
+            }
+            cache.reopenLogs()
+            logger.notice("log files reopened")
+        case .beginDrain:
+            logger.notice("draining: no new connections; responses in flight may finish",
+                          metadata: ["timeoutSeconds": "\(settings.drainTimeout)", "inFlight": "\(cache.busyConnections)"])
+            cache.beginDrain()
+        case .stop(let drained):
+            if !drained { logger.warning("drain timed out: closing the responses still in flight") }
+            logger.info("shutting down")
+            cache.close()
+        }
+    }
+
+    /// SIGHUP: the file read again with the command line over it; only a
+    /// valid whole is applied, and only its live-reloadable options.
+    private mutating func reload() {
+        guard command.config != nil else {
+            return logger.notice("reload: no configuration file (--config); nothing to read")
+        }
+        do {
+            let reloaded = try command.settings()
+            let (merged, needRestart) = try settings.reloading(reloaded, base: Serve.baseSettings())
+            try cache.reconfigure(merged.configuration)
+            level.value = merged.logLevel
+            lifecycle.drainTimeout = merged.drainTimeout
+            settings = merged
+            if !needRestart.isEmpty {
+                logger.warning("reload: these options change only at a restart; their running values stay",
+                               metadata: ["options": "\(needRestart.joined(separator: ","))"])
+            }
+            logger.notice("configuration reloaded", metadata: [
+                "file": "\(command.config ?? "")", "maxCacheSize": "\(merged.configuration.maxCacheSize)",
+                "logLevel": "\(merged.logLevel)"])
+        } catch {
+            let reason = (error as? HTTPCacheError)?.message ?? "\(error)"
+            logger.error("configuration reload refused: the running settings stay", metadata: ["reason": "\(reason)"])
+        }
+    }
+
+    private static func now() -> Double { Double(WallClock.monotonicNanoseconds()) / 1e9 }
+}
+
+/// `httpcache check-config --config FILE`: the file checked as `serve` would read it.
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Check a configuration file without starting the proxy (exit 0, or 11 with FILE:LINE: reason).")
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String
+
+    func run() throws {
+        var settings = Serve.baseSettings()
+        let file = try ConfigFile.read(path: config)
+        try file.apply(to: &settings)
+        do { try settings.configuration.validate() } catch {
+            throw HTTPCacheError(.invalidArgument, "\(config): \(error.message)")
+        }
+        print("\(config): ok (\(file.settings.count) settings)")
+    }
+}
