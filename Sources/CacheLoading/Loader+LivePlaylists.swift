@@ -33,15 +33,7 @@ extension Loader {
                              bodyPrefix: [UInt8]())
                 || HLS.isPlaylist(contentType: resource.metadata.contentType, path: "", bodyPrefix: Array("#EXTM3U".utf8))
         else { return nil }
-        guard let file = try? resource.dataFile() else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(total))
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            done += n
-        }
+        guard let file = try? resource.dataFile(), let bytes = file.read(0..<total) else { return nil }
         guard HLS.startsWithPlaylistHeader(bytes),
               let playlist = try? HLSPlaylist.parse(bytes, playlistURL: resource.url),
               let media = playlist.media, media.isLive else { return nil }
