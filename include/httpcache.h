@@ -58,6 +58,7 @@ const char *hc_version(void);
 #define HC_ETLS (-9)        /* TLS handshake or certificate verification */
 #define HC_ERANGE (-10)     /* offset or length outside the resource */
 #define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
+#define HC_EKEY (-12)       /* encryption key wrong, missing, or not wanted by the folder */
 
 /* A short English description of `code` (HC_OK included): a static string,
  * never NULL, never freed; unknown codes give "unknown error". Any thread. */
@@ -116,6 +117,8 @@ const char *hc_strerror(int code);
  *       hold (default: half of --max-connections).
  *   "allow-lan-reverse-proxy": Allow --origin with a LAN --host: every LAN
  *       client then reaches the origin with the configured headers.
+ *   "encryption-key-file": Encrypt the cache folder at rest with the key in
+ *       FILE (32 bytes or 64 hex digits; keep it outside the folder).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheStorage
 import CacheUpstream
 import Glibc
 import Logging
@@ -136,6 +137,11 @@ public struct ServeOption: Sendable {
                "Allow --origin with a LAN --host: every LAN client then reaches the origin with the configured headers.",
                \.configuration.allowsLANReverseProxy, takes: "true or false", read: { ["true": true, "yes": true, "on": true, "1": true,
                                                                                       "false": false, "no": false, "off": false, "0": false][$0.lowercased()] }),
+        option("encryption-key-file", "FILE",
+               "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
+               \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
+               read: { $0.isEmpty ? .some(nil) : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
+               isValid: { $0 == nil || $0?.count == 32 }),
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`
