@@ -77,6 +77,7 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-connections-per-client"), help: .serve("max-connections-per-client"))
     var maxConnectionsPerClient: String?
     @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
+    @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -86,7 +87,8 @@ struct Serve: ParsableCommand {
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
-         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
+         ("encryption-key-file", encryptionKeyFile)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName)]
     }

@@ -17,7 +17,7 @@ final class ConfigOptionTests: XCTestCase {
         "origin": "https://media.example.com", "access-log": "/tmp/access.log", "ca-file": "/tmp/ca.pem", "insecure": "true",
         "header": "Authorization: Bearer x", "forward-header": "Referer", "allow-origin": "media.example.com",
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
-        "encryption-key-file": "",  // (empty: none; a key file's own test is EncryptionTests.testKeyFromC)
+        "encryption-key-file": "",  // (empty: none; a key file's own test is CacheHandleTests.testEncryptionKeyFile)
     ]
 
     func testEveryServeOptionIsSettable() {
