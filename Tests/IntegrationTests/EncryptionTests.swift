@@ -347,46 +347,7 @@ final class EncryptionTests: XCTestCase {
         defer { origin.stop() }
         let cache = directory.url.appendingPathComponent("cache").path
         let key = ["--encryption-key-file", try Self.keyFile(directory, 11)]
-        var generator = SplitMix(seed: 78)
-        for round in 0..<3 {
-            let proxy = try ProxyProcess(cacheDirectory: cache, extraArguments: key)
-            let urls = try files.map { try proxy.proxyURL(origin.url("/" + $0.name)) }
-            let group = DispatchGroup()
-            for (index, url) in urls.enumerated() {
-                let start = Int(generator.next() % 3_000_000)
-                group.enter()
-                Thread.detachNewThread {
-                    _ = try? RawHTTPClient.get(url: url, range: index % 2 == 0 ? "bytes=\(start)-" : nil, timeout: 5)
-                    group.leave()
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.05 + Double(generator.next() % 250) / 1000)
-            proxy.kill9()
-            XCTAssertEqual(group.wait(timeout: .now() + 10), .success, "round \(round)")
-        }
-        origin.stop()
-        let proxy = try ProxyProcess(cacheDirectory: cache, extraArguments: key)
-        defer { proxy.terminate() }
-        let listing = try TestTools.run(CLITests.binary, ["cache", "list", "--json", "--cache-dir", cache])
-        XCTAssertTrue(listing.succeeded, listing.stderr)
-        let rows = try JSONSerialization.jsonObject(with: listing.stdoutData) as? [[String: Any]] ?? []
-        XCTAssertFalse(rows.isEmpty, "some bytes should have been cached before the kills")
-        var checked = 0
-        for row in rows {
-            let url = try XCTUnwrap(row["url"] as? String)
-            let file = try XCTUnwrap(files.first { url.hasSuffix("/" + $0.name) })
-            for range in (row["ranges"] as? String ?? "").split(separator: ",") {
-                let bounds = range.split(separator: "-").compactMap { Int($0) }
-                let response = try RawHTTPClient.get(url: try proxy.proxyURL(url), range: "bytes=\(bounds[0])-\(bounds[1])")
-                XCTAssertEqual(response.status, 206)
-                XCTAssertBytes(response.body, equal: file, range: bounds[0]..<(bounds[1] + 1))
-                checked += bounds[1] - bounds[0] + 1
-            }
-        }
-        XCTAssertGreaterThan(checked, 0)
-        try origin.start()
-        for file in files {
-            XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(origin.url("/" + file.name)), timeout: 30).body, equal: file)
-        }
+        try KillRounds.run(files, origin: origin, cache: cache, arguments: key, rounds: 3, maxStart: 3_000_000, seed: 78)
+        try KillRounds.checkEveryServedByte(files, origin: origin, cache: cache, arguments: key)
     }
 }
