@@ -176,11 +176,25 @@ final class EncryptionTests: XCTestCase {
         let playlist = String(decoding: try RawHTTPClient.get(url: try cache.proxyURL(for: fixture.master), timeout: 20).body,
                               as: UTF8.self)
         XCTAssertTrue(playlist.contains("/p/"), "rewritten from the encrypted copy: \(playlist)")
+        // A preload (no proxy) into another encrypted folder walks the playlists it stored encrypted.
+        let preloaded = directory.file("preloaded").path
+        let keyFile = try Self.keyFile(directory, 5)
+        let preload = try TestTools.run(CLITests.binary, ["preload", fixture.aes, "--cache-dir", preloaded,
+                                                          "--encryption-key-file", keyFile], timeout: 120)
+        XCTAssertTrue(preload.succeeded, preload.stderr)
         fixture.origin.stop()
         for url in [fixture.master, fixture.aes] {
             XCTAssertEqual(try HLSFixture.frameMD5(try cache.proxyURL(for: url)), references[url], "\(url) offline")
         }
         XCTAssertEqual(Self.leaks(in: directory.file("cache").path, plaintexts: [], strings: ["#EXTM3U", "seg0.ts", "m3u8"]), [])
+        var offline = HTTPCacheConfiguration(cacheDirectory: preloaded)
+        offline.encryptionKey = Self.key(5)
+        let preloadedCache = try MediaCache(configuration: offline)
+        defer { preloadedCache.close() }
+        try preloadedCache.serve()
+        XCTAssertEqual(try HLSFixture.frameMD5(try preloadedCache.proxyURL(for: fixture.aes)), references[fixture.aes],
+                       "preloaded, offline")
+        XCTAssertEqual(Self.leaks(in: preloaded, plaintexts: [], strings: ["#EXTM3U", "m3u8"]), [])
     }
 
     // MARK: keys
