@@ -156,7 +156,9 @@ typedef struct hc_cache hc_cache;
  * at once. Blocks while the folder is scanned. HC_EBUSY when the folder is
  * already open, by another process or by this one (under any spelling of its
  * path); HC_EIO when it cannot be created or read; HC_EINVAL without
- * "cache-dir" or with a NULL argument. On failure *out is set to NULL and the
+ * "cache-dir" or with a NULL argument; HC_EKEY when "encryption-key-file"
+ * does not fit the folder (a wrong key, none for an encrypted folder, one for
+ * a folder made without: nothing in it changes). On failure *out is set to NULL and the
  * reason is logged at warning level. Any thread; free the cache with
  * hc_close. */
 int hc_open(const hc_config *config, hc_cache **out);
