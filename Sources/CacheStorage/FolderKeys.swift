@@ -29,7 +29,7 @@ package final class FolderKeys: Sendable {
 
     let dataKey: [UInt8]
     let sealKey: [UInt8]
-    let nameKey: [UInt8]
+    let nameKey: Digest.HMACKey
     let idKey: [UInt8]
 
     init(folderKey: [UInt8]) {
@@ -38,7 +38,7 @@ package final class FolderKeys: Sendable {
         }
         dataKey = derive("data xts 1") + derive("data xts 2")
         sealKey = derive("seal")
-        nameKey = derive("names")
+        nameKey = Digest.HMACKey(derive("names"))
         idKey = derive("file ids")
     }
 
@@ -168,7 +168,7 @@ package final class FolderKeys: Sendable {
 
     /// The store key of a cache key: keyed, so file names reveal no URL.
     package func storeKey(for cacheKey: String) -> String {
-        let mac = Digest.hmacSHA256(key: nameKey, message: Array(cacheKey.utf8)) ?? []
+        let mac = nameKey.mac(cacheKey.utf8)
         var hex = ""
         hex.reserveCapacity(64)
         for byte in mac {

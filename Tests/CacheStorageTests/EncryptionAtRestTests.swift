@@ -97,6 +97,15 @@ final class EncryptionAtRestTests: XCTestCase {
         XCTAssertThrowsError(try FolderKeys.rekey(root: root, oldKey: userKey, newKey: newKey))
     }
 
+    /// The store keys' HMAC (two SHA-256 runs, no OpenSSL lookup) is OpenSSL's HMAC-SHA256.
+    func testFastHMACMatchesOpenSSL() {
+        for (keyLength, messageLength) in [(32, 0), (32, 5), (32, 200), (64, 64), (1, 1000)] {
+            let key = randomBytes(keyLength, seed: UInt64(keyLength))
+            let message = randomBytes(messageLength, seed: UInt64(messageLength) + 99)
+            XCTAssertEqual(Digest.HMACKey(key).mac(message), Digest.hmacSHA256(key: key, message: message))
+        }
+    }
+
     func testKeyFileTakesBytesOrHex() {
         let bytes = randomBytes(32, seed: 3)
         XCTAssertEqual(FolderKeys.parseKey(bytes), bytes)
