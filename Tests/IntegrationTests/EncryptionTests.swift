@@ -250,10 +250,13 @@ final class EncryptionTests: XCTestCase {
         let fixture = try ReaderFixture { $0.encryptionKey = Self.key(8) }
         let file = try fixture.file("rk.bin", size: 200_000, seed: 61)
         XCTAssertEqual(try fixture.read("rk.bin"), file.bytes)
-        fixture.cache.close()
-        fixture.origin.stop()
         let keys = try TemporaryDirectory(prefix: "keys")
         let files: [UInt8: String] = [8: try Self.keyFile(keys, 8), 9: try Self.keyFile(keys, 9)]
+        let whileOpen = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                                            "--old-key-file", files[8]!, "--new-key-file", files[9]!])
+        XCTAssertEqual(whileOpen.exitCode, 14, "busy while the folder is open: \(whileOpen.stderr)")
+        fixture.cache.close()
+        fixture.origin.stop()
         func opens(_ fill: UInt8) -> Bool {
             var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
             configuration.encryptionKey = Self.key(fill)
