@@ -200,6 +200,10 @@ package final class BodySource: ResourceReaderDelegate {
 
     /// Reads `range` of the data file and passes it on.
     private func read(_ file: DataFile, _ range: Range<Int64>) -> Bool {
+        if file.isEncrypted && transform.isNone && phase == .body
+            && range.lowerBound >= pipeline.wanted.lowerBound && range.upperBound <= pipeline.wanted.upperBound {
+            return readDecrypted(file, range)
+        }
         let buffer = self.buffer
             ?? UnsafeMutableRawBufferPointer.allocate(byteCount: DataFile.readCapacity(Self.chunk), alignment: 16)
         self.buffer = buffer
@@ -208,6 +212,27 @@ package final class BodySource: ResourceReaderDelegate {
             return false
         }
         if phase == .collecting { collect(bytes) } else { emit(bytes, at: range.lowerBound) }
+        return phase != .done
+    }
+
+    /// An encrypted file's bytes sent as they are: decrypted into the array
+    /// the sink takes (whole units read into it, the asked bytes moved to its
+    /// start when they do not begin on a unit), not copied again through the pipeline.
+    private func readDecrypted(_ file: DataFile, _ range: Range<Int64>) -> Bool {
+        let count = Int(range.count)
+        var read = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: DataFile.readCapacity(count)) { raw, initialized in
+            let buffer = UnsafeMutableRawBufferPointer(raw)
+            initialized = 0
+            guard let plain = file.read(range, into: buffer) else { return read = false }
+            if plain.baseAddress != UnsafeRawPointer(buffer.baseAddress) { memmove(buffer.baseAddress!, plain.baseAddress!, count) }
+            initialized = count
+        }
+        guard read else {
+            fail(.storage("read of the data file failed in \(range)"))
+            return false
+        }
+        sink?.bodyBytes(bytes)
         return phase != .done
     }
 
