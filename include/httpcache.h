@@ -58,6 +58,7 @@ const char *hc_version(void);
 #define HC_ETLS (-9)        /* TLS handshake or certificate verification */
 #define HC_ERANGE (-10)     /* offset or length outside the resource */
 #define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
+#define HC_EKEY (-12)       /* encryption key wrong, missing, or not wanted by the folder */
 
 /* A short English description of `code` (HC_OK included): a static string,
  * never NULL, never freed; unknown codes give "unknown error". Any thread. */
@@ -127,6 +128,8 @@ const char *hc_strerror(int code);
  *       --upstream-proxy (repeatable).
  *   "drain-timeout": Seconds SIGQUIT lets responses in flight finish before
  *       the proxy exits (default 30; httpcache serve only).
+ *   "encryption-key-file": Encrypt the cache folder at rest with the key in
+ *       FILE (32 bytes or 64 hex digits; keep it outside the folder).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 
@@ -164,7 +167,9 @@ typedef struct hc_cache hc_cache;
  * at once. Blocks while the folder is scanned. HC_EBUSY when the folder is
  * already open, by another process or by this one (under any spelling of its
  * path); HC_EIO when it cannot be created or read; HC_EINVAL without
- * "cache-dir" or with a NULL argument. On failure *out is set to NULL and the
+ * "cache-dir" or with a NULL argument; HC_EKEY when "encryption-key-file"
+ * does not fit the folder (a wrong key, none for an encrypted folder, one for
+ * a folder made without: nothing in it changes). On failure *out is set to NULL and the
  * reason is logged at warning level. Any thread; free the cache with
  * hc_close. */
 int hc_open(const hc_config *config, hc_cache **out);

@@ -56,10 +56,12 @@ final class Bench {
         if want(6) { results.append(idleScenario()) }
         if want(7) { results.append(seekScenario()) }
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
+        if want(12) || want(13) { results += encryptedScenarios(ranges: want(12), streaming: want(13)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
         // Last: it fills a cache of its own with many entries.
         if want(11) { results.append(scaleScenario()) }
-        return results
+        // 12 and 13 ran before 10 (its "after the run" figure follows every hit scenario).
+        return results.sorted { $0.id < $1.id }
     }
 
     // MARK: measuring

@@ -22,8 +22,9 @@ extension Bench {
         }
     }
 
+    /// `judge` replaces the issue #15 targets against nginx (scenarios that compare two proxies).
     func hitScenario(_ kind: HitKind, id: Int, servers: [ServerProcess], prefix: String = "",
-                     clientThreads: Int = 1) -> ScenarioResult {
+                     clientThreads: Int = 1, judge: ((ScenarioResult) -> [TargetCheck])? = nil) -> ScenarioResult {
         let s = settings
         let title = prefix + title(kind) + (clientThreads > 1 ? " from \(clientThreads) client threads" : "")
         log("scenario \(id): \(title)")
@@ -53,10 +54,10 @@ extension Bench {
         let cpuColumn = kind == .streaming ? "CPU µs/MB" : "CPU µs/req"
         var result = ScenarioResult(id: id, title: title,
                                     columns: ["req/s", "MB/s", "p50 ms", "p99 ms", cpuColumn, "peak RSS MB", "origin MB"],
-                                    rows: servers.compactMap { rows[$0.kind.rawValue].map(Self.median) },
+                                    rows: servers.compactMap { rows[$0.endpoint.name].map(Self.median) },
                                     peers: [], ratios: [:], targets: [], notes: [])
         addRatios(&result)
-        result.targets = hitTargets(kind, result)
+        result.targets = judge?(result) ?? hitTargets(kind, result)
         if s.rounds > 1 { result.notes.append("median of \(s.rounds) rounds of \(s.duration) s per server, servers alternating") }
         result.notes.append("\(cpuColumn): the server's user+system CPU time per \(kind == .streaming ? "MiB sent" : "response") (steadier than req/s on a shared machine)")
         if servers.contains(where: { $0.pids.count > 1 }) {

@@ -11,7 +11,18 @@ struct Launcher {
     let origin: Origin
 
     /// Whether this httpcache has `serve --loops` (it lists it in its help).
-    var proxySupportsLoops: Bool {
+    var proxySupportsLoops: Bool { proxySupports("--loops") }
+
+    /// The proxy on `<work>/<name>-cache` with `loops` loops (one: the run's
+    /// one-loop, one-worker comparisons; a binary without `--loops` has one anyway).
+    func proxy(name: String = "proxy", loops: Int = 1, extraArguments: [String] = []) throws -> ServerProcess {
+        try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/\(name)-cache",
+                                     logFile: work + "/\(name).log", originBase: origin.baseURL,
+                                     loops: proxySupportsLoops ? loops : nil, extraArguments: extraArguments)
+    }
+
+    /// Whether this httpcache has `serve OPTION` (it lists it in its help).
+    func proxySupports(_ option: String) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: proxyBinary)
         process.arguments = ["serve", "--help"]
@@ -22,15 +33,7 @@ struct Launcher {
         guard (try? process.run()) != nil else { return false }
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return text.contains("--loops")
-    }
-
-    /// The proxy on `<work>/<name>-cache` with `loops` loops (one: the run's
-    /// one-loop, one-worker comparisons; a binary without `--loops` has one anyway).
-    func proxy(name: String = "proxy", loops: Int = 1) throws -> ServerProcess {
-        try ServerProcess.startProxy(binary: proxyBinary, cacheDirectory: work + "/\(name)-cache",
-                                     logFile: work + "/\(name).log", originBase: origin.baseURL,
-                                     loops: proxySupportsLoops ? loops : nil)
+        return text.contains(option)
     }
 
     /// nginx-direct or nginx-slice on `<work>/<kind><suffix>`; nil without nginx.

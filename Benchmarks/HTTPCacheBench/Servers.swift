@@ -28,6 +28,8 @@ struct Endpoint {
 final class ServerProcess {
     let kind: ServerKind
     let port: Int
+    /// The name its rows get when it is not the only one of its kind (the encrypted proxy).
+    var label: String?
     private let process: Process
     private let originBase: String
     /// Worker processes of an nginx master (empty with `master_process off`).
@@ -59,7 +61,7 @@ final class ServerProcess {
     }
 
     var endpoint: Endpoint {
-        Endpoint(name: kind.rawValue, port: port, pids: pids, path: { [self] in path(for: $0, query: $1) })
+        Endpoint(name: label ?? kind.rawValue, port: port, pids: pids, path: { [self] in path(for: $0, query: $1) })
     }
 
     func stop() {

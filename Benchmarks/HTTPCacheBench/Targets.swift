@@ -7,6 +7,8 @@ enum Targets {
     /// Scenario 3: streaming a whole 100 MiB resource from the cache.
     static let streamOverDirect = 0.95
     static let streamOverSlice = 1.0
+    /// Issue #24: hits and streaming from an encrypted folder against a plain one.
+    static let encryptedOverPlain = 0.8
     /// Scenario 4: milliseconds a cold miss may add to the median time to first byte.
     static let coldTTFBAddedMs = 0.3
     /// Scenario 4 (wave 1, kept): paced cold throughput over fetching from the origin.

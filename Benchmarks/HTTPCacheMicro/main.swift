@@ -2,7 +2,8 @@
 // parsing its head and Range, planning it against the cache, updating the
 // range set as bytes land, building the response head — and the throughput
 // of decrypting cached ciphertext (AES-128 CTR/ECB) on the way out, and of
-// reading cached data through the in-process reader (ReaderBench.swift).
+// reading cached data through the in-process reader (ReaderBench.swift),
+// and of data files encrypted at rest (AtRestBench.swift).
 //
 //   httpcache-micro [--quick] [--json FILE]
 //
@@ -215,6 +216,7 @@ results.append(measureDecryption("decrypt AES-128-CTR, 64 MiB in 1 MiB chunks", 
 results.append(measureDecryption("decrypt AES-128-ECB, 64 MiB in 1 MiB chunks", kind: .aes128ECB, seconds: seconds))
 results.append(measureTransform("decrypt transform CTR, 64 KiB+5 pieces", kind: .aes128CTR, seconds: seconds))
 results += readerBenchmarks(seconds: seconds, quick: quick)
+results += atRestBenchmarks(seconds: seconds, quick: quick)
 
 print("httpcache-micro — \(quick ? "quick run (numbers are rough)" : "0.5 s per benchmark")")
 for result in results {

@@ -321,5 +321,6 @@ int cs_random_bytes(uint8_t *out, size_t len);
 
 #include "cs_tls.h"
 #include "cs_cipher.h"
+#include "cs_atrest.h"
 
 #endif /* CSUPPORT_H */

@@ -34,6 +34,37 @@ package enum Digest {
         return status == 0 ? out : nil
     }
 
+    /// SHA-256 of bytes (the project's own, no OpenSSL lookup per call).
+    package static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBytes { input in
+            out.withUnsafeMutableBufferPointer { cs_sha256(input.baseAddress, input.count, $0.baseAddress!) }
+        }
+        return out
+    }
+
+    /// A key for HMAC-SHA256 on the hot path: its padded forms made once, so
+    /// each MAC is two SHA-256 runs and no OpenSSL lookup (`hmacSHA256` costs
+    /// a MAC fetch per call). Keys longer than 64 bytes are not taken.
+    package struct HMACKey: Sendable {
+        private let inner: [UInt8]
+        private let outer: [UInt8]
+
+        package init(_ key: [UInt8]) {
+            precondition(key.count <= 64, "an HMAC key of at most a block")
+            let padded = key + [UInt8](repeating: 0, count: 64 - key.count)
+            inner = padded.map { $0 ^ 0x36 }
+            outer = padded.map { $0 ^ 0x5c }
+        }
+
+        /// HMAC-SHA256 of `message` (RFC 2104).
+        package func mac(_ message: some Sequence<UInt8>) -> [UInt8] {
+            var first = inner
+            first.append(contentsOf: message)
+            return sha256(outer + sha256(first))
+        }
+    }
+
     /// `count` bytes from OpenSSL's CSPRNG (keys); nil if it cannot supply them.
     package static func randomBytes(_ count: Int) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)

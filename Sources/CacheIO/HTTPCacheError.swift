@@ -28,6 +28,9 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         case range = -10
         /// The cache (or the reader, or the proxy) is closed.
         case closed = -11
+        /// The cache folder's encryption key is wrong, missing (an encrypted
+        /// folder), or given for a folder made without encryption.
+        case key = -12
 
         /// A short fixed text for the code.
         public var text: String { staticText.description }
@@ -47,6 +50,7 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
             case .tls: "TLS failed"
             case .range: "range not satisfiable"
             case .closed: "closed"
+            case .key: "wrong or missing encryption key for the cache folder"
             }
         }
     }
@@ -61,6 +65,6 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
 
     public var description: String { message }
 
-    /// The CLI's exit status for this error: 10 + |code| (11 … 21).
+    /// The CLI's exit status for this error: 10 + |code| (11 … 22).
     public var exitStatus: Int32 { 10 - code.rawValue }
 }

@@ -185,7 +185,8 @@ package final class BodySource: ResourceReaderDelegate {
                 continue
             }
             if let (file, range) = held {
-                guard reads else {
+                // An encrypted data file is read and decrypted, never sent as it is.
+                guard reads || file.isEncrypted else {
                     // A body of unknown length is still arriving: handing the
                     // sink more than it holds would let the download run
                     // unpaced ahead of the client (see Download.paceWindow).
@@ -211,21 +212,39 @@ package final class BodySource: ResourceReaderDelegate {
 
     /// Reads `range` of the data file and passes it on.
     private func read(_ file: DataFile, _ range: Range<Int64>) -> Bool {
-        let buffer = self.buffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunk, alignment: 16)
-        self.buffer = buffer
-        var done = 0
-        let count = Int(range.count)
-        while done < count {
-            let n = pread(file.fd, buffer.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                fail(.storage("read of the data file failed at \(range.lowerBound + Int64(done))"))
-                return false
-            }
-            done += n
+        if file.isEncrypted && transform.isNone && phase == .body
+            && range.lowerBound >= pipeline.wanted.lowerBound && range.upperBound <= pipeline.wanted.upperBound {
+            return readDecrypted(file, range)
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+        let buffer = self.buffer
+            ?? UnsafeMutableRawBufferPointer.allocate(byteCount: DataFile.readCapacity(Self.chunk), alignment: 16)
+        self.buffer = buffer
+        guard let bytes = file.read(range, into: buffer) else {
+            fail(.storage("read of the data file failed in \(range)"))
+            return false
+        }
         if phase == .collecting { collect(bytes) } else { emit(bytes, at: range.lowerBound) }
+        return phase != .done
+    }
+
+    /// An encrypted file's bytes sent as they are: decrypted into the array
+    /// the sink takes (whole units read into it, the asked bytes moved to its
+    /// start when they do not begin on a unit), not copied again through the pipeline.
+    private func readDecrypted(_ file: DataFile, _ range: Range<Int64>) -> Bool {
+        let count = Int(range.count)
+        var read = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: DataFile.readCapacity(count)) { raw, initialized in
+            let buffer = UnsafeMutableRawBufferPointer(raw)
+            initialized = 0
+            guard let plain = file.read(range, into: buffer) else { return read = false }
+            if plain.baseAddress != UnsafeRawPointer(buffer.baseAddress) { memmove(buffer.baseAddress!, plain.baseAddress!, count) }
+            initialized = count
+        }
+        guard read else {
+            fail(.storage("read of the data file failed in \(range)"))
+            return false
+        }
+        sink?.bodyBytes(bytes)
         return phase != .done
     }
 

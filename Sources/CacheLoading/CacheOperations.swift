@@ -121,7 +121,7 @@ package struct CacheOperations: Sendable {
     private func onOwner<T>(of url: String, _ done: @escaping @Sendable (Result<T, HTTPCacheError>) -> Void,
                             _ body: @escaping @Sendable (ResourceStore, String) -> Void) {
         let key = cacheKey(url)
-        let store = stores[group.shard(ofKey: ResourceStore.key(for: key))]
+        let store = stores[group.shard(ofKey: group.key(for: key))]
         if !store.loop.execute({ body(store.value, key) }) { done(.failure(HTTPCacheError(.closed, "the cache is closed"))) }
     }
 

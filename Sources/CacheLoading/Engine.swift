@@ -24,6 +24,9 @@ package struct EngineConfiguration: Sendable {
     /// once); nil when the engine runs without one (tests). Its `dataFiles`,
     /// split per loop, is the bound for the store's open data files.
     package var descriptors: DescriptorBudget?
+    /// The folder's encryption key (32 bytes), nil for a folder without
+    /// encryption (see CacheStorage/FolderKeys).
+    package var encryptionKey: [UInt8]?
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -113,7 +116,7 @@ package final class Engine {
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
 
     /// The store's key (hash of the cache key) of an origin URL.
-    package func storeKey(for url: String) -> String { ResourceStore.key(for: cacheKey(for: url)) }
+    package func storeKey(for url: String) -> String { store.storeKey(for: cacheKey(for: url)) }
 
     /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
     /// with every other reader of the same bytes.

@@ -28,9 +28,8 @@ package final class EngineGroup: Sendable {
                  prepare: @escaping @Sendable (Engine) -> Void = { _ in }) throws {
         precondition(!loops.isEmpty)
         let cacheKey = configuration.cacheKey
-        let stores = try StoreGroup(root: configuration.cacheDirectory, count: loops.count) {
-            ResourceStore.key(for: cacheKey($0))
-        }
+        let stores = try StoreGroup(root: configuration.cacheDirectory, count: loops.count,
+                                    encryptionKey: configuration.encryptionKey, cacheKey: cacheKey)
         var engines: [LoopBound<Engine>] = []
         for (index, loop) in loops.enumerated() {
             let opened = loop.submitAndWait { () -> Result<LoopBound<Engine>, OpenFailure> in

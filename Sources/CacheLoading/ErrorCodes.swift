@@ -15,6 +15,7 @@ extension HTTPCacheError {
         case ERANGE?: self.init(.range, error.description)
         case EBUSY?: self.init(.busy, error.description)
         case EINVAL?: self.init(.invalidArgument, error.description)  // e.g. importing what is not a regular file
+        case ENOKEY?, EKEYREJECTED?: self.init(.key, error.description)  // see FolderKeys.open
         default: self.init(.io, error.description)
         }
     }

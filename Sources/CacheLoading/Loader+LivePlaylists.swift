@@ -39,15 +39,7 @@ extension Loader {
             || HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Array("#EXTM3U".utf8))
         let maybeManifest = DASH.isManifest(contentType: type, path: path, bodyPrefix: Array("<MPD".utf8))
         guard maybePlaylist || maybeManifest else { return nil }
-        guard let file = try? resource.dataFile() else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(total))
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            done += n
-        }
+        guard let file = try? resource.dataFile(), let bytes = file.read(0..<total) else { return nil }
         if maybeManifest, DASH.startsWithMPDRoot(bytes) {
             return (try? MPDManifest.parse(bytes, manifestURL: url))?.liveReuseMilliseconds
         }

@@ -145,7 +145,7 @@ extension Loader {
         if let coding = variance.coding, !ContentCoding.accepts(request, coding: coding) {
             suffix += "\naccept-encoding\n" + (request.values("Accept-Encoding").joined(separator: ","))
         }
-        return suffix.isEmpty ? primary : ResourceStore.key(for: primary + suffix)
+        return suffix.isEmpty ? primary : store.storeKey(for: primary + suffix)
     }
 
     /// What a new response head tells the cache: whether it may be stored

@@ -52,7 +52,7 @@ package final class Loader {
         if let shared = current, shared.notShared {
             // A response that may not be shared is never joined: this request gets its own.
             nextDownloadID += 1
-            storeKey = ResourceStore.key(for: storeKey + "\nunshared \(nextDownloadID)")
+            storeKey = store.storeKey(for: storeKey + "\nunshared \(nextDownloadID)")
             current = nil
         }
         // Usually the primary key's resource, already at hand.

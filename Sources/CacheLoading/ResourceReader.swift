@@ -322,7 +322,8 @@ package final class ResourceReader {
     /// may give by itself (see `PlainHit`). Nil when anything needs this
     /// loop: a head not yet known or not kept, a validation due or running,
     /// a partial, transient, varying, encoded or unshared resource, a live
-    /// playlist. Call before `start()`.
+    /// playlist, an encrypted data file (decrypted per response, never sent
+    /// as it is). Call before `start()`.
     package func plainHit() -> PlainHit? {
         let resource = state.resource
         let epoch = loader.store.epoch.current
@@ -333,7 +334,7 @@ package final class ResourceReader {
               let variance = resource.derived.variance, !variance.varies, variance.coding == nil,
               loader.liveReuseMilliseconds(state) == nil,
               loader.reuse(state, request: HTTPHeaders()) == .serve,
-              let file = try? resource.dataFile() else { return nil }
+              let file = try? resource.dataFile(), !file.isEncrypted else { return nil }
         let info = loader.contentInfo(state)
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }

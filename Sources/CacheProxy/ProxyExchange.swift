@@ -318,9 +318,7 @@ final class ProxyExchange: BodySink {
         guard let total = resource.totalLength, total > 0 else { return nil }
         let count = Int(min(total, 512))
         guard resource.available.covers(0..<Int64(count)), let file = try? resource.dataFile() else { return nil }
-        var prefix = [UInt8](repeating: 0, count: count)
-        let n = prefix.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, count, 0) }
-        guard n == count else { return nil }
+        guard let prefix = file.read(0..<Int64(count)) else { return nil }
         resource.derived.headSample = prefix
         return prefix
     }

@@ -1,3 +1,4 @@
+import CacheIO
 import Glibc
 
 /// The sparse data file of one resource: bytes live at their real offsets.
@@ -5,22 +6,90 @@ import Glibc
 /// The descriptor is immutable and closed on deinit; responses keep the
 /// object alive while sendfile ranges of it are queued. Reads and writes
 /// use positional I/O, so sharing across threads (fdatasync on the pool) is safe.
+///
+/// In an encrypted folder the file holds AES-256-XTS units (see FolderKeys):
+/// a read decrypts the whole units it touches and cuts the asked bytes out;
+/// a write that covers part of a unit decrypts the unit as it is on disk,
+/// merges the new bytes and writes the whole unit back (bytes already there
+/// stay as they were, so a torn write never spoils claimed bytes: XTS
+/// enciphers each 16-byte block on its own). Such a file cannot be sent
+/// with sendfile (`isEncrypted`). Encrypted reads and writes run on one
+/// thread at a time (the owning loop).
 package final class DataFile: @unchecked Sendable {
     package let fd: Int32
+    /// Set once, before the first read or write (a spare gets its cipher when adopted).
+    package private(set) var cipher: UnitCipher?
 
-    package init(path: String) throws(StorageError) {
+    package init(path: String, cipher: UnitCipher? = nil) throws(StorageError) {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             let code = errno
             throw StorageError("open \(path): \(FileIO.errorText(code))", code: code)
         }
         self.fd = fd
+        self.cipher = cipher
     }
 
     deinit { close(fd) }
 
+    /// Gives a file made ahead of need (a spare) the cipher of the entry it became.
+    func use(_ cipher: UnitCipher?) { self.cipher = cipher }
+
+    /// Whether bytes on disk are ciphertext: reads must go through `read`, never sendfile.
+    package var isEncrypted: Bool { cipher != nil }
+
+    /// The scratch a `read` of `count` bytes needs (room to widen to whole units).
+    package static func readCapacity(_ count: Int) -> Int { count + 2 * UnitCipher.unitSize }
+
+    /// The plaintext of `range`, read into `scratch` (at least
+    /// `readCapacity(range.count)` bytes); nil when the file is shorter or
+    /// a read or the cipher fails.
+    package func read(_ range: Range<Int64>, into scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let count = Int(range.count)
+        guard let cipher else {
+            guard Self.readFully(fd, UnsafeMutableRawBufferPointer(rebasing: scratch[0..<count]), at: range.lowerBound) == count
+            else { return nil }
+            return UnsafeRawBufferPointer(rebasing: scratch[0..<count])
+        }
+        let unit = Int64(UnitCipher.unitSize)
+        let start = range.lowerBound / unit * unit
+        let end = (range.upperBound + unit - 1) / unit * unit
+        let whole = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<Int(end - start)])
+        let n = Self.readFully(fd, whole, at: start)
+        guard n >= Int(range.upperBound - start) else { return nil }
+        if n < whole.count { whole.baseAddress!.advanced(by: n).initializeMemory(as: UInt8.self, repeating: 0, count: whole.count - n) }
+        guard cipher.decrypt(whole, firstUnit: start / unit) else { return nil }
+        let from = Int(range.lowerBound - start)
+        return UnsafeRawBufferPointer(rebasing: scratch[from..<(from + count)])
+    }
+
+    /// The plaintext of `range` in a new array (small reads: sniffing, playlists).
+    package func read(_ range: Range<Int64>) -> [UInt8]? {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readCapacity(Int(range.count)), alignment: 16)
+        defer { scratch.deallocate() }
+        return read(range, into: scratch).map { Array($0) }
+    }
+
+    /// Bytes read at `offset` until `buffer` is full or the file ends; -1 on failure.
+    private static func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return -1 }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
+        if let cipher { return try writeEncrypted(bytes, at: offset, cipher) }
+        try Self.writeFully(fd, bytes, at: offset)
+    }
+
+    private static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -30,6 +99,45 @@ package final class DataFile: @unchecked Sendable {
                 throw StorageError("write: \(FileIO.errorText(code))", code: code)
             }
             done += n
+        }
+    }
+
+    /// Most plaintext enciphered per pass of a write (the scratch stays small).
+    static let writePiece = 64 << 10
+
+    private func writeEncrypted(_ bytes: UnsafeRawBufferPointer, at offset: Int64, _ cipher: UnitCipher) throws(StorageError) {
+        let unit = Int64(UnitCipher.unitSize)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.writePiece + 2 * UnitCipher.unitSize, alignment: 16)
+        defer { scratch.deallocate() }
+        var position = offset
+        let end = offset + Int64(bytes.count)
+        while position < end {
+            let start = position / unit * unit
+            let pieceEnd = min(end, start + Int64(Self.writePiece))
+            let alignedEnd = (pieceEnd + unit - 1) / unit * unit
+            let whole = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<Int(alignedEnd - start)])
+            // Units the write covers in part keep their other bytes: read and decrypted first.
+            if position > start { try loadUnit(at: start, into: whole, from: 0, cipher) }
+            if pieceEnd < alignedEnd && (alignedEnd - unit > start || position == start) {
+                try loadUnit(at: alignedEnd - unit, into: whole, from: Int(alignedEnd - unit - start), cipher)
+            }
+            let source = UnsafeRawBufferPointer(rebasing: bytes[Int(position - offset)..<Int(pieceEnd - offset)])
+            UnsafeMutableRawBufferPointer(rebasing: whole[Int(position - start)...]).copyMemory(from: source)
+            guard cipher.encrypt(whole, firstUnit: start / unit) else { throw StorageError("encryption of a data unit failed") }
+            try Self.writeFully(fd, UnsafeRawBufferPointer(whole), at: start)
+            position = pieceEnd
+        }
+    }
+
+    /// Unit at `offset` decrypted into `whole[from..<from + unit]` (zeros past the file's end).
+    private func loadUnit(at offset: Int64, into whole: UnsafeMutableRawBufferPointer, from: Int,
+                          _ cipher: UnitCipher) throws(StorageError) {
+        let slot = UnsafeMutableRawBufferPointer(rebasing: whole[from..<(from + UnitCipher.unitSize)])
+        let n = Self.readFully(fd, slot, at: offset)
+        guard n >= 0 else { throw StorageError("read: \(FileIO.errorText(errno))", code: errno) }
+        if n < slot.count { slot.baseAddress!.advanced(by: n).initializeMemory(as: UInt8.self, repeating: 0, count: slot.count - n) }
+        guard cipher.decrypt(slot, firstUnit: offset / Int64(UnitCipher.unitSize)) else {
+            throw StorageError("decryption of a data unit failed")
         }
     }
 

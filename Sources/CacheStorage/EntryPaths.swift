@@ -6,8 +6,11 @@
 package struct EntryPaths: Sendable {
     /// `resources/a/bc/<key>` without a suffix.
     package let base: String
+    /// The store key the names are made of.
+    package let key: String
 
     package init(resourcesRoot: String, key: String) {
+        self.key = key
         let utf8 = Array(key.utf8.prefix(3))
         let first = String(decoding: utf8.prefix(1), as: UTF8.self)
         let second = String(decoding: utf8.dropFirst(), as: UTF8.self)
@@ -19,9 +22,11 @@ package struct EntryPaths: Sendable {
     /// The entry's metadata and the version of the data file it names,
     /// its ranges clipped to that file's size (never a claim beyond the
     /// file's end); nil when there is no valid metadata of this layout.
-    /// Blocking: one small read and a stat.
-    package func readMetadata() -> (metadata: ResourceMetadata, version: Int)? {
-        guard let bytes = FileIO.readAll(meta),
+    /// Blocking: one small read and a stat. In an encrypted folder the file
+    /// is sealed (`keys`); one that does not open counts as invalid.
+    package func readMetadata(keys: FolderKeys?) -> (metadata: ResourceMetadata, version: Int)? {
+        guard let stored = FileIO.readAll(meta),
+              let bytes = keys == nil ? stored : keys!.open(stored, context: key),
               var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
               let version = EntryPaths.version(ofDataName: metadata.dataName) else { return nil }
         metadata.ranges.clip(to: FileIO.fileSize(data(version: version)) ?? 0)

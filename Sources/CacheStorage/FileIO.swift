@@ -1,3 +1,4 @@
+import CacheIO
 import Glibc
 
 /// Small blocking file helpers (POSIX, no Foundation). Callers keep the
@@ -38,6 +39,15 @@ package enum FileIO {
             return false
         }
         return true
+    }
+
+    /// Makes a folder's entries (renames, links) durable; false when it cannot.
+    @discardableResult
+    package static func syncFolder(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return fsync(fd) == 0
     }
 
     package static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -90,24 +100,55 @@ package enum FileIO {
     /// Copies exactly `size` bytes from `input` into a new file at
     /// `destination` (replacing a file there, never writing through a
     /// symlink), mode 0600, synced. Never a hard link: the copy shares no
-    /// inode, so writing into one never changes the other.
-    package static func copy(_ input: Int32, size: Int64, to destination: String) -> Bool {
+    /// inode, so writing into one never changes the other. `decrypting`:
+    /// the input is an encrypted data file (its plaintext is copied);
+    /// `encrypting`: the copy is written as one (whole units, see DataFile).
+    package static func copy(_ input: Int32, size: Int64, to destination: String,
+                             from decrypting: UnitCipher? = nil, to encrypting: UnitCipher? = nil) -> Bool {
         unlink(destination)
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard output >= 0 else { return false }
         defer { close(output) }
+        let unit = UnitCipher.unitSize
+        func roundUp(_ n: Int) -> Int { (n + unit - 1) / unit * unit }
+        // A whole number of units, so every pass starts on a unit.
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         while done < size {
             let want = Int(min(Int64(chunk.count), size - done))
-            let n = chunk.withUnsafeMutableBytes { pread(input, $0.baseAddress, want, off_t(done)) }
-            if n < 0 { if errno == EINTR { continue }; return false }
-            if n == 0 {  // the file shrank while it was copied
+            let wanted = decrypting == nil ? want : roundUp(want)
+            var got = 0
+            while got < wanted {
+                let n = chunk.withUnsafeMutableBytes { pread(input, $0.baseAddress! + got, wanted - got, off_t(done) + off_t(got)) }
+                if n < 0 { if errno == EINTR { continue }; return false }
+                if n == 0 { break }
+                got += n
+            }
+            guard got >= want else {  // the file shrank while it was copied
                 errno = EIO
                 return false
             }
-            guard writeFully(output, Array(chunk[0..<n])) else { return false }
-            done += Int64(n)
+            let firstUnit = done / Int64(unit)
+            let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
+                if let decrypting {
+                    raw.baseAddress!.advanced(by: got).initializeMemory(as: UInt8.self, repeating: 0, count: wanted - got)
+                    guard decrypting.decrypt(UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), firstUnit: firstUnit)
+                    else { return false }
+                }
+                var count = want
+                if let encrypting {
+                    count = roundUp(want)
+                    raw.baseAddress!.advanced(by: want).initializeMemory(as: UInt8.self, repeating: 0, count: count - want)
+                    guard encrypting.encrypt(UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]), firstUnit: firstUnit)
+                    else { return false }
+                }
+                return writeFully(output, Array(raw[0..<count]))
+            }
+            guard ok else {
+                if errno == 0 { errno = EIO }
+                return false
+            }
+            done += Int64(want)
         }
         return fsync(output) == 0
     }

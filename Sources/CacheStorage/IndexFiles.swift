@@ -1,3 +1,4 @@
+import CacheIO
 import Glibc
 
 /// The compact index on disk: per shard, a snapshot (`index.N`) of every
@@ -14,6 +15,9 @@ import Glibc
 ///
 /// Binary, little-endian, fixed-size records (56 bytes in a snapshot, 64 in
 /// a journal, with a check value each, so a torn last append is skipped).
+/// In an encrypted folder (`keys`) a snapshot is sealed whole and each
+/// journal entry on its own (92 bytes: nonce, ciphertext, tag), so a torn
+/// last entry fails to open and ends the replay as it would.
 package enum IndexFiles {
     static let snapshotMagic: UInt64 = 0x3158_4544_4E49_4348  // "HCINDEX1"
     static let headerSize = 40
@@ -31,7 +35,7 @@ package enum IndexFiles {
 
     /// The snapshot's bytes: header, records, check value of the records.
     static func encodeSnapshot(_ records: ContiguousArray<EntryIndex.Record>, shard: Int, shards: Int,
-                               generation: Int) -> [UInt8] {
+                               generation: Int, keys: FolderKeys? = nil) -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(headerSize + records.count * recordSize + 8)
         append(&bytes, snapshotMagic)
@@ -41,11 +45,27 @@ package enum IndexFiles {
         append(&bytes, UInt64(records.count))
         for record in records { appendRecord(&bytes, record) }
         append(&bytes, check(bytes, from: headerSize))
-        return bytes
+        guard let keys else { return bytes }
+        return keys.seal(bytes, context: snapshotContext) ?? []
     }
 
-    /// One journal entry.
-    static func encodeEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8]) {
+    static let snapshotContext = "httpcache index"
+    static let journalContext = "httpcache journal"
+
+    /// A journal entry's size on disk.
+    static func journalEntrySize(keys: FolderKeys?) -> Int {
+        keys == nil ? journalEntrySize : journalEntrySize + Sealing.overhead
+    }
+
+    /// One journal entry (sealed when `keys` are given).
+    static func encodeEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8], keys: FolderKeys? = nil) {
+        guard let keys else { return encodePlainEntry(op, record, into: &bytes) }
+        var plain: [UInt8] = []
+        encodePlainEntry(op, record, into: &plain)
+        bytes += keys.seal(plain, context: journalContext) ?? []
+    }
+
+    private static func encodePlainEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8]) {
         let start = bytes.count
         bytes.append(op.rawValue)
         bytes.append(contentsOf: [0, 0, 0])
@@ -64,8 +84,10 @@ package enum IndexFiles {
     }
 
     /// Reads a snapshot; nil when missing, cut or corrupt.
-    package static func readSnapshot(_ path: String) -> Snapshot? {
-        guard let bytes = FileIO.readAll(path), bytes.count >= headerSize + 8 else { return nil }
+    package static func readSnapshot(_ path: String, keys: FolderKeys? = nil) -> Snapshot? {
+        guard let stored = FileIO.readAll(path),
+              let bytes = keys == nil ? stored : keys!.open(stored, context: snapshotContext),
+              bytes.count >= headerSize + 8 else { return nil }
         return bytes.withUnsafeBytes { raw -> Snapshot? in
             guard raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == snapshotMagic else { return nil }
             let shards = Int(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
@@ -91,8 +113,8 @@ package enum IndexFiles {
     /// Replays a journal's entries over `index`; returns how many were valid.
     /// Reading stops at the first damaged entry (a torn append at a crash).
     @discardableResult
-    package static func replayJournal(_ path: String, into index: inout EntryIndex) -> Int {
-        replayJournal(path) { op, record in
+    package static func replayJournal(_ path: String, into index: inout EntryIndex, keys: FolderKeys? = nil) -> Int {
+        replayJournal(path, keys: keys) { op, record in
             switch op {
             case .put: index.put(record)
             case .touch: index.touch(record.key, at: record.lastAccess)
@@ -101,8 +123,24 @@ package enum IndexFiles {
         }
     }
 
-    static func replayJournal(_ path: String, _ apply: (Op, EntryIndex.Record) -> Void) -> Int {
-        guard let bytes = FileIO.readAll(path) else { return 0 }
+    static func replayJournal(_ path: String, keys: FolderKeys? = nil, _ apply: (Op, EntryIndex.Record) -> Void) -> Int {
+        guard var bytes = FileIO.readAll(path) else { return 0 }
+        if let keys {
+            // Each sealed entry opened; the first that does not (a torn append) ends the journal.
+            let size = journalEntrySize(keys: keys)
+            var plain: [UInt8] = []
+            plain.reserveCapacity(bytes.count / size * journalEntrySize)
+            var offset = 0
+            bytes.withUnsafeBytes { raw in
+                while offset + size <= raw.count,
+                      let entry = keys.open(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + size)]),
+                                            context: journalContext) {
+                    plain += entry
+                    offset += size
+                }
+            }
+            bytes = plain
+        }
         return bytes.withUnsafeBytes { raw -> Int in
             var offset = 0
             var applied = 0
@@ -201,14 +239,17 @@ package enum IndexFiles {
 struct IndexJournal {
     let root: String
     let shard: Int
+    /// The folder's keys when it is encrypted (entries sealed).
+    let keys: FolderKeys?
     private(set) var generation: Int
     private var fd: Int32 = -1
     private var pending: [UInt8] = []
     /// Entries in the current journal file.
     private(set) var entries = 0
 
-    init(root: String, shard: Int, generation: Int) {
+    init(root: String, shard: Int, generation: Int, keys: FolderKeys? = nil) {
         self.root = root
+        self.keys = keys
         self.shard = shard
         self.generation = generation
         pending.reserveCapacity(8192)
@@ -217,7 +258,7 @@ struct IndexJournal {
     var path: String { root + "/" + IndexFiles.journalName(shard: shard, generation: generation) }
 
     mutating func append(_ op: IndexFiles.Op, _ record: EntryIndex.Record) {
-        IndexFiles.encodeEntry(op, record, into: &pending)
+        IndexFiles.encodeEntry(op, record, into: &pending, keys: keys)
         entries += 1
         if op != .touch || pending.count >= 64 << 10 { write() }
     }

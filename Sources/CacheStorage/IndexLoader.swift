@@ -16,6 +16,8 @@ struct IndexLoader {
     let shards: Int
     /// The route (first 32 bits of the primary key) of an entry's URL.
     let route: (String) -> UInt32
+    /// The folder's keys when it is encrypted.
+    let keys: FolderKeys?
 
     struct Loaded: Sendable {
         var indexes: [EntryIndex]
@@ -39,7 +41,7 @@ struct IndexLoader {
         var snapshots: [Int: IndexFiles.Snapshot] = [:]
         for (shard, path) in files.snapshots {
             // A damaged snapshot: the journals alone do not say everything.
-            guard let snapshot = IndexFiles.readSnapshot(path), snapshot.shard == shard else { return scan() }
+            guard let snapshot = IndexFiles.readSnapshot(path, keys: keys), snapshot.shard == shard else { return scan() }
             snapshots[shard] = snapshot
         }
         let written = snapshots.values.first?.shards ?? ((files.journals.keys.max() ?? 0) + 1)
@@ -55,7 +57,7 @@ struct IndexLoader {
             var last = from
             var replayed = 0
             for journal in files.journals[shard] ?? [] where journal.generation >= from {
-                replayed += IndexFiles.replayJournal(journal.path, into: &index)
+                replayed += IndexFiles.replayJournal(journal.path, into: &index, keys: keys)
                 last = max(last, journal.generation)
             }
             indexes[shard] = index
@@ -157,7 +159,7 @@ struct IndexLoader {
     /// The record of an entry of the hashed layout; nil (files removed) when
     /// its metadata is not valid or claims no byte.
     private func record(paths: EntryPaths, key: String, accessed: Int64?) -> (record: EntryIndex.Record, dataName: String)? {
-        let stored = paths.readMetadata()
+        let stored = paths.readMetadata(keys: keys)
         guard let entryKey = EntryKey(hex: key), let (metadata, version) = stored, !metadata.ranges.isEmpty else {
             unlink(paths.meta)
             if let named = stored?.version { unlink(paths.data(version: named)) }
@@ -182,7 +184,7 @@ struct IndexLoader {
         metadata.dataName = EntryPaths.dataName(version: 0)
         if let accessed { metadata.lastAccess = max(metadata.lastAccess, accessed) }
         guard rename(oldData, paths.data(version: 0)) == 0 else { return nil }
-        return MetadataWrite(metadata: metadata, dataPath: paths.data(version: 0), metaPath: paths.meta)
+        return MetadataWrite(metadata: metadata, dataPath: paths.data(version: 0), metaPath: paths.meta, keys: keys, key: key)
     }
 
     /// Writes the metadata of migrated entries; their records.

@@ -7,6 +7,16 @@ struct MetadataWrite: Sendable {
     let metadata: ResourceMetadata
     let dataPath: String
     let metaPath: String
+    /// The folder's keys when it is encrypted: the file is sealed, bound to its entry's key.
+    var keys: FolderKeys? = nil
+    var key: String = ""
+
+    /// The file's bytes: the text, sealed in an encrypted folder.
+    func fileBytes() -> [UInt8]? {
+        let text = Array(metadata.encoded().utf8)
+        guard let keys else { return text }
+        return keys.seal(text, context: key)
+    }
 
     /// Batches this large sync the whole file system once instead of each
     /// file: a few syncs for a burst of small entries.
@@ -45,7 +55,9 @@ struct MetadataWrite: Sendable {
                 failures[position] = failure("write")
                 continue
             }
-            let ok = FileIO.writeFully(fd, Array(item.metadata.encoded().utf8)) && (wholeFileSystem || fsync(fd) == 0)
+            let bytes = item.fileBytes()
+            if bytes == nil { errno = EIO }
+            let ok = bytes.map { FileIO.writeFully(fd, $0) } == true && (wholeFileSystem || fsync(fd) == 0)
             if !ok { failures[position] = failure("write") }
             close(fd)
             if ok { temps[position] = temp } else { unlink(temp) }

@@ -94,9 +94,12 @@ package final class Resource {
             store.entryCreated(self)
             onDisk = true
             // A brand-new resource takes a ready-made spare file (no create on the loop).
-            if let adopted = store.spare.adopt(as: dataPath) { return opened(adopted) }
+            if let adopted = store.spare.adopt(as: dataPath) {
+                adopted.use(store.group.keys?.cipher(key: key, version: version))
+                return opened(adopted)
+            }
         }
-        return opened(try DataFile(path: dataPath))
+        return opened(try DataFile(path: dataPath, cipher: store.group.keys?.cipher(key: key, version: version)))
     }
 
     private func opened(_ dataFile: DataFile) -> DataFile {
@@ -233,7 +236,7 @@ package final class Resource {
 
     /// The metadata write a flush makes now: what it claims, where it goes.
     func pendingWrite() -> MetadataWrite {
-        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta)
+        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {

@@ -31,7 +31,7 @@ extension ResourceStore {
 
     /// The entry for a cache key, else a resource at hand whose recorded URL is `url`.
     package func find(cacheKey: String, url: String) -> Resource? {
-        if let resource = existing(storeKey: Self.key(for: cacheKey)), !resource.isTransient { return resource }
+        if let resource = existing(storeKey: storeKey(for: cacheKey)), !resource.isTransient { return resource }
         return resources.values.first { $0.url == url && !$0.isTransient }
     }
 
@@ -78,12 +78,17 @@ extension ResourceStore {
         }
         let source = resource.dataPath
         let size = resource.totalLength ?? 0
+        // The plaintext goes out: an encrypted file is decrypted on the way (a cipher of its own, off the loop).
+        let (keys, key, version) = (group.keys, resource.key, resource.version)
         resource.users += 1  // not evicted while being copied
         loop.offload({ () -> String? in
             let input = open(source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard input >= 0 else { return "cannot read the cached data of \(path): \(FileIO.errorText())" }
             defer { close(input) }
-            return FileIO.copy(input, size: size, to: path) ? nil : "cannot write \(path): \(FileIO.errorText())"
+            let decrypting = keys?.cipher(key: key, version: version)
+            if keys != nil && decrypting == nil { return "cannot set up decryption of the cached data" }
+            return FileIO.copy(input, size: size, to: path, from: decrypting, to: nil) ? nil
+                : "cannot write \(path): \(FileIO.errorText())"
         }, done: { error in
             resource.users -= 1
             completion(error.map { .failure(StorageError($0)) } ?? .success(()))
@@ -95,7 +100,7 @@ extension ResourceStore {
     /// the loop; a device, FIFO, folder or symlink is refused (EINVAL).
     package func importFile(_ path: String, url: String, cacheKey: String, contentType: String?,
                             completion: @escaping (Result<Void, StorageError>) -> Void) {
-        let key = Self.key(for: cacheKey)
+        let key = storeKey(for: cacheKey)
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
         let (root, temp, accessed) = (self.root, tempRoot, clock())
         enum Outcome: Sendable {
@@ -125,11 +130,15 @@ extension ResourceStore {
             made.dataName = EntryPaths.dataName(version: version)
             let metadata = made
             let dataPath = paths.data(version: version)
-            let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta)
+            let (keys, fileVersion) = (group.keys, version)
+            let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta, keys: keys, key: key)
             loop.offload({ () -> Outcome in
                 defer { close(source.fd) }
                 unlink(dataPath)
-                guard FileIO.copy(source.fd, size: source.size, to: dataPath) else {
+                // In an encrypted folder the copy is encrypted on the way in.
+                let encrypting = keys?.cipher(key: key, version: fileVersion)
+                guard keys == nil || encrypting != nil,
+                      FileIO.copy(source.fd, size: source.size, to: dataPath, from: nil, to: encrypting) else {
                     return .failed("cannot copy \(path): \(FileIO.errorText())")
                 }
                 if let failure = MetadataWrite.perform([item], root: root, tempFolder: temp)[0] {

@@ -11,7 +11,7 @@ extension ResourceStore {
     /// Only pinned entries are read (the index flags them).
     @discardableResult
     package func unpin(url: String, cacheKey: String) -> Int {
-        let own = Self.key(for: cacheKey)
+        let own = storeKey(for: cacheKey)
         var count = 0
         for record in index.pinned {
             guard let resource = existing(storeKey: record.key.hex), resource.isPinned,

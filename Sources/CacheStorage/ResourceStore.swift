@@ -69,8 +69,9 @@ package final class ResourceStore {
 
     /// Opens (creating if needed) a cache folder, locks it against other
     /// processes, and loads its index.
-    package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger) throws(StorageError) {
-        let group = try StoreGroup(root: root)
+    package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger,
+                             encryptionKey: [UInt8]? = nil) throws(StorageError) {
+        let group = try StoreGroup(root: root, encryptionKey: encryptionKey)
         self.init(group: group, shard: 0, maxBytes: maxBytes, loop: loop, logger: logger)
         group.everyShardOpened()
     }
@@ -87,7 +88,7 @@ package final class ResourceStore {
         self.logger = logger
         let taken = group.takeIndex(shard: shard)
         index = taken.index
-        journal = IndexJournal(root: group.root, shard: shard, generation: taken.generation)
+        journal = IndexJournal(root: group.root, shard: shard, generation: taken.generation, keys: group.keys)
         journalEntries = taken.journalEntries
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
         group.add(index.totalBytes)
@@ -122,7 +123,12 @@ package final class ResourceStore {
     /// Milliseconds since 1970 (LRU order).
     package func clock() -> Int64 { WallClock.milliseconds() }
 
+    /// The unkeyed store key (SHA-256) of a folder without encryption; use
+    /// `storeKey(for:)`, which is keyed in an encrypted one.
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
+
+    /// The store key of a cache key in this folder (see StoreGroup.key(for:)).
+    package func storeKey(for cacheKey: String) -> String { group.key(for: cacheKey) }
 
     /// The resource under a key already hashed with `key(for:)`, created
     /// empty if unknown (the proxy hashes each proxy URL's key once).
@@ -150,7 +156,7 @@ package final class ResourceStore {
     /// none: a crash before its first flush, or files removed by hand).
     private func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-        let stored = paths.readMetadata()
+        let stored = paths.readMetadata(keys: group.keys)
         guard var metadata = stored?.metadata, !metadata.ranges.isEmpty else {
             if let named = stored?.version, named != record.version { unlink(paths.data(version: named)) }
             forget(record, paths: paths)
@@ -337,9 +343,9 @@ package final class ResourceStore {
         journalEntries = 0
         let generation = journal.generation
         let records = index.inOrder()
-        let (root, shard, shards, temp) = (self.root, shardIndex, group.count, tempRoot)
+        let (root, shard, shards, temp, keys) = (self.root, shardIndex, group.count, tempRoot, group.keys)
         let work: @Sendable () -> Void = {
-            let bytes = IndexFiles.encodeSnapshot(records, shard: shard, shards: shards, generation: generation)
+            let bytes = IndexFiles.encodeSnapshot(records, shard: shard, shards: shards, generation: generation, keys: keys)
             guard FileIO.writeAtomically(root + "/" + IndexFiles.snapshotName(shard: shard), bytes, tempFolder: temp) else {
                 return
             }

@@ -41,13 +41,18 @@ package final class StoreGroup: Sendable {
         let index: Int
     }
 
+    /// The folder's keys when it is encrypted (see FolderKeys); nil when not.
+    package let keys: FolderKeys?
+
     /// Creates (if needed) and locks the folder, clearing what an earlier run
-    /// left in its scratch folders. Throws while another process holds it.
-    package init(root: String, count: Int = 1,
-                 routingKey: @escaping @Sendable (String) -> String = { ResourceStore.key(for: $0) }) throws(StorageError) {
+    /// left in its scratch folders. Throws while another process holds it,
+    /// and when `encryptionKey` does not fit the folder (wrong key, a key for
+    /// a folder made without one, none for an encrypted one): nothing is
+    /// read or removed then. `cacheKey` maps a URL to its cache key.
+    package init(root: String, count: Int = 1, encryptionKey: [UInt8]? = nil,
+                 cacheKey: @escaping @Sendable (String) -> String = { $0 }) throws(StorageError) {
         self.root = root
         self.count = max(1, count)
-        self.routingKey = routingKey
         guard FileIO.makeDirectories(root) else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
@@ -55,6 +60,9 @@ package final class StoreGroup: Sendable {
         if let problem = FileIO.untrustedFolderProblem(root, inside: ["resources", "tmp", "spare"]) {
             throw StorageError(problem, code: EPERM)
         }
+        // New: no index and no entry yet (an encrypted folder is sealed from its first byte).
+        let isNew = IndexFiles.list(in: root).snapshots.isEmpty && IndexFiles.list(in: root).journals.isEmpty
+            && FileIO.listDirectory(root + "/resources").allSatisfy { FileIO.listDirectory(root + "/resources/" + $0).isEmpty }
         guard FileIO.makeDirectory(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
@@ -62,6 +70,9 @@ package final class StoreGroup: Sendable {
         // names URLs with their tokens.
         FileIO.restrict(root, to: 0o700)
         lock = try CacheLock(folder: root)
+        let keys = try FolderKeys.open(root: root, userKey: encryptionKey, isNew: isNew)
+        self.keys = keys
+        routingKey = { url in keys.map { $0.storeKey(for: cacheKey(url)) } ?? ResourceStore.key(for: cacheKey(url)) }
         // Temp files of interrupted metadata writes are garbage, and so are
         // spare folders nobody took.
         FileIO.removeTree(root + "/tmp")
@@ -73,7 +84,9 @@ package final class StoreGroup: Sendable {
         if !FileIO.isDirectory(root + "/resources/f/ff") {
             for folder in EntryPaths.levelFolders { _ = FileIO.makeDirectory(root + "/resources/" + folder) }
         }
-        let result = IndexLoader(root: root, shards: max(1, count)) { url in EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }.load()
+        let routingKey = self.routingKey
+        let result = IndexLoader(root: root, shards: max(1, count), route: { url in EntryKey(hex: routingKey(url))?.prefix32 ?? 0 },
+                                 keys: keys).load()
         loaded = Locked(result)
         if result.migrated > 0 || result.removed > 0 {
             opening = (result.migrated, result.removed, result.scanned)
@@ -130,6 +143,11 @@ package final class StoreGroup: Sendable {
     /// The shard owning the resources of `url` (stored with that URL).
     package func shard(ofURL url: String) -> Int {
         count == 1 ? 0 : shard(ofKey: routingKey(url))
+    }
+
+    /// The store key of a cache key: SHA-256, keyed (HMAC) in an encrypted folder.
+    package func key(for cacheKey: String) -> String {
+        keys?.storeKey(for: cacheKey) ?? ResourceStore.key(for: cacheKey)
     }
 
     /// The primary store key of `url` (its variants are stored under keys of their own).

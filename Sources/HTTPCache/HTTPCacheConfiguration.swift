@@ -1,6 +1,7 @@
 import CacheHTTP
 import CacheLoading
 import CacheProxy
+import CacheStorage
 import CacheUpstream
 
 /// How a `MediaCache` runs and serves; checked by `validate()` when it opens.
@@ -127,6 +128,18 @@ public struct HTTPCacheConfiguration: Sendable {
     /// everything through the proxy. Called on a loop thread, or on a pool
     /// thread for a playlist over 256 KiB (rewritten off the loop).
     public var playlistURIRewriter: (@Sendable (PlaylistURI) -> String?)?
+    /// Encryption at rest: the folder's key, 32 bytes (keep it outside the
+    /// folder). With it every data file, metadata file and index file is
+    /// encrypted and file names reveal no URL; without the key the folder
+    /// is useless. A folder made with a key opens only with that key
+    /// (`HTTPCacheError.Code.key` otherwise), one made without only without.
+    /// `httpcache cache rekey` changes it. Default nil: no encryption.
+    public var encryptionKey: [UInt8]?
+
+    /// The key in a key file (32 bytes, or 64 hex digits) for `encryptionKey`.
+    public static func encryptionKey(fromFile path: String) throws(HTTPCacheError) -> [UInt8] {
+        do { return try FolderKeys.readKeyFile(path) } catch { throw HTTPCacheError(error) }
+    }
 
     /// Whether `entry` is a host or HOST:PORT, as `allowedOrigins` takes them.
     package static func isAllowedOriginEntry(_ entry: String) -> Bool {
@@ -169,6 +182,7 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
         engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         engine.cacheKey = cacheKey
+        engine.encryptionKey = encryptionKey
         engine.policy.cacheable = isCacheable
         engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
         if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }

@@ -238,6 +238,24 @@ public final class MediaCache: Sendable {
         return (address, token)
     }
 
+    /// Encryption at rest: re-encrypts the key of the folder at
+    /// `cacheDirectory` from `oldKey` to `newKey` (32 bytes each), in place:
+    /// one file written aside and renamed over the old, so a crash at any
+    /// point leaves the folder opening with one of the two keys. The folder
+    /// must not be open (`.busy`); a wrong old key is `.key`, nothing changed.
+    public static func rekey(cacheDirectory: String, oldKey: [UInt8], newKey: [UInt8]) throws(HTTPCacheError) {
+        guard oldKey.count == 32, newKey.count == 32 else {
+            throw HTTPCacheError(.invalidArgument, "encryption keys are 32 bytes")
+        }
+        do {
+            let lock = try CacheLock(folder: cacheDirectory)
+            defer { withExtendedLifetime(lock) {} }
+            try FolderKeys.rekey(root: cacheDirectory, oldKey: oldKey, newKey: newKey)
+        } catch {
+            throw HTTPCacheError(error)
+        }
+    }
+
     /// Every cache entry, most recently used first.
     public func cachedResources() -> [CachedResource] { operations.wait(operations.list).entries.map(CachedResource.init) }
 

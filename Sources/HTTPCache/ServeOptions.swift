@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheStorage
 import CacheUpstream
 import Glibc
 import Logging
@@ -183,6 +184,11 @@ public struct ServeOption: Sendable {
         option("drain-timeout", "SECONDS", "Seconds SIGQUIT lets responses in flight finish before the proxy exits (default 30; httpcache serve only).",
                \.drainTimeout, takes: "a number of seconds, 0 or more", reloadable: true, read: { Double($0) },
                isValid: { $0.isFinite && $0 >= 0 }),
+        option("encryption-key-file", "FILE",
+               "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
+               \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
+               read: { $0.isEmpty ? .some(nil) : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
+               isValid: { $0 == nil || $0?.count == 32 }),
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`

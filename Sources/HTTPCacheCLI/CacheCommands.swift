@@ -13,12 +13,15 @@ struct CacheCommand: AsyncParsableCommand {
         the folder is opened (and locked) directly; while a proxy serves it, \
         the request goes to that proxy, so there is never a second writer.
         """,
-        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self, Unpin.self, Purge.self]
+        subcommands: [List.self, Remove.self, Clear.self, Export.self, Import.self, Unpin.self, Purge.self, Rekey.self]
     )
 
     struct Folder: ParsableArguments {
         @Option(name: .customLong("cache-dir"), help: "Cache folder (default: the one `serve` uses).")
         var cacheDirectory: String?
+        @Option(name: .customLong("encryption-key-file"),
+                help: "The key of an encrypted folder (not needed while a proxy serves it).")
+        var keyFile: String?
 
         var path: String { cacheDirectory ?? defaultCacheDirectory() }
 
@@ -37,6 +40,7 @@ struct CacheCommand: AsyncParsableCommand {
         func open() throws(HTTPCacheError) -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
             configuration.maxCacheSize = Int64.max
+            if let keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
             return try MediaCache(configuration: configuration)
         }
     }
@@ -117,6 +121,27 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix) }
             print("\(count) resources purged")
+        }
+    }
+
+    struct Rekey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change the encryption key of a cache folder (not while it is served).",
+            discussion: """
+            Re-encrypts the folder's own key, which every file is encrypted under, from the old \
+            key to the new one in one atomic file replace: interrupted at any point, the folder \
+            opens with one of the two keys. Files stay as they are (see README, encryption at rest).
+            """)
+        @Option(name: .customLong("cache-dir"), help: "Cache folder (default: the one `serve` uses).")
+        var cacheDirectory: String?
+        @Option(name: .customLong("old-key-file"), help: "The folder's current key.") var oldKeyFile: String
+        @Option(name: .customLong("new-key-file"), help: "The key to use from now on.") var newKeyFile: String
+        func run() throws {
+            let path = cacheDirectory ?? defaultCacheDirectory()
+            let old = try HTTPCacheConfiguration.encryptionKey(fromFile: oldKeyFile)
+            let new = try HTTPCacheConfiguration.encryptionKey(fromFile: newKeyFile)
+            try MediaCache.rekey(cacheDirectory: path, oldKey: old, newKey: new)
+            print("rekeyed \(path)")
         }
     }
 

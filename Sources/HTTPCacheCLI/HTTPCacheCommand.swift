@@ -96,6 +96,7 @@ struct Serve: ParsableCommand {
     @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
     @Option(name: .customLong("upstream-proxy"), help: .serve("upstream-proxy")) var upstreamProxy: String?
     @Option(name: .customLong("no-upstream-proxy-for"), help: .serve("no-upstream-proxy-for")) var noUpstreamProxyFor: [String] = []
+    @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -106,7 +107,7 @@ struct Serve: ParsableCommand {
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
-         ("upstream-proxy", upstreamProxy)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }

@@ -27,7 +27,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)\nstdout: \(result.stdout)")
         for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. ",
                         "8. 2 loops vs 2 workers", "9. 2 loops vs 2 workers", "10. memory at rest",
-                        "11. the cache at scale"] {
+                        "11. the cache at scale", "12. encrypted folder vs plain", "13. encrypted folder vs plain"] {
             XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
@@ -37,7 +37,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
         XCTAssertEqual(json["wrongBytes"] as? Int, 0)
         let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
-        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...11))
+        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...13))
         // Every target has a verdict, and the summary counts them.
         let targets = scenarios.flatMap { $0["targets"] as? [[String: Any]] ?? [] }
         XCTAssertGreaterThanOrEqual(targets.count, 20)
@@ -71,6 +71,13 @@ final class BenchmarkSmokeTests: XCTestCase {
                     XCTAssertGreaterThan(metrics[column] ?? 0, 0, "scenario 11: \(column)")
                 }
             }
+            if id == 12 || id == 13 {
+                // The encrypted proxy's bytes are checked like the plain one's.
+                let encrypted = try XCTUnwrap(rows.first { $0["server"] as? String == "httpcache-encrypted" }, "\(scenario)")
+                XCTAssertGreaterThan(encrypted["requests"] as? Int ?? 0, 0)
+                XCTAssertEqual(encrypted["mismatches"] as? Int, 0)
+                XCTAssertEqual(encrypted["errors"] as? Int, 0, "\(encrypted["firstError"] ?? "")")
+            }
             XCTAssertGreaterThan(proxyRow["requests"] as? Int ?? 0, 0, "\(scenario["title"] ?? "")")
             XCTAssertEqual(proxyRow["mismatches"] as? Int, 0)
             XCTAssertEqual(proxyRow["errors"] as? Int, 0, "\(proxyRow["firstError"] ?? "")")
@@ -91,7 +98,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let micro = try binary("httpcache-micro")
         let result = try run(micro, ["--quick"], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
-        for name in ["request head parse", "Range parse", "plan", "range set", "response head"] {
+        for name in ["request head parse", "Range parse", "plan", "range set", "response head", "AES-256-XTS"] {
             XCTAssertTrue(result.stdout.contains(name), "missing \(name) in:\n\(result.stdout)")
         }
         XCTAssertFalse(result.stdout.contains("nan"), result.stdout)

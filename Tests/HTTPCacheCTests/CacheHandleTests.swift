@@ -34,6 +34,33 @@ final class CacheHandleTests: XCTestCase {
         return (result, cache)
     }
 
+    /// encryption-key-file: a folder made with a key opens only with it
+    /// (HC_EKEY otherwise, with or without another key); an unreadable key
+    /// file is refused by hc_config_set.
+    func testEncryptionKeyFile() throws {
+        let folder = newFolder()
+        let keys = newFolder()
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        try Data(repeating: 5, count: 32).write(to: URL(fileURLWithPath: keys + "/a.key"))
+        try Data(String(repeating: "ab", count: 32).utf8).write(to: URL(fileURLWithPath: keys + "/b.key"))
+        let withA = config(folder: folder, [("encryption-key-file", keys + "/a.key")])
+        defer { hc_config_free(withA) }
+        let (made, cache) = open(withA)
+        XCTAssertEqual(made, 0)
+        hc_close(cache)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/encryption"))
+        let withB = config(folder: folder, [("encryption-key-file", keys + "/b.key")])
+        defer { hc_config_free(withB) }
+        XCTAssertEqual(open(withB).0, -12, "HC_EKEY: a wrong key")
+        let without = config(folder: folder)
+        defer { hc_config_free(without) }
+        XCTAssertEqual(open(without).0, -12, "HC_EKEY: no key for an encrypted folder")
+        let (again, reopened) = open(withA)
+        XCTAssertEqual(again, 0, "nothing was spoiled by the refusals")
+        hc_close(reopened)
+        XCTAssertEqual(hc_config_set(withA, "encryption-key-file", keys + "/missing.key"), -1, "HC_EINVAL")
+    }
+
     func testSameFolderTwiceIsBusyAndFreeAgainAfterClose() throws {
         let folder = newFolder()
         let options = config(folder: folder)
@@ -253,7 +280,8 @@ final class CacheHandleTests: XCTestCase {
     func testStrerrorUsesTheOneTable() {
         XCTAssertEqual(String(cString: hc_strerror(0)), "success")
         XCTAssertEqual(String(cString: hc_strerror(-4)), "cache folder in use")
-        XCTAssertEqual(String(cString: hc_strerror(-12)), "unknown error")
+        XCTAssertEqual(String(cString: hc_strerror(-12)), "wrong or missing encryption key for the cache folder")
+        XCTAssertEqual(String(cString: hc_strerror(-13)), "unknown error")
         XCTAssertEqual(hc_strerror(-4), hc_strerror(-4), "a static string")
     }
 }

@@ -20,6 +20,7 @@ final class ConfigOptionTests: XCTestCase {
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
         "upstream-proxy": "http://127.0.0.1:3128", "no-upstream-proxy-for": "intranet.example",
         "drain-timeout": "5",
+        "encryption-key-file": "",  // (empty: none; a key file's own test is CacheHandleTests.testEncryptionKeyFile)
     ]
 
     func testEveryServeOptionIsSettable() {

@@ -15,53 +15,10 @@ final class CrashSafetyTests: XCTestCase {
         let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 20m;")
         defer { origin.stop() }
         let cache = directory.url.appendingPathComponent("cache").path
-        var generator = SplitMix(seed: 77)
-
-        for round in 0..<4 {
-            let proxy = try ProxyProcess(cacheDirectory: cache)
-            let urls = try files.map { try proxy.proxyURL(origin.url("/" + $0.name)) }
-            let group = DispatchGroup()
-            for (index, url) in urls.enumerated() {
-                let start = Int(generator.next() % 5_000_000)
-                group.enter()
-                Thread.detachNewThread {
-                    _ = try? RawHTTPClient.get(url: url, range: index % 2 == 0 ? "bytes=\(start)-" : nil, timeout: 5)
-                    group.leave()
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.05 + Double(generator.next() % 250) / 1000)
-            proxy.kill9()
-            XCTAssertEqual(group.wait(timeout: .now() + 10), .success, "round \(round)")
-        }
-
-        // Every data file left behind has metadata once a proxy has started and used it.
-        origin.stop()
-        let proxy = try ProxyProcess(cacheDirectory: cache)
-        defer { proxy.terminate() }
-        // With the origin down, everything the cache claims is served byte-exact.
-        let listing = try TestTools.run(CLITests.binary, ["cache", "list", "--json", "--cache-dir", cache])
-        XCTAssertTrue(listing.succeeded, listing.stderr)
-        let rows = try JSONSerialization.jsonObject(with: listing.stdoutData) as? [[String: Any]] ?? []
-        XCTAssertFalse(rows.isEmpty, "some bytes should have been cached before the kills")
-        var checked = 0
-        for row in rows {
-            let url = try XCTUnwrap(row["url"] as? String)
-            let file = try XCTUnwrap(files.first { url.hasSuffix("/" + $0.name) })
-            let ranges = (row["ranges"] as? String ?? "").split(separator: ",")
-            for range in ranges {
-                let bounds = range.split(separator: "-").compactMap { Int($0) }
-                let response = try RawHTTPClient.get(url: try proxy.proxyURL(url), range: "bytes=\(bounds[0])-\(bounds[1])")
-                XCTAssertEqual(response.status, 206)
-                XCTAssertBytes(response.body, equal: file, range: bounds[0]..<(bounds[1] + 1))
-                checked += bounds[1] - bounds[0] + 1
-            }
-        }
-        XCTAssertGreaterThan(checked, 0)
-        // And with the origin back, whole files are exact.
-        try origin.start()
-        for file in files {
-            XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(origin.url("/" + file.name)), timeout: 30).body, equal: file)
-        }
+        try KillRounds.run(files, origin: origin, cache: cache, rounds: 4, maxStart: 5_000_000, seed: 77)
+        // Every data file left behind has metadata once a proxy has started and used it;
+        // with the origin down, everything the cache claims is served byte-exact.
+        try KillRounds.checkEveryServedByte(files, origin: origin, cache: cache)
     }
 
     func testSecondProxyOnTheSameFolderIsRefused() throws {

@@ -197,15 +197,15 @@ final class PreloadRead: ResourceReaderDelegate {
     }
 
     private func read(_ file: DataFile, _ range: Range<Int64>) {
-        var buffer = [UInt8](repeating: 0, count: Int(min(range.count, 64 << 10)))
+        let piece = Int(min(range.count, 64 << 10))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DataFile.readCapacity(piece), alignment: 16)
+        defer { buffer.deallocate() }
         var offset = range.lowerBound
         while offset < range.upperBound {
-            let want = min(buffer.count, Int(range.upperBound - offset))
-            let n = buffer.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, want, off_t(offset)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { body = nil; return }
-            buffer.withUnsafeBytes { collect(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            offset += Int64(n)
+            let want = min(Int64(piece), range.upperBound - offset)
+            guard let bytes = file.read(offset..<(offset + want), into: buffer) else { body = nil; return }
+            collect(bytes)
+            offset += want
         }
     }
 

@@ -1,0 +1,120 @@
+/*
+ * cs_atrest.c — AES-256-XTS data units and AES-256-GCM sealing (see cs_atrest.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "cs_atrest.h"
+
+struct cs_xts {
+    /* XTS keeps distinct key schedules for each direction: one context each. */
+    EVP_CIPHER_CTX *enc;
+    EVP_CIPHER_CTX *dec;
+};
+
+cs_xts *cs_xts_new(const uint8_t key[64])
+{
+    if (key == NULL)
+        return NULL;
+    cs_xts *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return NULL;
+    x->enc = EVP_CIPHER_CTX_new();
+    x->dec = EVP_CIPHER_CTX_new();
+    if (x->enc == NULL || x->dec == NULL
+        || EVP_CipherInit_ex(x->enc, EVP_aes_256_xts(), NULL, key, NULL, 1) != 1
+        || EVP_CipherInit_ex(x->dec, EVP_aes_256_xts(), NULL, key, NULL, 0) != 1) {
+        cs_xts_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
+                 uint8_t *buf, size_t len, size_t unit_size)
+{
+    if (x == NULL || unit_size < 16 || unit_size % 16 != 0 || unit_size > INT_MAX || len % unit_size != 0
+        || (len > 0 && buf == NULL))
+        return -EINVAL;
+    EVP_CIPHER_CTX *ctx = encrypt ? x->enc : x->dec;
+    uint8_t tweak[16];
+    for (size_t done = 0, unit = 0; done < len; done += unit_size, unit++) {
+        uint64_t n = first_unit + unit;
+        for (int i = 0; i < 8; i++) {
+            tweak[i] = (uint8_t)(n >> (8 * i));
+            tweak[8 + i] = (uint8_t)(file_id >> (8 * i));
+        }
+        /* XTS takes one data unit per update: a new tweak before each. */
+        int outl = 0;
+        if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, tweak, -1) != 1
+            || EVP_CipherUpdate(ctx, buf + done, &outl, buf + done, (int)unit_size) != 1
+            || (size_t)outl != unit_size)
+            return -EIO;
+    }
+    return 0;
+}
+
+void cs_xts_free(cs_xts *x)
+{
+    if (x == NULL)
+        return;
+    EVP_CIPHER_CTX_free(x->enc);
+    EVP_CIPHER_CTX_free(x->dec);
+    free(x);
+}
+
+static int gcm(int encrypt, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+               const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16])
+{
+    if (key == NULL || nonce == NULL || tag == NULL || len > INT_MAX || aad_len > INT_MAX
+        || (len > 0 && (in == NULL || out == NULL)) || (aad_len > 0 && aad == NULL))
+        return -EINVAL;
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL)
+        return -EIO;
+    int status = -EIO;
+    int outl = 0;
+    uint8_t tail[16]; /* GCM's final step writes no bytes */
+    if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce, encrypt) != 1)
+        goto done;
+    if (aad_len > 0 && EVP_CipherUpdate(ctx, NULL, &outl, aad, (int)aad_len) != 1)
+        goto done;
+    if (len > 0 && EVP_CipherUpdate(ctx, out, &outl, in, (int)len) != 1)
+        goto done;
+    if (encrypt) {
+        if (EVP_CipherFinal_ex(ctx, tail, &outl) != 1
+            || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, CS_GCM_TAG, tag) != 1)
+            goto done;
+    } else {
+        if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, CS_GCM_TAG, tag) != 1)
+            goto done;
+        if (EVP_CipherFinal_ex(ctx, tail, &outl) != 1) {
+            /* Nothing of a forgery or a wrong key's output is handed out. */
+            if (len > 0)
+                OPENSSL_cleanse(out, len);
+            status = -EBADMSG;
+            goto done;
+        }
+    }
+    status = 0;
+done:
+    EVP_CIPHER_CTX_free(ctx);
+    return status;
+}
+
+int cs_gcm_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16])
+{
+    return gcm(1, key, nonce, aad, aad_len, in, len, out, tag);
+}
+
+int cs_gcm_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                const uint8_t *in, size_t len, uint8_t *out, const uint8_t tag[16])
+{
+    return gcm(0, key, nonce, aad, aad_len, in, len, out, (uint8_t *)tag);
+}

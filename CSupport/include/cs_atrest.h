@@ -1,0 +1,66 @@
+/*
+ * cs_atrest.h — encryption at rest of a cache folder, over OpenSSL EVP.
+ *
+ * Two primitives:
+ *  - AES-256-XTS over fixed data units (the data files): unit n of a file is
+ *    encrypted with the tweak (n little-endian, 8 bytes; the file's id, 8
+ *    bytes). Units are independent, so any one can be read or rewritten on
+ *    its own; length-preserving, no per-unit storage.
+ *  - AES-256-GCM one-shot seal/open (metadata, index, journal entries,
+ *    the folder's wrapped key): a fresh random 12-byte nonce per seal and
+ *    a 16-byte tag, so tampering or a wrong key is detected.
+ *
+ * Threading: a cs_xts is used by one thread at a time; the GCM calls keep no
+ * state. Error details are left in OpenSSL's per-thread error queue.
+ */
+#ifndef CS_ATREST_H
+#define CS_ATREST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cs_xts cs_xts;
+
+/** An XTS context for a 64-byte key (two different AES-256 keys). NULL on failure. */
+cs_xts *cs_xts_new(const uint8_t key[64]);
+
+/**
+ * Encrypts (encrypt != 0) or decrypts in place len bytes holding whole units
+ * of unit_size bytes (a multiple of 16, at least 16), the first being unit
+ * first_unit of the file with id file_id. Returns 0, -EINVAL for a bad
+ * argument, -EIO when OpenSSL fails.
+ */
+int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
+                 uint8_t *buf, size_t len, size_t unit_size);
+
+/** Frees the context (and wipes its key schedules). NULL is harmless. */
+void cs_xts_free(cs_xts *x);
+
+/** GCM nonce and tag sizes. */
+#define CS_GCM_NONCE 12
+#define CS_GCM_TAG 16
+
+/**
+ * AES-256-GCM: out receives len bytes of ciphertext, tag its 16-byte tag.
+ * aad (may be NULL when aad_len is 0) is authenticated, not encrypted.
+ * Returns 0 or -EIO.
+ */
+int cs_gcm_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16]);
+
+/**
+ * The inverse of cs_gcm_seal. Returns 0, or -EBADMSG when the tag does not
+ * match (wrong key, wrong aad, damaged or altered bytes: out is then wiped),
+ * -EIO when OpenSSL fails.
+ */
+int cs_gcm_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                const uint8_t *in, size_t len, uint8_t *out, const uint8_t tag[16]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CS_ATREST_H */

@@ -1,0 +1,79 @@
+// The ciphers of an encrypted cache folder (see CacheStorage/FolderKeys.swift
+// for which key does what): AES-256-XTS over fixed units for data files,
+// AES-256-GCM for everything sealed whole. OpenSSL EVP behind cs_atrest.
+import CSupport
+
+/// AES-256-XTS over `unitSize`-byte units of one data file, in place.
+///
+/// Holds OpenSSL contexts: one thread at a time (a data file is used on its
+/// loop; an export makes its own). Freed in deinit.
+package final class UnitCipher: @unchecked Sendable {
+    /// The data unit: reads widen to it, partial writes rewrite whole units.
+    package static let unitSize = 4096
+
+    /// Distinguishes this file's units from every other file's (see FolderKeys).
+    package let fileID: UInt64
+    private let raw: OpaquePointer
+
+    /// `key`: 64 bytes (two distinct AES-256 keys). Nil when OpenSSL refuses.
+    package init?(key: [UInt8], fileID: UInt64) {
+        guard key.count == 64, let raw = key.withUnsafeBufferPointer({ cs_xts_new($0.baseAddress) }) else { return nil }
+        self.raw = raw
+        self.fileID = fileID
+    }
+
+    deinit { cs_xts_free(raw) }
+
+    /// Encrypts whole units in place; `firstUnit` is the unit number of the buffer's start.
+    package func encrypt(_ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
+        run(encrypt: true, buffer, firstUnit: firstUnit)
+    }
+
+    /// Decrypts whole units in place.
+    package func decrypt(_ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
+        run(encrypt: false, buffer, firstUnit: firstUnit)
+    }
+
+    private func run(encrypt: Bool, _ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
+        guard buffer.count > 0 else { return true }
+        return cs_xts_units(raw, encrypt ? 1 : 0, fileID, UInt64(firstUnit),
+                            buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count, Self.unitSize) == 0
+    }
+}
+
+/// AES-256-GCM sealing of whole small things (metadata, index records, the
+/// folder key): `nonce (12) ‖ ciphertext ‖ tag (16)`, a fresh random nonce
+/// each time, `context` authenticated with it (so a sealed file moved under
+/// another name does not open).
+package enum Sealing {
+    /// Bytes a sealed message adds to its plaintext.
+    package static let overhead = 12 + 16
+
+    package static func seal(_ plaintext: [UInt8], key: [UInt8], context: [UInt8]) -> [UInt8]? {
+        guard key.count == 32, let nonce = Digest.randomBytes(12) else { return nil }
+        var out = [UInt8](repeating: 0, count: 12 + plaintext.count + 16)
+        let status = out.withUnsafeMutableBufferPointer { o in
+            o.baseAddress!.update(from: nonce, count: 12)
+            return cs_gcm_seal(key, nonce, context, context.count, plaintext, plaintext.count,
+                               o.baseAddress! + 12, o.baseAddress! + 12 + plaintext.count)
+        }
+        return status == 0 ? out : nil
+    }
+
+    /// The plaintext of `sealed`; nil when it does not open (wrong key or
+    /// context, damaged, altered or cut).
+    package static func open(_ sealed: UnsafeRawBufferPointer, key: [UInt8], context: [UInt8]) -> [UInt8]? {
+        guard key.count == 32, sealed.count >= overhead else { return nil }
+        let count = sealed.count - overhead
+        var out = [UInt8](repeating: 0, count: count)
+        let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let status = out.withUnsafeMutableBufferPointer { o in
+            cs_gcm_open(key, base, context, context.count, base + 12, count, o.baseAddress, base + 12 + count)
+        }
+        return status == 0 ? out : nil
+    }
+
+    package static func open(_ sealed: [UInt8], key: [UInt8], context: [UInt8]) -> [UInt8]? {
+        sealed.withUnsafeBytes { open($0, key: key, context: context) }
+    }
+}

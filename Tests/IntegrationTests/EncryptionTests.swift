@@ -1,0 +1,370 @@
+import CacheStorage
+import Foundation
+import HTTPCache
+import XCTest
+
+/// Encryption at rest (`--encryption-key-file`, `encryptionKey`): the folder
+/// holds no plaintext byte, URL or header value; every range is served and
+/// read byte-exact; keys are checked; rekey, export and import.
+final class EncryptionTests: XCTestCase {
+    static func key(_ fill: UInt8) -> [UInt8] { (0..<32).map { UInt8($0) &* 13 &+ fill } }
+
+    /// A key file of 64 hex digits.
+    static func keyFile(_ directory: TemporaryDirectory, _ fill: UInt8) throws -> String {
+        let path = directory.file("key-\(fill)").path
+        try Data(key(fill).map { String(format: "%02x", $0) }.joined().utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    // MARK: the folder scan
+
+    /// Every regular file under `folder` (its root files, index, journals, entries).
+    static func files(under folder: String) -> [String] {
+        let paths = (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []
+        return paths.map { folder + "/" + $0 }.filter {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+    }
+
+    /// What of `plaintexts` (any 16-byte window) and `strings` the files and
+    /// names under `folder` show; empty when nothing.
+    static func leaks(in folder: String, plaintexts: [[UInt8]], strings: [String]) -> [String] {
+        // Every plaintext window by its first 8 bytes; a hit is then compared whole.
+        var windows: [UInt64: (Int, Int)] = [:]
+        for (which, plain) in plaintexts.enumerated() where plain.count >= 16 {
+            plain.withUnsafeBytes { raw in
+                for offset in 0...(plain.count - 16) {
+                    windows[raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)] = (which, offset)
+                }
+            }
+        }
+        var found: [String] = []
+        for path in files(under: folder) {
+            for string in strings where path.contains(string) { found.append("name \(path) has \(string)") }
+            guard let bytes = FileManager.default.contents(atPath: path).map([UInt8].init), bytes.count >= 16 else { continue }
+            for string in strings where bytes.firstRange(of: Array(string.utf8)) != nil {
+                found.append("\(path) holds \"\(string)\"")
+            }
+            bytes.withUnsafeBytes { raw in
+                for offset in 0...(bytes.count - 16) {
+                    guard let (which, at) = windows[raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)] else { continue }
+                    if bytes[offset..<(offset + 16)].elementsEqual(plaintexts[which][at..<(at + 16)]) {
+                        found.append("\(path) holds plaintext of resource \(which) at \(offset)")
+                        return
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    // MARK: proxy
+
+    func testFolderHoldsNoPlaintextURLOrHeaderAndProxyRangesAreExact() throws {
+        let fixture = try ProxyFixture { $0.encryptionKey = Self.key(1) }
+        defer { fixture.stop() }
+        let a = try fixture.file("enc-a.bin", size: 1_200_000, seed: 21)
+        let b = try fixture.file("enc-b.bin", size: 5_000, seed: 22)
+        func check(_ range: String?, _ expected: Range<Int>, _ file: TestFile = a, _ name: String = "enc-a.bin") throws {
+            let response = try fixture.get(name, range: range)
+            XCTAssertEqual(response.status, range == nil ? 200 : 206, range ?? "whole")
+            XCTAssertBytes(response.body, equal: file, range: expected)
+        }
+        try check("bytes=300000-700000", 300_000..<700_001)  // cold
+        try check("bytes=600000-900000", 600_000..<900_001)  // partly cached
+        try check(nil, 0..<a.size)
+        var generator = SplitMix(seed: 5)
+        for _ in 0..<30 {  // warm, across units and the end
+            let start = Int(generator.next() % UInt64(a.size))
+            let end = min(a.size, start + 1 + Int(generator.next() % 20_000))
+            try check("bytes=\(start)-\(end - 1)", start..<end)
+        }
+        try check("bytes=4095-8192", 4095..<8193)
+        try check("bytes=-7", (a.size - 7)..<a.size)
+        try check(nil, 0..<b.size, b, "enc-b.bin")
+        try check("bytes=4090-", 4090..<b.size, b, "enc-b.bin")
+
+        fixture.server.close()  // everything flushed: metadata, index
+        let urls = [fixture.origin.url("/enc-a.bin"), fixture.origin.url("/enc-b.bin")]
+        let leaks = Self.leaks(in: fixture.cacheDirectory, plaintexts: [a.bytes, b.bytes],
+                               strings: ["enc-a.bin", "enc-b.bin", "127.0.0.1:\(fixture.origin.port)", "nginx",
+                                         "application/octet-stream"] + urls.map { ResourceStore.key(for: $0) })
+        XCTAssertEqual(leaks, [])
+        XCTAssertFalse(Self.files(under: fixture.cacheDirectory + "/resources").isEmpty)
+        // The scan finds what is there: the origin's own copy shows plaintext and its name.
+        XCTAssertFalse(Self.leaks(in: fixture.root.path, plaintexts: [a.bytes], strings: ["enc-a.bin"]).isEmpty)
+
+        // Restarted with the key and the origin gone: served from the encrypted files.
+        try fixture.restartProxy()
+        fixture.origin.stop()
+        try check(nil, 0..<a.size)
+        try check("bytes=1000-70000", 1000..<70_001)
+        try check(nil, 0..<b.size, b, "enc-b.bin")
+    }
+
+    /// Two loops and a size limit: entries of both shards evicted, every byte served exact.
+    func testSeveralLoopsAndEviction() throws {
+        let fixture = try ProxyFixture {
+            $0.encryptionKey = Self.key(2)
+            $0.loops = 2
+            $0.maxCacheSize = 2_500_000
+        }
+        defer { fixture.stop() }
+        let files = try (0..<6).map { try fixture.file("loop\($0).bin", size: 700_000, seed: UInt64(30 + $0)) }
+        for pass in 0..<2 {
+            for file in files {
+                XCTAssertBytes(try fixture.get(file.name).body, equal: file, range: 0..<file.size)
+                let response = try fixture.get(file.name, range: "bytes=123456-654321")
+                XCTAssertBytes(response.body, equal: file, range: 123_456..<654_322)
+                _ = pass
+            }
+        }
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { fixture.server.cacheSize() <= 2_500_000 })
+        XCTAssertLessThan(fixture.server.cachedResources().count, 6, "some were evicted")
+    }
+
+    // MARK: reader
+
+    func testReaderRangesColdPartialWarmAndAfterRestart() throws {
+        let fixture = try ReaderFixture { $0.encryptionKey = Self.key(3) }
+        let file = try fixture.file("r.bin", size: 900_001, seed: 41)
+        XCTAssertEqual(try fixture.read("r.bin", offset: 200_000, length: 100_000), file.slice(200_000..<300_000))
+        XCTAssertEqual(try fixture.read("r.bin", offset: 250_000, length: 300_000), file.slice(250_000..<550_000))
+        XCTAssertEqual(try fixture.read("r.bin"), file.bytes)
+        XCTAssertEqual(try fixture.read("r.bin", offset: 4_097, length: 3), file.slice(4_097..<4_100))
+        fixture.cache.close()
+        fixture.origin.stop()
+        var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+        configuration.encryptionKey = Self.key(3)
+        fixture.cache = try MediaCache(configuration: configuration)
+        XCTAssertEqual(try fixture.read("r.bin"), file.bytes)
+        XCTAssertEqual(try fixture.read("r.bin", offset: 899_990), file.slice(899_990..<900_001))
+    }
+
+    /// Both layers: an origin's AES-CTR ciphertext decrypted while serving,
+    /// stored encrypted at rest; readers get the plaintext.
+    func testDecryptWhileServingOverAnEncryptedFolder() throws {
+        let fixture = try ReaderFixture {
+            $0.decryption = DecryptionTests.provider
+            $0.encryptionKey = Self.key(4)
+        }
+        let plain = try fixture.file("plain.bin", size: 300_000, seed: 11)
+        let cipher = try DecryptionTests.encrypt(plain.url, to: fixture.root.appendingPathComponent("media.ctr"), ecb: false)
+        XCTAssertEqual(try fixture.read("media.ctr"), plain.bytes)
+        XCTAssertEqual(try fixture.read("media.ctr", offset: 77_777, length: 1_000), plain.slice(77_777..<78_777))
+        fixture.cache.close()
+        XCTAssertEqual(Self.leaks(in: fixture.cacheDirectory, plaintexts: [plain.bytes, cipher], strings: ["media.ctr"]), [])
+    }
+
+    // MARK: HLS
+
+    func testHLSPlaysFrameExactFromAnEncryptedFolder() throws {
+        let fixture = try HLSFixture()
+        let directory = try TemporaryDirectory(prefix: "hls-encrypted")
+        defer { directory.remove() }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.encryptionKey = Self.key(5)
+        let cache = try MediaCache(configuration: configuration)
+        defer { cache.close() }
+        try cache.serve()
+        var references: [String: [String]] = [:]
+        for url in [fixture.master, fixture.aes] {
+            references[url] = try HLSFixture.frameMD5(url)
+            XCTAssertEqual(try HLSFixture.frameMD5(try cache.proxyURL(for: url)), references[url], url)
+        }
+        let playlist = String(decoding: try RawHTTPClient.get(url: try cache.proxyURL(for: fixture.master), timeout: 20).body,
+                              as: UTF8.self)
+        XCTAssertTrue(playlist.contains("/p/"), "rewritten from the encrypted copy: \(playlist)")
+        // A preload (no proxy) into another encrypted folder walks the playlists it stored encrypted.
+        let preloaded = directory.file("preloaded").path
+        let keyFile = try Self.keyFile(directory, 5)
+        let preload = try TestTools.run(CLITests.binary, ["preload", fixture.aes, "--cache-dir", preloaded,
+                                                          "--encryption-key-file", keyFile], timeout: 120)
+        XCTAssertTrue(preload.succeeded, preload.stderr)
+        fixture.origin.stop()
+        for url in [fixture.master, fixture.aes] {
+            XCTAssertEqual(try HLSFixture.frameMD5(try cache.proxyURL(for: url)), references[url], "\(url) offline")
+        }
+        XCTAssertEqual(Self.leaks(in: directory.file("cache").path, plaintexts: [], strings: ["#EXTM3U", "seg0.ts", "m3u8"]), [])
+        var offline = HTTPCacheConfiguration(cacheDirectory: preloaded)
+        offline.encryptionKey = Self.key(5)
+        let preloadedCache = try MediaCache(configuration: offline)
+        defer { preloadedCache.close() }
+        try preloadedCache.serve()
+        XCTAssertEqual(try HLSFixture.frameMD5(try preloadedCache.proxyURL(for: fixture.aes)), references[fixture.aes],
+                       "preloaded, offline")
+        XCTAssertEqual(Self.leaks(in: preloaded, plaintexts: [], strings: ["#EXTM3U", "m3u8"]), [])
+    }
+
+    // MARK: keys
+
+    /// A wrong key, no key, and a key for a plain folder are refused with
+    /// `.key` (CLI exit 22); the folder is left exactly as it was.
+    func testWrongAndMissingKeysAreRefusedAndNothingIsDeleted() throws {
+        let fixture = try ReaderFixture { $0.encryptionKey = Self.key(6) }
+        let file = try fixture.file("k.bin", size: 100_000, seed: 51)
+        XCTAssertEqual(try fixture.read("k.bin"), file.bytes)
+        fixture.cache.close()
+        func snapshot(_ folder: String) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: Self.files(under: folder).filter { !$0.hasSuffix("/lock") }.map {
+                ($0, (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? -1)
+            })
+        }
+        let before = snapshot(fixture.cacheDirectory)
+        XCTAssertFalse(before.isEmpty)
+        for (key, what) in [(Self.key(7), "wrong key"), (nil, "no key")] as [([UInt8]?, String)] {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+            configuration.encryptionKey = key
+            XCTAssertThrowsError(try MediaCache(configuration: configuration), what) { error in
+                XCTAssertEqual((error as? HTTPCacheError)?.code, .key, "\(what): \(error)")
+            }
+        }
+        let keys = try TemporaryDirectory(prefix: "keys")
+        let wrong = try TestTools.run(CLITests.binary, ["serve", "--port", "0", "--cache-dir", fixture.cacheDirectory,
+                                      "--encryption-key-file", try Self.keyFile(keys, 7)])
+        XCTAssertEqual(wrong.exitCode, 22, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("wrong encryption key"), wrong.stderr)
+        XCTAssertEqual(snapshot(fixture.cacheDirectory), before, "nothing removed or rewritten")
+        fixture.origin.stop()
+        var right = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+        right.encryptionKey = Self.key(6)
+        fixture.cache = try MediaCache(configuration: right)
+        XCTAssertEqual(try fixture.read("k.bin"), file.bytes)
+        fixture.cache.close()
+
+        // A folder made without a key does not open with one.
+        let plainFolder = fixture.directory.file("plain-cache").path
+        try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: plainFolder)).close()
+        var keyed = HTTPCacheConfiguration(cacheDirectory: plainFolder)
+        keyed.encryptionKey = Self.key(6)
+        XCTAssertThrowsError(try MediaCache(configuration: keyed)) { error in
+            XCTAssertEqual((error as? HTTPCacheError)?.code, .key)
+            XCTAssertTrue("\(error)".contains("without encryption"), "\(error)")
+        }
+    }
+
+    /// `cache rekey`: the new key opens the folder, the old one no longer;
+    /// killed (-9) at random moments, the folder always opens with one of them.
+    func testRekeyIncludingKillsDuringIt() throws {
+        let fixture = try ReaderFixture { $0.encryptionKey = Self.key(8) }
+        let file = try fixture.file("rk.bin", size: 200_000, seed: 61)
+        XCTAssertEqual(try fixture.read("rk.bin"), file.bytes)
+        let keys = try TemporaryDirectory(prefix: "keys")
+        let files: [UInt8: String] = [8: try Self.keyFile(keys, 8), 9: try Self.keyFile(keys, 9)]
+        let whileOpen = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                                            "--old-key-file", files[8]!, "--new-key-file", files[9]!])
+        XCTAssertEqual(whileOpen.exitCode, 14, "busy while the folder is open: \(whileOpen.stderr)")
+        fixture.cache.close()
+        fixture.origin.stop()
+        func opens(_ fill: UInt8) -> Bool {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+            configuration.encryptionKey = Self.key(fill)
+            guard let cache = try? MediaCache(configuration: configuration) else { return false }
+            defer { cache.close() }
+            return cache.cachedResources().count == 1
+        }
+        let rekeyed = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                        "--old-key-file", files[8]!, "--new-key-file", files[9]!])
+        XCTAssertTrue(rekeyed.succeeded, rekeyed.stderr)
+        XCTAssertTrue(opens(9))
+        XCTAssertFalse(opens(8))
+        let wrongOld = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                         "--old-key-file", files[8]!, "--new-key-file", files[9]!])
+        XCTAssertEqual(wrongOld.exitCode, 22, wrongOld.stderr)
+
+        var current: UInt8 = 9
+        var generator = SplitMix(seed: 17)
+        var completed = 0
+        for _ in 0..<12 {
+            let next: UInt8 = current == 8 ? 9 : 8
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLITests.binary)
+            process.arguments = ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                 "--old-key-file", files[current]!, "--new-key-file", files[next]!]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(generator.next() % 40_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let withCurrent = opens(current), withNext = opens(next)
+            XCTAssertTrue(withCurrent != withNext, "exactly one key opens the folder (\(withCurrent), \(withNext))")
+            if withNext {
+                current = next
+                completed += 1
+            }
+        }
+        print("rekeys killed: \(12 - completed) before, \(completed) after the replace")
+        var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+        configuration.encryptionKey = Self.key(current)
+        fixture.cache = try MediaCache(configuration: configuration)
+        XCTAssertEqual(try fixture.read("rk.bin"), file.bytes, "the data under the rekeyed folder")
+    }
+
+    // MARK: export and import
+
+    /// An export is a decrypted copy of its own (0600, one link, its own
+    /// inode); an import is encrypted and independent of its source.
+    func testExportDecryptsAndImportEncryptsIndependentCopies() throws {
+        let fixture = try ReaderFixture { $0.encryptionKey = Self.key(10) }
+        let file = try fixture.file("x.bin", size: 300_000, seed: 71)
+        let url = fixture.origin.url("/x.bin")
+        XCTAssertEqual(try fixture.read("x.bin"), file.bytes)
+        fixture.cache.close()
+        let keys = try TemporaryDirectory(prefix: "keys")
+        let keyFile = try Self.keyFile(keys, 10)
+        let exported = fixture.directory.file("exported.bin").path
+        let export = try TestTools.run(CLITests.binary, ["cache", "export", "--cache-dir", fixture.cacheDirectory, "--encryption-key-file", keyFile,
+                                       url, exported])
+        XCTAssertTrue(export.succeeded, export.stderr)
+        XCTAssertEqual(FileManager.default.contents(atPath: exported).map([UInt8].init), file.bytes)
+        var info = stat()
+        XCTAssertEqual(stat(exported, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(info.st_nlink, 1, "never a hard link")
+        let inodes = Set(Self.files(under: fixture.cacheDirectory).map { path -> UInt in
+            var other = stat()
+            stat(path, &other)
+            return UInt(other.st_ino)
+        })
+        XCTAssertFalse(inodes.contains(UInt(info.st_ino)))
+        // Writing into the export changes nothing the cache serves.
+        try Data(repeating: 0xEE, count: 1000).write(to: URL(fileURLWithPath: exported))
+
+        let source = fixture.directory.file("local.bin").path
+        let local = TestFile.randomBytes(count: 250_000, seed: 72)
+        try Data(local).write(to: URL(fileURLWithPath: source))
+        let importedURL = fixture.origin.url("/imported.bin")
+        let imported = try TestTools.run(CLITests.binary, ["cache", "import", "--cache-dir", fixture.cacheDirectory, "--encryption-key-file", keyFile,
+                                         importedURL, source])
+        XCTAssertTrue(imported.succeeded, imported.stderr)
+        try Data(repeating: 0x11, count: 250_000).write(to: URL(fileURLWithPath: source))  // the source changes afterwards
+        XCTAssertEqual(Self.leaks(in: fixture.cacheDirectory, plaintexts: [file.bytes, local], strings: ["imported.bin"]), [])
+
+        fixture.origin.stop()
+        var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
+        configuration.encryptionKey = Self.key(10)
+        fixture.cache = try MediaCache(configuration: configuration)
+        XCTAssertEqual(try fixture.read("x.bin"), file.bytes)
+        XCTAssertEqual(try fixture.read("imported.bin"), local)
+        XCTAssertEqual(try fixture.read("imported.bin", offset: 4_000, length: 10_000), Array(local[4_000..<14_000]))
+    }
+
+    // MARK: crash safety
+
+    /// kill -9 while downloading into an encrypted folder, then every byte
+    /// the restarted proxy serves is right.
+    func testKillDuringDownloadsThenEveryServedByteIsRight() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-enc-crash")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let files = try (0..<3).map { try TestFile.random(size: 4_000_000, seed: UInt64(80 + $0), in: root, name: "c\($0).bin") }
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 20m;")
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        let key = ["--encryption-key-file", try Self.keyFile(directory, 11)]
+        try KillRounds.run(files, origin: origin, cache: cache, arguments: key, rounds: 3, maxStart: 3_000_000, seed: 78)
+        try KillRounds.checkEveryServedByte(files, origin: origin, cache: cache, arguments: key)
+    }
+}
