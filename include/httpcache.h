@@ -58,6 +58,7 @@ const char *hc_version(void);
 #define HC_ETLS (-9)        /* TLS handshake or certificate verification */
 #define HC_ERANGE (-10)     /* offset or length outside the resource */
 #define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
+#define HC_ETOOLARGE (-12)  /* a download does not fit in the cache limit */
 
 /* A short English description of `code` (HC_OK included): a static string,
  * never NULL, never freed; unknown codes give "unknown error". Any thread. */
@@ -116,6 +117,10 @@ const char *hc_strerror(int code);
  *       hold (default: half of --max-connections).
  *   "allow-lan-reverse-proxy": Allow --origin with a LAN --host: every LAN
  *       client then reaches the origin with the configured headers.
+ *   "download-parallel": Resources fetched at once over all downloads and
+ *       preloads (default 4).
+ *   "download-rate": Bytes per second all downloads and preloads may take
+ *       from origins together (0: no cap); players are never capped.
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -28,6 +28,8 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         case range = -10
         /// The cache (or the reader, or the proxy) is closed.
         case closed = -11
+        /// A download does not fit in the cache's size limit (with what other downloads hold).
+        case tooLarge = -12
 
         /// A short fixed text for the code.
         public var text: String { staticText.description }
@@ -47,6 +49,7 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
             case .tls: "TLS failed"
             case .range: "range not satisfiable"
             case .closed: "closed"
+            case .tooLarge: "does not fit in the cache limit"
             }
         }
     }

@@ -26,8 +26,13 @@ final class Download: UpstreamResponseDelegate {
     /// When the request was sent (RFC 9111 §4.2.3 request_time), in seconds.
     let requestTime: Int64
 
-    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders()) {
+    /// Started by a background reader (a download or preload): paced by `Loader.pacer`.
+    let background: Bool
+
+    init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders(),
+         background: Bool = false) {
         self.id = id
+        self.background = background
         self.state = state
         self.loader = loader
         self.clientHeaders = clientHeaders
@@ -142,6 +147,7 @@ final class Download: UpstreamResponseDelegate {
                 state.wakeReaders()
                 loader.store.refillSpares()  // after the readers: off the first byte's path
                 if end == nil { paceToReaders() }
+                if background { loader.pacer.received(count, by: self) }
             }
         }
         if machine.shouldStopEarly, task?.isFinished == false {
@@ -201,7 +207,7 @@ final class Download: UpstreamResponseDelegate {
     func followerDrained() {
         guard paused else { return }
         paused = false
-        task?.resume()
+        if !isHeld { task?.resume() }
     }
 
     func unfollow(_ reader: ResourceReader) {
@@ -227,7 +233,20 @@ final class Download: UpstreamResponseDelegate {
     func readersAdvanced() {
         guard isWaitingForReaders, position - state.readHorizon <= Self.paceWindow / 2 else { return }
         isWaitingForReaders = false
-        task?.resume()
+        if !isHeld { task?.resume() }
+    }
+
+    /// Held back by the pacer (rate cap, playback first).
+    private(set) var isHeld = false
+
+    func setHeld(_ on: Bool) {
+        guard on != isHeld else { return }
+        isHeld = on
+        if on {
+            task?.pause()
+        } else if !paused && !isWaitingForReaders {
+            task?.resume()
+        }
     }
 
     /// Stops the download because nobody wants its bytes any more.

@@ -22,6 +22,10 @@ package struct EngineConfiguration: Sendable {
     /// once); nil when the engine runs without one (tests). Its `dataFiles`,
     /// split per loop, is the bound for the store's open data files.
     package var descriptors: DescriptorBudget?
+    /// Fetches at once over every download and preload (all loops).
+    package var downloadParallel = 4
+    /// Bytes per second for downloads and preloads over all loops; 0: no cap.
+    package var downloadRate: Int64 = 0
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -44,10 +48,19 @@ package final class Engine {
     package var preloader: Preloader {
         if let preloaderIfMade { return preloaderIfMade }
         let made = Preloader(engine: self, logger: logger)
+        made.maxConcurrentFetches = configuration.downloadParallel
         preloaderIfMade = made
         return made
     }
     package private(set) var preloaderIfMade: Preloader?
+    /// The folder's downloads (first loop only), made on first use.
+    package var downloads: DownloadManager {
+        if let downloadsIfMade { return downloadsIfMade }
+        let made = DownloadManager(engine: self, logger: logger)
+        downloadsIfMade = made
+        return made
+    }
+    package private(set) var downloadsIfMade: DownloadManager?
 
     /// The engines of every loop (this one among them): set once as the
     /// group opens (see EngineGroup).
@@ -70,6 +83,7 @@ package final class Engine {
         }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
+        loader.backgroundRate = configuration.downloadRate > 0 ? max(1, configuration.downloadRate / Int64(stores.count)) : 0
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).
@@ -99,6 +113,7 @@ package final class Engine {
     /// Cancels every download, closes origin connections and writes all metadata.
     package func shutdown() {
         loop.assertInLoop()
+        downloadsIfMade?.closeAll()
         preloaderIfMade?.closeAll()
         loader.cancelAll()
         loader.client.closeAll()

@@ -23,6 +23,12 @@ package final class Loader {
     /// Called when this loader closes the last foreground reader of all
     /// shards (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
+    /// Paces downloads only background readers want (rate cap, playback first).
+    private(set) lazy var pacer = BackgroundPacer(loop: store.loop, rate: backgroundRate) { [unowned self] in self.gauge }
+    /// Bytes per second for this loop's background downloads (0: no cap).
+    package var backgroundRate: Int64 = 0 {
+        didSet { pacer.rate = backgroundRate }
+    }
     /// Origin traffic, counted where it happens.
     @exclusivity(unchecked) package private(set) var counters = EngineCounters()
 
@@ -80,9 +86,10 @@ package final class Loader {
 
     func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders,
                        request clientHeaders: HTTPHeaders = HTTPHeaders(),
-                       followsRedirects: Bool = true) -> Download {
+                       followsRedirects: Bool = true, background: Bool = false) -> Download {
         nextDownloadID += 1
-        let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders)
+        let download = Download(id: nextDownloadID, state: state, request: request, loader: self, clientHeaders: clientHeaders,
+                                background: background)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
             for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
@@ -261,6 +268,7 @@ package final class Loader {
 
     /// Cancels every download (shutdown).
     package func cancelAll() {
+        pacer.releaseAll()
         for state in states.values {
             for download in state.downloads { download.cancel() }
         }

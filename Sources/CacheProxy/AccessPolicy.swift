@@ -167,7 +167,7 @@ package struct AccessPolicy: Sendable {
         let route: Route
         if target.hasPrefix("/p/") {
             route = .proxy
-        } else if target.hasPrefix("/admin/") {
+        } else if target.hasPrefix("/admin/") || target.hasPrefix("/ui/") || target == "/ui" {
             route = .admin
         } else if StatsRoutes.isStats(target: target) {
             route = .stats

@@ -43,6 +43,9 @@ extension ClientConnection {
         if path.elementsEqual("/ping".utf8) {
             return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         }
+        if path.elementsEqual("/ui/".utf8) || path.elementsEqual("/ui".utf8) {
+            return server.isHome ? handlePage(head) : handOver(head, to: 0)
+        }
         if StatsRoutes.isStats(target: head.target) {
             return server.isHome ? handleStats(head) : handOver(head, to: 0)
         }

@@ -13,9 +13,9 @@ struct HTTPCacheCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 on success, 64 for a usage error, and 10 + |code| for an
             HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
-            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed).
+            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed, 22 too large for the cache).
             """,
-        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, StatsCommand.self]
+        subcommands: [Serve.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, DownloadCommand.self, StatsCommand.self]
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.
@@ -77,6 +77,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-connections-per-client"), help: .serve("max-connections-per-client"))
     var maxConnectionsPerClient: String?
     @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
+    @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
+    @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -86,7 +88,8 @@ struct Serve: ParsableCommand {
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
-         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
+         ("download-parallel", downloadParallel), ("download-rate", downloadRate)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName)]
     }

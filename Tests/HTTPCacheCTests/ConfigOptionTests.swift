@@ -17,6 +17,7 @@ final class ConfigOptionTests: XCTestCase {
         "origin": "https://media.example.com", "access-log": "/tmp/access.log", "ca-file": "/tmp/ca.pem", "insecure": "true",
         "header": "Authorization: Bearer x", "forward-header": "Referer", "allow-origin": "media.example.com",
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
+        "download-parallel": "8", "download-rate": "2MB",
     ]
 
     func testEveryServeOptionIsSettable() {

@@ -30,7 +30,7 @@ final class PreloadFetch {
 
     /// Begins reading (called by the preloader when a slot is free).
     func start(_ engine: Engine) {
-        let pin = run.flatMap { $0.walker.request.pin ? $0.walker.request.url : nil }
+        let pin = run?.walker.request.holder
         let item = self.item
         if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
             let slot = RemoteSlot()
@@ -210,7 +210,7 @@ final class PreloadRead: ResourceReaderDelegate {
         guard !ended else { return }
         ended = true
         if case .success = outcome, let pin, let resource = reader?.resource {
-            resource.setPin(pin)
+            resource.setPin(PinHolders.adding(pin, to: resource.metadata.pin))
         }
         // Where redirects led: the walker resolves a playlist's relative URIs against it.
         let finalURL = reader == nil ? nil : OriginURL.parse(item.url).flatMap { engine?.client.redirectTarget(for: $0)?.string }

@@ -25,6 +25,10 @@ package struct PreloadRequest: Sendable, Equatable {
     /// Seconds of media per media playlist; nil: all of it.
     package var duration: Double?
     package var pin = false
+    /// What pins the fetched resources instead of the URL (a download's tag).
+    package var pinTag: String?
+    /// What holds the fetched resources: nil when they are not pinned.
+    package var holder: String? { pinTag ?? (pin ? url : nil) }
 
     package init(url: String, range: Range<Int64>? = nil, variants: PreloadVariants = .all,
                  duration: Double? = nil, pin: Bool = false) {
