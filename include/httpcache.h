@@ -120,7 +120,8 @@ const char *hc_strerror(int code);
  *   "download-parallel": Resources fetched at once over all downloads and
  *       preloads (default 4).
  *   "download-rate": Bytes per second all downloads and preloads may take
- *       from origins together (0: no cap); players are never capped.
+ *       from origins together, as a size (0: no cap, the default); players
+ *       are never capped.
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -37,6 +37,7 @@ struct CacheCommand: AsyncParsableCommand {
         func open() throws(HTTPCacheError) -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
             configuration.maxCacheSize = Int64.max
+            configuration.resumesDownloads = false  // downloads run in `serve` and `download wait`
             return try MediaCache(configuration: configuration)
         }
     }

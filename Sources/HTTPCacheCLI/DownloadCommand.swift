@@ -26,6 +26,7 @@ struct DownloadCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: "Only these bytes, START-END inclusive.") var range: String?
 
         func run() throws {
+            quietLogs()
             let record: DownloadRecord = try DownloadAccess(folder).call("add", [
                 "url": url, "name": name, "variant": variant, "duration": duration.map { String($0) }, "range": range,
             ])
@@ -39,6 +40,7 @@ struct DownloadCommand: ParsableCommand {
         @Flag(help: "One JSON document (the admin route's) instead of a table.") var json = false
 
         func run() throws {
+            quietLogs()
             let records = try DownloadAccess(folder).list()
             if json {
                 let encoder = JSONEncoder()
@@ -61,14 +63,20 @@ struct DownloadCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Pause a download.")
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws { let _: DownloadRecord = try DownloadAccess(folder).call("pause", ["id": id]) }
+        func run() throws {
+            quietLogs()
+            let _: DownloadRecord = try DownloadAccess(folder).call("pause", ["id": id])
+        }
     }
 
     struct Resume: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a paused or failed download.")
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws { let _: DownloadRecord = try DownloadAccess(folder).call("resume", ["id": id]) }
+        func run() throws {
+            quietLogs()
+            let _: DownloadRecord = try DownloadAccess(folder).call("resume", ["id": id])
+        }
     }
 
     struct Remove: ParsableCommand {
@@ -76,7 +84,10 @@ struct DownloadCommand: ParsableCommand {
             commandName: "rm", abstract: "Remove a download and every resource it holds that no other download holds.")
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws { let _: DownloadRecord = try DownloadAccess(folder).call("remove", ["id": id]) }
+        func run() throws {
+            quietLogs()
+            let _: DownloadRecord = try DownloadAccess(folder).call("remove", ["id": id])
+        }
     }
 
     struct Wait: ParsableCommand {
@@ -93,11 +104,7 @@ struct DownloadCommand: ParsableCommand {
         }
 
         func run() throws {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = .warning
-                return handler
-            }
+            quietLogs()
             let bar = ProgressBar(enabled: isatty(2) == 1)
             var access = DownloadAccess(folder)
             access.maxCacheSize = maxCacheSize.flatMap(ByteSize.parse)
@@ -130,6 +137,15 @@ struct DownloadCommand: ParsableCommand {
                 throw failure
             }
         }
+    }
+}
+
+/// Warnings and errors only on stderr: stdout is the commands' answer.
+private func quietLogs() {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .warning
+        return handler
     }
 }
 
