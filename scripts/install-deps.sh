@@ -8,6 +8,7 @@ PACKAGES=(
   nginx ffmpeg curl openssl ca-certificates   # tests: origin server, media fixtures, clients
   libavformat-dev libavcodec-dev libavutil-dev   # tests: examples/c/ffmpeg_host.c (an AVIOContext over hc_reader)
   wrk                                 # benchmarks
+  chromium                            # tests: the /ui/ page in a real browser (headless, DevTools protocol)
 )
 
 log() { echo "install-deps: $*" >&2; }
