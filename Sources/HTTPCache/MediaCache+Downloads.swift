@@ -82,9 +82,8 @@ extension MediaCache {
     public var downloadEvents: AsyncStream<DownloadInfo> {
         let (stream, continuation) = AsyncStream<DownloadInfo>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let token = subscribeDownloads { continuation.yield($0) } ended: { continuation.finish() }
-        let engines = self.engines
         continuation.onTermination = { _ in
-            if let token { _ = engines.run(0) { $0.downloads.unsubscribe(token) } }
+            if let token { self.unsubscribeDownloads(token) }
         }
         return stream
     }
@@ -114,6 +113,10 @@ extension MediaCache {
     package func downloadRecords() -> [DownloadRecord] { engines.submitAndWait(0) { $0.downloads.records } ?? [] }
 
     package func downloadList() -> [DownloadInfo] { downloadRecords().map(DownloadInfo.init) }
+
+    package func unsubscribeDownloads(_ token: Int) {
+        _ = engines.run(0) { $0.downloads.unsubscribe(token) }
+    }
 
     /// Calls `listener` on the first loop with each change until the cache closes, then `ended`.
     @discardableResult
