@@ -66,7 +66,7 @@ function render() {
   const body = document.getElementById("downloads");
   body.replaceChildren();
   for (const d of downloads.values()) {
-    const row = document.createElement("tr"); row.className = d.state; row.dataset.id = d.id;
+    const row = document.createElement("tr"); row.className = d.state; row.dataset.id = d.id; row.dataset.done = d.bytesDone;
     cell(row, d.name).title = d.url;
     cell(row, d.state + (d.failure ? ": " + d.failure.message : ""));
     const total = d.bytesTotal;
