@@ -1,50 +1,58 @@
 import CacheIO
 
-/// Paces the origin downloads that only background readers (downloads,
-/// preloads) want: under the rate cap (`--download-rate`, shared out over
-/// the loops; 0: none) and held while a foreground reader is served, so a
-/// player gets the link first. A held download's upstream task is paused
-/// and looked at again every `tick`. Loop thread only.
+/// The rate cap of background downloads (`--download-rate`), one for all
+/// loops: a token bucket of bytes, refilled at `rate` a second. Thread-safe.
+package final class RateBucket: Sendable {
+    /// Bytes per second; 0: no cap.
+    package let rate: Int64
+    /// Bytes that may still be taken now (negative: owed) and when that was computed.
+    private let state = Locked<(allowance: Double, at: UInt64)>((0, WallClock.monotonicNanoseconds()))
+
+    package init(rate: Int64) { self.rate = rate }
+
+    /// Takes `count` bytes (0: just looks); whether the bucket is then in debt.
+    @discardableResult
+    func take(_ count: Int) -> Bool {
+        guard rate > 0 else { return false }
+        return state.withLock { state in
+            let now = WallClock.monotonicNanoseconds()
+            // At most a quarter second of burst: the cap holds over short spans too.
+            state.allowance = min(Double(rate) / 4, state.allowance + Double(now &- state.at) / 1e9 * Double(rate))
+            state.at = now
+            state.allowance -= Double(count)
+            return state.allowance < 0
+        }
+    }
+}
+
+/// Paces the origin downloads that only background readers want (downloads,
+/// preloads): under the group's rate cap and held while a foreground reader
+/// is served, so a player gets the link first. A held download's upstream
+/// task is paused and looked at again every `tickMilliseconds`. Loop thread only.
 final class BackgroundPacer {
-    /// Bytes per second this loop's background downloads may take; 0: no cap.
-    var rate: Int64
+    /// The cap shared by every loop (set by EngineGroup); none until then.
+    var bucket = RateBucket(rate: 0)
     private let loop: EventLoop
     private let gauge: () -> ReaderGauge
-    /// Bytes that may still be taken now (negative: owed), refilled at `rate`.
-    private var allowance: Double = 0
-    private var refilledAt: UInt64
     private var held: [ObjectIdentifier: Download] = [:]
     private var timer: LoopTimer?
     static let tickMilliseconds: UInt64 = 20
 
-    init(loop: EventLoop, rate: Int64, gauge: @escaping () -> ReaderGauge) {
+    init(loop: EventLoop, gauge: @escaping () -> ReaderGauge) {
         self.loop = loop
-        self.rate = rate
         self.gauge = gauge
-        refilledAt = loop.nowMilliseconds
     }
 
     /// `download` (started by a background reader) stored `count` bytes.
     func received(_ count: Int, by download: Download) {
-        if rate > 0 {
-            refill()
-            allowance -= Double(count)
-        }
-        if mustHold(download) { hold(download) }
+        let inDebt = bucket.take(count)
+        if mustHold(download, inDebt: inDebt) { hold(download) }
     }
 
-    private func mustHold(_ download: Download) -> Bool {
+    private func mustHold(_ download: Download, inDebt: Bool) -> Bool {
         // A player waiting on the same bytes makes it the player's download.
         if download.state.waiting.values.contains(where: { !$0.background }) { return false }
-        return (rate > 0 && allowance < 0) || !gauge().isIdle
-    }
-
-    private func refill() {
-        let now = loop.nowMilliseconds
-        let elapsed = Double(now &- refilledAt) / 1000
-        refilledAt = now
-        // At most a quarter second of burst: the cap holds over short spans too.
-        allowance = min(Double(rate) / 4, allowance + elapsed * Double(rate))
+        return inDebt || !gauge().isIdle
     }
 
     private func hold(_ download: Download) {
@@ -55,8 +63,8 @@ final class BackgroundPacer {
     }
 
     private func tick() {
-        if rate > 0 { refill() }
-        for (key, download) in held where download.finished || !mustHold(download) {
+        let inDebt = bucket.take(0)
+        for (key, download) in held where download.finished || !mustHold(download, inDebt: inDebt) {
             held[key] = nil
             download.setHeld(false)
         }

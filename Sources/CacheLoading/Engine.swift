@@ -24,7 +24,7 @@ package struct EngineConfiguration: Sendable {
     package var descriptors: DescriptorBudget?
     /// Fetches at once over every download and preload (all loops).
     package var downloadParallel = 4
-    /// Bytes per second for downloads and preloads over all loops; 0: no cap.
+    /// Bytes per second for downloads and preloads over all loops together; 0: no cap.
     package var downloadRate: Int64 = 0
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
@@ -83,7 +83,6 @@ package final class Engine {
         }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
-        loader.backgroundRate = configuration.downloadRate > 0 ? max(1, configuration.downloadRate / Int64(stores.count)) : 0
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).

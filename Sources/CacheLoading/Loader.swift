@@ -24,10 +24,11 @@ package final class Loader {
     /// shards (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
     /// Paces downloads only background readers want (rate cap, playback first).
-    private(set) lazy var pacer = BackgroundPacer(loop: store.loop, rate: backgroundRate) { [unowned self] in self.gauge }
-    /// Bytes per second for this loop's background downloads (0: no cap).
-    package var backgroundRate: Int64 = 0 {
-        didSet { pacer.rate = backgroundRate }
+    private(set) lazy var pacer = BackgroundPacer(loop: store.loop) { [unowned self] in self.gauge }
+    /// The rate cap of background downloads, shared by the group's loaders.
+    package var backgroundRate: RateBucket {
+        get { pacer.bucket }
+        set { pacer.bucket = newValue }
     }
     /// Origin traffic, counted where it happens.
     @exclusivity(unchecked) package private(set) var counters = EngineCounters()
