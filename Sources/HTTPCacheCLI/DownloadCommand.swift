@@ -59,35 +59,26 @@ struct DownloadCommand: ParsableCommand {
         }
     }
 
-    struct Pause: ParsableCommand {
+    struct Pause: DownloadIDCommand {
         static let configuration = CommandConfiguration(abstract: "Pause a download.")
+        static let action = "pause"
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws {
-            quietLogs()
-            let _: DownloadRecord = try DownloadAccess(folder).call("pause", ["id": id])
-        }
     }
 
-    struct Resume: ParsableCommand {
+    struct Resume: DownloadIDCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a paused or failed download.")
+        static let action = "resume"
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws {
-            quietLogs()
-            let _: DownloadRecord = try DownloadAccess(folder).call("resume", ["id": id])
-        }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: DownloadIDCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm", abstract: "Remove a download and every resource it holds that no other download holds.")
+        static let action = "remove"
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
-        func run() throws {
-            quietLogs()
-            let _: DownloadRecord = try DownloadAccess(folder).call("remove", ["id": id])
-        }
     }
 
     struct Wait: ParsableCommand {
@@ -137,6 +128,20 @@ struct DownloadCommand: ParsableCommand {
                 throw failure
             }
         }
+    }
+}
+
+/// `download pause|resume|rm ID`: one action on one download.
+protocol DownloadIDCommand: ParsableCommand {
+    static var action: String { get }
+    var folder: CacheCommand.Folder { get }
+    var id: String { get }
+}
+
+extension DownloadIDCommand {
+    func run() throws {
+        quietLogs()
+        let _: DownloadRecord = try DownloadAccess(folder).call(Self.action, ["id": id])
     }
 }
 
