@@ -37,7 +37,7 @@ final class Bench {
     var hitServers: [ServerProcess] { [proxy] + [nginxDirect, nginxSlice].compactMap { $0 } }
     private var cacheServers: [ServerProcess] { [proxy] + [nginxSlice].compactMap { $0 } }
 
-    private func freshTag(_ name: String) -> String {
+    func freshTag(_ name: String) -> String {
         tagCounter += 1
         return "\(name)=\(tagCounter)-\(UInt32.random(in: 0...UInt32.max))"
     }
@@ -58,6 +58,7 @@ final class Bench {
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
         // Last: it fills a cache of its own with many entries.
+        if want(12) { results.append(downloadScenario()) }
         if want(11) { results.append(scaleScenario()) }
         return results
     }
