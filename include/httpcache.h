@@ -59,6 +59,7 @@ const char *hc_version(void);
 #define HC_ERANGE (-10)     /* offset or length outside the resource */
 #define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
 #define HC_EKEY (-12)       /* encryption key wrong, missing, or not wanted by the folder */
+#define HC_ETOOLARGE (-13)  /* a download does not fit in the cache limit */
 
 /* A short English description of `code` (HC_OK included): a static string,
  * never NULL, never freed; unknown codes give "unknown error". Any thread. */
@@ -130,6 +131,11 @@ const char *hc_strerror(int code);
  *       the proxy exits (default 30; httpcache serve only).
  *   "encryption-key-file": Encrypt the cache folder at rest with the key in
  *       FILE (32 bytes or 64 hex digits; keep it outside the folder).
+ *   "download-parallel": Resources fetched at once over all downloads and
+ *       preloads (default 4).
+ *   "download-rate": Bytes per second all downloads and preloads may take
+ *       from origins together, as a size (0: no cap, the default); players
+ *       are never capped.
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 
@@ -318,6 +324,55 @@ typedef void (*hc_list_fn)(void *userdata, const char *url, int64_t cached_bytes
  * functions on this cache, but not hc_close. HC_EINVAL when `fn` is NULL.
  * Thread-safe. */
 int hc_cache_list(hc_cache *cache, hc_list_fn fn, void *userdata);
+
+/* -------------------------------------------------------------- downloads */
+
+/* Titles kept for offline use: a URL (a file, or an HLS presentation walked
+ * as a preload walks it) and its selection, kept in the cache folder, run at
+ * low priority ("download-parallel", "download-rate", players first), resumed
+ * after a restart or crash, their resources pinned until removed. */
+#define HC_DOWNLOAD_ID_SIZE 16
+#define HC_DOWNLOAD_QUEUED 0
+#define HC_DOWNLOAD_RUNNING 1
+#define HC_DOWNLOAD_PAUSED 2
+#define HC_DOWNLOAD_COMPLETED 3
+#define HC_DOWNLOAD_FAILED 4
+#define HC_DOWNLOAD_REMOVED 5
+
+typedef struct hc_download_status {
+    int state;             /* HC_DOWNLOAD_* */
+    int error;             /* HC_FAILED's code (HC_ETOOLARGE, ...); else HC_OK */
+    int64_t bytes_done;
+    int64_t bytes_total;   /* -1 while unknown */
+    int total_is_estimate; /* 1 while bytes_total is an estimate */
+    int resources_done, resources_total, segments_done, segments_total;
+} hc_download_status;
+
+/* Called with a download's id and status at each change and progress report,
+ * on a library thread (never after hc_close returns). */
+typedef void (*hc_download_fn)(void *userdata, const char *id, const hc_download_status *status);
+
+/* Adds a download of `url`; `name`, `variant` (all, highest, lowest or a
+ * BANDWIDTH) and `range` ("START-END") may be NULL, `duration` (seconds of
+ * media) 0 for all. Writes its id into `id_out` (HC_DOWNLOAD_ID_SIZE bytes).
+ * Thread-safe. */
+int hc_download_add(hc_cache *cache, const char *url, const char *name, const char *variant,
+                    double duration, const char *range, char *id_out);
+
+/* Pause, resume (a paused or failed one) and remove (deleting every resource
+ * no other download holds); HC_ENOTFOUND for an unknown id. Thread-safe. */
+int hc_download_pause(hc_cache *cache, const char *id);
+int hc_download_resume(hc_cache *cache, const char *id);
+int hc_download_remove(hc_cache *cache, const char *id);
+
+/* The status of one download; HC_ENOTFOUND for an unknown id. */
+int hc_download_get(hc_cache *cache, const char *id, hc_download_status *out);
+
+/* Calls `fn` for every download, oldest first, on the calling thread. */
+int hc_download_list(hc_cache *cache, hc_download_fn fn, void *userdata);
+
+/* Sets the callback for download events (NULL: none). Thread-safe. */
+int hc_download_set_callback(hc_cache *cache, hc_download_fn fn, void *userdata);
 
 /* ------------------------------------------------------------- decryption */
 

@@ -9,6 +9,7 @@ PACKAGES=(
   libavformat-dev libavcodec-dev libavutil-dev   # tests: examples/c/ffmpeg_host.c (an AVIOContext over hc_reader)
   wrk                                 # benchmarks
   dpkg-dev lintian                    # scripts/package-deb.sh and its test (dpkg-shlibdeps, lintian)
+  chromium                            # tests: the /ui/ page in a real browser (headless, DevTools protocol)
 )
 
 log() { echo "install-deps: $*" >&2; }

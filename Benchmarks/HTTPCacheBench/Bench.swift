@@ -37,7 +37,7 @@ final class Bench {
     var hitServers: [ServerProcess] { [proxy] + [nginxDirect, nginxSlice].compactMap { $0 } }
     private var cacheServers: [ServerProcess] { [proxy] + [nginxSlice].compactMap { $0 } }
 
-    private func freshTag(_ name: String) -> String {
+    func freshTag(_ name: String) -> String {
         tagCounter += 1
         return "\(name)=\(tagCounter)-\(UInt32.random(in: 0...UInt32.max))"
     }
@@ -59,6 +59,7 @@ final class Bench {
         if want(12) || want(13) { results += encryptedScenarios(ranges: want(12), streaming: want(13)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
         // Last: it fills a cache of its own with many entries.
+        if want(14) { results.append(downloadScenario()) }
         if want(11) { results.append(scaleScenario()) }
         // 12 and 13 ran before 10 (its "after the run" figure follows every hit scenario).
         return results.sorted { $0.id < $1.id }

@@ -22,7 +22,7 @@ struct Settings {
     var scaleConnections = 32
     /// Scenario 11: misses timed at the end of the fill and when the cache is full.
     var scaleSample = 5_000
-    var scenarios: Set<Int> = Set(1...13)
+    var scenarios: Set<Int> = Set(1...14)
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {

@@ -31,6 +31,8 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         /// The cache folder's encryption key is wrong, missing (an encrypted
         /// folder), or given for a folder made without encryption.
         case key = -12
+        /// A download does not fit in the cache's size limit (with what other downloads hold).
+        case tooLarge = -13
 
         /// A short fixed text for the code.
         public var text: String { staticText.description }
@@ -51,6 +53,7 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
             case .range: "range not satisfiable"
             case .closed: "closed"
             case .key: "wrong or missing encryption key for the cache folder"
+            case .tooLarge: "does not fit in the cache limit"
             }
         }
     }

@@ -29,10 +29,14 @@ final class Download: UpstreamResponseDelegate {
     /// content types of `--cache-types` (or all) are (see `LoaderPolicy.keeps`).
     let transparent: Bool
 
+    /// Started by a background reader (a download or preload): paced by `Loader.pacer`.
+    let background: Bool
+
     init(id: Int, state: ResourceState, request: Request, loader: Loader, clientHeaders: HTTPHeaders = HTTPHeaders(),
-         transparent: Bool = false) {
+         transparent: Bool = false, background: Bool = false) {
         self.id = id
         self.transparent = transparent
+        self.background = background
         self.state = state
         self.loader = loader
         self.clientHeaders = clientHeaders
@@ -156,6 +160,7 @@ final class Download: UpstreamResponseDelegate {
                 state.wakeReaders()
                 loader.store.refillSpares()  // after the readers: off the first byte's path
                 if end == nil { paceToReaders() }
+                if background { loader.pacer.received(count, by: self) }
             }
         }
         if machine.shouldStopEarly, task?.isFinished == false {
@@ -227,7 +232,7 @@ final class Download: UpstreamResponseDelegate {
     func followerDrained() {
         guard paused else { return }
         paused = false
-        task?.resume()
+        if !isHeld { task?.resume() }
     }
 
     func unfollow(_ reader: ResourceReader) {
@@ -253,7 +258,20 @@ final class Download: UpstreamResponseDelegate {
     func readersAdvanced() {
         guard isWaitingForReaders, position - state.readHorizon <= Self.paceWindow / 2 else { return }
         isWaitingForReaders = false
-        task?.resume()
+        if !isHeld { task?.resume() }
+    }
+
+    /// Held back by the pacer (rate cap, playback first).
+    private(set) var isHeld = false
+
+    func setHeld(_ on: Bool) {
+        guard on != isHeld else { return }
+        isHeld = on
+        if on {
+            task?.pause()
+        } else if !paused && !isWaitingForReaders {
+            task?.resume()
+        }
     }
 
     /// Stops the download because nobody wants its bytes any more.

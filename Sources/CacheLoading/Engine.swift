@@ -27,6 +27,10 @@ package struct EngineConfiguration: Sendable {
     /// The folder's encryption key (32 bytes), nil for a folder without
     /// encryption (see CacheStorage/FolderKeys).
     package var encryptionKey: [UInt8]?
+    /// Fetches at once over every download and preload (all loops).
+    package var downloadParallel = 4
+    /// Bytes per second for downloads and preloads over all loops together; 0: no cap.
+    package var downloadRate: Int64 = 0
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -64,10 +68,19 @@ package final class Engine {
     package var preloader: Preloader {
         if let preloaderIfMade { return preloaderIfMade }
         let made = Preloader(engine: self, logger: logger)
+        made.maxConcurrentFetches = configuration.downloadParallel
         preloaderIfMade = made
         return made
     }
     package private(set) var preloaderIfMade: Preloader?
+    /// The folder's downloads (first loop only), made on first use.
+    package var downloads: DownloadManager {
+        if let downloadsIfMade { return downloadsIfMade }
+        let made = DownloadManager(engine: self, logger: logger)
+        downloadsIfMade = made
+        return made
+    }
+    package private(set) var downloadsIfMade: DownloadManager?
 
     /// The engines of every loop (this one among them): set once as the
     /// group opens (see EngineGroup).
@@ -134,6 +147,7 @@ package final class Engine {
     /// Cancels every download, closes origin connections and writes all metadata.
     package func shutdown() {
         loop.assertInLoop()
+        downloadsIfMade?.closeAll()
         preloaderIfMade?.closeAll()
         loader.cancelAll()
         loader.client.closeAll()

@@ -16,6 +16,8 @@ package final class EngineGroup: Sendable {
     package let stores: StoreGroup
     /// Each shard's store, by shard (for cache operations, on its loop).
     package let storesByShard: [LoopBound<ResourceStore>]
+    /// The rate cap of every loop's background downloads (`--download-rate`).
+    let rate: RateBucket
     /// Foreground readers of every shard: preloads wait while any is open.
     package let foreground = ReaderGauge()
 
@@ -53,6 +55,7 @@ package final class EngineGroup: Sendable {
         self.stores = stores
         // An engine's store never changes: read here, used on its loop only.
         storesByShard = engines.map { LoopBound($0.unchecked.store, loop: $0.loop) }
+        rate = RateBucket(rate: configuration.downloadRate)
         stores.everyShardOpened()
         for (index, engine) in engines.enumerated() {
             _ = engine.loop.submitAndWait { [self] in self.introduce(engine.value, index: index) }
@@ -64,6 +67,7 @@ package final class EngineGroup: Sendable {
     private func introduce(_ engine: Engine, index: Int) {
         engine.group = self
         engine.loader.gauge = foreground
+        engine.loader.backgroundRate = rate
         guard index > 0 else { return }
         let first = engines[0]
         let gauge = foreground

@@ -23,6 +23,13 @@ package final class Loader {
     /// Called when this loader closes the last foreground reader of all
     /// shards (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?
+    /// Paces downloads only background readers want (rate cap, playback first).
+    private(set) lazy var pacer = BackgroundPacer(loop: store.loop) { [unowned self] in self.gauge }
+    /// The rate cap of background downloads, shared by the group's loaders.
+    package var backgroundRate: RateBucket {
+        get { pacer.bucket }
+        set { pacer.bucket = newValue }
+    }
     /// Origin traffic, counted where it happens.
     @exclusivity(unchecked) package private(set) var counters = EngineCounters()
 
@@ -82,11 +89,11 @@ package final class Loader {
 
     func startDownload(_ state: ResourceState, _ request: Download.Request, headers: HTTPHeaders,
                        request clientHeaders: HTTPHeaders = HTTPHeaders(),
-                       followsRedirects: Bool = true) -> Download {
+                       followsRedirects: Bool = true, background: Bool = false) -> Download {
         nextDownloadID += 1
         // Redirects are relayed, not followed, exactly in the forward and reverse modes.
         let download = Download(id: nextDownloadID, state: state, request: request, loader: self,
-                                clientHeaders: clientHeaders, transparent: !followsRedirects)
+                                clientHeaders: clientHeaders, transparent: !followsRedirects, background: background)
         if case .range(let range) = request {
             // A download already heading into this range stops where this one starts.
             for other in state.downloads where !other.finished { other.truncate(at: range.lowerBound) }
@@ -265,6 +272,7 @@ package final class Loader {
 
     /// Cancels every download (shutdown).
     package func cancelAll() {
+        pacer.releaseAll()
         for state in states.values {
             for download in state.downloads { download.cancel() }
         }

@@ -124,7 +124,7 @@ package final class ResourceReader {
             awaited = probe
         } else {
             let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers,
-                                             request: request, followsRedirects: followsRedirects)
+                                             request: request, followsRedirects: followsRedirects, background: background)
             join(probe)
             awaited = probe
             if !loader.store.isWritable() { probe.passThrough(to: [self]) }
@@ -216,7 +216,7 @@ package final class ResourceReader {
                 // what is needed now, straight to this reader (paced to it).
                 guard range.lowerBound == position else { return }
                 let download = loader.startDownload(state, .range(range), headers: fields.headers, request: request,
-                                                    followsRedirects: followsRedirects)
+                                                    followsRedirects: followsRedirects, background: background)
                 join(download)
                 awaited = download
                 download.passThrough(to: [self])
@@ -224,7 +224,7 @@ package final class ResourceReader {
             case .fetch(let range):
                 let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
                     ? range.lowerBound..<Int64.max : range), headers: fields.headers, request: request,
-                    followsRedirects: followsRedirects)
+                    followsRedirects: followsRedirects, background: background)
                 join(download)
                 if range.contains(position) { awaited = download }
                 return

@@ -21,9 +21,7 @@ enum AdminRoutes {
     /// the wire types of `CacheOperations`; a failure is the `HTTPCacheError`
     /// itself, so that `httpcache cache …` reports it as it does without a proxy.
     static func handle(_ head: HTTPRequestHead, server: ProxyServer, respond: @escaping Respond) {
-        // Compared in constant time: the time taken must not tell how much of a guess was right.
-        guard let token = head.headers["x-httpcache-token"],
-              ConstantTime.equal(Array(token.utf8), Array(server.adminToken.utf8)) else {
+        guard isAuthorized(head, server: server) else {
             return fail(HTTPCacheError(.invalidArgument, "missing or wrong X-HTTPCache-Token"), status: 403, respond)
         }
         let parts = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -70,8 +68,16 @@ enum AdminRoutes {
             }
         default:
             if AdminPreloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
+            if AdminDownloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
             fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
         }
+    }
+
+    /// Whether the request carries the folder's admin token (compared in
+    /// constant time: the time taken must not tell how much of a guess was right).
+    static func isAuthorized(_ head: HTTPRequestHead, server: ProxyServer) -> Bool {
+        guard let token = head.headers["x-httpcache-token"] else { return false }
+        return ConstantTime.equal(Array(token.utf8), Array(server.adminToken.utf8))
     }
 
     /// An error answer: the error as JSON, with the status its code suggests.
@@ -79,6 +85,7 @@ enum AdminRoutes {
         let suggested = switch error.code {
         case .notFound: 404
         case .invalidArgument, .range: 400
+        case .tooLarge: 413
         case .closed: 503
         default: 409
         }

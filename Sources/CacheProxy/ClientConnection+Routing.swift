@@ -57,6 +57,9 @@ extension ClientConnection {
         if let (status, body) = healthAnswer(path: path) {
             return respondSimple(status, body, keepAlive: head.keepAlive, head: head)
         }
+        if path.elementsEqual("/ui/".utf8) || path.elementsEqual("/ui".utf8) {
+            return server.isHome ? handlePage(head) : handOver(received, to: 0)
+        }
         if StatsRoutes.isStats(target: head.target) {
             return server.isHome ? handleStats(head) : handOver(received, to: 0)
         }

@@ -22,6 +22,9 @@ extension ClientConnection {
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
             return respondSimple(400, "Bad request: admin requests take no body\n", keepAlive: false, head: head)
         }
+        if head.target.hasPrefix("/admin/downloads/events"), head.method == "GET", AdminRoutes.isAuthorized(head, server: server) {
+            return streamDownloadEvents(head)
+        }
         AdminRoutes.handle(head, server: server) { [weak self] status, json in
             guard let self, !self.socket.isClosed else { return }
             self.record?.status = status

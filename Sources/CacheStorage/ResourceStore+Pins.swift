@@ -15,8 +15,8 @@ extension ResourceStore {
         var count = 0
         for record in index.pinned {
             guard let resource = existing(storeKey: record.key.hex), resource.isPinned,
-                  resource.metadata.pin == url || resource.key == own else { continue }
-            resource.setPin(nil)
+                  PinHolders.contains(url, in: resource.metadata.pin) || resource.key == own else { continue }
+            resource.setPin(resource.key == own ? nil : PinHolders.removing(url, from: resource.metadata.pin))
             count += 1
         }
         if count > 0 {
@@ -25,6 +25,30 @@ extension ResourceStore {
             evictIfNeeded()
         }
         return count
+    }
+
+    /// Lets go of every resource held by `holder` (a download's pin tag):
+    /// one still held by another keeps its pin, the others are deleted (an
+    /// entry in use goes once its readers are done). Returns how many
+    /// entries were deleted and their bytes.
+    package func release(holder: String) -> (entries: Int, bytes: Int64) {
+        var deleted = 0
+        var bytes: Int64 = 0
+        for record in index.pinned {
+            guard let resource = existing(storeKey: record.key.hex), PinHolders.contains(holder, in: resource.metadata.pin) else {
+                continue
+            }
+            if let others = PinHolders.removing(holder, from: resource.metadata.pin) {
+                resource.setPin(others)
+            } else {
+                deleted += 1
+                bytes += resource.available.byteCount
+                resource.setPin(nil)
+                remove(resource)
+            }
+        }
+        if deleted > 0 { logger.info("download released", metadata: ["holder": "\(holder)", "deleted": "\(deleted)", "bytes": "\(bytes)"]) }
+        return (deleted, bytes)
     }
 
     /// `pinned` bytes are pinned (in the whole folder): the log says once
@@ -39,5 +63,25 @@ extension ResourceStore {
         } else {
             warnedAboutPins = false
         }
+    }
+}
+
+/// A resource's pin is the list of what holds it (a pinning preload's URL,
+/// downloads' tags), space-separated in its metadata: a resource shared by
+/// two downloads stays until both let go of it.
+package enum PinHolders {
+    package static func list(_ pin: String?) -> [Substring] { pin?.split(separator: " ") ?? [] }
+
+    package static func contains(_ holder: String, in pin: String?) -> Bool { list(pin).contains { $0 == holder } }
+
+    /// The pin with `holder` added (once).
+    package static func adding(_ holder: String, to pin: String?) -> String {
+        contains(holder, in: pin) ? pin! : (list(pin).map(String.init) + [holder]).joined(separator: " ")
+    }
+
+    /// The pin without `holder`; nil when nothing holds it any more.
+    package static func removing(_ holder: String, from pin: String?) -> String? {
+        let left = list(pin).filter { $0 != holder }
+        return left.isEmpty ? nil : left.joined(separator: " ")
     }
 }

@@ -64,6 +64,15 @@ public struct HTTPCacheConfiguration: Sendable {
     /// 500 MB). Least recently used resources are evicted first; a resource
     /// larger than the limit still plays, streamed and not kept.
     public var maxCacheSize: Int64 = 500_000_000
+    /// Resources fetched at once over all downloads and preloads (`--download-parallel`).
+    public var downloadParallel = 4
+    /// Bytes per second all downloads and preloads may take from origins
+    /// together; 0: no cap (`--download-rate`). Players are never capped.
+    public var downloadRate: Int64 = 0
+    /// Starts the folder's queued downloads when the cache opens (those a
+    /// crash or close interrupted go on where they stopped). False leaves
+    /// them queued until another open starts them.
+    public var resumesDownloads = true
     /// Decides whether a response with this Content-Type (nil when absent) is
     /// cached. Others are still proxied, just not kept. The default accepts
     /// video/*, audio/*, HLS and DASH playlists, application/mp4 and
@@ -183,6 +192,8 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
         engine.cacheKey = cacheKey
         engine.encryptionKey = encryptionKey
+        engine.downloadParallel = downloadParallel
+        engine.downloadRate = downloadRate
         engine.policy.cacheable = isCacheable
         engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
         if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }

@@ -80,6 +80,11 @@ public final class MediaCache: Sendable {
             if let error = error as? StorageError { throw HTTPCacheError(error) }
             throw HTTPCacheError(.invalidArgument, "cannot open the cache: \(error)")
         }
+        let resumes = configuration.resumesDownloads
+        _ = engines.submitAndWait(0) { engine in
+            let downloads = engine.downloads  // read from the folder now
+            if resumes { downloads.startQueued() }
+        }
     }
 
     deinit { close() }

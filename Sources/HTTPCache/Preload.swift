@@ -102,13 +102,6 @@ public struct PreloadProgress: Sendable, Equatable {
     }
 }
 
-extension HTTPCacheError {
-    /// The API's error for a preload failure.
-    package init(_ failure: PreloadFailure) {
-        self.init(Code(rawValue: failure.code) ?? .upstream, failure.message)
-    }
-}
-
 /// A running preload: progress, cancel, and its end (async/await, an
 /// `AsyncStream` of progress, or polling). Thread-safe.
 public final class PreloadTask: Sendable {

@@ -14,6 +14,8 @@ final class CacheHandle: Sendable {
     /// Held across hc_serve so that a second call, even a concurrent one,
     /// reports HC_EINVAL (MediaCache.serve() would silently do nothing).
     private let serveLock = Locked(())
+    /// The download event callback's subscription (hc_download_set_callback).
+    let downloadCallback = Locked<Int?>(nil)
 
     init(cache: MediaCache, logger: Logger) {
         self.cache = cache

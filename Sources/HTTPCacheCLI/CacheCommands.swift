@@ -41,6 +41,7 @@ struct CacheCommand: AsyncParsableCommand {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
             configuration.maxCacheSize = Int64.max
             if let keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
+            configuration.resumesDownloads = false  // downloads run in `serve` and `download wait`
             return try MediaCache(configuration: configuration)
         }
     }

@@ -13,9 +13,10 @@ struct HTTPCacheCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 on success, 64 for a usage error, and 10 + |code| for an
             HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
-            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed).
+            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed, 22 encryption key, 23 too large for the cache).
             """,
-        subcommands: [Serve.self, CheckConfig.self, URLCommand.self, CacheCommand.self, PreloadCommand.self, StatsCommand.self]
+        subcommands: [Serve.self, CheckConfig.self, URLCommand.self, CacheCommand.self, PreloadCommand.self,
+                      DownloadCommand.self, StatsCommand.self]
     )
 
     /// Runs the command; an HTTPCache error exits with its code's status.
@@ -97,6 +98,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("upstream-proxy"), help: .serve("upstream-proxy")) var upstreamProxy: String?
     @Option(name: .customLong("no-upstream-proxy-for"), help: .serve("no-upstream-proxy-for")) var noUpstreamProxyFor: [String] = []
     @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
+    @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
+    @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -107,7 +110,8 @@ struct Serve: ParsableCommand {
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
-         ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
+         ("download-parallel", downloadParallel), ("download-rate", downloadRate)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }

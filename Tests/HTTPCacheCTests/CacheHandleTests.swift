@@ -281,7 +281,8 @@ final class CacheHandleTests: XCTestCase {
         XCTAssertEqual(String(cString: hc_strerror(0)), "success")
         XCTAssertEqual(String(cString: hc_strerror(-4)), "cache folder in use")
         XCTAssertEqual(String(cString: hc_strerror(-12)), "wrong or missing encryption key for the cache folder")
-        XCTAssertEqual(String(cString: hc_strerror(-13)), "unknown error")
+        XCTAssertEqual(String(cString: hc_strerror(-13)), "does not fit in the cache limit")
+        XCTAssertEqual(String(cString: hc_strerror(-14)), "unknown error")
         XCTAssertEqual(hc_strerror(-4), hc_strerror(-4), "a static string")
     }
 }

@@ -92,6 +92,27 @@ final class CLibraryTests: XCTestCase {
         XCTAssertEqual(origin.accessLog(waitingFor: 1).filter { $0.uri == "/clip.mp4" }.count, 1)
     }
 
+    /// download.c: a download added through the C API completes (its
+    /// events reach the callback, its status says so), and removing it
+    /// empties the cache; an unknown id is HC_ENOTFOUND.
+    func testDownloadThroughTheCAPI() throws {
+        let work = try TemporaryDirectory(prefix: "hc-clib-download")
+        defer { work.remove() }
+        let program = try InstalledLibrary.buildExample("download", in: work.path)
+        let root = work.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        _ = try TestFile.random(size: 1_500_007, seed: 41, in: root, name: "clip.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let ran = try TestTools.run(program, [work.path + "/cache", origin.url("/clip.mp4")], timeout: 60,
+                                    environment: InstalledLibrary.environment())
+        XCTAssertEqual(ran.exitCode, 0, ran.stdout + ran.stderr)
+        XCTAssertTrue(ran.stdout.contains("bad url -1\nadd 0\n"), ran.stdout)
+        XCTAssertTrue(ran.stdout.contains("status 0 state 3 error 0 bytes 1500007/1500007 estimate 0 resources 1/1\n"), ran.stdout)
+        XCTAssertTrue(ran.stdout.contains("state 3 bytes 1500007 of 1500007\n"), ran.stdout)
+        XCTAssertTrue(ran.stdout.contains("cache 1500007\nremove 0\nagain -5\ncache 0\nevents seen\nclosed\n"), ran.stdout)
+    }
+
     /// errors.c: each documented failure gives its code, and hc_strerror
     /// has a text for every code (the table HTTPCacheError.Code owns).
     func testErrorCodes() throws {

@@ -30,7 +30,7 @@ final class PreloadFetch {
 
     /// Begins reading (called by the preloader when a slot is free).
     func start(_ engine: Engine) {
-        let pin = run.flatMap { $0.walker.request.pin ? $0.walker.request.url : nil }
+        let pin = run?.walker.request.holder
         let item = self.item
         if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
             let slot = RemoteSlot()
@@ -158,6 +158,8 @@ final class PreloadRead: ResourceReaderDelegate {
         if item.role == .segmentIndex || (item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit) {
             body = []
         }
+        // Held from its first byte: a paused or interrupted download keeps what it has.
+        holdResource()
         reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
         reader.deliver(range)
         pump()
@@ -212,13 +214,17 @@ final class PreloadRead: ResourceReaderDelegate {
     private func end(_ outcome: Result<[UInt8]?, PreloadFailure>) {
         guard !ended else { return }
         ended = true
-        if case .success = outcome, let pin, let resource = reader?.resource {
-            resource.setPin(pin)
-        }
+        if case .success = outcome { holdResource() }
         // Where redirects led: the walker resolves a playlist's relative URIs against it.
         let finalURL = reader == nil ? nil : OriginURL.parse(item.url).flatMap { engine?.client.redirectTarget(for: $0)?.string }
         closeReader()
         reports.ended(outcome, finalURL)
+    }
+
+    /// Pins the resource for the preload's holder, if it has one.
+    private func holdResource() {
+        guard let pin, let resource = reader?.resource else { return }
+        resource.setPin(PinHolders.adding(pin, to: resource.metadata.pin))
     }
 
     private func closeReader() {

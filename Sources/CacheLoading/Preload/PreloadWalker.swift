@@ -31,6 +31,10 @@ package struct PreloadRequest: Sendable, Equatable {
     /// DASH: keep only audio and text adaptation sets in this language (see
     /// `MPDPeriod.adaptationSets(language:)`); nil: every one.
     package var language: String?
+    /// What pins the fetched resources instead of the URL (a download's tag).
+    package var pinTag: String?
+    /// What holds the fetched resources: nil when they are not pinned.
+    package var holder: String? { pinTag ?? (pin ? url : nil) }
 
     package init(url: String, range: Range<Int64>? = nil, variants: PreloadVariants = .all,
                  duration: Double? = nil, pin: Bool = false, language: String? = nil) {

@@ -18,6 +18,8 @@ package struct PreloadStatus: Sendable, Equatable {
     /// Bytes of the items whose size is known so far (grows as an HLS walk
     /// finds more); nil while nothing is known.
     package var bytesTotal: Int64?
+    /// Items whose size is known (those `bytesTotal` adds up).
+    package var resourcesSized = 0
     package var counts = PreloadCounts()
 
     package init(id: Int, url: String) {
@@ -84,6 +86,7 @@ final class PreloadRun {
     func sizeKnown(_ bytes: Int64?) {
         guard let bytes else { return }
         status.bytesTotal = (status.bytesTotal ?? 0) + bytes
+        status.resourcesSized += 1
     }
 
     func bytesFetched(_ count: Int64) {

@@ -1,0 +1,84 @@
+import CacheIO
+
+/// The rate cap of background downloads (`--download-rate`), one for all
+/// loops: a token bucket of bytes, refilled at `rate` a second. Thread-safe.
+package final class RateBucket: Sendable {
+    /// Bytes per second; 0: no cap.
+    package let rate: Int64
+    /// Bytes that may still be taken now (negative: owed) and when that was computed.
+    private let state = Locked<(allowance: Double, at: UInt64)>((0, WallClock.monotonicNanoseconds()))
+
+    package init(rate: Int64) { self.rate = rate }
+
+    /// Takes `count` bytes (0: just looks); whether the bucket is then in debt.
+    @discardableResult
+    func take(_ count: Int) -> Bool {
+        guard rate > 0 else { return false }
+        return state.withLock { state in
+            let now = WallClock.monotonicNanoseconds()
+            // At most a quarter second of burst: the cap holds over short spans too.
+            state.allowance = min(Double(rate) / 4, state.allowance + Double(now &- state.at) / 1e9 * Double(rate))
+            state.at = now
+            state.allowance -= Double(count)
+            return state.allowance < 0
+        }
+    }
+}
+
+/// Paces the origin downloads that only background readers want (downloads,
+/// preloads): under the group's rate cap and held while a foreground reader
+/// is served, so a player gets the link first. A held download's upstream
+/// task is paused and looked at again every `tickMilliseconds`. Loop thread only.
+final class BackgroundPacer {
+    /// The cap shared by every loop (set by EngineGroup); none until then.
+    var bucket = RateBucket(rate: 0)
+    private let loop: EventLoop
+    private let gauge: () -> ReaderGauge
+    private var held: [ObjectIdentifier: Download] = [:]
+    private var timer: LoopTimer?
+    static let tickMilliseconds: UInt64 = 20
+
+    init(loop: EventLoop, gauge: @escaping () -> ReaderGauge) {
+        self.loop = loop
+        self.gauge = gauge
+    }
+
+    /// `download` (started by a background reader) stored `count` bytes.
+    func received(_ count: Int, by download: Download) {
+        let inDebt = bucket.take(count)
+        if mustHold(download, inDebt: inDebt) { hold(download) }
+    }
+
+    private func mustHold(_ download: Download, inDebt: Bool) -> Bool {
+        // A player waiting on the same bytes makes it the player's download.
+        if download.state.waiting.values.contains(where: { !$0.background }) { return false }
+        return inDebt || !gauge().isIdle
+    }
+
+    private func hold(_ download: Download) {
+        held[ObjectIdentifier(download)] = download
+        download.setHeld(true)
+        guard timer == nil else { return }
+        timer = LoopTimer(on: loop, after: Self.tickMilliseconds, repeat: Self.tickMilliseconds) { [weak self] in self?.tick() }
+    }
+
+    private func tick() {
+        let inDebt = bucket.take(0)
+        for (key, download) in held where download.finished || !mustHold(download, inDebt: inDebt) {
+            held[key] = nil
+            download.setHeld(false)
+        }
+        if held.isEmpty {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// Lets every held download go (shutdown).
+    func releaseAll() {
+        for download in held.values { download.setHeld(false) }
+        held.removeAll()
+        timer?.cancel()
+        timer = nil
+    }
+}

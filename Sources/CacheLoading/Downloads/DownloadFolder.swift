@@ -1,0 +1,108 @@
+import CacheIO
+import Glibc
+
+/// The downloads' records in the cache folder: `downloads/<id>` each, one
+/// `name value` a line (the metadata's style: no JSON on the server path),
+/// replaced by a rename so that a crash leaves the old record or the new
+/// one. Small files, written on state changes and at most once a second
+/// while running. Loop thread (of the download manager) only.
+package struct DownloadFolder: Sendable {
+    package let path: String
+
+    package init(cacheDirectory: String) {
+        path = cacheDirectory + "/downloads"
+    }
+
+    /// Every record in the folder; unreadable files are skipped (a crash mid-write leaves only temp files).
+    package func load() -> [DownloadRecord] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var records: [DownloadRecord] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix("."), !name.hasSuffix(".tmp"), let text = Self.read(path + "/" + name),
+                  let record = Self.decode(text), record.id == name else { continue }
+            records.append(record)
+        }
+        return records.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+    }
+
+    package func save(_ record: DownloadRecord) throws(HTTPCacheError) {
+        mkdir(path, 0o700)
+        let final = path + "/" + record.id
+        let temp = final + ".tmp"
+        let bytes = Array(Self.encode(record).utf8)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw HTTPCacheError(.io, "cannot write \(temp): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == bytes.count, rename(temp, final) == 0 else {
+            unlink(temp)
+            throw HTTPCacheError(.io, "cannot write \(final)")
+        }
+    }
+
+    package func delete(_ id: String) {
+        unlink(path + "/" + id)
+    }
+
+    static func read(_ file: String) -> String? {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// One `name value` a line; values have no line breaks (names are flattened).
+    static func encode(_ r: DownloadRecord) -> String {
+        var lines = ["id \(r.id)", "name \(flat(r.name))", "url \(flat(r.url))", "state \(r.state.rawValue)", "created \(r.created)",
+                     "bytesDone \(r.bytesDone)", "estimate \(r.totalIsEstimate)",
+                     "resources \(r.resourcesDone) \(r.resourcesTotal)", "segments \(r.segmentsDone) \(r.segmentsTotal)"]
+        if let variant = r.variant { lines.append("variant \(flat(variant))") }
+        if let duration = r.duration { lines.append("duration \(duration)") }
+        if let range = r.range { lines.append("range \(flat(range))") }
+        if let total = r.bytesTotal { lines.append("bytesTotal \(total)") }
+        if let failure = r.failure { lines.append("failure \(failure.code.rawValue) \(flat(failure.message))") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func decode(_ text: String) -> DownloadRecord? {
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            fields[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        guard let id = fields["id"], !id.isEmpty, let url = fields["url"], let created = fields["created"].flatMap({ Int64($0) }),
+              let state = fields["state"].flatMap(DownloadRecord.State.init(rawValue:)) else { return nil }
+        var record = DownloadRecord(id: id, name: fields["name"] ?? url, url: url, variant: fields["variant"],
+                                    duration: fields["duration"].flatMap { Double($0) }, range: fields["range"], created: created)
+        record.state = state
+        record.bytesDone = fields["bytesDone"].flatMap { Int64($0) } ?? 0
+        record.bytesTotal = fields["bytesTotal"].flatMap { Int64($0) }
+        record.totalIsEstimate = fields["estimate"] == "true"
+        let pair = { (name: String) -> (Int, Int) in
+            let numbers = (fields[name] ?? "").split(separator: " ").compactMap { Int($0) }
+            return numbers.count == 2 ? (numbers[0], numbers[1]) : (0, 0)
+        }
+        (record.resourcesDone, record.resourcesTotal) = pair("resources")
+        (record.segmentsDone, record.segmentsTotal) = pair("segments")
+        if let failure = fields["failure"] {
+            let parts = failure.split(separator: " ", maxSplits: 1)
+            let code = parts.first.flatMap { Int32($0) }.flatMap(HTTPCacheError.Code.init(rawValue:)) ?? .upstream
+            record.failure = HTTPCacheError(code, parts.count > 1 ? String(parts[1]) : code.text)
+        }
+        return record
+    }
+
+    private static func flat(_ text: String) -> String {
+        String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+    }
+}

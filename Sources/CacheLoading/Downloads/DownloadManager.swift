@@ -1,0 +1,230 @@
+import CacheIO
+import CacheStorage
+import Logging
+
+/// The downloads of a cache folder, on the first loop: the driver of each
+/// download's `DownloadLifecycle`. It persists records (`DownloadFolder`),
+/// runs each running download as a pinning preload of its selection (the
+/// preloader's slots, `--download-parallel`, are shared by all; the loader's
+/// `BackgroundPacer` applies the rate cap and playback first), and tells
+/// listeners (the admin event stream, the Swift and C APIs) of every change.
+/// Events raised while acting are queued and handled after. Loop thread only.
+package final class DownloadManager {
+    unowned let engine: Engine
+    private let logger: Logger
+    private let folder: DownloadFolder
+    private var lifecycles: [String: DownloadLifecycle] = [:]
+    /// The run (preload) of each running download: its preload id and a
+    /// number that tells its reports from those of an earlier run.
+    private var runs: [String: (generation: Int, preload: Int?)] = [:]
+    private var generation = 0
+    private var persistedAt: [String: UInt64] = [:]
+    private var events: [(String, DownloadLifecycle.Event)] = []
+    private var draining = false
+    private var listeners: [Int: (DownloadRecord) -> Void] = [:]
+    private var nextListener = 0
+    private var closed = false
+    /// Whether queued downloads start (false: a CLI command that only edits them).
+    private var starts = false
+
+    init(engine: Engine, logger: Logger) {
+        self.engine = engine
+        self.logger = logger
+        folder = DownloadFolder(cacheDirectory: engine.configuration.cacheDirectory)
+        for record in folder.load() { lifecycles[record.id] = DownloadLifecycle(record) }
+    }
+
+    /// Starts queued downloads now and whenever one is queued (serving, or
+    /// an app or `download wait` running them): those the last run left
+    /// running go on where they stopped.
+    package func startQueued() {
+        starts = true
+        schedule()
+    }
+
+    /// Every download, oldest first.
+    package var records: [DownloadRecord] {
+        lifecycles.values.map(\.record).sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+    }
+
+    package func record(_ id: String) -> DownloadRecord? { lifecycles[id]?.record }
+
+    /// Adds a download (queued); its record is in the folder when this returns.
+    package func add(url: String, name: String?, variant: String?, duration: Double?,
+                     range: String?) -> Result<DownloadRecord, HTTPCacheError> {
+        guard !closed else { return .failure(HTTPCacheError(.closed, "the cache is closed")) }
+        var id: String
+        repeat { id = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16) } while lifecycles[id] != nil
+        let record = DownloadRecord(id: id, name: name.flatMap { $0.isEmpty ? nil : $0 } ?? DownloadRecord.defaultName(for: url),
+                                    url: url, variant: variant, duration: duration, range: range, created: WallClock.milliseconds())
+        if let problem = record.problem { return .failure(HTTPCacheError(.invalidArgument, problem)) }
+        do { try folder.save(record) } catch { return .failure(error) }
+        lifecycles[id] = DownloadLifecycle(record)
+        logger.info("download added", metadata: ["id": "\(id)", "url": "\(url)"])
+        announce(record)
+        schedule()
+        return .success(record)
+    }
+
+    package func pause(_ id: String) -> Result<DownloadRecord, HTTPCacheError> { apply(.pause, to: id) }
+
+    package func resume(_ id: String) -> Result<DownloadRecord, HTTPCacheError> { apply(.resume, to: id) }
+
+    /// Removes a download: stops it, and deletes every resource it holds that no other download holds.
+    package func remove(_ id: String) -> Result<DownloadRecord, HTTPCacheError> { apply(.remove, to: id) }
+
+    private func apply(_ event: DownloadLifecycle.Event, to id: String) -> Result<DownloadRecord, HTTPCacheError> {
+        guard lifecycles[id] != nil else { return .failure(HTTPCacheError(.notFound, "no download \(id)")) }
+        send(id, event)
+        let record = lifecycles[id]?.record
+        if event == .remove { lifecycles[id] = nil }
+        schedule()
+        return record.map { .success($0) } ?? .failure(HTTPCacheError(.notFound, "no download \(id)"))
+    }
+
+    /// Calls `listener` with a download's record at each change and progress report.
+    package func subscribe(_ listener: @escaping (DownloadRecord) -> Void) -> Int {
+        nextListener += 1
+        listeners[nextListener] = listener
+        return nextListener
+    }
+
+    package func unsubscribe(_ token: Int) { listeners[token] = nil }
+
+    /// Calls `action` when the cache closes (streams of events end then).
+    package func onClose(_ action: @escaping () -> Void) {
+        if closed { action() } else { closeActions.append(action) }
+    }
+    private var closeActions: [() -> Void] = []
+
+    /// The cache closes: running downloads stop and stay queued for the next start.
+    package func closeAll() {
+        closed = true
+        for id in Array(runs.keys) { send(id, .interrupted) }
+        listeners.removeAll()
+        let actions = closeActions
+        closeActions = []
+        for action in actions { action() }
+    }
+
+    // MARK: driving
+
+    private func send(_ id: String, _ event: DownloadLifecycle.Event) {
+        events.append((id, event))
+        guard !draining else { return }
+        draining = true
+        while !events.isEmpty {
+            let (target, next) = events.removeFirst()
+            guard var lifecycle = lifecycles[target] else { continue }
+            let actions = lifecycle.handle(next)
+            lifecycles[target] = lifecycle
+            for action in actions { perform(action, lifecycle.record) }
+        }
+        draining = false
+    }
+
+    private func perform(_ action: DownloadLifecycle.Action, _ record: DownloadRecord) {
+        switch action {
+        case .fetch:
+            fetch(record)
+        case .stopFetching:
+            if let run = runs.removeValue(forKey: record.id), let preload = run.preload { engine.preloader.cancel(preload) }
+            if !closed { engine.loop.executeLater { [weak self] in self?.schedule() } }
+        case .persist:
+            persist(record)
+        case .release:
+            release(record)
+        case .forget:
+            folder.delete(record.id)
+            persistedAt[record.id] = nil
+            logger.info("download removed", metadata: ["id": "\(record.id)"])
+        case .announce:
+            if record.state == .running, let last = persistedAt[record.id], engine.loop.nowMilliseconds &- last >= 1000 {
+                persist(record)  // progress, at most once a second
+            }
+            if record.state != .running || record.failure != nil { logState(record) }
+            announce(record)
+        }
+    }
+
+    private func fetch(_ record: DownloadRecord) {
+        guard let request = record.preloadRequest else {
+            return send(record.id, .ended(HTTPCacheError(.invalidArgument, record.problem ?? "bad selection")))
+        }
+        generation += 1
+        let run = generation
+        runs[record.id] = (run, nil)
+        let preload = engine.preloader.start(request, window: engine.configuration.downloadParallel) { [weak self] status in
+            self?.preloadReported(record.id, run: run, status)
+        }
+        if runs[record.id]?.generation == run { runs[record.id]?.preload = preload }
+    }
+
+    private func preloadReported(_ id: String, run: Int, _ status: PreloadStatus) {
+        guard runs[id]?.generation == run else { return }
+        var progress = DownloadProgress()
+        progress.bytesDone = status.bytesDone
+        progress.bytesKnown = status.bytesTotal
+        progress.resourcesSized = status.resourcesSized
+        progress.resourcesDone = status.counts.resourcesDone
+        progress.resourcesTotal = status.counts.resourcesTotal
+        progress.segmentsDone = status.counts.segmentsDone
+        progress.segmentsTotal = status.counts.segmentsTotal
+        // One resource too big to be a playlist: a plain file, whose size is then exact.
+        progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
+        send(id, .progress(progress, room: room(for: id)))
+        guard case .finished(let failure) = status.phase, runs[id]?.generation == run else { return }
+        runs[id] = nil
+        send(id, .ended(failure.map(HTTPCacheError.init)))
+        schedule()
+    }
+
+    /// Bytes of the cache limit left for download `id`: what other downloads hold or will hold is taken.
+    private func room(for id: String) -> Int64 {
+        let others = lifecycles.values.lazy.filter { $0.record.id != id && $0.state != .failed && $0.state != .removed }
+            .reduce(Int64(0)) { $0 + $1.record.neededBytes }
+        return engine.store.maxBytes - others
+    }
+
+    /// Starts queued downloads, oldest first, while fewer than `--download-parallel` run.
+    private func schedule() {
+        guard starts, !closed else { return }
+        let running = lifecycles.values.filter { $0.state == .running }.count
+        let queued = lifecycles.values.filter { $0.state == .queued }.map(\.record).sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        for record in queued.prefix(max(0, engine.configuration.downloadParallel - running)) { send(record.id, .start) }
+    }
+
+    private func persist(_ record: DownloadRecord) {
+        persistedAt[record.id] = engine.loop.nowMilliseconds
+        do { try folder.save(record) } catch {
+            logger.warning("cannot save a download's record", metadata: ["id": "\(record.id)", "error": "\(error.message)"])
+        }
+    }
+
+    /// Lets go of its resources on every store (a presentation's resources hash to all of them).
+    private func release(_ record: DownloadRecord) {
+        let holder = record.holder
+        guard let group = engine.group else {
+            _ = engine.store.release(holder: holder)
+            return
+        }
+        for store in group.storesByShard { _ = store.loop.execute { _ = store.value.release(holder: holder) } }
+    }
+
+    private func announce(_ record: DownloadRecord) {
+        for listener in listeners.values { listener(record) }
+    }
+
+    private func logState(_ record: DownloadRecord) {
+        var metadata: Logger.Metadata = ["id": "\(record.id)", "state": "\(record.state.rawValue)", "bytes": "\(record.bytesDone)"]
+        if let failure = record.failure { metadata["error"] = "\(failure.message)" }
+        logger.info("download", metadata: metadata)
+    }
+}
+
+extension HTTPCacheError {
+    /// The API's error for a preload failure.
+    package init(_ failure: PreloadFailure) {
+        self.init(Code(rawValue: failure.code) ?? .upstream, failure.message)
+    }
+}

@@ -1,0 +1,55 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+
+/// `/admin/downloads…`: `httpcache download …` and the `/ui/` page while a
+/// proxy serves the folder (token-protected like every admin route).
+///
+///     GET  /admin/downloads[?id=ID]            → AdminDownloadList (one or all)
+///     POST /admin/downloads/add?url=U[&name=N][&variant=V][&duration=S][&range=A-B] → the record
+///     POST /admin/downloads/pause?id=ID        → the record
+///     POST /admin/downloads/resume?id=ID       → the record
+///     POST /admin/downloads/remove?id=ID       → the record (state removed)
+///     GET  /admin/downloads/events             Server-Sent Events: `data: <record JSON>` at each change
+enum AdminDownloadRoutes {
+    static func handle(path: Substring, query: [String: String], isPost: Bool, server: ProxyServer,
+                       respond: @escaping AdminRoutes.Respond) -> Bool {
+        let downloads = server.engine.downloads
+        let answer = { (result: Result<DownloadRecord, HTTPCacheError>) in
+            switch result {
+            case .success(let record): respond(200, JSONText.encode(record))
+            case .failure(let error): AdminRoutes.fail(error, respond)
+            }
+        }
+        let id = query["id"] ?? ""
+        switch (path, isPost) {
+        case ("/admin/downloads", false):
+            let records = query["id"].map { id in downloads.records.filter { $0.id == id } } ?? downloads.records
+            if query["id"] != nil && records.isEmpty { AdminRoutes.fail(HTTPCacheError(.notFound, "no download \(id)"), respond); break }
+            respond(200, JSONText.encode(AdminDownloadList(downloads: records, maxBytes: server.engine.store.maxBytes)))
+        case ("/admin/downloads/add", true):
+            guard let url = query["url"] else { AdminRoutes.fail(HTTPCacheError(.invalidArgument, "url missing"), respond); break }
+            answer(downloads.add(url: url, name: query["name"], variant: query["variant"],
+                                 duration: query["duration"].flatMap { Double($0) } ?? (query["duration"] == nil ? nil : -1),
+                                 range: query["range"]))
+        case ("/admin/downloads/pause", true): answer(downloads.pause(id))
+        case ("/admin/downloads/resume", true): answer(downloads.resume(id))
+        case ("/admin/downloads/remove", true): answer(downloads.remove(id))
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// One Server-Sent Event carrying a record.
+    static func event(_ record: DownloadRecord) -> [UInt8] {
+        Array(("event: download\ndata: " + JSONText.encode(record) + "\n\n").utf8)
+    }
+}
+
+/// `GET /admin/downloads`'s answer.
+package struct AdminDownloadList: Codable, Sendable {
+    package var downloads: [DownloadRecord]
+    /// The cache's size limit.
+    package var maxBytes: Int64
+}

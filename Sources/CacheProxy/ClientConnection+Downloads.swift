@@ -1,0 +1,57 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+
+// The downloads' event stream (Server-Sent Events) and the `/ui/` page.
+
+extension ClientConnection {
+    /// `GET /admin/downloads/events` (token checked): every download's
+    /// record now, then one event at each change, until the client goes.
+    /// The response has no length: the connection closes after it.
+    func streamDownloadEvents(_ head: HTTPRequestHead) {
+        record?.status = 200
+        var headers = HTTPHeaders()
+        headers.add("Server", "HTTPCache")
+        headers.add("Content-Type", "text/event-stream")
+        headers.add("Cache-Control", "no-store")
+        headers.add("Connection", "close")
+        var bytes = HTTPResponseHead(version: .http11, status: 200, reason: "OK", headers: headers).serialized()
+        let downloads = server.engine.downloads
+        for record in downloads.records { bytes += AdminDownloadRoutes.event(record) }
+        socket.write(bytes)
+        var token = 0
+        var heartbeat: LoopTimer?
+        let stop = { [weak self] in
+            downloads.unsubscribe(token)
+            heartbeat?.cancel()
+            heartbeat = nil
+            self?.socket.close()
+        }
+        token = downloads.subscribe { [weak self] record in
+            guard let self, !self.socket.isClosed else { return stop() }
+            self.socket.write(AdminDownloadRoutes.event(record))
+        }
+        downloads.onClose(stop)
+        // A comment line now and then: a client gone quietly is noticed, and proxies keep the stream open.
+        heartbeat = LoopTimer(on: server.loop, after: 10_000, repeat: 10_000) { [weak self] in
+            guard let self, !self.socket.isClosed else { return stop() }
+            self.socket.write(Array(": keep-alive\n\n".utf8))
+        }
+    }
+
+    /// `GET /ui/`: the downloads and cache page, for loopback clients of a
+    /// loopback proxy only (the admin routes' policy; a LAN-mode proxy never
+    /// serves it). It carries the admin token for its own requests: only a
+    /// same-origin page can read it (no CORS headers are ever sent), and the
+    /// Host check keeps rebinding pages out.
+    func handlePage(_ head: HTTPRequestHead) {
+        guard server.access.mode == .loopback else {
+            return respondSimple(404, "Not found\n", keepAlive: head.keepAlive, head: head)
+        }
+        respondSimple(200, DownloadsPage.html(token: server.adminToken), keepAlive: head.keepAlive, head: head,
+                      extra: [("Cache-Control", "no-store"),
+                              ("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:"),
+                              ("X-Frame-Options", "DENY")],
+                      contentType: "text/html; charset=utf-8")
+    }
+}

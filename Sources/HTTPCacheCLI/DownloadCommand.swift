@@ -1,0 +1,226 @@
+import ArgumentParser
+import CacheLoading
+import CacheProxy
+import FoundationEssentials
+import Glibc
+import HTTPCache
+import Logging
+
+/// `httpcache download …`: titles kept for offline use, in a cache folder
+/// served or not. While a proxy serves the folder, it runs them (admin
+/// routes); without one, `add` queues a download in the folder and `wait`
+/// runs it.
+struct DownloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Offline downloads: add, list, pause, resume, rm, wait.",
+        subcommands: [Add.self, List.self, Pause.self, Resume.self, Remove.self, Wait.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a download (MP4 or any file, HLS); prints its id.")
+        @OptionGroup var folder: CacheCommand.Folder
+        @Argument(help: "The origin URL (http or https).") var url: String
+        @Option(help: "The title's name (default: the URL's last path segment).") var name: String?
+        @Option(help: "HLS variants: all, highest, lowest, or a BANDWIDTH.") var variant: String?
+        @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
+        @Option(parsing: .unconditional, help: "Only these bytes, START-END inclusive.") var range: String?
+
+        func run() throws {
+            quietLogs()
+            let record: DownloadRecord = try DownloadAccess(folder).call("add", [
+                "url": url, "name": name, "variant": variant, "duration": duration.map { String($0) }, "range": range,
+            ])
+            print(record.id)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the downloads (oldest first).")
+        @OptionGroup var folder: CacheCommand.Folder
+        @Flag(help: "One JSON document (the admin route's) instead of a table.") var json = false
+
+        func run() throws {
+            quietLogs()
+            let records = try DownloadAccess(folder).list()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(records), as: UTF8.self))
+                return
+            }
+            for r in records {
+                let total = r.bytesTotal.map { (r.totalIsEstimate ? "~" : "") + ProgressBar.size($0) } ?? "?"
+                var line = "\(r.id)  \(r.state.rawValue)  \(ProgressBar.size(r.bytesDone)) of \(total)"
+                if r.segmentsTotal > 0 { line += "  \(r.segmentsDone)/\(r.segmentsTotal) segments" }
+                line += "  \(r.name)  \(r.url)"
+                if let failure = r.failure { line += "  (\(failure.message))" }
+                print(line)
+            }
+        }
+    }
+
+    struct Pause: DownloadIDCommand {
+        static let configuration = CommandConfiguration(abstract: "Pause a download.")
+        static let action = "pause"
+        @OptionGroup var folder: CacheCommand.Folder
+        @Argument var id: String
+    }
+
+    struct Resume: DownloadIDCommand {
+        static let configuration = CommandConfiguration(abstract: "Resume a paused or failed download.")
+        static let action = "resume"
+        @OptionGroup var folder: CacheCommand.Folder
+        @Argument var id: String
+    }
+
+    struct Remove: DownloadIDCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm", abstract: "Remove a download and every resource it holds that no other download holds.")
+        static let action = "remove"
+        @OptionGroup var folder: CacheCommand.Folder
+        @Argument var id: String
+    }
+
+    struct Wait: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait for a download to end (running it when no proxy serves the folder).",
+            discussion: "A progress bar goes to stderr on a terminal. Exit status 0 only when it completed.")
+        @OptionGroup var folder: CacheCommand.Folder
+        @Argument var id: String
+        @Option(name: .customLong("max-cache-size"), help: "Without a proxy: the cache size limit while running (default 500MB).")
+        var maxCacheSize: String?
+
+        func validate() throws {
+            if let maxCacheSize, ByteSize.parse(maxCacheSize) == nil { throw ValidationError("--max-cache-size takes a size such as 500MB") }
+        }
+
+        func run() throws {
+            quietLogs()
+            let bar = ProgressBar(enabled: isatty(2) == 1)
+            var access = DownloadAccess(folder)
+            access.maxCacheSize = maxCacheSize.flatMap(ByteSize.parse)
+            access.runsDownloads = true
+            var record = try access.record(id)
+            bar.begin(record.name)
+            while !(record.state == .completed || record.state == .failed || record.state == .removed) {
+                bar.show(PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
+                                         segmentsTotal: record.segmentsTotal, resourcesDone: record.resourcesDone,
+                                         resourcesTotal: record.resourcesTotal))
+                usleep(200_000)
+                record = try access.record(id)
+            }
+            let progress = PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
+                                           segmentsTotal: record.segmentsTotal, resourcesDone: record.resourcesDone,
+                                           resourcesTotal: record.resourcesTotal)
+            switch record.state {
+            case .completed:
+                bar.end(record.name, .success(progress))
+                print("\(record.id): completed, \(record.bytesDone) bytes, \(record.resourcesDone) resources"
+                      + (record.segmentsTotal > 0 ? ", \(record.segmentsDone)/\(record.segmentsTotal) segments" : ""))
+            case .removed:
+                bar.end(record.name, .failure(HTTPCacheError(.canceled, "removed")))
+                print("\(record.id): removed")
+                throw HTTPCacheError(.canceled, "download \(record.id) was removed")
+            default:
+                let failure = record.failure ?? HTTPCacheError(.upstream, "failed")
+                bar.end(record.name, .failure(failure))
+                print("\(record.id): failed: \(failure.message)")
+                throw failure
+            }
+        }
+    }
+}
+
+/// `download pause|resume|rm ID`: one action on one download.
+protocol DownloadIDCommand: ParsableCommand {
+    static var action: String { get }
+    var folder: CacheCommand.Folder { get }
+    var id: String { get }
+}
+
+extension DownloadIDCommand {
+    func run() throws {
+        quietLogs()
+        let _: DownloadRecord = try DownloadAccess(folder).call(Self.action, ["id": id])
+    }
+}
+
+/// Warnings and errors only on stderr: stdout is the commands' answer.
+private func quietLogs() {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .warning
+        return handler
+    }
+}
+
+/// The downloads of a folder: through the proxy serving it, else opened here.
+/// Opened here, the folder's queued downloads run only for `wait`.
+struct DownloadAccess {
+    let folder: CacheCommand.Folder
+    var maxCacheSize: Int64?
+    var runsDownloads = false
+    private let proxy: AdminClient?
+    private let opened = LazyCache()
+
+    init(_ folder: CacheCommand.Folder) {
+        self.folder = folder
+        proxy = (try? MediaCache.servingProxy(of: folder.path))?.map { AdminClient(address: $0.address, token: $0.token) }
+    }
+
+    /// Holds the cache opened here for a whole `wait`.
+    final class LazyCache {
+        var cache: MediaCache?
+        deinit { cache?.close() }
+    }
+
+    private func cache() throws(HTTPCacheError) -> MediaCache {
+        if let cache = opened.cache { return cache }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
+        configuration.resumesDownloads = runsDownloads
+        if let maxCacheSize { configuration.maxCacheSize = maxCacheSize }
+        let cache = try MediaCache(configuration: configuration)
+        opened.cache = cache
+        return cache
+    }
+
+    /// POST /admin/downloads/ACTION, or the same on the folder.
+    func call(_ action: String, _ query: [String: String?]) throws(HTTPCacheError) -> DownloadRecord {
+        let given = query.compactMapValues { $0 }
+        if let proxy { return try proxy.json("POST", "/admin/downloads/" + action, given) }
+        let cache = try cache()
+        defer { if !runsDownloads { cache.close(); opened.cache = nil } }
+        let duration = given["duration"].map { Double($0) ?? -1 }
+        return try cache.downloadRecordCall { manager in
+            switch action {
+            case "add": manager.add(url: given["url"] ?? "", name: given["name"], variant: given["variant"],
+                                    duration: duration, range: given["range"])
+            case "pause": manager.pause(given["id"] ?? "")
+            case "resume": manager.resume(given["id"] ?? "")
+            default: manager.remove(given["id"] ?? "")
+            }
+        }
+    }
+
+    func list() throws(HTTPCacheError) -> [DownloadRecord] {
+        if let proxy {
+            let list: AdminDownloadList = try proxy.json("GET", "/admin/downloads", [:])
+            return list.downloads
+        }
+        let cache = try cache()
+        defer { cache.close(); opened.cache = nil }
+        return cache.downloadRecords()
+    }
+
+    func record(_ id: String) throws(HTTPCacheError) -> DownloadRecord {
+        if let proxy {
+            let list: AdminDownloadList = try proxy.json("GET", "/admin/downloads", ["id": id])
+            guard let record = list.downloads.first else { throw HTTPCacheError(.notFound, "no download \(id)") }
+            return record
+        }
+        guard let record = try cache().downloadRecords().first(where: { $0.id == id }) else {
+            throw HTTPCacheError(.notFound, "no download \(id)")
+        }
+        return record
+    }
+}
