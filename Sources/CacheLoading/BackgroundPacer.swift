@@ -3,18 +3,24 @@ import CacheIO
 /// The rate cap of background downloads (`--download-rate`), one for all
 /// loops: a token bucket of bytes, refilled at `rate` a second. Thread-safe.
 package final class RateBucket: Sendable {
-    /// Bytes per second; 0: no cap.
-    package let rate: Int64
-    /// Bytes that may still be taken now (negative: owed) and when that was computed.
-    private let state = Locked<(allowance: Double, at: UInt64)>((0, WallClock.monotonicNanoseconds()))
+    /// Bytes per second (0: no cap), the bytes that may still be taken now
+    /// (negative: owed) and when that was computed.
+    private let state: Locked<(rate: Int64, allowance: Double, at: UInt64)>
 
-    package init(rate: Int64) { self.rate = rate }
+    package init(rate: Int64) { state = Locked((rate, 0, WallClock.monotonicNanoseconds())) }
+
+    /// Bytes per second; 0: no cap. Set again by a configuration reload.
+    package var rate: Int64 {
+        get { state.withLock { $0.rate } }
+        set { state.withLock { $0.rate = newValue } }
+    }
 
     /// Takes `count` bytes (0: just looks); whether the bucket is then in debt.
     @discardableResult
     func take(_ count: Int) -> Bool {
-        guard rate > 0 else { return false }
         return state.withLock { state in
+            let rate = state.rate
+            guard rate > 0 else { return false }
             let now = WallClock.monotonicNanoseconds()
             // At most a quarter second of burst: the cap holds over short spans too.
             state.allowance = min(Double(rate) / 4, state.allowance + Double(now &- state.at) / 1e9 * Double(rate))

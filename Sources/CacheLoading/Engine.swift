@@ -44,12 +44,16 @@ package struct EngineLiveSettings: Sendable {
     package var extraHeaders: [(name: String, value: String)]
     package var forwardedHeaders: [String]
     package var destinations: DestinationPolicy
+    package var downloadParallel: Int
+    package var downloadRate: Int64
 
     package init(_ configuration: EngineConfiguration) {
         maxCacheBytes = configuration.maxCacheBytes
         extraHeaders = configuration.upstream.extraHeaders
         forwardedHeaders = configuration.upstream.forwardedHeaders
         destinations = configuration.upstream.destinations
+        downloadParallel = configuration.downloadParallel
+        downloadRate = configuration.downloadRate
     }
 }
 
@@ -118,6 +122,10 @@ package final class Engine {
         client.reconfigure(configuration.upstream)
         store.maxBytes = live.maxCacheBytes
         store.evictIfNeeded()
+        configuration.downloadParallel = live.downloadParallel
+        configuration.downloadRate = live.downloadRate
+        preloaderIfMade?.maxConcurrentFetches = live.downloadParallel
+        loader.backgroundRate.rate = live.downloadRate  // one bucket for the group: every engine sets the same
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).

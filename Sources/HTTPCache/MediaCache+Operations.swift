@@ -10,8 +10,8 @@ import Glibc
 extension MediaCache {
     /// Applies what can change while serving (see `ServeOption.isReloadable`):
     /// the size limit (eviction runs at once when the cache is over it), the
-    /// fields added to and forwarded in origin requests, the allowed origins
-    /// and the access log's path. Other fields of `configuration` are
+    /// fields added to and forwarded in origin requests, the allowed origins,
+    /// the access log's path and the downloads' parallelism and rate cap. Other fields of `configuration` are
     /// ignored (they need a restart). Requests in flight keep what they
     /// started with. Throws `.invalidArgument` for a configuration that
     /// `validate()` refuses and `.io` when a new access log cannot be
@@ -24,6 +24,8 @@ extension MediaCache {
         updated.forwardedHeaders = configuration.forwardedHeaders
         updated.allowedOrigins = configuration.allowedOrigins
         updated.accessLogPath = configuration.accessLogPath
+        updated.downloadParallel = configuration.downloadParallel
+        updated.downloadRate = configuration.downloadRate
         let proxy = updated.proxyConfiguration
         let servers = serving.withLock { $0.servers }
         // The access log first: the one change that can fail.

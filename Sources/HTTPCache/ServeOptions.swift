@@ -191,10 +191,10 @@ public struct ServeOption: Sendable {
                isValid: { $0 == nil || $0?.count == 32 }),
         // Downloads (httpcache download, issue #23).
         option("download-parallel", "COUNT", "Resources fetched at once over all downloads and preloads (default 4).",
-               \.configuration.downloadParallel, takes: "1 to 64", read: { Int($0) }, isValid: { (1...64).contains($0) }),
+               \.configuration.downloadParallel, takes: "1 to 64", reloadable: true, read: { Int($0) }, isValid: { (1...64).contains($0) }),
         option("download-rate", "BYTES_PER_S",
                "Bytes per second all downloads and preloads may take from origins together, as a size (0: no cap, the default); players are never capped.",
-               \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", read: ByteSize.parse, isValid: { $0 >= 0 }),
+               \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }),
     ]
 
     /// A single-valued option: `read` turns the text into a value of `field`
