@@ -37,6 +37,8 @@ button{font:inherit;padding:2px 8px;margin-right:4px}form input{font:inherit;mar
 <script>
 "use strict";
 const token = "__TOKEN__";
+// The proxy's own routes sit beside the page: /ui/ or, in reverse mode, /_httpcache/ui/.
+const base = location.pathname.replace(/\/ui\/?$/, "");
 const downloads = new Map();
 function size(n) {
   if (n === null || n === undefined) return "?";
@@ -46,7 +48,7 @@ function size(n) {
 }
 async function admin(method, path, params) {
   const query = params ? "?" + new URLSearchParams(params).toString() : "";
-  const response = await fetch(path + query, {method, headers: {"X-HTTPCache-Token": token}});
+  const response = await fetch(base + path + query, {method, headers: {"X-HTTPCache-Token": token}});
   const body = await response.json();
   if (!response.ok) throw new Error(body.message || ("HTTP " + response.status));
   return body;
@@ -89,7 +91,7 @@ async function follow() {
   // Server-Sent Events read with fetch: EventSource cannot send the token header.
   for (;;) {
     try {
-      const response = await fetch("/admin/downloads/events", {headers: {"X-HTTPCache-Token": token}});
+      const response = await fetch(base + "/admin/downloads/events", {headers: {"X-HTTPCache-Token": token}});
       const reader = response.body.getReader(); const decoder = new TextDecoder(); let buffer = "";
       for (;;) {
         const {value, done} = await reader.read();
@@ -123,7 +125,7 @@ async function cacheUse() {
 const samples = [];
 async function stats() {
   try {
-    const s = await (await fetch("/stats")).json();
+    const s = await (await fetch(base + "/stats")).json();
     document.getElementById("hitRatio").textContent = (s.hit_ratio * 100).toFixed(1) + "%";
     document.getElementById("fromDisk").textContent = size(s.bytes_from_cache);
     document.getElementById("fromOrigin").textContent = size(s.bytes_from_origin);
