@@ -84,7 +84,6 @@ Installed-Size: $SIZE
 Depends: adduser, $DEPENDS
 Section: net
 Priority: optional
-Homepage: https://httpcache.example/
 Description: play-while-download HTTP caching proxy for media
  HTTPCache serves media while it downloads: a player fetches through the
  proxy, which answers ranges from the bytes it has and fetches the others

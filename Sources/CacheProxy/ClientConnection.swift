@@ -103,6 +103,9 @@ final class ClientConnection: SocketDelegate {
     /// asynchronous), so a burst of newcomers closes one idle connection
     /// each, not the same one again.
     func close() {
+        // A response still in flight is counted and logged now, while the
+        // access log is open (a server stopping closes it right after).
+        if record != nil { endResponse() }
         server.connectionClosed(self)
         socket.close()
     }

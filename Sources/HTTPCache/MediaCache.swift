@@ -143,9 +143,11 @@ public final class MediaCache: Sendable {
         }
     }
 
-    /// Stops servers (their clients are closed), every one before any engine stops.
+    /// Stops servers (their clients are closed), every one before any engine
+    /// stops, the first loop's last: it closes the access log the others
+    /// write their last lines to.
     private static func stop(_ servers: [LoopBound<ProxyServer>]) {
-        for server in servers { _ = server.loop.submitAndWait { server.value.stop() } }
+        for server in servers.reversed() { _ = server.loop.submitAndWait { server.value.stop() } }
     }
 
     /// The port the proxy listens on; nil until `serve()`.
