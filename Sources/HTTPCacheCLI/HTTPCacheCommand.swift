@@ -66,6 +66,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-cache-size"), help: .serve("max-cache-size")) var maxCacheSize: String?
     @Option(name: .customLong("ignore-query"), help: .serve("ignore-query")) var ignoreQuery: [String] = []
     @Option(name: .customLong("revalidate-after"), help: .serve("revalidate-after")) var revalidateAfter: String?
+    @Option(name: .customLong("cache-types"), help: .serve("cache-types")) var cacheTypes: String?
+    @Option(name: .customLong("cache-status-name"), help: .serve("cache-status-name")) var cacheStatusName: String?
     @Option(name: .customLong("origin"), help: .serve("origin")) var origin: String?
     @Option(name: .customLong("access-log"), help: .serve("access-log")) var accessLog: String?
     @Option(name: .customLong("ca-file"), help: .serve("ca-file")) var caFile: String?
@@ -86,7 +88,8 @@ struct Serve: ParsableCommand {
          ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
          ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
          ("max-connections-per-client", maxConnectionsPerClient),
-         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
+         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName)]
     }

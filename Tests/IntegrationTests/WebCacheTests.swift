@@ -126,6 +126,13 @@ final class WebCacheTests: XCTestCase {
         XCTAssertNoThrow(try settings.set("cache-types", "Text/HTML, image/*"))
         XCTAssertThrowsError(try settings.set("cache-status-name", "two words"))
         XCTAssertNoThrow(try settings.set("cache-status-name", "edge-1"))
+        // Set from Swift, the same table checks it.
+        var configuration = HTTPCacheConfiguration(cacheDirectory: "/tmp/x")
+        configuration.cacheTypes = "text"
+        XCTAssertThrowsError(try configuration.validate())
+        configuration.cacheTypes = "all"
+        configuration.cacheStatusName = ""
+        XCTAssertThrowsError(try configuration.validate())
     }
 
     // MARK: statuses (RFC 9111 §3, RFC 9110 §15.1)
