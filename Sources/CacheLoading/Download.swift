@@ -81,7 +81,9 @@ final class Download: UpstreamResponseDelegate {
                                          lastModified: resource.metadata.lastModified)
             : nil
         state.lastOriginStatus = head.status
+        // A validation may be answered with the stored status itself (a stored 404 still a 404).
         let storesStatus = transparent && head.status != 200 && head.status != 206
+            && (isProbe || (isValidation && loader.storedHead(resource).status == head.status))
             && loader.mayStore(head, request: clientHeaders)
         let actions = machine.head(head, known: known, storesStatus: storesStatus)
         // Every request carries Range: a 206 shows the origin serves ranges, a

@@ -8,6 +8,7 @@ import CacheHTTP
 ///  awaitingHead ───────────────────────────────▶ receiving ──all bytes──▶ finished
 ///       │ other status ──▶ errorBody ──end──▶ finished(originStatus)        ▲
 ///       │ other storable status (probe) ──▶ receiving, the whole body       │
+///       │ the stored other status again (validation) ──▶ confirmed or changed│
 ///       │ wrong Content-Range, version changed ──▶ finished(failure) ───────┤
 ///       │ validation (a 1-byte check) accepted ──▶ finished ────────────────┤
 ///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
@@ -121,7 +122,8 @@ package struct DownloadStateMachine {
 
     /// The response head (redirects already followed). `storesStatus`: the
     /// head's status is not 200/206 but the cache may store it (RFC 9111 §3,
-    /// the driver decides): a first request keeps its whole body like a 200's.
+    /// the driver decides): a first request keeps its whole body like a 200's;
+    /// a validation of a stored response of that status compares it like a 200.
     package mutating func head(_ head: HTTPResponseHead, known: Known?, storesStatus: Bool = false) -> [HeadAction] {
         guard !isFinished, pendingRange || state == .awaitingHead else { return [] }
         pendingRange = false
@@ -132,8 +134,9 @@ package struct DownloadStateMachine {
         case 304 where request == .validation && known != nil:
             state = .finished(nil)
             return [.notModified, .finish]
-        case 201..<600 where storesStatus && isProbe && known == nil && head.status != 304 && head.status != 416:
-            return accept200(head, known: nil, bodiless: head.status == 204)
+        case 201..<600 where storesStatus && head.status != 304 && head.status != 416
+            && ((isProbe && known == nil) || (request == .validation && known != nil)):
+            return accept200(head, known: known, bodiless: head.status == 204)
         default:
             state = .errorBody(status: head.status, collected: 0)
             return [.collectErrorBody]

@@ -84,6 +84,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-cache-size"), help: .serve("max-cache-size")) var maxCacheSize: String?
     @Option(name: .customLong("ignore-query"), help: .serve("ignore-query")) var ignoreQuery: [String] = []
     @Option(name: .customLong("revalidate-after"), help: .serve("revalidate-after")) var revalidateAfter: String?
+    @Option(name: .customLong("cache-types"), help: .serve("cache-types")) var cacheTypes: String?
+    @Option(name: .customLong("cache-status-name"), help: .serve("cache-status-name")) var cacheStatusName: String?
     @Option(name: .customLong("origin"), help: .serve("origin")) var origin: String?
     @Option(name: .customLong("access-log"), help: .serve("access-log")) var accessLog: String?
     @Option(name: .customLong("ca-file"), help: .serve("ca-file")) var caFile: String?
@@ -111,7 +113,8 @@ struct Serve: ParsableCommand {
          ("max-connections-per-client", maxConnectionsPerClient),
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
          ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
-         ("download-parallel", downloadParallel), ("download-rate", downloadRate)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("download-parallel", downloadParallel), ("download-rate", downloadRate),
+         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }

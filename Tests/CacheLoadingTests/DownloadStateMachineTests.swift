@@ -167,9 +167,16 @@ final class DownloadStateMachineTests: XCTestCase {
 
         var relayed = Machine(request: .probe(.from(first: 0)))
         XCTAssertEqual(relayed.head(head(404, [("Content-Length", "5")]), known: nil), [.collectErrorBody])
+        // A validation answered with the stored status (the driver says so) compares it like a 200.
+        let known = Machine.Known(totalLength: 5, etag: nil, lastModified: nil)
         var validation = Machine(request: .validation)
-        XCTAssertEqual(validation.head(head(301, []), known: Machine.Known(totalLength: 5, etag: nil, lastModified: nil),
-                                       storesStatus: true), [.collectErrorBody])
+        XCTAssertEqual(validation.head(head(301, [("Content-Length", "5")]), known: known, storesStatus: true),
+                       [.confirmed, .stopTask, .finish])
+        var changed = Machine(request: .validation)
+        XCTAssertEqual(changed.head(head(404, [("Content-Length", "7")]), known: known, storesStatus: true),
+                       [.versionChanged("length 5 → 7"), .stopTask, .finish])
+        var other = Machine(request: .validation)
+        XCTAssertEqual(other.head(head(301, []), known: known), [.collectErrorBody])
         var gap = Machine(request: .range(10..<20), knownTotal: 100)
         XCTAssertEqual(gap.head(head(404, []), known: nil, storesStatus: true), [.collectErrorBody])
         var notModified = Machine(request: .probe(.from(first: 0)))

@@ -97,6 +97,8 @@ final class CLITests: XCTestCase {
             (["--header", "Host: x"], "--header takes 'Name: value' of a field the proxy does not set itself"),
             (["--head-timeout", "0"], "--head-timeout takes a number of seconds above 0"),
             (["--upstream-proxy", "https://proxy.example:3128"], "--upstream-proxy takes an http://host:port proxy URL"),
+            (["--cache-types", "html"], "--cache-types takes media, all or a list of media types such as text/html,image/*"),
+            (["--cache-status-name", "a b"], "--cache-status-name takes a token such as httpcache"),
         ]
         for (arguments, message) in cases {
             let result = try TestTools.run(Self.binary, ["serve", "--cache-dir", directory.path] + arguments)

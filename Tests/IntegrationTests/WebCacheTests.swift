@@ -14,6 +14,7 @@ final class WebCacheTests: XCTestCase {
         location /stamp/ { default_type text/plain; add_header Cache-Control "max-age=0"; add_header X-Stamp $request_id; }
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
+        location = /st/404z { default_type text/plain; add_header Cache-Control "max-age=0" always; return 404 "gone0\n"; }
         location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
         location = /st/302 { return 302 /txt/a.txt; }
         location = /st/302f { add_header Cache-Control "max-age=600" always; return 302 /txt/a.txt; }
@@ -126,6 +127,13 @@ final class WebCacheTests: XCTestCase {
         XCTAssertNoThrow(try settings.set("cache-types", "Text/HTML, image/*"))
         XCTAssertThrowsError(try settings.set("cache-status-name", "two words"))
         XCTAssertNoThrow(try settings.set("cache-status-name", "edge-1"))
+        // Set from Swift, the same table checks it.
+        var configuration = HTTPCacheConfiguration(cacheDirectory: "/tmp/x")
+        configuration.cacheTypes = "text"
+        XCTAssertThrowsError(try configuration.validate())
+        configuration.cacheTypes = "all"
+        configuration.cacheStatusName = ""
+        XCTAssertThrowsError(try configuration.validate())
     }
 
     // MARK: statuses (RFC 9111 §3, RFC 9110 §15.1)
@@ -417,5 +425,21 @@ final class WebCacheTests: XCTestCase {
         XCTAssertFalse(a.header("Cache-Status")?.contains("collapsed") ?? true, a.header("Cache-Status") ?? "none")
         XCTAssertTrue(b.header("Cache-Status")?.hasSuffix("; collapsed") ?? false, b.header("Cache-Status") ?? "none")
         XCTAssertEqual(faulty.requests(for: "/slow.bin").count, 1)
+    }
+
+    func testAStaleStoredStatusIsRevalidatedAndKept() throws {
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode)
+            let first = try client.request(path: target("/st/404z"))
+            XCTAssertEqual(first.status, 404)
+            for _ in 0..<2 {
+                let again = try client.request(path: target("/st/404z"))
+                XCTAssertEqual(again.status, 404, "\(mode)")
+                XCTAssertEqual(again.bodyString, "gone0\n", "\(mode)")
+                XCTAssertEqual(again.header("Cache-Status"), "httpcache; fwd=stale; fwd-status=404; ttl=0; stored",
+                               "\(mode): the origin's same 404 confirms the stored one")
+            }
+            XCTAssertEqual(originCount("/st/404z", waitingFor: 3), 3, "\(mode)")
+        }
     }
 }
