@@ -152,6 +152,28 @@ final class TunnelTests: XCTestCase {
         XCTAssertEqual(parentLines().count, count, "the parent was not asked")
     }
 
+    /// A parent proxy that leads back to this proxy (here: itself): its
+    /// CONNECT carries this proxy's Via, so the loop ends at once with 508
+    /// (a 502 for the client) instead of tunnelling round it.
+    func testAParentProxyLeadingBackHereEndsTheLoop() throws {
+        let certificates = try TestCertificates()
+        _ = try TestFile.random(size: 1000, seed: 46, in: root, name: "loop.bin")
+        let origin = try NginxOrigin(root: root, tls: certificates.good)
+        let port = try TestTools.freePort()
+        let looped = try TestProxy {
+            $0.port = port
+            $0.upstreamProxy = "http://127.0.0.1:\(port)"
+            $0.caFile = certificates.caFile
+        }
+        let started = Date()
+        XCTAssertEqual(try looped.get(origin.url("/loop.bin")).status, 502)
+        XCTAssertEqual(try connectStatus(port: port, to: "127.0.0.1:\(origin.port)"), 502)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the loop ends at once")
+        XCTAssertEqual(origin.accessLog().count, 0)
+        XCTAssertTrue(looped.logs.messages.contains { $0.contains("CONNECT with 508") },
+                      looped.logs.messages.joined(separator: "\n"))
+    }
+
     func testOwnRoutesOfAReverseProxyNeverReachTheOrigin() throws {
         let file = try TestFile.random(size: 100_000, seed: 44, in: root, name: "page.bin")
         let origin = try NginxOrigin(root: root)
