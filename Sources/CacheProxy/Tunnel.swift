@@ -40,7 +40,10 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     }
 
     func start() {
-        origin = server.engine.client.openTunnel(host: host, port: port, delegate: self)
+        // Via goes to a parent proxy's CONNECT: a chain that leads back here ends with 508.
+        let via = Intermediary.appendingVia(request.headers, receivedWith: request.version,
+                                            pseudonym: server.viaPseudonym).values("Via")
+        origin = server.engine.client.openTunnel(host: host, port: port, via: via, delegate: self)
     }
 
     // MARK: the client's side (from ClientConnection)

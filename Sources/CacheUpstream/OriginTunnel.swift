@@ -23,6 +23,8 @@ package protocol OriginTunnelDelegate: AnyObject {
 package final class OriginTunnel {
     package let host: String
     package let port: Int
+    /// `Via` values for the parent proxy's CONNECT.
+    let via: [String]
     private weak var delegate: OriginTunnelDelegate?
     private weak var client: UpstreamClient?
     private let loop: EventLoop
@@ -37,9 +39,10 @@ package final class OriginTunnel {
     /// still closing) are ignored.
     private var attempt = 0
 
-    init(host: String, port: Int, delegate: OriginTunnelDelegate, client: UpstreamClient, loop: EventLoop) {
+    init(host: String, port: Int, via: [String], delegate: OriginTunnelDelegate, client: UpstreamClient, loop: EventLoop) {
         self.host = host
         self.port = port
+        self.via = via
         self.delegate = delegate
         self.client = client
         self.loop = loop

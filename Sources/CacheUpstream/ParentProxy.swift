@@ -37,10 +37,14 @@ package struct ParentProxy: Sendable, Equatable {
         !directHosts.contains { host == $0 || host.hasSuffix("." + $0) }
     }
 
-    /// The CONNECT request that asks the parent for a tunnel to `host:port`.
-    package static func connectRequest(host: String, port: Int) -> [UInt8] {
+    /// The CONNECT request that asks the parent for a tunnel to `host:port`,
+    /// with the `Via` values of the hops so far (this proxy's included): a
+    /// parent that is, or leads back to, a proxy already passed answers 508
+    /// instead of tunnelling round the loop.
+    package static func connectRequest(host: String, port: Int, via: [String] = []) -> [UInt8] {
         let authority = (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
-        return Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+        let fields = via.map { "Via: \($0)\r\n" }.joined()
+        return Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(fields)\r\n".utf8)
     }
 
     /// The status of a CONNECT answer once its head is whole: nil while

@@ -225,7 +225,7 @@ package final class UpstreamClient {
         pendingAddresses[ObjectIdentifier(connection)] = addresses.dropFirst()
         // https through the parent: a CONNECT tunnel, then TLS with the origin inside it.
         let tunnelRequest = url.scheme == "https" && configuration.parent(for: url.host) != nil
-            ? ParentProxy.connectRequest(host: url.host, port: url.port) : nil
+            ? ParentProxy.connectRequest(host: url.host, port: url.port, via: task.headers.values("Via")) : nil
         connection.connect(to: address, tls: tls, tunnelRequest: tunnelRequest, for: task)
     }
 
@@ -297,10 +297,11 @@ package final class UpstreamClient {
     /// (through the parent proxy's CONNECT when one is used for `host`). It
     /// takes one of the origin connection slots, waiting for one like a
     /// request; the destination is checked as for any request. The result
-    /// comes to `delegate`, never from inside this call.
-    package func openTunnel(host: String, port: Int, delegate: OriginTunnelDelegate) -> OriginTunnel {
+    /// comes to `delegate`, never from inside this call. `via`: the `Via`
+    /// values to send the parent (see `ParentProxy.connectRequest`).
+    package func openTunnel(host: String, port: Int, via: [String], delegate: OriginTunnelDelegate) -> OriginTunnel {
         loop.assertInLoop()
-        let tunnel = OriginTunnel(host: host, port: port, delegate: delegate, client: self, loop: loop)
+        let tunnel = OriginTunnel(host: host, port: port, via: via, delegate: delegate, client: self, loop: loop)
         guard configuration.destinations.allows(host: host, port: port) else {
             tunnel.fail(.forbidden("\(tunnel.label) is not among the allowed origins"))
             return tunnel
@@ -317,7 +318,7 @@ package final class UpstreamClient {
     private func begin(_ tunnel: OriginTunnel) {
         tunnels[ObjectIdentifier(tunnel)] = tunnel
         let parent = configuration.parent(for: tunnel.host)
-        let request = parent.map { _ in ParentProxy.connectRequest(host: tunnel.host, port: tunnel.port) }
+        let request = parent.map { _ in ParentProxy.connectRequest(host: tunnel.host, port: tunnel.port, via: tunnel.via) }
         loop.resolve(host: parent?.host ?? tunnel.host, port: parent?.port ?? tunnel.port) { [weak tunnel, weak self] result in
             guard let tunnel, let self, !tunnel.isClosed else { return }
             switch result {

@@ -32,6 +32,8 @@ final class RequestRouteTests: XCTestCase {
              .refuse(status: 403, reason: "Forbidden: tunnels (CONNECT) are for loopback clients only"), #line),
             (head("h", [("Host", "h")], method: "CONNECT"), nil, true,
              .refuse(status: 400, reason: "Bad request: CONNECT needs host:port as its target"), #line),
+            (head("h:443", [("Host", "h:443"), ("Content-Length", "5")], method: "CONNECT"), nil, true,
+             .refuse(status: 400, reason: "Bad request: CONNECT takes no content"), #line),
             (head("h:443/x", [("Host", "h")], method: "CONNECT"), nil, true,
              .refuse(status: 400, reason: "Bad request: CONNECT needs host:port as its target"), #line),
             (head("http://o:8080/a?b"), nil, true, .transparent(OriginURL.parse("http://o:8080/a?b")!), #line),

@@ -26,6 +26,9 @@ final class ParentProxyTests: XCTestCase {
     func testConnectRequestAndAnswer() {
         XCTAssertEqual(String(decoding: ParentProxy.connectRequest(host: "::1", port: 443), as: UTF8.self),
                        "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n")
+        XCTAssertEqual(String(decoding: ParentProxy.connectRequest(host: "o", port: 8443, via: ["1.1 a", "1.1 b"]),
+                              as: UTF8.self),
+                       "CONNECT o:8443 HTTP/1.1\r\nHost: o:8443\r\nVia: 1.1 a\r\nVia: 1.1 b\r\n\r\n")
         XCTAssertNil(ParentProxy.connectAnswer(Array("HTTP/1.1 200 OK\r\n".utf8)), "incomplete")
         let answer = Array("HTTP/1.1 200 Connection established\r\nVia: x\r\n\r\n\u{16}".utf8)
         XCTAssertEqual(ParentProxy.connectAnswer(answer)?.status, 200)

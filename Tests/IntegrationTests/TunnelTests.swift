@@ -36,7 +36,10 @@ final class TunnelTests: XCTestCase {
         let file = try TestFile.random(size: 3_000_000, seed: 41, in: root, name: "movie.bin")
         let origin = try NginxOrigin(root: root, tls: certificates.good)
         let log = directory.file("access.log").path
-        let proxy = try TestProxy { $0.accessLogPath = log }
+        let proxy = try TestProxy {
+            $0.accessLogPath = log
+            $0.loops = 2  // a tunnel runs on whichever loop took the connection
+        }
         let proxyURL = "http://127.0.0.1:\(proxy.server.servingPort)"
         let url = origin.url("/movie.bin")
 
@@ -54,6 +57,26 @@ final class TunnelTests: XCTestCase {
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("CONNECT \"127.0.0.1:\(origin.port)\" 200")
         }, "the tunnel is in the access log")
+    }
+
+    /// A client that reads late: the origin's bytes wait (the tunnel stops
+    /// reading the origin while the client's side is full) and arrive whole.
+    func testASlowClientGetsEveryByteThroughTheTunnel() throws {
+        let file = try TestFile.random(size: 8_000_000, seed: 45, in: root, name: "big.bin")
+        let origin = try NginxOrigin(root: root)
+        let proxy = try TestProxy()
+        let connection = try RawHTTPConnection(port: proxy.server.servingPort, timeout: 30)
+        defer { connection.close() }
+        let authority = "127.0.0.1:\(origin.port)"
+        try connection.send("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        XCTAssertEqual(try connection.readResponseHead().status, 200)
+        // Plain HTTP inside the tunnel, two requests on it: the second waits behind the first's body.
+        try connection.send("GET /big.bin HTTP/1.1\r\nHost: \(authority)\r\n\r\n"
+                            + "GET /big.bin HTTP/1.1\r\nHost: \(authority)\r\nRange: bytes=5-9\r\n\r\n")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertBytes(try connection.readResponse().body, equal: file)
+        XCTAssertBytes(try connection.readResponse().body, equal: file, range: 5..<10)
+        XCTAssertTrue(CacheFolderFiles.metaPaths(proxy.cacheDirectory).isEmpty, "nothing stored")
     }
 
     func testConnectRefusedForADisallowedHostAndInLANMode() throws {
@@ -127,6 +150,28 @@ final class TunnelTests: XCTestCase {
         XCTAssertBytes(try direct.get(httpOrigin.url("/plain.bin")).body, equal: plain)
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(parentLines().count, count, "the parent was not asked")
+    }
+
+    /// A parent proxy that leads back to this proxy (here: itself): its
+    /// CONNECT carries this proxy's Via, so the loop ends at once with 508
+    /// (a 502 for the client) instead of tunnelling round it.
+    func testAParentProxyLeadingBackHereEndsTheLoop() throws {
+        let certificates = try TestCertificates()
+        _ = try TestFile.random(size: 1000, seed: 46, in: root, name: "loop.bin")
+        let origin = try NginxOrigin(root: root, tls: certificates.good)
+        let port = try TestTools.freePort()
+        let looped = try TestProxy {
+            $0.port = port
+            $0.upstreamProxy = "http://127.0.0.1:\(port)"
+            $0.caFile = certificates.caFile
+        }
+        let started = Date()
+        XCTAssertEqual(try looped.get(origin.url("/loop.bin")).status, 502)
+        XCTAssertEqual(try connectStatus(port: port, to: "127.0.0.1:\(origin.port)"), 502)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the loop ends at once")
+        XCTAssertEqual(origin.accessLog().count, 0)
+        XCTAssertTrue(looped.logs.messages.contains { $0.contains("CONNECT with 508") },
+                      looped.logs.messages.joined(separator: "\n"))
     }
 
     func testOwnRoutesOfAReverseProxyNeverReachTheOrigin() throws {
