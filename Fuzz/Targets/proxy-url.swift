@@ -6,7 +6,8 @@
 // - a target that decodes re-encodes to a path that decodes to the same;
 // - OriginURL values are normal: parse(url.string) == url, valid port,
 //   lowercase host, path starting with "/"; so are resolved redirects;
-// - base64url decoding is the exact inverse of encoding.
+// - base64url decoding is the exact inverse of encoding;
+// - the base form (`/t/<base>/<tail>`), cut anywhere, decodes to the origin.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzProxyURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -39,6 +40,12 @@ private func checkOrigin(_ origin: String) {
         return
     }
     checkNormal(url, from: origin)
+    for cut in [nil, UInt8(ascii: "$"), lastByte(of: origin)] as [UInt8?] {
+        guard let basePath = ProxyURL.basePath(forOrigin: origin, cutBefore: cut) else { continue }
+        fuzzCheck(basePath.hasPrefix("/t/") && ProxyURL.isProxyTarget(basePath), "bad base form \(basePath)")
+        let decoded = ProxyURL.origin(fromTarget: basePath)
+        fuzzCheck(decoded.map { sameBytes($0, url.string) } == true, "\(basePath) decodes to \(decoded ?? "nil"), not \(url.string)")
+    }
     guard let path = ProxyURL.path(forOrigin: origin) else { return fuzzCheck(false, "no path for \(origin)") }
     fuzzCheck(path.hasPrefix("/p/") && path.utf8.allSatisfy { (0x21...0x7E).contains($0) }, "bad target \(path)")
     for target in [path, path + "?start=10&x=%2F", path + "?"] {
@@ -76,3 +83,6 @@ private func checkBase64(_ bytes: [UInt8]) {
         fuzzCheck(again == bytes, "two encodings decode to the same bytes")
     }
 }
+
+/// A cut at the last byte of the URL, whatever it is.
+private func lastByte(of s: String) -> UInt8? { s.utf8.last }

@@ -103,12 +103,18 @@ package enum ProxyURL {
     }
 
     /// A tail that cannot leave its base: no "." or ".." path segment (also
-    /// escaped as %2E), no "/" at its start, no fragment or blank.
+    /// escaped as %2E), no "/" at its start, no "\\" or escaped "/" or "\\"
+    /// in its path, no fragment or blank.
     private static func isSafeTail<S: Sequence<UInt8>>(_ tail: S) -> Bool {
         var bytes = Array(tail)
         if let query = bytes.firstIndex(of: UInt8(ascii: "?")) { bytes.removeSubrange(query...) }
         if bytes.first == UInt8(ascii: "/") { return false }
-        for c in bytes where c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") { return false }
+        for c in bytes where c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") || c == UInt8(ascii: "\\") { return false }
+        // An escaped "/" or "\\" that an origin decodes before removing dot segments.
+        for k in bytes.indices.dropLast(2) where bytes[k] == UInt8(ascii: "%") {
+            let code = (ASCII.hexValue(bytes[k + 1]) ?? 0) << 4 | (ASCII.hexValue(bytes[k + 2]) ?? 0)
+            if code == 0x2F || code == 0x5C { return false }
+        }
         for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             // "." and "..", each dot possibly escaped as %2E.
             var s = segment[...], dots = 0

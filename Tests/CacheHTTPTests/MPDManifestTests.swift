@@ -142,3 +142,23 @@ final class MPDManifestTests: XCTestCase {
         XCTAssertNil(DASH.byteRange("19-10"))
     }
 }
+
+/// Values at the edges of what the types hold: read or refused, never a trap.
+final class MPDManifestEdgeTests: XCTestCase {
+    func testHugeAndNonFiniteValuesAreBounded() throws {
+        let bodies = [
+            #"<MPD mediaPresentationDuration="P99999999999999999999999999999D"><Period><AdaptationSet><Representation id="r" bandwidth="1"><SegmentTemplate timescale="inf" duration="nan" media="$Number%0999999999d$"/></Representation></AdaptationSet></Period></MPD>"#,
+            #"<MPD><Period duration="PT10S"><AdaptationSet><Representation id="r" bandwidth="1"><SegmentTemplate timescale="1" media="$Time$"><SegmentTimeline><S t="9223372036854775807" d="9223372036854775807" r="9223372036854775807"/><S d="1" r="-1"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period></MPD>"#,
+            #"<MPD type="dynamic" availabilityStartTime="0001-01-01T00:00:00Z" timeShiftBufferDepth="P99999999999999999999999Y"><Period start="-PT5S"><AdaptationSet><Representation id="r" bandwidth="1"><SegmentTemplate duration="0.000001" timescale="1e300" media="$Number$"/></Representation></AdaptationSet></Period><Period start="PT1S"/></MPD>"#,
+        ]
+        for body in bodies {
+            let m = try MPDManifest.parse(Array(body.utf8), manifestURL: "http://o.example/m.mpd", now: 1_800_000_000)
+            let count = m.periods.flatMap(\.adaptationSets).flatMap(\.representations).map(\.segments.count).reduce(0, +)
+            XCTAssertLessThanOrEqual(count, MPDManifest.segmentLimit, body)
+        }
+        var box: [UInt8] = [0, 0, 0, 1] + Array("sidx".utf8) + [UInt8](repeating: 0xFF, count: 40)
+        box[12] = 0
+        XCTAssertThrowsError(try DASH.segments(fromIndex: box, url: "u", indexRange: 0..<44))
+        XCTAssertNil(DASH.fill(template: "$Number%0999999999d$", representationID: "r", bandwidth: 1, number: 1))
+    }
+}

@@ -59,6 +59,15 @@ final class MPDRewriteTests: XCTestCase {
             ("<Period><AdaptationSet><SegmentTemplate media=\"$Number$.m4s\"/><Representation><BaseURL>r1/</BaseURL></Representation></AdaptationSet></Period>",
              "<Period><AdaptationSet><SegmentTemplate media=\"$Number$.m4s\"/><Representation><BaseURL>[baseURL|http://o.example/v/r1/]</BaseURL></Representation></AdaptationSet></Period>",
              [.baseURL]),
+            // So is a SegmentList there; one in the Representation resolves against its BaseURL.
+            ("<Period><AdaptationSet><SegmentList><SegmentURL media=\"1.m4s\"/></SegmentList><Representation><BaseURL>r1/</BaseURL>"
+             + "<SegmentList><Initialization sourceURL=\"i.mp4\"/></SegmentList></Representation></AdaptationSet></Period>",
+             "<Period><AdaptationSet><SegmentList><SegmentURL media=\"1.m4s\"/></SegmentList><Representation><BaseURL>[baseURL|http://o.example/v/r1/]</BaseURL>"
+             + "<SegmentList><Initialization sourceURL=\"[initialization|http://o.example/v/r1/i.mp4]\"/></SegmentList></Representation></AdaptationSet></Period>",
+             [.baseURL, .initialization]),
+            // A BaseURL that cannot be read: nothing below it is mapped.
+            ("<BaseURL><![CDATA[x/]]></BaseURL><Location>m.mpd</Location>",
+             "<BaseURL><![CDATA[x/]]></BaseURL><Location>m.mpd</Location>", []),
             // Not http(s), CDATA, mixed content and DTD entities: kept and not mapped.
             ("<BaseURL>urn:x:y</BaseURL><Location><![CDATA[a.mpd]]></Location><Location>a<!-- c -->b</Location><Location>&ent;</Location>",
              "<BaseURL>urn:x:y</BaseURL><Location><![CDATA[a.mpd]]></Location><Location>a<!-- c -->b</Location><Location>&ent;</Location>",

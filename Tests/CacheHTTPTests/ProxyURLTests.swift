@@ -148,7 +148,7 @@ final class ProxyURLBaseFormTests: XCTestCase {
         XCTAssertEqual(signed.signature, "abc")
         XCTAssertEqual(ProxyURL.origin(fromTarget: "/t/\(b64)~abc/7.m4s"), "http://o.example/v/7.m4s")
         // Dot segments (escaped or not), an absolute tail, a base that is not a directory: refused.
-        for tail in ["../x", "a/../../x", "%2e%2E/x", ".", "a/./b", "/x", "a b"] {
+        for tail in ["../x", "a/../../x", "%2e%2E/x", ".", "a/./b", "/x", "a b", "a%2F..%2F..%2Fx", "a%5c..", "a\\..\\x"] {
             XCTAssertNil(ProxyURL.origin(fromTarget: "/t/\(b64)/\(tail)"), tail)
         }
         XCTAssertEqual(ProxyURL.origin(fromTarget: "/t/\(b64)/a..b/...x?../y"), "http://o.example/v/a..b/...x?../y")

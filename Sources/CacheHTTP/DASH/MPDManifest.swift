@@ -197,18 +197,18 @@ private struct MPDReader {
                 .flatMap { resolver?.resolve($0) }
         }
         if let (attributes, levels) = Self.merged("SegmentTemplate", chain) {
-            let timescale = Double(attributes["timescale"] ?? "").flatMap { $0 > 0 ? $0 : nil } ?? 1
-            let startNumber = Int64(attributes["startNumber"] ?? "") ?? 1
-            let endNumber = Int64(attributes["endNumber"] ?? "")
+            let timescale = DASH.positive(attributes["timescale"]) ?? 1
+            let startNumber = DASH.count(attributes["startNumber"]) ?? 1
+            let endNumber = DASH.count(attributes["endNumber"])
             if let initialization = fill(attributes["initialization"]) {
                 out.initialization = MPDSegment(url: initialization)
             }
             let times = timeline(Self.deepest("SegmentTimeline", in: levels), attributes: attributes,
                                  timescale: timescale, periodStart: periodStart, periodDuration: periodDuration)
             if !isDynamic, endNumber == nil, Self.deepest("SegmentTimeline", in: levels) == nil,
-               let d = Double(attributes["duration"] ?? ""), d > 0, !times.isEmpty, times.count < MPDManifest.segmentLimit {
+               let d = DASH.positive(attributes["duration"]), !times.isEmpty, times.count < MPDManifest.segmentLimit {
                 let number = startNumber + Int64(times.count)
-                out.trailingSegment = fill(attributes["media"], number: number, time: Int64(Double(times.count) * d))
+                out.trailingSegment = fill(attributes["media"], number: number, time: DASH.clamped(Double(times.count) * d))
                     .map { MPDSegment(url: $0, duration: 0) }
             }
             for slot in times {
@@ -226,7 +226,7 @@ private struct MPDReader {
             return out
         }
         if let (attributes, levels) = Self.merged("SegmentList", chain) {
-            let timescale = Double(attributes["timescale"] ?? "").flatMap { $0 > 0 ? $0 : nil } ?? 1
+            let timescale = DASH.positive(attributes["timescale"]) ?? 1
             let urls = levels.last?.children("SegmentURL") ?? []
             let slots = timeline(Self.deepest("SegmentTimeline", in: levels), attributes: attributes,
                                  timescale: timescale, periodStart: periodStart, periodDuration: nil,
@@ -288,25 +288,25 @@ private struct MPDReader {
                   periodDuration: Double?, count: Int? = nil) -> [(index: Int64, time: Int64, duration: Double)] {
         let limit = budget
         let available = availableUntil(periodStart: periodStart)
-        let periodEnd = periodDuration.map { Int64($0 * timescale) }
+        let periodEnd = periodDuration.map { DASH.clamped($0 * timescale) }
         var slots: [(index: Int64, time: Int64, duration: Double)] = []
         if let timeline {
             let entries = timeline.children("S")
             var t: Int64 = 0
             for (k, s) in entries.enumerated() {
-                if let start = Int64(s["t"] ?? "") { t = start }
-                guard let d = Int64(s["d"] ?? ""), d > 0 else { break }
-                var repeats = Int64(s["r"] ?? "") ?? 0
+                if let start = DASH.count(s["t"]) { t = start }
+                guard let d = DASH.count(s["d"]), d > 0 else { break }
+                var repeats = max(-1, min(DASH.valueLimit, Int64(s["r"] ?? "") ?? 0))
                 if repeats < 0 {
                     var end: Int64?
-                    if k + 1 < entries.count { end = Int64(entries[k + 1]["t"] ?? "") }
+                    if k + 1 < entries.count { end = DASH.count(entries[k + 1]["t"]) }
                     if end == nil, let periodEnd { end = periodEnd }
-                    if end == nil, let available { end = Int64(available * timescale) }
+                    if end == nil, let available { end = DASH.clamped(available * timescale) }
                     guard let end else { repeats = 0; break }
                     repeats = max(0, (end - t + d - 1) / d - 1)
                 }
                 var r: Int64 = 0
-                while r <= repeats, slots.count < limit {
+                while r <= repeats, slots.count < limit, t <= DASH.valueLimit {
                     if let available, Double(t + d) / timescale > available { return slots }
                     if let periodEnd, t >= periodEnd { return slots }
                     slots.append((Int64(slots.count), t, Double(d)))
@@ -316,25 +316,30 @@ private struct MPDReader {
             }
             return slots
         }
-        guard let d = Double(attributes["duration"] ?? ""), d > 0 else { return [] }
+        guard let d = DASH.positive(attributes["duration"]) else { return [] }
         var total: Int
         if let count {
             total = count
         } else if let periodDuration {
-            total = Int(min(Double(limit), (periodDuration * timescale / d).rounded(.up)))
+            total = Self.segmentCount((periodDuration * timescale / d).rounded(.up), limit: limit)
         } else if let available {
-            total = Int(min(Double(limit), max(0, (available * timescale / d).rounded(.down))))
+            total = Self.segmentCount((available * timescale / d).rounded(.down), limit: limit)
         } else {
             total = 0
         }
         var first = 0
         if let available, let depth = root["timeShiftBufferDepth"].flatMap(DASH.seconds(ofDuration:)) {
             // Live: what is still in the time-shift window.
-            first = max(0, Int(((available - depth) * timescale / d).rounded(.down)))
+            first = Self.segmentCount(((available - depth) * timescale / d).rounded(.down), limit: limit)
         }
         total = min(total, limit)
         guard first < total else { return [] }
-        return (first..<total).map { (Int64($0), Int64(Double($0) * d), d) }
+        return (first..<total).map { (Int64($0), DASH.clamped(Double($0) * d), d) }
+    }
+
+    /// A count of segments from a computed number: 0 to `limit` (NaN: 0).
+    static func segmentCount(_ x: Double, limit: Int) -> Int {
+        x.isNaN ? 0 : Int(max(0, min(Double(limit), x)))
     }
 
     /// For a dynamic MPD, seconds of the period available now (nil: static).

@@ -13,10 +13,10 @@ extension DASH {
     /// not http(s) URLs, that use an entity a DTD declares, or whose text
     /// is not plain character data are kept and not passed to `map`.
     ///
-    /// A relative template above a BaseURL (a SegmentTemplate of an
-    /// AdaptationSet whose Representations have BaseURLs of their own) is
-    /// kept as written: it resolves against each Representation's BaseURL,
-    /// which is rewritten.
+    /// A relative URL of segment information above BaseURLs (a
+    /// SegmentTemplate of an AdaptationSet whose Representations have
+    /// BaseURLs of their own) is kept as written: it resolves against each
+    /// Representation's BaseURL, which is rewritten.
     ///
     /// Throws, rather than a partial rewrite, on XML that is not
     /// well-formed, a root that is not `MPD`, or an unusable `manifestURL`.
@@ -59,8 +59,9 @@ private struct MPDRewrite {
         var text: Range<Int>?
         var plainText = true
         var inContentProtection = false
-        /// Whether a BaseURL is below its children (first pass).
-        var baseBelow = false
+        /// Whether the Period, AdaptationSet or Representation this element
+        /// is in (or is) has a BaseURL below its children (first pass).
+        var levelBaseBelow = false
     }
 
     var out: [UInt8] = []
@@ -105,13 +106,17 @@ private struct MPDRewrite {
                 if frames.isEmpty && !scanner.isNamed(name, "MPD") { throw .notMPD }
                 let parent = frames.last
                 let isBaseURL = scanner.isNamed(name, "BaseURL")
-                let base = isBaseURL ? parent?.inherited ?? root : parent?.base ?? root
+                // A parent's nil base (a BaseURL not understood) stays nil below it.
+                let base: HLSURIResolver?
+                if let parent { base = isBaseURL ? parent.inherited : parent.base } else { base = root }
                 var frame = Frame(base: base, inherited: base)
                 frame.inContentProtection = parent?.inContentProtection ?? false
                     || scanner.isNamed(name, "ContentProtection")
-                frame.baseBelow = baseBelow[ordinal]
+                let isLevel = scanner.isNamed(name, "Period") || scanner.isNamed(name, "AdaptationSet")
+                    || scanner.isNamed(name, "Representation")
+                frame.levelBaseBelow = isLevel ? baseBelow[ordinal] : parent?.levelBaseBelow ?? false
                 ordinal += 1
-                rewriteAttributes(scanner, name, attributes, frame: frame, baseBelow: parent?.baseBelow ?? false, map)
+                rewriteAttributes(scanner, name, attributes, frame: frame, map)
                 frame.textKind = textKind(scanner, name, inContentProtection: frame.inContentProtection)
                 if !selfClosing { frames.append(frame) }
             case .text(let r):
@@ -123,6 +128,11 @@ private struct MPDRewrite {
             case .end:
                 let frame = frames.removeLast()
                 guard let kind = frame.textKind, frame.plainText, let r = frame.text else {
+                    if frame.textKind == .baseURL, !frame.plainText, !frames.isEmpty, !frames[frames.count - 1].sawBaseURL {
+                        // A BaseURL this cannot read: nothing below it is resolved (nor rewritten).
+                        frames[frames.count - 1].sawBaseURL = true
+                        frames[frames.count - 1].base = nil
+                    }
                     // Another element inside a carrier: not plain text.
                     if !frames.isEmpty, frames[frames.count - 1].textKind != nil { frames[frames.count - 1].plainText = false }
                     continue
@@ -142,11 +152,12 @@ private struct MPDRewrite {
     }
 
     private mutating func rewriteAttributes(_ scanner: XMLScanner, _ name: Range<Int>, _ attributes: [XMLAttribute],
-                                            frame: Frame, baseBelow: Bool, _ map: Map) {
+                                            frame: Frame, _ map: Map) {
         for a in attributes {
             guard let kind = attributeKind(scanner, element: name, attribute: a.name, frame: frame) else { continue }
-            // A relative template above a BaseURL resolves against each one below: left as written.
-            if kind.isTemplate, baseBelow, !names(b[a.value]) { continue }
+            // Segment information above BaseURLs applies under each of them: a
+            // relative URL in it resolves against each, left as written.
+            if kind.isSegmentInformation, frame.levelBaseBelow, !names(b[a.value]) { continue }
             replace(a.value, quote: b[a.value.lowerBound - 1], kind: kind, base: frame.base, map)
         }
     }

@@ -30,6 +30,15 @@ package enum MPDURLKind: Sendable, Equatable, CaseIterable {
         }
     }
 
+    /// Whether it is part of segment information (SegmentTemplate,
+    /// SegmentList, SegmentBase), which applies to every Representation below.
+    package var isSegmentInformation: Bool {
+        switch self {
+        case .baseURL, .location, .patchLocation, .remoteElement, .licence, .timing: return false
+        default: return true
+        }
+    }
+
     /// Whether the default mapping leaves it pointing where it points (a
     /// hook may still rewrite it).
     package var isKeptByDefault: Bool { self == .licence || self == .timing }

@@ -72,11 +72,33 @@ extension DASH {
         return Double(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
     }
 
+    /// The largest time, number or offset an MPD value may have here (2^53):
+    /// exact in a Double, and far from Int64 overflow when added to.
+    package static let valueLimit: Int64 = 1 << 53
+
+    /// A finite number above 0, or nil ("nan", "inf", 0 and negatives too).
+    static func positive(_ text: String?) -> Double? {
+        guard let text, let value = Double(text.trimmingBlanks), value.isFinite, value > 0 else { return nil }
+        return value
+    }
+
+    /// A whole number from 0 to `valueLimit`, or nil.
+    static func count(_ text: String?) -> Int64? {
+        guard let text, let value = Int64(text.trimmingBlanks), value >= 0, value <= valueLimit else { return nil }
+        return value
+    }
+
+    /// `x` as a whole number, toward 0, held to ±`valueLimit` (NaN: 0).
+    static func clamped(_ x: Double) -> Int64 {
+        guard !x.isNaN else { return 0 }
+        return Int64(max(-Double(valueLimit), min(Double(valueLimit), x)))
+    }
+
     /// "FIRST-LAST" (inclusive) → FIRST..<LAST+1; nil when malformed.
     package static func byteRange(_ text: String) -> Range<Int64>? {
         let parts = text.trimmingBlanks.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]),
-              first >= 0, last >= first, last < Int64.max else { return nil }
+              first >= 0, last >= first, last < valueLimit else { return nil }
         return first..<(last + 1)
     }
 
@@ -115,6 +137,7 @@ extension DASH {
                 guard width.isEmpty || (width.hasPrefix("0") && Int(width.dropFirst()) != nil) || Int(width) != nil
                 else { return nil }
                 let n = Int(width.drop { $0 == "0" }) ?? 0
+                guard n <= 32 else { return nil }
                 if digits.count < n { digits = String(repeating: "0", count: n - digits.count) + digits }
             }
             out += digits

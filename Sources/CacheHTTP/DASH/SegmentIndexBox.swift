@@ -28,7 +28,8 @@ extension DASH {
         let firstOffset = try read(version == 0 ? 4 : 8)
         at += 2  // reserved
         let count = Int(try read(2))
-        guard size >= 12, timescale > 0, count <= MPDManifest.segmentLimit else { throw fail() }
+        guard size >= 12, size < 1 << 48, firstOffset < 1 << 48, timescale > 0, count <= MPDManifest.segmentLimit,
+              indexRange.lowerBound < 1 << 48 else { throw fail() }
         // Offsets count from the first byte after the box.
         var offset = indexRange.lowerBound + Int64(size) + Int64(firstOffset)
         var segments: [MPDSegment] = []
