@@ -57,9 +57,10 @@ final class Bench {
         if want(7) { results.append(seekScenario()) }
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
-        // Last: it fills a cache of its own with many entries.
-        if want(12) { results.append(downloadScenario()) }
+        // Last but one: it fills a cache of its own with many entries.
         if want(11) { results.append(scaleScenario()) }
+        // After it (the ids stay in order): the run's proxy, with a download of its own.
+        if want(12) { results.append(downloadScenario()) }
         return results
     }
 
