@@ -176,6 +176,7 @@ package final class DownloadManager {
         progress.resourcesTotal = status.counts.resourcesTotal
         progress.segmentsDone = status.counts.segmentsDone
         progress.segmentsTotal = status.counts.segmentsTotal
+        progress.estimatedBytes = status.counts.estimatedBytes
         // One resource too big to be a playlist: a plain file, whose size is then exact.
         progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
         send(id, .progress(progress, room: room(for: id)))

@@ -88,6 +88,9 @@ package struct PreloadCounts: Sendable, Equatable {
     package var resourcesTotal = 0
     /// Seconds of media whose segments are done.
     package var mediaSecondsDone = 0.0
+    /// Bytes the chosen variants' BANDWIDTH × their media's duration suggest
+    /// (HLS; 0 while no variant playlist was walked): an estimate of the total.
+    package var estimatedBytes: Int64 = 0
     package init() {}
 }
 
@@ -125,6 +128,8 @@ package struct PreloadWalker {
     private var seen: Set<String> = []
     /// Segment durations by item id, counted when they are done.
     private var durations: [Int: Double] = [:]
+    /// Bits per second of each chosen variant, by its playlist's URL (for `estimatedBytes`).
+    private var bandwidths: [String: Int] = [:]
     private var firstFailure: PreloadFailure?
 
     package init(request: PreloadRequest, window: Int = 2) {
@@ -220,7 +225,7 @@ package struct PreloadWalker {
         case .master(let master):
             walk(master)
         case .media(let media):
-            walk(media)
+            walk(media, url: item.url)
         }
     }
 
@@ -235,6 +240,7 @@ package struct PreloadWalker {
         }
         for variant in variants where Self.isFetchable(variant.uri) {
             enqueue(variant.uri, range: nil, role: .mediaPlaylist)
+            bandwidths[variant.uri] = variant.averageBandwidth ?? variant.bandwidth
         }
         for variant in variants {
             for rendition in master.renditions(for: variant) {
@@ -243,7 +249,7 @@ package struct PreloadWalker {
         }
     }
 
-    private mutating func walk(_ media: HLSMediaPlaylist) {
+    private mutating func walk(_ media: HLSMediaPlaylist, url: String) {
         var seconds = 0.0
         for segment in media.segments {
             if let limit = request.duration, seconds >= limit { break }
@@ -260,6 +266,7 @@ package struct PreloadWalker {
                 enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
             }
         }
+        if let bits = bandwidths[url] { counts.estimatedBytes += Int64(Double(bits) * seconds / 8) }
     }
 
     /// Absolute http(s) URIs only (the parser leaves other schemes as written).
