@@ -58,9 +58,10 @@ final class Bench {
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
         if want(12) || want(13) { results += encryptedScenarios(ranges: want(12), streaming: want(13)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
-        // Last: it fills a cache of its own with many entries.
-        if want(14) { results.append(downloadScenario()) }
+        // Last but one: it fills a cache of its own with many entries.
         if want(11) { results.append(scaleScenario()) }
+        // After it: the run's proxy, with a download of its own.
+        if want(14) { results.append(downloadScenario()) }
         // 12 and 13 ran before 10 (its "after the run" figure follows every hit scenario).
         return results.sorted { $0.id < $1.id }
     }

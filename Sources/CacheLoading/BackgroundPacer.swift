@@ -32,8 +32,9 @@ package final class RateBucket: Sendable {
 }
 
 /// Paces the origin downloads that only background readers want (downloads,
-/// preloads): under the group's rate cap and held while a foreground reader
-/// is served, so a player gets the link first. A held download's upstream
+/// preloads): under the group's rate cap, and held while a player's own
+/// download runs (any shard), so a player gets the link first; a player
+/// reading from the cache takes nothing from the link and holds nothing. A held download's upstream
 /// task is paused and looked at again every `tickMilliseconds`. Loop thread only.
 final class BackgroundPacer {
     /// The cap shared by every loop (set by EngineGroup); none until then.
@@ -58,7 +59,7 @@ final class BackgroundPacer {
     private func mustHold(_ download: Download, inDebt: Bool) -> Bool {
         // A player waiting on the same bytes makes it the player's download.
         if download.state.waiting.values.contains(where: { !$0.background }) { return false }
-        return inDebt || !gauge().isIdle
+        return inDebt || gauge().isDownloading
     }
 
     private func hold(_ download: Download) {

@@ -106,7 +106,8 @@ package final class EngineGroup: Sendable {
     }
 }
 
-/// Foreground readers open on any shard, and whether preloads wait for none.
+/// Foreground readers open on any shard and their origin downloads, and
+/// whether preloads wait for none.
 package final class ReaderGauge: Sendable {
     private let readers = Atomic<Int>(0)
     private let waiting = Atomic<Bool>(false)
@@ -119,6 +120,13 @@ package final class ReaderGauge: Sendable {
     func closed() -> Bool { readers.subtract(1, ordering: .relaxed).newValue == 0 }
 
     package var isIdle: Bool { readers.load(ordering: .relaxed) == 0 }
+
+    /// Origin downloads started for foreground readers, running on any shard:
+    /// while there is one, downloads only background readers want are held.
+    private let foregroundDownloads = Atomic<Int>(0)
+    func downloadStarted() { foregroundDownloads.add(1, ordering: .relaxed) }
+    func downloadEnded() { foregroundDownloads.subtract(1, ordering: .relaxed) }
+    var isDownloading: Bool { foregroundDownloads.load(ordering: .relaxed) > 0 }
 
     /// Set by the preloader while fetches wait for the readers to be done.
     package var preloadsWaiting: Bool {

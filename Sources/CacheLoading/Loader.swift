@@ -105,6 +105,7 @@ package final class Loader {
         state.downloads.append(download)
         state.resource.users += 1
         counters.originRequests += 1
+        if !background { gauge.downloadStarted() }
         var headers = headers
         headers.add("Range", download.rangeHeader)
         if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
@@ -188,6 +189,7 @@ package final class Loader {
 
     func downloadFinished(_ download: Download) {
         let state = download.state
+        if !download.background { gauge.downloadEnded() }
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }

@@ -20,9 +20,11 @@ extension ClientConnection {
         for record in downloads.records { bytes += AdminDownloadRoutes.event(record) }
         socket.write(bytes)
         var token = 0
+        var closing = 0
         var heartbeat: LoopTimer?
         let stop = { [weak self] in
             downloads.unsubscribe(token)
+            downloads.forgetOnClose(closing)
             heartbeat?.cancel()
             heartbeat = nil
             self?.socket.close()
@@ -31,7 +33,7 @@ extension ClientConnection {
             guard let self, !self.socket.isClosed else { return stop() }
             self.socket.write(AdminDownloadRoutes.event(record))
         }
-        downloads.onClose(stop)
+        closing = downloads.onClose(stop)
         // A comment line now and then: a client gone quietly is noticed, and proxies keep the stream open.
         heartbeat = LoopTimer(on: server.loop, after: 10_000, repeat: 10_000) { [weak self] in
             guard let self, !self.socket.isClosed else { return stop() }

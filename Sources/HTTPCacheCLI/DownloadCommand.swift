@@ -101,6 +101,10 @@ struct DownloadCommand: ParsableCommand {
             access.maxCacheSize = maxCacheSize.flatMap(ByteSize.parse)
             access.runsDownloads = true
             var record = try access.record(id)
+            if record.state == .paused && !access.viaProxy {
+                // Nothing could resume it while this command holds the folder.
+                throw HTTPCacheError(.canceled, "download \(id) is paused: `httpcache download resume \(id)` first")
+            }
             bar.begin(record.name)
             while !(record.state == .completed || record.state == .failed || record.state == .removed) {
                 bar.show(PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
@@ -162,6 +166,8 @@ struct DownloadAccess {
     var runsDownloads = false
     private let proxy: AdminClient?
     private let opened = LazyCache()
+    /// Whether a proxy serving the folder answers (else the folder is opened here).
+    var viaProxy: Bool { proxy != nil }
 
     init(_ folder: CacheCommand.Folder) {
         self.folder = folder

@@ -27,7 +27,8 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)\nstdout: \(result.stdout)")
         for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. ",
                         "8. 2 loops vs 2 workers", "9. 2 loops vs 2 workers", "10. memory at rest",
-                        "11. the cache at scale", "12. encrypted folder vs plain", "13. encrypted folder vs plain"] {
+                        "11. the cache at scale", "12. encrypted folder vs plain", "13. encrypted folder vs plain",
+                        "14. players first"] {
             XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
@@ -37,7 +38,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
         XCTAssertEqual(json["wrongBytes"] as? Int, 0)
         let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
-        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...13))
+        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...14))
         // Every target has a verdict, and the summary counts them.
         let targets = scenarios.flatMap { $0["targets"] as? [[String: Any]] ?? [] }
         XCTAssertGreaterThanOrEqual(targets.count, 20)
@@ -54,6 +55,12 @@ final class BenchmarkSmokeTests: XCTestCase {
                 // Without `serve --loops` the two-loop scenarios are reported, not measured.
                 XCTAssertEqual(scenario["notes"] as? [String], ["not measured: --loops unsupported"])
                 XCTAssertTrue(result.stdout.contains("not measured: --loops unsupported"), result.stdout)
+                continue
+            }
+            if id == 12 {
+                // The player through httpcache, alone and during a download: every byte checked.
+                XCTAssertEqual(rows.compactMap { $0["server"] as? String }, ["player alone", "player with a download"])
+                XCTAssertTrue(rows.allSatisfy { ($0["requests"] as? Int ?? 0) > 0 && $0["mismatches"] as? Int == 0 }, "\(rows)")
                 continue
             }
             let proxyRow = try XCTUnwrap(rows.first { $0["server"] as? String == "httpcache" }, "\(scenario)")

@@ -94,6 +94,26 @@ final class DownloadLifecycleTests: XCTestCase {
         XCTAssertEqual(machine.state, .completed)
     }
 
+    func testAnHLSTotalIsBandwidthTimesDurationUntilExact() {
+        var machine = fresh(.running)
+        var p = progress(done: 0, known: nil, sized: 0, total: 3)
+        p.estimatedBytes = 1_500_000
+        _ = machine.handle(.progress(p, room: 1 << 40))
+        XCTAssertEqual(machine.record.bytesTotal, 1_500_000)
+        XCTAssertTrue(machine.record.totalIsEstimate)
+        // Known sizes beyond the estimate raise it; all known (and the walk over) make it exact.
+        p.bytesKnown = 1_600_000
+        p.resourcesSized = 2
+        _ = machine.handle(.progress(p, room: 1 << 40))
+        XCTAssertEqual(machine.record.bytesTotal, 1_600_000)
+        p.bytesKnown = 1_400_000
+        p.resourcesSized = 3
+        p.walkDone = true
+        _ = machine.handle(.progress(p, room: 1 << 40))
+        XCTAssertEqual(machine.record.bytesTotal, 1_400_000)
+        XCTAssertFalse(machine.record.totalIsEstimate)
+    }
+
     func testARestartedRunCountsFromZeroAndClearsTheFailure() {
         var machine = fresh(.running)
         _ = machine.handle(.progress(progress(done: 77, known: 100, sized: 1, total: 1), room: 1 << 40))

@@ -102,6 +102,8 @@ final class PreloadWalkerTests: XCTestCase {
         XCTAssertEqual(result.walker.counts.segmentsDone, 12)
         XCTAssertEqual(result.walker.counts.resourcesDone, result.items.count)
         XCTAssertEqual(result.walker.counts.mediaSecondsDone, 24, accuracy: 0.001)
+        // The estimate: each variant's BANDWIDTH × its 8 s (renditions are in the variants' BANDWIDTH).
+        XCTAssertEqual(result.walker.counts.estimatedBytes, (800_000 + 2_000_000) * 8 / 8)
         XCTAssertLessThanOrEqual(result.maxRunning, 2, "at most the window at once")
     }
 
@@ -115,6 +117,7 @@ final class PreloadWalkerTests: XCTestCase {
         // 3 s of 2 s segments: the first two (the second starts before 3 s).
         XCTAssertEqual(result.items.filter { $0.role == .segment && $0.url.hasPrefix("http://o.test/v/low/") }.map(\.url),
                        ["http://o.test/v/low/seg0.m4s", "http://o.test/v/low/seg1.m4s"])
+        XCTAssertEqual(result.walker.counts.estimatedBytes, 800_000 * 4 / 8, "the 4 s of media chosen")
         request.variants = .one(.closest(toBandwidth: 5_000_000))
         request.duration = 2
         result = walk(request, bodies: bodies)

@@ -273,6 +273,41 @@ final class DownloadTests: XCTestCase {
         XCTAssertEqual(localWait.exitCode, HTTPCacheError(.tooLarge, "").exitStatus, localWait.stdout + localWait.stderr)
     }
 
+    func testDownloadsHoldWhileAPlayersOwnFetchRuns() throws {
+        let directory = try TemporaryDirectory(prefix: "download-players-first")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        try FileManager.default.createDirectory(at: www.appendingPathComponent("slow"), withIntermediateDirectories: true)
+        _ = try TestFile.random(size: 20_000_000, seed: 12, in: www, name: "title.bin")
+        let played = try TestFile.random(size: 1_500_000, seed: 13, in: www.appendingPathComponent("slow"), name: "clip.mp4")
+        // The player's file comes slowly (about 2.5 s): its fetch runs the whole time.
+        let origin = try NginxOrigin(root: www, extraServerConfig: "location /slow/ { limit_rate 500k; }")
+        let folder = directory.file("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: folder, extraArguments: ["--download-rate", "4MB"])
+        defer { proxy.terminate() }
+        let id = try cli(["download", "add", origin.url("/title.bin"), "--cache-dir", folder]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try waitFor(id, in: folder) { ($0["bytesDone"] as? Int ?? 0) >= 1_000_000 }
+
+        let player = Process()
+        player.executableURL = URL(fileURLWithPath: try TestTools.requireTool("curl"))
+        let body = directory.file("played").path
+        player.arguments = ["-sf", "--max-time", "30", "-o", body, try proxy.proxyURL(origin.url("/slow/clip.mp4"))]
+        try player.run()
+        usleep(500_000)
+        let during = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
+        usleep(1_000_000)
+        let later = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
+        // Unheld, 4 MB/s would have brought about 4 MB in that second.
+        XCTAssertLessThan(later - during, 300_000, "held while the player's fetch runs")
+        XCTAssertTrue(player.isRunning, "the player's fetch still runs (else the check above proves nothing)")
+        player.waitUntilExit()
+        XCTAssertEqual(player.terminationStatus, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: body).map { [UInt8]($0) } == played.bytes, true)
+        // Then it goes on by itself.
+        XCTAssertEqual(try cli(["download", "wait", id, "--cache-dir", folder]).exitCode, 0)
+    }
+
     // MARK: scheduler (Swift API)
 
     /// Runs one download in-process and times it from its addition to its end (polled every 10 ms).

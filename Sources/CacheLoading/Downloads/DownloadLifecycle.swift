@@ -24,6 +24,8 @@ package struct DownloadProgress: Sendable, Equatable {
     package var segmentsTotal = 0
     /// The walk found everything there is to fetch (false while playlists may add more).
     package var walkDone = false
+    /// HLS: the variants' BANDWIDTH × duration (0: none), the estimate until sizes are known.
+    package var estimatedBytes: Int64 = 0
 
     package init() {}
 }
@@ -127,11 +129,19 @@ package struct DownloadLifecycle: Sendable, Equatable {
         record.resourcesTotal = progress.resourcesTotal
         record.segmentsDone = progress.segmentsDone
         record.segmentsTotal = progress.segmentsTotal
-        guard let known = progress.bytesKnown, progress.resourcesSized > 0 else { return }
-        let exact = progress.walkDone && progress.resourcesSized >= progress.resourcesTotal
-        record.totalIsEstimate = !exact
-        // Not all sizes known yet: the known ones' average for the others.
-        record.bytesTotal = exact ? known
-            : known + known / Int64(progress.resourcesSized) * Int64(max(0, progress.resourcesTotal - progress.resourcesSized))
+        let known = progress.bytesKnown ?? 0
+        if progress.walkDone && progress.resourcesSized >= progress.resourcesTotal && progress.bytesKnown != nil {
+            record.bytesTotal = known
+            record.totalIsEstimate = false
+        } else if progress.estimatedBytes > 0 {
+            // HLS: BANDWIDTH × duration until every size is known.
+            record.bytesTotal = max(progress.estimatedBytes, known)
+            record.totalIsEstimate = true
+        } else if progress.resourcesSized > 0 {
+            // Not all sizes known yet: the known ones' average for the others.
+            record.bytesTotal = known + known / Int64(progress.resourcesSized)
+                * Int64(max(0, progress.resourcesTotal - progress.resourcesSized))
+            record.totalIsEstimate = true
+        }
     }
 }

@@ -91,19 +91,25 @@ package final class DownloadManager {
 
     package func unsubscribe(_ token: Int) { listeners[token] = nil }
 
-    /// Calls `action` when the cache closes (streams of events end then).
-    package func onClose(_ action: @escaping () -> Void) {
-        if closed { action() } else { closeActions.append(action) }
+    /// Calls `action` when the cache closes (streams of events end then);
+    /// the token forgets it (`forgetOnClose`).
+    @discardableResult
+    package func onClose(_ action: @escaping () -> Void) -> Int {
+        nextListener += 1
+        if closed { action() } else { closeActions[nextListener] = action }
+        return nextListener
     }
-    private var closeActions: [() -> Void] = []
+
+    package func forgetOnClose(_ token: Int) { closeActions[token] = nil }
+    private var closeActions: [Int: () -> Void] = [:]
 
     /// The cache closes: running downloads stop and stay queued for the next start.
     package func closeAll() {
         closed = true
         for id in Array(runs.keys) { send(id, .interrupted) }
         listeners.removeAll()
-        let actions = closeActions
-        closeActions = []
+        let actions = closeActions.values
+        closeActions = [:]
         for action in actions { action() }
     }
 
@@ -170,6 +176,7 @@ package final class DownloadManager {
         progress.resourcesTotal = status.counts.resourcesTotal
         progress.segmentsDone = status.counts.segmentsDone
         progress.segmentsTotal = status.counts.segmentsTotal
+        progress.estimatedBytes = status.counts.estimatedBytes
         // One resource too big to be a playlist: a plain file, whose size is then exact.
         progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
         send(id, .progress(progress, room: room(for: id)))

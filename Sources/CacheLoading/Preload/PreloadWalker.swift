@@ -108,6 +108,9 @@ package struct PreloadCounts: Sendable, Equatable {
     /// The preload is of a live (dynamic) DASH manifest: what was available
     /// when it was read, no more.
     package var live = false
+    /// Bytes the chosen variants' BANDWIDTH × their media's duration suggest
+    /// (HLS; 0 while no variant playlist was walked): an estimate of the total.
+    package var estimatedBytes: Int64 = 0
     package init() {}
 }
 
@@ -145,6 +148,8 @@ package struct PreloadWalker {
     private var seen: Set<String> = []
     /// Segment durations by item id, counted when they are done.
     private var durations: [Int: Double] = [:]
+    /// Bits per second of each chosen variant, by its playlist's URL (for `estimatedBytes`).
+    private var bandwidths: [String: Int] = [:]
     private var firstFailure: PreloadFailure?
 
     /// Seconds since 1970 when the walk started: which segments of a live MPD are available.
@@ -254,7 +259,7 @@ package struct PreloadWalker {
         case .master(let master):
             walk(master)
         case .media(let media):
-            walk(media)
+            walk(media, url: item.url)
         }
     }
 
@@ -269,6 +274,7 @@ package struct PreloadWalker {
         }
         for variant in variants where Self.isFetchable(variant.uri) {
             enqueue(variant.uri, range: nil, role: .mediaPlaylist)
+            bandwidths[variant.uri] = variant.averageBandwidth ?? variant.bandwidth
         }
         for variant in variants {
             for rendition in master.renditions(for: variant) {
@@ -277,7 +283,7 @@ package struct PreloadWalker {
         }
     }
 
-    private mutating func walk(_ media: HLSMediaPlaylist) {
+    private mutating func walk(_ media: HLSMediaPlaylist, url: String) {
         var seconds = 0.0
         for segment in media.segments {
             if let limit = request.duration, seconds >= limit { break }
@@ -294,6 +300,7 @@ package struct PreloadWalker {
                 enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
             }
         }
+        if let bits = bandwidths[url] { counts.estimatedBytes += Int64(Double(bits) * seconds / 8) }
     }
 
     /// The chosen representations of every period of an MPD (`--variant`
