@@ -126,6 +126,24 @@ final class MPDManifestTests: XCTestCase {
         XCTAssertEqual(noPeriod.liveReuseMilliseconds, 1000, "half the longest segment")
     }
 
+    func testPeriodsTakeTheirTimesFromEachOther() throws {
+        let m = try parse("""
+        <MPD mediaPresentationDuration="PT30S"><BaseURL>http://cdn.example/x/</BaseURL>
+          <Period id="a"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="a$Number$"/></Representation></AdaptationSet></Period>
+          <Period id="b" start="PT10S"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="b$Number$"/></Representation></AdaptationSet></Period>
+          <Period id="c" start="PT25S"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="c$Number$"/></Representation></AdaptationSet></Period>
+        </MPD>
+        """)
+        // a: until b starts; b: until c starts; c, the last: until the presentation ends.
+        XCTAssertEqual(m.periods.map(\.start), [0, 10, 25])
+        XCTAssertEqual(m.periods.map(\.duration), [10, 15, 5])
+        XCTAssertEqual(m.periods.map { $0.adaptationSets[0].representations[0].segments.count }, [2, 3, 1])
+        XCTAssertEqual(m.periods[1].adaptationSets[0].representations[0].segments.last?.url, "http://cdn.example/x/b3")
+    }
+
     func testValues() {
         XCTAssertEqual(DASH.seconds(ofDuration: "PT1H2M3.5S"), 3723.5)
         XCTAssertEqual(DASH.seconds(ofDuration: "P1DT1S"), 86401)
