@@ -122,6 +122,15 @@ final class MPDManifestTests: XCTestCase {
         // 50 segments are complete at 101 s; the last 10 s of them are in the window.
         let numbers = m.periods[0].adaptationSets[0].representations[0].segments.map { $0.url.split(separator: "/").last! }
         XCTAssertEqual(numbers, (46...50).map { "\($0).m4s" })
+        // A live SegmentTimeline: its entries up to now (r="-1" repeating until now).
+        let timeline = try parse("""
+        <MPD type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z"><Period start="PT0S"><AdaptationSet>
+          <Representation id="r" bandwidth="1"><SegmentTemplate timescale="10" media="$Time$">
+            <SegmentTimeline><S t="0" d="40"/><S d="20" r="-1"/></SegmentTimeline></SegmentTemplate></Representation>
+        </AdaptationSet></Period></MPD>
+        """, now: start + 11)
+        XCTAssertEqual(timeline.periods[0].adaptationSets[0].representations[0].segments.map(\.url),
+                       ["0", "40", "60", "80"].map { "http://o.example/v/" + $0 }, "complete by 11 s: up to 10 s")
         let noPeriod = try parse(body.replacingOccurrences(of: " minimumUpdatePeriod=\"PT4S\"", with: ""), now: start + 101)
         XCTAssertEqual(noPeriod.liveReuseMilliseconds, 1000, "half the longest segment")
     }
