@@ -127,6 +127,31 @@ final class DASHProxyTests: XCTestCase {
         XCTAssertEqual(try RawHTTPClient.get(url: climbing, timeout: 20).status, 403, climbing)
     }
 
+    /// Reverse-proxy mode: the MPD's paths map onto the origin; absolute
+    /// URLs on the origin's host are pointed at the proxy, others left.
+    func testReverseModePlaysAndPointsOriginURLsAtTheProxy() throws {
+        let fixture = try DASHFixture()
+        let directory = try TemporaryDirectory(prefix: "dash-reverse")
+        defer { directory.remove() }
+        let absolute = """
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static">
+          <Location>\(fixture.origin.url("/dash/abs.mpd"))</Location><BaseURL>http://other.example/x/</BaseURL>
+        </MPD>
+
+        """
+        try Data(absolute.utf8).write(to: fixture.root.appendingPathComponent("dash/abs.mpd"))
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.origin = fixture.origin.baseURL
+        let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
+        defer { cache.close() }
+        try cache.serve()
+        let proxy = "http://127.0.0.1:\(cache.port!)"
+        assertSameFrames(try HLSFixture.frameMD5(proxy + "/dash/timeline/manifest.mpd"),
+                         try HLSFixture.frameMD5(fixture.timeline), "reverse mode")
+        let text = String(decoding: try RawHTTPClient.get(url: proxy + "/dash/abs.mpd", timeout: 20).body, as: UTF8.self)
+        XCTAssertEqual(text, absolute.replacingOccurrences(of: fixture.origin.baseURL, with: proxy))
+    }
+
     /// An MPD with every URL carrier: each URL in the rewritten MPD leads
     /// to the proxy (templates filled in as a player would) and serves the
     /// origin's bytes; licence and timing servers stay as written; nothing
