@@ -77,11 +77,18 @@ final class DASHProxyTests: XCTestCase {
         let cache = try openCache(directory)
         defer { cache.close() }
         for url in [fixture.single, fixture.base] {
-            let progress = try XCTUnwrap(cache.preload(url).wait(timeout: 60)).get()
+            let progress = try XCTUnwrap(cache.preload(url, options: PreloadOptions(pin: url == fixture.single))
+                .wait(timeout: 60)).get()
             // 3 segments of 3 representations (the remuxed audio may be cut otherwise).
             XCTAssertEqual(progress.segmentsDone, progress.segmentsTotal, url)
             XCTAssertGreaterThanOrEqual(progress.segmentsDone, url == fixture.single ? 9 : 7, url)
         }
+        // Pinned: the MPD and the files of the SegmentList form, until unpinned.
+        let pinned = Set(cache.cachedResources().filter(\.isPinned).map(\.url))
+        XCTAssertEqual(pinned, Set([fixture.single] + fixture.singleFiles))
+        XCTAssertEqual(cache.unpin(fixture.single), 4)
+        XCTAssertTrue(cache.cachedResources().allSatisfy { !$0.isPinned })
+
         // The command, with a choice: the lowest video and the English audio of the SegmentBase form.
         let folder = directory.file("cli").path
         let cli = try TestTools.run(CLITests.binary, ["preload", fixture.base, "--variant", "lowest", "--language", "en",
