@@ -272,7 +272,9 @@ typedef void (*hc_progress_fn)(void *userdata, int64_t done, int64_t total);
  * once, on a library thread; hc_preload_free may be called from inside it. */
 typedef void (*hc_done_fn)(void *userdata, int result);
 
-/* Starts preloading `length` bytes from `offset` (-1: to the end) of `url`.
+/* Starts preloading `length` bytes from `offset` (-1: to the end) of `url`;
+ * all of an HLS playlist or DASH MPD (offset 0, length -1) walks on to every
+ * variant or representation and its segments, as `httpcache preload` does.
  * `*out` is set before any callback runs. Progress comes as bytes arrive
  * (either callback may be NULL); a final progress(total, total) comes before
  * done(HC_OK). Thread-safe. */

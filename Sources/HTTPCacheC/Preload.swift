@@ -80,7 +80,7 @@ final class PreloadHandle: CacheDependent, @unchecked Sendable {
                                 _ userdata: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let handle = CacheHandle.from(cache), let url, let out, offset >= 0, length >= -1 else { return hcInvalid }
     out.pointee = nil
-    // The whole resource (and, for a playlist, the HLS walk) unless a range is asked.
+    // The whole resource (and, for a playlist or an MPD, the walk) unless a range is asked.
     var range: ClosedRange<Int64>?
     if offset > 0 || length >= 0 {
         guard length != 0 else { return hcInvalid }

@@ -122,8 +122,35 @@ final class MPDManifestTests: XCTestCase {
         // 50 segments are complete at 101 s; the last 10 s of them are in the window.
         let numbers = m.periods[0].adaptationSets[0].representations[0].segments.map { $0.url.split(separator: "/").last! }
         XCTAssertEqual(numbers, (46...50).map { "\($0).m4s" })
+        // A live SegmentTimeline: its entries up to now (r="-1" repeating until now).
+        let timeline = try parse("""
+        <MPD type="dynamic" availabilityStartTime="2026-11-27T00:00:00Z"><Period start="PT0S"><AdaptationSet>
+          <Representation id="r" bandwidth="1"><SegmentTemplate timescale="10" media="$Time$">
+            <SegmentTimeline><S t="0" d="40"/><S d="20" r="-1"/></SegmentTimeline></SegmentTemplate></Representation>
+        </AdaptationSet></Period></MPD>
+        """, now: start + 11)
+        XCTAssertEqual(timeline.periods[0].adaptationSets[0].representations[0].segments.map(\.url),
+                       ["0", "40", "60", "80"].map { "http://o.example/v/" + $0 }, "complete by 11 s: up to 10 s")
         let noPeriod = try parse(body.replacingOccurrences(of: " minimumUpdatePeriod=\"PT4S\"", with: ""), now: start + 101)
         XCTAssertEqual(noPeriod.liveReuseMilliseconds, 1000, "half the longest segment")
+    }
+
+    func testPeriodsTakeTheirTimesFromEachOther() throws {
+        let m = try parse("""
+        <MPD mediaPresentationDuration="PT30S"><BaseURL>http://cdn.example/x/</BaseURL>
+          <Period id="a"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="a$Number$"/></Representation></AdaptationSet></Period>
+          <Period id="b" start="PT10S"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="b$Number$"/></Representation></AdaptationSet></Period>
+          <Period id="c" start="PT25S"><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate duration="5" media="c$Number$"/></Representation></AdaptationSet></Period>
+        </MPD>
+        """)
+        // a: until b starts; b: until c starts; c, the last: until the presentation ends.
+        XCTAssertEqual(m.periods.map(\.start), [0, 10, 25])
+        XCTAssertEqual(m.periods.map(\.duration), [10, 15, 5])
+        XCTAssertEqual(m.periods.map { $0.adaptationSets[0].representations[0].segments.count }, [2, 3, 1])
+        XCTAssertEqual(m.periods[1].adaptationSets[0].representations[0].segments.last?.url, "http://cdn.example/x/b3")
     }
 
     func testValues() {

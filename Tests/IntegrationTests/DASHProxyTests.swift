@@ -77,11 +77,18 @@ final class DASHProxyTests: XCTestCase {
         let cache = try openCache(directory)
         defer { cache.close() }
         for url in [fixture.single, fixture.base] {
-            let progress = try XCTUnwrap(cache.preload(url).wait(timeout: 60)).get()
+            let progress = try XCTUnwrap(cache.preload(url, options: PreloadOptions(pin: url == fixture.single))
+                .wait(timeout: 60)).get()
             // 3 segments of 3 representations (the remuxed audio may be cut otherwise).
             XCTAssertEqual(progress.segmentsDone, progress.segmentsTotal, url)
             XCTAssertGreaterThanOrEqual(progress.segmentsDone, url == fixture.single ? 9 : 7, url)
         }
+        // Pinned: the MPD and the files of the SegmentList form, until unpinned.
+        let pinned = Set(cache.cachedResources().filter(\.isPinned).map(\.url))
+        XCTAssertEqual(pinned, Set([fixture.single] + fixture.singleFiles))
+        XCTAssertEqual(cache.unpin(fixture.single), 4)
+        XCTAssertTrue(cache.cachedResources().allSatisfy { !$0.isPinned })
+
         // The command, with a choice: the lowest video and the English audio of the SegmentBase form.
         let folder = directory.file("cli").path
         let cli = try TestTools.run(CLITests.binary, ["preload", fixture.base, "--variant", "lowest", "--language", "en",
@@ -125,6 +132,31 @@ final class DASHProxyTests: XCTestCase {
         XCTAssertEqual(try RawHTTPClient.get(url: unsigned, timeout: 20).status, 403, unsigned)
         let climbing = filled.replacingOccurrences(of: "chunk-stream0-00001.m4s", with: "../timeline/manifest.mpd")
         XCTAssertEqual(try RawHTTPClient.get(url: climbing, timeout: 20).status, 403, climbing)
+    }
+
+    /// Reverse-proxy mode: the MPD's paths map onto the origin; absolute
+    /// URLs on the origin's host are pointed at the proxy, others left.
+    func testReverseModePlaysAndPointsOriginURLsAtTheProxy() throws {
+        let fixture = try DASHFixture()
+        let directory = try TemporaryDirectory(prefix: "dash-reverse")
+        defer { directory.remove() }
+        let absolute = """
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static">
+          <Location>\(fixture.origin.url("/dash/abs.mpd"))</Location><BaseURL>http://other.example/x/</BaseURL>
+        </MPD>
+
+        """
+        try Data(absolute.utf8).write(to: fixture.root.appendingPathComponent("dash/abs.mpd"))
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.origin = fixture.origin.baseURL
+        let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
+        defer { cache.close() }
+        try cache.serve()
+        let proxy = "http://127.0.0.1:\(cache.port!)"
+        assertSameFrames(try HLSFixture.frameMD5(proxy + "/dash/timeline/manifest.mpd"),
+                         try HLSFixture.frameMD5(fixture.timeline), "reverse mode")
+        let text = String(decoding: try RawHTTPClient.get(url: proxy + "/dash/abs.mpd", timeout: 20).body, as: UTF8.self)
+        XCTAssertEqual(text, absolute.replacingOccurrences(of: fixture.origin.baseURL, with: proxy))
     }
 
     /// An MPD with every URL carrier: each URL in the rewritten MPD leads
