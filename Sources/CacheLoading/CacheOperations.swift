@@ -85,6 +85,11 @@ package struct CacheOperations: Sendable {
         everyStore({ $0.purge(prefix: prefix) }) { done($0.reduce(0, +)) }
     }
 
+    /// Purges every entry `holder` pins, on every store; `done` gets how many.
+    package func purge(holder: String, _ done: @escaping @Sendable (Int) -> Void) {
+        everyStore({ $0.purge(holder: holder) }) { done($0.reduce(0, +)) }
+    }
+
     package func removeAll(_ done: @escaping @Sendable () -> Void) {
         everyStore({ $0.removeAll() }) { _ in done() }
     }

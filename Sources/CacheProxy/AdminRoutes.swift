@@ -14,6 +14,7 @@ import CacheLoading
 ///     POST /admin/cache/unpin?url=U            → {"unpinned":N}
 ///     POST /admin/cache/purge?url=U            → {"purged":N}, 404 when nothing was stored
 ///     POST /admin/cache/purge?prefix=P         → {"purged":N}, every URL starting with P
+///     POST /admin/cache/purge?download=ID      → {"purged":N}, every entry the download holds; the download is removed
 enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
@@ -63,8 +64,16 @@ enum AdminRoutes {
                 operations.purge(url: url) { answer($0.map { JSONText.encode(AdminPurged(purged: $0)) }) }
             } else if let prefix = query["prefix"], !prefix.isEmpty {
                 operations.purge(prefix: prefix) { answer(.success(JSONText.encode(AdminPurged(purged: $0)))) }
+            } else if let id = query["download"], !id.isEmpty {
+                // Its entries first (while they still carry its tag), then the download itself.
+                let downloads = LoopBound(server.engine.downloads, loop: server.loop)
+                operations.purge(holder: DownloadRecord.holder(of: id)) { purged in
+                    downloads.loop.execute {
+                        answer(downloads.value.remove(id).map { _ in JSONText.encode(AdminPurged(purged: purged)) })
+                    }
+                }
             } else {
-                fail(HTTPCacheError(.invalidArgument, "url or prefix is required"), respond)
+                fail(HTTPCacheError(.invalidArgument, "url, prefix or download is required"), respond)
             }
         default:
             if AdminPreloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }

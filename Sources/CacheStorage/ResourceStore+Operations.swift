@@ -51,6 +51,18 @@ extension ResourceStore {
         return urls.reduce(0) { $0 + purge(url: $1) }
     }
 
+    /// Purges every entry `holder` pins (a download's tag), whoever else
+    /// pins it too; returns how many. Reads only the pinned entries.
+    package func purge(holder: String) -> Int {
+        var urls = Set<String>()
+        for record in index.pinned {
+            guard let resource = existing(storeKey: record.key.hex), PinHolders.contains(holder, in: resource.metadata.pin)
+            else { continue }
+            urls.insert(resource.url)
+        }
+        return urls.reduce(0) { $0 + purge(url: $1) }
+    }
+
     /// Removes every entry (those in use once their readers are done). The
     /// files of idle ones are removed on the pool.
     package func removeAll() {

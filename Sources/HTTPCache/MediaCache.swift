@@ -287,6 +287,16 @@ public final class MediaCache: Sendable {
     @discardableResult
     public func purge(prefix: String) -> Int { operations.wait { operations.purge(prefix: prefix, $0) } }
 
+    /// Purges every entry download `id` holds (also those other downloads
+    /// hold), then removes the download; returns how many entries.
+    /// `.notFound` when there is no such download.
+    @discardableResult
+    public func purge(download id: String) throws(HTTPCacheError) -> Int {
+        let purged = operations.wait { operations.purge(holder: DownloadRecord.holder(of: id), $0) }
+        _ = try downloadRecordCall { $0.remove(id) }
+        return purged
+    }
+
     /// Removes every entry.
     public func removeAllResources() { operations.wait { done in operations.removeAll { done(()) } } }
 

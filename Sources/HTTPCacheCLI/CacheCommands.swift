@@ -109,18 +109,22 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Purge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Purge a URL (every stored variant) or every URL starting with --prefix, even in use.")
+            abstract: "Purge a URL (every stored variant), every URL starting with --prefix, or what --download ID holds, even in use.")
         @OptionGroup var folder: Folder
         @Option(name: .customLong("prefix"), help: "Purge every cached URL starting with this.") var prefix: String?
+        @Option(name: .customLong("download"), help: "Purge every resource this download (title) holds, and remove it.")
+        var download: String?
         @Argument(help: "The origin URL (without --prefix).") var url: String?
 
         func validate() throws {
-            if (prefix == nil) == (url == nil) { throw ValidationError("give either a URL or --prefix URL") }
+            if [prefix, url, download].compactMap({ $0 }).count != 1 {
+                throw ValidationError("give one of a URL, --prefix URL or --download ID")
+            }
             if prefix == "" { throw ValidationError("--prefix takes a URL prefix, e.g. https://media.example.com/show/") }
         }
 
         func run() async throws {
-            let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix) }
+            let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix, download: download) }
             print("\(count) resources purged")
         }
     }
@@ -206,14 +210,15 @@ enum CacheAccess {
     }
 
     /// Purges `url`, or every URL starting with `prefix`; how many entries went.
-    func purge(url: String?, prefix: String?) throws(HTTPCacheError) -> Int {
-        switch (self, prefix) {
-        case (.local(let folder), let prefix?): folder.purge(prefix: prefix)
-        case (.local(let folder), nil): try folder.purge(url: url ?? "")
-        case (.remote(let client), let prefix?):
-            (try client.json("POST", "/admin/cache/purge", ["prefix": prefix]) as AdminPurged).purged
-        case (.remote(let client), nil):
-            (try client.json("POST", "/admin/cache/purge", ["url": url ?? ""]) as AdminPurged).purged
+    func purge(url: String?, prefix: String?, download: String?) throws(HTTPCacheError) -> Int {
+        switch self {
+        case .local(let folder):
+            if let prefix { return folder.purge(prefix: prefix) }
+            if let download { return try folder.purge(download: download) }
+            return try folder.purge(url: url ?? "")
+        case .remote(let client):
+            let query = prefix.map { ["prefix": $0] } ?? download.map { ["download": $0] } ?? ["url": url ?? ""]
+            return (try client.json("POST", "/admin/cache/purge", query) as AdminPurged).purged
         }
     }
 

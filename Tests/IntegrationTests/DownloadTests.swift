@@ -234,6 +234,47 @@ final class DownloadTests: XCTestCase {
         XCTAssertNil(try record(all, in: folder))
     }
 
+    /// Purge by title (issue #25): `cache purge --download ID` takes every
+    /// entry the download holds, also those another download holds, and
+    /// removes the download; through a proxy and on the folder alone.
+    func testPurgeByDownloadTakesEveryEntryItHoldsAndTheDownload() throws {
+        let directory = try TemporaryDirectory(prefix: "download-purge")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        _ = try SyntheticHLS(root: www, segments: 3, segmentSize: 20_000)
+        _ = try TestFile.random(size: 30_000, seed: 7, in: www, name: "other.bin")
+        let origin = try NginxOrigin(root: www)
+        let folder = directory.file("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: folder)
+        defer { proxy.terminate() }
+        let add = { (arguments: [String]) in
+            try self.cli(["download", "add", origin.url("/show/v0/index.m3u8")] + arguments + ["--cache-dir", folder]).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let all = try add([])
+        let start = try add(["--duration", "2", "--name", "Start"])
+        XCTAssertEqual(try cli(["download", "wait", all, "--cache-dir", folder]).exitCode, 0)
+        XCTAssertEqual(try cli(["download", "wait", start, "--cache-dir", folder]).exitCode, 0)
+        XCTAssertTrue(try TestTools.run("curl", ["-sf", "-o", "/dev/null", try proxy.proxyURL(origin.url("/other.bin"))]).succeeded)
+        let before = try adminCacheRows(proxy: proxy, folder: folder)
+
+        let purged = try cli(["cache", "purge", "--download", all, "--cache-dir", folder])
+        XCTAssertEqual(purged.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "4 resources purged", purged.stderr)
+        let urls = Set(try adminCacheRows(proxy: proxy, folder: folder, waitingForFewerThan: before.count)
+            .compactMap { $0["url"] as? String })
+        XCTAssertEqual(urls, [origin.url("/other.bin")], "the playlist and every segment, seg0 (also Start's) included")
+        XCTAssertNil(try record(all, in: folder))
+        XCTAssertNotNil(try record(start, in: folder))
+        XCTAssertEqual(try cli(["cache", "purge", "--download", "no-such-id", "--cache-dir", folder]).exitCode,
+                       HTTPCacheError(.notFound, "").exitStatus)
+
+        proxy.terminate()
+        let alone = try cli(["cache", "purge", "--download", start, "--cache-dir", folder])
+        XCTAssertTrue(alone.succeeded, alone.stderr)
+        XCTAssertNil(try record(start, in: folder))
+        XCTAssertEqual(try cacheRows(folder).compactMap { $0["url"] as? String }, [origin.url("/other.bin")])
+    }
+
     /// `cache list --json` through the proxy; polls until fewer than `count` entries when asked.
     private func adminCacheRows(proxy: ProxyProcess, folder: String, waitingForFewerThan count: Int? = nil) throws -> [[String: Any]] {
         for _ in 0..<100 {

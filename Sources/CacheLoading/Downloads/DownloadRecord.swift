@@ -50,7 +50,10 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     }
 
     /// What pins its resources: released, and its resources deleted, when it is removed.
-    package var holder: String { "download:" + id }
+    package var holder: String { Self.holder(of: id) }
+
+    /// The pin holder of download `id` (what purge by download looks for).
+    package static func holder(of id: String) -> String { "download:" + id }
 
     /// The preload that fetches it (nil when the selection is not valid).
     package var preloadRequest: PreloadRequest? {
