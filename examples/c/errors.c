@@ -45,7 +45,7 @@ static hc_config *config_for(const char *folder) {
 }
 
 static void check_strerror(void) {
-    for (int code = HC_OK; code >= HC_ECLOSED; code--) {
+    for (int code = HC_OK; code >= HC_EKEY; code--) {
         const char *text = hc_strerror(code);
         CHECK(text != NULL && text[0] != '\0');
         if (text == NULL) continue;
@@ -53,7 +53,7 @@ static void check_strerror(void) {
         CHECK(strcmp(text, "unknown error") != 0);
         for (int other = HC_OK; other > code; other--) CHECK(strcmp(text, hc_strerror(other)) != 0);
     }
-    CHECK(strcmp(hc_strerror(HC_ECLOSED - 1), "unknown error") == 0);
+    CHECK(strcmp(hc_strerror(HC_EKEY - 1), "unknown error") == 0);
     CHECK(strcmp(hc_strerror(1), "unknown error") == 0);
 }
 
