@@ -124,7 +124,7 @@ final class CLibraryTests: XCTestCase {
         XCTAssertEqual(ran.exitCode, 0, ran.stdout + ran.stderr)
         XCTAssertTrue(ran.stdout.hasSuffix("all checks passed\n"), ran.stdout)
         for (code, text) in [(0, "success"), (-1, "invalid argument"), (-4, "cache folder in use"),
-                             (-5, "not found"), (-11, "closed")] {
+                             (-5, "not found"), (-11, "closed"), (-12, "wrong or missing encryption key for the cache folder")] {
             XCTAssertTrue(ran.stdout.contains("strerror \(code) \(text)\n"), ran.stdout)
         }
         XCTAssertTrue(ran.stdout.contains("busy: hc_open: cache folder \(work.path)/a is already open in this process"),
