@@ -194,11 +194,11 @@ package final class FolderKeys: Sendable {
     }
 
     /// Seals a file's content; `context` names what it is (an entry's key, "index.0").
-    func seal(_ plaintext: [UInt8], context: String) -> [UInt8]? {
+    package func seal(_ plaintext: [UInt8], context: String) -> [UInt8]? {
         Sealing.seal(plaintext, key: sealKey, context: Array(context.utf8))
     }
 
-    func open(_ sealed: [UInt8], context: String) -> [UInt8]? {
+    package func open(_ sealed: [UInt8], context: String) -> [UInt8]? {
         Sealing.open(sealed, key: sealKey, context: Array(context.utf8))
     }
 

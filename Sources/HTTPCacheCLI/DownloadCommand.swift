@@ -185,6 +185,7 @@ struct DownloadAccess {
         var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
         configuration.resumesDownloads = runsDownloads
         if let maxCacheSize { configuration.maxCacheSize = maxCacheSize }
+        if let keyFile = folder.keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
         let cache = try MediaCache(configuration: configuration)
         opened.cache = cache
         return cache

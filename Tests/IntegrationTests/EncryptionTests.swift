@@ -103,6 +103,35 @@ final class EncryptionTests: XCTestCase {
         try check(nil, 0..<b.size, b, "enc-b.bin")
     }
 
+    /// A download's record names its URL and title: sealed like the
+    /// metadata in an encrypted folder, and read back only with the key.
+    func testDownloadRecordsAreSealed() throws {
+        let directory = try TemporaryDirectory(prefix: "encrypted-download")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 300_000, seed: 31, in: www, name: "secret-file.bin")
+        let origin = try NginxOrigin(root: www)
+        let folder = directory.file("cache").path
+        let key = try Self.keyFile(directory, 4)
+        func cli(_ arguments: [String]) throws -> ProcessResult {
+            try TestTools.run(CLITests.binary, ["download"] + arguments + ["--cache-dir", folder], timeout: 120)
+        }
+        let added = try cli(["add", origin.url("/secret-file.bin"), "--name", "Secret Title", "--encryption-key-file", key])
+        XCTAssertTrue(added.succeeded, added.stderr)
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(try cli(["wait", id, "--encryption-key-file", key]).exitCode, 0)
+
+        XCTAssertFalse(Self.files(under: folder + "/downloads").isEmpty)
+        XCTAssertEqual(Self.leaks(in: folder, plaintexts: [file.bytes],
+                                  strings: ["secret-file.bin", "Secret Title", "127.0.0.1:\(origin.port)"]), [])
+        let listed = try cli(["list", "--json", "--encryption-key-file", key])
+        let records = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+        XCTAssertEqual(records.map { $0["name"] as? String }, ["Secret Title"], listed.stderr)
+        XCTAssertEqual(records.first?["state"] as? String, "completed")
+        XCTAssertEqual(try cli(["list", "--json"]).exitCode, 22, "no key for an encrypted folder")
+    }
+
     /// Two loops and a size limit: entries of both shards evicted, every byte served exact.
     func testSeveralLoopsAndEviction() throws {
         let fixture = try ProxyFixture {

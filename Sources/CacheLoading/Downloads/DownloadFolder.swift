@@ -1,16 +1,20 @@
 import CacheIO
+import CacheStorage
 import Glibc
 
 /// The downloads' records in the cache folder: `downloads/<id>` each, one
 /// `name value` a line (the metadata's style: no JSON on the server path),
 /// replaced by a rename so that a crash leaves the old record or the new
 /// one. Small files, written on state changes and at most once a second
-/// while running. Loop thread (of the download manager) only.
+/// while running. In an encrypted folder each is sealed with the folder's
+/// keys (a record names its URL). Loop thread (of the download manager) only.
 package struct DownloadFolder: Sendable {
     package let path: String
+    private let keys: FolderKeys?
 
-    package init(cacheDirectory: String) {
+    package init(cacheDirectory: String, keys: FolderKeys? = nil) {
         path = cacheDirectory + "/downloads"
+        self.keys = keys
     }
 
     /// Every record in the folder; unreadable files are skipped (a crash mid-write leaves only temp files).
@@ -20,8 +24,8 @@ package struct DownloadFolder: Sendable {
         var records: [DownloadRecord] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard !name.hasPrefix("."), !name.hasSuffix(".tmp"), let text = Self.read(path + "/" + name),
-                  let record = Self.decode(text), record.id == name else { continue }
+            guard !name.hasPrefix("."), !name.hasSuffix(".tmp"), let bytes = Self.read(path + "/" + name),
+                  let text = opened(bytes, id: name), let record = Self.decode(text), record.id == name else { continue }
             records.append(record)
         }
         return records.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
@@ -31,7 +35,10 @@ package struct DownloadFolder: Sendable {
         mkdir(path, 0o700)
         let final = path + "/" + record.id
         let temp = final + ".tmp"
-        let bytes = Array(Self.encode(record).utf8)
+        let plain = Array(Self.encode(record).utf8)
+        guard let bytes = keys.map({ $0.seal(plain, context: "download " + record.id) }) ?? plain else {
+            throw HTTPCacheError(.io, "cannot seal the record of download \(record.id)")
+        }
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw HTTPCacheError(.io, "cannot write \(temp): \(String(cString: strerror(errno)))") }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -46,7 +53,13 @@ package struct DownloadFolder: Sendable {
         unlink(path + "/" + id)
     }
 
-    static func read(_ file: String) -> String? {
+    /// A record's text: unsealed in an encrypted folder (nil when it does not open).
+    private func opened(_ bytes: [UInt8], id: String) -> String? {
+        guard let keys else { return String(validating: bytes, as: UTF8.self) }
+        return keys.open(bytes, context: "download " + id).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    static func read(_ file: String) -> [UInt8]? {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -58,7 +71,7 @@ package struct DownloadFolder: Sendable {
             guard n > 0 else { break }
             bytes += chunk[0..<n]
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// One `name value` a line; values have no line breaks (names are flattened).

@@ -30,7 +30,7 @@ package final class DownloadManager {
     init(engine: Engine, logger: Logger) {
         self.engine = engine
         self.logger = logger
-        folder = DownloadFolder(cacheDirectory: engine.configuration.cacheDirectory)
+        folder = DownloadFolder(cacheDirectory: engine.configuration.cacheDirectory, keys: engine.store.group.keys)
         for record in folder.load() { lifecycles[record.id] = DownloadLifecycle(record) }
     }
 
