@@ -57,7 +57,7 @@ final class BenchmarkSmokeTests: XCTestCase {
                 XCTAssertTrue(result.stdout.contains("not measured: --loops unsupported"), result.stdout)
                 continue
             }
-            if id == 12 {
+            if id == 14 {
                 // The player through httpcache, alone and during a download: every byte checked.
                 XCTAssertEqual(rows.compactMap { $0["server"] as? String }, ["player alone", "player with a download"])
                 XCTAssertTrue(rows.allSatisfy { ($0["requests"] as? Int ?? 0) > 0 && $0["mismatches"] as? Int == 0 }, "\(rows)")
