@@ -98,8 +98,8 @@ const char *hc_strerror(int code);
  *   "revalidate-after": Seconds a response without explicit freshness
  *       (Cache-Control, Expires) stays fresh; overrides the heuristic.
  *   "cache-types": Content types kept, in every mode: media, all, or
- *       TYPE[,TYPE...] (type/* for a whole type); default media for proxy
- *       URLs, all (RFC 9111) for forward and reverse proxying.
+ *       TYPE[,TYPE...] (a subtype of * takes a whole type); default media for
+ *       proxy URLs, all (RFC 9111) for forward and reverse proxying.
  *   "cache-status-name": The cache's name in the Cache-Status field of every
  *       response (default httpcache).
  *   "origin": Reverse-proxy mode: map every request path and query onto this
