@@ -99,10 +99,9 @@ const char *hc_strerror(int code);
  *   "ignore-query": A query parameter left out of the cache key (repeatable).
  *   "revalidate-after": Seconds a response without explicit freshness
  *       (Cache-Control, Expires) stays fresh; overrides the heuristic.
- *   "cache-types": Content types kept, in every mode: media, all, or a list
- *       such as text/html,image/png (a subtype of "*" covers a whole type);
- *       default media for proxy URLs, all (RFC 9111) for forward and reverse
- *       proxying.
+ *   "cache-types": Content types kept, in every mode: media, all, or
+ *       TYPE[,TYPE...] (a subtype of * takes a whole type); default media for
+ *       proxy URLs, all (RFC 9111) for forward and reverse proxying.
  *   "cache-status-name": The cache's name in the Cache-Status field of every
  *       response (default httpcache).
  *   "origin": Reverse-proxy mode: map every request path and query onto this

@@ -142,7 +142,8 @@ package struct ResponsePlan: Equatable, Sendable {
     package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = [],
                       middle: MiddleLines? = nil) -> [UInt8] {
         var head = HeadBuilder(status: status, capacity: middle.map { $0.bytes.count + 192 } ?? 384)
-        head.add("Server", "HTTPCache")
+        // The origin's Server is an end-to-end field: replayed; this proxy is in Via.
+        head.add("Server", info.headers["Server"] ?? "HTTPCache")
         if let middle, status == 200 || status == 206 {
             if !middle.hasDate { head.add("Date", date) }
             head.append(lines: middle.bytes)

@@ -24,6 +24,7 @@ enum ErrorResponse {
         var body: [UInt8]
         var contentType = "text/plain; charset=utf-8"
         var relayed = HTTPHeaders()
+        var server = "HTTPCache"
         switch error {
         case .originStatus(let originStatus, let headers, let originBody):
             status = originStatus
@@ -32,6 +33,7 @@ enum ErrorResponse {
             // The origin's end-to-end fields go on (Location of a relayed
             // redirect, Cache-Control, WWW-Authenticate…); framing is ours.
             relayed = Intermediary.removingHopByHop(headers)
+            server = headers["server"] ?? server
             for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }
         case .upstream(.forbidden(let why)):
             status = 403
@@ -60,7 +62,7 @@ enum ErrorResponse {
         // 204 and 304 carry no body, nor the length of one (RFC 9110 §6.4.1, §8.6).
         let bodiless = status == 204 || status == 304 || (100..<200).contains(status)
         var head = HeadBuilder(status: status)
-        head.add("Server", "HTTPCache")
+        head.add("Server", server)
         head.add("Date", date)
         if !bodiless { head.add("Content-Type", contentType) }
         for field in relayed { head.add(name: field.name, field.value) }

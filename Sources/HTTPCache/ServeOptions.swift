@@ -124,7 +124,7 @@ public struct ServeOption: Sendable {
                \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0).map { Optional($0) } },
                isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }),
         option("cache-types", "TYPES",
-               "Content types kept, in every mode: media, all, or a list such as text/html,image/png (a subtype of \"*\" covers a whole type); default media for proxy URLs, all (RFC 9111) for forward and reverse proxying.",
+               "Content types kept, in every mode: media, all, or TYPE[,TYPE...] (a subtype of * takes a whole type); default media for proxy URLs, all (RFC 9111) for forward and reverse proxying.",
                \.configuration.cacheTypes, takes: "media, all or a list of media types such as text/html,image/*",
                read: { CacheTypes.parse($0) == nil ? nil : Optional($0) },
                isValid: { $0.map { CacheTypes.parse($0) != nil } ?? true }),

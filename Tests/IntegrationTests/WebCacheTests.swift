@@ -165,6 +165,9 @@ final class WebCacheTests: XCTestCase {
             let replayed = try client.request(path: target("/st/204"))
             XCTAssertEqual(replayed.header("X-Kept"), "yes", "\(mode): the origin's own fields are replayed")
             XCTAssertNil(replayed.header("Content-Length"), "\(mode): a 204 states no length")
+            XCTAssertTrue(replayed.header("Server")?.hasPrefix("nginx") ?? false, "\(mode): the origin's Server")
+            let hit = try client.request(path: target("/st/404"))
+            XCTAssertTrue(hit.header("Server")?.hasPrefix("nginx") ?? false, "\(mode): \(hit.rawHead)")
         }
     }
 
