@@ -96,7 +96,7 @@ struct DownloadCommand: ParsableCommand {
 
         func run() throws {
             quietLogs()
-            let bar = ProgressBar(enabled: isatty(2) == 1)
+            let bar = ProgressBar(enabled: isatty(2) == 1, verb: ("downloading", "downloaded"))
             var access = DownloadAccess(folder)
             access.maxCacheSize = maxCacheSize.flatMap(ByteSize.parse)
             access.runsDownloads = true

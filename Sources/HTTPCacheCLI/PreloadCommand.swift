@@ -142,13 +142,18 @@ struct PreloadCommand: ParsableCommand {
 /// terminal; a plain line per URL otherwise.
 final class ProgressBar {
     let enabled: Bool
+    /// What the plain lines call the work ("preload": "preloading …", "preloaded …").
+    private let verb: (doing: String, done: String)
     private var started = ContinuousClock.now
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool, verb: (doing: String, done: String) = ("preloading", "preloaded")) {
+        self.enabled = enabled
+        self.verb = verb
+    }
 
     func begin(_ url: String) {
         started = ContinuousClock.now
-        if !enabled { emit("preloading \(url)\n") }
+        if !enabled { emit("\(verb.doing) \(url)\n") }
     }
 
     func show(_ p: PreloadProgress) {
@@ -173,7 +178,7 @@ final class ProgressBar {
             if case .success(let p) = result { show(p) }
             emit("\n")
         } else if case .success(let p) = result {
-            emit("preloaded \(url): \(p.bytesDone) bytes, \(p.resourcesDone) resources\n")
+            emit("\(verb.done) \(url): \(p.bytesDone) bytes, \(p.resourcesDone) resources\n")
         }
     }
 
