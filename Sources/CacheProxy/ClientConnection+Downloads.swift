@@ -7,7 +7,9 @@ import CacheLoading
 extension ClientConnection {
     /// `GET /admin/downloads/events` (token checked): every download's
     /// record now, then one event at each change, until the client goes.
-    /// The response has no length: the connection closes after it.
+    /// The response has no length: the connection closes after it. A client
+    /// that stops reading is cut off once `maxQueuedEventBytes` wait for it
+    /// (it reconnects and gets every record again): events never pile up.
     func streamDownloadEvents(_ head: HTTPRequestHead) {
         record?.status = 200
         var headers = HTTPHeaders()
@@ -30,16 +32,19 @@ extension ClientConnection {
             self?.socket.close()
         }
         token = downloads.subscribe { [weak self] record in
-            guard let self, !self.socket.isClosed else { return stop() }
+            guard let self, !self.socket.isClosed, self.socket.queuedBytes < Self.maxQueuedEventBytes else { return stop() }
             self.socket.write(AdminDownloadRoutes.event(record))
         }
         closing = downloads.onClose(stop)
         // A comment line now and then: a client gone quietly is noticed, and proxies keep the stream open.
         heartbeat = LoopTimer(on: server.loop, after: 10_000, repeat: 10_000) { [weak self] in
-            guard let self, !self.socket.isClosed else { return stop() }
+            guard let self, !self.socket.isClosed, self.socket.queuedBytes < Self.maxQueuedEventBytes else { return stop() }
             self.socket.write(Array(": keep-alive\n\n".utf8))
         }
     }
+
+    /// Event bytes a stream's client may leave unread before it is cut off.
+    static let maxQueuedEventBytes = 1 << 20
 
     /// `GET /ui/`: the downloads and cache page, for loopback clients of a
     /// loopback proxy only (the admin routes' policy; a LAN-mode proxy never

@@ -52,10 +52,12 @@ extension ClientConnection {
         }
     }
 
-    /// The origin URL a PURGE names: a proxy URL's, an absolute target, or
-    /// a path on the reverse-proxy origin.
+    /// The origin URL a PURGE names: a proxy URL's (either form, also under
+    /// `/_httpcache/`, as routing reads them), an absolute target, or a path
+    /// on the reverse-proxy origin.
     private func purgedURL(_ target: String) -> OriginURL? {
-        if target.hasPrefix("/p/") { return ProxyURL.originURL(fromTarget: target) }
+        let proxyTarget = OwnRoutes.unprefixed(target) ?? target
+        if ProxyURL.isProxyTarget(proxyTarget) { return ProxyURL.originURL(fromTarget: proxyTarget) }
         if !target.hasPrefix("/") { return OriginURL.parse(target) }
         guard let origin = server.configuration.reverseOrigin else { return nil }
         return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)

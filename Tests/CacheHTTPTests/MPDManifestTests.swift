@@ -10,6 +10,18 @@ final class MPDManifestTests: XCTestCase {
         try MPDManifest.parse(Array(body.utf8), manifestURL: url, now: now)
     }
 
+    /// A document nested without end (an origin's, hostile or broken) is
+    /// refused as malformed before its tree gets deep: reading and rewriting
+    /// it throw (the proxy then passes it through) instead of recursing.
+    func testNestingBeyondTheBoundIsMalformed() throws {
+        let levels = 200_000
+        let deep = Array(("<MPD>" + String(repeating: "<a>", count: levels) + String(repeating: "</a>", count: levels) + "</MPD>").utf8)
+        XCTAssertThrowsError(try MPDManifest.parse(deep, manifestURL: url, now: 0))
+        XCTAssertThrowsError(try DASH.rewrite(deep, manifestURL: url) { _, _, _ in nil })
+        let fine = "<MPD>" + String(repeating: "<a>", count: 100) + String(repeating: "</a>", count: 100) + "</MPD>"
+        XCTAssertNoThrow(try parse(fine))
+    }
+
     func testTemplateWithNumberTimelineAndInheritance() throws {
         let m = try parse("""
         <MPD type="static" mediaPresentationDuration="PT5S" maxSegmentDuration="PT2S">

@@ -29,6 +29,9 @@ struct XMLScanner {
     private(set) var i = 0
     /// Names of the open elements.
     private var open: [Range<Int>] = []
+    /// Open elements at most: an MPD nests about six deep, and a document
+    /// nested without end would build a tree whose release recurses as deep.
+    static let maxDepth = 256
     private(set) var sawRoot = false
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -109,6 +112,7 @@ struct XMLScanner {
             while j < b.count, isBlank(b[j]) { j += 1; blanks += 1 }
             guard j < b.count else { throw fail("start tag not terminated") }
             if b[j] == UInt8(ascii: ">") {
+                guard open.count < Self.maxDepth else { throw fail("elements nested deeper than \(Self.maxDepth)") }
                 i = j + 1
                 open.append(name)
                 sawRoot = true
