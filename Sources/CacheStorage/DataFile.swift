@@ -71,7 +71,7 @@ package final class DataFile: @unchecked Sendable {
     }
 
     /// Bytes read at `offset` until `buffer` is full or the file ends; -1 on failure.
-    private static func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+    static func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -89,7 +89,7 @@ package final class DataFile: @unchecked Sendable {
         try Self.writeFully(fd, bytes, at: offset)
     }
 
-    private static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
+    static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))

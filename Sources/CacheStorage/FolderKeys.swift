@@ -6,10 +6,13 @@ import Glibc
 /// The user's key (32 bytes) never encrypts data itself: it wraps a random
 /// folder key, kept sealed (AES-256-GCM) in `FOLDER/encryption`. Opening
 /// unwraps it: the GCM tag is the key check, so a wrong key is refused
-/// before anything is read or removed. `cache rekey` rewraps the folder key
-/// under a new user key in one atomic file replace (crash-safe: the old
-/// file or the new one). Every working key is derived from the folder key
-/// (HMAC-SHA256 with a label each):
+/// before anything is read or removed. The folder key is two secrets: the
+/// name seed, which file names are keyed by, and the content key, which
+/// everything else is derived from (HMAC-SHA256 with a label each). A new
+/// folder uses one random key for both; `cache rekey` (FolderRekey)
+/// re-encrypts every file under a new content key and keeps the name seed
+/// (the cache key behind a file name is not stored, so names cannot be
+/// recomputed):
 ///
 /// - data files: AES-256-XTS over 4 KiB units, the tweak made of the unit
 ///   number and a file id (`fileID(key:version:)`), so every unit of every
@@ -32,14 +35,41 @@ package final class FolderKeys: Sendable {
     let nameKey: Digest.HMACKey
     let idKey: [UInt8]
 
-    init(folderKey: [UInt8]) {
-        func derive(_ label: String) -> [UInt8] {
-            Digest.hmacSHA256(key: folderKey, message: Array(("httpcache " + label).utf8)) ?? []
+    /// The secrets these keys come from (what the `encryption` file seals).
+    let material: Material
+
+    /// The two secrets of a folder key (32 bytes each).
+    struct Material: Equatable {
+        var nameSeed: [UInt8]
+        var contentKey: [UInt8]
+
+        /// A folder's first key: one secret for both.
+        init(folderKey: [UInt8]) { (nameSeed, contentKey) = (folderKey, folderKey) }
+        init(nameSeed: [UInt8], contentKey: [UInt8]) { (self.nameSeed, self.contentKey) = (nameSeed, contentKey) }
+
+        /// 32 bytes when both are one key (as a new folder writes it), else 64.
+        var bytes: [UInt8] { nameSeed == contentKey ? contentKey : nameSeed + contentKey }
+
+        init?(bytes: [UInt8]) {
+            switch bytes.count {
+            case 32: self.init(folderKey: bytes)
+            case 64: self.init(nameSeed: Array(bytes[0..<32]), contentKey: Array(bytes[32...]))
+            default: return nil
+            }
         }
-        dataKey = derive("data xts 1") + derive("data xts 2")
-        sealKey = derive("seal")
-        nameKey = Digest.HMACKey(derive("names"))
-        idKey = derive("file ids")
+    }
+
+    convenience init(folderKey: [UInt8]) { self.init(Material(folderKey: folderKey)) }
+
+    init(_ material: Material) {
+        func derive(_ key: [UInt8], _ label: String) -> [UInt8] {
+            Digest.hmacSHA256(key: key, message: Array(("httpcache " + label).utf8)) ?? []
+        }
+        self.material = material
+        dataKey = derive(material.contentKey, "data xts 1") + derive(material.contentKey, "data xts 2")
+        sealKey = derive(material.contentKey, "seal")
+        nameKey = Digest.HMACKey(derive(material.nameSeed, "names"))
+        idKey = derive(material.contentKey, "file ids")
     }
 
     // MARK: the user's key
@@ -79,7 +109,7 @@ package final class FolderKeys: Sendable {
 
     // MARK: the folder key
 
-    private static func wrappingKey(_ userKey: [UInt8]) -> [UInt8] {
+    static func wrappingKey(_ userKey: [UInt8]) -> [UInt8] {
         Digest.hmacSHA256(key: userKey, message: Array("httpcache folder key wrap".utf8)) ?? []
     }
 
@@ -97,6 +127,10 @@ package final class FolderKeys: Sendable {
     /// without one; nothing in the folder is touched then.
     package static func open(root: String, userKey: [UInt8]?, isNew: Bool) throws(StorageError) -> FolderKeys? {
         let path = root + "/" + fileName
+        if access(root + "/" + FolderRekey.journalName, F_OK) == 0 {
+            throw StorageError("the cache folder \(root) is in the middle of an interrupted `cache rekey`: run it again "
+                               + "with the same key files to finish it", code: EKEYREJECTED)
+        }
         let sealed = FileIO.readAll(path)
         guard let userKey else {
             if sealed != nil || isEncrypted(root) {
@@ -128,40 +162,31 @@ package final class FolderKeys: Sendable {
     }
 
     private static func wrap(_ folderKey: [UInt8], userKey: [UInt8]) -> [UInt8]? {
-        Sealing.seal(folderKey, key: wrappingKey(userKey), context: wrapContext).map { magic + $0 }
+        wrap(Material(folderKey: folderKey), userKey: userKey)
+    }
+
+    /// The content of an `encryption` file: `material` sealed under the user's key.
+    static func wrap(_ material: Material, userKey: [UInt8]) -> [UInt8]? {
+        Sealing.seal(material.bytes, key: wrappingKey(userKey), context: wrapContext).map { magic + $0 }
+    }
+
+    /// The material an `encryption` file seals under `userKey`; nil for a wrong key or a damaged file.
+    static func unwrapMaterial(_ sealed: [UInt8], userKey: [UInt8]) -> Material? {
+        guard sealed.count > magic.count, Array(sealed.prefix(magic.count)) == magic,
+              let bytes = Sealing.open(Array(sealed.dropFirst(magic.count)), key: wrappingKey(userKey), context: wrapContext)
+        else { return nil }
+        return Material(bytes: bytes)
     }
 
     private static func unwrap(_ sealed: [UInt8], userKey: [UInt8], path: String) throws(StorageError) -> FolderKeys {
         guard sealed.count > magic.count, Array(sealed.prefix(magic.count)) == magic else {
             throw StorageError("\(path) is not a sealed folder key (damaged?)", code: EKEYREJECTED)
         }
-        guard let folderKey = Sealing.open(Array(sealed.dropFirst(magic.count)), key: wrappingKey(userKey),
-                                           context: wrapContext), folderKey.count == 32 else {
+        guard let material = unwrapMaterial(sealed, userKey: userKey) else {
             throw StorageError("wrong encryption key for the cache folder (the key check in \(path) failed)",
                                code: EKEYREJECTED)
         }
-        return FolderKeys(folderKey: folderKey)
-    }
-
-    /// Rewraps the folder key of `root` from `oldKey` to `newKey`: one
-    /// temp file synced and renamed over the old (a crash leaves the old key
-    /// or the new one working, never neither). The data stays as it is.
-    package static func rekey(root: String, oldKey: [UInt8], newKey: [UInt8]) throws(StorageError) {
-        let path = root + "/" + fileName
-        guard let sealed = FileIO.readAll(path) else {
-            throw StorageError("the cache folder \(root) is not encrypted (no \(fileName) file)", code: EKEYREJECTED)
-        }
-        guard sealed.count > magic.count,
-              let folderKey = Sealing.open(Array(sealed.dropFirst(magic.count)), key: wrappingKey(oldKey),
-                                           context: wrapContext) else {
-            throw StorageError("wrong old encryption key for the cache folder (the key check in \(path) failed)",
-                               code: EKEYREJECTED)
-        }
-        guard let wrapped = wrap(folderKey, userKey: newKey) else { throw StorageError("cannot seal the folder key") }
-        guard FileIO.writeAtomically(path, wrapped, tempFolder: FileIO.isDirectory(root + "/tmp") ? root + "/tmp" : root) else {
-            throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
-        }
-        FileIO.syncFolder(root)
+        return FolderKeys(material)
     }
 
     // MARK: working keys
@@ -197,6 +222,9 @@ package final class FolderKeys: Sendable {
     package func seal(_ plaintext: [UInt8], context: String) -> [UInt8]? {
         Sealing.seal(plaintext, key: sealKey, context: Array(context.utf8))
     }
+
+    /// What a download record (`downloads/<id>`, it names a URL) is sealed as.
+    package static func downloadContext(_ id: String) -> String { "download " + id }
 
     package func open(_ sealed: [UInt8], context: String) -> [UInt8]? {
         Sealing.open(sealed, key: sealKey, context: Array(context.utf8))

@@ -245,19 +245,29 @@ public final class MediaCache: Sendable {
         return (address, token)
     }
 
-    /// Encryption at rest: re-encrypts the key of the folder at
-    /// `cacheDirectory` from `oldKey` to `newKey` (32 bytes each), in place:
-    /// one file written aside and renamed over the old, so a crash at any
-    /// point leaves the folder opening with one of the two keys. The folder
-    /// must not be open (`.busy`); a wrong old key is `.key`, nothing changed.
-    public static func rekey(cacheDirectory: String, oldKey: [UInt8], newKey: [UInt8]) throws(HTTPCacheError) {
+    /// Encryption at rest: re-encrypts the folder at `cacheDirectory` in
+    /// place from `oldKey` to `newKey` (32 bytes each): every data file,
+    /// metadata file and download record under a new content key, sealed
+    /// under the new key; afterwards the old key opens nothing, even with an
+    /// old copy of the folder's `encryption` file. Crash-safe and
+    /// resumable: interrupted, the folder refuses to open until the same
+    /// rekey is run again, which finishes it. The folder must not be open
+    /// (`.busy`); a wrong old key is `.key`, nothing changed. The first
+    /// start afterwards reads every entry once (the index is rebuilt).
+    /// `progress` is called after each batch of entries.
+    @discardableResult
+    public static func rekey(cacheDirectory: String, oldKey: [UInt8], newKey: [UInt8],
+                             progress: @escaping (RekeySummary) -> Void = { _ in }) throws(HTTPCacheError) -> RekeySummary {
         guard oldKey.count == 32, newKey.count == 32 else {
             throw HTTPCacheError(.invalidArgument, "encryption keys are 32 bytes")
         }
         do {
             let lock = try CacheLock(folder: cacheDirectory)
             defer { withExtendedLifetime(lock) {} }
-            try FolderKeys.rekey(root: cacheDirectory, oldKey: oldKey, newKey: newKey)
+            let summary = try FolderRekey.run(root: cacheDirectory, oldKey: oldKey, newKey: newKey) {
+                progress(RekeySummary($0))
+            }
+            return RekeySummary(summary)
         } catch {
             throw HTTPCacheError(error)
         }

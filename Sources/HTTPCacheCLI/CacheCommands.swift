@@ -1,6 +1,7 @@
 import ArgumentParser
 import CacheProxy
 import FoundationEssentials
+import Glibc
 import HTTPCache
 
 /// `httpcache cache …`: manage a cache folder, served or not.
@@ -133,9 +134,11 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change the encryption key of a cache folder (not while it is served).",
             discussion: """
-            Re-encrypts the folder's own key, which every file is encrypted under, from the old \
-            key to the new one in one atomic file replace: interrupted at any point, the folder \
-            opens with one of the two keys. Files stay as they are (see README, encryption at rest).
+            Re-encrypts the folder in place: every data file, metadata file and download record \
+            under a new content key sealed under the new key, so the old key opens nothing \
+            afterwards. Interrupted (a crash, kill -9, power loss), the folder refuses to open \
+            until the same command is run again, which finishes the work. The first start \
+            afterwards reads every entry once to rebuild the index (see README, encryption at rest).
             """)
         @Option(name: .customLong("cache-dir"), help: "Cache folder (default: the one `serve` uses).")
         var cacheDirectory: String?
@@ -145,8 +148,16 @@ struct CacheCommand: AsyncParsableCommand {
             let path = cacheDirectory ?? defaultCacheDirectory()
             let old = try HTTPCacheConfiguration.encryptionKey(fromFile: oldKeyFile)
             let new = try HTTPCacheConfiguration.encryptionKey(fromFile: newKeyFile)
-            try MediaCache.rekey(cacheDirectory: path, oldKey: old, newKey: new)
-            print("rekeyed \(path)")
+            nonisolated(unsafe) var reported = ContinuousClock.now
+            let summary = try MediaCache.rekey(cacheDirectory: path, oldKey: old, newKey: new) { done in
+                // A long rekey says how far it is, every few seconds, on stderr.
+                guard reported.duration(to: .now) >= .seconds(5) else { return }
+                reported = .now
+                let line = Array("rekeying: \(done.entries) entries, \(done.bytes) bytes so far\n".utf8)
+                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            }
+            print("rekeyed \(path): \(summary.entries) entries (\(summary.bytes) bytes) re-encrypted, "
+                  + "\(summary.downloadRecords) download records resealed, \(summary.filesRemoved) stray files removed")
         }
     }
 

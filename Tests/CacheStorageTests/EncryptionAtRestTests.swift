@@ -88,13 +88,26 @@ final class EncryptionAtRestTests: XCTestCase {
             XCTAssertEqual(($0 as? StorageError)?.code, EKEYREJECTED)
         }
         XCTAssertNil(try FolderKeys.open(root: plainFolder, userKey: nil, isNew: false))
-        // Rekeyed: the new key opens the same folder key, the old one no longer does.
+        // Rekeyed: the new key opens the folder with the same names and a new
+        // content key; the old one no longer opens it.
         let newKey = [UInt8](repeating: 0x17, count: 32)
-        try FolderKeys.rekey(root: root, oldKey: userKey, newKey: newKey)
+        _ = try FolderRekey.run(root: root, oldKey: userKey, newKey: newKey)
         let rekeyed = try XCTUnwrap(FolderKeys.open(root: root, userKey: newKey, isNew: false))
         XCTAssertEqual(rekeyed.storeKey(for: "x"), keys.storeKey(for: "x"))
+        XCTAssertEqual(rekeyed.material.nameSeed, keys.material.nameSeed)
+        XCTAssertNotEqual(rekeyed.material.contentKey, keys.material.contentKey)
+        XCTAssertNil(keys.open(try XCTUnwrap(rekeyed.seal([1, 2, 3], context: "c")), context: "c"), "old content keys open nothing new")
         XCTAssertThrowsError(try FolderKeys.open(root: root, userKey: userKey, isNew: false))
-        XCTAssertThrowsError(try FolderKeys.rekey(root: root, oldKey: userKey, newKey: newKey))
+        XCTAssertThrowsError(try FolderRekey.run(root: root, oldKey: userKey, newKey: newKey))
+        // An interrupted rekey's journal: the folder opens with no key, and only the new key finishes it.
+        try Data("HCREKEY1 damaged".utf8).write(to: URL(fileURLWithPath: root + "/" + FolderRekey.journalName))
+        XCTAssertThrowsError(try FolderKeys.open(root: root, userKey: newKey, isNew: false)) {
+            XCTAssertEqual(($0 as? StorageError)?.code, EKEYREJECTED)
+            XCTAssertTrue("\($0)".contains("interrupted"), "\($0)")
+        }
+        XCTAssertThrowsError(try FolderRekey.run(root: root, oldKey: newKey, newKey: userKey)) {
+            XCTAssertTrue("\($0)".contains("another new key"), "\($0)")
+        }
     }
 
     /// The store keys' HMAC (two SHA-256 runs, no OpenSSL lookup) is OpenSSL's HMAC-SHA256.

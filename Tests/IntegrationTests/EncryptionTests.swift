@@ -273,39 +273,94 @@ final class EncryptionTests: XCTestCase {
         }
     }
 
-    /// `cache rekey`: the new key opens the folder, the old one no longer;
-    /// killed (-9) at random moments, the folder always opens with one of them.
-    func testRekeyIncludingKillsDuringIt() throws {
+    /// `cache rekey` re-encrypts in place: afterwards the new key opens the
+    /// folder and reads every byte (whole, sparse and small entries, a
+    /// download's record); the old key opens nothing, even with the old
+    /// `encryption` file put back; no data file keeps its ciphertext.
+    /// Killed (-9) at random moments, the folder opens with the old key (not
+    /// begun) or the new one (done), or refuses both as an interrupted rekey
+    /// until the same command finishes it.
+    func testRekeyReencryptsInPlaceIncludingKillsDuringIt() throws {
         let fixture = try ReaderFixture { $0.encryptionKey = Self.key(8) }
-        let file = try fixture.file("rk.bin", size: 200_000, seed: 61)
-        XCTAssertEqual(try fixture.read("rk.bin"), file.bytes)
+        let whole = try fixture.file("rk.bin", size: 3_000_000, seed: 61)
+        let part = try fixture.file("part.bin", size: 2_000_000, seed: 62)
+        XCTAssertEqual(try fixture.read("rk.bin"), whole.bytes)
+        XCTAssertEqual(try fixture.read("part.bin", offset: 500_001, length: 300_000), Array(part.bytes[500_001..<800_001]))
+        var small: [TestFile] = []
+        for i in 0..<150 {
+            small.append(try fixture.file("s\(i).bin", size: 3_000 + i * 97, seed: UInt64(100 + i)))
+            XCTAssertEqual(try fixture.read("s\(i).bin"), small[i].bytes)
+        }
+        let entries = 152
         let keys = try TemporaryDirectory(prefix: "keys")
         let files: [UInt8: String] = [8: try Self.keyFile(keys, 8), 9: try Self.keyFile(keys, 9)]
-        let whileOpen = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
-                                                            "--old-key-file", files[8]!, "--new-key-file", files[9]!])
-        XCTAssertEqual(whileOpen.exitCode, 14, "busy while the folder is open: \(whileOpen.stderr)")
-        fixture.cache.close()
-        fixture.origin.stop()
-        func opens(_ fill: UInt8) -> Bool {
-            var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
-            configuration.encryptionKey = Self.key(fill)
-            guard let cache = try? MediaCache(configuration: configuration) else { return false }
-            defer { cache.close() }
-            return cache.cachedResources().count == 1
+        func rekey(_ from: UInt8, _ to: UInt8) throws -> ProcessResult {
+            try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                                "--old-key-file", files[from]!, "--new-key-file", files[to]!], timeout: 120)
         }
-        let rekeyed = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
-                                        "--old-key-file", files[8]!, "--new-key-file", files[9]!])
+        XCTAssertEqual(try rekey(8, 9).exitCode, 14, "busy while the folder is open")
+        fixture.cache.close()
+        let title = try TestTools.run(CLITests.binary, ["download", "add", fixture.origin.url("/s3.bin"), "--name", "Title",
+                                                        "--cache-dir", fixture.cacheDirectory, "--encryption-key-file", files[8]!])
+        XCTAssertTrue(title.succeeded, title.stderr)
+        fixture.origin.stop()
+
+        /// The folder's entries under a key, or the error opening it.
+        func open(_ fill: UInt8, folder: String? = nil) -> Result<Int, HTTPCacheError> {
+            var configuration = HTTPCacheConfiguration(cacheDirectory: folder ?? fixture.cacheDirectory)
+            configuration.encryptionKey = Self.key(fill)
+            do {
+                let cache = try MediaCache(configuration: configuration)
+                defer { cache.close() }
+                return .success(cache.cachedResources().count)
+            } catch { return .failure(error) }
+        }
+        func dataFiles() -> [String: [UInt8]] {
+            var found: [String: [UInt8]] = [:]
+            for path in Self.files(under: fixture.cacheDirectory + "/resources") where path.contains(".data") {
+                found[path] = FileManager.default.contents(atPath: path).map { Array([UInt8]($0).prefix(8192)) }
+            }
+            return found
+        }
+        let sealedBefore = try XCTUnwrap(FileManager.default.contents(atPath: fixture.cacheDirectory + "/encryption"))
+        let before = dataFiles()
+        XCTAssertEqual(before.count, entries)
+
+        let rekeyed = try rekey(8, 9)
         XCTAssertTrue(rekeyed.succeeded, rekeyed.stderr)
-        XCTAssertTrue(opens(9))
-        XCTAssertFalse(opens(8))
-        let wrongOld = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
-                                         "--old-key-file", files[8]!, "--new-key-file", files[9]!])
-        XCTAssertEqual(wrongOld.exitCode, 22, wrongOld.stderr)
+        XCTAssertTrue(rekeyed.stdout.contains("\(entries) entries"), rekeyed.stdout)
+        XCTAssertTrue(rekeyed.stdout.contains("1 download records resealed"), rekeyed.stdout)
+        XCTAssertEqual(try open(9).get(), entries)
+        XCTAssertEqual(open(8).failure?.code, .key)
+        let after = dataFiles()
+        XCTAssertEqual(after.count, entries)
+        XCTAssertTrue(Set(after.keys).isDisjoint(with: before.keys), "every entry has its next data file")
+        let ciphertexts = Set(before.values.filter { $0.contains { $0 != 0 } })  // not a hole
+        XCTAssertEqual(ciphertexts.count, entries - 1)
+        XCTAssertTrue(after.values.allSatisfy { !ciphertexts.contains($0) }, "no data file keeps its ciphertext")
+        var sparse = stat()
+        let partData = try XCTUnwrap(after.keys.first { path in after[path]!.allSatisfy { $0 == 0 } })
+        XCTAssertEqual(stat(partData, &sparse), 0)
+        XCTAssertLessThan(Int(sparse.st_blocks) * 512, 1_000_000, "the partly cached entry stays sparse")
+
+        // The old key with the old `encryption` file opens nothing that is left.
+        let copy = try TemporaryDirectory(prefix: "old-key-copy")
+        let stolen = copy.file("cache").path
+        XCTAssertTrue(try TestTools.run("/bin/cp", ["-a", fixture.cacheDirectory, stolen]).succeeded)
+        try sealedBefore.write(to: URL(fileURLWithPath: stolen + "/encryption"))
+        XCTAssertEqual(try open(8, folder: stolen).get(), 0, "no entry opens under the old key")
+        let listed = try TestTools.run(CLITests.binary, ["download", "list", "--json", "--cache-dir", stolen,
+                                                         "--encryption-key-file", files[8]!])
+        XCTAssertFalse(listed.stdout.contains("Title"), listed.stdout)
+        let relisted = try TestTools.run(CLITests.binary, ["download", "list", "--json", "--cache-dir", fixture.cacheDirectory,
+                                                           "--encryption-key-file", files[9]!])
+        XCTAssertTrue(relisted.stdout.contains("\"Title\""), relisted.stdout + relisted.stderr)
+        XCTAssertEqual(try rekey(8, 9).exitCode, 22, "the old key is wrong now")
 
         var current: UInt8 = 9
         var generator = SplitMix(seed: 17)
-        var completed = 0
-        for _ in 0..<12 {
+        var outcomes = (before: 0, interrupted: 0, after: 0)
+        for _ in 0..<10 {
             let next: UInt8 = current == 8 ? 9 : 8
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLITests.binary)
@@ -314,21 +369,38 @@ final class EncryptionTests: XCTestCase {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32(generator.next() % 40_000))
+            usleep(UInt32(20_000 + generator.next() % 200_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let withCurrent = opens(current), withNext = opens(next)
-            XCTAssertTrue(withCurrent != withNext, "exactly one key opens the folder (\(withCurrent), \(withNext))")
-            if withNext {
+            switch (open(current), open(next)) {
+            case (.success(let count), .failure):
+                XCTAssertEqual(count, entries)
+                outcomes.before += 1
+            case (.failure(let old), .failure(let new)):
+                XCTAssertTrue("\(new)".contains("interrupted"), "\(new)")
+                XCTAssertEqual(old.code, .key)
+                outcomes.interrupted += 1
+                let finished = try rekey(current, next)
+                XCTAssertTrue(finished.succeeded, finished.stderr)
+                XCTAssertEqual(try open(next).get(), entries, "the resumed rekey keeps every entry")
                 current = next
-                completed += 1
+            case (.failure, .success(let count)):
+                XCTAssertEqual(count, entries)
+                outcomes.after += 1
+                current = next
+            case (.success, .success):
+                XCTFail("both keys open the folder")
             }
         }
-        print("rekeys killed: \(12 - completed) before, \(completed) after the replace")
+        print("rekeys killed: \(outcomes.before) before beginning, \(outcomes.interrupted) interrupted and resumed, "
+              + "\(outcomes.after) after finishing")
         var configuration = HTTPCacheConfiguration(cacheDirectory: fixture.cacheDirectory)
         configuration.encryptionKey = Self.key(current)
         fixture.cache = try MediaCache(configuration: configuration)
-        XCTAssertEqual(try fixture.read("rk.bin"), file.bytes, "the data under the rekeyed folder")
+        XCTAssertEqual(try fixture.read("rk.bin"), whole.bytes, "the data under the rekeyed folder")
+        XCTAssertEqual(try fixture.read("part.bin", offset: 500_001, length: 300_000), Array(part.bytes[500_001..<800_001]))
+        for (i, file) in small.enumerated() { XCTAssertEqual(try fixture.read("s\(i).bin"), file.bytes) }
+        XCTAssertEqual(fixture.cache.cachedResources().count, entries)
     }
 
     // MARK: export and import
@@ -395,5 +467,12 @@ final class EncryptionTests: XCTestCase {
         let key = ["--encryption-key-file", try Self.keyFile(directory, 11)]
         try KillRounds.run(files, origin: origin, cache: cache, arguments: key, rounds: 3, maxStart: 3_000_000, seed: 78)
         try KillRounds.checkEveryServedByte(files, origin: origin, cache: cache, arguments: key)
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -36,7 +36,7 @@ package struct DownloadFolder: Sendable {
         let final = path + "/" + record.id
         let temp = final + ".tmp"
         let plain = Array(Self.encode(record).utf8)
-        guard let bytes = keys.map({ $0.seal(plain, context: "download " + record.id) }) ?? plain else {
+        guard let bytes = keys.map({ $0.seal(plain, context: FolderKeys.downloadContext(record.id)) }) ?? plain else {
             throw HTTPCacheError(.io, "cannot seal the record of download \(record.id)")
         }
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -56,7 +56,7 @@ package struct DownloadFolder: Sendable {
     /// A record's text: unsealed in an encrypted folder (nil when it does not open).
     private func opened(_ bytes: [UInt8], id: String) -> String? {
         guard let keys else { return String(validating: bytes, as: UTF8.self) }
-        return keys.open(bytes, context: "download " + id).flatMap { String(validating: $0, as: UTF8.self) }
+        return keys.open(bytes, context: FolderKeys.downloadContext(id)).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
     static func read(_ file: String) -> [UInt8]? {
