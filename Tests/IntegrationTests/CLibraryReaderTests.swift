@@ -9,6 +9,17 @@ extension CLibraryTests {
     /// reads ranges and seeks; with nginx stopped it reads them again from
     /// the cache, and an uncached URL fails with HC_EUPSTREAM.
     func testReaderByteExactOnlineAndOffline() throws {
+        try readerRun(encrypted: false)
+    }
+
+    /// reader.c again over a folder encrypted at rest (`encryption-key-file`):
+    /// the same bytes online and offline, no plaintext window of the file or
+    /// its URL in the folder, and a wrong key refused with HC_EKEY.
+    func testReaderByteExactFromAnEncryptedFolder() throws {
+        try readerRun(encrypted: true)
+    }
+
+    private func readerRun(encrypted: Bool) throws {
         let work = try TemporaryDirectory(prefix: "hc-clib-reader")
         defer { work.remove() }
         let program = try InstalledLibrary.buildExample("reader", in: work.path)
@@ -19,10 +30,12 @@ extension CLibraryTests {
         let origin = try NginxOrigin(root: root)
         defer { origin.stop() }
         let streamed = work.path + "/streamed.mp4"
+        let keyFile = encrypted ? try EncryptionTests.keyFile(work, 5) : nil
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = [work.path + "/cache", origin.url("/movie.mp4"), file.path, streamed, origin.url("/other.bin")]
+            + (keyFile.map { [$0] } ?? [])
         process.environment = try InstalledLibrary.environment()
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
@@ -65,6 +78,14 @@ extension CLibraryTests {
             XCTAssertTrue(offline.contains(line + "\n"), "\(line) in\n\(offline)")
         }
         XCTAssertTrue(offline.hasSuffix("all checks passed\n"), offline)
+        guard encrypted else { return }
+        XCTAssertEqual(EncryptionTests.leaks(in: work.path + "/cache", plaintexts: [file.bytes],
+                                             strings: ["movie.mp4", "127.0.0.1:\(origin.port)"]), [])
+        let wrong = try EncryptionTests.keyFile(work, 6)
+        let refused = try TestTools.run(program, [work.path + "/cache", origin.url("/movie.mp4"), file.path, streamed,
+                                                  origin.url("/other.bin"), wrong], environment: InstalledLibrary.environment())
+        XCTAssertEqual(refused.exitCode, 1)
+        XCTAssertTrue(refused.stdout.contains("open: wrong or missing encryption key"), refused.stdout)
     }
 
     /// cancel.c: a read blocked on an origin that never answers returns

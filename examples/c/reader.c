@@ -1,8 +1,9 @@
 /* Reads a resource in-process through a cache with hc_reader: the whole of
  * it (written to OUT_PATH and compared with SOURCE_FILE), ranges and seeks;
  * then, after a line "offline" on stdin (the origin is gone), the cached
- * ranges again and an uncached URL, which fails.
- * usage: reader CACHE_DIR URL SOURCE_FILE OUT_PATH UNCACHED_URL */
+ * ranges again and an uncached URL, which fails. With KEY_FILE the cache
+ * folder is encrypted at rest under that key (32 bytes or 64 hex digits).
+ * usage: reader CACHE_DIR URL SOURCE_FILE OUT_PATH UNCACHED_URL [KEY_FILE] */
 #include <httpcache.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +99,8 @@ static void check_cached(hc_cache *cache, const char *url)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s CACHE_DIR URL SOURCE_FILE OUT_PATH UNCACHED_URL\n", argv[0]);
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr, "usage: %s CACHE_DIR URL SOURCE_FILE OUT_PATH UNCACHED_URL [KEY_FILE]\n", argv[0]);
         return 2;
     }
     const char *url = argv[2];
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
 
     hc_config *config = hc_config_new();
     hc_config_set(config, "cache-dir", argv[1]);
+    if (argc == 7)
+        hc_config_set(config, "encryption-key-file", argv[6]);
     hc_cache *cache = NULL;
     int rc = hc_open(config, &cache);
     hc_config_free(config);
