@@ -6,9 +6,10 @@ import XCTest
 /// ffmpeg through the proxy (rewritten MPDs) and compared frame by frame
 /// with the origin, then again offline after a preload.
 final class DASHProxyTests: XCTestCase {
-    func openCache(_ directory: TemporaryDirectory, folder: String = "cache") throws -> MediaCache {
+    func openCache(_ directory: TemporaryDirectory, folder: String = "cache", encryptionKey: [UInt8]? = nil) throws -> MediaCache {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file(folder).path)
         configuration.readTimeout = 5
+        configuration.encryptionKey = encryptionKey
         let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
         try cache.serve()
         return cache
@@ -21,6 +22,7 @@ final class DASHProxyTests: XCTestCase {
         XCTFail("\(what): \(got.count) frames, expected \(expected.count); first difference at \(first)", line: line)
     }
 
+    /// The preloaded folder is encrypted at rest: DASH rewriting and preloading work over it.
     func testTemplatePresentationsPlayFrameIdenticalThroughTheProxyAndOfflineAfterAPreload() throws {
         let fixture = try DASHFixture()
         let directory = try TemporaryDirectory(prefix: "dash-proxy")
@@ -52,8 +54,8 @@ final class DASHProxyTests: XCTestCase {
         let stored = cache.cachedResources().first { $0.url == fixture.timeline }
         XCTAssertEqual(stored?.totalLength, Int64(original.utf8.count))
 
-        // Another folder, only preloaded; then the origin stops: both play from it, frame for frame.
-        let preloaded = try openCache(directory, folder: "preloaded")
+        // Another folder, encrypted and only preloaded; then the origin stops: both play from it, frame for frame.
+        let preloaded = try openCache(directory, folder: "preloaded", encryptionKey: EncryptionTests.key(3))
         defer { preloaded.close() }
         for url in urls {
             let progress = try XCTUnwrap(preloaded.preload(url).wait(timeout: 60)).get()
