@@ -45,16 +45,17 @@ package struct CacheOperations: Sendable {
     }
 
     package func list(_ done: @escaping @Sendable (CacheListing) -> Void) {
-        let cacheKey = cacheKey
-        everyStore({ store in
-            let entries = store.list().map { info in
-                CacheEntry(url: info.url, totalLength: info.totalLength, contentType: info.contentType,
-                           cachedBytes: info.cachedBytes,
-                           cachedRanges: info.ranges.ranges.map { [$0.lowerBound, $0.upperBound - 1] },
-                           lastAccess: info.lastAccess, isComplete: info.isComplete, isInUse: info.inUse,
-                           isPinned: store.find(cacheKey: cacheKey(info.url), url: info.url)?.isPinned ?? false)
+        everyStoreLater({ store, answer in
+            store.list { infos in
+                let entries = infos.map { info in
+                    CacheEntry(url: info.url, totalLength: info.totalLength, contentType: info.contentType,
+                               cachedBytes: info.cachedBytes,
+                               cachedRanges: info.ranges.ranges.map { [$0.lowerBound, $0.upperBound - 1] },
+                               lastAccess: info.lastAccess, isComplete: info.isComplete, isInUse: info.inUse,
+                               isPinned: info.isPinned)
+                }
+                answer(CacheListing(entries: entries, totalBytes: store.totalBytes, maxBytes: store.maxBytes))
             }
-            return CacheListing(entries: entries, totalBytes: store.totalBytes, maxBytes: store.maxBytes)
         }) { listings in
             let entries = listings.flatMap(\.entries).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) }
             done(CacheListing(entries: entries, totalBytes: listings.reduce(0) { $0 + $1.totalBytes },
@@ -82,7 +83,7 @@ package struct CacheOperations: Sendable {
 
     /// Purges every entry whose URL starts with `prefix`, on every store; `done` gets how many.
     package func purge(prefix: String, _ done: @escaping @Sendable (Int) -> Void) {
-        everyStore({ $0.purge(prefix: prefix) }) { done($0.reduce(0, +)) }
+        everyStoreLater({ store, answer in store.purge(prefix: prefix, answer) }) { done($0.reduce(0, +)) }
     }
 
     /// Purges every entry `holder` pins, on every store; `done` gets how many.
@@ -133,6 +134,12 @@ package struct CacheOperations: Sendable {
     /// `body`'s answer from every store (none from a stopped loop), then `done` with them all.
     private func everyStore<T: Sendable>(_ body: @escaping @Sendable (ResourceStore) -> T,
                                          _ done: @escaping @Sendable ([T]) -> Void) {
+        everyStoreLater({ store, answer in answer(body(store)) }, done)
+    }
+
+    /// As `everyStore`, for a body that answers later on its loop (after work on the pool).
+    private func everyStoreLater<T: Sendable>(_ body: @escaping @Sendable (ResourceStore, @escaping (T) -> Void) -> Void,
+                                              _ done: @escaping @Sendable ([T]) -> Void) {
         let answers = Locked<(left: Int, values: [T])>((stores.count, []))
         @Sendable func answered(_ value: T?) {
             let all = answers.withLock { state -> [T]? in
@@ -142,7 +149,7 @@ package struct CacheOperations: Sendable {
             }
             if let all { done(all) }
         }
-        for store in stores where !store.loop.execute({ answered(body(store.value)) }) { answered(nil) }
+        for store in stores where !store.loop.execute({ body(store.value) { answered($0) } }) { answered(nil) }
     }
 }
 

@@ -9,4 +9,6 @@ package struct CachedResourceInfo: Sendable, Equatable {
     package var lastAccess: Int64
     package var isComplete: Bool
     package var inUse: Bool
+    /// Pinned by a preload or a download (never evicted by the size limit).
+    package var isPinned: Bool
 }

@@ -3,30 +3,42 @@ import Glibc
 /// Cache management: what `httpcache cache …` and the Swift API do.
 /// Loop thread only; blocking file copies are offloaded.
 extension ResourceStore {
-    /// Every entry, most recently used first (the metadata of each read:
-    /// this costs a file read per entry, as `cache list` does).
-    package func list() -> [CachedResourceInfo] {
+    /// Every entry, most recently used first, to `done` on the loop. The
+    /// metadata of entries not at hand is read on the pool (a file each: at
+    /// a million entries that is seconds the loop keeps serving through).
+    package func list(_ done: @escaping ([CachedResourceInfo]) -> Void) {
         var items: [CachedResourceInfo] = []
-        items.reserveCapacity(index.count)
+        var stored: [(key: String, lastAccess: Int64)] = []
         for record in index.all {
             let key = record.key.hex
             if let resource = resources[key] {
                 guard !resource.isTransient else { continue }
-                items.append(info(resource.metadata, ranges: resource.available, pinned: resource.isPinned,
-                                  inUse: resource.isBusy, complete: resource.isComplete))
-            } else if let metadata = storedMetadata(key: key) {
-                items.append(info(metadata, ranges: metadata.ranges, pinned: metadata.pin != nil, inUse: false,
-                                  complete: metadata.isComplete))
+                items.append(Self.info(resource.metadata, ranges: resource.available, pinned: resource.isPinned,
+                                       inUse: resource.isBusy, complete: resource.isComplete))
+            } else {
+                stored.append((key, record.lastAccess))
             }
         }
-        return items.sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) }
+        let (root, keys, wanted) = (resourcesRoot, group.keys, stored)
+        loop.offload({
+            wanted.compactMap { entry -> CachedResourceInfo? in
+                // Invalid ones are skipped here; a lookup forgets them as before.
+                guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key).readMetadata(keys: keys)?.metadata,
+                      !metadata.ranges.isEmpty else { return nil }
+                metadata.lastAccess = entry.lastAccess  // the index keeps the LRU order
+                return Self.info(metadata, ranges: metadata.ranges, pinned: metadata.pin != nil, inUse: false,
+                                 complete: metadata.isComplete)
+            }
+        }, done: { read in
+            done((items + read).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) })
+        })
     }
 
-    private func info(_ metadata: ResourceMetadata, ranges: RangeSet, pinned: Bool, inUse: Bool,
-                      complete: Bool) -> CachedResourceInfo {
+    private static func info(_ metadata: ResourceMetadata, ranges: RangeSet, pinned: Bool, inUse: Bool,
+                             complete: Bool) -> CachedResourceInfo {
         CachedResourceInfo(url: metadata.url, totalLength: metadata.totalLength, contentType: metadata.contentType,
                            cachedBytes: ranges.byteCount, ranges: ranges, lastAccess: metadata.lastAccess,
-                           isComplete: complete, inUse: inUse)
+                           isComplete: complete, inUse: inUse, isPinned: pinned)
     }
 
     /// The entry for a cache key, else a resource at hand whose recorded URL is `url`.
@@ -44,11 +56,12 @@ extension ResourceStore {
     }
 
     /// Purges every entry whose URL starts with `prefix` (on this store);
-    /// returns how many. Reads every entry's URL, as `list()` does.
-    package func purge(prefix: String) -> Int {
-        var urls = Set<String>()
-        for info in list() where info.url.hasPrefix(prefix) { urls.insert(info.url) }
-        return urls.reduce(0) { $0 + purge(url: $1) }
+    /// `done` gets how many. Reads every entry's URL, as `list` does.
+    package func purge(prefix: String, _ done: @escaping (Int) -> Void) {
+        list { [self] entries in
+            let urls = Set(entries.lazy.map(\.url).filter { $0.hasPrefix(prefix) })
+            done(urls.reduce(0) { $0 + purge(url: $1) })
+        }
     }
 
     /// Purges every entry `holder` pins (a download's tag), whoever else
