@@ -180,6 +180,18 @@ typedef struct hc_cache hc_cache;
  * hc_close. */
 int hc_open(const hc_config *config, hc_cache **out);
 
+/* Encryption at rest: re-encrypts the cache folder `cache_dir` in place from
+ * the key in `old_key_file` to the key in `new_key_file` (each 32 bytes or 64
+ * hex digits): every file under a new content key, so that the old key opens
+ * nothing afterwards. The folder must not be open (HC_EBUSY); HC_EKEY for a
+ * wrong old key, a folder without encryption or an unreadable key file
+ * (nothing changes); HC_EINVAL for a NULL argument or a key file without a
+ * key. Crash-safe: interrupted,
+ * the folder refuses to open (HC_EKEY) until the same call finishes it.
+ * Blocks for as long as it takes (every cached byte is rewritten); any
+ * thread, no hc_cache needed. */
+int hc_rekey(const char *cache_dir, const char *old_key_file, const char *new_key_file);
+
 /* Cancels every reader and preload (their blocked calls return HC_ECLOSED,
  * preloads' done gets HC_ECLOSED), stops serving, ends downloads, flushes
  * metadata, unlocks the folder (it may be opened again at once) and frees the
@@ -301,19 +313,18 @@ int hc_cache_remove(hc_cache *cache, const char *url);
 /* Removes every cached resource. Thread-safe, blocks on file I/O. */
 int hc_cache_clear(hc_cache *cache);
 
-/* Copies a complete cached resource to the file `path` (the stored bytes:
- * ciphertext when decryption is set), replacing any file there. HC_ENOTFOUND
- * if absent, HC_ERANGE if incomplete, HC_EIO if `path` cannot be written.
- * The copy may be a hard link to the cache's own file (no bytes copied): to
- * change it, write a new file and rename it over `path`, never write into it.
- * Thread-safe, blocks on file I/O. */
+/* Copies a complete cached resource to the file `path` (the origin's bytes:
+ * ciphertext when decryption is set; plaintext in a folder encrypted at
+ * rest), replacing any file there, mode 0600. Never a hard link: the copy is
+ * independent of the cache. HC_ENOTFOUND if absent, HC_ERANGE if incomplete,
+ * HC_EIO if `path` cannot be written. Thread-safe, blocks on file I/O. */
 int hc_cache_export(hc_cache *cache, const char *url, const char *path);
 
-/* Stores the file `path` as the complete resource `url` (no content type),
- * replacing a cached one. HC_ENOTFOUND if `path` is not a readable file,
- * HC_EBUSY while `url` is being read or downloaded, HC_EIO on a write error.
- * The cache may hard-link `path` instead of copying it: do not write into
- * that file afterwards. Thread-safe, blocks on file I/O. */
+/* Stores a copy of the file `path` as the complete resource `url` (no
+ * content type), replacing a cached one; `path` stays independent of the
+ * cache. HC_ENOTFOUND if `path` is not a readable file, HC_EBUSY while `url`
+ * is being read or downloaded, HC_EIO on a write error. Thread-safe, blocks
+ * on file I/O. */
 int hc_cache_import(hc_cache *cache, const char *url, const char *path);
 
 /* One cached resource; `total_length` is -1 when unknown, `complete` nonzero

@@ -310,13 +310,16 @@ public final class MediaCache: Sendable {
     /// Removes every entry.
     public func removeAllResources() { operations.wait { done in operations.removeAll { done(()) } } }
 
-    /// Puts a completely cached resource at `path` (a hard link when possible:
-    /// no merge pass); `.notFound` when not cached, `.range` when incomplete.
+    /// Copies a completely cached resource to `path` (mode 0600, never a
+    /// hard link: the copy is independent of the cache; plaintext in a folder
+    /// encrypted at rest); `.notFound` when not cached, `.range` when incomplete.
     public func exportResource(for url: String, to path: String) async throws(HTTPCacheError) {
         try await operations.answer { operations.export(url: url, to: path, $0) }.get()
     }
 
-    /// Makes a local file the cached copy of `url` (an http or https URL).
+    /// Makes a copy of a local file the cached copy of `url` (an http or
+    /// https URL); the file stays independent of the cache (encrypted as it
+    /// is copied in a folder encrypted at rest).
     public func importResource(for url: String, from path: String, contentType: String? = nil) async throws(HTTPCacheError) {
         try await operations.answer { operations.importFile(path, url: url, contentType: contentType, $0) }.get()
     }

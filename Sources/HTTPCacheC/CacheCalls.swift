@@ -50,3 +50,13 @@ public typealias HCListFunction = @convention(c) (UnsafeMutableRawPointer?, Unsa
     }
     return hcOK
 }
+
+@c public func hc_rekey(_ cacheDirectory: UnsafePointer<CChar>?, _ oldKeyFile: UnsafePointer<CChar>?,
+                        _ newKeyFile: UnsafePointer<CChar>?) -> Int32 {
+    guard let cacheDirectory, let oldKeyFile, let newKeyFile else { return hcInvalid }
+    return cResult { () throws(HTTPCacheError) in
+        let old = try HTTPCacheConfiguration.encryptionKey(fromFile: String(cString: oldKeyFile))
+        let new = try HTTPCacheConfiguration.encryptionKey(fromFile: String(cString: newKeyFile))
+        try MediaCache.rekey(cacheDirectory: String(cString: cacheDirectory), oldKey: old, newKey: new)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCache
 import XCTest
 
 /// The in-process reader and decryption of the C API: examples/c/reader.c,
@@ -86,6 +87,24 @@ extension CLibraryTests {
                                                   origin.url("/other.bin"), wrong], environment: InstalledLibrary.environment())
         XCTAssertEqual(refused.exitCode, 1)
         XCTAssertTrue(refused.stdout.contains("open: wrong or missing encryption key"), refused.stdout)
+
+        // rekey.c (hc_rekey): a wrong old key changes nothing; then the new key reads every byte, the old one nothing.
+        let rekey = try InstalledLibrary.buildExample("rekey", in: work.path)
+        let environment = try InstalledLibrary.environment()
+        let wrongOld = try TestTools.run(rekey, [work.path + "/cache", wrong, keyFile!], environment: environment)
+        XCTAssertEqual(wrongOld.exitCode, 1)
+        XCTAssertTrue(wrongOld.stdout.contains("rekey: wrong or missing encryption key"), wrongOld.stdout)
+        let rekeyed = try TestTools.run(rekey, [work.path + "/cache", keyFile!, wrong], environment: environment)
+        XCTAssertEqual(rekeyed.exitCode, 0, rekeyed.stdout + rekeyed.stderr)
+        XCTAssertEqual(rekeyed.stdout, "rekey: success\n")
+        var configuration = HTTPCacheConfiguration(cacheDirectory: work.path + "/cache")
+        configuration.encryptionKey = EncryptionTests.key(6)
+        let cache = try MediaCache(configuration: configuration)
+        defer { cache.close() }
+        let reader = try cache.openReader(url: origin.url("/movie.mp4"))
+        XCTAssertBytes(Data(try readAll(reader)), equal: file)
+        configuration.encryptionKey = EncryptionTests.key(5)
+        XCTAssertThrowsError(try MediaCache(configuration: configuration))
     }
 
     /// cancel.c: a read blocked on an origin that never answers returns
