@@ -21,6 +21,42 @@ final class CrashSafetyTests: XCTestCase {
         try KillRounds.checkEveryServedByte(files, origin: origin, cache: cache)
     }
 
+    /// A slow download killed (-9) after 7 s: its metadata is written every
+    /// 5 s (the store's timer), not only every 8 MiB, so the restarted proxy
+    /// keeps what arrived up to the last flush, and those bytes are served
+    /// exact with the origin gone.
+    func testSlowDownloadKilledKeepsWhatItsLastFlushClaimed() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-slow-kill")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 6_000_000, seed: 91, in: root, name: "slow.bin")
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 400k;")
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        let url = try proxy.proxyURL(origin.url("/slow.bin"))
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: try TestTools.requireTool("curl"))
+        client.arguments = ["-sS", "-o", "/dev/null", url]
+        try client.run()
+        Thread.sleep(forTimeInterval: 7)
+        proxy.kill9()
+        client.waitUntilExit()
+        origin.stop()
+
+        let listed = try TestTools.run(CLITests.binary, ["cache", "list", "--json", "--cache-dir", cache])
+        let rows = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+        let kept = rows.first.flatMap { $0["cached"] as? Int } ?? 0
+        // 7 s at 400 KiB/s is about 2.9 MB; flushed after 5 s, over 1 MB is kept (none would be by size alone).
+        XCTAssertGreaterThan(kept, 1_000_000, listed.stdout + listed.stderr)
+        XCTAssertLessThan(kept, file.size)
+        let restarted = try ProxyProcess(cacheDirectory: cache)
+        defer { restarted.terminate() }
+        let range = try TestTools.run(TestTools.requireTool("curl"), ["-sS", "-r", "0-\(kept - 1)",
+                                                                      try restarted.proxyURL(origin.url("/slow.bin"))])
+        XCTAssertBytes(range.stdoutData, equal: file, range: 0..<kept)
+    }
+
     func testSecondProxyOnTheSameFolderIsRefused() throws {
         let directory = try TemporaryDirectory(prefix: "httpcache-lock")
         let cache = directory.url.appendingPathComponent("cache").path
