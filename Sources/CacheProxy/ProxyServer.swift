@@ -99,7 +99,8 @@ package final class ProxyServer {
         let perClient = configuration.maxConnectionsPerClient ?? max(1, cap / 2)
         maxConnectionsPerClient = max(1, perClient / max(1, configuration.loops))
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
-        let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root)) : nil
+        let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root,
+                                                                                      keys: engine.store.group.keys)) : nil
         if let problem = configuration.problem { throw ProxyConfigurationError(description: problem) }
         access = AccessPolicy(mode: mode, signer: signer, destinations: engine.configuration.upstream.destinations,
                               serverNames: configuration.serverNames)

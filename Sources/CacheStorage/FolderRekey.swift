@@ -15,7 +15,8 @@ import Glibc
 /// is the old data file removed. Killed at any point, an entry's metadata
 /// is the old one naming intact old data, or the new one naming complete
 /// new data; which one is told by the key its seal opens with. Download
-/// records are resealed by rename; the index (sealed, and naming the old
+/// records and the URL-signing key (the same key: signed URLs keep
+/// working) are resealed by rename; the index (sealed, and naming the old
 /// versions) is removed, and the next start reads every entry once to
 /// build it again. Last, the new `encryption` file replaces the old and
 /// the journal goes.
@@ -54,6 +55,7 @@ package enum FolderRekey {
         var work = Walk(root: root, old: old, new: new, progress: progress)
         try work.entries()
         try work.downloadRecords()
+        try work.urlKey()
         try finish(root: root, new: new.material, newKey: newKey)
         return work.summary
     }
@@ -280,6 +282,21 @@ package enum FolderRekey {
             defer { if fd >= 0 { close(fd) } }
             guard fd >= 0, FileSystemSync.sync(fd) else {
                 throw StorageError("cannot sync \(root): \(FileIO.errorText())", code: errno)
+            }
+        }
+
+        /// The URL-signing key (`url-key`): resealed, the same key (signed URLs keep working).
+        mutating func urlKey() throws(StorageError) {
+            let path = URLSigningKey.path(folder: root)
+            guard let stored = FileIO.readAll(path), new.open(stored, context: URLSigningKey.context) == nil else { return }
+            // A plain key (an earlier release's) is sealed now too.
+            guard let key = stored.count == 32 ? stored : old.open(stored, context: URLSigningKey.context) else {
+                if unlink(path) == 0 { summary.removed += 1 }  // sealed under neither key: a new one is made on use
+                return
+            }
+            guard let sealed = new.seal(key, context: URLSigningKey.context),
+                  FileIO.writeAtomically(path, sealed, tempFolder: root + "/tmp") else {
+                throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
             }
         }
 

@@ -4,32 +4,56 @@ import Glibc
 /// The cache folder's URL-signing key: 32 random bytes in `FOLDER/url-key`,
 /// mode 0600, made on first use. Whoever can read it can mint proxy URLs a
 /// LAN-mode proxy accepts, so a key file others could read (or owned by
-/// someone else) is refused rather than trusted.
+/// someone else) is refused rather than trusted. In a folder encrypted at
+/// rest (`keys`) the file is sealed like the metadata: a copied folder
+/// mints nothing without its key (a plain key left by an earlier run is
+/// sealed in place, so URLs signed with it keep working).
 package enum URLSigningKey {
     package static func path(folder: String) -> String { folder + "/url-key" }
 
+    /// What the key is sealed as in an encrypted folder.
+    static let context = "httpcache url key"
+
     /// Reads the key, creating it (and the folder) when missing.
-    package static func loadOrCreate(folder: String) throws(StorageError) -> [UInt8] {
+    package static func loadOrCreate(folder: String, keys: FolderKeys? = nil) throws(StorageError) -> [UInt8] {
         let path = path(folder: folder)
-        if let key = try load(path) { return key }
+        if let stored = try load(path) {
+            guard let keys else {
+                guard stored.count == 32 else { throw StorageError("\(path) is not a 32-byte key; remove it to make a new one") }
+                return stored
+            }
+            if stored.count == 32 {
+                guard let sealed = keys.seal(stored, context: context),
+                      FileIO.writeAtomically(path, sealed, tempFolder: folder) else {
+                    throw StorageError("cannot seal \(path): \(FileIO.errorText())", code: errno)
+                }
+                return stored
+            }
+            guard let key = keys.open(stored, context: context), key.count == 32 else {
+                throw StorageError("\(path) does not open with the folder's key; remove it to make a new one "
+                                   + "(proxy URLs signed with the old one stop working)", code: EKEYREJECTED)
+            }
+            return key
+        }
         guard FileIO.makeDirectories(folder) else {
             throw StorageError("cannot create cache folder \(folder): \(FileIO.errorText())", code: errno)
         }
-        guard let key = Digest.randomBytes(32) else { throw StorageError("no random bytes for a new URL key") }
+        guard let key = Digest.randomBytes(32), let content = keys.map({ $0.seal(key, context: context) }) ?? key else {
+            throw StorageError("no random bytes or cipher for a new URL key")
+        }
         // Written under a temporary name and linked into place: no reader ever
         // sees a half-written key, and of two racing creators one key wins.
         let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw StorageError("cannot create \(temp): \(FileIO.errorText())", code: errno) }
-        let written = FileIO.writeFully(fd, key) && fsync(fd) == 0
+        let written = FileIO.writeFully(fd, content) && fsync(fd) == 0
         close(fd)
         defer { unlink(temp) }
         guard written else { throw StorageError("cannot write \(temp): \(FileIO.errorText())", code: errno) }
         if link(temp, path) != 0 && errno != EEXIST {
             throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
         }
-        guard let stored = try load(path) else { throw StorageError("\(path) vanished while being created") }
-        return stored
+        return try loadOrCreate(folder: folder, keys: keys)
     }
 
     /// The key at `path`, nil when there is no file.
@@ -45,9 +69,12 @@ package enum URLSigningKey {
             throw StorageError("\(path) must belong to this user with mode 0600; remove it to make a new key "
                                + "(proxy URLs signed with the old one stop working)", code: EPERM)
         }
-        var key = [UInt8](repeating: 0, count: 33)
-        let n = key.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n == 32 else { throw StorageError("\(path) is not a 32-byte key; remove it to make a new one") }
-        return Array(key.prefix(32))
+        // A plain key is 32 bytes, a sealed one 60; anything longer is not a key file.
+        var bytes = [UInt8](repeating: 0, count: 128)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n == 32 || n == 32 + Sealing.overhead else {
+            throw StorageError("\(path) is not a URL key; remove it to make a new one")
+        }
+        return Array(bytes.prefix(n))
     }
 }

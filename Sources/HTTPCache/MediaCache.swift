@@ -165,7 +165,7 @@ public final class MediaCache: Sendable {
         // A LAN-mode proxy serves signed URLs only; the key is in the folder.
         let lan = AccessPolicy.mode(forBindHost: configuration.host) == .lan
         return try Self.proxyURL(for: originURL, host: configuration.host, port: port,
-                                 signingFolder: lan ? configuration.cacheDirectory : nil)
+                                 signing: lan ? (configuration.cacheDirectory, engines.stores.keys) : nil)
     }
 
     /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.
@@ -173,15 +173,28 @@ public final class MediaCache: Sendable {
     /// With `signingFolder` (the proxy's cache folder) the URL is signed with
     /// the folder's key (created on first use), as a proxy in LAN mode (bound
     /// to a non-loopback address) requires; a loopback proxy accepts both forms.
-    public static func proxyURL(for originURL: String, host: String, port: Int,
-                                signingFolder: String? = nil) throws(HTTPCacheError) -> String {
+    /// A folder encrypted at rest keeps that key sealed: give its
+    /// `encryptionKey` (`.key` without it or with a wrong one).
+    public static func proxyURL(for originURL: String, host: String, port: Int, signingFolder: String? = nil,
+                                encryptionKey: [UInt8]? = nil) throws(HTTPCacheError) -> String {
+        var keys: FolderKeys?
+        if let signingFolder, FolderKeys.isEncrypted(signingFolder) || encryptionKey != nil {
+            do { keys = try FolderKeys.open(root: signingFolder, userKey: encryptionKey, isNew: false) } catch {
+                throw HTTPCacheError(error)
+            }
+        }
+        return try proxyURL(for: originURL, host: host, port: port, signing: signingFolder.map { ($0, keys) })
+    }
+
+    private static func proxyURL(for originURL: String, host: String, port: Int,
+                                 signing: (folder: String, keys: FolderKeys?)?) throws(HTTPCacheError) -> String {
         var signature: String?
-        if let signingFolder {
+        if let signing {
             do {
-                signature = URLSigner(key: try URLSigningKey.loadOrCreate(folder: signingFolder))
+                signature = URLSigner(key: try URLSigningKey.loadOrCreate(folder: signing.folder, keys: signing.keys))
                     .signature(forOrigin: originURL)
             } catch {
-                throw HTTPCacheError(.io, "cannot sign the URL: \(error.description)")
+                throw HTTPCacheError(error.code == EKEYREJECTED ? .key : .io, "cannot sign the URL: \(error.description)")
             }
         }
         guard let path = ProxyURL.path(forOrigin: originURL, signature: signature) else {

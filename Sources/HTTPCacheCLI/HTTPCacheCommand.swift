@@ -192,6 +192,9 @@ struct URLCommand: ParsableCommand {
     @Option(name: .customLong("cache-dir"),
             help: "The proxy's cache folder: signs the URL with its key (needed for a proxy in LAN mode; implied by a non-loopback --host).")
     var cacheDirectory: String?
+    @Option(name: .customLong("encryption-key-file"),
+            help: "The folder's key when it is encrypted at rest (its URL key is sealed with it).")
+    var encryptionKeyFile: String?
 
     func run() throws {
         // A non-loopback proxy serves signed URLs only: sign with the default folder's key then.
@@ -199,7 +202,8 @@ struct URLCommand: ParsableCommand {
         let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
         let url: String
         do {
-            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder)
+            let key = try encryptionKeyFile.map { path throws(HTTPCacheError) in try HTTPCacheConfiguration.encryptionKey(fromFile: path) }
+            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder, encryptionKey: key)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -403,6 +403,57 @@ final class EncryptionTests: XCTestCase {
         XCTAssertEqual(fixture.cache.cachedResources().count, entries)
     }
 
+    // MARK: the URL-signing key
+
+    /// In an encrypted folder the LAN URL-signing key (`url-key`) is sealed:
+    /// the LAN proxy serves URLs the API and `httpcache url` mint with the
+    /// folder's key, a copied folder mints nothing without it, and a rekey
+    /// keeps the same signing key (URLs already shared keep working).
+    func testURLSigningKeyIsSealedAndSurvivesARekey() throws {
+        let lanAddress = HardeningTests.nonLoopbackAddress()
+        let fixture = try ProxyFixture {
+            $0.encryptionKey = Self.key(12)
+            if lanAddress != nil { $0.host = "0.0.0.0" }
+        }
+        let file = try fixture.file("movie.mp4", size: 300_000, seed: 81)
+        let origin = fixture.origin.url("/movie.mp4")
+        let port = fixture.server.servingPort
+        let signed = try MediaCache.proxyURL(for: origin, host: "127.0.0.1", port: port,
+                                             signingFolder: fixture.cacheDirectory, encryptionKey: Self.key(12))
+        let signedPath = try RawHTTPClient.parse(url: signed).path
+        if let lanAddress {
+            let served = try RawHTTPConnection(host: lanAddress, port: port).get(signedPath)
+            XCTAssertEqual(served.status, 200)
+            XCTAssertEqual(served.body, file.bytes, "signed with the sealed key: served byte-exact")
+            XCTAssertEqual(try RawHTTPClient.parse(url: try fixture.proxyURL("movie.mp4")).path, signedPath)
+        } else {
+            print("no non-loopback IPv4 address: the LAN proxy's part of this test is skipped")
+        }
+        let keyFile = fixture.cacheDirectory + "/url-key"
+        XCTAssertEqual(FileManager.default.contents(atPath: keyFile)?.count, 32 + 28, "sealed, not a 32-byte key")
+        XCTAssertThrowsError(try MediaCache.proxyURL(for: origin, host: "127.0.0.1", port: port,
+                                                     signingFolder: fixture.cacheDirectory)) {
+            XCTAssertEqual(($0 as? HTTPCacheError)?.code, .key)
+        }
+        let keys = try TemporaryDirectory(prefix: "keys")
+        let (old, new) = (try Self.keyFile(keys, 12), try Self.keyFile(keys, 13))
+        func mint(_ keyFile: String?) throws -> ProcessResult {
+            try TestTools.run(CLITests.binary, ["url", origin, "--port", String(port), "--cache-dir", fixture.cacheDirectory]
+                              + (keyFile.map { ["--encryption-key-file", $0] } ?? []))
+        }
+        XCTAssertEqual(try RawHTTPClient.parse(url: try mint(old).stdout.trimmingCharacters(in: .whitespacesAndNewlines)).path,
+                       signedPath, "the CLI signs alike")
+        XCTAssertFalse(try mint(nil).succeeded, "no key, no signature")
+
+        fixture.stop()
+        let rekeyed = try TestTools.run(CLITests.binary, ["cache", "rekey", "--cache-dir", fixture.cacheDirectory,
+                                                          "--old-key-file", old, "--new-key-file", new])
+        XCTAssertTrue(rekeyed.succeeded, rekeyed.stderr)
+        XCTAssertEqual(try RawHTTPClient.parse(url: try mint(new).stdout.trimmingCharacters(in: .whitespacesAndNewlines)).path,
+                       signedPath, "the same signing key after the rekey")
+        XCTAssertFalse(try mint(old).succeeded, "the old key opens nothing")
+    }
+
     // MARK: export and import
 
     /// An export is a decrypted copy of its own (0600, one link, its own
