@@ -285,6 +285,7 @@ final class DownloadTests: XCTestCase {
         return try cacheRows(folder)
     }
 
+    /// A download (and a preload) larger than the cache limit fails with `.tooLarge`, never "completed" or "done".
     func testADownloadLargerThanTheLimitFailsAndIsNeverCompleted() throws {
         let directory = try TemporaryDirectory(prefix: "download-too-large")
         defer { directory.remove() }
@@ -303,6 +304,10 @@ final class DownloadTests: XCTestCase {
         let failed = try record(id, in: folder)
         XCTAssertEqual(failed?["state"] as? String, "failed")
         XCTAssertEqual((failed?["failure"] as? [String: Any])?["code"] as? Int, Int(HTTPCacheError.Code.tooLarge.rawValue))
+        // A preload (not a download) of it fails the same way rather than saying done.
+        let preloaded = try cli(["preload", master, "--cache-dir", folder])
+        XCTAssertEqual(preloaded.exitCode, HTTPCacheError(.tooLarge, "").exitStatus, preloaded.stdout + preloaded.stderr)
+        XCTAssertTrue((preloaded.stdout + preloaded.stderr).contains("needs at least"), preloaded.stdout + preloaded.stderr)
         proxy.terminate()
         XCTAssertFalse(try cacheRows(folder).contains { $0["pinned"] as? Bool == true })
 

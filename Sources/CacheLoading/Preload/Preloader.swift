@@ -85,9 +85,23 @@ final class PreloadRun {
 
     func sizeKnown(_ bytes: Int64?) {
         guard let bytes else { return }
-        status.bytesTotal = (status.bytesTotal ?? 0) + bytes
+        let total = (status.bytesTotal ?? 0) + bytes
+        status.bytesTotal = total
         status.resourcesSized += 1
+        // Unpinned, what cannot fit in the cache limit would only push itself
+        // out: the preload fails instead of saying done. (Pinned bytes are
+        // kept over the limit, with a warning; downloads judge their own.)
+        let needed = total + Int64(status.resourcesSized) * StoreGroup.entryOverhead
+        let limit = preloader.engine.store.maxBytes
+        guard needed > limit, !walker.request.pin, !tooLarge else { return }
+        tooLarge = true
+        let failure = PreloadFailure.fetch(url: status.url, code: HTTPCacheError.Code.tooLarge.rawValue,
+                                           message: "needs at least \(needed) bytes; the cache limit is \(limit)")
+        // After this fetch's callback: stopping fetches from inside one is not re-entrant.
+        preloader.engine.loop.executeLater { [weak self] in self?.send(.abort(failure)) }
     }
+
+    private var tooLarge = false
 
     func bytesFetched(_ count: Int64) {
         status.bytesDone += count
