@@ -1,6 +1,7 @@
 /*
- * cs_conn_out.c — a conn's output queue: copied bytes and file ranges, sent
- * in order with sendmsg (gathering memory items) and sendfile(2).
+ * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and
+ * ranges of encrypted files, sent in order with sendmsg (gathering memory
+ * items), sendfile(2), and pread + decryption + send from a reused piece.
  */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "cs_internal.h"
 
@@ -48,13 +50,45 @@ static void queue_push(cs_conn *c, cs_out_item *it)
     c->drain_pending = 1;
 }
 
+/* A piece buffer for an encrypted range: a spare of the loop, or a new one. */
+static uint8_t *piece_take(cs_loop *loop)
+{
+    if (loop->xts_spares > 0)
+        return loop->xts_spare[--loop->xts_spares];
+    return aligned_alloc(64, CS_XTS_PIECE);
+}
+
+static void piece_give(cs_loop *loop, uint8_t *piece)
+{
+    if (piece == NULL)
+        return;
+    if (loop->xts_spares < CS_XTS_SPARE_PIECES)
+        loop->xts_spare[loop->xts_spares++] = piece;
+    else
+        free(piece);
+}
+
+static void item_free(cs_conn *c, cs_out_item *it)
+{
+    piece_give(c->loop, it->piece);
+    free(it);
+}
+
+void cs__out_free_loop(cs_loop *loop)
+{
+    while (loop->xts_spares > 0)
+        free(loop->xts_spare[--loop->xts_spares]);
+    cs_xts_dec_free(loop->xts_dec);
+    loop->xts_dec = NULL;
+}
+
 static void queue_pop(cs_conn *c)
 {
     cs_out_item *it = c->head;
     c->head = it->next;
     if (c->head == NULL)
         c->tail = NULL;
-    free(it);
+    item_free(c, it);
 }
 
 void cs__out_free_all(cs_conn *c)
@@ -67,7 +101,7 @@ void cs__out_free_all(cs_conn *c)
 static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
 {
     cs_out_item *t = c->tail;
-    if (t != NULL && !t->is_file) {
+    if (t != NULL && t->kind == CS_OUT_MEMORY) {
         size_t used = t->start + t->len;
         size_t k = min_size(t->cap - used, len);
         memcpy(t->data + used, p, k);
@@ -94,7 +128,7 @@ static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
 static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
 {
     cs_out_item *t = c->tail;
-    if (t != NULL && t->is_file && t->fd == fd && t->offset + (int64_t)t->len == offset) {
+    if (t != NULL && t->kind == CS_OUT_FILE && t->fd == fd && t->offset + (int64_t)t->len == offset) {
         t->len += len;
         c->queued += len;
         return 0;
@@ -102,7 +136,7 @@ static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
     cs_out_item *it = calloc(1, sizeof *it);
     if (it == NULL)
         return -ENOMEM;
-    it->is_file = 1;
+    it->kind = CS_OUT_FILE;
     it->fd = fd;
     it->offset = offset;
     it->len = len;
@@ -138,6 +172,81 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
     return 0;
 }
 
+/*
+ * Reads the next piece of an encrypted range: the whole units holding its
+ * next bytes (at most CS_XTS_PIECE), decrypted in place in a piece buffer.
+ * Returns 0 or -errno (-EIO when the file ends before the range).
+ */
+static int xts_fill(cs_conn *c, cs_out_item *it)
+{
+    cs_loop *loop = c->loop;
+    if (loop->xts_dec == NULL && (loop->xts_dec = cs_xts_dec_new()) == NULL)
+        return -ENOMEM;
+    if (it->piece == NULL && (it->piece = piece_take(loop)) == NULL)
+        return -ENOMEM;
+    const int64_t unit = CS_XTS_UNIT;
+    int64_t first = it->offset / unit * unit;
+    int64_t end = it->offset + (int64_t)it->len;
+    if (end > first + CS_XTS_PIECE)
+        end = first + CS_XTS_PIECE;
+    size_t whole = (size_t)((end + unit - 1) / unit * unit - first);
+    size_t got = 0;
+    while (got < whole) {
+        ssize_t n = pread(it->fd, it->piece + got, whole - got, (off_t)first + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < (size_t)(end - first))
+        return -EIO;
+    /* The last unit may stop at the file's end: its missing bytes read as 0, as written. */
+    memset(it->piece + got, 0, whole - got);
+    int r = cs_xts_dec_units(loop->xts_dec, it->xts, it->file_id, (uint64_t)(first / unit), it->piece, it->piece,
+                             whole, CS_XTS_UNIT);
+    if (r < 0)
+        return r;
+    it->start = (size_t)(it->offset - first);
+    it->piece_len = (size_t)(end - it->offset);
+    return 0;
+}
+
+/*
+ * Sends an encrypted range until it is done, the socket is full or the
+ * budget is spent. The piece buffer goes back to the loop whenever nothing
+ * decrypted waits in it, so a stalled client holds none. Returns 0 or -errno.
+ */
+static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
+{
+    int r = 0;
+    while (it->len > 0 && *budget > 0) {
+        if (it->piece_len == 0 && (r = xts_fill(c, it)) < 0)
+            break;
+        ssize_t n = send(c->fd, it->piece + it->start, it->piece_len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                r = -errno;
+            break;
+        }
+        it->start += (size_t)n;
+        it->piece_len -= (size_t)n;
+        it->offset += n;
+        it->len -= (size_t)n;
+        *budget -= min_size((size_t)n, *budget);
+        c->sent += (uint64_t)n;
+    }
+    if (it->piece_len == 0) {
+        piece_give(c->loop, it->piece);
+        it->piece = NULL;
+    }
+    return r;
+}
+
 /* Drops n sent bytes from the memory items at the head of the queue. */
 static void consume_memory(cs_conn *c, size_t n)
 {
@@ -162,7 +271,7 @@ static int send_memory(cs_conn *c, size_t *budget)
     size_t total = 0;
     int n = 0;
     cs_out_item *it = c->head;
-    for (; it != NULL && !it->is_file && n < IOV_BATCH; it = it->next, n++) {
+    for (; it != NULL && it->kind == CS_OUT_MEMORY && n < IOV_BATCH; it = it->next, n++) {
         iov[n].iov_base = it->data + it->start;
         iov[n].iov_len = it->len;
         total += it->len;
@@ -193,14 +302,15 @@ static int flush(cs_conn *c)
     size_t budget = FLUSH_BUDGET;
     while (c->head != NULL && budget > 0) {
         cs_out_item *it = c->head;
-        if (!it->is_file) {
+        if (it->kind == CS_OUT_MEMORY) {
             int r = send_memory(c, &budget);
             if (r <= 0)
                 return r;
             continue;
         }
         size_t before = it->len;
-        int r = send_file(c, it->fd, &it->offset, &it->len, &budget);
+        int r = it->kind == CS_OUT_FILE ? send_file(c, it->fd, &it->offset, &it->len, &budget)
+                                        : send_xts(c, it, &budget);
         c->queued -= before - it->len;
         if (r < 0)
             return r;
@@ -310,6 +420,64 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
     if (r < 0)
         cs__conn_begin_close(conn, r);
     return r;
+}
+
+int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    if (fd < 0 || offset < 0 || xts == NULL)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    cs_out_item *t = conn->tail;
+    if (t != NULL && t->kind == CS_OUT_XTS && t->fd == fd && t->xts == xts && t->file_id == file_id
+        && t->offset + (int64_t)t->len == offset) {
+        t->len += len;
+        conn->queued += len;
+        return 0;
+    }
+    cs_out_item *it = calloc(1, sizeof *it);
+    int r = it == NULL ? -ENOMEM : 0;
+    if (r == 0) {
+        it->kind = CS_OUT_XTS;
+        it->fd = fd;
+        it->offset = offset;
+        it->len = len;
+        it->xts = xts;
+        it->file_id = file_id;
+        if (can_send_now(conn)) {
+            size_t budget = DIRECT_FILE_BUDGET;
+            r = send_xts(conn, it, &budget);
+            if (r == 0 && it->len == 0) {
+                item_free(conn, it);
+                return 0;
+            }
+        }
+    }
+    if (r == 0) {
+        queue_push(conn, it);
+        conn->queued += it->len;
+        r = cs__conn_update_poll(conn);
+    } else if (it != NULL) {
+        item_free(conn, it);
+    }
+    if (r < 0)
+        cs__conn_begin_close(conn, r);
+    return r;
+}
+
+int cs_conn_send_head_xts(cs_conn *conn, const void *head, size_t head_len, int fd, const cs_xts *xts,
+                          uint64_t file_id, int64_t offset, size_t len)
+{
+    if (fd < 0 || offset < 0 || xts == NULL)
+        return -EINVAL;
+    /* As cs_conn_send_head_file: a small body shares the head's packet. */
+    int flags = len > 0 && len <= CS_SHARED_PACKET_MAX ? MSG_MORE : 0;
+    int r = write_flags(conn, head, head_len, flags);
+    if (r < 0)
+        return r;
+    return cs_conn_send_xts(conn, fd, xts, file_id, offset, len);
 }
 
 size_t cs_conn_queued(const cs_conn *conn)
