@@ -57,7 +57,7 @@ int cs__conn_update_poll(cs_conn *c)
     if (c->connecting) {
         want = UV_WRITABLE;
     } else {
-        if (c->head != NULL)
+        if (c->head != NULL && !c->out_waiting)
             want |= UV_WRITABLE;
         if (c->lingering || (c->reading && !c->eof))
             want |= UV_READABLE;

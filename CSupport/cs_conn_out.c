@@ -5,6 +5,8 @@
  */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
@@ -68,9 +70,14 @@ static void piece_give(cs_loop *loop, uint8_t *piece)
         free(piece);
 }
 
+static void job_orphan(cs_xts_job *j);
+
 static void item_free(cs_conn *c, cs_out_item *it)
 {
+    if (it->job != NULL)
+        job_orphan(it->job);
     piece_give(c->loop, it->piece);
+    piece_give(c->loop, it->ahead);
     free(it);
 }
 
@@ -173,26 +180,22 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
 }
 
 /*
- * Reads the next piece of an encrypted range: the whole units holding its
- * next bytes (at most CS_XTS_PIECE), decrypted in place in a piece buffer.
- * Returns 0 or -errno (-EIO when the file ends before the range).
+ * Reads the piece of an encrypted file starting at plaintext offset `from`
+ * (at most CS_XTS_PIECE bytes of whole units, not past `end`) into piece and
+ * decrypts it in place; *start and *len tell where the bytes from `from` are.
+ * Returns 0 or -errno (-EIO when the file ends before `end` or the piece).
  */
-static int xts_fill(cs_conn *c, cs_out_item *it)
+static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
+                      uint8_t *piece, size_t *start, size_t *len)
 {
-    cs_loop *loop = c->loop;
-    if (loop->xts_dec == NULL && (loop->xts_dec = cs_xts_dec_new()) == NULL)
-        return -ENOMEM;
-    if (it->piece == NULL && (it->piece = piece_take(loop)) == NULL)
-        return -ENOMEM;
     const int64_t unit = CS_XTS_UNIT;
-    int64_t first = it->offset / unit * unit;
-    int64_t end = it->offset + (int64_t)it->len;
+    int64_t first = from / unit * unit;
     if (end > first + CS_XTS_PIECE)
         end = first + CS_XTS_PIECE;
     size_t whole = (size_t)((end + unit - 1) / unit * unit - first);
     size_t got = 0;
     while (got < whole) {
-        ssize_t n = pread(it->fd, it->piece + got, whole - got, (off_t)first + (off_t)got);
+        ssize_t n = pread(fd, piece + got, whole - got, (off_t)first + (off_t)got);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -204,27 +207,184 @@ static int xts_fill(cs_conn *c, cs_out_item *it)
     if (got < (size_t)(end - first))
         return -EIO;
     /* The last unit may stop at the file's end: its missing bytes read as 0, as written. */
-    memset(it->piece + got, 0, whole - got);
-    int r = cs_xts_dec_units(loop->xts_dec, it->xts, it->file_id, (uint64_t)(first / unit), it->piece, it->piece,
-                             whole, CS_XTS_UNIT);
+    memset(piece + got, 0, whole - got);
+    int r = cs_xts_dec_units(dec, xts, file_id, (uint64_t)(first / unit), piece, piece, whole, CS_XTS_UNIT);
     if (r < 0)
         return r;
-    it->start = (size_t)(it->offset - first);
-    it->piece_len = (size_t)(end - it->offset);
+    *start = (size_t)(from - first);
+    *len = (size_t)(end - from);
     return 0;
 }
 
+/* Reads the next piece of an encrypted range on the loop thread. */
+static int xts_fill(cs_conn *c, cs_out_item *it)
+{
+    cs_loop *loop = c->loop;
+    if (loop->xts_dec == NULL && (loop->xts_dec = cs_xts_dec_new()) == NULL)
+        return -ENOMEM;
+    if (it->piece == NULL && (it->piece = piece_take(loop)) == NULL)
+        return -ENOMEM;
+    return read_piece(loop->xts_dec, it->fd, it->xts, it->file_id, it->offset, it->offset + (int64_t)it->len,
+                      it->piece, &it->start, &it->piece_len);
+}
+
 /*
- * Sends an encrypted range until it is done, the socket is full or the
- * budget is spent. The piece buffer goes back to the loop whenever nothing
- * decrypted waits in it, so a stalled client holds none. Returns 0 or -errno.
+ * The read-ahead: while the loop sends one piece of a long range, a pool
+ * thread reads and decrypts the next, so a second core shares the work. At
+ * most one per range (two pieces per connection at most, whatever the
+ * client reads). The job holds what it uses on its own (a duplicate of the
+ * descriptor, a reference to the key, its piece), so it may outlive its
+ * item: a conn closing mid-job leaves the job to clean up when it ends.
+ */
+struct cs_xts_job {
+    uv_work_t req;
+    cs_loop *loop;
+    cs_conn *conn;        /* valid while item is set */
+    cs_out_item *item;    /* NULL once the item is gone */
+    int fd;               /* owned duplicate */
+    const cs_xts *xts;    /* retained */
+    uint64_t file_id;
+    int64_t from, end;
+    uint8_t *piece;
+    size_t start, len;
+    int result;
+};
+
+/* The item is going: the job ends on its own. */
+static void job_orphan(cs_xts_job *j)
+{
+    j->item = NULL;
+}
+
+static pthread_key_t pool_dec_key;
+static pthread_once_t pool_dec_once = PTHREAD_ONCE_INIT;
+
+static void pool_dec_free(void *d)
+{
+    cs_xts_dec_free(d);
+}
+
+static void pool_dec_make_key(void)
+{
+    pthread_key_create(&pool_dec_key, pool_dec_free);
+}
+
+/* A pool thread's own decryption context, made on its first job. */
+static cs_xts_dec *pool_dec(void)
+{
+    pthread_once(&pool_dec_once, pool_dec_make_key);
+    cs_xts_dec *d = pthread_getspecific(pool_dec_key);
+    if (d == NULL && (d = cs_xts_dec_new()) != NULL && pthread_setspecific(pool_dec_key, d) != 0) {
+        cs_xts_dec_free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+static void job_run(uv_work_t *req)
+{
+    cs_xts_job *j = req->data;
+    cs_xts_dec *dec = pool_dec();
+    j->result = dec == NULL ? -ENOMEM
+                            : read_piece(dec, j->fd, j->xts, j->file_id, j->from, j->end, j->piece, &j->start, &j->len);
+}
+
+static void job_done(uv_work_t *req, int status)
+{
+    cs_xts_job *j = req->data;
+    close(j->fd);
+    cs_xts_free((cs_xts *)j->xts);
+    cs_out_item *it = j->item;
+    cs_conn *c = j->conn;
+    int r = status < 0 ? status : j->result;
+    if (it == NULL || r < 0) {
+        piece_give(j->loop, j->piece);
+    } else {
+        it->ahead = j->piece;
+        it->ahead_start = j->start;
+        it->ahead_len = j->len;
+    }
+    free(j);
+    if (it == NULL)
+        return;
+    it->job = NULL;
+    it->ahead_error = r < 0 ? r : 0;
+    if (c->out_waiting) {
+        c->out_waiting = 0;
+        if (!c->closing) {
+            cs__out_on_writable(c);
+            cs__conn_update_poll(c);
+        }
+    }
+}
+
+/* Starts reading the piece after the ready one, if the range goes on. Best
+ * effort: without a job the piece is read on the loop when its turn comes. */
+static void read_ahead(cs_conn *c, cs_out_item *it)
+{
+    int64_t from = it->offset + (int64_t)it->piece_len;
+    int64_t end = it->offset + (int64_t)it->len;
+    if (it->job != NULL || it->ahead != NULL || it->ahead_error != 0 || from >= end)
+        return;
+    cs_xts_job *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return;
+    j->piece = piece_take(c->loop);
+    j->fd = j->piece == NULL ? -1 : fcntl(it->fd, F_DUPFD_CLOEXEC, 0);
+    if (j->fd < 0) {
+        piece_give(c->loop, j->piece);
+        free(j);
+        return;
+    }
+    j->loop = c->loop;
+    j->conn = c;
+    j->item = it;
+    j->xts = it->xts;
+    j->file_id = it->file_id;
+    j->from = from;
+    j->end = end;
+    j->req.data = j;
+    cs_xts_retain(j->xts);
+    if (uv_queue_work(&c->loop->uv, &j->req, job_run, job_done) < 0) {
+        cs_xts_free((cs_xts *)j->xts);
+        close(j->fd);
+        piece_give(c->loop, j->piece);
+        free(j);
+        return;
+    }
+    it->job = j;
+}
+
+/*
+ * Sends an encrypted range until it is done, the socket is full, the budget
+ * is spent or the next piece is still being read ahead (c->out_waiting).
+ * The ready piece's buffer goes back to the loop whenever nothing decrypted
+ * waits in it. Returns 0 or -errno.
  */
 static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
 {
     int r = 0;
     while (it->len > 0 && *budget > 0) {
-        if (it->piece_len == 0 && (r = xts_fill(c, it)) < 0)
-            break;
+        if (it->piece_len == 0) {
+            if (it->ahead_error != 0) {
+                r = it->ahead_error;
+                break;
+            }
+            if (it->ahead != NULL) {
+                piece_give(c->loop, it->piece);
+                it->piece = it->ahead;
+                it->start = it->ahead_start;
+                it->piece_len = it->ahead_len;
+                it->ahead = NULL;
+            } else if (it->job != NULL) {
+                /* The next piece is being read: its job's end flushes again. */
+                c->out_waiting = 1;
+                break;
+            } else if ((r = xts_fill(c, it)) < 0) {
+                break;
+            }
+            read_ahead(c, it);
+        }
         ssize_t n = send(c->fd, it->piece + it->start, it->piece_len, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
@@ -328,7 +488,12 @@ void cs__out_on_writable(cs_conn *c)
         cs__conn_begin_close(c, r);
         return;
     }
-    if (c->head != NULL || !c->drain_pending)
+    if (c->head != NULL) {
+        if (c->out_waiting) /* no writable events until the read-ahead ends */
+            cs__conn_update_poll(c);
+        return;
+    }
+    if (!c->drain_pending)
         return;
     c->drain_pending = 0;
     if (cs__conn_update_poll(c) < 0)
@@ -422,14 +587,9 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
     return r;
 }
 
-int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+/* Queues an encrypted range behind what is queued (merged with an adjacent one). */
+static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
 {
-    if (conn->closing || conn->drain_close)
-        return -EPIPE;
-    if (fd < 0 || offset < 0 || xts == NULL)
-        return -EINVAL;
-    if (len == 0)
-        return 0;
     cs_out_item *t = conn->tail;
     if (t != NULL && t->kind == CS_OUT_XTS && t->fd == fd && t->xts == xts && t->file_id == file_id
         && t->offset + (int64_t)t->len == offset) {
@@ -438,28 +598,91 @@ int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id,
         return 0;
     }
     cs_out_item *it = calloc(1, sizeof *it);
-    int r = it == NULL ? -ENOMEM : 0;
+    if (it == NULL)
+        return -ENOMEM;
+    it->kind = CS_OUT_XTS;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    it->xts = xts;
+    it->file_id = file_id;
+    queue_push(conn, it);
+    conn->queued += len;
+    return cs__conn_update_poll(conn);
+}
+
+/*
+ * A head (may be empty) and an encrypted range. With nothing queued, the
+ * first piece is decrypted first and goes out with the head in one sendmsg
+ * (one call and one packet train instead of two sends), then as much more
+ * as the socket takes; the rest is queued.
+ */
+static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, int fd, const cs_xts *xts,
+                         uint64_t file_id, int64_t offset, size_t len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    if (fd < 0 || offset < 0 || xts == NULL)
+        return -EINVAL;
+    if (len == 0 || !can_send_now(conn)) {
+        int r = head_len > 0 ? write_flags(conn, head, head_len, 0) : 0;
+        if (r == 0 && len > 0 && (r = queue_xts(conn, fd, xts, file_id, offset, len)) < 0)
+            cs__conn_begin_close(conn, r);
+        return r;
+    }
+    cs_out_item *it = calloc(1, sizeof *it);
+    if (it == NULL) {
+        cs__conn_begin_close(conn, -ENOMEM);
+        return -ENOMEM;
+    }
+    it->kind = CS_OUT_XTS;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    it->xts = xts;
+    it->file_id = file_id;
+    size_t head_sent = head_len;
+    int r = xts_fill(conn, it);
     if (r == 0) {
-        it->kind = CS_OUT_XTS;
-        it->fd = fd;
-        it->offset = offset;
-        it->len = len;
-        it->xts = xts;
-        it->file_id = file_id;
-        if (can_send_now(conn)) {
-            size_t budget = DIRECT_FILE_BUDGET;
-            r = send_xts(conn, it, &budget);
-            if (r == 0 && it->len == 0) {
-                item_free(conn, it);
-                return 0;
-            }
+        read_ahead(conn, it);
+        if (head_len > 0) {
+            struct iovec iov[2] = {{(void *)head, head_len}, {it->piece + it->start, it->piece_len}};
+            struct msghdr msg;
+            memset(&msg, 0, sizeof msg);
+            msg.msg_iov = iov;
+            msg.msg_iovlen = 2;
+            ssize_t n;
+            do {
+                n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+            } while (n < 0 && errno == EINTR);
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                r = -errno;
+            if (n < 0)
+                n = 0;
+            conn->sent += (uint64_t)n;
+            head_sent = min_size((size_t)n, head_len);
+            size_t body = (size_t)n - head_sent;
+            it->start += body;
+            it->piece_len -= body;
+            it->offset += (int64_t)body;
+            it->len -= body;
         }
+    }
+    if (r == 0 && head_sent < head_len) {
+        r = queue_memory(conn, head + head_sent, head_len - head_sent);
+    } else if (r == 0 && it->len > 0) {
+        size_t budget = DIRECT_FILE_BUDGET;
+        r = send_xts(conn, it, &budget);
+    }
+    if (r == 0 && it->len == 0) {
+        item_free(conn, it);
+        return 0;
     }
     if (r == 0) {
         queue_push(conn, it);
         conn->queued += it->len;
         r = cs__conn_update_poll(conn);
-    } else if (it != NULL) {
+    } else {
         item_free(conn, it);
     }
     if (r < 0)
@@ -467,17 +690,15 @@ int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id,
     return r;
 }
 
+int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+{
+    return send_head_xts(conn, NULL, 0, fd, xts, file_id, offset, len);
+}
+
 int cs_conn_send_head_xts(cs_conn *conn, const void *head, size_t head_len, int fd, const cs_xts *xts,
                           uint64_t file_id, int64_t offset, size_t len)
 {
-    if (fd < 0 || offset < 0 || xts == NULL)
-        return -EINVAL;
-    /* As cs_conn_send_head_file: a small body shares the head's packet. */
-    int flags = len > 0 && len <= CS_SHARED_PACKET_MAX ? MSG_MORE : 0;
-    int r = write_flags(conn, head, head_len, flags);
-    if (r < 0)
-        return r;
-    return cs_conn_send_xts(conn, fd, xts, file_id, offset, len);
+    return send_head_xts(conn, head, head_len, fd, xts, file_id, offset, len);
 }
 
 size_t cs_conn_queued(const cs_conn *conn)

@@ -71,6 +71,8 @@ enum cs_out_kind {
 
 /* One queued piece of output. */
 typedef struct cs_out_item cs_out_item;
+/* A read-ahead of an encrypted range's next piece on the thread pool (cs_conn_out.c). */
+typedef struct cs_xts_job cs_xts_job;
 struct cs_out_item {
     cs_out_item *next;
     int kind;            /* enum cs_out_kind */
@@ -83,6 +85,10 @@ struct cs_out_item {
     uint64_t file_id;    /* xts: the file's tweak id */
     uint8_t *piece;      /* xts: decrypted bytes (a loop's piece buffer), or NULL */
     size_t piece_len;    /* xts: bytes of piece from start not sent yet */
+    cs_xts_job *job;     /* xts: the read-ahead in flight, or NULL */
+    uint8_t *ahead;      /* xts: the next piece, decrypted by a finished read-ahead, or NULL */
+    size_t ahead_start, ahead_len;
+    int ahead_error;     /* xts: -errno of a failed read-ahead, 0 */
     uint8_t data[];      /* memory: the bytes */
 };
 
@@ -103,6 +109,7 @@ struct cs_conn {
     unsigned lingering : 1;    /* SHUT_WR done, discarding input */
     unsigned drain_pending : 1; /* queue was non-empty: on_drain owed */
     unsigned detached : 1;     /* fd handed to another loop: not closed here */
+    unsigned out_waiting : 1;  /* the head item waits for its read-ahead: no writable events wanted */
     cs_out_item *head, *tail;
     size_t queued;
     uint64_t sent;

@@ -118,6 +118,38 @@ final class EncryptedSendTests: XCTestCase {
         h.stop()
     }
 
+    /// Heads with large ranges: the first goes out with its first piece at
+    /// once, the second waits behind it in the queue; a slow reader gets both whole.
+    func testHeadsWithLargeRangesToASlowReader() throws {
+        let h = try LoopHarness()
+        let a = try EncryptedFile(patternBytes(5 << 20, seed: 71), keySeed: 9, fileID: 6)
+        let heads = [Array("HTTP/1.1 200 OK\r\n\r\n".utf8), Array("HTTP/1.1 206 Partial Content\r\n\r\n".utf8)]
+        let ranges = [3..<(5 << 20), 4096..<(3 << 20) + 5]
+        let server = ConnProbe()
+        var queued: [Int] = []
+        let (_, port) = startListener(h) { conn in
+            server.bind(conn)
+            for (head, range) in zip(heads, ranges) {
+                XCTAssertEqual(cs_conn_send_head_xts(conn, head, head.count, a.file.fd, a.xts, a.fileID,
+                                                     Int64(range.lowerBound), range.count), 0)
+                queued.append(cs_conn_queued(conn))
+            }
+            cs_conn_close_after_drain(conn)
+        }
+        let client = try BlockingClient(port: port, receiveBuffer: 32 * 1024)
+        let (got, err) = client.readToEOF(chunk: 16 * 1024, pauseMicros: 100)
+        XCTAssertEqual(err, 0)
+        let expected = heads[0] + a.plain[ranges[0]] + heads[1] + a.plain[ranges[1]]
+        XCTAssertEqual(got.count, expected.count)
+        XCTAssertTrue(got == expected, "decrypted output differs")
+        XCTAssertTrue(server.log.wait { $0.closes.count == 1 })
+        h.sync {}
+        XCTAssertEqual(server.log.value.closes, [0])
+        XCTAssertGreaterThan(queued.first ?? 0, 0)
+        XCTAssertEqual(queued.last, (queued.first ?? 0) + heads[1].count + ranges[1].count)
+        h.stop()
+    }
+
     func testRangePastTheFileEndClosesTheConnection() throws {
         let h = try LoopHarness()
         let a = try EncryptedFile(patternBytes(10_000, seed: 31), keySeed: 4, fileID: 2)
@@ -135,6 +167,47 @@ final class EncryptedSendTests: XCTestCase {
         XCTAssertEqual(status, -EIO)
         XCTAssertEqual(server.log.value.closes, [-EIO])
         XCTAssertEqual(got, [], "bytes of a range the file cannot hold were sent")
+        h.stop()
+    }
+
+    /// The pieces after the first are read ahead on the pool: one past the
+    /// file's end fails there, and the connection closes after the bytes before it.
+    func testReadAheadPastTheFileEndClosesAfterTheGoodPieces() throws {
+        let h = try LoopHarness()
+        let a = try EncryptedFile(patternBytes(1 << 20, seed: 51), keySeed: 7, fileID: 3)
+        let server = ConnProbe()
+        let (_, port) = startListener(h) { conn in
+            server.bind(conn)
+            XCTAssertEqual(a.send(conn, 100..<(2 << 20)), 0)
+        }
+        let client = try BlockingClient(port: port, receiveBuffer: 32 * 1024)
+        let (got, _) = client.readToEOF(chunk: 16 * 1024, pauseMicros: 100)
+        XCTAssertTrue(server.log.wait { $0.closes.count == 1 })
+        h.sync {}
+        XCTAssertEqual(server.log.value.closes, [-EIO])
+        XCTAssertLessThanOrEqual(got.count, a.plain.count - 100)
+        XCTAssertTrue(got == Array(a.plain[100..<(100 + got.count)]), "bytes before the failure differ")
+        h.stop()
+    }
+
+    /// Clients that go away mid-range, read-aheads in flight: nothing sent
+    /// after, nothing used after it is freed (the jobs end on their own).
+    func testClientsLeavingMidRangeWhileReadingAhead() throws {
+        let h = try LoopHarness()
+        let a = try EncryptedFile(patternBytes(6 << 20, seed: 61), keySeed: 8, fileID: 4)
+        let servers = Shared([ConnProbe]())
+        let (_, port) = startListener(h) { conn in
+            let server = ConnProbe()
+            server.bind(conn)
+            servers.update { $0.append(server) }
+            XCTAssertEqual(a.send(conn, 1..<a.plain.count), 0)
+        }
+        for round in 0..<8 {
+            let client = try BlockingClient(port: port, receiveBuffer: 16 * 1024)
+            let part = client.recv(exactly: 300_000 + round * 77_777)
+            XCTAssertTrue(part == Array(a.plain[1..<(1 + part.count)]), "round \(round)")
+        }
+        XCTAssertTrue(servers.wait { $0.count == 8 && $0.allSatisfy { $0.log.value.closes.count == 1 } })
         h.stop()
     }
 
