@@ -21,8 +21,6 @@ struct cs_xts {
      * cs_xts from one keyed for a freed one at the same address. */
     uint8_t key[64];
     uint64_t serial;
-    /* The owner's reference and one per read-ahead on the pool (cs_xts_retain). */
-    atomic_int refs;
 };
 
 struct cs_xts_dec {
@@ -41,7 +39,6 @@ cs_xts *cs_xts_new(const uint8_t key[64])
         return NULL;
     x->enc = EVP_CIPHER_CTX_new();
     x->dec = EVP_CIPHER_CTX_new();
-    atomic_init(&x->refs, 1);
     memcpy(x->key, key, sizeof x->key);
     x->serial = (uint64_t)atomic_fetch_add(&next_serial, 1);
     if (x->enc == NULL || x->dec == NULL
@@ -121,14 +118,9 @@ void cs_xts_dec_free(cs_xts_dec *d)
     free(d);
 }
 
-void cs_xts_retain(const cs_xts *x)
-{
-    atomic_fetch_add(&((cs_xts *)x)->refs, 1);
-}
-
 void cs_xts_free(cs_xts *x)
 {
-    if (x == NULL || atomic_fetch_sub(&x->refs, 1) > 1)
+    if (x == NULL)
         return;
     EVP_CIPHER_CTX_free(x->enc);
     EVP_CIPHER_CTX_free(x->dec);

@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +69,9 @@ static void piece_give(cs_loop *loop, uint8_t *piece)
         free(piece);
 }
 
-static void job_orphan(cs_xts_job *j);
-
 static void item_free(cs_conn *c, cs_out_item *it)
 {
-    if (it->job != NULL)
-        job_orphan(it->job);
+    /* Never with a read-ahead in flight: the conn's close waits for it. */
     piece_give(c->loop, it->piece);
     piece_give(c->loop, it->ahead);
     free(it);
@@ -232,29 +228,22 @@ static int xts_fill(cs_conn *c, cs_out_item *it)
  * The read-ahead: while the loop sends one piece of a long range, a pool
  * thread reads and decrypts the next, so a second core shares the work. At
  * most one per range (two pieces per connection at most, whatever the
- * client reads). The job holds what it uses on its own (a duplicate of the
- * descriptor, a reference to the key, its piece), so it may outlive its
- * item: a conn closing mid-job leaves the job to clean up when it ends.
+ * client reads). The conn waits for it before closing (cs__conn_finish_close
+ * runs when it ends), so its item, the descriptor and the key it reads stay
+ * valid: their owner lets them go only after on_close.
  */
 struct cs_xts_job {
     uv_work_t req;
-    cs_loop *loop;
-    cs_conn *conn;        /* valid while item is set */
-    cs_out_item *item;    /* NULL once the item is gone */
-    int fd;               /* owned duplicate */
-    const cs_xts *xts;    /* retained */
+    cs_conn *conn;
+    cs_out_item *item;
+    int fd;
+    const cs_xts *xts;
     uint64_t file_id;
     int64_t from, end;
     uint8_t *piece;
     size_t start, len;
     int result;
 };
-
-/* The item is going: the job ends on its own. */
-static void job_orphan(cs_xts_job *j)
-{
-    j->item = NULL;
-}
 
 static pthread_key_t pool_dec_key;
 static pthread_once_t pool_dec_once = PTHREAD_ONCE_INIT;
@@ -292,23 +281,23 @@ static void job_run(uv_work_t *req)
 static void job_done(uv_work_t *req, int status)
 {
     cs_xts_job *j = req->data;
-    close(j->fd);
-    cs_xts_free((cs_xts *)j->xts);
     cs_out_item *it = j->item;
     cs_conn *c = j->conn;
     int r = status < 0 ? status : j->result;
-    if (it == NULL || r < 0) {
-        piece_give(j->loop, j->piece);
+    it->job = NULL;
+    it->ahead_error = r < 0 ? r : 0;
+    if (r < 0) {
+        piece_give(c->loop, j->piece);
     } else {
         it->ahead = j->piece;
         it->ahead_start = j->start;
         it->ahead_len = j->len;
     }
     free(j);
-    if (it == NULL)
+    if (--c->xts_jobs == 0 && c->close_waits) {
+        cs__conn_finish_close(c);
         return;
-    it->job = NULL;
-    it->ahead_error = r < 0 ? r : 0;
+    }
     if (c->out_waiting) {
         c->out_waiting = 0;
         if (!c->closing) {
@@ -319,7 +308,8 @@ static void job_done(uv_work_t *req, int status)
 }
 
 /* Starts reading the piece after the ready one, if the range goes on. Best
- * effort: without a job the piece is read on the loop when its turn comes. */
+ * effort: without a job (no memory) the piece is read on the loop when its
+ * turn comes. */
 static void read_ahead(cs_conn *c, cs_out_item *it)
 {
     int64_t from = it->offset + (int64_t)it->piece_len;
@@ -329,30 +319,25 @@ static void read_ahead(cs_conn *c, cs_out_item *it)
     cs_xts_job *j = calloc(1, sizeof *j);
     if (j == NULL)
         return;
-    j->piece = piece_take(c->loop);
-    j->fd = j->piece == NULL ? -1 : fcntl(it->fd, F_DUPFD_CLOEXEC, 0);
-    if (j->fd < 0) {
-        piece_give(c->loop, j->piece);
+    if ((j->piece = piece_take(c->loop)) == NULL) {
         free(j);
         return;
     }
-    j->loop = c->loop;
     j->conn = c;
     j->item = it;
+    j->fd = it->fd;
     j->xts = it->xts;
     j->file_id = it->file_id;
     j->from = from;
     j->end = end;
     j->req.data = j;
-    cs_xts_retain(j->xts);
     if (uv_queue_work(&c->loop->uv, &j->req, job_run, job_done) < 0) {
-        cs_xts_free((cs_xts *)j->xts);
-        close(j->fd);
         piece_give(c->loop, j->piece);
         free(j);
         return;
     }
     it->job = j;
+    c->xts_jobs++;
 }
 
 /*
@@ -678,13 +663,11 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
         item_free(conn, it);
         return 0;
     }
-    if (r == 0) {
-        queue_push(conn, it);
-        conn->queued += it->len;
+    /* Queued even on failure: a read-ahead in flight uses it until the close frees the queue. */
+    queue_push(conn, it);
+    conn->queued += it->len;
+    if (r == 0)
         r = cs__conn_update_poll(conn);
-    } else {
-        item_free(conn, it);
-    }
     if (r < 0)
         cs__conn_begin_close(conn, r);
     return r;

@@ -110,6 +110,8 @@ struct cs_conn {
     unsigned drain_pending : 1; /* queue was non-empty: on_drain owed */
     unsigned detached : 1;     /* fd handed to another loop: not closed here */
     unsigned out_waiting : 1;  /* the head item waits for its read-ahead: no writable events wanted */
+    unsigned close_waits : 1;  /* closed but for a read-ahead in flight: its end finishes the close */
+    int xts_jobs;              /* read-aheads in flight (cs_conn_out.c) */
     cs_out_item *head, *tail;
     size_t queued;
     uint64_t sent;
@@ -122,6 +124,9 @@ struct cs_conn {
 cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err);
 /* Starts closing; on_close follows from the uv_close callback. Idempotent. */
 void cs__conn_begin_close(cs_conn *c, int error);
+/* Frees the queue, calls on_close and frees the conn, once its handles are
+ * closed and no read-ahead is in flight. */
+void cs__conn_finish_close(cs_conn *c);
 /* Matches the poll's events to the conn's state; closes the conn on error. */
 int cs__conn_update_poll(cs_conn *c);
 /* The queue is sent: shut down writing and discard input until EOF or timeout. */

@@ -41,14 +41,8 @@ cs_xts *cs_xts_new(const uint8_t key[64]);
 int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
                  uint8_t *buf, size_t len, size_t unit_size);
 
-/**
- * Drops a reference: the context is freed (its keys wiped) with the last.
- * cs_xts_new gives the caller one. NULL is harmless.
- */
+/** Frees the context (and wipes its keys). NULL is harmless. */
 void cs_xts_free(cs_xts *x);
-
-/** Another reference (dropped with cs_xts_free): for work that may outlive the owner's use, on any thread. */
-void cs_xts_retain(const cs_xts *x);
 
 /**
  * A decryption context owned by one thread, keyed from whichever cs_xts it

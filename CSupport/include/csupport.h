@@ -178,9 +178,9 @@ typedef struct cs_xts cs_xts;
  * read ahead (a range of several pieces has its next one read and decrypted
  * on the thread pool while the loop sends the current one), and piece
  * buffers are reused rather than allocated. The loop and the pool decrypt
- * with contexts of their own, so xts may belong to another thread (a
- * read-ahead keeps a reference, cs_xts_retain, and its own duplicate of fd).
- * fd and xts must stay valid until on_drain or on_close. Returns 0 or -errno
+ * with contexts of their own, so xts may belong to another thread. fd and
+ * xts must stay valid until on_drain or on_close (a close waits for a
+ * read-ahead in flight before on_close). Returns 0 or -errno
  * as cs_conn_write (-EIO, closing the conn, when the file ends before the range).
  */
 int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len);
