@@ -307,13 +307,20 @@ static void job_done(uv_work_t *req, int status)
     }
 }
 
-/* Starts reading the piece after the ready one, if the range goes on. Best
+/*
+ * Starts reading the piece after the ready one, if the range goes on. Best
  * effort: without a job (no memory) the piece is read on the loop when its
- * turn comes. */
+ * turn comes. Whole units of the range only: a unit it holds in part (its
+ * last) may be rewritten by the loop meanwhile (a download re-enciphers a
+ * unit it completes), and a read racing that write could see a block half
+ * old, half new; such a unit is read on the loop, which does the writes.
+ * (The first piece is read on the loop too, and every piece after it starts
+ * on a unit boundary.)
+ */
 static void read_ahead(cs_conn *c, cs_out_item *it)
 {
     int64_t from = it->offset + (int64_t)it->piece_len;
-    int64_t end = it->offset + (int64_t)it->len;
+    int64_t end = (it->offset + (int64_t)it->len) / CS_XTS_UNIT * CS_XTS_UNIT;
     if (it->job != NULL || it->ahead != NULL || it->ahead_error != 0 || from >= end)
         return;
     cs_xts_job *j = calloc(1, sizeof *j);

@@ -59,6 +59,37 @@ final class EncryptedHitTests: XCTestCase {
     }
 }
 
+extension EncryptedHitTests {
+    /// Clients reading a resource while it downloads (in pieces, of unknown
+    /// length): the ranges they are sent are decrypted while the loop writes
+    /// the units after them, byte-exact.
+    func testClientsDuringADownloadAreByteExact() throws {
+        let origin = try FaultyOrigin()
+        defer { origin.stop() }
+        let body = (0..<((4 << 20) + 777)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        origin.serve("/live.bin", body: body, fault: .chunked(piece: 50_001, pause: 0.001))
+        let proxy = try TestProxy { $0.encryptionKey = EncryptionTests.key(10) }
+        let target = origin.url("/live.bin")
+        let url = try proxy.url(for: target)
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            do {
+                Thread.sleep(forTimeInterval: 0.05 * Double(index))
+                let response = try RawHTTPClient.get(url: url, timeout: 30)
+                guard response.status == 200, response.body == body else {
+                    throw Mismatch("client \(index): status \(response.status), \(response.body.count) bytes")
+                }
+            } catch {
+                failures.add("\(error)")
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+        let again = try proxy.get(target, range: "bytes=1000-")
+        XCTAssertEqual(again.status, 206)
+        XCTAssertTrue(again.body == Array(body[1000...]), "hit after the download")
+    }
+}
+
 private struct Mismatch: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
