@@ -385,12 +385,15 @@ static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
                 r = -errno;
             break;
         }
+        int full = (size_t)n < it->piece_len;
         it->start += (size_t)n;
         it->piece_len -= (size_t)n;
         it->offset += n;
         it->len -= (size_t)n;
         *budget -= min_size((size_t)n, *budget);
         c->sent += (uint64_t)n;
+        if (full) /* the socket took what it had room for: the next send would only fail */
+            break;
     }
     if (it->piece_len == 0) {
         piece_give(c->loop, it->piece);
@@ -634,6 +637,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
     it->xts = xts;
     it->file_id = file_id;
     size_t head_sent = head_len;
+    int full = 0;
     int r = xts_fill(conn, it);
     if (r == 0) {
         read_ahead(conn, it);
@@ -652,6 +656,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
             if (n < 0)
                 n = 0;
             conn->sent += (uint64_t)n;
+            full = (size_t)n < head_len + it->piece_len;
             head_sent = min_size((size_t)n, head_len);
             size_t body = (size_t)n - head_sent;
             it->start += body;
@@ -662,7 +667,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
     }
     if (r == 0 && head_sent < head_len) {
         r = queue_memory(conn, head + head_sent, head_len - head_sent);
-    } else if (r == 0 && it->len > 0) {
+    } else if (r == 0 && it->len > 0 && !full) {
         size_t budget = DIRECT_FILE_BUDGET;
         r = send_xts(conn, it, &budget);
     }
