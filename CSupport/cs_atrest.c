@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,19 @@ struct cs_xts {
     /* XTS keeps distinct key schedules for each direction: one context each. */
     EVP_CIPHER_CTX *enc;
     EVP_CIPHER_CTX *dec;
+    /* For cs_xts_dec, which keys its own context from it on another thread:
+     * read-only after cs_xts_new. The serial tells a context keyed for this
+     * cs_xts from one keyed for a freed one at the same address. */
+    uint8_t key[64];
+    uint64_t serial;
 };
+
+struct cs_xts_dec {
+    EVP_CIPHER_CTX *ctx;
+    uint64_t serial; /* of the cs_xts whose key ctx holds; 0: none */
+};
+
+static atomic_uint_fast64_t next_serial = 1;
 
 cs_xts *cs_xts_new(const uint8_t key[64])
 {
@@ -26,6 +39,8 @@ cs_xts *cs_xts_new(const uint8_t key[64])
         return NULL;
     x->enc = EVP_CIPHER_CTX_new();
     x->dec = EVP_CIPHER_CTX_new();
+    memcpy(x->key, key, sizeof x->key);
+    x->serial = (uint64_t)atomic_fetch_add(&next_serial, 1);
     if (x->enc == NULL || x->dec == NULL
         || EVP_CipherInit_ex(x->enc, EVP_aes_256_xts(), NULL, key, NULL, 1) != 1
         || EVP_CipherInit_ex(x->dec, EVP_aes_256_xts(), NULL, key, NULL, 0) != 1) {
@@ -35,13 +50,13 @@ cs_xts *cs_xts_new(const uint8_t key[64])
     return x;
 }
 
-int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
-                 uint8_t *buf, size_t len, size_t unit_size)
+/* Runs whole units through ctx from in to out (the same buffer, or apart). */
+static int run_units(EVP_CIPHER_CTX *ctx, uint64_t file_id, uint64_t first_unit, const uint8_t *in, uint8_t *out,
+                     size_t len, size_t unit_size)
 {
-    if (x == NULL || unit_size < 16 || unit_size % 16 != 0 || unit_size > INT_MAX || len % unit_size != 0
-        || (len > 0 && buf == NULL))
+    if (unit_size < 16 || unit_size % 16 != 0 || unit_size > INT_MAX || len % unit_size != 0
+        || (len > 0 && (in == NULL || out == NULL)))
         return -EINVAL;
-    EVP_CIPHER_CTX *ctx = encrypt ? x->enc : x->dec;
     uint8_t tweak[16];
     for (size_t done = 0, unit = 0; done < len; done += unit_size, unit++) {
         uint64_t n = first_unit + unit;
@@ -52,11 +67,55 @@ int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
         /* XTS takes one data unit per update: a new tweak before each. */
         int outl = 0;
         if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, tweak, -1) != 1
-            || EVP_CipherUpdate(ctx, buf + done, &outl, buf + done, (int)unit_size) != 1
+            || EVP_CipherUpdate(ctx, out + done, &outl, in + done, (int)unit_size) != 1
             || (size_t)outl != unit_size)
             return -EIO;
     }
     return 0;
+}
+
+int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
+                 uint8_t *buf, size_t len, size_t unit_size)
+{
+    if (x == NULL)
+        return -EINVAL;
+    return run_units(encrypt ? x->enc : x->dec, file_id, first_unit, buf, buf, len, unit_size);
+}
+
+cs_xts_dec *cs_xts_dec_new(void)
+{
+    cs_xts_dec *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    d->ctx = EVP_CIPHER_CTX_new();
+    if (d->ctx == NULL) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+int cs_xts_dec_units(cs_xts_dec *d, const cs_xts *x, uint64_t file_id, uint64_t first_unit, const uint8_t *in,
+                     uint8_t *out, size_t len, size_t unit_size)
+{
+    if (d == NULL || x == NULL)
+        return -EINVAL;
+    if (d->serial != x->serial) {
+        /* Keyed once per change of file (the key schedule is the costly part). */
+        d->serial = 0;
+        if (EVP_CipherInit_ex(d->ctx, EVP_aes_256_xts(), NULL, x->key, NULL, 0) != 1)
+            return -EIO;
+        d->serial = x->serial;
+    }
+    return run_units(d->ctx, file_id, first_unit, in, out, len, unit_size);
+}
+
+void cs_xts_dec_free(cs_xts_dec *d)
+{
+    if (d == NULL)
+        return;
+    EVP_CIPHER_CTX_free(d->ctx);
+    free(d);
 }
 
 void cs_xts_free(cs_xts *x)
@@ -65,6 +124,7 @@ void cs_xts_free(cs_xts *x)
         return;
     EVP_CIPHER_CTX_free(x->enc);
     EVP_CIPHER_CTX_free(x->dec);
+    OPENSSL_cleanse(x->key, sizeof x->key);
     free(x);
 }
 

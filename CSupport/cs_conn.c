@@ -25,6 +25,16 @@ static void conn_handle_closed(uv_handle_t *h)
     cs_conn *c = h->data;
     if (--c->pending_closes > 0)
         return;
+    if (c->xts_jobs > 0) {
+        /* A pool thread still reads for the queue: what it uses stays until it ends. */
+        c->close_waits = 1;
+        return;
+    }
+    cs__conn_finish_close(c);
+}
+
+void cs__conn_finish_close(cs_conn *c)
+{
     if (!c->detached)
         close(c->fd);
     cs__out_free_all(c);
@@ -57,7 +67,7 @@ int cs__conn_update_poll(cs_conn *c)
     if (c->connecting) {
         want = UV_WRITABLE;
     } else {
-        if (c->head != NULL)
+        if (c->head != NULL && !c->out_waiting)
             want |= UV_WRITABLE;
         if (c->lingering || (c->reading && !c->eof))
             want |= UV_READABLE;

@@ -1,14 +1,17 @@
 /*
- * cs_conn_out.c — a conn's output queue: copied bytes and file ranges, sent
- * in order with sendmsg (gathering memory items) and sendfile(2).
+ * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and
+ * ranges of encrypted files, sent in order with sendmsg (gathering memory
+ * items), sendfile(2), and pread + decryption + send from a reused piece.
  */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "cs_internal.h"
 
@@ -48,13 +51,47 @@ static void queue_push(cs_conn *c, cs_out_item *it)
     c->drain_pending = 1;
 }
 
+/* A piece buffer for an encrypted range: a spare of the loop, or a new one. */
+static uint8_t *piece_take(cs_loop *loop)
+{
+    if (loop->xts_spares > 0)
+        return loop->xts_spare[--loop->xts_spares];
+    return aligned_alloc(64, CS_XTS_PIECE);
+}
+
+static void piece_give(cs_loop *loop, uint8_t *piece)
+{
+    if (piece == NULL)
+        return;
+    if (loop->xts_spares < CS_XTS_SPARE_PIECES)
+        loop->xts_spare[loop->xts_spares++] = piece;
+    else
+        free(piece);
+}
+
+static void item_free(cs_conn *c, cs_out_item *it)
+{
+    /* Never with a read-ahead in flight: the conn's close waits for it. */
+    piece_give(c->loop, it->piece);
+    piece_give(c->loop, it->ahead);
+    free(it);
+}
+
+void cs__out_free_loop(cs_loop *loop)
+{
+    while (loop->xts_spares > 0)
+        free(loop->xts_spare[--loop->xts_spares]);
+    cs_xts_dec_free(loop->xts_dec);
+    loop->xts_dec = NULL;
+}
+
 static void queue_pop(cs_conn *c)
 {
     cs_out_item *it = c->head;
     c->head = it->next;
     if (c->head == NULL)
         c->tail = NULL;
-    free(it);
+    item_free(c, it);
 }
 
 void cs__out_free_all(cs_conn *c)
@@ -67,7 +104,7 @@ void cs__out_free_all(cs_conn *c)
 static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
 {
     cs_out_item *t = c->tail;
-    if (t != NULL && !t->is_file) {
+    if (t != NULL && t->kind == CS_OUT_MEMORY) {
         size_t used = t->start + t->len;
         size_t k = min_size(t->cap - used, len);
         memcpy(t->data + used, p, k);
@@ -94,7 +131,7 @@ static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
 static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
 {
     cs_out_item *t = c->tail;
-    if (t != NULL && t->is_file && t->fd == fd && t->offset + (int64_t)t->len == offset) {
+    if (t != NULL && t->kind == CS_OUT_FILE && t->fd == fd && t->offset + (int64_t)t->len == offset) {
         t->len += len;
         c->queued += len;
         return 0;
@@ -102,7 +139,7 @@ static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
     cs_out_item *it = calloc(1, sizeof *it);
     if (it == NULL)
         return -ENOMEM;
-    it->is_file = 1;
+    it->kind = CS_OUT_FILE;
     it->fd = fd;
     it->offset = offset;
     it->len = len;
@@ -138,6 +175,233 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
     return 0;
 }
 
+/*
+ * Reads the piece of an encrypted file starting at plaintext offset `from`
+ * (at most CS_XTS_PIECE bytes of whole units, not past `end`) into piece and
+ * decrypts it in place; *start and *len tell where the bytes from `from` are.
+ * Returns 0 or -errno (-EIO when the file ends before `end` or the piece).
+ */
+static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
+                      uint8_t *piece, size_t *start, size_t *len)
+{
+    const int64_t unit = CS_XTS_UNIT;
+    int64_t first = from / unit * unit;
+    if (end > first + CS_XTS_PIECE)
+        end = first + CS_XTS_PIECE;
+    size_t whole = (size_t)((end + unit - 1) / unit * unit - first);
+    size_t got = 0;
+    while (got < whole) {
+        ssize_t n = pread(fd, piece + got, whole - got, (off_t)first + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < (size_t)(end - first))
+        return -EIO;
+    /* The last unit may stop at the file's end: its missing bytes read as 0, as written. */
+    memset(piece + got, 0, whole - got);
+    int r = cs_xts_dec_units(dec, xts, file_id, (uint64_t)(first / unit), piece, piece, whole, CS_XTS_UNIT);
+    if (r < 0)
+        return r;
+    *start = (size_t)(from - first);
+    *len = (size_t)(end - from);
+    return 0;
+}
+
+/* Reads the next piece of an encrypted range on the loop thread. */
+static int xts_fill(cs_conn *c, cs_out_item *it)
+{
+    cs_loop *loop = c->loop;
+    if (loop->xts_dec == NULL && (loop->xts_dec = cs_xts_dec_new()) == NULL)
+        return -ENOMEM;
+    if (it->piece == NULL && (it->piece = piece_take(loop)) == NULL)
+        return -ENOMEM;
+    return read_piece(loop->xts_dec, it->fd, it->xts, it->file_id, it->offset, it->offset + (int64_t)it->len,
+                      it->piece, &it->start, &it->piece_len);
+}
+
+/*
+ * The read-ahead: while the loop sends one piece of a long range, a pool
+ * thread reads and decrypts the next, so a second core shares the work. At
+ * most one per range (two pieces per connection at most, whatever the
+ * client reads). The conn waits for it before closing (cs__conn_finish_close
+ * runs when it ends), so its item, the descriptor and the key it reads stay
+ * valid: their owner lets them go only after on_close.
+ */
+struct cs_xts_job {
+    uv_work_t req;
+    cs_conn *conn;
+    cs_out_item *item;
+    int fd;
+    const cs_xts *xts;
+    uint64_t file_id;
+    int64_t from, end;
+    uint8_t *piece;
+    size_t start, len;
+    int result;
+};
+
+static pthread_key_t pool_dec_key;
+static pthread_once_t pool_dec_once = PTHREAD_ONCE_INIT;
+
+static void pool_dec_free(void *d)
+{
+    cs_xts_dec_free(d);
+}
+
+static void pool_dec_make_key(void)
+{
+    pthread_key_create(&pool_dec_key, pool_dec_free);
+}
+
+/* A pool thread's own decryption context, made on its first job. */
+static cs_xts_dec *pool_dec(void)
+{
+    pthread_once(&pool_dec_once, pool_dec_make_key);
+    cs_xts_dec *d = pthread_getspecific(pool_dec_key);
+    if (d == NULL && (d = cs_xts_dec_new()) != NULL && pthread_setspecific(pool_dec_key, d) != 0) {
+        cs_xts_dec_free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+static void job_run(uv_work_t *req)
+{
+    cs_xts_job *j = req->data;
+    cs_xts_dec *dec = pool_dec();
+    j->result = dec == NULL ? -ENOMEM
+                            : read_piece(dec, j->fd, j->xts, j->file_id, j->from, j->end, j->piece, &j->start, &j->len);
+}
+
+static void job_done(uv_work_t *req, int status)
+{
+    cs_xts_job *j = req->data;
+    cs_out_item *it = j->item;
+    cs_conn *c = j->conn;
+    int r = status < 0 ? status : j->result;
+    it->job = NULL;
+    it->ahead_error = r < 0 ? r : 0;
+    if (r < 0) {
+        piece_give(c->loop, j->piece);
+    } else {
+        it->ahead = j->piece;
+        it->ahead_start = j->start;
+        it->ahead_len = j->len;
+    }
+    free(j);
+    if (--c->xts_jobs == 0 && c->close_waits) {
+        cs__conn_finish_close(c);
+        return;
+    }
+    if (c->out_waiting) {
+        c->out_waiting = 0;
+        if (!c->closing) {
+            cs__out_on_writable(c);
+            cs__conn_update_poll(c);
+        }
+    }
+}
+
+/*
+ * Starts reading the piece after the ready one, if the range goes on. Best
+ * effort: without a job (no memory) the piece is read on the loop when its
+ * turn comes. Whole units of the range only: a unit it holds in part (its
+ * last) may be rewritten by the loop meanwhile (a download re-enciphers a
+ * unit it completes), and a read racing that write could see a block half
+ * old, half new; such a unit is read on the loop, which does the writes.
+ * (The first piece is read on the loop too, and every piece after it starts
+ * on a unit boundary.)
+ */
+static void read_ahead(cs_conn *c, cs_out_item *it)
+{
+    int64_t from = it->offset + (int64_t)it->piece_len;
+    int64_t end = (it->offset + (int64_t)it->len) / CS_XTS_UNIT * CS_XTS_UNIT;
+    if (it->job != NULL || it->ahead != NULL || it->ahead_error != 0 || from >= end)
+        return;
+    cs_xts_job *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return;
+    if ((j->piece = piece_take(c->loop)) == NULL) {
+        free(j);
+        return;
+    }
+    j->conn = c;
+    j->item = it;
+    j->fd = it->fd;
+    j->xts = it->xts;
+    j->file_id = it->file_id;
+    j->from = from;
+    j->end = end;
+    j->req.data = j;
+    if (uv_queue_work(&c->loop->uv, &j->req, job_run, job_done) < 0) {
+        piece_give(c->loop, j->piece);
+        free(j);
+        return;
+    }
+    it->job = j;
+    c->xts_jobs++;
+}
+
+/*
+ * Sends an encrypted range until it is done, the socket is full, the budget
+ * is spent or the next piece is still being read ahead (c->out_waiting).
+ * The ready piece's buffer goes back to the loop whenever nothing decrypted
+ * waits in it. Returns 0 or -errno.
+ */
+static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
+{
+    int r = 0;
+    while (it->len > 0 && *budget > 0) {
+        if (it->piece_len == 0) {
+            if (it->ahead_error != 0) {
+                r = it->ahead_error;
+                break;
+            }
+            if (it->ahead != NULL) {
+                piece_give(c->loop, it->piece);
+                it->piece = it->ahead;
+                it->start = it->ahead_start;
+                it->piece_len = it->ahead_len;
+                it->ahead = NULL;
+            } else if (it->job != NULL) {
+                /* The next piece is being read: its job's end flushes again. */
+                c->out_waiting = 1;
+                break;
+            } else if ((r = xts_fill(c, it)) < 0) {
+                break;
+            }
+            read_ahead(c, it);
+        }
+        ssize_t n = send(c->fd, it->piece + it->start, it->piece_len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                r = -errno;
+            break;
+        }
+        int full = (size_t)n < it->piece_len;
+        it->start += (size_t)n;
+        it->piece_len -= (size_t)n;
+        it->offset += n;
+        it->len -= (size_t)n;
+        *budget -= min_size((size_t)n, *budget);
+        c->sent += (uint64_t)n;
+        if (full) /* the socket took what it had room for: the next send would only fail */
+            break;
+    }
+    if (it->piece_len == 0) {
+        piece_give(c->loop, it->piece);
+        it->piece = NULL;
+    }
+    return r;
+}
+
 /* Drops n sent bytes from the memory items at the head of the queue. */
 static void consume_memory(cs_conn *c, size_t n)
 {
@@ -162,7 +426,7 @@ static int send_memory(cs_conn *c, size_t *budget)
     size_t total = 0;
     int n = 0;
     cs_out_item *it = c->head;
-    for (; it != NULL && !it->is_file && n < IOV_BATCH; it = it->next, n++) {
+    for (; it != NULL && it->kind == CS_OUT_MEMORY && n < IOV_BATCH; it = it->next, n++) {
         iov[n].iov_base = it->data + it->start;
         iov[n].iov_len = it->len;
         total += it->len;
@@ -193,14 +457,15 @@ static int flush(cs_conn *c)
     size_t budget = FLUSH_BUDGET;
     while (c->head != NULL && budget > 0) {
         cs_out_item *it = c->head;
-        if (!it->is_file) {
+        if (it->kind == CS_OUT_MEMORY) {
             int r = send_memory(c, &budget);
             if (r <= 0)
                 return r;
             continue;
         }
         size_t before = it->len;
-        int r = send_file(c, it->fd, &it->offset, &it->len, &budget);
+        int r = it->kind == CS_OUT_FILE ? send_file(c, it->fd, &it->offset, &it->len, &budget)
+                                        : send_xts(c, it, &budget);
         c->queued -= before - it->len;
         if (r < 0)
             return r;
@@ -218,7 +483,12 @@ void cs__out_on_writable(cs_conn *c)
         cs__conn_begin_close(c, r);
         return;
     }
-    if (c->head != NULL || !c->drain_pending)
+    if (c->head != NULL) {
+        if (c->out_waiting) /* no writable events until the read-ahead ends */
+            cs__conn_update_poll(c);
+        return;
+    }
+    if (!c->drain_pending)
         return;
     c->drain_pending = 0;
     if (cs__conn_update_poll(c) < 0)
@@ -310,6 +580,120 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
     if (r < 0)
         cs__conn_begin_close(conn, r);
     return r;
+}
+
+/* Queues an encrypted range behind what is queued (merged with an adjacent one). */
+static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+{
+    cs_out_item *t = conn->tail;
+    if (t != NULL && t->kind == CS_OUT_XTS && t->fd == fd && t->xts == xts && t->file_id == file_id
+        && t->offset + (int64_t)t->len == offset) {
+        t->len += len;
+        conn->queued += len;
+        return 0;
+    }
+    cs_out_item *it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return -ENOMEM;
+    it->kind = CS_OUT_XTS;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    it->xts = xts;
+    it->file_id = file_id;
+    queue_push(conn, it);
+    conn->queued += len;
+    return cs__conn_update_poll(conn);
+}
+
+/*
+ * A head (may be empty) and an encrypted range. With nothing queued, the
+ * first piece is decrypted first and goes out with the head in one sendmsg
+ * (one call and one packet train instead of two sends), then as much more
+ * as the socket takes; the rest is queued.
+ */
+static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, int fd, const cs_xts *xts,
+                         uint64_t file_id, int64_t offset, size_t len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    if (fd < 0 || offset < 0 || xts == NULL)
+        return -EINVAL;
+    if (len == 0 || !can_send_now(conn)) {
+        int r = head_len > 0 ? write_flags(conn, head, head_len, 0) : 0;
+        if (r == 0 && len > 0 && (r = queue_xts(conn, fd, xts, file_id, offset, len)) < 0)
+            cs__conn_begin_close(conn, r);
+        return r;
+    }
+    cs_out_item *it = calloc(1, sizeof *it);
+    if (it == NULL) {
+        cs__conn_begin_close(conn, -ENOMEM);
+        return -ENOMEM;
+    }
+    it->kind = CS_OUT_XTS;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    it->xts = xts;
+    it->file_id = file_id;
+    size_t head_sent = head_len;
+    int full = 0;
+    int r = xts_fill(conn, it);
+    if (r == 0) {
+        read_ahead(conn, it);
+        if (head_len > 0) {
+            struct iovec iov[2] = {{(void *)head, head_len}, {it->piece + it->start, it->piece_len}};
+            struct msghdr msg;
+            memset(&msg, 0, sizeof msg);
+            msg.msg_iov = iov;
+            msg.msg_iovlen = 2;
+            ssize_t n;
+            do {
+                n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+            } while (n < 0 && errno == EINTR);
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                r = -errno;
+            if (n < 0)
+                n = 0;
+            conn->sent += (uint64_t)n;
+            full = (size_t)n < head_len + it->piece_len;
+            head_sent = min_size((size_t)n, head_len);
+            size_t body = (size_t)n - head_sent;
+            it->start += body;
+            it->piece_len -= body;
+            it->offset += (int64_t)body;
+            it->len -= body;
+        }
+    }
+    if (r == 0 && head_sent < head_len) {
+        r = queue_memory(conn, head + head_sent, head_len - head_sent);
+    } else if (r == 0 && it->len > 0 && !full) {
+        size_t budget = DIRECT_FILE_BUDGET;
+        r = send_xts(conn, it, &budget);
+    }
+    if (r == 0 && it->len == 0) {
+        item_free(conn, it);
+        return 0;
+    }
+    /* Queued even on failure: a read-ahead in flight uses it until the close frees the queue. */
+    queue_push(conn, it);
+    conn->queued += it->len;
+    if (r == 0)
+        r = cs__conn_update_poll(conn);
+    if (r < 0)
+        cs__conn_begin_close(conn, r);
+    return r;
+}
+
+int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+{
+    return send_head_xts(conn, NULL, 0, fd, xts, file_id, offset, len);
+}
+
+int cs_conn_send_head_xts(cs_conn *conn, const void *head, size_t head_len, int fd, const cs_xts *xts,
+                          uint64_t file_id, int64_t offset, size_t len)
+{
+    return send_head_xts(conn, head, head_len, fd, xts, file_id, offset, len);
 }
 
 size_t cs_conn_queued(const cs_conn *conn)

@@ -34,6 +34,12 @@ struct cs_task {
 
 typedef struct cs_resolve_req cs_resolve_req;
 
+/* Plaintext bytes one read of an encrypted file range decrypts (whole units,
+ * see cs_conn_send_xts), and the idle piece buffers a loop keeps for reuse
+ * (a fresh one per piece would cost its page faults each time). */
+#define CS_XTS_PIECE (256 * 1024)
+#define CS_XTS_SPARE_PIECES 4
+
 struct cs_loop {
     uv_loop_t uv;
     uv_thread_t thread;
@@ -50,20 +56,39 @@ struct cs_loop {
     int closing;            /* shutdown walk done: no new handles or lookups */
     cs_resolve_req *resolves; /* pending lookups, cancelled on shutdown */
     uint8_t read_buf[CS_READ_BUF_SIZE];
+    cs_xts_dec *xts_dec;    /* decrypts encrypted file ranges; made on first use */
+    uint8_t *xts_spare[CS_XTS_SPARE_PIECES];
+    int xts_spares;
 };
 
 /* ------------------------------------------------------------ connection */
 
-/* One queued piece of output: copied bytes, or a range of a file. */
+enum cs_out_kind {
+    CS_OUT_MEMORY, /* copied bytes */
+    CS_OUT_FILE,   /* a file range, sent with sendfile */
+    CS_OUT_XTS,    /* a range of an encrypted file: read, decrypted and sent a piece at a time */
+};
+
+/* One queued piece of output. */
 typedef struct cs_out_item cs_out_item;
+/* A read-ahead of an encrypted range's next piece on the thread pool (cs_conn_out.c). */
+typedef struct cs_xts_job cs_xts_job;
 struct cs_out_item {
     cs_out_item *next;
-    int is_file;
-    int fd;              /* file: source descriptor (not owned) */
-    int64_t offset;      /* file: next byte to send */
+    int kind;            /* enum cs_out_kind */
+    int fd;              /* file, xts: source descriptor (not owned) */
+    int64_t offset;      /* file, xts: next byte to send */
     size_t len;          /* bytes still to send */
-    size_t start;        /* memory: index of the first unsent byte in data */
+    size_t start;        /* memory: index of the first unsent byte in data; xts: in piece */
     size_t cap;          /* memory: capacity of data */
+    const cs_xts *xts;   /* xts: the file's key (not owned) */
+    uint64_t file_id;    /* xts: the file's tweak id */
+    uint8_t *piece;      /* xts: decrypted bytes (a loop's piece buffer), or NULL */
+    size_t piece_len;    /* xts: bytes of piece from start not sent yet */
+    cs_xts_job *job;     /* xts: the read-ahead in flight, or NULL */
+    uint8_t *ahead;      /* xts: the next piece, decrypted by a finished read-ahead, or NULL */
+    size_t ahead_start, ahead_len;
+    int ahead_error;     /* xts: -errno of a failed read-ahead, 0 */
     uint8_t data[];      /* memory: the bytes */
 };
 
@@ -84,6 +109,9 @@ struct cs_conn {
     unsigned lingering : 1;    /* SHUT_WR done, discarding input */
     unsigned drain_pending : 1; /* queue was non-empty: on_drain owed */
     unsigned detached : 1;     /* fd handed to another loop: not closed here */
+    unsigned out_waiting : 1;  /* the head item waits for its read-ahead: no writable events wanted */
+    unsigned close_waits : 1;  /* closed but for a read-ahead in flight: its end finishes the close */
+    int xts_jobs;              /* read-aheads in flight (cs_conn_out.c) */
     cs_out_item *head, *tail;
     size_t queued;
     uint64_t sent;
@@ -96,6 +124,9 @@ struct cs_conn {
 cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err);
 /* Starts closing; on_close follows from the uv_close callback. Idempotent. */
 void cs__conn_begin_close(cs_conn *c, int error);
+/* Frees the queue, calls on_close and frees the conn, once its handles are
+ * closed and no read-ahead is in flight. */
+void cs__conn_finish_close(cs_conn *c);
 /* Matches the poll's events to the conn's state; closes the conn on error. */
 int cs__conn_update_poll(cs_conn *c);
 /* The queue is sent: shut down writing and discard input until EOF or timeout. */
@@ -106,6 +137,8 @@ void cs__conn_begin_linger(cs_conn *c);
 void cs__out_on_writable(cs_conn *c);
 /* Frees every queued item (close path). */
 void cs__out_free_all(cs_conn *c);
+/* Frees the loop's decryption context and spare pieces (loop teardown). */
+void cs__out_free_loop(cs_loop *loop);
 
 /* cs_misc.c: cancels lookups still waiting for a thread-pool slot. */
 void cs__resolve_cancel_all(cs_loop *loop);

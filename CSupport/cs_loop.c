@@ -187,5 +187,6 @@ void cs_loop_stop(cs_loop *loop)
         free(t);
     }
     uv_mutex_destroy(&loop->mutex);
+    cs__out_free_loop(loop);
     free(loop);
 }

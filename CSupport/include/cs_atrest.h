@@ -10,8 +10,9 @@
  *    the folder's wrapped key): a fresh random 12-byte nonce per seal and
  *    a 16-byte tag, so tampering or a wrong key is detected.
  *
- * Threading: a cs_xts is used by one thread at a time; the GCM calls keep no
- * state. Error details are left in OpenSSL's per-thread error queue.
+ * Threading: a cs_xts is used by one thread at a time, except that any
+ * thread may decrypt with it through a cs_xts_dec of its own (which only
+ * reads the cs_xts); the GCM calls keep no state. Error details are left in OpenSSL's per-thread error queue.
  */
 #ifndef CS_ATREST_H
 #define CS_ATREST_H
@@ -25,6 +26,9 @@ extern "C" {
 
 typedef struct cs_xts cs_xts;
 
+/** The data unit of an encrypted data file, in bytes. */
+#define CS_XTS_UNIT 4096
+
 /** An XTS context for a 64-byte key (two different AES-256 keys). NULL on failure. */
 cs_xts *cs_xts_new(const uint8_t key[64]);
 
@@ -37,8 +41,29 @@ cs_xts *cs_xts_new(const uint8_t key[64]);
 int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
                  uint8_t *buf, size_t len, size_t unit_size);
 
-/** Frees the context (and wipes its key schedules). NULL is harmless. */
+/** Frees the context (and wipes its keys). NULL is harmless. */
 void cs_xts_free(cs_xts *x);
+
+/**
+ * A decryption context owned by one thread, keyed from whichever cs_xts it
+ * is used with (re-keyed only when that changes): lets a thread other than
+ * the cs_xts's own decrypt, e.g. a loop sending a file another loop owns.
+ */
+typedef struct cs_xts_dec cs_xts_dec;
+
+/** NULL when out of memory. */
+cs_xts_dec *cs_xts_dec_new(void);
+
+/**
+ * Decrypts len bytes of whole units from in into out (the same buffer or
+ * apart), as cs_xts_units with x's key. x must stay alive during the call.
+ * Returns 0, -EINVAL or -EIO.
+ */
+int cs_xts_dec_units(cs_xts_dec *d, const cs_xts *x, uint64_t file_id, uint64_t first_unit, const uint8_t *in,
+                     uint8_t *out, size_t len, size_t unit_size);
+
+/** NULL is harmless. */
+void cs_xts_dec_free(cs_xts_dec *d);
 
 /** GCM nonce and tag sizes. */
 #define CS_GCM_NONCE 12

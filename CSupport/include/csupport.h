@@ -166,6 +166,33 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len);
  */
 int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int fd, int64_t offset, size_t len);
 
+/** A data file's AES-256-XTS key (cs_atrest.h). */
+typedef struct cs_xts cs_xts;
+
+/**
+ * Queues len bytes from offset of a file encrypted at rest with xts (units
+ * of CS_XTS_UNIT bytes, tweaked with file_id; see cs_atrest.h), sent as
+ * plaintext: as cs_conn_sendfile, but each piece (whole units, at most
+ * 256 KiB) is read, decrypted and sent only when the socket takes more, so
+ * the queue holds no decrypted copy beyond the piece being sent and the one
+ * read ahead (a range of several pieces has its next one read and decrypted
+ * on the thread pool while the loop sends the current one), and piece
+ * buffers are reused rather than allocated. The loop and the pool decrypt
+ * with contexts of their own, so xts may belong to another thread. fd and
+ * xts must stay valid until on_drain or on_close (a close waits for a
+ * read-ahead in flight before on_close). Returns 0 or -errno
+ * as cs_conn_write (-EIO, closing the conn, when the file ends before the range).
+ */
+int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len);
+
+/**
+ * A response head, then a range of an encrypted file (cs_conn_send_xts).
+ * With nothing queued, the head and the first decrypted piece leave in one
+ * sendmsg. Returns 0 or -errno as cs_conn_write.
+ */
+int cs_conn_send_head_xts(cs_conn *conn, const void *head, size_t head_len, int fd, const cs_xts *xts,
+                          uint64_t file_id, int64_t offset, size_t len);
+
 /** Bytes queued and not yet sent. */
 size_t cs_conn_queued(const cs_conn *conn);
 

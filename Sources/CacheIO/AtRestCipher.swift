@@ -9,11 +9,13 @@ import CSupport
 /// loop; an export makes its own). Freed in deinit.
 package final class UnitCipher: @unchecked Sendable {
     /// The data unit: reads widen to it, partial writes rewrite whole units.
-    package static let unitSize = 4096
+    package static let unitSize = Int(CS_XTS_UNIT)
 
     /// Distinguishes this file's units from every other file's (see FolderKeys).
     package let fileID: UInt64
-    private let raw: OpaquePointer
+    /// The C context; a socket's loop decrypts with it through a context of
+    /// its own (cs_conn_send_xts), on any thread, while this object lives.
+    package let raw: OpaquePointer
 
     /// `key`: 64 bytes (two distinct AES-256 keys). Nil when OpenSSL refuses.
     package init?(key: [UInt8], fileID: UInt64) {

@@ -113,6 +113,22 @@ package final class Socket {
         cs_conn_sendfile(raw, fd, offset, count)
     }
 
+    /// Queues a range of a file encrypted at rest, decrypted a piece at a
+    /// time as the socket takes it (cs_conn_send_xts); `fd` and `cipher`
+    /// must stay alive until drained or closed.
+    package func sendEncrypted(_ fd: Int32, cipher: UnitCipher, offset: Int64, count: Int) {
+        guard let raw, count > 0 else { return }
+        cs_conn_send_xts(raw, fd, cipher.raw, cipher.fileID, offset, count)
+    }
+
+    /// A response head, then a range of an encrypted file (see `send(head:fileDescriptor:…)`).
+    package func send(head: [UInt8], encrypted fd: Int32, cipher: UnitCipher, offset: Int64, count: Int) {
+        guard let raw else { return }
+        head.withUnsafeBytes {
+            _ = cs_conn_send_head_xts(raw, $0.baseAddress, $0.count, fd, cipher.raw, cipher.fileID, offset, count)
+        }
+    }
+
     package var queuedBytes: Int { raw.map { cs_conn_queued($0) } ?? 0 }
 
     package var bytesSent: UInt64 { raw.map { cs_conn_bytes_sent($0) } ?? 0 }

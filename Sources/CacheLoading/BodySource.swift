@@ -9,8 +9,9 @@ import Logging
 package protocol BodySink: AnyObject {
     /// Bytes it takes now; at 0 the source reads nothing more until `resume()`.
     var room: Int { get }
-    /// Whether untransformed cached runs go to it as file ranges (zero-copy:
-    /// no memory, so `room` does not hold them back).
+    /// Whether untransformed cached runs go to it as file ranges (zero-copy,
+    /// or for an encrypted file decrypted a piece at a time as it is sent:
+    /// no queued memory, so `room` does not hold them back).
     var takesFiles: Bool { get }
     /// The transform for a body whose stored head is `info`.
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError>
@@ -185,8 +186,8 @@ package final class BodySource: ResourceReaderDelegate {
                 continue
             }
             if let (file, range) = held {
-                // An encrypted data file is read and decrypted, never sent as it is.
-                guard reads || file.isEncrypted else {
+                // A sink taking files decrypts an encrypted one as it sends it.
+                guard reads else {
                     // A body of unknown length is still arriving: handing the
                     // sink more than it holds would let the download run
                     // unpaced ahead of the client (see Download.paceWindow).

@@ -322,8 +322,9 @@ package final class ResourceReader {
     /// may give by itself (see `PlainHit`). Nil when anything needs this
     /// loop: a head not yet known or not kept, a validation due or running,
     /// a partial, transient, varying, encoded or unshared resource, a live
-    /// playlist, an encrypted data file (decrypted per response, never sent
-    /// as it is). Call before `start()`.
+    /// playlist. (An encrypted data file qualifies: whichever loop sends it
+    /// decrypts it with a context of its own, see cs_conn_send_xts.) Call
+    /// before `start()`.
     package func plainHit() -> PlainHit? {
         let resource = state.resource
         let epoch = loader.store.epoch.current
@@ -334,7 +335,7 @@ package final class ResourceReader {
               let variance = resource.derived.variance, !variance.varies, variance.coding == nil,
               loader.liveReuseMilliseconds(state) == nil,
               loader.reuse(state, request: HTTPHeaders()) == .serve,
-              let file = try? resource.dataFile(), !file.isEncrypted else { return nil }
+              let file = try? resource.dataFile() else { return nil }
         let info = loader.contentInfo(state)
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }

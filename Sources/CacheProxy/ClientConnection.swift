@@ -202,13 +202,22 @@ final class ClientConnection: SocketDelegate {
     var queuedBytes: Int { socket.queuedBytes }
 
     /// A response head and the first file range of its body, in one packet when small.
+    /// An encrypted file is decrypted as the socket takes it, never sent as it is.
     func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
-        socket.send(head: head, fileDescriptor: file.fd, offset: range.lowerBound, count: Int(range.count))
+        if let cipher = file.cipher {
+            socket.send(head: head, encrypted: file.fd, cipher: cipher, offset: range.lowerBound, count: Int(range.count))
+        } else {
+            socket.send(head: head, fileDescriptor: file.fd, offset: range.lowerBound, count: Int(range.count))
+        }
         keepUntilSent(file)
     }
 
     func sendFile(_ file: DataFile, _ range: Range<Int64>) {
-        socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
+        if let cipher = file.cipher {
+            socket.sendEncrypted(file.fd, cipher: cipher, offset: range.lowerBound, count: Int(range.count))
+        } else {
+            socket.sendFile(file.fd, offset: range.lowerBound, count: Int(range.count))
+        }
         keepUntilSent(file)
     }
 
