@@ -128,24 +128,42 @@ static int queue_memory(cs_conn *c, const uint8_t *p, size_t len)
     return 0;
 }
 
-static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
+/* A new item for a range of a file (plain: xts NULL), not queued yet. */
+static cs_out_item *range_item_new(int kind, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
+{
+    cs_out_item *it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return NULL;
+    it->kind = kind;
+    it->fd = fd;
+    it->offset = offset;
+    it->len = len;
+    it->xts = xts;
+    it->file_id = file_id;
+    return it;
+}
+
+/* Queues a file range behind what is queued, merged with an adjacent range of the same file and key. */
+static int queue_range(cs_conn *c, int kind, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
 {
     cs_out_item *t = c->tail;
-    if (t != NULL && t->kind == CS_OUT_FILE && t->fd == fd && t->offset + (int64_t)t->len == offset) {
+    if (t != NULL && t->kind == kind && t->fd == fd && t->xts == xts && t->file_id == file_id
+        && t->offset + (int64_t)t->len == offset) {
         t->len += len;
         c->queued += len;
         return 0;
     }
-    cs_out_item *it = calloc(1, sizeof *it);
+    cs_out_item *it = range_item_new(kind, fd, xts, file_id, offset, len);
     if (it == NULL)
         return -ENOMEM;
-    it->kind = CS_OUT_FILE;
-    it->fd = fd;
-    it->offset = offset;
-    it->len = len;
     queue_push(c, it);
     c->queued += len;
     return 0;
+}
+
+static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
+{
+    return queue_range(c, CS_OUT_FILE, fd, NULL, 0, offset, len);
 }
 
 /*
@@ -585,25 +603,8 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
 /* Queues an encrypted range behind what is queued (merged with an adjacent one). */
 static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
 {
-    cs_out_item *t = conn->tail;
-    if (t != NULL && t->kind == CS_OUT_XTS && t->fd == fd && t->xts == xts && t->file_id == file_id
-        && t->offset + (int64_t)t->len == offset) {
-        t->len += len;
-        conn->queued += len;
-        return 0;
-    }
-    cs_out_item *it = calloc(1, sizeof *it);
-    if (it == NULL)
-        return -ENOMEM;
-    it->kind = CS_OUT_XTS;
-    it->fd = fd;
-    it->offset = offset;
-    it->len = len;
-    it->xts = xts;
-    it->file_id = file_id;
-    queue_push(conn, it);
-    conn->queued += len;
-    return cs__conn_update_poll(conn);
+    int r = queue_range(conn, CS_OUT_XTS, fd, xts, file_id, offset, len);
+    return r < 0 ? r : cs__conn_update_poll(conn);
 }
 
 /*
@@ -625,17 +626,11 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
             cs__conn_begin_close(conn, r);
         return r;
     }
-    cs_out_item *it = calloc(1, sizeof *it);
+    cs_out_item *it = range_item_new(CS_OUT_XTS, fd, xts, file_id, offset, len);
     if (it == NULL) {
         cs__conn_begin_close(conn, -ENOMEM);
         return -ENOMEM;
     }
-    it->kind = CS_OUT_XTS;
-    it->fd = fd;
-    it->offset = offset;
-    it->len = len;
-    it->xts = xts;
-    it->file_id = file_id;
     size_t head_sent = head_len;
     int full = 0;
     int r = xts_fill(conn, it);
