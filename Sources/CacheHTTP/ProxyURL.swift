@@ -32,7 +32,7 @@ package enum ProxyURL {
 
     /// Whether a request target is a proxy URL (either form).
     package static func isProxyTarget(_ target: String) -> Bool {
-        target.hasPrefix(prefix) || target.hasPrefix(basePrefix)
+        target.utf8.starts(with: prefix.utf8) || isBaseForm(target)
     }
 
     /// The base-form path of `origin`: its base is cut at the last "/"
@@ -71,7 +71,7 @@ package enum ProxyURL {
     /// the first form, `baseSubject` of the base for the base form) and the
     /// signature; nil when the target carries no signature or no origin.
     package static func signedSubject(fromTarget target: String) -> (subject: String, signature: Substring)? {
-        if target.hasPrefix(basePrefix) {
+        if isBaseForm(target) {
             guard let parts = baseParts(target), let signature = parts.signature else { return nil }
             return (baseSubject(parts.base), signature)
         }
@@ -79,24 +79,30 @@ package enum ProxyURL {
         return (origin, signature)
     }
 
+    /// Whether a target is of the base form. Targets are split at bytes,
+    /// never at Characters: a "/" followed by a combining mark is one
+    /// Character, and would hide the separator.
+    private static func isBaseForm(_ target: String) -> Bool { target.utf8.starts(with: basePrefix.utf8) }
+
     /// The base form split: the decoded base, the signature and the tail.
     private static func baseParts(_ target: String) -> (base: String, signature: Substring?, tail: Substring)? {
-        guard target.hasPrefix(basePrefix) else { return nil }
-        let rest = target.dropFirst(basePrefix.count)
-        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        guard isBaseForm(target) else { return nil }
+        let rest = target.utf8.dropFirst(basePrefix.utf8.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let head = rest[..<slash]
-        let tilde = head.firstIndex(of: "~")
+        let tilde = head.firstIndex(of: UInt8(ascii: "~"))
         let encoded = head[..<(tilde ?? head.endIndex)]
-        guard !encoded.isEmpty, let bytes = Base64URL.decode(encoded.utf8),
+        guard !encoded.isEmpty, let bytes = Base64URL.decode(encoded),
               let base = String(validating: bytes, as: UTF8.self) else { return nil }
-        let signature = tilde.map { head[head.index(after: $0)...] }
-        return (base, signature, rest[rest.index(after: slash)...])
+        let signature = tilde.map { Substring(head[head.index(after: $0)...]) }
+        return (base, signature, Substring(rest[rest.index(after: slash)...]))
     }
 
     /// The origin of a base-form target, checked: the base is an http(s)
     /// URL ending in "/" without a query, and the tail stays below it.
     private static func baseFormOrigin(_ target: String) -> String? {
-        guard let parts = baseParts(target), parts.base.hasSuffix("/"), !parts.base.contains("?"),
+        guard let parts = baseParts(target), parts.base.utf8.last == UInt8(ascii: "/"),
+              !parts.base.utf8.contains(UInt8(ascii: "?")),
               let base = OriginURL.parse(parts.base), base.string == parts.base,
               isSafeTail(parts.tail.utf8) else { return nil }
         return parts.base + parts.tail
@@ -153,7 +159,7 @@ package enum ProxyURL {
     /// The origin URL string carried by a proxy request target, or nil when
     /// the target is not a well-formed proxy path for an http/https origin.
     package static func origin(fromTarget target: String) -> String? {
-        if target.hasPrefix(basePrefix) { return baseFormOrigin(target).flatMap { OriginURL.parse($0) != nil ? $0 : nil } }
+        if isBaseForm(target) { return baseFormOrigin(target).flatMap { OriginURL.parse($0) != nil ? $0 : nil } }
         guard let origin = decodedOrigin(target), OriginURL.parse(origin) != nil else { return nil }
         return origin
     }
@@ -161,22 +167,22 @@ package enum ProxyURL {
     /// The parsed origin URL a proxy request target carries, or nil as
     /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
     package static func originURL(fromTarget target: String) -> OriginURL? {
-        if target.hasPrefix(basePrefix) { return baseFormOrigin(target).flatMap(OriginURL.parse) }
+        if isBaseForm(target) { return baseFormOrigin(target).flatMap(OriginURL.parse) }
         return decodedOrigin(target).flatMap(OriginURL.parse)
     }
 
     /// The segment after the encoded origin when another segment follows it
     /// (the signed form), else nil. Not checked here: the policy verifies it.
     package static func signature(fromTarget target: String) -> Substring? {
-        if target.hasPrefix(basePrefix) { return baseParts(target)?.signature }
-        let end = target.firstIndex(of: "?") ?? target.endIndex
-        let path = target[..<end]
-        guard path.hasPrefix(prefix) else { return nil }
-        let rest = path.dropFirst(prefix.count)
-        guard let first = rest.firstIndex(of: "/") else { return nil }
+        if isBaseForm(target) { return baseParts(target)?.signature }
+        let t = target.utf8
+        let path = t[..<(t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex)]
+        guard path.starts(with: prefix.utf8) else { return nil }
+        let rest = path.dropFirst(prefix.utf8.count)
+        guard let first = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let afterOrigin = rest[rest.index(after: first)...]
-        guard let second = afterOrigin.firstIndex(of: "/") else { return nil }
-        return afterOrigin[..<second]
+        guard let second = afterOrigin.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return Substring(afterOrigin[..<second])
     }
 
     /// The decoded (not yet URL-checked) UTF-8 string of a proxy path.

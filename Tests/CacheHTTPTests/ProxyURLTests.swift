@@ -157,4 +157,18 @@ final class ProxyURLBaseFormTests: XCTestCase {
         XCTAssertNil(ProxyURL.origin(fromTarget: String(decoding: notDirectory, as: UTF8.self) + "/x"))
         XCTAssertNil(ProxyURL.origin(fromTarget: "/t/!!/x"))
     }
+
+    /// Targets split at bytes: a "/" followed by a combining mark (one
+    /// Character with it) still separates (a fuzz find: the tail "\u{07EE}").
+    func testSeparatorsBeforeACombiningMarkStillSeparate() throws {
+        let origin = "http://o.example/v/\u{07EE}"
+        let base = try XCTUnwrap(ProxyURL.basePath(forOrigin: origin, cutBefore: nil))
+        XCTAssertEqual(ProxyURL.origin(fromTarget: base), origin)
+        let signedBase = try XCTUnwrap(ProxyURL.basePath(forOrigin: origin, cutBefore: nil, sign: { _ in "sig" }))
+        XCTAssertEqual(ProxyURL.signature(fromTarget: signedBase), "sig")
+        let path = try XCTUnwrap(ProxyURL.path(forOrigin: "http://o.example/a.mp4", signature: "sig"))
+        let b64 = path.split(separator: "/")[1]
+        XCTAssertEqual(ProxyURL.signature(fromTarget: "/p/\(b64)/sig/\u{0301}x"), "sig")
+        XCTAssertEqual(ProxyURL.origin(fromTarget: "/p/\(b64)/\u{0301}x"), "http://o.example/a.mp4")
+    }
 }
