@@ -89,15 +89,3 @@ extension EncryptedHitTests {
         XCTAssertTrue(again.body == Array(body[1000...]), "hit after the download")
     }
 }
-
-private struct Mismatch: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-private final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func add(_ failure: String) { lock.lock(); list.append(failure); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
-}

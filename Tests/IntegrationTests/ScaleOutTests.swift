@@ -157,23 +157,6 @@ final class ScaleOutTests: XCTestCase {
     }
 }
 
-private final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-
-    func add(_ failure: String) {
-        lock.lock()
-        list.append(failure)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return list
-    }
-}
-
 /// Deterministic choices for the request mix (splitmix64).
 private struct RequestMix {
     var state: UInt64

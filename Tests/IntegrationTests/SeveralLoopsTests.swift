@@ -237,15 +237,3 @@ final class SeveralLoopsTests: XCTestCase {
                        "one download before the removal, one after, shared by every client")
     }
 }
-
-private struct Mismatch: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-private final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func add(_ failure: String) { lock.withLock { list.append(failure) } }
-    var all: [String] { lock.withLock { list } }
-}
