@@ -285,40 +285,38 @@ package enum FolderRekey {
             }
         }
 
-        /// The URL-signing key (`url-key`): resealed, the same key (signed URLs keep working).
+        /// The URL-signing key (`url-key`): resealed, the same key (signed
+        /// URLs keep working); a plain one (an earlier release's) is sealed now too.
         mutating func urlKey() throws(StorageError) {
-            let path = URLSigningKey.path(folder: root)
-            guard let stored = FileIO.readAll(path), new.open(stored, context: URLSigningKey.context) == nil else { return }
-            // A plain key (an earlier release's) is sealed now too.
-            guard let key = stored.count == 32 ? stored : old.open(stored, context: URLSigningKey.context) else {
-                if unlink(path) == 0 { summary.removed += 1 }  // sealed under neither key: a new one is made on use
-                return
-            }
-            guard let sealed = new.seal(key, context: URLSigningKey.context),
-                  FileIO.writeAtomically(path, sealed, tempFolder: root + "/tmp") else {
-                throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
-            }
+            _ = try reseal(URLSigningKey.path(folder: root), context: URLSigningKey.context,
+                           plain: { $0.count == 32 ? $0 : nil })
         }
 
-        /// Download records (`downloads/<id>`, they name URLs): resealed, each replaced by a rename.
+        /// Download records (`downloads/<id>`, they name URLs): resealed.
         mutating func downloadRecords() throws(StorageError) {
             let folder = root + "/downloads"
             for id in FileIO.listDirectory(folder) where !id.hasPrefix(".") && !id.hasSuffix(".tmp") {
-                let path = folder + "/" + id
-                let context = FolderKeys.downloadContext(id)
-                guard let sealed = FileIO.readAll(path), new.open(sealed, context: context) == nil else { continue }
-                guard let plain = old.open(sealed, context: context) else {
-                    // Sealed under neither key: nobody can use it.
-                    if unlink(path) == 0 { summary.removed += 1 }
-                    continue
-                }
-                guard let resealed = new.seal(plain, context: context),
-                      FileIO.writeAtomically(path, resealed, tempFolder: root + "/tmp") else {
-                    throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
-                }
-                summary.records += 1
+                if try reseal(folder + "/" + id, context: FolderKeys.downloadContext(id)) { summary.records += 1 }
             }
             FileIO.syncFolder(folder)
+        }
+
+        /// A file sealed whole as `context`, resealed under the new keys and
+        /// replaced by a rename; one sealed under neither key is removed
+        /// (nobody can use it). `plain` recognises an unsealed content. True
+        /// when it was resealed now.
+        private mutating func reseal(_ path: String, context: String,
+                                     plain: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(StorageError) -> Bool {
+            guard let stored = FileIO.readAll(path), new.open(stored, context: context) == nil else { return false }
+            guard let content = plain(stored) ?? old.open(stored, context: context) else {
+                if unlink(path) == 0 { summary.removed += 1 }
+                return false
+            }
+            guard let sealed = new.seal(content, context: context),
+                  FileIO.writeAtomically(path, sealed, tempFolder: root + "/tmp") else {
+                throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
+            }
+            return true
         }
     }
 }
