@@ -166,12 +166,6 @@ package final class ResourceStore {
         return metadata
     }
 
-    /// A stored entry's metadata, read without keeping the entry at hand (listings).
-    func storedMetadata(key: String) -> ResourceMetadata? {
-        guard let entryKey = EntryKey(hex: key), let record = index.find(entryKey) else { return nil }
-        return readMetadata(record, key: key)
-    }
-
     private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
         guard let metadata = readMetadata(record, key: key) else { return nil }
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
