@@ -26,7 +26,7 @@ package struct BodyPipeline {
     package mutating func feed(_ input: UnsafeRawBufferPointer, at offset: Int64,
                                into out: inout [UInt8]) throws(TransformError) {
         switch transform {
-        case .none, .rewritePlaylist, .rewriteManifest:
+        case .none, .rewriteManifest:
             let produced = offset..<(offset + Int64(input.count))
             let cut = produced.clamped(to: wanted)
             guard !cut.isEmpty else { return }

@@ -5,16 +5,15 @@
 ///
 /// - `decrypt` maps 1:1 over cipher blocks: lengths and ranges are kept, the
 ///   input is widened to whole blocks and the output cut back (`BodyPipeline`).
-/// - `rewritePlaylist` and `rewriteManifest` (HLS playlists, DASH MPDs)
-///   rewrite the whole body: it is read first, rewritten, and the client's
+/// - `rewriteManifest` (HLS playlists, DASH MPDs: `ManifestTransform`)
+///   rewrites the whole body: it is read first, rewritten, and the client's
 ///   range applies to the output.
 ///
 /// Loop thread only (a decryptor carries partial blocks between pieces).
 package enum BodyTransform {
     case none
     case decrypt(DecryptTransform)
-    case rewritePlaylist(HLSPlaylistTransform)
-    case rewriteManifest(DASHManifestTransform)
+    case rewriteManifest(ManifestTransform)
 
     /// The largest body a whole-body rewrite reads into memory; a larger one
     /// passes through unrewritten (with a warning), so no client can make the
@@ -31,7 +30,6 @@ package enum BodyTransform {
     package var rewrite: (@Sendable ([UInt8]) -> [UInt8])? {
         switch self {
         case .none, .decrypt: return nil
-        case .rewritePlaylist(let playlist): return { playlist.rewritten($0) }
         case .rewriteManifest(let manifest): return { manifest.rewritten($0) }
         }
     }

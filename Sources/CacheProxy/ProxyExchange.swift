@@ -112,55 +112,37 @@ final class ProxyExchange: BodySink {
     var takesFiles: Bool { true }
 
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> {
-        server.engine.transform(url: urlString) {
-            if let playlist = playlistRewrite(info) { return .rewritePlaylist(playlist) }
-            return manifestRewrite(info).map { .rewriteManifest($0) }
-        }
+        server.engine.transform(url: urlString) { manifestRewrite(info).map { .rewriteManifest($0) } }
     }
 
     /// The rewrite mode for this request: absolute-form targets are
     /// forward-proxy requests, origin-form ones reverse-proxy ones.
-    private var rewriteMode: HLSRewriteMode {
+    private var rewriteMode: ManifestRewriteMode {
         !transparent ? .proxyURLs : request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
     }
 
-    /// How a DASH manifest is rewritten for this client; nil when the
-    /// response is not one or passes unchanged.
-    private func manifestRewrite(_ info: ContentInfo) -> DASHManifestTransform? {
-        guard let resource = reader?.resource, Self.isManifest(resource, info: info, path: url.pathAndQuery) else {
+    /// How an HLS playlist or a DASH manifest is rewritten for this client;
+    /// nil when the response is neither or passes unchanged. In LAN mode the
+    /// proxy URLs written are signed, for the destinations the policy allows only.
+    private func manifestRewrite(_ info: ContentInfo) -> ManifestTransform? {
+        guard let resource = reader?.resource else { return nil }
+        let path = url.pathAndQuery
+        let (engine, access, manifestURL, lan) = (server.engine, server.access, url, server.access.mode == .lan)
+        let format: ManifestTransform.Format
+        if Self.isPlaylist(resource, info: info, path: path) {
+            var proxyPath: (@Sendable (String) -> String?)?
+            if lan { proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: manifestURL) } }
+            format = .hls(hook: engine.configuration.playlistURIHook, proxyPath: proxyPath)
+        } else if Self.isManifest(resource, info: info, path: path) {
+            var proxyPath: (@Sendable (String, Bool) -> String?)?
+            if lan { proxyPath = { access.signedBasePath(forOrigin: $0, template: $1, inManifest: manifestURL) } }
+            format = .dash(hook: engine.configuration.manifestURLHook, proxyPath: proxyPath)
+        } else {
             return nil
         }
-        let engine = server.engine
-        var proxyPath: (@Sendable (String, Bool) -> String?)?
-        if server.access.mode == .lan {
-            // Signed base-form URLs, for the destinations the policy allows only.
-            let (access, manifest) = (server.access, url)
-            proxyPath = { access.signedBasePath(forOrigin: $0, template: $1, inManifest: manifest) }
-        }
-        return DASHManifestTransform.choose(
-            manifestURL: engine.client.redirectTarget(for: url)?.string ?? urlString, mode: rewriteMode,
-            clientHost: request.headers["host"] ?? server.address, hook: engine.configuration.manifestURLHook,
-            proxyPath: proxyPath, logger: server.logger)
-    }
-
-    /// How a playlist is rewritten for this client; nil when the response
-    /// is not a playlist or passes unchanged.
-    private func playlistRewrite(_ info: ContentInfo) -> HLSPlaylistTransform? {
-        guard let resource = reader?.resource, Self.isPlaylist(resource, info: info, path: url.pathAndQuery) else {
-            return nil
-        }
-        let mode = rewriteMode
-        let engine = server.engine
-        var proxyPath: (@Sendable (String) -> String?)?
-        if server.access.mode == .lan {
-            // LAN clients fetch signed URLs only: sign the playlist's URIs the policy allows, and only those.
-            let (access, playlist) = (server.access, url)
-            proxyPath = { access.signedPath(forOrigin: $0, inPlaylist: playlist) }
-        }
-        return HLSPlaylistTransform.choose(
-            playlistURL: engine.client.redirectTarget(for: url)?.string ?? urlString, mode: mode,
-            clientHost: request.headers["host"] ?? server.address, hook: engine.configuration.playlistURIHook,
-            proxyPath: proxyPath, logger: server.logger)
+        return ManifestTransform.choose(
+            url: engine.client.redirectTarget(for: url)?.string ?? urlString, mode: rewriteMode,
+            clientHost: request.headers["host"] ?? server.address, format: format, logger: server.logger)
     }
 
     func bodyHead(_ result: Result<ContentInfo, LoadError>) {

@@ -161,6 +161,69 @@ final class DASHProxyTests: XCTestCase {
         XCTAssertEqual(text, absolute.replacingOccurrences(of: fixture.origin.baseURL, with: proxy))
     }
 
+    /// An MPD stored gzip (`Content-Encoding: gzip`, as object stores send
+    /// it) is inflated, rewritten and deflated like a gzip playlist, through
+    /// proxy URLs and in reverse mode: its segments go through the cache.
+    func testGzipManifestIsRewrittenOnProxyURLsAndInReverseMode() throws {
+        let directory = try TemporaryDirectory(prefix: "dash-gzip")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("d"), withIntermediateDirectories: true)
+        let origin = try NginxOrigin(root: root, extraServerConfig: "location ~ \\.mpd$ { add_header Content-Encoding gzip; }")
+        let segment = try TestFile.random(size: 7000, seed: 12, in: root.appendingPathComponent("d"), name: "seg-1.m4s")
+        let manifest = root.appendingPathComponent("d/manifest.mpd")
+        try Data("""
+        <?xml version="1.0"?>
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static">
+          <BaseURL>\(origin.url("/d/"))</BaseURL>
+          <Period><AdaptationSet><Representation id="r" bandwidth="1">
+            <SegmentTemplate media="seg-$Number$.m4s" startNumber="1"/>
+          </Representation></AdaptationSet></Period>
+        </MPD>
+
+        """.utf8).write(to: manifest)
+        let zipped = try TestTools.run("gzip", ["-n", "-f", manifest.path])
+        XCTAssertTrue(zipped.succeeded, zipped.stderr)
+        try FileManager.default.moveItem(at: root.appendingPathComponent("d/manifest.mpd.gz"), to: manifest)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: manifest.path)
+
+        /// The MPD as a client gets it (still gzip, as its head says) and the BaseURL it names.
+        func baseURL(_ url: String) throws -> String {
+            let raw = try RawHTTPClient.get(url: url, headers: [("Accept-Encoding", "gzip")], timeout: 20)
+            XCTAssertEqual(raw.header("Content-Encoding"), "gzip")
+            XCTAssertEqual(Array(raw.body.prefix(2)), [0x1F, 0x8B], "still gzip, as the head says")
+            let out = directory.file("manifest.txt")
+            let fetched = try TestTools.run("curl", ["-sS", "-f", "--compressed", "-o", out.path, url])
+            XCTAssertTrue(fetched.succeeded, fetched.stderr)
+            let text = try String(contentsOf: out, encoding: .utf8)
+            let base = try XCTUnwrap(text.components(separatedBy: "<BaseURL>").dropFirst().first?
+                .components(separatedBy: "</BaseURL>").first, text)
+            return base
+        }
+
+        let cache = try openCache(directory)
+        let proxy = "http://127.0.0.1:\(cache.port!)"
+        for _ in 0..<2 {  // a miss, then a hit
+            let base = try baseURL(try cache.proxyURL(for: origin.url("/d/manifest.mpd")))
+            XCTAssertTrue(base.hasPrefix(proxy + "/t/"), "the base form on the proxy: \(base)")
+            XCTAssertBytes(try RawHTTPClient.get(url: base + "seg-1.m4s", timeout: 20).body, equal: segment)
+        }
+        cache.close()
+
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("reverse").path)
+        configuration.origin = origin.baseURL
+        let reverse = try MediaCache(configuration: configuration, logger: LogCapture().logger)
+        defer { reverse.close() }
+        try reverse.serve()
+        let front = "http://127.0.0.1:\(reverse.port!)"
+        for _ in 0..<2 {
+            let base = try baseURL(front + "/d/manifest.mpd")
+            XCTAssertEqual(base, front + "/d/", "the origin's absolute URL points at the proxy")
+            XCTAssertBytes(try RawHTTPClient.get(url: base + "seg-1.m4s", timeout: 20).body, equal: segment)
+        }
+        XCTAssertEqual(origin.accessLog().filter { $0.uri == "/d/seg-1.m4s" }.count, 2, "one fetch per cache folder")
+    }
+
     /// An MPD with every URL carrier: each URL in the rewritten MPD leads
     /// to the proxy (templates filled in as a player would) and serves the
     /// origin's bytes; licence and timing servers stay as written; nothing

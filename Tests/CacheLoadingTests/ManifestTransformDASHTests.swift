@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheIO
 @testable import CacheLoading
 import CacheStorage
 import Logging
@@ -6,7 +7,7 @@ import XCTest
 
 /// The MPD rewrite on the way out, per mode: base-form proxy URLs that keep
 /// templates, forward (unchanged), reverse (proxy host), the hook, LAN signing.
-final class DASHManifestTransformTests: XCTestCase {
+final class ManifestTransformDASHTests: XCTestCase {
     let logger = Logger(label: "test")
     let manifestURL = "http://origin.test:8081/v/manifest.mpd"
     let proxyHost = "127.0.0.1:9000"
@@ -23,12 +24,17 @@ final class DASHManifestTransformTests: XCTestCase {
     </MPD>
     """
 
-    func run(_ t: DASHManifestTransform) -> String {
+    func dash(_ mode: ManifestRewriteMode, hook: MPDURLHook? = nil) -> ManifestTransform {
+        ManifestTransform(url: manifestURL, mode: mode, proxyHost: proxyHost, format: .dash(hook: hook, proxyPath: nil),
+                          logger: logger)
+    }
+
+    func run(_ t: ManifestTransform) -> String {
         String(decoding: t.rewritten(Array(mpd.utf8)), as: UTF8.self)
     }
 
     func testProxyURLModeWritesBaseFormURLsThatKeepTemplates() throws {
-        let out = run(DASHManifestTransform(manifestURL: manifestURL, mode: .proxyURLs, proxyHost: proxyHost, logger: logger))
+        let out = run(dash(.proxyURLs))
         let prefix = "http://\(proxyHost)" + ProxyURL.basePath(forOrigin: "http://origin.test:8081/v/x")!.dropLast(1)
         XCTAssertTrue(out.contains("initialization=\"\(prefix)$RepresentationID$/init.mp4\""), out)
         XCTAssertTrue(out.contains("media=\"\(prefix)$RepresentationID$/$Number%05d$.m4s\""), out)
@@ -40,22 +46,34 @@ final class DASHManifestTransformTests: XCTestCase {
     }
 
     func testForwardReverseAndHook() {
-        XCTAssertNil(DASHManifestTransform.choose(manifestURL: manifestURL, mode: .forward, clientHost: proxyHost, hook: nil,
-                                                  proxyPath: nil, logger: logger))
-        let reverse = run(DASHManifestTransform(manifestURL: manifestURL, mode: .reverse(originHost: "origin.test:8081"),
-                                                proxyHost: proxyHost, logger: logger))
+        XCTAssertNil(ManifestTransform.choose(url: manifestURL, mode: .forward, clientHost: proxyHost,
+                                              format: .dash(hook: nil, proxyPath: nil), logger: logger))
+        let reverse = run(dash(.reverse(originHost: "origin.test:8081")))
         XCTAssertEqual(reverse, mpd.replacingOccurrences(of: "http://origin.test:8081/abs/", with: "http://\(proxyHost)/abs/"))
-        let hooked = run(DASHManifestTransform(manifestURL: manifestURL, mode: .forward, proxyHost: proxyHost, hook: { absolute, kind, proposed in
+        let hooked = run(dash(.forward) { absolute, kind, proposed in
             XCTAssertNil(proposed)
             return kind == .licence ? "https://proxy.test/licence?u=" + absolute : nil
-        }, logger: logger))
+        })
         XCTAssertEqual(hooked, mpd.replacingOccurrences(of: ">https://lic.test/ck<", with: ">https://proxy.test/licence?u=https://lic.test/ck<"))
     }
 
     func testMalformedOrOtherBodiesPassUnchanged() {
-        let t = DASHManifestTransform(manifestURL: manifestURL, mode: .proxyURLs, proxyHost: proxyHost, logger: logger)
+        let t = dash(.proxyURLs)
         for body in ["<MPD><Period></MPD>", "not xml at all", "<html><body/></html>", ""] {
             XCTAssertEqual(t.rewritten(Array(body.utf8)), Array(body.utf8), body)
         }
+    }
+
+    /// An MPD stored gzip is inflated, rewritten and deflated like a playlist
+    /// (it used to go out with the origin's URLs).
+    func testGzipManifestIsRewrittenAndStaysGzip() throws {
+        let stored = try XCTUnwrap(Gzip.encode(Array(mpd.utf8)))
+        let out = dash(.proxyURLs).rewritten(stored)
+        XCTAssertTrue(Gzip.isGzip(out))
+        let plain = String(decoding: try XCTUnwrap(Gzip.decode(out, cap: 1 << 20)), as: UTF8.self)
+        XCTAssertEqual(plain, run(dash(.proxyURLs)))
+        XCTAssertTrue(plain.contains("<BaseURL>http://\(proxyHost)/t/"), plain)
+        let broken = Array(stored.prefix(stored.count / 2))
+        XCTAssertEqual(dash(.proxyURLs).rewritten(broken), broken, "a body that cannot be inflated passes unchanged")
     }
 }

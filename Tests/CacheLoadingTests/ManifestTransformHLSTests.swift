@@ -5,7 +5,7 @@ import CacheStorage
 import Logging
 import XCTest
 
-final class HLSPlaylistTransformTests: XCTestCase {
+final class ManifestTransformHLSTests: XCTestCase {
     let logger = Logger(label: "test")
     let base = "http://origin.test:8081/media/"
     let proxyHost = "127.0.0.1:9000"
@@ -50,12 +50,13 @@ final class HLSPlaylistTransformTests: XCTestCase {
         ].joined(separator: "\n")
     }
 
-    func transform(_ mode: HLSRewriteMode, hook: HLSURIHook? = nil) -> HLSPlaylistTransform {
-        HLSPlaylistTransform(playlistURL: base + "index.m3u8", mode: mode, proxyHost: proxyHost, hook: hook, logger: logger)
+    func transform(_ mode: ManifestRewriteMode, hook: HLSURIHook? = nil) -> ManifestTransform {
+        ManifestTransform(url: base + "index.m3u8", mode: mode, proxyHost: proxyHost,
+                          format: .hls(hook: hook, proxyPath: nil), logger: logger)
     }
 
     /// Runs the transform the way a response does: the whole body at once.
-    func run(_ t: HLSPlaylistTransform, _ text: String) throws -> String {
+    func run(_ t: ManifestTransform, _ text: String) throws -> String {
         String(decoding: t.rewritten(Array(text.utf8)), as: UTF8.self)
     }
 
@@ -172,8 +173,8 @@ final class HLSPlaylistTransformTests: XCTestCase {
     }
 
     func testRedirectedPlaylistResolvesAgainstItsFinalURL() throws {
-        let t = HLSPlaylistTransform(playlistURL: "http://moved.test/new/index.m3u8", mode: .proxyURLs,
-                                     proxyHost: proxyHost, logger: logger)
+        let t = ManifestTransform(url: "http://moved.test/new/index.m3u8", mode: .proxyURLs,
+                                  proxyHost: proxyHost, format: .hls(hook: nil, proxyPath: nil), logger: logger)
         let output = try run(t, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg0.ts\n")
         XCTAssertEqual(output, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n"
                        + "http://127.0.0.1:9000" + ProxyURL.path(forOrigin: "http://moved.test/new/seg0.ts")! + "\n")
@@ -201,19 +202,22 @@ final class HLSPlaylistTransformTests: XCTestCase {
         XCTAssertFalse(picks("http://o.test/a/x", nil, prefix: "\u{0}\u{0}\u{0}\u{1C}ftyp"))
         XCTAssertFalse(picks("http://o.test/a/seg.ts", "video/mp2t", prefix: "#EXTM3U"))
         XCTAssertFalse(picks("http://o.test/a/x.m3u8", "video/mp4"))
-        XCTAssertNil(HLSPlaylistTransform.choose(playlistURL: "http://o.test/x.m3u8", mode: .forward, clientHost: proxyHost,
-                                                 hook: nil, proxyPath: nil, logger: logger), "forward mode keeps the zero-copy path")
-        XCTAssertNil(HLSPlaylistTransform.choose(playlistURL: "http://o.test/x.m3u8", mode: .proxyURLs, clientHost: nil,
-                                                 hook: nil, proxyPath: nil, logger: logger), "no Host to point URIs at")
+        XCTAssertNil(ManifestTransform.choose(url: "http://o.test/x.m3u8", mode: .forward, clientHost: proxyHost,
+                                              format: .hls(hook: nil, proxyPath: nil), logger: logger),
+                     "forward mode keeps the zero-copy path")
+        XCTAssertNil(ManifestTransform.choose(url: "http://o.test/x.m3u8", mode: .proxyURLs, clientHost: nil,
+                                              format: .hls(hook: nil, proxyPath: nil), logger: logger),
+                     "no Host to point URIs at")
     }
 
     /// LAN mode: every proxy URL written carries the signature of its origin
     /// (the proxy's path maker signs; see AccessPolicy.signedPath).
     func testLANModeSignsEveryProxyURL() throws {
         let signer = URLSigner(key: Array(repeating: 3, count: 32))
-        let t = HLSPlaylistTransform(playlistURL: base + "index.m3u8", mode: .proxyURLs, proxyHost: proxyHost,
-                                     proxyPath: { ProxyURL.path(forOrigin: $0, signature: signer.signature(forOrigin: $0)) },
-                                     logger: logger)
+        let t = ManifestTransform(url: base + "index.m3u8", mode: .proxyURLs, proxyHost: proxyHost,
+                                  format: .hls(hook: nil, proxyPath: {
+                                      ProxyURL.path(forOrigin: $0, signature: signer.signature(forOrigin: $0))
+                                  }), logger: logger)
         let output = try run(t, mediaPlaylist)
         var uris = 0
         for line in output.split(separator: "\n") {
@@ -229,7 +233,7 @@ final class HLSPlaylistTransformTests: XCTestCase {
     }
 
     func testOutputDropsTheETag() {
-        let info = BodyTransform.rewritePlaylist(transform(.proxyURLs)).outputInfo(ContentInfo(totalLength: 10, contentType: "application/x-mpegurl", etag: "\"e\"", lastModified: "x"))
+        let info = BodyTransform.rewriteManifest(transform(.proxyURLs)).outputInfo(ContentInfo(totalLength: 10, contentType: "application/x-mpegurl", etag: "\"e\"", lastModified: "x"))
         XCTAssertNil(info.etag)
         XCTAssertEqual(info.contentType, "application/x-mpegurl")
     }
