@@ -35,10 +35,13 @@ let package = Package(
         .target(name: "CacheLoading", dependencies: ["CacheStorage", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
         .target(name: "CacheProxy", dependencies: ["CacheLoading", .product(name: "Logging", package: "swift-log")]),
         .target(name: "HTTPCache", dependencies: ["CacheProxy", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "HTTPCacheC", dependencies: ["HTTPCache", "CacheUpstream", .product(name: "Logging", package: "swift-log")]),
+        // The CLI and the C API are front ends of the same engine: they name every module they import.
+        .target(name: "HTTPCacheC", dependencies: ["HTTPCache", "CacheIO", "CacheLoading", "CacheUpstream",
+                                                   .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "HTTPCacheCLI",
-            dependencies: ["HTTPCache", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["HTTPCache", "CacheHTTP", "CacheIO", "CacheLoading", "CacheProxy",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         // Benchmarks: the C load generator and origin, the orchestrator, the micro-benchmarks.

@@ -183,7 +183,7 @@ struct IndexLoader {
         guard !metadata.ranges.isEmpty else { return nil }
         metadata.dataName = EntryPaths.dataName(version: 0)
         if let accessed { metadata.lastAccess = max(metadata.lastAccess, accessed) }
-        guard rename(oldData, paths.data(version: 0)) == 0 else { return nil }
+        guard paths.makeFolder(), rename(oldData, paths.data(version: 0)) == 0 else { return nil }
         return MetadataWrite(metadata: metadata, dataPath: paths.data(version: 0), metaPath: paths.meta, keys: keys, key: key)
     }
 

@@ -90,6 +90,10 @@ package final class Resource {
         if let file { return file }
         store.makeRoomForFile()
         if !onDisk {
+            guard store.group.folders.prepare(paths) else {
+                let code = errno
+                throw StorageError("cannot create the folder of \(dataPath): \(FileIO.errorText(code))", code: code)
+            }
             // In the index (and its journal) before the file exists.
             store.entryCreated(self)
             onDisk = true

@@ -155,10 +155,11 @@ extension ResourceStore {
             made.dataName = EntryPaths.dataName(version: version)
             let metadata = made
             let dataPath = paths.data(version: version)
-            let (keys, fileVersion) = (group.keys, version)
+            let (keys, fileVersion, folders) = (group.keys, version, group.folders)
             let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta, keys: keys, key: key)
             loop.offload({ () -> Outcome in
                 defer { close(source.fd) }
+                guard folders.prepare(paths) else { return .failed("cannot create the folder of \(dataPath): \(FileIO.errorText())") }
                 unlink(dataPath)
                 // In an encrypted folder the copy is encrypted on the way in.
                 let encrypting = keys?.cipher(key: key, version: fileVersion)

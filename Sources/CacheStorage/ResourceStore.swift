@@ -399,7 +399,7 @@ package final class ResourceStore {
             return false
         }
         degradedUntil = 0
-        for folder in EntryPaths.levelFolders { _ = FileIO.makeDirectory(resourcesRoot + "/" + folder) }
+        group.folders.forget()
         spare.restore()
         if folderWasDeleted {
             // Every stored entry's files went with it: they hold nothing any more.

@@ -43,6 +43,8 @@ package final class StoreGroup: Sendable {
 
     /// The folder's keys when it is encrypted (see FolderKeys); nil when not.
     package let keys: FolderKeys?
+    /// The entry folders made so far (made with their first entry).
+    package let folders = LevelFolders()
 
     /// Creates (if needed) and locks the folder, clearing what an earlier run
     /// left in its scratch folders. Throws while another process holds it,
@@ -81,9 +83,6 @@ package final class StoreGroup: Sendable {
         }
         FileIO.removeTree(root + "/spare")
         _ = FileIO.makeDirectory(root + "/spare")
-        if !FileIO.isDirectory(root + "/resources/f/ff") {
-            for folder in EntryPaths.levelFolders { _ = FileIO.makeDirectory(root + "/resources/" + folder) }
-        }
         let routingKey = self.routingKey
         let result = IndexLoader(root: root, shards: max(1, count), route: { url in EntryKey(hex: routingKey(url))?.prefix32 ?? 0 },
                                  keys: keys).load()
