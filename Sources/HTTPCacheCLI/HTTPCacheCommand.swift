@@ -56,7 +56,7 @@ struct Serve: ParsableCommand {
             checks a file without starting.
 
             Signals: SIGHUP re-reads the configuration and applies the options that can change live \
-            (max-cache-size, log-level, allow-origin, header, forward-header, access-log, drain-timeout); \
+            (\(ServeOption.all.filter(\.isReloadable).map(\.name).joined(separator: ", "))); \
             an invalid file is refused with a log line and the running settings stay. SIGUSR1 reopens \
             the log file and the access log (logrotate's postrotate). SIGQUIT drains: stop accepting, \
             let responses in flight finish for up to --drain-timeout seconds, flush, exit 0. \
