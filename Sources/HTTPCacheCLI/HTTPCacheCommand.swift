@@ -102,6 +102,7 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
     @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
     @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
+    @Option(name: .customLong("drain-timeout"), help: .serve("drain-timeout")) var drainTimeout: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -113,7 +114,7 @@ struct Serve: ParsableCommand {
          ("max-connections-per-client", maxConnectionsPerClient),
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
          ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
-         ("download-parallel", downloadParallel), ("download-rate", downloadRate),
+         ("download-parallel", downloadParallel), ("download-rate", downloadRate), ("drain-timeout", drainTimeout),
          ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
