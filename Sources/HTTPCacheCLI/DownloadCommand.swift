@@ -17,12 +17,12 @@ struct DownloadCommand: ParsableCommand {
         subcommands: [Add.self, List.self, Pause.self, Resume.self, Remove.self, Wait.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a download (MP4 or any file, HLS); prints its id.")
+        static let configuration = CommandConfiguration(abstract: "Add a download (MP4 or any file, an HLS playlist, a DASH MPD); prints its id.")
         @OptionGroup var folder: CacheCommand.Folder
         @Argument(help: "The origin URL (http or https).") var url: String
         @Option(help: "The title's name (default: the URL's last path segment).") var name: String?
-        @Option(help: "HLS variants: all, highest, lowest, or a BANDWIDTH.") var variant: String?
-        @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist.") var duration: Double?
+        @Option(help: "HLS variants (DASH: representations of each adaptation set): all, highest, lowest, or a BANDWIDTH.") var variant: String?
+        @Option(parsing: .unconditional, help: "HLS: only the first SECONDS of media of each media playlist (DASH: of each representation).") var duration: Double?
         @Option(parsing: .unconditional, help: "Only these bytes, START-END inclusive.") var range: String?
 
         func run() throws {

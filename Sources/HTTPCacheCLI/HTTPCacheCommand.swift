@@ -56,7 +56,7 @@ struct Serve: ParsableCommand {
             checks a file without starting.
 
             Signals: SIGHUP re-reads the configuration and applies the options that can change live \
-            (max-cache-size, log-level, allow-origin, header, forward-header, access-log, drain-timeout); \
+            (\(ServeOption.all.filter(\.isReloadable).map(\.name).joined(separator: ", "))); \
             an invalid file is refused with a log line and the running settings stay. SIGUSR1 reopens \
             the log file and the access log (logrotate's postrotate). SIGQUIT drains: stop accepting, \
             let responses in flight finish for up to --drain-timeout seconds, flush, exit 0. \
@@ -102,6 +102,7 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
     @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
     @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
+    @Option(name: .customLong("drain-timeout"), help: .serve("drain-timeout")) var drainTimeout: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -113,7 +114,7 @@ struct Serve: ParsableCommand {
          ("max-connections-per-client", maxConnectionsPerClient),
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
          ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
-         ("download-parallel", downloadParallel), ("download-rate", downloadRate),
+         ("download-parallel", downloadParallel), ("download-rate", downloadRate), ("drain-timeout", drainTimeout),
          ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
