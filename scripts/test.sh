@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds everything (including tests) and runs the
-# test suite. Exits with the test status. Extra arguments go to `swift test`
-# (e.g. scripts/test.sh --filter IntegrationTests).
-# SCRATCH_PATH=... selects another build directory (default .build).
-# --sanitize address|thread builds with that sanitizer into .build-asan or
-# .build-tsan (unless SCRATCH_PATH is set) and runs the tests under it, e.g.
-# scripts/test.sh --sanitize address --filter CacheHTTPTests.
+# test suite. Exits with the test status. `scripts/test.sh --help` lists the
+# choices without building.
 set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/test.sh [--quick] [--sanitize address|thread] [swift test arguments...]
+
+  (no option)          everything, as CI does (.ci/run): unit tests, every integration
+                       test, release builds, the Debian package, fuzz and benchmark smoke runs
+  --quick              the fast tier for daily work: every unit test target and a smoke set
+                       of integration tests (one or a few per area); a few minutes after a build
+  --filter PATTERN     a subset (passed to `swift test`): a target, a class or Class/testName,
+                       e.g. --filter CoreProxyTests or --filter 'SharedCacheTests/testVary'
+  --sanitize address   the suite under ASan, built into .build-asan (thread: TSan, .build-tsan);
+                       combines with --quick and --filter
+  --help               this text (nothing is built)
+
+Environment: SCRATCH_PATH=DIR selects another build folder (default .build).
+USAGE
+}
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 SANITIZE=""
+QUICK=0
 TEST_ARGS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --quick) QUICK=1; shift ;;
     --sanitize)
       [[ $# -ge 2 ]] || { echo "test.sh: --sanitize needs address or thread" >&2; exit 2; }
       SANITIZE="$2"; shift 2 ;;
@@ -46,6 +63,28 @@ fi
 
 echo "==> swift build --build-tests" >&2
 swift build "${SWIFT_ARGS[@]}" --build-tests </dev/null
+
+if [[ $QUICK -eq 1 ]]; then
+  # Unit test targets whole, and per area of the integration tests the test
+  # that shows the area works end to end (byte-exact through a real origin).
+  # Release builds, the package, fuzz and benchmark runs are left to the full suite.
+  QUICK_FILTERS=(
+    '^CacheHTTPTests\.' '^CacheIOTests\.' '^CacheStorageTests\.' '^CacheUpstreamTests\.'
+    '^CacheLoadingTests\.' '^CacheProxyTests\.' '^HTTPCacheCTests\.'
+    'IntegrationTests\.CoreProxyTests/'
+    'IntegrationTests\.HLSProxyTests/testGzipPlaylistIsRewrittenOnProxyURLs'
+    'IntegrationTests\.DASHProxyTests/testGzipManifest'
+    'IntegrationTests\.SharedCacheTests/'
+    'IntegrationTests\.ValidatorTests/'
+    'IntegrationTests\.TLSTests/'
+    'IntegrationTests\.TunnelTests/'
+    'IntegrationTests\.CLITests/'
+    'IntegrationTests\.ReaderTests/'
+    'IntegrationTests\.CrashSafetyTests/'
+  )
+  for f in "${QUICK_FILTERS[@]}"; do TEST_ARGS+=(--filter "$f"); done
+  echo "==> quick tier: unit tests and a smoke set of integration tests" >&2
+fi
 
 echo "==> swift test" >&2
 status=0
