@@ -5,18 +5,20 @@ import Glibc
 /// slow ones (fsync, tree removal) off the loop thread.
 package enum FileIO {
     /// Never through a symlink: every file it reads is inside the cache folder.
-    package static func readAll(_ path: String) -> [UInt8]? {
+    /// `limit`: at most that many bytes are read (a file that grows without end cannot fill memory).
+    package static func readAll(_ path: String, limit: Int = .max) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        while result.count < limit {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit - result.count)) }
             if n < 0 { if errno == EINTR { continue }; return nil }
             if n == 0 { return result }
             result.append(contentsOf: chunk[0..<n])
         }
+        return result
     }
 
     /// Writes `bytes` to `path` so that a crash leaves either the old or the new

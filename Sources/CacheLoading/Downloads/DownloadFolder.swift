@@ -10,10 +10,13 @@ import Glibc
 /// keys (a record names its URL). Loop thread (of the download manager) only.
 package struct DownloadFolder: Sendable {
     package let path: String
+    /// The cache folder's `tmp` (emptied when the folder is opened): a temp file left by a crash goes there.
+    private let tempFolder: String
     private let keys: FolderKeys?
 
     package init(cacheDirectory: String, keys: FolderKeys? = nil) {
         path = cacheDirectory + "/downloads"
+        tempFolder = cacheDirectory + "/tmp"
         self.keys = keys
     }
 
@@ -24,6 +27,7 @@ package struct DownloadFolder: Sendable {
         var records: [DownloadRecord] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // `.tmp`: left by an older release's interrupted write.
             guard !name.hasPrefix("."), !name.hasSuffix(".tmp"), let bytes = Self.read(path + "/" + name),
                   let text = opened(bytes, id: name), let record = Self.decode(text), record.id == name else { continue }
             records.append(record)
@@ -31,21 +35,18 @@ package struct DownloadFolder: Sendable {
         return records.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
     }
 
+    /// Replaces the record whole (temp file in the cache folder's `tmp`, synced, renamed):
+    /// after a crash the old record or the new one is there, never a torn one.
     package func save(_ record: DownloadRecord) throws(HTTPCacheError) {
         mkdir(path, 0o700)
-        let final = path + "/" + record.id
-        let temp = final + ".tmp"
+        mkdir(tempFolder, 0o700)
         let plain = Array(Self.encode(record).utf8)
         guard let bytes = keys.map({ $0.seal(plain, context: FolderKeys.downloadContext(record.id)) }) ?? plain else {
             throw HTTPCacheError(.io, "cannot seal the record of download \(record.id)")
         }
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HTTPCacheError(.io, "cannot write \(temp): \(String(cString: strerror(errno)))") }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        guard written == bytes.count, rename(temp, final) == 0 else {
-            unlink(temp)
-            throw HTTPCacheError(.io, "cannot write \(final)")
+        let final = path + "/" + record.id
+        guard FileIO.writeAtomically(final, bytes, tempFolder: tempFolder) else {
+            throw HTTPCacheError(.io, "cannot write \(final): \(FileIO.errorText())")
         }
     }
 
@@ -59,20 +60,7 @@ package struct DownloadFolder: Sendable {
         return keys.open(bytes, context: FolderKeys.downloadContext(id)).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
-    static func read(_ file: String) -> [UInt8]? {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes += chunk[0..<n]
-        }
-        return bytes
-    }
+    static func read(_ file: String) -> [UInt8]? { FileIO.readAll(file, limit: 1 << 20) }
 
     /// One `name value` a line; values have no line breaks (names are flattened).
     static func encode(_ r: DownloadRecord) -> String {
