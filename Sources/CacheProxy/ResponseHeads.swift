@@ -1,5 +1,5 @@
 import CacheHTTP
-import Glibc
+import CacheIO
 
 /// Builds response heads; caches the Date value per second.
 struct ResponseHeads {
@@ -9,7 +9,7 @@ struct ResponseHeads {
     var bypassStatus = CacheStatusField.bypass.value(name: "httpcache")
 
     mutating func date() -> String {
-        let now = time(nil)
+        let now = Int(WallClock.seconds())
         if now != dateSecond {
             dateSecond = now
             dateValue = HTTPDate.string(epochSeconds: now)

@@ -1,3 +1,4 @@
+import CacheIO
 import Foundation
 import Glibc
 import HTTPCache
@@ -78,8 +79,8 @@ final class FullDiskTests: XCTestCase {
         let released = try TestTools.run("/bin/umount", [resources])
         XCTAssertTrue(released.succeeded, released.stderr)
         mounted = !released.succeeded
-        // After the retry interval (5 s) storing resumes.
-        Thread.sleep(forTimeInterval: 5.5)
+        // After the retry interval (5 s) storing resumes: the cache's clock is moved past it.
+        WallClock.advance(byMilliseconds: 5_500)
         XCTAssertBytes(try fixture.get("c.bin").body, equal: c)
         let before = fixture.originLog("c.bin").count
         let stored = TestTools.waitUntil(timeout: 10) {

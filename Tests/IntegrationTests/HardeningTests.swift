@@ -1,3 +1,4 @@
+import CacheIO
 import Foundation
 import Glibc
 import HTTPCache
@@ -208,8 +209,9 @@ final class HardeningTests: XCTestCase {
             XCTAssertEqual(range.status, 206)
             XCTAssertEqual(range.body, Array(b.bytes[1000...1999]))
         }
-        // After the retry interval (5 s) the folder is recreated and caching resumes.
-        Thread.sleep(forTimeInterval: 5.5)
+        // After the retry interval (5 s) the folder is recreated and caching resumes:
+        // the cache's clock is moved past it.
+        WallClock.advance(byMilliseconds: 5_500)
         XCTAssertEqual(try fixture.get("c.bin").body, c.bytes)
         let cachedAgain = TestTools.waitUntil(timeout: 10) {
             !CacheFolderFiles.metaPaths(fixture.cacheDirectory).isEmpty
