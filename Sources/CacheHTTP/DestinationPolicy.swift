@@ -13,6 +13,10 @@ package struct DestinationPolicy: Sendable, Equatable {
 
     package static let any = DestinationPolicy(hosts: [], hostPorts: [])
 
+    /// Allows no destination (a host with a space names none): what an
+    /// allow-list that could not be read becomes, never "allow all".
+    package static let nothing = DestinationPolicy(hosts: [" "], hostPorts: [])
+
     private init(hosts: Set<String>, hostPorts: Set<String>) {
         self.hosts = hosts
         self.hostPorts = hostPorts

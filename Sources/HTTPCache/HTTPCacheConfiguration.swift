@@ -156,14 +156,6 @@ public struct HTTPCacheConfiguration: Sendable {
         return false
     }
 
-    /// Why `allowedOrigins` cannot be used, or nil.
-    var destinationProblem: String? {
-        if case .failure(let bad) = DestinationPolicy.parse(allowedOrigins) {
-            return "--allow-origin takes a host or HOST:PORT, not \"\(bad.entry)\""
-        }
-        return nil
-    }
-
     /// The default content-type policy.
     public static func defaultIsCacheable(_ contentType: String?) -> Bool {
         LoaderPolicy.defaultCacheable(contentType)
@@ -207,8 +199,9 @@ public struct HTTPCacheConfiguration: Sendable {
         configuration.port = port
         configuration.accessLogPath = accessLogPath
         configuration.cacheStatusName = cacheStatusName
-        // Validated by MediaCache.init (`destinationProblem`): a bad entry never gets here.
-        configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .any
+        // Validated by the option table's check (`validate()`): a bad entry never gets here,
+        // and were one to, the list would allow nothing rather than everything.
+        configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .nothing
         configuration.engine.upstream.parentProxy = upstreamProxy.flatMap { ParentProxy.parse($0, directHosts: noUpstreamProxyFor) }
         configuration.maxConnectionsPerClient = maxConnectionsPerClient
         configuration.serverNames = serverNames

@@ -74,6 +74,9 @@ final class AccessPolicyTests: XCTestCase {
             XCTAssertNil(try? DestinationPolicy.parse([bad]).get(), bad)
         }
         XCTAssertTrue(DestinationPolicy.any.allows(try XCTUnwrap(OriginURL.parse("http://anything/"))))
+        for url in ["http://anything/", "http://127.0.0.1:8080/", "http://[::1]:9/"] {
+            XCTAssertFalse(DestinationPolicy.nothing.allows(try XCTUnwrap(OriginURL.parse(url))), "fails closed: \(url)")
+        }
     }
 
     func testLoopbackHosts() {
