@@ -21,22 +21,17 @@ enum AdminDownloadRoutes {
             case .failure(let error): AdminRoutes.fail(error, respond)
             }
         }
+        if isPost, let action = DownloadAction(path: path) {
+            answer(action.perform(on: downloads, query))
+            return true
+        }
+        guard path == "/admin/downloads", !isPost else { return false }
         let id = query["id"] ?? ""
-        switch (path, isPost) {
-        case ("/admin/downloads", false):
-            let records = query["id"].map { id in downloads.records.filter { $0.id == id } } ?? downloads.records
-            if query["id"] != nil && records.isEmpty { AdminRoutes.fail(HTTPCacheError(.notFound, "no download \(id)"), respond); break }
+        let records = query["id"].map { id in downloads.records.filter { $0.id == id } } ?? downloads.records
+        if query["id"] != nil && records.isEmpty {
+            AdminRoutes.fail(HTTPCacheError(.notFound, "no download \(id)"), respond)
+        } else {
             respond(200, JSONText.encode(AdminDownloadList(downloads: records, maxBytes: server.engine.store.maxBytes)))
-        case ("/admin/downloads/add", true):
-            guard let url = query["url"] else { AdminRoutes.fail(HTTPCacheError(.invalidArgument, "url missing"), respond); break }
-            answer(downloads.add(url: url, name: query["name"], variant: query["variant"],
-                                 duration: query["duration"].flatMap { Double($0) } ?? (query["duration"] == nil ? nil : -1),
-                                 range: query["range"]))
-        case ("/admin/downloads/pause", true): answer(downloads.pause(id))
-        case ("/admin/downloads/resume", true): answer(downloads.resume(id))
-        case ("/admin/downloads/remove", true): answer(downloads.remove(id))
-        default:
-            return false
         }
         return true
     }

@@ -27,7 +27,7 @@ struct DownloadCommand: ParsableCommand {
 
         func run() throws {
             quietLogs()
-            let record: DownloadRecord = try DownloadAccess(folder).call("add", [
+            let record: DownloadRecord = try DownloadAccess(folder).call(.add, [
                 "url": url, "name": name, "variant": variant, "duration": duration.map { String($0) }, "range": range,
             ])
             print(record.id)
@@ -61,14 +61,14 @@ struct DownloadCommand: ParsableCommand {
 
     struct Pause: DownloadIDCommand {
         static let configuration = CommandConfiguration(abstract: "Pause a download.")
-        static let action = "pause"
+        static let action = DownloadAction.pause
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
     }
 
     struct Resume: DownloadIDCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a paused or failed download.")
-        static let action = "resume"
+        static let action = DownloadAction.resume
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
     }
@@ -76,7 +76,7 @@ struct DownloadCommand: ParsableCommand {
     struct Remove: DownloadIDCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm", abstract: "Remove a download and every resource it holds that no other download holds.")
-        static let action = "remove"
+        static let action = DownloadAction.remove
         @OptionGroup var folder: CacheCommand.Folder
         @Argument var id: String
     }
@@ -137,7 +137,7 @@ struct DownloadCommand: ParsableCommand {
 
 /// `download pause|resume|rm ID`: one action on one download.
 protocol DownloadIDCommand: ParsableCommand {
-    static var action: String { get }
+    static var action: DownloadAction { get }
     var folder: CacheCommand.Folder { get }
     var id: String { get }
 }
@@ -192,21 +192,12 @@ struct DownloadAccess {
     }
 
     /// POST /admin/downloads/ACTION, or the same on the folder.
-    func call(_ action: String, _ query: [String: String?]) throws(HTTPCacheError) -> DownloadRecord {
+    func call(_ action: DownloadAction, _ query: [String: String?]) throws(HTTPCacheError) -> DownloadRecord {
         let given = query.compactMapValues { $0 }
-        if let proxy { return try proxy.json("POST", "/admin/downloads/" + action, given) }
+        if let proxy { return try proxy.json("POST", action.path, given) }
         let cache = try cache()
         defer { if !runsDownloads { cache.close(); opened.cache = nil } }
-        let duration = given["duration"].map { Double($0) ?? -1 }
-        return try cache.downloadRecordCall { manager in
-            switch action {
-            case "add": manager.add(url: given["url"] ?? "", name: given["name"], variant: given["variant"],
-                                    duration: duration, range: given["range"])
-            case "pause": manager.pause(given["id"] ?? "")
-            case "resume": manager.resume(given["id"] ?? "")
-            default: manager.remove(given["id"] ?? "")
-            }
-        }
+        return try cache.downloadRecordCall { action.perform(on: $0, given) }
     }
 
     func list() throws(HTTPCacheError) -> [DownloadRecord] {
