@@ -80,7 +80,8 @@ if [[ $QUICK -eq 1 ]]; then
     'IntegrationTests\.TunnelTests/'
     'IntegrationTests\.CLITests/'
     'IntegrationTests\.ReaderTests/'
-    'IntegrationTests\.CrashSafetyTests/'
+    'IntegrationTests\.PreloadTests/'
+    'IntegrationTests\.EvictionTests/'
   )
   for f in "${QUICK_FILTERS[@]}"; do TEST_ARGS+=(--filter "$f"); done
   echo "==> quick tier: unit tests and a smoke set of integration tests" >&2
