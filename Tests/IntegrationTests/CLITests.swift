@@ -144,9 +144,35 @@ final class CLITests: XCTestCase {
         for loops in ["2", "1"] {
             let second = try TestTools.run(Self.binary, ["serve", "--port", "\(port)", "--loops", loops,
                                                          "--cache-dir", directory.path + "/two"], timeout: 10)
-            XCTAssertEqual(second.exitCode, 13, "loops \(loops): \(second.stdout) \(second.stderr)")
-            XCTAssertTrue(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), second.stderr)
-            XCTAssertTrue(second.stderr.contains("in use"), second.stderr)
+            // Its own code (24, address in use), not 13 (cache-folder I/O), and one line saying it once.
+            XCTAssertEqual(second.exitCode, 24, "loops \(loops): \(second.stdout) \(second.stderr)")
+            XCTAssertTrue(second.stderr.contains("Error: cannot listen on 127.0.0.1:\(port): another program listens on that port"),
+                          second.stderr)
+            XCTAssertEqual(second.stderr.components(separatedBy: "cannot listen").count, 2, second.stderr)
+            XCTAssertFalse(second.stderr.contains("listen on 127.0.0.1:\(port): address already in use"), second.stderr)
         }
+    }
+
+    /// Issue 35: `url` for an encrypted folder without its key exits 22
+    /// (the key's code, as serve and cache list do) with the reason, not 64
+    /// with the top-level usage; an argument `url` refuses while running
+    /// shows `url`'s usage, not the top level's.
+    func testURLErrorsKeepTheirCodeAndShowTheSubcommandsUsage() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-url")
+        defer { directory.remove() }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache")
+        configuration.encryptionKey = EncryptionTests.key(5)
+        try MediaCache(configuration: configuration).close()
+        let keyless = try TestTools.run(Self.binary, ["url", "http://media.example/a.mp4", "--port", "8080",
+                                                      "--cache-dir", directory.path + "/cache"])
+        XCTAssertEqual(keyless.exitCode, 22, keyless.stderr)
+        XCTAssertTrue(keyless.stderr.contains("encrypted"), keyless.stderr)
+        XCTAssertFalse(keyless.stderr.contains("Usage:"), keyless.stderr)
+
+        let bad = try TestTools.run(Self.binary, ["url", "ftp://media.example/a.mp4", "--port", "8080"])
+        XCTAssertEqual(bad.exitCode, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("Usage: httpcache url "), bad.stderr)
+        XCTAssertFalse(bad.stderr.contains("<subcommand>"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("See 'httpcache url --help'"), bad.stderr)
     }
 }
