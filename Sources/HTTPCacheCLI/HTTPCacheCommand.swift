@@ -214,7 +214,8 @@ struct URLCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "url", abstract: "Print the proxy URL for an origin URL.")
 
     @Argument(help: "The origin URL (http or https).") var original: String
-    @Option(help: "Port of the proxy.") var port: Int
+    @Option(help: "Port of the proxy (default: the port of the proxy serving --cache-dir, or the default cache folder).")
+    var port: Int?
     @Option(help: "Host of the proxy.") var host = "127.0.0.1"
     @Option(name: .customLong("cache-dir"),
             help: "The proxy's cache folder: signs the URL with its key (needed for a proxy in LAN mode; implied by a non-loopback --host).")
@@ -228,9 +229,11 @@ struct URLCommand: ParsableCommand {
         let lan = !MediaCache.isLoopback(host: host)
         let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
         let url: String
-        do {
+        do throws(HTTPCacheError) {
             let key = try encryptionKeyFile.map { path throws(HTTPCacheError) in try HTTPCacheConfiguration.encryptionKey(fromFile: path) }
-            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder, encryptionKey: key)
+            let proxyPort: Int
+            if let port { proxyPort = port } else { proxyPort = try servingPort() }
+            url = try MediaCache.proxyURL(for: original, host: host, port: proxyPort, signingFolder: folder, encryptionKey: key)
         } catch {
             // Others (an encrypted folder without its key: 22) keep their code, as serve's do.
             guard error.code == .invalidArgument else { throw error }
@@ -248,6 +251,18 @@ struct URLCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
+    }
+
+    /// The port of the proxy serving the folder, from its lock file (as
+    /// `stats` finds the proxy): a user who started `serve` need not repeat it.
+    private func servingPort() throws(HTTPCacheError) -> Int {
+        let folder = cacheDirectory ?? defaultCacheDirectory()
+        guard let proxy = try MediaCache.servingProxy(of: folder),
+              let port = proxy.address.split(separator: ":").last.flatMap({ Int($0) }) else {
+            throw HTTPCacheError(.invalidArgument, "no proxy is serving the cache folder \(folder): give --port "
+                                 + "(or --cache-dir of the folder a running proxy serves)")
+        }
+        return port
     }
 }

@@ -153,6 +153,34 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// Issue 35: `url` needs no --port when a proxy serves the folder (its
+    /// lock names the address, as `stats` finds it); the URL it prints is
+    /// served; a count of one is singular in `cache list`.
+    func testURLTakesThePortOfTheProxyServingTheFolder() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-urlport")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 12_345, seed: 36, in: root, name: "one.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let cache = directory.path + "/cache"
+        let none = try TestTools.run(Self.binary, ["url", origin.url("/one.mp4"), "--cache-dir", cache])
+        XCTAssertEqual(none.exitCode, 64, none.stderr)
+        XCTAssertTrue(none.stderr.contains("no proxy is serving the cache folder \(cache): give --port"), none.stderr)
+        XCTAssertTrue(none.stderr.contains("Usage: httpcache url "), none.stderr)
+
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let minted = try TestTools.run(Self.binary, ["url", origin.url("/one.mp4"), "--cache-dir", cache])
+        XCTAssertEqual(minted.exitCode, 0, minted.stderr)
+        let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(url.hasPrefix("http://127.0.0.1:\(proxy.port)/p/"), url)  // signed with the folder's key: --cache-dir
+        XCTAssertBytes(try RawHTTPClient.get(url: url).body, equal: file)
+        let list = try TestTools.run(Self.binary, ["cache", "list", "--cache-dir", cache])
+        XCTAssertTrue(list.stdout.hasSuffix("\n1 resource, 12345 bytes\n"), list.stdout)
+    }
+
     /// Issue 35: `url` for an encrypted folder without its key exits 22
     /// (the key's code, as serve and cache list do) with the reason, not 64
     /// with the top-level usage; an argument `url` refuses while running
