@@ -146,8 +146,8 @@ hc_config *hc_config_new(void);
 
 /* Sets `option` to `value` (both copied). HC_EINVAL when the option is
  * unknown, the value malformed or out of range (an "encryption-key-file"
- * that cannot be read, say), or an argument is NULL; the option is then
- * unchanged.
+ * that is empty or cannot be read, say), or an argument is NULL; the option
+ * is then unchanged.
  * A failed set makes the configuration unusable, as an error stays on an
  * sqlite handle: hc_open then returns the code of the FIRST failed set
  * (later successful sets do not clear it), logs its message at warning
