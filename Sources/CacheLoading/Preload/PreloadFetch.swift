@@ -238,6 +238,8 @@ final class PreloadRead: ResourceReaderDelegate {
             // Every byte is in the data file and its metadata is being written
             // (see `Resource.write`): the rest counts now, so a completed download shows its total.
             if pin != nil, let wanted {
+                // Recorded now rather than within the flush delay: the download is about to say "completed".
+                reader?.resource.flush()
                 let whole = wanted.upperBound == Int64.max ? reader?.resource.available.byteCount ?? 0 : Int64(wanted.count)
                 if whole > reportedKept { reports.fetched(whole - reportedKept) }
                 reportedKept = max(reportedKept, whole)
