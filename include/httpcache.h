@@ -60,6 +60,7 @@ const char *hc_version(void);
 #define HC_ECLOSED (-11)    /* the cache was closed (hc_close) */
 #define HC_EKEY (-12)       /* encryption key wrong, missing, or not wanted by the folder */
 #define HC_ETOOLARGE (-13)  /* a download does not fit in the cache limit */
+#define HC_EADDRINUSE (-14) /* hc_serve: another program listens on the port */
 
 /* A short English description of `code` (HC_OK included): a static string,
  * never NULL, never freed; unknown codes give "unknown error". Any thread. */
@@ -144,9 +145,21 @@ typedef struct hc_config hc_config;
 hc_config *hc_config_new(void);
 
 /* Sets `option` to `value` (both copied). HC_EINVAL when the option is
- * unknown, the value malformed or out of range, or an argument is NULL;
- * the configuration is then unchanged. */
+ * unknown, the value malformed or out of range (an "encryption-key-file"
+ * that is empty or cannot be read, say), or an argument is NULL; the option
+ * is then unchanged.
+ * A failed set makes the configuration unusable, as an error stays on an
+ * sqlite handle: hc_open then returns the code of the FIRST failed set
+ * (later successful sets do not clear it), logs its message at warning
+ * level and creates nothing. So a host that ignored a result never gets a
+ * cache running without what it asked for (a plaintext folder when it
+ * asked for encryption). Start again from hc_config_new. */
 int hc_config_set(hc_config *config, const char *option, const char *value);
+
+/* The message of the first failed hc_config_set on `config` (which option,
+ * what it takes, what it got), or NULL when none failed (or config is
+ * NULL). Valid until hc_config_free. */
+const char *hc_config_errmsg(const hc_config *config);
 
 /* Log levels of hc_log_fn: 0 trace, 1 debug, 2 info, 3 notice, 4 warning,
  * 5 error, 6 critical. `message` is valid during the call only. The callback
@@ -173,7 +186,9 @@ typedef struct hc_cache hc_cache;
  * at once. Blocks while the folder is scanned. HC_EBUSY when the folder is
  * already open, by another process or by this one (under any spelling of its
  * path); HC_EIO when it cannot be created or read; HC_EINVAL without
- * "cache-dir" or with a NULL argument; HC_EKEY when "encryption-key-file"
+ * "cache-dir" or with a NULL argument; the code of the first failed
+ * hc_config_set when one failed (see hc_config_errmsg; the folder is then
+ * not touched, not even created); HC_EKEY when "encryption-key-file"
  * does not fit the folder (a wrong key, none for an encrypted folder, one for
  * a folder made without: nothing in it changes). On failure *out is set to NULL and the
  * reason is logged at warning level. Any thread; free the cache with
@@ -203,8 +218,9 @@ void hc_close(hc_cache *cache);
 
 /* Starts the HTTP proxy on the configuration's host and port and returns at
  * once (the listening socket is bound before it returns; requests are served
- * on a library thread). HC_EINVAL if already serving; HC_EIO if the address
- * cannot be bound (the reason is logged at warning level). Thread-safe. */
+ * on a library thread). HC_EINVAL if already serving; HC_EADDRINUSE if
+ * something else listens on the port; HC_EIO if the address cannot be bound
+ * otherwise (the reason is logged at warning level). Thread-safe. */
 int hc_serve(hc_cache *cache);
 
 /* The port the proxy listens on (the real one when "port" was 0), or a

@@ -13,7 +13,8 @@
 # Environment:
 #   DIST=dir             where the .deb goes (default dist)
 #   SCRATCH_PATH=dir     build directory of install.sh (default .build): a
-#                        warm one (the tests' .build/install-test/build) is reused
+#                        warm one is reused (the tests' .build/install-test/build,
+#                        or the release build scripts/serve.sh made: same flags)
 #   LINTIAN=1            run lintian on the result and fail on an error
 set -euo pipefail
 
@@ -21,7 +22,7 @@ die() { echo "package-deb: ERROR: $*" >&2; exit 1; }
 log() { echo "package-deb: $*" >&2; }
 
 case "${1:-}" in
-  -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") ;;
   *) die "no arguments expected (see --help)" ;;
 esac

@@ -33,6 +33,9 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         case key = -12
         /// A download does not fit in the cache's size limit (with what other downloads hold).
         case tooLarge = -13
+        /// The proxy's address cannot be listened on: something else (another
+        /// proxy, another program) listens on that port already.
+        case addressInUse = -14
 
         /// A short fixed text for the code.
         public var text: String { staticText.description }
@@ -54,6 +57,7 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
             case .closed: "closed"
             case .key: "wrong or missing encryption key for the cache folder"
             case .tooLarge: "does not fit in the cache limit"
+            case .addressInUse: "address already in use"
             }
         }
     }
@@ -68,6 +72,6 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
 
     public var description: String { message }
 
-    /// The CLI's exit status for this error: 10 + |code| (11 … 22).
+    /// The CLI's exit status for this error: 10 + |code| (11 … 24).
     public var exitStatus: Int32 { 10 - code.rawValue }
 }

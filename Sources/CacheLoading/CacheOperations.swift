@@ -18,6 +18,8 @@ package struct CacheEntry: Sendable, Codable, Equatable {
     package var isInUse: Bool
     /// Kept out of eviction by `preload --pin` until `cache unpin`.
     package var isPinned: Bool
+    /// Which entry of its URL this is; nil from a proxy that did not say.
+    package var variant: EntryVariant?
 }
 
 /// Every entry, most recently used first, with the folder's totals.
@@ -52,7 +54,7 @@ package struct CacheOperations: Sendable {
                                cachedBytes: info.cachedBytes,
                                cachedRanges: info.ranges.ranges.map { [$0.lowerBound, $0.upperBound - 1] },
                                lastAccess: info.lastAccess, isComplete: info.isComplete, isInUse: info.inUse,
-                               isPinned: info.isPinned)
+                               isPinned: info.isPinned, variant: info.variant)
                 }
                 answer(CacheListing(entries: entries, totalBytes: store.totalBytes, maxBytes: store.maxBytes))
             }
@@ -63,10 +65,13 @@ package struct CacheOperations: Sendable {
         }
     }
 
+    /// Removes every stored entry of `url` (its variants, the forward
+    /// requests' one: what PURGE finds), each once its readers are done.
     package func remove(url: String, _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
         onOwner(of: url, done) { store, key in
-            guard let resource = store.find(cacheKey: key, url: url) else { return done(.failure(Self.notCached(url))) }
-            store.remove(resource)
+            let found = store.everyEntry(cacheKey: key, url: url)
+            guard !found.isEmpty else { return done(.failure(Self.notCached(url))) }
+            for resource in found { store.remove(resource) }
             done(.success(()))
         }
     }
@@ -97,7 +102,11 @@ package struct CacheOperations: Sendable {
 
     package func export(url: String, to path: String, _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
         onOwner(of: url, done) { store, key in
-            guard let resource = store.find(cacheKey: key, url: url) else { return done(.failure(Self.notCached(url))) }
+            // Any stored entry of the URL will do: the first complete one (the primary first).
+            let found = store.everyEntry(cacheKey: key, url: url)
+            guard let resource = found.first(where: \.isComplete) ?? found.first else {
+                return done(.failure(Self.notCached(url)))
+            }
             store.export(resource, to: path) { done($0.mapError(HTTPCacheError.init)) }
         }
     }

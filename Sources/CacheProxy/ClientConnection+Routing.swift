@@ -136,7 +136,7 @@ extension ClientConnection {
         // fields made the origin answer never reaches proxy-URL (and LAN) clients.
         let apart = UpstreamHeaders.differsFromProxyURLRequest(
             head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
-        let storeKey = apart ? server.engine.store.storeKey(for: primary + "\ntransparent request") : primary
+        let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
         let owner = server.owner(of: primary)
         if cacheable && owner != server.index {

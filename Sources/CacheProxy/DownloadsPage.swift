@@ -29,7 +29,7 @@ button{font:inherit;padding:2px 8px;margin-right:4px}form input{font:inherit;mar
 <table><thead><tr><th>Name</th><th>State</th><th>Progress</th><th></th><th></th></tr></thead><tbody id="downloads"></tbody></table>
 <h2>Cache</h2>
 <p id="cacheUse" class="num">…</p>
-<table><thead><tr><th>Largest entries</th><th>Bytes</th><th>Pinned</th></tr></thead><tbody id="largest"></tbody></table>
+<table><thead><tr><th>Largest entries</th><th>Variant</th><th>Bytes</th><th>Pinned</th></tr></thead><tbody id="largest"></tbody></table>
 <h2>Live</h2>
 <p class="num">Hit ratio <b id="hitRatio">–</b> · from disk <b id="fromDisk">–</b> · from origin <b id="fromOrigin">–</b></p>
 <canvas id="chart" width="600" height="120"></canvas>
@@ -114,10 +114,11 @@ async function cacheUse() {
     const pinned = listing.entries.filter(e => e.isPinned).reduce((s, e) => s + e.cachedBytes, 0);
     const titles = [...downloads.values()].map(d => d.name + " " + size(d.bytesDone)).join(", ");
     document.getElementById("cacheUse").textContent = size(listing.totalBytes) + " of " + size(listing.maxBytes) +
-      " · " + listing.entries.length + " entries · pinned " + size(pinned) + (titles ? " · titles: " + titles : "");
+      " · " + listing.entries.length + (listing.entries.length === 1 ? " entry" : " entries") + " · pinned " + size(pinned) + (titles ? " · titles: " + titles : "");
     const body = document.getElementById("largest"); body.replaceChildren();
     for (const e of [...listing.entries].sort((a, b) => b.cachedBytes - a.cachedBytes).slice(0, 10)) {
-      const row = document.createElement("tr"); cell(row, e.url); cell(row, size(e.cachedBytes)).className = "num";
+      const row = document.createElement("tr"); cell(row, e.url); cell(row, e.variant || "primary");
+      cell(row, size(e.cachedBytes)).className = "num";
       cell(row, e.isPinned ? "yes" : ""); body.appendChild(row);
     }
   } catch (e) { document.getElementById("cacheUse").textContent = String(e.message || e); }

@@ -11,4 +11,21 @@ package struct CachedResourceInfo: Sendable, Equatable {
     package var inUse: Bool
     /// Pinned by a preload or a download (never evicted by the size limit).
     package var isPinned: Bool
+    /// Which of its URL's entries this is (one URL may have several).
+    package var variant: EntryVariant = .primary
+}
+
+/// Which stored entry of a URL one is: `cache list` says it, so that two
+/// rows of one URL are told apart (issue 35).
+package enum EntryVariant: String, Sendable, Codable, Equatable {
+    /// The entry proxy URLs read, and forward or reverse requests sending
+    /// the fields a proxy URL's request would.
+    case primary
+    /// A forward or reverse request whose fields differ from a proxy URL's
+    /// (a player's own header): kept apart, as the origin may answer it otherwise.
+    case forward
+    /// A variant the origin's Vary field selects (RFC 9111 §4.1).
+    case vary
+    /// A content coding the client of the primary entry did not accept.
+    case encoding
 }

@@ -55,6 +55,8 @@ package final class Resource {
     var onDisk: Bool
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
+    /// When the oldest unflushed byte was written (ms; see `ResourceStore.flushDelay`).
+    var unflushedSince: Int64 = 0
     var flushing = false
     var flushAgain = false
     var needsFlush = false
@@ -213,9 +215,17 @@ package final class Resource {
         available.insert(range)
         guard !isTransient else { return }
         store.recount(self)
+        let now = store.clock()
+        if unflushedBytes == 0 { unflushedSince = now }
         unflushedBytes += Int64(bytes.count)
         needsFlush = true
-        if unflushedBytes >= store.flushThreshold { store.flush(self) }
+        if unflushedBytes >= store.flushThreshold || now - unflushedSince >= store.flushDelay { store.flush(self) }
+    }
+
+    /// Bytes within `range` the metadata on disk claims (as of the last
+    /// flush): what a crash now would keep.
+    package func recordedBytes(in range: Range<Int64>) -> Int64 {
+        metadata.ranges.intersection(range).reduce(0) { $0 + Int64($1.count) }
     }
 
     /// Marks the resource as just used (LRU order). Batched into the access

@@ -13,24 +13,32 @@ extension ResourceStore {
             let key = record.key.hex
             if let resource = resources[key] {
                 guard !resource.isTransient else { continue }
-                items.append(Self.info(resource.metadata, ranges: resource.available, pinned: resource.isPinned,
-                                       inUse: resource.isBusy, complete: resource.isComplete))
+                var item = Self.info(resource.metadata, ranges: resource.available, pinned: resource.isPinned,
+                                     inUse: resource.isBusy, complete: resource.isComplete)
+                item.variant = variant(key: key, metadata: resource.metadata)
+                items.append(item)
             } else {
                 stored.append((key, record.lastAccess))
             }
         }
         let (root, keys, wanted) = (resourcesRoot, group.keys, stored)
         loop.offload({
-            wanted.compactMap { entry -> CachedResourceInfo? in
+            wanted.compactMap { entry -> (key: String, metadata: ResourceMetadata)? in
                 // Invalid ones are skipped here; a lookup forgets them as before.
                 guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key).readMetadata(keys: keys)?.metadata,
                       !metadata.ranges.isEmpty else { return nil }
                 metadata.lastAccess = entry.lastAccess  // the index keeps the LRU order
-                return Self.info(metadata, ranges: metadata.ranges, pinned: metadata.pin != nil, inUse: false,
-                                 complete: metadata.isComplete)
+                return (entry.key, metadata)
             }
-        }, done: { read in
-            done((items + read).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) })
+        }, done: { [self] read in
+            // The variant on the loop: it hashes with the folder's keys.
+            let more = read.map { entry in
+                var item = Self.info(entry.metadata, ranges: entry.metadata.ranges, pinned: entry.metadata.pin != nil,
+                                     inUse: false, complete: entry.metadata.isComplete)
+                item.variant = variant(key: entry.key, metadata: entry.metadata)
+                return item
+            }
+            done((items + more).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) })
         })
     }
 
@@ -39,6 +47,26 @@ extension ResourceStore {
         CachedResourceInfo(url: metadata.url, totalLength: metadata.totalLength, contentType: metadata.contentType,
                            cachedBytes: ranges.byteCount, ranges: ranges, lastAccess: metadata.lastAccess,
                            isComplete: complete, inUse: inUse, isPinned: pinned)
+    }
+
+    /// Which entry of its URL the one under store key `key` is.
+    func variant(key: String, metadata: ResourceMetadata) -> EntryVariant {
+        let primary = group.primaryKey(ofURL: metadata.url)
+        if key == primary { return .primary }
+        if key == transparentKey(primary: primary) { return .forward }
+        return metadata.head?.varyKey != nil ? .vary : .encoding
+    }
+
+    /// The store key of the entry kept apart for forward and reverse
+    /// requests whose fields differ from a proxy URL's (see `EntryVariant.forward`).
+    package func transparentKey(primary: String) -> String { storeKey(for: primary + "\ntransparent request") }
+
+    /// Every stored entry of `url` (see `entries(ofURL:)`), and the one its
+    /// cache key names when that is another (a key that ignores query parameters).
+    package func everyEntry(cacheKey: String, url: String) -> [Resource] {
+        var found = entries(ofURL: url)
+        if let named = find(cacheKey: cacheKey, url: url), !found.contains(where: { $0 === named }) { found.insert(named, at: 0) }
+        return found
     }
 
     /// The entry for a cache key, else a resource at hand whose recorded URL is `url`.

@@ -19,6 +19,12 @@ public struct CachedResource: Sendable, Equatable {
     public var isInUse: Bool
     /// Kept out of eviction by a pinning preload until `unpin(_:)`.
     public var isPinned = false
+    /// Which stored entry of its URL this is, as `httpcache cache list`
+    /// shows it: "primary" (what proxy URLs read), "forward" (forward or
+    /// reverse requests whose fields differ from a proxy URL's), "vary" (a
+    /// variant the origin's Vary selects) or "encoding" (another content
+    /// coding). Removing or exporting the URL acts on all of them.
+    public var variant = "primary"
 
     public init(url: String, totalLength: Int64?, contentType: String?, cachedBytes: Int64,
                 cachedRanges: [ClosedRange<Int64>], lastAccess: Double, isComplete: Bool, isInUse: Bool) {
@@ -38,5 +44,6 @@ public struct CachedResource: Sendable, Equatable {
                   cachedBytes: entry.cachedBytes, cachedRanges: entry.cachedRanges.compactMap { $0.count == 2 ? $0[0]...$0[1] : nil },
                   lastAccess: Double(entry.lastAccess) / 1000, isComplete: entry.isComplete, isInUse: entry.isInUse)
         isPinned = entry.isPinned
+        variant = entry.variant?.rawValue ?? "primary"
     }
 }

@@ -27,6 +27,11 @@ public struct ConfigFile: Sendable {
     /// Reads and parses `path`; `.io` when it cannot be read, `.invalidArgument`
     /// ("FILE:LINE: reason") for a line that is not a setting of a known option.
     public static func read(path: String) throws(HTTPCacheError) -> ConfigFile {
+        try parse(text(path: path), path: path)
+    }
+
+    /// The file's text; `.io` when it cannot be read.
+    private static func text(path: String) throws(HTTPCacheError) -> String {
         guard let file = fopen(path, "r") else {
             throw HTTPCacheError(.io, "\(path): cannot read the configuration: \(String(cString: strerror(errno)))")
         }
@@ -41,16 +46,55 @@ public struct ConfigFile: Sendable {
             if bytes.count > 1 << 20 { throw HTTPCacheError(.invalidArgument, "\(path): larger than 1 MiB: not a configuration file") }
         }
         if ferror(file) != 0 { throw HTTPCacheError(.io, "\(path): cannot read the configuration") }
-        return try parse(String(decoding: bytes, as: UTF8.self), path: path)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Parses the text of a configuration file (syntax and option names).
+    /// Parses the text of a configuration file (syntax and option names);
+    /// the error names every line that is wrong, one a line.
     public static func parse(_ text: String, path: String) throws(HTTPCacheError) -> ConfigFile {
+        let (file, problems) = parseAll(text, path: path)
+        if let error = combined(problems) { throw error }
+        return file
+    }
+
+    /// Every problem of the file at `path`, syntax and values, in line order
+    /// ("FILE:LINE: reason" each), as `settings` would meet them: what
+    /// `httpcache check-config` reports, all at once rather than the first.
+    public static func problems(path: String, applyingTo settings: ServeSettings) throws(HTTPCacheError) -> (file: ConfigFile, problems: [String]) {
+        let (file, syntax) = parseAll(try text(path: path), path: path)
+        var values: [Problem] = []
+        var changed = settings
+        for setting in file.settings {
+            do throws(HTTPCacheError) {
+                try changed.set(setting.name, setting.value)
+            } catch {
+                values.append(Problem(line: setting.line, text: "\(path):\(setting.line): \(error.message)"))
+            }
+        }
+        return (file, (syntax + values).sorted { $0.line < $1.line }.map(\.text))
+    }
+
+    /// One wrong line.
+    struct Problem {
+        var line: Int
+        var text: String
+    }
+
+    /// One error naming every problem, one a line; nil for none.
+    private static func combined(_ problems: [Problem]) -> HTTPCacheError? {
+        guard !problems.isEmpty else { return nil }
+        return HTTPCacheError(.invalidArgument, problems.map(\.text).joined(separator: "\n"))
+    }
+
+    /// The settings of the lines that are settings, and a problem for each
+    /// line that is not (parsing goes on after one, so all are named).
+    static func parseAll(_ text: String, path: String) -> (file: ConfigFile, problems: [Problem]) {
         var settings: [Setting] = []
+        var problems: [Problem] = []
         var firstLine: [String: Int] = [:]
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
-            func fail(_ reason: String) -> HTTPCacheError { HTTPCacheError(.invalidArgument, "\(path):\(number): \(reason)") }
+            func fail(_ reason: String) { problems.append(Problem(line: number, text: "\(path):\(number): \(reason)")) }
             let line = trimmed(raw)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let name: String
@@ -64,33 +108,41 @@ public struct ConfigFile: Sendable {
                 value = ""
             }
             guard let option = ServeOption.named(name) else {
-                throw fail(name.contains(" ") ? "expected NAME = VALUE" : "unknown option \(name)")
+                fail(name.contains(" ") ? "expected NAME = VALUE" : "unknown option \(name)")
+                continue
             }
             if value.isEmpty {
                 // A flag alone is set; any other option needs its value.
-                guard option.valueName.isEmpty, !line.contains("=") else { throw fail("\(name) needs a value") }
+                guard option.valueName.isEmpty, !line.contains("=") else {
+                    fail("\(name) needs a value")
+                    continue
+                }
                 value = "true"
             }
             if !option.isRepeatable, let first = firstLine[name] {
-                throw fail("\(name) is already set on line \(first) (only repeatable options are repeated)")
+                fail("\(name) is already set on line \(first) (only repeatable options are repeated)")
+                continue
             }
             firstLine[name] = firstLine[name] ?? number
             settings.append(Setting(line: number, name: name, value: String(value)))
         }
-        return ConfigFile(path: path, settings: settings)
+        return (ConfigFile(path: path, settings: settings), problems)
     }
 
     /// Sets every setting in file order, each checked by `ServeOption`;
-    /// nothing changes when one is refused ("FILE:LINE: reason").
+    /// nothing changes when one is refused ("FILE:LINE: reason", one line
+    /// for each refused setting).
     public func apply(to settings: inout ServeSettings) throws(HTTPCacheError) {
         var changed = settings
+        var problems: [Problem] = []
         for setting in self.settings {
             do throws(HTTPCacheError) {
                 try changed.set(setting.name, setting.value)
             } catch {
-                throw HTTPCacheError(.invalidArgument, "\(path):\(setting.line): \(error.message)")
+                problems.append(Problem(line: setting.line, text: "\(path):\(setting.line): \(error.message)"))
             }
         }
+        if let error = Self.combined(problems) { throw error }
         settings = changed
     }
 

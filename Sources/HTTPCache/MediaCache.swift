@@ -132,6 +132,11 @@ public final class MediaCache: Sendable {
                 let server = try home.map { try ProxyServer(joining: $0.unchecked, engine: engine, port: port) }
                     ?? ProxyServer(engine: engine, configuration: configuration)
                 return .success(LoopBound(server, loop: loop))
+            } catch let error as IOError where error.code == -EADDRINUSE {
+                // Its own code: the usual first-run mistake, not a cache-folder fault.
+                let address = configuration.host.contains(":") ? "[\(configuration.host)]:\(port)" : "\(configuration.host):\(port)"
+                return .failure(HTTPCacheError(.addressInUse,
+                                               "cannot listen on \(address): another program listens on that port (choose another with --port, or 0 for a free one)"))
             } catch {
                 return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(port): \(error)"))
             }

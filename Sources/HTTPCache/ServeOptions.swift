@@ -187,7 +187,9 @@ public struct ServeOption: Sendable {
         option("encryption-key-file", "FILE",
                "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
                \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
-               read: { $0.isEmpty ? .some(nil) : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
+               // An empty path is refused, not "no key": a host passing an unset
+               // variable must not get a plaintext folder (issue 35).
+               read: { $0.isEmpty ? nil : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
                isValid: { $0 == nil || $0?.count == 32 }),
         // Downloads (httpcache download, issue #23).
         option("download-parallel", "COUNT", "Resources fetched at once over all downloads and preloads (default 4).",

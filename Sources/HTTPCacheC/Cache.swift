@@ -45,8 +45,14 @@ final class CacheHandle: Sendable {
 @c public func hc_open(_ config: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return hcInvalid }
     out.pointee = nil
-    guard let options = ConfigHandle.from(config)?.value else { return hcInvalid }  // a copy
+    guard let handle = ConfigHandle.from(config) else { return hcInvalid }
+    let options = handle.value  // a copy
     var logger = options.log.makeLogger()
+    if let failure = handle.failure {
+        // Checked before the folder is touched: nothing is created.
+        logger.warning("hc_open: the configuration is unusable: an earlier hc_config_set failed: \(failure.message)")
+        return failure.cCode
+    }
     guard !options.settings.configuration.cacheDirectory.isEmpty else {
         logger.warning("hc_open: the configuration has no \"cache-dir\"")
         return hcInvalid

@@ -1,9 +1,28 @@
 // hc_config_*: an hc_config* is an unmanaged, retained ConfigHandle.
+import Glibc
+import HTTPCache
 
 /// The object behind an hc_config*. Used by one thread at a time (the header
 /// says so), hence no lock.
 final class ConfigHandle {
     var value = CConfiguration()
+    /// The first hc_config_set that failed, kept like an error on an sqlite
+    /// handle: a host that ignored its result (an encryption key file that
+    /// could not be read, say) must not get a cache that runs without the
+    /// setting, so hc_open refuses the configuration with this error.
+    private(set) var failure: HTTPCacheError?
+    /// `failure`'s message as a C string, owned here until hc_config_free.
+    private var failureText: UnsafeMutablePointer<CChar>?
+
+    deinit { free(failureText) }
+
+    func record(_ error: HTTPCacheError) {
+        guard failure == nil else { return }
+        failure = error
+        failureText = strdup(error.message)
+    }
+
+    var failureMessage: UnsafePointer<CChar>? { failureText.map { UnsafePointer($0) } }
 
     static func from(_ pointer: OpaquePointer?) -> ConfigHandle? {
         guard let pointer else { return nil }
@@ -17,8 +36,22 @@ final class ConfigHandle {
 
 @c public func hc_config_set(_ config: OpaquePointer?, _ option: UnsafePointer<CChar>?,
                              _ value: UnsafePointer<CChar>?) -> Int32 {
-    guard let handle = ConfigHandle.from(config), let option, let value else { return hcInvalid }
-    return handle.value.set(String(cString: option), String(cString: value)) ? hcOK : hcInvalid
+    guard let handle = ConfigHandle.from(config) else { return hcInvalid }
+    guard let option, let value else {
+        handle.record(HTTPCacheError(.invalidArgument, "hc_config_set: a NULL option or value"))
+        return hcInvalid
+    }
+    do throws(HTTPCacheError) {
+        try handle.value.set(String(cString: option), String(cString: value))
+        return hcOK
+    } catch {
+        handle.record(error)
+        return error.cCode
+    }
+}
+
+@c public func hc_config_errmsg(_ config: OpaquePointer?) -> UnsafePointer<CChar>? {
+    ConfigHandle.from(config)?.failureMessage
 }
 
 @c public func hc_config_set_log(_ config: OpaquePointer?, _ minLevel: Int32, _ function: HCLogFunction?,

@@ -11,15 +11,10 @@ struct CConfiguration: Sendable {
     /// its level; "log-level" sets the level as well.
     var log = LogTarget()
 
-    /// Applies one option; false (and no change) when the option is unknown
-    /// or its value malformed.
-    mutating func set(_ option: String, _ value: String) -> Bool {
-        do {
-            try settings.set(option, value)
-        } catch {
-            return false
-        }
+    /// Applies one option; throws (and changes nothing) when the option is
+    /// unknown or its value malformed, saying which and why.
+    mutating func set(_ option: String, _ value: String) throws(HTTPCacheError) {
+        try settings.set(option, value)
         if option == "log-level" { log.minLevel = LogTarget.cLevel(settings.logLevel) }
-        return true
     }
 }

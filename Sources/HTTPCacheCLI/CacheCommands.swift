@@ -67,10 +67,11 @@ struct CacheCommand: AsyncParsableCommand {
                 let ranges = resource.cachedRanges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
                 let when = Date(timeIntervalSince1970: resource.lastAccess).formatted(.iso8601)
                 let marks = (resource.isComplete ? " (complete)" : "") + (resource.isPinned ? " (pinned)" : "")
+                // The variant column tells rows of one URL apart (a proxy URL's and a forward request's).
                 print("\(resource.url)\n    \(resource.cachedBytes)/\(length) bytes\(marks)"
-                    + "  ranges \(ranges.isEmpty ? "none" : ranges)  last access \(when)")
+                    + "  ranges \(ranges.isEmpty ? "none" : ranges)  last access \(when)  variant \(resource.variant)")
             }
-            print("\(resources.count) resources, \(total) bytes")
+            print("\(counted(resources.count, "resource")), \(counted(total, "byte"))")
         }
     }
 
@@ -104,7 +105,7 @@ struct CacheCommand: AsyncParsableCommand {
         @Argument(help: "The URL given to preload --pin.") var url: String
         func run() async throws {
             let count = try await folder.withCache { try $0.unpin(url) }
-            print("\(count) resources unpinned")
+            print("\(counted(count, "resource")) unpinned")
         }
     }
 
@@ -126,7 +127,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix, download: download) }
-            print("\(count) resources purged")
+            print("\(counted(count, "resource")) purged")
         }
     }
 
@@ -252,6 +253,8 @@ struct ResourceRow: Codable {
     var lastAccess: Double
     var complete: Bool
     var pinned: Bool
+    /// primary, forward, vary or encoding (`CachedResource.variant`).
+    var variant: String
 
     init(_ resource: CachedResource) {
         url = resource.url
@@ -262,5 +265,6 @@ struct ResourceRow: Codable {
         lastAccess = resource.lastAccess
         complete = resource.isComplete
         pinned = resource.isPinned
+        variant = resource.variant
     }
 }

@@ -119,7 +119,7 @@ struct DownloadCommand: ParsableCommand {
             switch record.state {
             case .completed:
                 bar.end(record.name, .success(progress))
-                print("\(record.id): completed, \(record.bytesDone) bytes, \(record.resourcesDone) resources"
+                print("\(record.id): completed, \(counted(record.bytesDone, "byte")), \(counted(record.resourcesDone, "resource"))"
                       + (record.segmentsTotal > 0 ? ", \(record.segmentsDone)/\(record.segmentsTotal) segments" : ""))
             case .removed:
                 bar.end(record.name, .failure(HTTPCacheError(.canceled, "removed")))

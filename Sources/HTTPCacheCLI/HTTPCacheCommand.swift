@@ -13,7 +13,8 @@ struct HTTPCacheCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 on success, 64 for a usage error, and 10 + |code| for an
             HTTPCache error (11 invalid argument, 13 i/o, 14 folder in use, 15 not found,
-            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed, 22 encryption key, 23 too large for the cache).
+            16 timed out, 17 canceled, 18 origin failed, 19 TLS, 20 range, 21 closed, 22 encryption key, 23 too large for the cache,
+            24 address in use).
             """,
         subcommands: [Serve.self, CheckConfig.self, URLCommand.self, CacheCommand.self, PreloadCommand.self,
                       DownloadCommand.self, StatsCommand.self]
@@ -21,20 +22,41 @@ struct HTTPCacheCommand: AsyncParsableCommand {
 
     /// Runs the command; an HTTPCache error exits with its code's status.
     static func main() async {
+        var ran: ParsableCommand.Type = HTTPCacheCommand.self
         do {
             var command = try parseAsRoot()
+            ran = type(of: command)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
         } catch let error as HTTPCacheError {
-            let line = Array("Error: \(error.message)\n".utf8)
-            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            printError("Error: \(error.message)\n")
             Glibc.exit(error.exitStatus)
+        } catch let error as ValidationError where ran != HTTPCacheCommand.self {
+            // A subcommand's run() refused its arguments: show that
+            // subcommand's usage (ArgumentParser would show the top level's).
+            let path = (commandPath(to: ran) ?? [ran._commandName]).joined(separator: " ")
+            printError("Error: \(error.message)\nUsage: \(usageString(for: ran))\n  See 'httpcache \(path) --help' for more information.\n")
+            Glibc.exit(ExitCode.validationFailure.rawValue)
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// The subcommand names from the root down to `target` ("cache list").
+    static func commandPath(to target: ParsableCommand.Type,
+                            from root: ParsableCommand.Type = HTTPCacheCommand.self) -> [String]? {
+        for sub in root.configuration.subcommands {
+            if sub == target { return [sub._commandName] }
+            if let rest = commandPath(to: target, from: sub) { return [sub._commandName] + rest }
+        }
+        return nil
+    }
+
+    private static func printError(_ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 }
 
@@ -133,7 +155,12 @@ struct Serve: ParsableCommand {
     /// A file's error is an `HTTPCacheError` naming its file and line.
     func settings(readingFile: Bool = true) throws -> ServeSettings {
         var settings = Self.baseSettings()
-        if readingFile, let config { try ConfigFile.read(path: config).apply(to: &settings) }
+        if readingFile, let config {
+            // Every wrong line at once, as check-config reports them.
+            let (file, problems) = try ConfigFile.problems(path: config, applyingTo: settings)
+            if !problems.isEmpty { throw HTTPCacheError(.invalidArgument, problems.joined(separator: "\n")) }
+            try file.apply(to: &settings)
+        }
         for (name, values) in given where !values.isEmpty {
             do {
                 // A repeatable option given here replaces the file's list.
@@ -188,7 +215,8 @@ struct URLCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "url", abstract: "Print the proxy URL for an origin URL.")
 
     @Argument(help: "The origin URL (http or https).") var original: String
-    @Option(help: "Port of the proxy.") var port: Int
+    @Option(help: "Port of the proxy (default: the port of the proxy serving --cache-dir, or the default cache folder).")
+    var port: Int?
     @Option(help: "Host of the proxy.") var host = "127.0.0.1"
     @Option(name: .customLong("cache-dir"),
             help: "The proxy's cache folder: signs the URL with its key (needed for a proxy in LAN mode; implied by a non-loopback --host).")
@@ -202,10 +230,14 @@ struct URLCommand: ParsableCommand {
         let lan = !MediaCache.isLoopback(host: host)
         let folder = cacheDirectory ?? (lan ? defaultCacheDirectory() : nil)
         let url: String
-        do {
+        do throws(HTTPCacheError) {
             let key = try encryptionKeyFile.map { path throws(HTTPCacheError) in try HTTPCacheConfiguration.encryptionKey(fromFile: path) }
-            url = try MediaCache.proxyURL(for: original, host: host, port: port, signingFolder: folder, encryptionKey: key)
+            let proxyPort: Int
+            if let port { proxyPort = port } else { proxyPort = try servingPort() }
+            url = try MediaCache.proxyURL(for: original, host: host, port: proxyPort, signingFolder: folder, encryptionKey: key)
         } catch {
+            // Others (an encrypted folder without its key: 22) keep their code, as serve's do.
+            guard error.code == .invalidArgument else { throw error }
             throw ValidationError("\(error)")
         }
         print(url)
@@ -220,6 +252,18 @@ struct URLCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
+    }
+
+    /// The port of the proxy serving the folder, from its lock file (as
+    /// `stats` finds the proxy): a user who started `serve` need not repeat it.
+    private func servingPort() throws(HTTPCacheError) -> Int {
+        let folder = cacheDirectory ?? defaultCacheDirectory()
+        guard let proxy = try MediaCache.servingProxy(of: folder),
+              let port = proxy.address.split(separator: ":").last.flatMap({ Int($0) }) else {
+            throw HTTPCacheError(.invalidArgument, "no proxy is serving the cache folder \(folder): give --port "
+                                 + "(or --cache-dir of the folder a running proxy serves)")
+        }
+        return port
     }
 }

@@ -6,3 +6,8 @@ func oneDecimal(_ value: Double) -> String {
     let digit = Int64(tenths) - whole * 10
     return (value < 0 && tenths > 0 ? "-" : "") + "\(whole).\(digit)"
 }
+
+/// "1 resource", "2 resources": a count with its noun, singular for one.
+func counted(_ count: some BinaryInteger, _ noun: String, plural: String? = nil) -> String {
+    "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
+}

@@ -59,7 +59,7 @@ struct PreloadCommand: ParsableCommand {
         for (url, outcome) in outcomes {
             switch outcome {
             case .success(let progress):
-                print("\(url): done, \(progress.bytesDone) bytes, \(progress.resourcesDone) resource\(progress.resourcesDone == 1 ? "" : "s")"
+                print("\(url): done, \(counted(progress.bytesDone, "byte")), \(counted(progress.resourcesDone, "resource"))"
                       + (progress.segmentsTotal > 0 ? ", \(progress.segmentsDone)/\(progress.segmentsTotal) segments" : "")
                       + (progress.live ? " (live: what was available now)" : ""))
             case .failure(let error):
@@ -178,7 +178,7 @@ final class ProgressBar {
             if case .success(let p) = result { show(p) }
             emit("\n")
         } else if case .success(let p) = result {
-            emit("\(verb.done) \(url): \(p.bytesDone) bytes, \(p.resourcesDone) resources\n")
+            emit("\(verb.done) \(url): \(counted(p.bytesDone, "byte")), \(counted(p.resourcesDone, "resource"))\n")
         }
     }
 

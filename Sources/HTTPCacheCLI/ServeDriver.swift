@@ -124,8 +124,10 @@ struct CheckConfig: ParsableCommand {
     var config: String
 
     func run() throws {
+        // Every wrong line, not only the first: a user fixes them in one go.
+        let (file, problems) = try ConfigFile.problems(path: config, applyingTo: Serve.baseSettings())
+        if !problems.isEmpty { throw HTTPCacheError(.invalidArgument, problems.joined(separator: "\n")) }
         var settings = Serve.baseSettings()
-        let file = try ConfigFile.read(path: config)
         try file.apply(to: &settings)
         do { try settings.configuration.validate() } catch {
             throw HTTPCacheError(.invalidArgument, "\(config): \(error.message)")

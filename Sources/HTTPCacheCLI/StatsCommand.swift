@@ -97,7 +97,7 @@ struct ProxyStats: Decodable {
             ("origin errors", errors.isEmpty ? "none" : errors.joined(separator: ", ")),
             ("connections", "\(openConnections) open"),
             ("downloads", "\(activeDownloads) active"),
-            ("cache", "\(Self.bytes(cacheSizeBytes)) in \(cacheEntries) entries"),
+            ("cache", "\(Self.bytes(cacheSizeBytes)) in \(counted(cacheEntries, "entry", plural: "entries"))"),
             ("evictions", String(evictions)),
             ("access log dropped", String(accessLogDropped)),
         ]

@@ -115,7 +115,10 @@ final class CacheHandleTests: XCTestCase {
         let options = config(folder: newFolder(), [("loops", "2")])
         defer { hc_config_free(options) }
         for bad in ["0", "257", "two", "-1", ""] {
-            XCTAssertEqual(hc_config_set(options, "loops", bad), -1, bad)  // HC_EINVAL
+            let refused = config(folder: newFolder(), [("loops", "2")])
+            defer { hc_config_free(refused) }
+            XCTAssertEqual(hc_config_set(refused, "loops", bad), -1, bad)  // HC_EINVAL
+            XCTAssertEqual(open(refused).0, -1, "a failed set makes the configuration unusable: \(bad)")
         }
         let (result, opened) = open(options)
         XCTAssertEqual(result, 0)
@@ -261,7 +264,7 @@ final class CacheHandleTests: XCTestCase {
         let (resultB, cacheB) = open(optionsB)
         XCTAssertEqual(resultB, 0)
         defer { hc_close(cacheB) }
-        XCTAssertEqual(hc_serve(cacheB), -3, "HC_EIO: the port is taken")
+        XCTAssertEqual(hc_serve(cacheB), -14, "HC_EADDRINUSE: the port is taken")
         XCTAssertEqual(hc_port(cacheB), -1)
         let linesB = logB.entries.withLock { $0 }
         XCTAssertTrue(linesB.contains { $0.hasPrefix("4 hc_serve: cannot listen on 127.0.0.1:\(port)") }, "\(linesB)")
@@ -282,7 +285,8 @@ final class CacheHandleTests: XCTestCase {
         XCTAssertEqual(String(cString: hc_strerror(-4)), "cache folder in use")
         XCTAssertEqual(String(cString: hc_strerror(-12)), "wrong or missing encryption key for the cache folder")
         XCTAssertEqual(String(cString: hc_strerror(-13)), "does not fit in the cache limit")
-        XCTAssertEqual(String(cString: hc_strerror(-14)), "unknown error")
+        XCTAssertEqual(String(cString: hc_strerror(-14)), "address already in use")
+        XCTAssertEqual(String(cString: hc_strerror(-15)), "unknown error")
         XCTAssertEqual(hc_strerror(-4), hc_strerror(-4), "a static string")
     }
 }

@@ -20,16 +20,20 @@ final class ConfigOptionTests: XCTestCase {
         "server-name": "media.example.com", "max-connections-per-client": "4", "allow-lan-reverse-proxy": "true",
         "upstream-proxy": "http://127.0.0.1:3128", "no-upstream-proxy-for": "intranet.example",
         "drain-timeout": "5",
-        "encryption-key-file": "",  // (empty: none; a key file's own test is CacheHandleTests.testEncryptionKeyFile)
+        "encryption-key-file": "KEYFILE",  // written by the test (a key file's own test is CacheHandleTests.testEncryptionKeyFile)
         "download-parallel": "8", "download-rate": "2MB",
     ]
 
-    func testEveryServeOptionIsSettable() {
+    func testEveryServeOptionIsSettable() throws {
         let config = hc_config_new()
         defer { hc_config_free(config) }
+        let keyFile = NSTemporaryDirectory() + "hc-sample-\(UUID().uuidString).key"
+        try Data(String(repeating: "ab", count: 32).utf8).write(to: URL(fileURLWithPath: keyFile))
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
         XCTAssertEqual(Set(Self.samples.keys), Set(ServeOption.all.map(\.name)))
         for option in ServeOption.all {
-            XCTAssertEqual(hc_config_set(config, option.name, Self.samples[option.name] ?? "?"), 0, option.name)
+            let sample = Self.samples[option.name] == "KEYFILE" ? keyFile : Self.samples[option.name] ?? "?"
+            XCTAssertEqual(hc_config_set(config, option.name, sample), 0, option.name)
         }
         XCTAssertEqual(hc_config_set(config, "no-such-option", "1"), -1)
     }
@@ -44,6 +48,8 @@ final class ConfigOptionTests: XCTestCase {
             ("header", "no colon", "'Name: value'"), ("connect-timeout", "-5", "above 0"), ("read-timeout", "nan", "above 0"),
             ("max-cache-size", "5 parsecs", "500MB"), ("host", "localhost", "IPv4 or IPv6"), ("insecure", "maybe", "true or false"),
             ("max-connections", "0", "1 or more"), ("ignore-query", "a=b", "query parameter"),
+            // Empty is not "no key": a plaintext folder for an unset variable (issue 35).
+            ("encryption-key-file", "", "a file holding a key"),
         ]
         for (name, value, valid) in table {
             XCTAssertEqual(hc_config_set(config, name, value), -1, "\(name) \(value)")

@@ -147,9 +147,63 @@ final class CLITests: XCTestCase {
         for loops in ["2", "1"] {
             let second = try TestTools.run(Self.binary, ["serve", "--port", "\(port)", "--loops", loops,
                                                          "--cache-dir", directory.path + "/two"], timeout: 10)
-            XCTAssertEqual(second.exitCode, 13, "loops \(loops): \(second.stdout) \(second.stderr)")
-            XCTAssertTrue(second.stderr.contains("cannot listen on 127.0.0.1:\(port)"), second.stderr)
-            XCTAssertTrue(second.stderr.contains("in use"), second.stderr)
+            // Its own code (24, address in use), not 13 (cache-folder I/O), and one line saying it once.
+            XCTAssertEqual(second.exitCode, 24, "loops \(loops): \(second.stdout) \(second.stderr)")
+            XCTAssertTrue(second.stderr.contains("Error: cannot listen on 127.0.0.1:\(port): another program listens on that port"),
+                          second.stderr)
+            XCTAssertEqual(second.stderr.components(separatedBy: "cannot listen").count, 2, second.stderr)
+            XCTAssertFalse(second.stderr.contains("listen on 127.0.0.1:\(port): address already in use"), second.stderr)
         }
+    }
+
+    /// Issue 35: `url` needs no --port when a proxy serves the folder (its
+    /// lock names the address, as `stats` finds it); the URL it prints is
+    /// served; a count of one is singular in `cache list`.
+    func testURLTakesThePortOfTheProxyServingTheFolder() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-urlport")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 12_345, seed: 36, in: root, name: "one.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let cache = directory.path + "/cache"
+        let none = try TestTools.run(Self.binary, ["url", origin.url("/one.mp4"), "--cache-dir", cache])
+        XCTAssertEqual(none.exitCode, 64, none.stderr)
+        XCTAssertTrue(none.stderr.contains("no proxy is serving the cache folder \(cache): give --port"), none.stderr)
+        XCTAssertTrue(none.stderr.contains("Usage: httpcache url "), none.stderr)
+
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let minted = try TestTools.run(Self.binary, ["url", origin.url("/one.mp4"), "--cache-dir", cache])
+        XCTAssertEqual(minted.exitCode, 0, minted.stderr)
+        let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(url.hasPrefix("http://127.0.0.1:\(proxy.port)/p/"), url)  // signed with the folder's key: --cache-dir
+        XCTAssertBytes(try RawHTTPClient.get(url: url).body, equal: file)
+        let list = try TestTools.run(Self.binary, ["cache", "list", "--cache-dir", cache])
+        XCTAssertTrue(list.stdout.hasSuffix("\n1 resource, 12345 bytes\n"), list.stdout)
+    }
+
+    /// Issue 35: `url` for an encrypted folder without its key exits 22
+    /// (the key's code, as serve and cache list do) with the reason, not 64
+    /// with the top-level usage; an argument `url` refuses while running
+    /// shows `url`'s usage, not the top level's.
+    func testURLErrorsKeepTheirCodeAndShowTheSubcommandsUsage() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-cli-url")
+        defer { directory.remove() }
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.path + "/cache")
+        configuration.encryptionKey = EncryptionTests.key(5)
+        try MediaCache(configuration: configuration).close()
+        let keyless = try TestTools.run(Self.binary, ["url", "http://media.example/a.mp4", "--port", "8080",
+                                                      "--cache-dir", directory.path + "/cache"])
+        XCTAssertEqual(keyless.exitCode, 22, keyless.stderr)
+        XCTAssertTrue(keyless.stderr.contains("encrypted"), keyless.stderr)
+        XCTAssertFalse(keyless.stderr.contains("Usage:"), keyless.stderr)
+
+        let bad = try TestTools.run(Self.binary, ["url", "ftp://media.example/a.mp4", "--port", "8080"])
+        XCTAssertEqual(bad.exitCode, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("Usage: httpcache url "), bad.stderr)
+        XCTAssertFalse(bad.stderr.contains("<subcommand>"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("See 'httpcache url --help'"), bad.stderr)
     }
 }

@@ -130,4 +130,23 @@ final class CLibraryTests: XCTestCase {
         XCTAssertTrue(ran.stdout.contains("busy: hc_open: cache folder \(work.path)/a is already open in this process"),
                       ran.stdout)
     }
+
+    /// Issue 35: a host that asked for encryption with a key file that is
+    /// not there (and ignored hc_config_set's result) got a plaintext
+    /// folder. The failed set now stays on the configuration: hc_open
+    /// returns its code, hc_config_errmsg says which option failed, and no
+    /// folder is made.
+    func testFailedKeySetMakesTheConfigurationUnusable() throws {
+        let work = try TemporaryDirectory(prefix: "hc-clib-unusable")
+        defer { work.remove() }
+        let program = try InstalledLibrary.buildExample("errors", in: work.path)
+        let ran = try TestTools.run(program, [work.path + "/a", work.path + "/b"], timeout: 60,
+                                    environment: InstalledLibrary.environment())
+        XCTAssertEqual(ran.exitCode, 0, ran.stdout + ran.stderr)
+        let line = ran.stdout.split(separator: "\n").first { $0.hasPrefix("unusable: ") }
+        XCTAssertNotNil(line, ran.stdout)
+        XCTAssertTrue(line?.contains("encryption-key-file takes a file holding a key") == true, ran.stdout)
+        XCTAssertTrue(line?.contains(work.path + "/a-missing.key") == true, ran.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.path + "/a-never"), "hc_open made the folder")
+    }
 }

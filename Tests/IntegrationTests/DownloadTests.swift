@@ -139,6 +139,57 @@ final class DownloadTests: XCTestCase {
         XCTAssertEqual(listed.first?["totalIsEstimate"] as? Bool, false)
     }
 
+    /// Issue 35: a 500 KB/s download killed (-9) after 3 s restarted from
+    /// bytes=0- although `download list` had shown 700 kB of it. Progress
+    /// now counts recorded bytes only, and bytes are recorded within
+    /// `flushDelay` while they arrive: after the restart the first range
+    /// asked of the origin starts at or after the last progress shown, and
+    /// the file is exact.
+    func testProgressShownBeforeAKillIsNeverFetchedAgain() throws {
+        let directory = try TemporaryDirectory(prefix: "download-kill-slow")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        let size = 8_000_000
+        let file = try TestFile.random(size: size, seed: 35, in: www, name: "title.mp4")
+        let origin = try NginxOrigin(root: www)
+        defer { origin.stop() }
+        let folder = directory.file("cache").path
+        let url = origin.url("/title.mp4")
+
+        var proxy = try ProxyProcess(cacheDirectory: folder, extraArguments: ["--download-rate", "500K"])
+        let added = try cli(["download", "add", url, "--name", "Title", "--cache-dir", folder])
+        XCTAssertTrue(added.succeeded, added.stderr)
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // What `download list` shows during the first 3 s, polled as a user would.
+        let started = Date()
+        var shown = 0
+        while Date().timeIntervalSince(started) < 3 {
+            shown = max(shown, try record(id, in: folder)?["bytesDone"] as? Int ?? 0)
+            usleep(100_000)
+        }
+        proxy.kill9()
+        shown = max(shown, try record(id, in: folder)?["bytesDone"] as? Int ?? 0)
+        XCTAssertGreaterThan(shown, 0, "3 s at 500 KB/s: some bytes are recorded within the flush delay")
+        let beforeRestart = origin.accessLog()
+
+        proxy = try ProxyProcess(cacheDirectory: folder)
+        defer { proxy.terminate() }
+        let waited = try cli(["download", "wait", id, "--cache-dir", folder], timeout: 120)
+        XCTAssertEqual(waited.exitCode, 0, waited.stdout + waited.stderr)
+        let afterRestart = Array(origin.accessLog(waitingFor: beforeRestart.count + 1).dropFirst(beforeRestart.count))
+        let first = try XCTUnwrap(afterRestart.first { $0.uri == "/title.mp4" }, "\(afterRestart)")
+        let start = first.range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) } ?? 0
+        XCTAssertGreaterThanOrEqual(start, shown, "the progress shown (\(shown)) was fetched again: \(afterRestart)")
+        print("download-kill-slow: shown \(shown) before the kill; the restart asked \(first.range ?? "everything")")
+
+        origin.stop()
+        let copy = directory.file("copy").path
+        let fetched = try TestTools.run("curl", ["-sf", "-o", copy, try proxy.proxyURL(url)], timeout: 60)
+        XCTAssertTrue(fetched.succeeded, fetched.stderr)
+        XCTAssertTrue(FileManager.default.contents(atPath: copy).map { [UInt8]($0) == file.bytes } ?? false, "byte-exact")
+    }
+
     func testAnHLSMasterKilledMidwayResumesWithoutRefetchingKeptSegments() throws {
         let directory = try TemporaryDirectory(prefix: "download-hls-kill")
         defer { directory.remove() }

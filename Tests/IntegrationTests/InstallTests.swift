@@ -47,7 +47,7 @@ final class InstallTests: XCTestCase {
         let names = result.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
         XCTAssertEqual(names.filter { !$0.hasPrefix("hc_") }, [], result.stdout)
         for name in ["hc_version", "hc_version_number", "hc_strerror", "hc_config_new", "hc_config_set",
-                     "hc_config_set_log", "hc_config_free", "hc_open", "hc_close", "hc_serve", "hc_port",
+                     "hc_config_set_log", "hc_config_errmsg", "hc_config_free", "hc_open", "hc_close", "hc_serve", "hc_port",
                      "hc_proxy_url", "hc_cache_size", "hc_cache_remove", "hc_cache_clear", "hc_cache_export",
                      "hc_cache_import", "hc_cache_list"] {
             XCTAssertTrue(names.contains(name), "\(name) is not exported:\n\(result.stdout)")

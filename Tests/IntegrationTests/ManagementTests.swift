@@ -201,6 +201,55 @@ final class ManagementTests: XCTestCase {
         XCTAssertFalse(try cli(["rm", url]).succeeded, "removing what is not cached is an error")
     }
 
+    /// Issue 35: one URL played through a forward proxy by a player sending
+    /// its own field, and through its proxy URL, is stored twice. `cache
+    /// list` says which row is which (variant forward, primary), `cache
+    /// export` finds the forward-only copy, and one `cache rm` removes both.
+    func testOneURLStoredThroughBothModesIsListedApartAndRemovedWhole() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-two-modes")
+        defer { directory.remove() }
+        let root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 300_007, seed: 35, in: root, name: "title.mp4")
+        let origin = try NginxOrigin(root: root)
+        defer { origin.stop() }
+        let cache = directory.path + "/cache"
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let curl = try TestTools.requireTool("curl")
+        let url = origin.url("/title.mp4")
+        func cli(_ arguments: [String]) throws -> ProcessResult {
+            try TestTools.run(CLITests.binary, ["cache"] + arguments + ["--cache-dir", cache], timeout: 30)
+        }
+
+        let forward = directory.path + "/forward.body"
+        let fetched = try TestTools.run(curl, ["-sS", "--max-time", "30", "-x", "http://127.0.0.1:\(proxy.port)",
+                                               "-H", "X-Player: test", "-o", forward, url])
+        XCTAssertTrue(fetched.succeeded, fetched.stderr)
+        XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: forward)), equal: file)
+        let exported = directory.path + "/exported.mp4"
+        let export = try cli(["export", url, exported])
+        XCTAssertEqual(export.exitCode, 0, "the forward request's copy is the URL's too: \(export.stderr)")
+        XCTAssertBytes(try Data(contentsOf: URL(fileURLWithPath: exported)), equal: file)
+
+        XCTAssertBytes(try RawHTTPClient.get(url: try proxy.proxyURL(url)).body, equal: file)
+        let list = try cli(["list"])
+        XCTAssertTrue(list.succeeded, list.stderr)
+        XCTAssertEqual(list.stdout.components(separatedBy: url + "\n").count, 3, "two rows: \(list.stdout)")
+        XCTAssertTrue(list.stdout.contains("variant primary") && list.stdout.contains("variant forward"), list.stdout)
+        XCTAssertTrue(list.stdout.hasSuffix("2 resources, 600014 bytes\n"), list.stdout)
+        let json = try cli(["list", "--json"])
+        let rows = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(Set(rows.compactMap { $0["variant"] as? String }), ["primary", "forward"], json.stdout)
+
+        let removed = try cli(["rm", url])
+        XCTAssertEqual(removed.exitCode, 0, removed.stderr)
+        let after = try cli(["list"])
+        XCTAssertFalse(after.stdout.contains(url), "one rm removes every entry of the URL: \(after.stdout)")
+        XCTAssertTrue(after.stdout.hasSuffix("0 resources, 0 bytes\n"), after.stdout)
+        XCTAssertEqual(try cli(["rm", url]).exitCode, 15, "nothing left to remove")
+    }
+
     /// The CLI answers the same, exit status and message, whether it opens the
     /// folder itself or a proxy serving it does the work (it did not: an
     /// uncached export exited 1 through a proxy and 15 without, a preload of

@@ -73,6 +73,24 @@ final class OperationsTests: XCTestCase {
         XCTAssertTrue(serve.stderr.contains("\(bad):3:"), serve.stderr)
     }
 
+    /// Issue 35: a file wrong on lines 2 and 3 (a bad value, then a
+    /// syntax error) is reported on both, not only the last one found.
+    func testCheckConfigReportsEveryError() throws {
+        let bad = try write(config: "port = 8080\nmax-cache-size = lots\nmax-cache-sise = 1GB\nlog-level = loud\n", to: "two.conf")
+        let refused = try TestTools.run(CLITests.binary, ["check-config", "--config", bad])
+        XCTAssertEqual(refused.exitCode, 11, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("\(bad):2: max-cache-size takes"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("\(bad):3: unknown option max-cache-sise"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("\(bad):4: log-level takes"), refused.stderr)
+        let order = ["\(bad):2:", "\(bad):3:", "\(bad):4:"].compactMap { refused.stderr.range(of: $0)?.lowerBound }
+        XCTAssertEqual(order, order.sorted(), "in line order: \(refused.stderr)")
+        XCTAssertEqual(order.count, 3)
+        // serve refuses the file naming every line too.
+        let serve = try TestTools.run(CLITests.binary, ["serve", "--config", bad, "--cache-dir", directory.file("c2").path], timeout: 20)
+        XCTAssertEqual(serve.exitCode, 11)
+        XCTAssertTrue(serve.stderr.contains("\(bad):2:") && serve.stderr.contains("\(bad):3:"), serve.stderr)
+    }
+
     /// The command line overrides the file; a repeatable option given there replaces the file's list.
     func testCommandLineOverridesTheFile() throws {
         let file = try TestFile.random(size: 10_000, seed: 3, in: files, name: "a.bin")

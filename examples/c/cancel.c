@@ -43,7 +43,10 @@ int main(int argc, char **argv)
         return 2;
     }
     hc_config *config = hc_config_new();
-    hc_config_set(config, "cache-dir", argv[1]);
+    if (config == NULL || hc_config_set(config, "cache-dir", argv[1]) != HC_OK) {
+        fprintf(stderr, "hc_config_set: %s\n", config == NULL ? "out of memory" : hc_config_errmsg(config));
+        return 1;
+    }
     hc_cache *cache = NULL;
     int rc = hc_open(config, &cache);
     hc_config_free(config);
@@ -55,7 +58,11 @@ int main(int argc, char **argv)
 
     /* 1. Timeouts: the wait runs out and the reader stays usable. */
     hc_reader *timed = NULL;
-    hc_reader_open(cache, argv[2], 0, -1, &timed);
+    if ((rc = hc_reader_open(cache, argv[2], 0, -1, &timed)) != HC_OK) {
+        printf("open reader: %s\n", hc_strerror(rc));
+        hc_close(cache);
+        return 1;
+    }
     hc_content_info info;
     printf("info poll: %s\n", hc_strerror(hc_reader_info(timed, &info, 0)));
     double started = now_ms();
@@ -66,7 +73,11 @@ int main(int argc, char **argv)
 
     /* 2. Cancel from another thread while a read is blocked. */
     struct blocked_read read = {0};
-    hc_reader_open(cache, argv[2], 0, -1, &read.reader);
+    if ((rc = hc_reader_open(cache, argv[2], 0, -1, &read.reader)) != HC_OK) {
+        printf("open reader: %s\n", hc_strerror(rc));
+        hc_close(cache);
+        return 1;
+    }
     pthread_t thread;
     pthread_create(&thread, NULL, read_forever, &read);
     sleep_ms(300); /* the read is blocked by now: the origin never answers */
@@ -83,7 +94,11 @@ int main(int argc, char **argv)
 
     /* 3. hc_close ends a blocked read with HC_ECLOSED; the handle is freed after. */
     struct blocked_read closing = {0};
-    hc_reader_open(cache, argv[2], 0, -1, &closing.reader);
+    if ((rc = hc_reader_open(cache, argv[2], 0, -1, &closing.reader)) != HC_OK) {
+        printf("open reader: %s\n", hc_strerror(rc));
+        hc_close(cache);
+        return 1;
+    }
     pthread_create(&thread, NULL, read_forever, &closing);
     sleep_ms(300);
     hc_close(cache);

@@ -105,7 +105,10 @@ int main(int argc, char **argv)
     fclose(file);
 
     hc_config *config = hc_config_new();
-    hc_config_set(config, "cache-dir", argv[1]);
+    if (config == NULL || hc_config_set(config, "cache-dir", argv[1]) != HC_OK) {
+        fprintf(stderr, "hc_config_set: %s\n", config == NULL ? "out of memory" : hc_config_errmsg(config));
+        return 1;
+    }
     hc_cache *cache = NULL;
     int rc = hc_open(config, &cache);
     hc_config_free(config);

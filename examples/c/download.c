@@ -31,8 +31,11 @@ int main(int argc, char **argv)
         return 2;
     }
     hc_config *config = hc_config_new();
-    hc_config_set(config, "cache-dir", argv[1]);
-    hc_config_set(config, "download-parallel", "2");
+    if (config == NULL || hc_config_set(config, "cache-dir", argv[1]) != HC_OK ||
+        hc_config_set(config, "download-parallel", "2") != HC_OK) {
+        fprintf(stderr, "hc_config_set: %s\n", config == NULL ? "out of memory" : hc_config_errmsg(config));
+        return 1;
+    }
     hc_cache *cache = NULL;
     int rc = hc_open(config, &cache);
     hc_config_free(config);
@@ -43,7 +46,11 @@ int main(int argc, char **argv)
     printf("bad url %d\n", hc_download_add(cache, "ftp://x/y", NULL, NULL, 0, NULL, (char[HC_DOWNLOAD_ID_SIZE]){0}));
     char id[HC_DOWNLOAD_ID_SIZE] = {0};
     /* The callback first: no event of the new download is missed. */
-    hc_download_set_callback(cache, on_event, NULL);
+    if ((rc = hc_download_set_callback(cache, on_event, NULL)) != HC_OK) {
+        printf("callback failed: %s\n", hc_strerror(rc));
+        hc_close(cache);
+        return 1;
+    }
     rc = hc_download_add(cache, argv[2], "Clip", NULL, 0, NULL, id);
     printf("add %d\n", rc);
     for (int i = 0; i < 3000 && !atomic_load(&completed); i++) {
@@ -56,7 +63,7 @@ int main(int argc, char **argv)
     printf("status %d state %d error %d bytes %lld/%lld estimate %d resources %d/%d\n", rc, status.state, status.error,
            (long long)status.bytes_done, (long long)status.bytes_total, status.total_is_estimate,
            status.resources_done, status.resources_total);
-    hc_download_list(cache, on_listed, NULL);
+    if ((rc = hc_download_list(cache, on_listed, NULL)) != HC_OK) printf("list failed: %s\n", hc_strerror(rc));
     printf("cache %lld\n", (long long)hc_cache_size(cache));
     printf("remove %d\n", hc_download_remove(cache, id));
     printf("again %d\n", hc_download_pause(cache, id));

@@ -4,13 +4,16 @@
  *   gcc -Wall -Werror errors.c $(pkg-config --cflags --libs httpcache)
  *   ./a.out CACHE_DIR OTHER_CACHE_DIR
  *
- * Prints "strerror CODE TEXT" for every code and "all checks passed".
+ * Prints "strerror CODE TEXT" for every code, "unusable: MESSAGE" for a
+ * configuration with a failed set, and "all checks passed".
  * Exits 0 when every check passes, 1 otherwise.
  */
 #include <httpcache.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int failures;
 
@@ -45,7 +48,7 @@ static hc_config *config_for(const char *folder) {
 }
 
 static void check_strerror(void) {
-    for (int code = HC_OK; code >= HC_ETOOLARGE; code--) {
+    for (int code = HC_OK; code >= HC_EADDRINUSE; code--) {
         const char *text = hc_strerror(code);
         CHECK(text != NULL && text[0] != '\0');
         if (text == NULL) continue;
@@ -53,7 +56,7 @@ static void check_strerror(void) {
         CHECK(strcmp(text, "unknown error") != 0);
         for (int other = HC_OK; other > code; other--) CHECK(strcmp(text, hc_strerror(other)) != 0);
     }
-    CHECK(strcmp(hc_strerror(HC_ETOOLARGE - 1), "unknown error") == 0);
+    CHECK(strcmp(hc_strerror(HC_EADDRINUSE - 1), "unknown error") == 0);
     CHECK(strcmp(hc_strerror(1), "unknown error") == 0);
 }
 
@@ -64,14 +67,36 @@ int main(int argc, char **argv) {
     }
     check_strerror();
 
-    /* Unknown options and bad values. */
+    /* Unknown options and bad values; the first failed set stays on the
+     * configuration and makes it unusable, so a host that ignored the result
+     * of asking for encryption never gets a plaintext folder. */
+    char never[4096], missing_key[4096];
+    snprintf(never, sizeof never, "%s-never", argv[1]);
+    snprintf(missing_key, sizeof missing_key, "%s-missing.key", argv[1]);
+    hc_config *bad = config_for(never);
+    CHECK(hc_config_errmsg(bad) == NULL);
+    CHECK(hc_config_set(bad, "encryption-key-file", missing_key) == HC_EINVAL);
+    CHECK(hc_config_set(bad, "no-such-option", "1") == HC_EINVAL);
+    CHECK(hc_config_set(bad, "port", "http") == HC_EINVAL);
+    CHECK(hc_config_set(bad, "port", "0") == HC_OK); /* does not clear the error */
+    const char *message = hc_config_errmsg(bad);
+    CHECK(message != NULL && strstr(message, "encryption-key-file") != NULL);
+    struct seen refused = {0, ""};
+    hc_config_set_log(bad, 4 /* warning */, on_log, &refused);
+    hc_cache *cache = (hc_cache *)bad; /* any non-NULL value: hc_open must reset it */
+    CHECK(hc_open(bad, &cache) == HC_EINVAL);
+    CHECK(cache == NULL);
+    CHECK(refused.warnings == 1 && strstr(refused.last, "encryption-key-file") != NULL);
+    struct stat info;
+    CHECK(stat(never, &info) != 0 && errno == ENOENT); /* no folder made */
+    printf("unusable: %s\n", message != NULL ? message : "(none)");
+    hc_config_free(bad);
+
     hc_config *config = config_for(argv[1]);
-    CHECK(hc_config_set(config, "no-such-option", "1") == HC_EINVAL);
-    CHECK(hc_config_set(config, "port", "http") == HC_EINVAL);
 
     /* No cache-dir. */
     hc_config *empty = hc_config_new();
-    hc_cache *cache = (hc_cache *)empty; /* any non-NULL value: hc_open must reset it */
+    cache = (hc_cache *)empty;
     CHECK(hc_open(empty, &cache) == HC_EINVAL);
     CHECK(cache == NULL);
     hc_config_free(empty);

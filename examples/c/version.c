@@ -66,7 +66,8 @@ static void check_version(void) {
 
 static void check_errors(void) {
     const int codes[] = {HC_OK,       HC_EINVAL,    HC_ENOMEM,    HC_EIO,  HC_EBUSY,  HC_ENOTFOUND,
-                         HC_ETIMEDOUT, HC_ECANCELED, HC_EUPSTREAM, HC_ETLS, HC_ERANGE, HC_ECLOSED, HC_EKEY, HC_ETOOLARGE};
+                         HC_ETIMEDOUT, HC_ECANCELED, HC_EUPSTREAM, HC_ETLS, HC_ERANGE, HC_ECLOSED, HC_EKEY, HC_ETOOLARGE,
+                         HC_EADDRINUSE};
     const size_t count = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < count; i++) {
         CHECK(codes[i] == -(int)i);

@@ -111,6 +111,10 @@ final class PreloadRead: ResourceReaderDelegate {
     private var reader: ResourceReader?
     private var body: [UInt8]?
     private var ended = false
+    /// The bytes of the resource this read keeps (set with the head).
+    private var wanted: Range<Int64>?
+    /// Recorded bytes reported so far (pinning reads: see `reportProgress`).
+    private var reportedKept: Int64 = 0
 
     init(item: PreloadItem, pin: String?, reports: Reports) {
         self.item = item
@@ -158,6 +162,7 @@ final class PreloadRead: ResourceReaderDelegate {
         if item.role == .segmentIndex || (item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit) {
             body = []
         }
+        wanted = range
         // Held from its first byte: a paused or interrupted download keeps what it has.
         holdResource()
         reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
@@ -169,8 +174,22 @@ final class PreloadRead: ResourceReaderDelegate {
 
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool {
         collect(bytes)
-        reports.fetched(Int64(bytes.count))
+        reportProgress(Int64(bytes.count))
         return true
+    }
+
+    /// A download (a pinning read) counts only the bytes the metadata on
+    /// disk records, so that its progress never shows what a crash would
+    /// lose and fetch again (issue 35): it lags the bytes received by the
+    /// store's flush delay. Other preloads count bytes as they arrive.
+    private func reportProgress(_ count: Int64) {
+        guard pin != nil else { return reports.fetched(count) }
+        guard let wanted, let resource = reader?.resource, !resource.isTransient else { return }
+        let kept = resource.recordedBytes(in: wanted)
+        if kept > reportedKept {
+            reports.fetched(kept - reportedKept)
+            reportedKept = kept
+        }
     }
 
     private func pump() {
@@ -178,7 +197,7 @@ final class PreloadRead: ResourceReaderDelegate {
             switch reader.next() {
             case .file(let file, let range):
                 if body != nil { read(file, range) }
-                reports.fetched(Int64(range.count))
+                reportProgress(Int64(range.count))
             case .pending:
                 return
             case .finished:
@@ -214,7 +233,18 @@ final class PreloadRead: ResourceReaderDelegate {
     private func end(_ outcome: Result<[UInt8]?, PreloadFailure>) {
         guard !ended else { return }
         ended = true
-        if case .success = outcome { holdResource() }
+        if case .success = outcome {
+            holdResource()
+            // Every byte is in the data file and its metadata is being written
+            // (see `Resource.write`): the rest counts now, so a completed download shows its total.
+            if pin != nil, let wanted {
+                // Recorded now rather than within the flush delay: the download is about to say "completed".
+                reader?.resource.flush()
+                let whole = wanted.upperBound == Int64.max ? reader?.resource.available.byteCount ?? 0 : Int64(wanted.count)
+                if whole > reportedKept { reports.fetched(whole - reportedKept) }
+                reportedKept = max(reportedKept, whole)
+            }
+        }
         // Where redirects led: the walker resolves a playlist's relative URIs against it.
         let finalURL = reader == nil ? nil : OriginURL.parse(item.url).flatMap { engine?.client.redirectTarget(for: $0)?.string }
         closeReader()
