@@ -196,7 +196,7 @@ extension Loader {
     /// and a 416 to a ranged probe speak of a 200's (RFC 9111 §3.3, §4.3.4);
     /// any other is its own (a stored 404, a redirect…).
     static func representationStatus(_ status: Int) -> Int {
-        status == 206 || status == 304 || status == 416 ? 200 : status
+        Revalidation.representationStatus(status)
     }
 
     /// The stored form of a response: hop-by-hop, framing and private fields removed.

@@ -70,8 +70,13 @@ package final class ResourceReader {
     package private(set) var collapsed = false
     /// Another variant (Vary) of the URL is stored: a miss is a vary-miss.
     var otherVariantStored = false
-    /// The status of the origin's latest answer for this resource.
-    package var forwardStatus: Int? { state.lastOriginStatus }
+    /// The status the origin answered the request this reader's head waited
+    /// for (RFC 9211 fwd-status); nil when the stored response answered or
+    /// the origin could not be reached.
+    package private(set) var forwardStatus: Int?
+    /// The origin could not confirm the stored response and it was served
+    /// stale anyway (RFC 9111 §4.2.4): nothing new was stored.
+    package private(set) var servedStale = false
 
     init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
          request: HTTPHeaders = HTTPHeaders()) {
@@ -117,7 +122,9 @@ package final class ResourceReader {
             delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             return
         }
-        forwardReason = otherVariantStored ? .varyMiss : .uriMiss
+        // After a revalidation whose answer replaced the stored response,
+        // the reason stays the one that sent the request forward.
+        if forwardReason == nil { forwardReason = otherVariantStored ? .varyMiss : .uriMiss }
         if let probe = state.probe {
             collapsed = true
             join(probe)
@@ -268,6 +275,8 @@ package final class ResourceReader {
                     return
                 }
                 // Validated, or the check failed and serving stale is allowed.
+                forwardStatus = awaited?.responseStatus
+                if let awaited, awaited.isValidation, awaited.failure != nil { servedStale = true }
                 delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
             } else if let awaited, awaited.finished, !state.headKnown {
                 if case .changed? = awaited.failure, !restarted {
