@@ -185,6 +185,12 @@ package enum Freshness {
         return decision
     }
 
+    /// Whether a request may go to the origin when nothing is stored for
+    /// it: not with only-if-cached, which then gets 504 (RFC 9111 §5.2.1.7).
+    package static func mayForwardMiss(requestHeaders: HTTPHeaders) -> Bool {
+        !requestHeaders.contains("Cache-Control") || !CacheControl(request: requestHeaders).onlyIfCached
+    }
+
     private static func reuse(_ facts: Facts, request: CacheControl, now: Int) -> ReuseDecision {
         let response = facts.response
         if response.noCache { return .revalidate(.responseNoCache) }

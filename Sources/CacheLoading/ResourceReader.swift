@@ -125,6 +125,10 @@ package final class ResourceReader {
         // After a revalidation whose answer replaced the stored response,
         // the reason stays the one that sent the request forward.
         if forwardReason == nil { forwardReason = otherVariantStored ? .varyMiss : .uriMiss }
+        guard Freshness.mayForwardMiss(requestHeaders: request) else {
+            delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and nothing is stored")))
+            return
+        }
         if let probe = state.probe {
             collapsed = true
             join(probe)
