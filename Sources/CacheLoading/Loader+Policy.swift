@@ -172,8 +172,12 @@ extension Loader {
     }
 
     /// A 304 (or an unchanged full response) to a revalidation: the stored
-    /// fields are updated with the new ones (RFC 9111 §4.3.4), the clock
-    /// readings renewed; the cached bytes are not touched.
+    /// fields are updated with the new ones (RFC 9111 §4.3.4, §3.2: every
+    /// field the 304 carries replaces the stored one — Content-Type, ETag,
+    /// Cache-Control, the origin's own — except the framing fields
+    /// Content-Length, Content-Range and Transfer-Encoding, and hop-by-hop
+    /// and private ones, which `storedForm` leaves out), the clock readings
+    /// renewed; the cached bytes are not touched.
     func refreshHead(_ state: ResourceState, with response: HTTPResponseHead, requestTime: Int64) {
         var stored = storedHead(state.resource)
         let fresh = Self.storedForm(response, request: HTTPHeaders(), requestTime: requestTime,
@@ -189,6 +193,16 @@ extension Loader {
         stored.requestTime = requestTime
         stored.responseTime = nowSeconds
         stored.invalidated = false
+        // The validators and type the resource is described by follow the
+        // updated fields (the next validation sends the new ETag).
+        let metadata = state.resource.metadata
+        let type = stored.headers["Content-Type"] ?? metadata.contentType
+        let etag = stored.headers["ETag"] ?? metadata.etag
+        let lastModified = stored.headers["Last-Modified"] ?? metadata.lastModified
+        if type != metadata.contentType || etag != metadata.etag || lastModified != metadata.lastModified {
+            state.resource.setInfo(totalLength: metadata.totalLength, contentType: type, etag: etag,
+                                   lastModified: lastModified)
+        }
         state.resource.setStoredHead(stored)
     }
 
