@@ -205,11 +205,17 @@ package struct CachePolicyOptions: Sendable, Equatable {
     /// media cache gives such responses a few minutes even when they lack
     /// Last-Modified or were modified moments ago. 0: the plain 10% rule.
     package var heuristicMinimum: Int
+    /// Heuristic freshness only for a response with Last-Modified (RFC
+    /// 9111 §4.2.2's fraction of its age); without one the response has
+    /// no freshness and is revalidated before each reuse.
+    package var heuristicNeedsLastModified: Bool
 
-    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0) {
+    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0,
+                 heuristicNeedsLastModified: Bool = false) {
         self.heuristicCap = heuristicCap
         self.honorsCDNCacheControl = honorsCDNCacheControl
         self.heuristicMinimum = heuristicMinimum
+        self.heuristicNeedsLastModified = heuristicNeedsLastModified
     }
 }
 

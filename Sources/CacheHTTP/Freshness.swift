@@ -74,7 +74,8 @@ package enum Freshness {
     /// The heuristic is 10% of Date minus Last-Modified, at most
     /// `options.heuristicCap`, and only for statuses heuristically cacheable
     /// (RFC 9110 §15.1), never below `options.heuristicMinimum` (which also
-    /// applies without Last-Modified). With `options.honorsCDNCacheControl` and a
+    /// applies without Last-Modified, unless `options.heuristicNeedsLastModified`:
+    /// then a response without it has lifetime 0). With `options.honorsCDNCacheControl` and a
     /// CDN-Cache-Control present, its directives replace Cache-Control and
     /// Expires is ignored (RFC 9213 §2.2).
     package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
@@ -102,7 +103,9 @@ package enum Freshness {
             let seconds = max(floor, min((date - lastModified) / 10, cap))
             return FreshnessLifetime(seconds: seconds, source: .heuristic)
         }
-        if floor > 0 { return FreshnessLifetime(seconds: floor, source: .heuristic) }
+        if floor > 0 && !options.heuristicNeedsLastModified {
+            return FreshnessLifetime(seconds: floor, source: .heuristic)
+        }
         return FreshnessLifetime(seconds: 0, source: .none)
     }
 

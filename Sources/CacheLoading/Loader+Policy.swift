@@ -35,7 +35,7 @@ extension Loader {
     /// The head of a cached response as the client gets it: the stored
     /// end-to-end fields with the current Age (RFC 9111 §5.1) and this proxy
     /// in Via (RFC 9110 §7.6.3).
-    func contentInfo(_ state: ResourceState) -> ContentInfo {
+    func contentInfo(_ state: ResourceState, transparent: Bool = false) -> ContentInfo {
         var info = state.info
         let resource = state.resource
         let stored = storedHead(resource)
@@ -51,7 +51,7 @@ extension Loader {
             if kept { resource.derived.serving = made }
             return made
         }()
-        let facts = freshnessFacts(resource, head)
+        let facts = freshnessFacts(resource, head, transparent: transparent)
         let age = facts.age(now: Int(nowSeconds))
         let fields: HTTPHeaders
         if let aged = resource.derived.servingAged, aged.age == age {
@@ -67,31 +67,37 @@ extension Loader {
         return info
     }
 
-    /// The stored head's part of the freshness decision, worked out once per
-    /// stored head (a head synthesized from old metadata changes with each
-    /// validation: not kept).
-    func freshnessFacts(_ resource: Resource, _ head: StoredHead) -> Freshness.Facts {
-        if let facts = resource.derived.freshness { return facts }
-        let facts = Freshness.Facts(head, options: policy.cache)
-        if resource.metadata.head != nil { resource.derived.freshness = facts }
+    /// The stored head's part of the freshness decision under the policy of
+    /// a proxy URL or (`transparent`) of the forward and reverse modes,
+    /// worked out once per stored head (a head synthesized from old metadata
+    /// changes with each validation: not kept).
+    func freshnessFacts(_ resource: Resource, _ head: StoredHead, transparent: Bool = false) -> Freshness.Facts {
+        let known = transparent ? resource.derived.transparentFreshness : resource.derived.freshness
+        if let known { return known }
+        let facts = Freshness.Facts(head, options: policy.cache(transparent: transparent))
+        if resource.metadata.head != nil {
+            if transparent { resource.derived.transparentFreshness = facts } else { resource.derived.freshness = facts }
+        }
         return facts
     }
 
     /// Whether `state`'s stored response is fresh now (RFC 9111 §4.2).
-    func isFresh(_ state: ResourceState) -> Bool {
+    func isFresh(_ state: ResourceState, transparent: Bool = false) -> Bool {
         let stored = storedHead(state.resource)
         guard !stored.invalidated else { return false }
-        let facts = freshnessFacts(state.resource, stored.policyHead)
+        let facts = freshnessFacts(state.resource, stored.policyHead, transparent: transparent)
         return facts.lifetime > facts.age(now: Int(nowSeconds))
     }
 
-    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
-    func reuse(_ state: ResourceState, request: HTTPHeaders) -> ReuseAction {
+    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request
+    /// with `request` fields, of a proxy URL or (`transparent`) of the
+    /// forward and reverse modes (`LoaderPolicy.transparentCache`).
+    func reuse(_ state: ResourceState, request: HTTPHeaders, transparent: Bool = false) -> ReuseAction {
         let stored = storedHead(state.resource)
         if stored.invalidated {
             return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
         }
-        let facts = freshnessFacts(state.resource, stored.policyHead)
+        let facts = freshnessFacts(state.resource, stored.policyHead, transparent: transparent)
         switch Freshness.reuse(facts, requestHeaders: request, now: Int(nowSeconds)) {
         case .fresh, .staleAcceptedByClient:
             return .serve
@@ -107,7 +113,8 @@ extension Loader {
 
     /// Whether the stored response may stand in when its revalidation
     /// failed with `failure` (RFC 9111 §4.2.4, RFC 5861 §4).
-    func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError) -> Bool {
+    func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError,
+                       transparent: Bool = false) -> Bool {
         let cause: StaleCause
         switch failure {
         case .upstream: cause = .disconnected
@@ -115,7 +122,8 @@ extension Loader {
         default: return false
         }
         return Freshness.mayServeStale(storedHead(state.resource).policyHead, requestHeaders: request,
-                                       now: Int(nowSeconds), cause: cause, options: policy.cache)
+                                       now: Int(nowSeconds), cause: cause,
+                                       options: policy.cache(transparent: transparent))
     }
 
     /// The store key of the variant a request selects (RFC 9111 §4.1): the

@@ -75,7 +75,7 @@ final class ProxyExchange: BodySink {
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
-        sentCacheStatus = CacheStatusField(hit: true, ttl: hit.info.ttl)
+        sentCacheStatus = CacheStatusField(hit: true, ttl: transparent ? hit.transparentTTL ?? 0 : hit.info.ttl)
         machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }

@@ -79,6 +79,33 @@ final class RequestRulesTests: XCTestCase {
         }
     }
 
+    // MARK: heuristic freshness (RFC 9111 §4.2.2)
+
+    func testWithoutExplicitFreshnessOrLastModifiedEveryReuseAsksTheOrigin() throws {
+        let faulty = try FaultyOrigin()
+        let base = String(faulty.url("/").dropLast())
+        let published = "Mon, 01 Jan 2024 00:00:00 GMT"
+        for mode in Mode.allCases {
+            let (client, target) = try start(mode, base: base)
+            let bare = "/\(mode.rawValue)/bare", dated = "/\(mode.rawValue)/dated"
+            faulty.serve(bare, body: Array("no freshness, no validator\n".utf8), fault: .status(200, fields: [:]))
+            faulty.serve(dated, body: Array("published long ago\n".utf8),
+                         fault: .status(200, fields: ["Last-Modified": published]))
+            for _ in 0..<3 {
+                XCTAssertEqual(try client.request(path: target(bare)).bodyString, "no freshness, no validator\n")
+                XCTAssertEqual(try client.request(path: target(dated)).bodyString, "published long ago\n")
+            }
+            XCTAssertEqual(faulty.requests(for: bare).count, 3, "\(mode): never reused without the origin")
+            XCTAssertEqual(faulty.requests(for: dated).count, 1, "\(mode): 10% of its age (capped at a day) is fresh")
+        }
+        // Proxy URLs keep the media policy: a few minutes even without Last-Modified.
+        _ = try start(.forward, base: base)
+        faulty.serve("/media/bare", body: Array("media".utf8), fault: .status(200, fields: [:]))
+        let url = try XCTUnwrap(server).proxyURL(for: faulty.url("/media/bare"))
+        for _ in 0..<3 { XCTAssertEqual(try RawHTTPClient.get(url: url, timeout: 30).bodyString, "media") }
+        XCTAssertEqual(faulty.requests(for: "/media/bare").count, 1)
+    }
+
     // MARK: only-if-cached (RFC 9111 §5.2.1.7)
 
     func testOnlyIfCachedWithNothingStoredIs504WithoutTheOrigin() throws {

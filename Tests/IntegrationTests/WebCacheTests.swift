@@ -15,10 +15,11 @@ final class WebCacheTests: XCTestCase {
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
         location = /st/404z { default_type text/plain; add_header Cache-Control "max-age=0" always; return 404 "gone0\n"; }
-        location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
+        location = /st/404h { default_type text/plain; add_header Last-Modified $yesterday always; return 404 "heuristic\\n"; }
+        location = /st/404n { default_type text/plain; return 404 "no validator\\n"; }
         location = /st/302 { return 302 /txt/a.txt; }
         location = /st/302f { add_header Cache-Control "max-age=600" always; return 302 /txt/a.txt; }
-        location = /st/301 { return 301 /txt/a.txt; }
+        location = /st/301 { add_header Last-Modified $yesterday always; return 301 /txt/a.txt; }
         location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
         location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
@@ -39,6 +40,7 @@ final class WebCacheTests: XCTestCase {
 """
     static let httpConfig = """
         map $http_accept_language $lang { default en; ~^fr fr; }
+        map $host $yesterday { default "Mon, 01 Jan 2024 00:00:00 GMT"; }
 """
 
     enum Mode: CaseIterable { case reverse, forward }
@@ -174,13 +176,15 @@ final class WebCacheTests: XCTestCase {
     func testHeuristicFreshnessOnlyForHeuristicallyCacheableStatuses() throws {
         for mode in Mode.allCases {
             let (client, target) = try start(mode)
-            for path in ["/st/404h", "/st/301", "/st/302", "/st/503"] {
+            for path in ["/st/404h", "/st/404n", "/st/301", "/st/302", "/st/503"] {
                 let a = try client.request(path: target(path))
                 let b = try client.request(path: target(path))
                 XCTAssertEqual(a.status, b.status, "\(mode) \(path)")
             }
-            let log = origin.accessLog(waitingFor: 6)
+            let log = origin.accessLog(waitingFor: 8)
             XCTAssertEqual(log.filter { $0.uri == "/st/404h" }.count, 1, "\(mode): 404 is heuristically cacheable")
+            XCTAssertEqual(log.filter { $0.uri == "/st/404n" }.count, 2,
+                           "\(mode): but the heuristic needs Last-Modified (RFC 9111 §4.2.2)")
             XCTAssertEqual(log.filter { $0.uri == "/st/301" }.count, 1, "\(mode): 301 is heuristically cacheable")
             XCTAssertEqual(log.filter { $0.uri == "/st/302" }.count, 2, "\(mode): 302 is not, without freshness")
             XCTAssertEqual(log.filter { $0.uri == "/st/503" }.count, 2, "\(mode): 503 is not, without freshness")
@@ -316,6 +320,7 @@ final class WebCacheTests: XCTestCase {
     func testInterimResponsesAreRelayedOnTheCachedPathAndNeverStored() throws {
         let faulty = try FaultyOrigin()
         faulty.serve("/hints.bin", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
+        faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh in every mode
         let base = String(faulty.url("/").dropLast())
         for mode in ["reverse", "forward", "proxy URL"] {
             server?.close()
@@ -403,6 +408,7 @@ final class WebCacheTests: XCTestCase {
     func testAnUnknownMethodInvalidatesAndConcurrentMissesCollapse() throws {
         let faulty = try FaultyOrigin()
         faulty.serve("/u.bin", body: Array("unknown".utf8))
+        faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh until invalidated
         faulty.serve("/slow.bin", body: Array("slow".utf8), fault: .delayed(0.5))
         _ = try start(.forward)
         let port = try XCTUnwrap(server).servingPort

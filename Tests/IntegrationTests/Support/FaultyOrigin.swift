@@ -84,6 +84,13 @@ final class FaultyOrigin: @unchecked Sendable {
     private var open: Set<Int32> = []
     private var accepted = 0
     private var stopped = false
+    private var fields: [String: String] = [:]
+
+    /// Fields added to every response head (e.g. a Cache-Control), unless the fault sets them.
+    var extraFields: [String: String] {
+        get { lock.withLock { fields } }
+        set { lock.withLock { fields = newValue } }
+    }
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -324,7 +331,8 @@ final class FaultyOrigin: @unchecked Sendable {
         }
     }
 
-    private func head(_ status: Int, _ fields: [String: String]) -> [UInt8] {
+    private func head(_ status: Int, _ given: [String: String]) -> [UInt8] {
+        let fields = extraFields.merging(given) { _, own in own }
         var text = "HTTP/1.1 \(status) Status\r\n"
         if fields["Content-Type"] == nil { text += "Content-Type: application/octet-stream\r\n" }
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
