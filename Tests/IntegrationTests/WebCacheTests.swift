@@ -25,6 +25,7 @@ final class WebCacheTests: XCTestCase {
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
         location /cdnok/ { default_type text/plain; add_header CDN-Cache-Control "max-age=600"; add_header Cache-Control "no-cache"; }
         location /cdnbad/ { default_type text/plain; add_header CDN-Cache-Control "Max-Age=600"; add_header Cache-Control "no-cache"; }
+        location /cdntype/ { default_type text/plain; add_header CDN-Cache-Control 's-maxage="600"'; add_header Cache-Control "no-cache"; }
         location = /make {
             if ($request_method = POST) {
                 add_header Location /txt/a.txt; add_header Content-Location /html/p.html; return 201 "made\n";
@@ -54,7 +55,7 @@ final class WebCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
+        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad", "cdntype"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
@@ -63,6 +64,7 @@ final class WebCacheTests: XCTestCase {
         try Data("stamp\n".utf8).write(to: root.appendingPathComponent("stamp/s.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdntype/c.txt"))
         try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
         try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -354,14 +356,16 @@ final class WebCacheTests: XCTestCase {
     func testCDNCacheControlInReverseModeWithInvalidValuesIgnored() throws {
         for mode in Mode.allCases {
             let (client, target) = try start(mode)
-            for path in ["/cdnok/c.txt", "/cdnbad/c.txt"] {
+            for path in ["/cdnok/c.txt", "/cdnbad/c.txt", "/cdntype/c.txt"] {
                 for _ in 0..<2 { XCTAssertEqual(try client.request(path: target(path)).bodyString, "cdn\n") }
             }
-            let log = origin.accessLog(waitingFor: mode == .reverse ? 3 : 4)
+            let log = origin.accessLog(waitingFor: mode == .reverse ? 5 : 6)
             XCTAssertEqual(log.filter { $0.uri == "/cdnok/c.txt" }.count, mode == .reverse ? 1 : 2,
                            "\(mode): CDN-Cache-Control max-age=600 governs a reverse proxy only")
             XCTAssertEqual(log.filter { $0.uri == "/cdnbad/c.txt" }.count, 2,
                            "\(mode): an invalid CDN-Cache-Control is ignored, Cache-Control: no-cache applies")
+            XCTAssertEqual(log.filter { $0.uri == "/cdntype/c.txt" }.count, 2,
+                           "\(mode): so is one with a directive of the wrong type (s-maxage as a String)")
         }
     }
 
