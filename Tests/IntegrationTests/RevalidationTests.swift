@@ -14,6 +14,7 @@ final class RevalidationTests: XCTestCase {
     static let locations = """
         location /live/ { add_header Expires $live_expires always; }
         location /zero/ { add_header Cache-Control "max-age=0"; }
+        location /fresh/ { add_header Cache-Control "max-age=600"; }
 """
     static let httpConfig = """
         map $status $live_expires { 404 "Thu, 01 Jan 1970 00:00:00 GMT"; default ""; }
@@ -31,7 +32,7 @@ final class RevalidationTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-revalidation")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["live", "zero"] {
+        for sub in ["live", "zero", "fresh", "dated"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -45,11 +46,13 @@ final class RevalidationTests: XCTestCase {
     /// A fresh proxy (empty cache) in `mode` in front of `base` (reverse
     /// mode's origin), and a client whose targets are origin-form (reverse)
     /// or absolute-form (forward).
-    private func start(_ mode: Mode, base: String) throws -> (RawHTTPConnection, (String) -> String) {
+    private func start(_ mode: Mode, base: String, clock: TestClock? = nil)
+        throws -> (RawHTTPConnection, (String) -> String) {
         server?.close()
         runs += 1
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
         if mode == .reverse { configuration.origin = base }
+        if let clock { configuration.freshnessClock = { clock.now } }
         let started = try MediaCache(configuration: configuration)
         try started.serve()
         server = started
@@ -166,6 +169,35 @@ final class RevalidationTests: XCTestCase {
         }
     }
 
+    // MARK: time passing (RFC 9111 §4.2), on an injected clock
+
+    func testExplicitAndHeuristicLifetimesEndOnTheCachesClock() throws {
+        let fresh = try TestFile.random(size: 20_000, seed: 11, in: root.appendingPathComponent("fresh"), name: "f.bin")
+        let dated = try TestFile.random(size: 20_000, seed: 12, in: root.appendingPathComponent("dated"), name: "d.bin")
+        // Published a day ago, no Cache-Control: fresh for 10% of that (8640 s).
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -86_400)],
+                                              ofItemAtPath: root.appendingPathComponent("dated/d.bin").path)
+        for mode in Mode.allCases {
+            // A proxy and clock per path: the origin's Date follows the wall clock.
+            for (path, file, lifetime) in [("/fresh/f.bin", fresh, 600), ("/dated/d.bin", dated, 8640)] {
+                let clock = TestClock()
+                let (client, target) = try start(mode, base: origin.baseURL, clock: clock)
+                func status(_ path: String, _ file: TestFile) throws -> String {
+                    let response = try client.request(path: target(path))
+                    XCTAssertBytes(response.body, equal: file, "\(mode) \(path)")
+                    return response.header("Cache-Status") ?? "none"
+                }
+                XCTAssertTrue(try status(path, file).contains("fwd=uri-miss"), "\(mode) \(path)")
+                clock.advance(seconds: lifetime - 10)
+                let hit = try status(path, file)
+                XCTAssertTrue(hit.hasPrefix("httpcache; hit; ttl="), "\(mode) \(path): still fresh: \(hit)")
+                clock.advance(seconds: 20)
+                let stale = try status(path, file)
+                XCTAssertTrue(stale.hasPrefix("httpcache; fwd=stale; fwd-status=304"), "\(mode) \(path): \(stale)")
+            }
+        }
+    }
+
     // MARK: Cache-Status (RFC 9211 §2)
 
     func testStaleServedWithoutTheOriginSaysNoForwardStatusAndNotStored() throws {
@@ -229,4 +261,14 @@ final class RevalidationTests: XCTestCase {
             XCTAssertEqual(faulty.requests(for: path).count, 1, "\(mode)")
         }
     }
+}
+
+/// The freshness clock of a test proxy: the wall clock plus what the test advanced.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: Int64 = 0
+
+    func advance(seconds: Int) { lock.withLock { offset += Int64(seconds) * 1000 } }
+
+    var now: Int64 { lock.withLock { offset } + Int64(Date().timeIntervalSince1970 * 1000) }
 }
