@@ -144,7 +144,10 @@ package struct CacheControl: Sendable, Equatable {
 
     /// Splits one field value into (lower-cased name, unquoted value)
     /// pairs. Commas inside quoted strings do not split; a missing closing
-    /// quote ends the value at the end of the field.
+    /// quote ends the value at the end of the field. The grammar allows no
+    /// whitespace around `=` (RFC 9111 §5.2, `token [ "=" ( token /
+    /// quoted-string ) ]`): `max-age= 5` or `max-age =5` has the empty,
+    /// invalid value (so a max-age reads as 0, stale: §4.2.1).
     static func directives(_ field: String) -> [(name: String, value: String?)] {
         var out: [(name: String, value: String?)] = []
         let b = Array(field.utf8)
@@ -156,8 +159,15 @@ package struct CacheControl: Sendable, Equatable {
             let name = trimmed(b[nameStart..<i])
             var value: String? = nil
             if i < b.count, b[i] == UInt8(ascii: "=") {
+                let spaced = (i > nameStart && ASCII.isOWS(b[i - 1])) || (i + 1 < b.count && ASCII.isOWS(b[i + 1]))
                 i += 1
-                while i < b.count, ASCII.isOWS(b[i]) { i += 1 }
+                if spaced {
+                    while i < b.count, b[i] != ASCII.comma { i += 1 }
+                    if !name.isEmpty {
+                        out.append((name: String(decoding: name.map(ASCII.lower), as: UTF8.self), value: ""))
+                    }
+                    continue
+                }
                 if i < b.count, b[i] == UInt8(ascii: "\"") {
                     var bytes: [UInt8] = []
                     i += 1
@@ -205,11 +215,17 @@ package struct CachePolicyOptions: Sendable, Equatable {
     /// media cache gives such responses a few minutes even when they lack
     /// Last-Modified or were modified moments ago. 0: the plain 10% rule.
     package var heuristicMinimum: Int
+    /// Heuristic freshness only for a response with Last-Modified (RFC
+    /// 9111 §4.2.2's fraction of its age); without one the response has
+    /// no freshness and is revalidated before each reuse.
+    package var heuristicNeedsLastModified: Bool
 
-    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0) {
+    package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0,
+                 heuristicNeedsLastModified: Bool = false) {
         self.heuristicCap = heuristicCap
         self.honorsCDNCacheControl = honorsCDNCacheControl
         self.heuristicMinimum = heuristicMinimum
+        self.heuristicNeedsLastModified = heuristicNeedsLastModified
     }
 }
 
@@ -222,12 +238,9 @@ package struct ResponseDirectives: Sendable, Equatable {
     package var isTargeted: Bool
 
     package init(_ headers: HTTPHeaders, options: CachePolicyOptions = CachePolicyOptions()) {
-        // An invalid CDN-Cache-Control (not a Structured Field Dictionary:
-        // `Max-Age=60`, `max-age=60s`, a trailing comma…) is ignored whole,
-        // and so is an empty one (RFC 9213 §2.1, §2.2).
         if options.honorsCDNCacheControl, case let lines = headers.values("CDN-Cache-Control"), !lines.isEmpty,
-           StructuredDictionary.isValid(lines) {
-            let cdn = CacheControl(values: lines)
+           let directives = Self.targetedDirectives(lines) {
+            let cdn = CacheControl(values: directives)
             if !cdn.isEmpty {
                 cacheControl = cdn
                 isTargeted = true
@@ -236,5 +249,37 @@ package struct ResponseDirectives: Sendable, Equatable {
         }
         cacheControl = CacheControl(headers)
         isTargeted = false
+    }
+
+    /// The directives of a CDN-Cache-Control field as Cache-Control text,
+    /// or nil when the field is to be ignored whole (RFC 9213 §2.1, §2.2):
+    /// not a Structured Field Dictionary (`Max-Age=60`, `max-age=60s`, a
+    /// trailing comma…), or a known directive with a value of the wrong
+    /// type (`s-maxage="60"`, `max-age=-1`, `max-age=1.5`, `no-store=5`).
+    /// A Boolean false (`no-store=?0`) is the directive's absence.
+    static func targetedDirectives(_ lines: [String]) -> [String]? {
+        guard let members = StructuredDictionary.members(lines) else { return nil }
+        var out: [String] = []
+        for member in members {
+            switch (member.key, member.kind) {
+            case ("max-age", .integer(negative: false)), ("s-maxage", .integer(negative: false)),
+                 ("stale-while-revalidate", .integer(negative: false)), ("stale-if-error", .integer(negative: false)):
+                break
+            case ("max-age", _), ("s-maxage", _), ("stale-while-revalidate", _), ("stale-if-error", _):
+                return nil
+            case ("no-cache", .string), ("private", .string), (_, .boolean):
+                break
+            case ("no-cache", _), ("private", _), ("no-store", _), ("public", _), ("must-revalidate", _),
+                 ("proxy-revalidate", _), ("must-understand", _), ("no-transform", _), ("immutable", _):
+                return nil
+            default:
+                break  // an unknown directive: any value
+            }
+            if case .boolean(false) = member.kind { continue }
+            if case .boolean(true) = member.kind { out.append(member.key) } else {
+                out.append(member.key + "=" + (member.text ?? ""))
+            }
+        }
+        return [out.joined(separator: ", ")]
     }
 }

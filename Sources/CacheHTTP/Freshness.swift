@@ -74,7 +74,8 @@ package enum Freshness {
     /// The heuristic is 10% of Date minus Last-Modified, at most
     /// `options.heuristicCap`, and only for statuses heuristically cacheable
     /// (RFC 9110 §15.1), never below `options.heuristicMinimum` (which also
-    /// applies without Last-Modified). With `options.honorsCDNCacheControl` and a
+    /// applies without Last-Modified, unless `options.heuristicNeedsLastModified`:
+    /// then a response without it has lifetime 0). With `options.honorsCDNCacheControl` and a
     /// CDN-Cache-Control present, its directives replace Cache-Control and
     /// Expires is ignored (RFC 9213 §2.2).
     package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
@@ -102,7 +103,9 @@ package enum Freshness {
             let seconds = max(floor, min((date - lastModified) / 10, cap))
             return FreshnessLifetime(seconds: seconds, source: .heuristic)
         }
-        if floor > 0 { return FreshnessLifetime(seconds: floor, source: .heuristic) }
+        if floor > 0 && !options.heuristicNeedsLastModified {
+            return FreshnessLifetime(seconds: floor, source: .heuristic)
+        }
         return FreshnessLifetime(seconds: 0, source: .none)
     }
 
@@ -183,6 +186,12 @@ package enum Freshness {
         let decision = reuse(facts, request: request, now: now)
         if case .revalidate = decision, request.onlyIfCached { return .gatewayTimeout }
         return decision
+    }
+
+    /// Whether a request may go to the origin when nothing is stored for
+    /// it: not with only-if-cached, which then gets 504 (RFC 9111 §5.2.1.7).
+    package static func mayForwardMiss(requestHeaders: HTTPHeaders) -> Bool {
+        !requestHeaders.contains("Cache-Control") || !CacheControl(request: requestHeaders).onlyIfCached
     }
 
     private static func reuse(_ facts: Facts, request: CacheControl, now: Int) -> ReuseDecision {

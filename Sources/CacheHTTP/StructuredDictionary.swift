@@ -2,18 +2,44 @@
 // to tell valid from invalid: CDN-Cache-Control is one (RFC 9213 §2.1),
 // and a recipient ignores the whole field when it does not parse.
 
-/// Whether text is a valid RFC 8941 Dictionary.
+/// Whether text is a valid RFC 8941 Dictionary, and the type of each member's value.
 package enum StructuredDictionary {
+    /// The type of a member's bare item (RFC 8941 §3.3); a member without
+    /// a value is Boolean true.
+    package enum Kind: Sendable, Equatable {
+        case integer(negative: Bool)
+        case decimal
+        case string
+        case token
+        case byteSequence
+        case boolean(Bool)
+    }
+
+    /// One member: its key, its value's type and the value as written
+    /// (nil for a bare key).
+    package struct Member: Sendable, Equatable {
+        package var key: String
+        package var kind: Kind
+        package var text: String?
+    }
+
     /// `values` are the field lines, combined as one list (RFC 8941 §4.2).
     /// An empty field is no dictionary at all (RFC 9213 §2.1: ignored too).
-    package static func isValid(_ values: [String]) -> Bool {
+    package static func isValid(_ values: [String]) -> Bool { members(values) != nil }
+
+    /// The members in order (parameters left out), or nil when `values` is
+    /// not a valid Dictionary.
+    package static func members(_ values: [String]) -> [Member]? {
         var parser = Parser(Array(values.joined(separator: ",").utf8))
-        return parser.dictionary()
+        return parser.dictionary() ? parser.members : nil
     }
 
     private struct Parser {
         let s: [UInt8]
         var i = 0
+        var members: [Member] = []
+        /// The type of the bare item just read.
+        var kind = Kind.boolean(true)
         init(_ s: [UInt8]) { self.s = s }
 
         var peek: UInt8? { i < s.count ? s[i] : nil }
@@ -25,11 +51,18 @@ package enum StructuredDictionary {
             skip { $0 == 0x20 }
             guard peek != nil else { return false }
             while true {
+                let keyStart = i
                 guard key() else { return false }
+                var member = Member(key: String(decoding: s[keyStart..<i], as: UTF8.self), kind: .boolean(true),
+                                    text: nil)
                 if peek == UInt8(ascii: "=") {
                     i += 1
+                    let valueStart = i
                     guard bareItem() else { return false }
+                    member.kind = kind
+                    member.text = String(decoding: s[valueStart..<i], as: UTF8.self)
                 }
+                members.append(member)
                 guard parameters() else { return false }
                 skip(ASCII.isOWS)
                 guard let c = peek else { return true }
@@ -64,15 +97,23 @@ package enum StructuredDictionary {
         mutating func bareItem() -> Bool {
             guard let c = peek else { return false }
             if c == UInt8(ascii: "-") || ASCII.isDigit(c) { return number() }
-            if c == UInt8(ascii: "\"") { return string() }
-            if c == UInt8(ascii: ":") { return byteSequence() }
+            if c == UInt8(ascii: "\"") {
+                kind = .string
+                return string()
+            }
+            if c == UInt8(ascii: ":") {
+                kind = .byteSequence
+                return byteSequence()
+            }
             if c == UInt8(ascii: "?") {
                 i += 1
                 guard let b = peek, b == UInt8(ascii: "0") || b == UInt8(ascii: "1") else { return false }
+                kind = .boolean(b == UInt8(ascii: "1"))
                 i += 1
                 return true
             }
             if isAlpha(c) || c == UInt8(ascii: "*") {
+                kind = .token
                 i += 1
                 while let t = peek, ASCII.isTokenChar(t) || t == UInt8(ascii: ":") || t == UInt8(ascii: "/") { i += 1 }
                 return true
@@ -82,11 +123,14 @@ package enum StructuredDictionary {
 
         /// Integer (at most 15 digits) or Decimal (at most 12 + 3 digits).
         mutating func number() -> Bool {
-            if peek == UInt8(ascii: "-") { i += 1 }
+            let negative = peek == UInt8(ascii: "-")
+            if negative { i += 1 }
             var integer = 0
             while let c = peek, ASCII.isDigit(c) { integer += 1; i += 1 }
             guard integer > 0 else { return false }
+            kind = .integer(negative: negative)
             guard peek == UInt8(ascii: ".") else { return integer <= 15 }
+            kind = .decimal
             i += 1
             var fraction = 0
             while let c = peek, ASCII.isDigit(c) { fraction += 1; i += 1 }

@@ -63,6 +63,9 @@ final class Download: UpstreamResponseDelegate {
 
     var isValidation: Bool { request == .validation }
 
+    /// The status the origin answered this request with; nil until it did.
+    private(set) var responseStatus: Int?
+
     /// Another download takes over from `offset`.
     func truncate(at offset: Int64) { machine.truncate(at: offset) }
 
@@ -78,14 +81,15 @@ final class Download: UpstreamResponseDelegate {
         let resource = state.resource
         let known = state.headKnown
             ? DownloadStateMachine.Known(totalLength: resource.totalLength, etag: resource.metadata.etag,
-                                         lastModified: resource.metadata.lastModified)
+                                         lastModified: resource.metadata.lastModified,
+                                         status: loader.storedHead(resource).status)
             : nil
-        state.lastOriginStatus = head.status
-        // A validation may be answered with the stored status itself (a stored 404 still a 404).
+        responseStatus = head.status
+        // Another status than 200/206 is kept when storable (a validation
+        // answered with the stored status itself: a stored 404 still a 404).
         let storesStatus = transparent && head.status != 200 && head.status != 206
-            && (isProbe || (isValidation && loader.storedHead(resource).status == head.status))
-            && loader.mayStore(head, request: clientHeaders)
-        let actions = machine.head(head, known: known, storesStatus: storesStatus)
+            && (isProbe || isValidation) && loader.mayStore(head, request: clientHeaders)
+        let actions = machine.head(head, known: known, storesStatus: storesStatus, storesAnyStatus: transparent)
         // Every request carries Range: a 206 shows the origin serves ranges, a
         // 200 of the same version that it does not (If-Range explains a 200
         // only for a new version, which the machine reports as changed).

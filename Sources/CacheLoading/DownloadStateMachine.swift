@@ -9,6 +9,7 @@ import CacheHTTP
 ///       │ other status ──▶ errorBody ──end──▶ finished(originStatus)        ▲
 ///       │ other storable status (probe) ──▶ receiving, the whole body       │
 ///       │ the stored other status again (validation) ──▶ confirmed or changed│
+///       │ another non-5xx status (validation, any-status cache) ──▶ changed   │
 ///       │ wrong Content-Range, version changed ──▶ finished(failure) ───────┤
 ///       │ validation (a 1-byte check) accepted ──▶ finished ────────────────┤
 ///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
@@ -33,10 +34,13 @@ package struct DownloadStateMachine {
         package var totalLength: Int64?
         package var etag: String?
         package var lastModified: String?
-        package init(totalLength: Int64?, etag: String?, lastModified: String?) {
+        /// The status of the stored response (200 for a stored 200 or 206).
+        package var status: Int
+        package init(totalLength: Int64?, etag: String?, lastModified: String?, status: Int = 200) {
             self.totalLength = totalLength
             self.etag = etag
             self.lastModified = lastModified
+            self.status = status
         }
     }
 
@@ -124,16 +128,35 @@ package struct DownloadStateMachine {
     /// head's status is not 200/206 but the cache may store it (RFC 9111 §3,
     /// the driver decides): a first request keeps its whole body like a 200's;
     /// a validation of a stored response of that status compares it like a 200.
-    package mutating func head(_ head: HTTPResponseHead, known: Known?, storesStatus: Bool = false) -> [HeadAction] {
+    /// `storesAnyStatus`: the cache keeps any storable status (forward and
+    /// reverse modes), so a validation answered with another status than the
+    /// stored one replaces it (`Revalidation.outcome`, RFC 9111 §4.3.3).
+    package mutating func head(_ head: HTTPResponseHead, known: Known?, storesStatus: Bool = false,
+                               storesAnyStatus: Bool = false) -> [HeadAction] {
         guard !isFinished, pendingRange || state == .awaitingHead else { return [] }
         pendingRange = false
+        if request == .validation, let known {
+            switch Revalidation.outcome(storedStatus: known.status, responseStatus: head.status,
+                                        storesAnyStatus: storesAnyStatus) {
+            case .notModified:
+                state = .finished(nil)
+                return [.notModified, .finish]
+            case .replace:
+                // The origin's new answer replaces the stored one: the
+                // reader starts over and fetches it whole.
+                let change = "status \(known.status) → \(head.status)"
+                return [.versionChanged(change)] + fail(.changed(change))
+            case .error:
+                state = .errorBody(status: head.status, collected: 0)
+                return [.collectErrorBody]
+            case .compare:
+                break
+            }
+        }
         switch head.status {
         case 206: return accept206(head, known: known)
         case 200: return accept200(head, known: known)
         case 416 where isProbe: return accept416(head, known: known)
-        case 304 where request == .validation && known != nil:
-            state = .finished(nil)
-            return [.notModified, .finish]
         case 201..<600 where storesStatus && head.status != 304 && head.status != 416
             && ((isProbe && known == nil) || (request == .validation && known != nil)):
             return accept200(head, known: known, bodiless: head.status == 204)

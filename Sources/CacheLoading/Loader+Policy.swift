@@ -15,8 +15,9 @@ enum ReuseAction: Equatable {
 }
 
 extension Loader {
-    /// The store clock in whole seconds (HTTP times have one-second resolution).
-    var nowSeconds: Int64 { store.clock() / 1000 }
+    /// The freshness clock (`LoaderPolicy.clock`) in whole seconds (HTTP
+    /// times have one-second resolution).
+    var nowSeconds: Int64 { policy.clock() / 1000 }
 
     /// The stored head of a resource. Metadata written before heads were
     /// kept has none: one is rebuilt from the validators it does hold,
@@ -35,7 +36,7 @@ extension Loader {
     /// The head of a cached response as the client gets it: the stored
     /// end-to-end fields with the current Age (RFC 9111 §5.1) and this proxy
     /// in Via (RFC 9110 §7.6.3).
-    func contentInfo(_ state: ResourceState) -> ContentInfo {
+    func contentInfo(_ state: ResourceState, transparent: Bool = false) -> ContentInfo {
         var info = state.info
         let resource = state.resource
         let stored = storedHead(resource)
@@ -51,7 +52,7 @@ extension Loader {
             if kept { resource.derived.serving = made }
             return made
         }()
-        let facts = freshnessFacts(resource, head)
+        let facts = freshnessFacts(resource, head, transparent: transparent)
         let age = facts.age(now: Int(nowSeconds))
         let fields: HTTPHeaders
         if let aged = resource.derived.servingAged, aged.age == age {
@@ -67,31 +68,37 @@ extension Loader {
         return info
     }
 
-    /// The stored head's part of the freshness decision, worked out once per
-    /// stored head (a head synthesized from old metadata changes with each
-    /// validation: not kept).
-    func freshnessFacts(_ resource: Resource, _ head: StoredHead) -> Freshness.Facts {
-        if let facts = resource.derived.freshness { return facts }
-        let facts = Freshness.Facts(head, options: policy.cache)
-        if resource.metadata.head != nil { resource.derived.freshness = facts }
+    /// The stored head's part of the freshness decision under the policy of
+    /// a proxy URL or (`transparent`) of the forward and reverse modes,
+    /// worked out once per stored head (a head synthesized from old metadata
+    /// changes with each validation: not kept).
+    func freshnessFacts(_ resource: Resource, _ head: StoredHead, transparent: Bool = false) -> Freshness.Facts {
+        let known = transparent ? resource.derived.transparentFreshness : resource.derived.freshness
+        if let known { return known }
+        let facts = Freshness.Facts(head, options: policy.cache(transparent: transparent))
+        if resource.metadata.head != nil {
+            if transparent { resource.derived.transparentFreshness = facts } else { resource.derived.freshness = facts }
+        }
         return facts
     }
 
     /// Whether `state`'s stored response is fresh now (RFC 9111 §4.2).
-    func isFresh(_ state: ResourceState) -> Bool {
+    func isFresh(_ state: ResourceState, transparent: Bool = false) -> Bool {
         let stored = storedHead(state.resource)
         guard !stored.invalidated else { return false }
-        let facts = freshnessFacts(state.resource, stored.policyHead)
+        let facts = freshnessFacts(state.resource, stored.policyHead, transparent: transparent)
         return facts.lifetime > facts.age(now: Int(nowSeconds))
     }
 
-    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request with `request` fields.
-    func reuse(_ state: ResourceState, request: HTTPHeaders) -> ReuseAction {
+    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request
+    /// with `request` fields, of a proxy URL or (`transparent`) of the
+    /// forward and reverse modes (`LoaderPolicy.transparentCache`).
+    func reuse(_ state: ResourceState, request: HTTPHeaders, transparent: Bool = false) -> ReuseAction {
         let stored = storedHead(state.resource)
         if stored.invalidated {
             return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
         }
-        let facts = freshnessFacts(state.resource, stored.policyHead)
+        let facts = freshnessFacts(state.resource, stored.policyHead, transparent: transparent)
         switch Freshness.reuse(facts, requestHeaders: request, now: Int(nowSeconds)) {
         case .fresh, .staleAcceptedByClient:
             return .serve
@@ -107,7 +114,8 @@ extension Loader {
 
     /// Whether the stored response may stand in when its revalidation
     /// failed with `failure` (RFC 9111 §4.2.4, RFC 5861 §4).
-    func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError) -> Bool {
+    func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError,
+                       transparent: Bool = false) -> Bool {
         let cause: StaleCause
         switch failure {
         case .upstream: cause = .disconnected
@@ -115,7 +123,8 @@ extension Loader {
         default: return false
         }
         return Freshness.mayServeStale(storedHead(state.resource).policyHead, requestHeaders: request,
-                                       now: Int(nowSeconds), cause: cause, options: policy.cache)
+                                       now: Int(nowSeconds), cause: cause,
+                                       options: policy.cache(transparent: transparent))
     }
 
     /// The store key of the variant a request selects (RFC 9111 §4.1): the
@@ -172,8 +181,12 @@ extension Loader {
     }
 
     /// A 304 (or an unchanged full response) to a revalidation: the stored
-    /// fields are updated with the new ones (RFC 9111 §4.3.4), the clock
-    /// readings renewed; the cached bytes are not touched.
+    /// fields are updated with the new ones (RFC 9111 §4.3.4, §3.2: every
+    /// field the 304 carries replaces the stored one — Content-Type, ETag,
+    /// Cache-Control, the origin's own — except the framing fields
+    /// Content-Length, Content-Range and Transfer-Encoding, and hop-by-hop
+    /// and private ones, which `storedForm` leaves out), the clock readings
+    /// renewed; the cached bytes are not touched.
     func refreshHead(_ state: ResourceState, with response: HTTPResponseHead, requestTime: Int64) {
         var stored = storedHead(state.resource)
         let fresh = Self.storedForm(response, request: HTTPHeaders(), requestTime: requestTime,
@@ -189,6 +202,16 @@ extension Loader {
         stored.requestTime = requestTime
         stored.responseTime = nowSeconds
         stored.invalidated = false
+        // The validators and type the resource is described by follow the
+        // updated fields (the next validation sends the new ETag).
+        let metadata = state.resource.metadata
+        let type = stored.headers["Content-Type"] ?? metadata.contentType
+        let etag = stored.headers["ETag"] ?? metadata.etag
+        let lastModified = stored.headers["Last-Modified"] ?? metadata.lastModified
+        if type != metadata.contentType || etag != metadata.etag || lastModified != metadata.lastModified {
+            state.resource.setInfo(totalLength: metadata.totalLength, contentType: type, etag: etag,
+                                   lastModified: lastModified)
+        }
         state.resource.setStoredHead(stored)
     }
 
@@ -196,7 +219,7 @@ extension Loader {
     /// and a 416 to a ranged probe speak of a 200's (RFC 9111 §3.3, §4.3.4);
     /// any other is its own (a stored 404, a redirect…).
     static func representationStatus(_ status: Int) -> Int {
-        status == 206 || status == 304 || status == 416 ? 200 : status
+        Revalidation.representationStatus(status)
     }
 
     /// The stored form of a response: hop-by-hop, framing and private fields removed.

@@ -1,4 +1,5 @@
 import CacheHTTP
+import CacheIO
 
 /// What the loader keeps and how often it checks the origin.
 package struct LoaderPolicy: Sendable {
@@ -11,6 +12,31 @@ package struct LoaderPolicy: Sendable {
     /// The freshness rules of RFC 9111 this cache applies (heuristic bounds,
     /// CDN-Cache-Control in reverse-proxy mode).
     package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)
+    /// The clock of the freshness decisions (RFC 9111 §4.2: ages, request
+    /// and response times), milliseconds since 1970. The wall clock; tests
+    /// make time pass with their own.
+    package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
+    /// Whether `--revalidate-after` set the heuristic (for every mode).
+    private var heuristicOverridden = false
+
+    /// The freshness rules of the forward and reverse modes: a shared web
+    /// cache's (RFC 9111 §4.2.2): a heuristic lifetime only for a response
+    /// with Last-Modified, 10% of its age at most `cache.heuristicCap`, no
+    /// minimum; a response with neither explicit freshness nor Last-Modified
+    /// is revalidated before each reuse. Proxy URLs keep the media policy of
+    /// `cache` (at least `defaultHeuristicMinimum`, with or without
+    /// Last-Modified). `--revalidate-after` overrides both alike.
+    package var transparentCache: CachePolicyOptions {
+        guard !heuristicOverridden else { return cache }
+        var options = cache
+        options.heuristicMinimum = 0
+        options.heuristicNeedsLastModified = true
+        return options
+    }
+
+    /// The rules for a request of a proxy URL (`transparent` false) or of the
+    /// forward and reverse modes.
+    package func cache(transparent: Bool) -> CachePolicyOptions { transparent ? transparentCache : cache }
     /// This proxy's Via pseudonym (RFC 9110 §7.6.3): added to requests and
     /// responses, and a request already carrying it is a loop.
     package var viaPseudonym = Intermediary.pseudonym(id: UInt32.random(in: 0...UInt32.max))
@@ -30,6 +56,7 @@ package struct LoaderPolicy: Sendable {
     /// freshness are fresh for exactly `seconds` (the heuristic of RFC 9111
     /// §4.2.2 is the cache's choice). Explicit freshness still wins.
     package mutating func setHeuristicLifetime(seconds: Int) {
+        heuristicOverridden = true
         cache.heuristicMinimum = max(0, seconds)
         cache.heuristicCap = max(0, seconds)
     }

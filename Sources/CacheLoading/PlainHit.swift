@@ -14,10 +14,14 @@ package struct PlainHit: Sendable {
     package let middle: ResponsePlan.MiddleLines
     package let file: DataFile
     let lease: ResourceLease
-    /// Wall-clock second (store clock) the head's Age is right for.
+    /// The second (freshness clock, `LoaderPolicy.clock`) the head's Age is right for.
     package let second: Int64
     /// `ResourceStore.epoch` when it was made.
     package let epoch: Int
+    /// The ttl under the forward and reverse modes' freshness policy; nil
+    /// when that policy would not serve it as it stands (their requests
+    /// then go to the owner loop).
+    package let transparentTTL: Int?
 
     /// Whether it still says what the owner would say now.
     package func isCurrent(second now: Int64, epoch current: Int) -> Bool {

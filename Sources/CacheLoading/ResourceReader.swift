@@ -61,6 +61,8 @@ package final class ResourceReader {
     /// False in forward and reverse proxy modes: redirects are relayed, not
     /// followed. Applies to the downloads this reader starts.
     package var followsRedirects = true
+    /// A request of the forward or reverse mode (its freshness policy).
+    private var transparent: Bool { !followsRedirects }
     /// A preload's reader: it yields to readers serving clients.
     let background: Bool
     /// Why this reader's head needed the origin, for Cache-Status (RFC 9211);
@@ -70,8 +72,13 @@ package final class ResourceReader {
     package private(set) var collapsed = false
     /// Another variant (Vary) of the URL is stored: a miss is a vary-miss.
     var otherVariantStored = false
-    /// The status of the origin's latest answer for this resource.
-    package var forwardStatus: Int? { state.lastOriginStatus }
+    /// The status the origin answered the request this reader's head waited
+    /// for (RFC 9211 fwd-status); nil when the stored response answered or
+    /// the origin could not be reached.
+    package private(set) var forwardStatus: Int?
+    /// The origin could not confirm the stored response and it was served
+    /// stale anyway (RFC 9111 §4.2.4): nothing new was stored.
+    package private(set) var servedStale = false
 
     init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
          request: HTTPHeaders = HTTPHeaders()) {
@@ -94,7 +101,7 @@ package final class ResourceReader {
             // The freshness decision is made once, before planning (RFC 9111 §4);
             // a live playlist past its window is checked whatever it says.
             let action = state.validation != nil || loader.needsValidation(state)
-                ? .revalidate : loader.reuse(state, request: request)
+                ? .revalidate : loader.reuse(state, request: request, transparent: transparent)
             switch action {
             case .serve:
                 break
@@ -102,7 +109,7 @@ package final class ResourceReader {
                 _ = loader.validation(for: state, headers: fields.headers, request: request,
                                       followsRedirects: followsRedirects)
             case .revalidate:
-                forwardReason = loader.isFresh(state) ? .request : .stale
+                forwardReason = loader.isFresh(state, transparent: transparent) ? .request : .stale
                 collapsed = state.validation != nil
                 let validation = loader.validation(for: state, headers: fields.headers, request: request,
                                                    followsRedirects: followsRedirects)
@@ -114,10 +121,16 @@ package final class ResourceReader {
                 delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and the stored response is stale")))
                 return
             }
-            delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
+            delegate?.readerHeadReady(self, .success(loader.contentInfo(state, transparent: transparent)))
             return
         }
-        forwardReason = otherVariantStored ? .varyMiss : .uriMiss
+        // After a revalidation whose answer replaced the stored response,
+        // the reason stays the one that sent the request forward.
+        if forwardReason == nil { forwardReason = otherVariantStored ? .varyMiss : .uriMiss }
+        guard Freshness.mayForwardMiss(requestHeaders: request) else {
+            delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and nothing is stored")))
+            return
+        }
         if let probe = state.probe {
             collapsed = true
             join(probe)
@@ -257,7 +270,7 @@ package final class ResourceReader {
         case .head:
             if state.headKnown && state.validation == nil {
                 if let awaited, awaited.isValidation, let failure = awaited.failure,
-                   !loader.mayServeStale(state, request: request, failure: failure) {
+                   !loader.mayServeStale(state, request: request, failure: failure, transparent: transparent) {
                     // The origin could not confirm the stored response, and the
                     // response forbids serving it stale (RFC 9111 §4.2.4).
                     if case .originStatus = failure {
@@ -268,7 +281,9 @@ package final class ResourceReader {
                     return
                 }
                 // Validated, or the check failed and serving stale is allowed.
-                delegate?.readerHeadReady(self, .success(loader.contentInfo(state)))
+                forwardStatus = awaited?.responseStatus
+                if let awaited, awaited.isValidation, awaited.failure != nil { servedStale = true }
+                delegate?.readerHeadReady(self, .success(loader.contentInfo(state, transparent: transparent)))
             } else if let awaited, awaited.finished, !state.headKnown {
                 if case .changed? = awaited.failure, !restarted {
                     // A new version: fetch its head instead of failing the client.
@@ -337,10 +352,14 @@ package final class ResourceReader {
               loader.reuse(state, request: HTTPHeaders()) == .serve,
               let file = try? resource.dataFile() else { return nil }
         let info = loader.contentInfo(state)
+        // The forward and reverse modes' stricter freshness (heuristic only
+        // with Last-Modified) may not serve it: then they go to the owner.
+        let transparentTTL = loader.reuse(state, request: HTTPHeaders(), transparent: true) == .serve
+            ? loader.contentInfo(state, transparent: true).ttl : nil
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }
         return PlainHit(info: info, middle: ResponsePlan.middleLines(info), file: file, lease: loader.lease(state),
-                        second: second, epoch: epoch)
+                        second: second, epoch: epoch, transparentTTL: transparentTTL)
     }
 
     /// The client caught up: let a paused pass-through download go on.

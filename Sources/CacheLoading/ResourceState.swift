@@ -25,9 +25,6 @@ final class ResourceState {
     /// Whether the origin answered a Range with 206 (true) or 200 (false);
     /// nil until it answered one in this process.
     var rangesSupported: Bool?
-    /// The status of the origin's latest response head, for Cache-Status's
-    /// fwd-status (RFC 9211 §2.3).
-    var lastOriginStatus: Int?
     /// The furthest offset any reader has taken bytes up to: a download of
     /// unknown length runs at most `Download.paceWindow` ahead of it.
     @exclusivity(unchecked) var readHorizon: Int64 = 0

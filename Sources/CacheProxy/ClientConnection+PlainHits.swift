@@ -44,6 +44,7 @@ extension ClientConnection {
 
     func serve(_ hit: PlainHit, head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
                        transparent: Bool, owner: Int) {
+        if transparent && hit.transparentTTL == nil { return handOver(head, to: owner) }
         if owner != server.index {
             server.metrics.hitsOnOtherLoops += 1
             server.plainHits.served(storeKey, owner: owner, server.peers[owner])

@@ -144,7 +144,9 @@ extension ClientConnection {
                                   transparent: true)
         }
         // Anything else passes through from this loop (every loop has an origin client).
-        let headMiss = head.method == "HEAD" && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
+        // A HEAD with nothing stored goes on as a HEAD, unless only-if-cached (504 from the reader).
+        let headMiss = head.method == "HEAD" && Freshness.mayForwardMiss(requestHeaders: head.headers)
+            && !server.loader.hasStoredHead(storeKey: storeKey, request: head.headers)
         guard cacheable && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)

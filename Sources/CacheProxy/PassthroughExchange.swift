@@ -20,7 +20,7 @@ extension ProxyExchange: ActiveExchange {}
 /// any method but GET/HEAD, with its body. The origin's response is relayed
 /// as it comes — status (unknown ones too), end-to-end fields, body —
 /// re-framed for the client. A successful unsafe method invalidates what
-/// the cache holds for the URL (RFC 9111 §4.4). Loop thread only.
+/// the cache holds for the URL (`Invalidation`, RFC 9111 §4.4). Loop thread only.
 final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
@@ -72,7 +72,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     /// A pass-through is a forward for its method, or (a HEAD of something
     /// not stored) a miss of the URI; never stored.
     private var cacheStatus: CacheStatusField {
-        CacheStatusField(forward: Self.safeMethods.contains(request.method) ? .uriMiss : .method,
+        CacheStatusField(forward: Invalidation.isSafe(request.method) ? .uriMiss : .method,
                          forwardStatus: status == 0 ? nil : status)
     }
 
@@ -101,9 +101,9 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
         connection.write(HTTPResponseHead(version: .http11, status: status, reason: head.reason, headers: headers)
             .serialized())
-        if (200..<400).contains(status) && !Self.safeMethods.contains(request.method) {
-            invalidate(head)
-        }
+        let invalidated = Invalidation.targets(method: request.method, status: status, target: url,
+                                               responseHeaders: head.headers)
+        if !invalidated.isEmpty { server.loader.invalidate(urls: Set(invalidated.map(\.string))) }
     }
 
     func upstreamDidReceiveBody(_ bytes: UnsafeRawBufferPointer) {
@@ -140,22 +140,6 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
         }
         if chunked { connection.write(Array("0\r\n\r\n".utf8)) }
         connection.exchangeFinished(keepAlive: keepAlive)
-    }
-
-    // MARK: invalidation (RFC 9111 §4.4)
-
-    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
-
-    /// The URL, and Location / Content-Location when on the same origin.
-    private func invalidate(_ head: HTTPResponseHead) {
-        var urls = [url.string]
-        for name in ["Location", "Content-Location"] {
-            if let value = head.headers[name], let target = url.resolving(value),
-               target.authorityKey == url.authorityKey {
-                urls.append(target.string)
-            }
-        }
-        server.loader.invalidate(urls: Set(urls))
     }
 
     // MARK: ActiveExchange

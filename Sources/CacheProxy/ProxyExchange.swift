@@ -75,7 +75,7 @@ final class ProxyExchange: BodySink {
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
-        sentCacheStatus = CacheStatusField(hit: true, ttl: hit.info.ttl)
+        sentCacheStatus = CacheStatusField(hit: true, ttl: transparent ? hit.transparentTTL ?? 0 : hit.info.ttl)
         machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
@@ -260,8 +260,10 @@ final class ProxyExchange: BodySink {
         guard let reader else { return CacheStatusField(hit: true, ttl: info.ttl) }
         let kept = !reader.resource.isTransient
         if let reason = reader.forwardReason {
+            // Served stale because the origin failed: it sent nothing to
+            // store, and fwd-status only when it answered (RFC 9211 §2.3-2.5).
             return CacheStatusField(forward: reason, forwardStatus: reader.forwardStatus, ttl: kept ? info.ttl : nil,
-                                    stored: kept, collapsed: reader.collapsed)
+                                    stored: kept && !reader.servedStale, collapsed: reader.collapsed)
         }
         let total = info.totalLength ?? Int64.max
         let needed = transformed ? 0..<total : ResponsePlan(bodyRequest, info: info).body.clamped(to: 0..<total)

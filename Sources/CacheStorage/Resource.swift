@@ -142,6 +142,7 @@ package final class Resource {
         changingComplete()
         metadata.head = head
         derived.freshness = nil
+        derived.transparentFreshness = nil
         derived.serving = nil
         derived.servingAged = nil
         derived.variance = nil
@@ -285,8 +286,11 @@ package struct DerivedFacts: Sendable {
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`
     /// when it was looked at and is not live.
     package var liveReuse: Int64??
-    /// The stored head's freshness facts (directives, lifetime, initial age).
+    /// The stored head's freshness facts (directives, lifetime, initial age)
+    /// under the proxy URLs' policy, and under the forward and reverse
+    /// modes' (their heuristics differ, see `LoaderPolicy.transparentCache`).
     package var freshness: Freshness.Facts?
+    package var transparentFreshness: Freshness.Facts?
     /// The stored end-to-end fields as every hit replays them (Via added,
     /// Age left out), and the same rendered as head lines.
     package var serving: (fields: HTTPHeaders, lines: [UInt8])?

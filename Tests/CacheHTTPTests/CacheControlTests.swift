@@ -18,7 +18,12 @@ final class CacheControlTests: XCTestCase {
             (["max-age=60"], cc { $0.maxAge = 60 }, #line),
             (["MAX-AGE=60"], cc { $0.maxAge = 60 }, #line),                          // names are case-insensitive
             (["max-age=\"60\""], cc { $0.maxAge = 60 }, #line),                      // quoted form accepted
-            (["max-age = 60"], cc { $0.maxAge = 60 }, #line),                        // lenient about spaces
+            (["max-age = 60"], cc { $0.maxAge = 0 }, #line),                         // no spaces around "=" (§5.2)
+            (["max-age= 5"], cc { $0.maxAge = 0 }, #line),
+            (["max-age =5, no-store"], cc { $0.maxAge = 0; $0.noStore = true }, #line),
+            (["max-age=100a"], cc { $0.maxAge = 0 }, #line),                         // not delta-seconds → stale
+            (["max-age=5 "], cc { $0.maxAge = 5 }, #line),                           // OWS before a comma is fine
+            (["private= \"x\""], cc { $0.isPrivate = true }, #line),                 // invalid → most restrictive
             (["max-age=abc"], cc { $0.maxAge = 0 }, #line),                          // invalid → stale (§4.2.1)
             (["max-age=-1"], cc { $0.maxAge = 0 }, #line),
             (["max-age"], cc { $0.maxAge = 0 }, #line),
@@ -96,7 +101,10 @@ final class CacheControlTests: XCTestCase {
         // RFC 9213 §2.1: a CDN-Cache-Control that is no Structured Field
         // Dictionary is ignored whole: Cache-Control governs.
         for invalid in ["Max-Age=60", "max-age=60s", "max-age=60,", "max-age = 60", "max-age=\"60", ", max-age=60",
-                        "max-age=1234567890123456", "no-store, 1x", "max-age=?2", "max-age=60;", "   "] {
+                        "max-age=1234567890123456", "no-store, 1x", "max-age=?2", "max-age=60;", "   ",
+                        // … and so is one with a known directive of the wrong type.
+                        "s-maxage=\"60\"", "max-age=-1", "max-age=1.5", "max-age=tok", "stale-if-error=?1",
+                        "no-store=5", "public=\"x\"", "private=5, max-age=60", "must-revalidate=:YQ==:"] {
             let h = HTTPHeaders([("Cache-Control", "max-age=5"), ("CDN-Cache-Control", invalid)])
             let d = ResponseDirectives(h, options: cdn)
             XCTAssertEqual(d.cacheControl, cc { $0.maxAge = 5 }, invalid)
@@ -107,6 +115,11 @@ final class CacheControlTests: XCTestCase {
             let d = ResponseDirectives(HTTPHeaders([("CDN-Cache-Control", valid)]), options: cdn)
             XCTAssertTrue(d.isTargeted, valid)
         }
+        // A Boolean false is the directive's absence; a field list is a String.
+        let typed = ResponseDirectives(HTTPHeaders([("CDN-Cache-Control",
+                                                     "no-store=?0, public=?1, private=\"Set-Cookie\", max-age=60")]),
+                                       options: cdn)
+        XCTAssertEqual(typed.cacheControl, cc { $0.isPublic = true; $0.privateFields = ["set-cookie"]; $0.maxAge = 60 })
         for (h, options, expected, targeted) in cases {
             let d = ResponseDirectives(h, options: options)
             XCTAssertEqual(d.cacheControl, expected, "\(h)")

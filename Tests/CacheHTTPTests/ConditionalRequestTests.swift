@@ -22,6 +22,11 @@ final class ConditionalRequestTests: XCTestCase {
             ("GET", [("If-None-Match", "\"a,b\", \"v1\"")], strong, lm, 200, .notModified, #line),
             ("GET", [("If-None-Match", "\"a,b\"")], "\"a,b\"", lm, 200, .notModified, #line),
             ("GET", [("If-None-Match", "v1")], strong, lm, 200, .proceed, #line),          // not an entity-tag
+            ("GET", [("If-None-Match", "W/v1")], strong, lm, 200, .proceed, #line),        // nor this
+            ("GET", [("If-None-Match", weak)], weak, lm, 200, .notModified, #line),        // weak against weak
+            ("GET", [("If-None-Match", "W/\"v0\", W/\"v1\"")], strong, lm, 200, .notModified, #line),
+            ("GET", [("If-None-Match", "\"V1\"")], strong, lm, 200, .proceed, #line),      // opaque-tags are case-sensitive
+            ("GET", [("If-None-Match", "\"v0\", *")], strong, lm, 200, .proceed, #line),   // `*` only alone
             ("GET", [("If-None-Match", "*")], strong, nil, 200, .notModified, #line),
             ("GET", [("If-None-Match", strong)], nil, lm, 200, .proceed, #line),
             ("PUT", [("If-None-Match", "*")], strong, lm, 200, .preconditionFailed, #line),

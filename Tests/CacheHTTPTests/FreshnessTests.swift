@@ -16,6 +16,7 @@ final class FreshnessTests: XCTestCase {
                          seconds: Int, source: FreshnessSource, line: UInt)
         let plain = CachePolicyOptions()
         let floor300 = CachePolicyOptions(heuristicMinimum: 300)
+        let needsLM = CachePolicyOptions(heuristicNeedsLastModified: true)
         let rows: [Row] = [
             (200, [("Cache-Control", "max-age=60")], plain, 60, .maxAge, #line),
             (200, [("Cache-Control", "max-age=0")], plain, 0, .maxAge, #line),
@@ -45,6 +46,13 @@ final class FreshnessTests: XCTestCase {
             (200, [("Date", date(t)), ("Last-Modified", date(t - 10_000))], floor300, 1000, .heuristic, #line),
             (200, [("Date", date(t))], floor300, 300, .heuristic, #line),                   // no Last-Modified
             (200, [("Date", date(t))], plain, 0, .none, #line),
+            // The forward and reverse modes: a heuristic only with Last-Modified (RFC 9111 §4.2.2).
+            (200, [("Date", date(t))], needsLM, 0, .none, #line),
+            (200, [("Date", date(t)), ("ETag", "\"a\"")], needsLM, 0, .none, #line),     // a validator is not enough
+            (404, [("Date", date(t))], needsLM, 0, .none, #line),
+            (200, [("Date", date(t)), ("Last-Modified", date(t - 1000))], needsLM, 100, .heuristic, #line),
+            (200, [("Date", date(t)), ("Last-Modified", date(t - 1000))],
+             CachePolicyOptions(heuristicMinimum: 300, heuristicNeedsLastModified: true), 300, .heuristic, #line),
             // … never above the cap (`--revalidate-after` sets both), never for explicit freshness,
             // never for statuses not heuristically cacheable.
             (200, [("Date", date(t)), ("Last-Modified", date(t - 100_000))],

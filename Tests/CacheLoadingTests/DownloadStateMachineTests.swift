@@ -63,6 +63,32 @@ final class DownloadStateMachineTests: XCTestCase {
                        .versionChanged("length 1000 → 2000"))
     }
 
+    func testAValidationAnsweredWithAnotherStatusReplacesTheStoredOne() {
+        // A stored 404 (no validators), the same length: only the status tells it changed.
+        let stored404 = Machine.Known(totalLength: 10, etag: nil, lastModified: nil, status: 404)
+        for answer in [head(206, [("Content-Range", "bytes 0-0/10")]), head(200, [("Content-Length", "10")])] {
+            var machine = Machine(request: .validation)
+            XCTAssertEqual(machine.head(answer, known: stored404, storesAnyStatus: true),
+                           [.versionChanged("status 404 → \(answer.status)"), .stopTask, .finish])
+            guard case .changed? = machine.failure else { return XCTFail("expected .changed") }
+        }
+        // The stored status again is compared like a 200.
+        var same = Machine(request: .validation)
+        XCTAssertEqual(same.head(head(404, [("Content-Length", "10")]), known: stored404, storesStatus: true,
+                                 storesAnyStatus: true), [.confirmed, .stopTask, .finish])
+        // A stored 200 answered with a 404: replaced in the forward and reverse
+        // modes; relayed, the 200 kept, for proxy URLs (which store 200s only).
+        let stored200 = Machine.Known(totalLength: 10, etag: nil, lastModified: nil)
+        var replaced = Machine(request: .validation)
+        XCTAssertEqual(replaced.head(head(404, []), known: stored200, storesAnyStatus: true).first,
+                       .versionChanged("status 200 → 404"))
+        var relayed = Machine(request: .validation)
+        XCTAssertEqual(relayed.head(head(404, []), known: stored200, storesAnyStatus: false), [.collectErrorBody])
+        // A 5xx never replaces: the stored response may stand in (stale-if-error).
+        var failed = Machine(request: .validation)
+        XCTAssertEqual(failed.head(head(503, []), known: stored404, storesAnyStatus: true), [.collectErrorBody])
+    }
+
     func testA304ToARevalidationKeepsTheBytesAndLetsTheExchangeComplete() {
         let known = Machine.Known(totalLength: 1000, etag: "\"a\"", lastModified: nil)
         var validation = Machine(request: .validation)
@@ -167,16 +193,18 @@ final class DownloadStateMachineTests: XCTestCase {
 
         var relayed = Machine(request: .probe(.from(first: 0)))
         XCTAssertEqual(relayed.head(head(404, [("Content-Length", "5")]), known: nil), [.collectErrorBody])
-        // A validation answered with the stored status (the driver says so) compares it like a 200.
-        let known = Machine.Known(totalLength: 5, etag: nil, lastModified: nil)
+        // A validation answered with the stored status compares it like a 200.
+        let known301 = Machine.Known(totalLength: 5, etag: nil, lastModified: nil, status: 301)
         var validation = Machine(request: .validation)
-        XCTAssertEqual(validation.head(head(301, [("Content-Length", "5")]), known: known, storesStatus: true),
+        XCTAssertEqual(validation.head(head(301, [("Content-Length", "5")]), known: known301, storesStatus: true),
                        [.confirmed, .stopTask, .finish])
         var changed = Machine(request: .validation)
-        XCTAssertEqual(changed.head(head(404, [("Content-Length", "7")]), known: known, storesStatus: true),
+        XCTAssertEqual(changed.head(head(404, [("Content-Length", "7")]),
+                                    known: Machine.Known(totalLength: 5, etag: nil, lastModified: nil, status: 404),
+                                    storesStatus: true),
                        [.versionChanged("length 5 → 7"), .stopTask, .finish])
         var other = Machine(request: .validation)
-        XCTAssertEqual(other.head(head(301, []), known: known), [.collectErrorBody])
+        XCTAssertEqual(other.head(head(301, []), known: known301), [.collectErrorBody], "not storable now")
         var gap = Machine(request: .range(10..<20), knownTotal: 100)
         XCTAssertEqual(gap.head(head(404, []), known: nil, storesStatus: true), [.collectErrorBody])
         var notModified = Machine(request: .probe(.from(first: 0)))

@@ -63,6 +63,14 @@ final class SharedCacheTests: XCTestCase {
                                    name: url.lastPathComponent)
     }
 
+    /// Dates a file's Last-Modified a day back, as published content is:
+    /// without explicit freshness, the forward and reverse modes reuse a
+    /// response for 10% of that age (RFC 9111 §4.2.2), and only with one.
+    private func publishedYesterday(_ path: String) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -86_400)],
+                                              ofItemAtPath: root.appendingPathComponent(path).path)
+    }
+
     private func get(_ path: String, range: String? = nil, headers: [(String, String)] = []) throws -> RawResponse {
         try RawHTTPClient.get(url: try server.proxyURL(for: origin.url(path)), range: range, headers: headers,
                               timeout: 30)
@@ -325,6 +333,7 @@ final class SharedCacheTests: XCTestCase {
     func testCurlAsForwardProxyIsByteExactAndCached() throws {
         try startProxy()
         let f = try file("plain/movie.bin", size: 400_000, seed: 21)
+        try publishedYesterday("plain/movie.bin")
         let out = directory.file("curl.out")
         for _ in 0..<2 {
             let result = try TestTools.run("curl", ["-sS", "-f", "-x", "http://127.0.0.1:\(server.servingPort)",
@@ -342,6 +351,7 @@ final class SharedCacheTests: XCTestCase {
     func testFFmpegPlaysThroughTheForwardProxy() throws {
         try startProxy()
         try MediaFixtures.makeMP4(at: root.appendingPathComponent("plain/clip.mp4"), duration: 2)
+        try publishedYesterday("plain/clip.mp4")
         let proxy = "http://127.0.0.1:\(server.servingPort)"
         let played = try MediaFixtures.ffmpegCopyToNull(url: origin.url("/plain/clip.mp4"),
                                                         extraInputArgs: ["-http_proxy", proxy])
@@ -475,6 +485,7 @@ final class SharedCacheTests: XCTestCase {
     func testReverseProxyModeMapsPathsOntoTheOrigin() throws {
         try startProxy { $0.origin = self.origin.baseURL }
         let f = try file("plain/r.bin", size: 250_000, seed: 31)
+        try publishedYesterday("plain/r.bin")
         let connection = try RawHTTPConnection(port: server.servingPort)
         let whole = try connection.request(path: "/plain/r.bin?x=1")
         XCTAssertEqual(whole.status, 200)

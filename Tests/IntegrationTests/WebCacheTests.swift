@@ -15,15 +15,17 @@ final class WebCacheTests: XCTestCase {
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
         location = /st/404z { default_type text/plain; add_header Cache-Control "max-age=0" always; return 404 "gone0\n"; }
-        location = /st/404h { default_type text/plain; return 404 "heuristic\\n"; }
+        location = /st/404h { default_type text/plain; add_header Last-Modified $yesterday always; return 404 "heuristic\\n"; }
+        location = /st/404n { default_type text/plain; return 404 "no validator\\n"; }
         location = /st/302 { return 302 /txt/a.txt; }
         location = /st/302f { add_header Cache-Control "max-age=600" always; return 302 /txt/a.txt; }
-        location = /st/301 { return 301 /txt/a.txt; }
+        location = /st/301 { add_header Last-Modified $yesterday always; return 301 /txt/a.txt; }
         location = /st/204 { add_header Cache-Control "max-age=600" always; add_header X-Kept "yes" always; return 204; }
         location = /st/500 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 500 "boom\\n"; }
         location = /st/503 { default_type text/plain; return 503 "busy\\n"; }
         location /cdnok/ { default_type text/plain; add_header CDN-Cache-Control "max-age=600"; add_header Cache-Control "no-cache"; }
         location /cdnbad/ { default_type text/plain; add_header CDN-Cache-Control "Max-Age=600"; add_header Cache-Control "no-cache"; }
+        location /cdntype/ { default_type text/plain; add_header CDN-Cache-Control 's-maxage="600"'; add_header Cache-Control "no-cache"; }
         location = /make {
             if ($request_method = POST) {
                 add_header Location /txt/a.txt; add_header Content-Location /html/p.html; return 201 "made\n";
@@ -39,6 +41,7 @@ final class WebCacheTests: XCTestCase {
 """
     static let httpConfig = """
         map $http_accept_language $lang { default en; ~^fr fr; }
+        map $host $yesterday { default "Mon, 01 Jan 2024 00:00:00 GMT"; }
 """
 
     enum Mode: CaseIterable { case reverse, forward }
@@ -52,7 +55,7 @@ final class WebCacheTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
         root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad"] {
+        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad", "cdntype"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
@@ -61,6 +64,7 @@ final class WebCacheTests: XCTestCase {
         try Data("stamp\n".utf8).write(to: root.appendingPathComponent("stamp/s.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
         try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
+        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdntype/c.txt"))
         try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
         try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
         origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
@@ -174,13 +178,15 @@ final class WebCacheTests: XCTestCase {
     func testHeuristicFreshnessOnlyForHeuristicallyCacheableStatuses() throws {
         for mode in Mode.allCases {
             let (client, target) = try start(mode)
-            for path in ["/st/404h", "/st/301", "/st/302", "/st/503"] {
+            for path in ["/st/404h", "/st/404n", "/st/301", "/st/302", "/st/503"] {
                 let a = try client.request(path: target(path))
                 let b = try client.request(path: target(path))
                 XCTAssertEqual(a.status, b.status, "\(mode) \(path)")
             }
-            let log = origin.accessLog(waitingFor: 6)
+            let log = origin.accessLog(waitingFor: 8)
             XCTAssertEqual(log.filter { $0.uri == "/st/404h" }.count, 1, "\(mode): 404 is heuristically cacheable")
+            XCTAssertEqual(log.filter { $0.uri == "/st/404n" }.count, 2,
+                           "\(mode): but the heuristic needs Last-Modified (RFC 9111 §4.2.2)")
             XCTAssertEqual(log.filter { $0.uri == "/st/301" }.count, 1, "\(mode): 301 is heuristically cacheable")
             XCTAssertEqual(log.filter { $0.uri == "/st/302" }.count, 2, "\(mode): 302 is not, without freshness")
             XCTAssertEqual(log.filter { $0.uri == "/st/503" }.count, 2, "\(mode): 503 is not, without freshness")
@@ -316,6 +322,7 @@ final class WebCacheTests: XCTestCase {
     func testInterimResponsesAreRelayedOnTheCachedPathAndNeverStored() throws {
         let faulty = try FaultyOrigin()
         faulty.serve("/hints.bin", body: Array("done".utf8), fault: .earlyHints(link: "</style.css>; rel=preload"))
+        faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh in every mode
         let base = String(faulty.url("/").dropLast())
         for mode in ["reverse", "forward", "proxy URL"] {
             server?.close()
@@ -349,14 +356,16 @@ final class WebCacheTests: XCTestCase {
     func testCDNCacheControlInReverseModeWithInvalidValuesIgnored() throws {
         for mode in Mode.allCases {
             let (client, target) = try start(mode)
-            for path in ["/cdnok/c.txt", "/cdnbad/c.txt"] {
+            for path in ["/cdnok/c.txt", "/cdnbad/c.txt", "/cdntype/c.txt"] {
                 for _ in 0..<2 { XCTAssertEqual(try client.request(path: target(path)).bodyString, "cdn\n") }
             }
-            let log = origin.accessLog(waitingFor: mode == .reverse ? 3 : 4)
+            let log = origin.accessLog(waitingFor: mode == .reverse ? 5 : 6)
             XCTAssertEqual(log.filter { $0.uri == "/cdnok/c.txt" }.count, mode == .reverse ? 1 : 2,
                            "\(mode): CDN-Cache-Control max-age=600 governs a reverse proxy only")
             XCTAssertEqual(log.filter { $0.uri == "/cdnbad/c.txt" }.count, 2,
                            "\(mode): an invalid CDN-Cache-Control is ignored, Cache-Control: no-cache applies")
+            XCTAssertEqual(log.filter { $0.uri == "/cdntype/c.txt" }.count, 2,
+                           "\(mode): so is one with a directive of the wrong type (s-maxage as a String)")
         }
     }
 
@@ -403,6 +412,7 @@ final class WebCacheTests: XCTestCase {
     func testAnUnknownMethodInvalidatesAndConcurrentMissesCollapse() throws {
         let faulty = try FaultyOrigin()
         faulty.serve("/u.bin", body: Array("unknown".utf8))
+        faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh until invalidated
         faulty.serve("/slow.bin", body: Array("slow".utf8), fault: .delayed(0.5))
         _ = try start(.forward)
         let port = try XCTUnwrap(server).servingPort

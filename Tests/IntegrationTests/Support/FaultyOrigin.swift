@@ -48,6 +48,10 @@ enum Fault: Sendable {
     case dropBeforeHead
     /// 101 Switching Protocols (never asked for), then silence.
     case switchingProtocols
+    /// `status` with these extra fields and the whole body (Range ignored;
+    /// none for 204 and 304), as an origin answers with a status of its
+    /// choice (a 404 with an Expires in the past, a 203, a 410…).
+    case status(Int, fields: [String: String])
     /// 200 with a chunked body that never ends: `body` over and over, until
     /// the peer goes away (or `limit` bytes, to stay bounded). Counts what it sent.
     case endless(limit: Int)
@@ -80,6 +84,13 @@ final class FaultyOrigin: @unchecked Sendable {
     private var open: Set<Int32> = []
     private var accepted = 0
     private var stopped = false
+    private var fields: [String: String] = [:]
+
+    /// Fields added to every response head (e.g. a Cache-Control), unless the fault sets them.
+    var extraFields: [String: String] {
+        get { lock.withLock { fields } }
+        set { lock.withLock { fields = newValue } }
+    }
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -283,6 +294,12 @@ final class FaultyOrigin: @unchecked Sendable {
             if asked != nil { fields["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)" }
             send(fd, head(asked == nil ? 200 : 206, fields) + body[range] + [UInt8](repeating: 0x58, count: extra))
             return true
+        case .status(let status, let extra):
+            let bodiless = status == 204 || status == 304
+            var fields = extra
+            if !bodiless { fields["Content-Length"] = "\(total)" }
+            send(fd, head(status, fields) + (bodiless ? [] : body))
+            return true
         case .switchingProtocols:
             send(fd, Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8))
             return false
@@ -314,8 +331,10 @@ final class FaultyOrigin: @unchecked Sendable {
         }
     }
 
-    private func head(_ status: Int, _ fields: [String: String]) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) Status\r\nContent-Type: application/octet-stream\r\n"
+    private func head(_ status: Int, _ given: [String: String]) -> [UInt8] {
+        let fields = extraFields.merging(given) { _, own in own }
+        var text = "HTTP/1.1 \(status) Status\r\n"
+        if fields["Content-Type"] == nil { text += "Content-Type: application/octet-stream\r\n" }
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         return Array((text + "\r\n").utf8)
     }
