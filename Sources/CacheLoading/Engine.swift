@@ -13,6 +13,10 @@ package struct EngineConfiguration: Sendable {
     package var maxCacheBytes: Int64
     /// What is cached and how often cached resources are checked.
     package var policy = LoaderPolicy()
+    /// The clock of the cache's time decisions (milliseconds since 1970):
+    /// freshness and ages (RFC 9111 §4.2), LRU times, storage-fault back-offs.
+    /// The wall clock; tests make time pass with their own.
+    package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
     /// Maps an origin URL to its cache key (several URLs may share one entry).
     package var cacheKey: @Sendable (String) -> String = { $0 }
     /// Replaces the proxy URLs written into rewritten playlists (the host's
@@ -100,6 +104,7 @@ package final class Engine {
         self.logger = logger
         store = ResourceStore(group: stores, shard: shard, maxBytes: configuration.maxCacheBytes, loop: loop,
                               logger: logger)
+        store.clock = configuration.clock
         if let budget = configuration.descriptors {
             // This loop's share of data files: half for the store's open
             // files, the rest for copies of plain hits and files in flight.

@@ -15,9 +15,8 @@ enum ReuseAction: Equatable {
 }
 
 extension Loader {
-    /// The freshness clock (`LoaderPolicy.clock`) in whole seconds (HTTP
-    /// times have one-second resolution).
-    var nowSeconds: Int64 { policy.clock() / 1000 }
+    /// The store's clock in whole seconds (HTTP times have one-second resolution).
+    var nowSeconds: Int64 { store.clock() / 1000 }
 
     /// The stored head of a resource. Metadata written before heads were
     /// kept has none: one is rebuilt from the validators it does hold,

@@ -12,10 +12,6 @@ package struct LoaderPolicy: Sendable {
     /// The freshness rules of RFC 9111 this cache applies (heuristic bounds,
     /// CDN-Cache-Control in reverse-proxy mode).
     package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)
-    /// The clock of the freshness decisions (RFC 9111 §4.2: ages, request
-    /// and response times), milliseconds since 1970. The wall clock; tests
-    /// make time pass with their own.
-    package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
     /// Whether `--revalidate-after` set the heuristic (for every mode).
     private var heuristicOverridden = false
 

@@ -14,7 +14,7 @@ package struct PlainHit: Sendable {
     package let middle: ResponsePlan.MiddleLines
     package let file: DataFile
     let lease: ResourceLease
-    /// The second (freshness clock, `LoaderPolicy.clock`) the head's Age is right for.
+    /// The second (the store's clock) the head's Age is right for.
     package let second: Int64
     /// `ResourceStore.epoch` when it was made.
     package let epoch: Int

@@ -127,7 +127,9 @@ package final class ResourceStore {
     package func refillSpares() { spare.refillIfNeeded() }
 
     /// Milliseconds since 1970 (LRU order).
-    package func clock() -> Int64 { WallClock.milliseconds() }
+    /// The clock of the cache's time decisions (milliseconds since 1970; see
+    /// `EngineConfiguration.clock`): the wall clock unless a test sets its own.
+    package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
 
     /// The unkeyed store key (SHA-256) of a folder without encryption; use
     /// `storeKey(for:)`, which is keyed in an encrypted one.

@@ -84,9 +84,10 @@ public struct HTTPCacheConfiguration: Sendable {
     /// request. nil (default): 10% of the time since Last-Modified, at least
     /// 5 minutes and at most a day. Gap fetches always check (If-Range).
     public var revalidateAfter: Double?
-    /// The clock of the freshness decisions (milliseconds since 1970); nil:
-    /// the wall clock. For tests that make time pass without waiting.
-    package var freshnessClock: (@Sendable () -> Int64)?
+    /// The clock of the cache's time decisions (milliseconds since 1970:
+    /// freshness, LRU, storage-fault back-offs); nil: the wall clock. For
+    /// tests that make time pass without waiting.
+    package var clock: (@Sendable () -> Int64)?
     /// Which responses are kept by content type, in every mode: "media" (the
     /// media policy, `isCacheable`), "all" (whatever RFC 9111 allows) or a
     /// list "text/html,image/*". nil (default): media for proxy URLs, all in
@@ -192,7 +193,7 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.policy.cacheable = isCacheable
         engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
         if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
-        if let freshnessClock { engine.policy.clock = freshnessClock }
+        if let clock { engine.clock = clock }
         let idle = milliseconds(clientIdleTimeout)
         // The head timeout runs within an idle connection's: never longer.
         var configuration = ProxyConfiguration(

@@ -1,4 +1,3 @@
-import CacheIO
 import Foundation
 import Glibc
 import HTTPCache
@@ -43,7 +42,8 @@ final class FullDiskTests: XCTestCase {
     /// byte-exact, cached ones are still served, and storing resumes by itself
     /// once the folder is writable again.
     func testReadOnlyFolderDegradesAndRecovers() throws {
-        let fixture = try ProxyFixture()
+        let clock = TestClock()
+        let fixture = try ProxyFixture { $0.clock = { clock.now } }
         defer { fixture.stop() }
         let a = try fixture.file("a.bin", size: 2_000_000, seed: 21)
         let b = try fixture.file("b.bin", size: 1_500_000, seed: 22)
@@ -80,7 +80,7 @@ final class FullDiskTests: XCTestCase {
         XCTAssertTrue(released.succeeded, released.stderr)
         mounted = !released.succeeded
         // After the retry interval (5 s) storing resumes: the cache's clock is moved past it.
-        WallClock.advance(byMilliseconds: 5_500)
+        clock.advance(seconds: 6)
         XCTAssertBytes(try fixture.get("c.bin").body, equal: c)
         let before = fixture.originLog("c.bin").count
         let stored = TestTools.waitUntil(timeout: 10) {

@@ -1,4 +1,3 @@
-import CacheIO
 import Foundation
 import Glibc
 import HTTPCache
@@ -189,7 +188,8 @@ final class HardeningTests: XCTestCase {
     // MARK: storage faults
 
     func testCacheFolderRemovedMidRunStillServesAndCachesAgain() throws {
-        let fixture = try ProxyFixture()
+        let clock = TestClock()
+        let fixture = try ProxyFixture { $0.clock = { clock.now } }
         defer { fixture.stop() }
         let a = try fixture.file("a.bin", size: 3_000_000, seed: 1)
         let b = try fixture.file("b.bin", size: 2_000_000, seed: 2)
@@ -211,7 +211,7 @@ final class HardeningTests: XCTestCase {
         }
         // After the retry interval (5 s) the folder is recreated and caching resumes:
         // the cache's clock is moved past it.
-        WallClock.advance(byMilliseconds: 5_500)
+        clock.advance(seconds: 6)
         XCTAssertEqual(try fixture.get("c.bin").body, c.bytes)
         let cachedAgain = TestTools.waitUntil(timeout: 10) {
             !CacheFolderFiles.metaPaths(fixture.cacheDirectory).isEmpty

@@ -52,7 +52,7 @@ final class RevalidationTests: XCTestCase {
         runs += 1
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
         if mode == .reverse { configuration.origin = base }
-        if let clock { configuration.freshnessClock = { clock.now } }
+        if let clock { configuration.clock = { clock.now } }
         let started = try MediaCache(configuration: configuration)
         try started.serve()
         server = started
@@ -261,14 +261,4 @@ final class RevalidationTests: XCTestCase {
             XCTAssertEqual(faulty.requests(for: path).count, 1, "\(mode)")
         }
     }
-}
-
-/// The freshness clock of a test proxy: the wall clock plus what the test advanced.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var offset: Int64 = 0
-
-    func advance(seconds: Int) { lock.withLock { offset += Int64(seconds) * 1000 } }
-
-    var now: Int64 { lock.withLock { offset } + Int64(Date().timeIntervalSince1970 * 1000) }
 }
