@@ -2,7 +2,7 @@ import CacheIO
 import CacheStorage
 
 /// A stored response as its owner loop would serve a plain request for it
-/// during one wall-clock second: its head (with that second's Age) and its
+/// during one second of the store's clock: its head (with that second's Age) and its
 /// complete data file. Another loop may answer such requests with it while
 /// both the second and the store's epoch are unchanged; anything else goes
 /// to the owner. The data file is never rewritten in place (a new version

@@ -16,6 +16,8 @@ final class PlainHitCache {
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
+    /// The store's clock: a copy is current for the second it was made in.
+    private let clock: @Sendable () -> Int64
     private var entries: [String: PlainHit] = [:]
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
     /// Keys of other loops' resources hit here since the last tick, by owner.
@@ -23,9 +25,10 @@ final class PlainHitCache {
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int) {
+    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int, clock: @escaping @Sendable () -> Int64) {
         self.epoch = epoch
         self.loop = loop
+        self.clock = clock
         self.maxEntries = max(1, maxEntries)
     }
 
@@ -35,12 +38,12 @@ final class PlainHitCache {
         !head.headers.contains("Cache-Control") && !head.headers.contains("Pragma")
     }
 
-    private static func now() -> Int64 { WallClock.milliseconds() / 1000 }
+    private func now() -> Int64 { clock() / 1000 }
 
     /// The current copy for `key`, if there is one.
     func lookup(_ key: String) -> PlainHit? {
         guard let hit = entries[key] else { return nil }
-        if hit.isCurrent(second: Self.now(), epoch: epoch.current) { return hit }
+        if hit.isCurrent(second: now(), epoch: epoch.current) { return hit }
         entries[key] = nil
         return nil
     }
@@ -67,7 +70,7 @@ final class PlainHitCache {
     }
 
     func answered(key: String, _ hit: PlainHit?, url: OriginURL, owner: LoopLink, from back: LoopLink, again: Bool) {
-        let usable = hit.flatMap { $0.isCurrent(second: Self.now(), epoch: epoch.current) ? $0 : nil }
+        let usable = hit.flatMap { $0.isCurrent(second: now(), epoch: epoch.current) ? $0 : nil }
         // A copy that went stale on the way (a second ended, something changed): ask once more.
         if hit != nil && usable == nil && !again {
             return send(url: url, key: key, owner: owner, from: back, again: true)
@@ -117,7 +120,7 @@ final class PlainHitCache {
             batch.owner.run { $0.touch(keys) }
         }
         touched.removeAll()
-        let second = Self.now()
+        let second = now()
         let current = epoch.current
         entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
         if !entries.isEmpty { armTick() }

@@ -84,7 +84,8 @@ package final class ProxyServer {
         self.configuration = configuration
         self.loop = loop
         index = engine.store.shardIndex
-        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles / 2)
+        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles / 2,
+                                  clock: engine.store.clock)
         let adminToken = home?.adminToken
         let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)

@@ -50,8 +50,13 @@ final class SharedCacheTests: XCTestCase {
         origin?.stop()
     }
 
+    /// The proxy's clock: lifetimes end when a test advances it, not after a sleep.
+    private let clock = TestClock()
+
     private func startProxy(_ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.url.appendingPathComponent("cache").path)
+        let clock = self.clock
+        configuration.clock = { clock.now }
         configure(&configuration)
         server = try MediaCache(configuration: configuration)
         try server.serve()
@@ -143,7 +148,7 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertNotNil(hit.header("Age"), "a cached response carries Age")
         XCTAssertEqual(hit.header("Cache-Control"), "max-age=1", "stored end-to-end fields are replayed")
         XCTAssertEqual(log("/short/f.bin").count, 1, "fresh: no origin traffic")
-        Thread.sleep(forTimeInterval: 2.1)
+        clock.advance(seconds: 3)  // past max-age=1
         let revalidated = try get("/short/f.bin", range: "bytes=1000-1999")
         XCTAssertEqual(revalidated.status, 206)
         XCTAssertBytes(revalidated.body, equal: f, range: 1000..<2000)
@@ -157,9 +162,9 @@ final class SharedCacheTests: XCTestCase {
         try startProxy()
         let old = try file("short/c.bin", size: 100_000, seed: 1)
         XCTAssertBytes(try get("/short/c.bin").body, equal: old)
-        Thread.sleep(forTimeInterval: 1.1)
+        Thread.sleep(forTimeInterval: 1.1)  // a new Last-Modified second for the new file
         let new = try file("short/c.bin", size: 120_000, seed: 9)
-        Thread.sleep(forTimeInterval: 1.0)
+        clock.advance(seconds: 3)  // past max-age=1
         let response = try get("/short/c.bin")
         XCTAssertEqual(response.status, 200)
         XCTAssertBytes(response.body, equal: new)
@@ -180,7 +185,7 @@ final class SharedCacheTests: XCTestCase {
         XCTAssertBytes(try get("/short/s.bin").body, equal: s)
         XCTAssertBytes(try get("/mustrev/m.bin").body, equal: m)
         origin.stop()
-        Thread.sleep(forTimeInterval: 2.1)
+        clock.advance(seconds: 3)  // past max-age=1
         let stale = try get("/short/s.bin")
         XCTAssertEqual(stale.status, 200)
         XCTAssertBytes(stale.body, equal: s)
@@ -192,7 +197,7 @@ final class SharedCacheTests: XCTestCase {
         let f = try file("short/o.bin", size: 10_000)
         XCTAssertBytes(try get("/short/o.bin").body, equal: f)
         XCTAssertEqual(try get("/short/o.bin", headers: [("Cache-Control", "only-if-cached")]).status, 200)
-        Thread.sleep(forTimeInterval: 2.1)
+        clock.advance(seconds: 3)  // past max-age=1
         XCTAssertEqual(try get("/short/o.bin", headers: [("Cache-Control", "only-if-cached")]).status, 504)
         XCTAssertEqual(log("/short/o.bin").count, 1)
     }
@@ -233,7 +238,7 @@ final class SharedCacheTests: XCTestCase {
 
         let w = try file("swr/w.bin", size: 20_000, seed: 7)
         XCTAssertBytes(try get("/swr/w.bin").body, equal: w)
-        Thread.sleep(forTimeInterval: 2.1)
+        clock.advance(seconds: 3)  // past max-age=1
         origin.stop()
         let stale = try get("/swr/w.bin")
         XCTAssertEqual(stale.status, 200, "stale-while-revalidate: served without waiting for the origin")
