@@ -60,13 +60,16 @@ package struct AccessPolicy: Sendable {
         package var signature: Signature = .unchecked
         /// Whether the destination is allowed; nil when not needed or not decodable.
         package var originAllowed: Bool?
+        /// A tunnel's destination is this proxy's own listening address.
+        package var backIntoProxy: Bool
         package init(route: Route, peerIsLoopback: Bool, host: HostKind?, signature: Signature = .unchecked,
-                     originAllowed: Bool? = nil) {
+                     originAllowed: Bool? = nil, backIntoProxy: Bool = false) {
             self.route = route
             self.peerIsLoopback = peerIsLoopback
             self.host = host
             self.signature = signature
             self.originAllowed = originAllowed
+            self.backIntoProxy = backIntoProxy
         }
     }
 
@@ -141,6 +144,9 @@ package struct AccessPolicy: Sendable {
             return .forbidden("tunnels (CONNECT) are refused in LAN mode")
         case .tunnel where !facts.peerIsLoopback:
             return .forbidden("tunnels (CONNECT) are for loopback clients only")
+        case .tunnel where facts.backIntoProxy:
+            // Bytes after such a CONNECT would be requests to this proxy again: one socket could chain tunnels.
+            return .forbidden("a tunnel (CONNECT) back into this proxy is refused")
         case .proxy:
             if mode == .lan && facts.signature != .valid {
                 return .forbidden(facts.signature == .missing
@@ -215,10 +221,15 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a CONNECT tunnel to `host:port`.
-    package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool) -> Verdict {
+    /// The verdict for a CONNECT tunnel to `host:port`; `ownPort` is the
+    /// port this proxy listens on: a tunnel to this machine on it is refused,
+    /// whatever the spelling of the host (`LoopbackHost.isThisMachine`).
+    /// (The origin client checks the resolved addresses again.)
+    package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool, ownPort: Int? = nil) -> Verdict {
+        let backIntoProxy = port == ownPort && LoopbackHost.isThisMachine(host)
         let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,
-                          originAllowed: destinations.allowsAll ? nil : destinations.allows(host: host, port: port))
+                          originAllowed: destinations.allowsAll ? nil : destinations.allows(host: host, port: port),
+                          backIntoProxy: backIntoProxy)
         return Self.decide(facts, mode: mode)
     }
 

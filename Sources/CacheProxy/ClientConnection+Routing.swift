@@ -117,7 +117,7 @@ extension ClientConnection {
             return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
                                                                     keepAlive: head.keepAlive)
         case .tunnel(let name, let port):
-            let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback)
+            let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback, ownPort: server.port)
             return verdict == .allow ? .tunnel(host: name, port: port)
                 : .refuse(status: verdict.status, reason: verdict.body, keepAlive: false)
         case .local:
