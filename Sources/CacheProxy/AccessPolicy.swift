@@ -162,12 +162,29 @@ package struct AccessPolicy: Sendable {
         return .allow
     }
 
-    /// PURGE follows the admin policy: a loopback peer, or the admin token
-    /// (`X-HTTPCache-Token`, compared in constant time) from anywhere.
-    package static func purgeVerdict(peerIsLoopback: Bool, token: String?, adminToken: String) -> Verdict {
-        if peerIsLoopback { return .allow }
-        if let token, ConstantTime.equal(Array(token.utf8), Array(adminToken.utf8)) { return .allow }
-        return .forbidden("PURGE is for loopback clients or the admin token")
+    /// PURGE follows the admin policy, Host check included (PURGE is
+    /// answered before the other routes, so it decides both):
+    /// - an absolute-form target (forward mode): Host names the origin (a
+    ///   browser never sends that form to a page's host), not checked;
+    /// - a Host a rebinding page sends (another name; in loopback mode an
+    ///   address literal too): 421, whatever the token;
+    /// - a loopback Host (or none): a loopback peer, or the admin token;
+    /// - a public name (`--server-name`) or, in LAN mode, an address
+    ///   literal: the admin token (`X-HTTPCache-Token`, compared in constant
+    ///   time) even from a loopback peer (a TLS terminator in front of a
+    ///   reverse proxy is one), else 421 for a public name, 403 otherwise.
+    package static func purgeVerdict(host: HostKind?, absoluteForm: Bool, mode: Mode, peerIsLoopback: Bool,
+                                     token: String?, adminToken: String) -> Verdict {
+        let tokenValid = token.map { ConstantTime.equal(Array($0.utf8), Array(adminToken.utf8)) } ?? false
+        let refused = Verdict.forbidden("PURGE is for loopback clients or the admin token")
+        if absoluteForm { return peerIsLoopback || tokenValid ? .allow : refused }
+        switch host {
+        case .other?: return .misdirected
+        case .address? where mode == .loopback: return .misdirected
+        case .loopback?, nil: return peerIsLoopback || tokenValid ? .allow : refused
+        case .serverName?: return tokenValid ? .allow : .misdirected
+        case .address?: return tokenValid ? .allow : .forbidden("PURGE from a non-loopback name needs the admin token")
+        }
     }
 
     /// What a Host field value names.

@@ -252,6 +252,53 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try cachedURLs(directory.file("cache").path), [])
     }
 
+    /// The admin token published in the cache folder's lock file.
+    private func adminToken(_ cache: String) throws -> String {
+        let text = try String(contentsOfFile: cache + "/lock", encoding: .utf8)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("token ") })
+        return String(line.dropFirst(6))
+    }
+
+    /// Issue #37: PURGE passes the admin routes' Host check. A DNS-rebinding
+    /// name gets 421 and purges nothing; in reverse mode a public name
+    /// (`--server-name`) purges only with the admin token.
+    func testPurgeChecksTheHostLikeTheAdminRoutes() throws {
+        let file = try TestFile.random(size: 30_000, seed: 52, in: files, name: "clip.bin")
+        let origin = try NginxOrigin(root: files)
+        defer { origin.stop() }
+        let cache = directory.file("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let url = try proxy.proxyURL(origin.url("/clip.bin"))
+        XCTAssertBytes(try RawHTTPClient.get(url: url).body, equal: file)
+        let path = try RawHTTPClient.parse(url: url).path
+        let rebound = try RawHTTPConnection(port: proxy.port)
+        XCTAssertEqual(try rebound.request(method: "PURGE", path: path, headers: [("Host", "attacker.example:\(proxy.port)")]).status,
+                       421)
+        XCTAssertEqual(try cachedURLs(cache), [origin.url("/clip.bin")], "nothing purged")
+        let withToken = try RawHTTPConnection(port: proxy.port)
+        XCTAssertEqual(try withToken.request(method: "PURGE", path: path, headers: [
+            ("Host", "attacker.example"), ("X-HTTPCache-Token", try adminToken(cache))]).status, 421,
+                       "a rebinding name is refused whatever it carries")
+        XCTAssertEqual(try cachedURLs(cache), [origin.url("/clip.bin")], "nothing purged")
+
+        let reverseCache = directory.file("reverse").path
+        let reverse = try ProxyProcess(cacheDirectory: reverseCache,
+                                       extraArguments: ["--origin", origin.baseURL, "--server-name", "media.example"])
+        defer { reverse.terminate() }
+        let connection = try RawHTTPConnection(port: reverse.port)
+        XCTAssertBytes(try connection.get("/clip.bin", headers: [("Host", "media.example")]).body, equal: file)
+        let refused = try RawHTTPConnection(port: reverse.port)
+        XCTAssertEqual(try refused.request(method: "PURGE", path: "/clip.bin", headers: [("Host", "media.example")]).status,
+                       421)
+        XCTAssertEqual(try cachedURLs(reverseCache), [origin.url("/clip.bin")], "no purge without the token")
+        let admitted = try RawHTTPConnection(port: reverse.port)
+        let purged = try admitted.request(method: "PURGE", path: "/clip.bin", headers: [
+            ("Host", "media.example"), ("X-HTTPCache-Token", try adminToken(reverseCache))])
+        XCTAssertEqual(purged.status, 200, purged.bodyString)
+        XCTAssertEqual(try cachedURLs(reverseCache), [], "purged with the token")
+    }
+
     /// A purged resource in use: new requests no longer get it, the response in flight ends cleanly.
     func testPurgeOfAResourceInUse() throws {
         let file = try TestFile.random(size: 20_000_000, seed: 41, in: files, name: "movie.bin")
