@@ -61,13 +61,14 @@ package struct HLSPlaylistTransform: Sendable {
     /// one that cannot be decoded passes unchanged.
     package func rewritten(_ playlist: [UInt8]) -> [UInt8] {
         guard Gzip.isGzip(playlist) else { return rewrittenPlain(playlist) }
-        guard let plain = Gzip.decode(playlist, cap: BodyTransform.rewriteCap) else {
+        // (The proxy inflates before calling: `BodySource`, off the loop, each failure remembered.)
+        switch GzipRewrite.apply(playlist, rewrittenPlain) {
+        case .rewritten(let bytes): return bytes
+        case .undecodable:
             logger.warning("playlist passed through unchanged: cannot decode its gzip body",
                            metadata: ["url": "\(playlistURL)"])
             return playlist
         }
-        let output = rewrittenPlain(plain)
-        return output == plain ? playlist : Gzip.encode(output) ?? playlist
     }
 
     private func rewrittenPlain(_ playlist: [UInt8]) -> [UInt8] {
