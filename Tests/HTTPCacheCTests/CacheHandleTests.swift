@@ -43,6 +43,9 @@ final class CacheHandleTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         try Data(repeating: 5, count: 32).write(to: URL(fileURLWithPath: keys + "/a.key"))
         try Data(String(repeating: "ab", count: 32).utf8).write(to: URL(fileURLWithPath: keys + "/b.key"))
+        for name in ["a.key", "b.key"] {  // a key others can read is refused
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keys + "/" + name)
+        }
         let withA = config(folder: folder, [("encryption-key-file", keys + "/a.key")])
         defer { hc_config_free(withA) }
         let (made, cache) = open(withA)
