@@ -11,16 +11,20 @@ import Glibc
 /// API (through `FolderKeys.readKeyFile` and `ConfigFile`).
 package enum TrustedFile {
     /// The file's bytes; a `StorageError` coded `code` naming `what` and
-    /// `path` and saying how to fix it otherwise.
-    package static func read(_ path: String, what: String, maxBytes: Int, secret: Bool,
-                             code: Int32) throws(StorageError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    /// `path` and saying how to fix it otherwise (coded `openCode`, when
+    /// given, if it cannot be opened at all: missing, no permission).
+    /// `followsLinks`: a symbolic link is followed (the file it names is
+    /// checked) instead of refused.
+    package static func read(_ path: String, what: String, maxBytes: Int, secret: Bool, code: Int32,
+                             openCode: Int32? = nil, followsLinks: Bool = false) throws(StorageError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             let error = errno
             switch error {
-            case ENOENT: throw StorageError("\(what) \(path): no such file", code: code)
-            case ELOOP: throw StorageError("\(what) \(path) is a symbolic link: refusing it (name the file itself)", code: code)
-            default: throw StorageError("cannot read \(what) \(path): \(FileIO.errorText(error))", code: code)
+            case ENOENT: throw StorageError("\(what) \(path): no such file", code: openCode ?? code)
+            case ELOOP where !followsLinks:
+                throw StorageError("\(what) \(path) is a symbolic link: refusing it (name the file itself)", code: code)
+            default: throw StorageError("cannot read \(what) \(path): \(FileIO.errorText(error))", code: openCode ?? code)
             }
         }
         defer { close(fd) }

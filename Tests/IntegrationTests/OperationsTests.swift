@@ -73,6 +73,58 @@ final class OperationsTests: XCTestCase {
         XCTAssertTrue(serve.stderr.contains("\(bad):3:"), serve.stderr)
     }
 
+    /// Issue #37: a configuration file others could change is refused by
+    /// check-config and serve (exit 11, with the mode and the fix); so is one
+    /// in a folder others can write, and a FIFO, at once rather than waited on.
+    func testConfigurationFilesOthersCouldChangeAreRefused() throws {
+        func refused(_ path: String, _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let checked = try TestTools.run(CLITests.binary, ["check-config", "--config", path], timeout: 3)
+            XCTAssertFalse(checked.timedOut, "check-config answered", file: file, line: line)
+            XCTAssertEqual(checked.exitCode, 11, checked.stderr, file: file, line: line)
+            XCTAssertTrue(checked.stderr.contains(message), "\(message) in \(checked.stderr)", file: file, line: line)
+            let served = try TestTools.run(CLITests.binary, ["serve", "--config", path, "--cache-dir", directory.file("c").path],
+                                           timeout: 3)
+            XCTAssertFalse(served.timedOut, "serve refused it, not started or hung", file: file, line: line)
+            XCTAssertEqual(served.exitCode, 11, served.stderr, file: file, line: line)
+            XCTAssertTrue(served.stderr.contains(message), "\(message) in \(served.stderr)", file: file, line: line)
+        }
+        let open = directory.file("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open.path)
+        let shared = open.appendingPathComponent("httpcache.conf").path
+        try "max-cache-size = 1GB\n".write(toFile: shared, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: shared)
+        try refused(shared, "configuration file \(shared) is writable by group or others (mode 0666): chmod go-w \(shared)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: shared)
+        try refused(shared, "the folder \(open.path) of configuration file \(shared) is writable by group or others (mode 0777)")
+
+        let fifo = directory.file("fifo.conf").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        try refused(fifo, "configuration file \(fifo) is not a regular file (a FIFO)")
+
+        let good = try write(config: "max-cache-size = 1GB\n", to: "mine.conf")
+        XCTAssertEqual(try TestTools.run(CLITests.binary, ["check-config", "--config", good]).exitCode, 0)
+    }
+
+    /// Issue #37: a reload logs each option it changes, and one that drops
+    /// the allow-list (every origin allowed again) as a warning.
+    func testReloadLogsChangedOptionsAndWarnsWhenAccessWidens() throws {
+        let log = directory.file("reload.log").path
+        let settings = "log-file = \(log)\nmax-cache-size = 500MB\n"
+        let config = try write(config: settings + "allow-origin = 127.0.0.1\nallow-origin = media.example\n")
+        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path, extraArguments: ["--config", config])
+        defer { proxy.terminate() }
+        try (settings.replacingOccurrences(of: "500MB", with: "400MB")).write(toFile: config, atomically: true, encoding: .utf8)
+        signal(proxy, SIGHUP)
+        XCTAssertTrue(waitForLog(log, "configuration reloaded"), lines(of: log).joined(separator: "\n"))
+        let logged = lines(of: log)
+        XCTAssertTrue(logged.contains { $0.contains("reload: option changed") && $0.contains("option=max-cache-size")
+            && $0.contains("before=500MB") && $0.contains("after=400MB") }, logged.joined(separator: "\n"))
+        let warned = logged.filter { $0.contains("warning") && $0.contains("ACCESS WIDENED by allow-origin") }
+        XCTAssertEqual(warned.count, 1, logged.joined(separator: "\n"))
+        XCTAssertTrue(warned.first?.contains("before=127.0.0.1,media.example") == true, warned.joined())
+    }
+
     /// The command line overrides the file; a repeatable option given there replaces the file's list.
     func testCommandLineOverridesTheFile() throws {
         let file = try TestFile.random(size: 10_000, seed: 3, in: files, name: "a.bin")
