@@ -330,7 +330,9 @@ package final class UpstreamClient {
                 tunnel.fail(.resolve("\(parent?.host ?? tunnel.host): \(error)"))
             case .success(let addresses):
                 // Any spelling or DNS name of this machine on the listening port: checked on what it resolved to.
-                if let own = tunnel.refusedPort, addresses.contains(where: { $0.port == own && $0.isThisMachine }) {
+                // (Through a parent, the parent reaches the host; a parent that is this proxy ends with Via's 508.)
+                if parent == nil, let own = tunnel.refusedPort,
+                   addresses.contains(where: { $0.port == own && $0.isThisMachine }) {
                     return tunnel.fail(.forbidden("\(tunnel.label) is this proxy"))
                 }
                 tunnel.connect(addresses[...], tunnelRequest: request, timeout: self.configuration.connectTimeout)
