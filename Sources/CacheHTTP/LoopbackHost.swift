@@ -44,12 +44,30 @@ package enum LoopbackHost {
         return true
     }
 
-    /// A dotted-quad literal in 127.0.0.0/8.
+    /// An IPv4 literal in 127.0.0.0/8, in any spelling the resolver takes
+    /// (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`: see `IPv4Literal`).
     private static func isIPv4Loopback(_ text: Substring) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 })
-        else { return false }
-        return parts[0] == "127"
+        IPv4Literal.parse(text).map { $0 >> 24 == 127 } ?? false
+    }
+
+    /// True for every name `contains` accepts and for the unspecified
+    /// addresses (`0.0.0.0` in any IPv4 spelling, `::`, `[::]`), which a
+    /// connect also takes to this machine; `host` as a URL keeps it (no
+    /// port, IPv6 with or without brackets). The one test of "a destination
+    /// that is this machine" (a CONNECT back into the proxy is refused by it).
+    package static func isThisMachine(_ host: String) -> Bool {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        if name.contains(":") {
+            if name.hasPrefix("::ffff:"), let v4 = IPv4Literal.parse(name.dropFirst(7)) { return v4 == 0 || v4 >> 24 == 127 }
+            let groups = name.split(separator: ":", omittingEmptySubsequences: true)
+            let unspecified = groups.allSatisfy { $0.count <= 4 && $0.allSatisfy(\.isHexDigit) && Int($0, radix: 16) == 0 }
+                && (name.contains("::") || groups.count == 8)
+            return unspecified || isIPv6Loopback(name)
+        }
+        if IPv4Literal.parse(name) == 0 { return true }
+        return contains(String(name))
     }
 
     private static func isPort(_ text: Substring) -> Bool {

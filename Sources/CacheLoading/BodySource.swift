@@ -310,7 +310,49 @@ package final class BodySource: ResourceReaderDelegate {
             phase = .planning
             sink?.bodyHead(.success(info))
         }
-        if input.count <= Self.inlineRewrite { return done(rewrite(input)) }
-        loop.offload({ rewrite(input) }, done: done)
+        guard Gzip.isGzip(input) else {
+            if input.count <= Self.inlineRewrite { return done(rewrite(input)) }
+            return loop.offload({ rewrite(input) }, done: done)
+        }
+        inflateAndRewrite(input, stored: stored, rewrite: rewrite, done: done)
+    }
+
+    /// A gzip body: inflated off the loop whatever its compressed size (a
+    /// small body can inflate to the cap), once per stored version when it
+    /// fails (`InflateMemo`): then it passes unchanged.
+    private func inflateAndRewrite(_ input: [UInt8], stored: ContentInfo, rewrite: @escaping @Sendable ([UInt8]) -> [UInt8],
+                                   done: @escaping ([UInt8]) -> Void) {
+        let memo = reader.inflateMemo
+        let url = reader.resource.url
+        let version = InflateMemo.version(key: reader.resource.key, generation: reader.resource.generation,
+                                          etag: stored.etag, lastModified: stored.lastModified, length: stored.totalLength)
+        switch memo.decide(version, whenKnown: { [self] undecodable in
+            guard phase == .rewriting else { return }
+            if undecodable { return done(input) }
+            loop.offload({ GzipRewrite.apply(input, rewrite) }, done: { outcome in
+                if case .rewritten(let bytes) = outcome { done(bytes) } else { done(input) }
+            })
+        }) {
+        case .wait:
+            return
+        case .undecodable:
+            logger.debug("gzip body passed unchanged: its inflate failed before", metadata: ["url": "\(url)"])
+            return done(input)
+        case .inflate:
+            break
+        }
+        let logger = logger
+        loop.offload({ GzipRewrite.apply(input, rewrite) }, done: { outcome in
+            switch outcome {
+            case .rewritten(let bytes):
+                memo.finished(version, undecodable: false)
+                done(bytes)
+            case .undecodable:
+                logger.warning("body passed through unchanged: cannot inflate its gzip body for the rewrite (remembered for this stored version)", metadata: [
+                    "url": "\(url)", "bytes": "\(input.count)", "cap": "\(BodyTransform.rewriteCap)"])
+                memo.finished(version, undecodable: true)
+                done(input)
+            }
+        })
     }
 }

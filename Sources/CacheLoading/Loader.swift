@@ -20,6 +20,8 @@ package final class Loader {
     /// Open readers serving clients (not preloads), of every shard: the one
     /// count preloads wait on (shared by the group's loaders, see EngineGroup).
     package var gauge = ReaderGauge()
+    /// Gzip bodies whose inflate for a rewrite failed, per stored version.
+    package let inflateMemo = InflateMemo()
     /// Called when this loader closes the last foreground reader of all
     /// shards (the preload scheduler resumes).
     package var foregroundIdle: (() -> Void)?

@@ -94,13 +94,14 @@ package struct ManifestTransform: Sendable {
     /// The bytes a client gets for `body`.
     package func rewritten(_ body: [UInt8]) -> [UInt8] {
         guard Gzip.isGzip(body) else { return rewrittenPlain(body) }
-        guard let plain = Gzip.decode(body, cap: BodyTransform.rewriteCap) else {
+        // (The proxy inflates before calling: `BodySource`, off the loop, each failure remembered.)
+        switch GzipRewrite.apply(body, rewrittenPlain) {
+        case .rewritten(let bytes): return bytes
+        case .undecodable:
             logger.warning("\(format.noun) passed through unchanged: cannot decode its gzip body",
                            metadata: ["url": "\(url)"])
             return body
         }
-        let output = rewrittenPlain(plain)
-        return output == plain ? body : Gzip.encode(output) ?? body
     }
 
     private func rewrittenPlain(_ body: [UInt8]) -> [UInt8] {

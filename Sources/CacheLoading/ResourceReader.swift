@@ -91,6 +91,8 @@ package final class ResourceReader {
     }
 
     package var resource: Resource { state.resource }
+    /// The loop's memo of gzip bodies that could not be inflated (`BodySource`).
+    var inflateMemo: InflateMemo { loader.inflateMemo }
 
     /// Whether the origin serves byte ranges, once it answered a request (nil before).
     package var rangesSupported: Bool? { state.rangesSupported }

@@ -60,13 +60,16 @@ package struct AccessPolicy: Sendable {
         package var signature: Signature = .unchecked
         /// Whether the destination is allowed; nil when not needed or not decodable.
         package var originAllowed: Bool?
+        /// A tunnel's destination is this proxy's own listening address.
+        package var backIntoProxy: Bool
         package init(route: Route, peerIsLoopback: Bool, host: HostKind?, signature: Signature = .unchecked,
-                     originAllowed: Bool? = nil) {
+                     originAllowed: Bool? = nil, backIntoProxy: Bool = false) {
             self.route = route
             self.peerIsLoopback = peerIsLoopback
             self.host = host
             self.signature = signature
             self.originAllowed = originAllowed
+            self.backIntoProxy = backIntoProxy
         }
     }
 
@@ -141,6 +144,9 @@ package struct AccessPolicy: Sendable {
             return .forbidden("tunnels (CONNECT) are refused in LAN mode")
         case .tunnel where !facts.peerIsLoopback:
             return .forbidden("tunnels (CONNECT) are for loopback clients only")
+        case .tunnel where facts.backIntoProxy:
+            // Bytes after such a CONNECT would be requests to this proxy again: one socket could chain tunnels.
+            return .forbidden("a tunnel (CONNECT) back into this proxy is refused")
         case .proxy:
             if mode == .lan && facts.signature != .valid {
                 return .forbidden(facts.signature == .missing
@@ -156,12 +162,29 @@ package struct AccessPolicy: Sendable {
         return .allow
     }
 
-    /// PURGE follows the admin policy: a loopback peer, or the admin token
-    /// (`X-HTTPCache-Token`, compared in constant time) from anywhere.
-    package static func purgeVerdict(peerIsLoopback: Bool, token: String?, adminToken: String) -> Verdict {
-        if peerIsLoopback { return .allow }
-        if let token, ConstantTime.equal(Array(token.utf8), Array(adminToken.utf8)) { return .allow }
-        return .forbidden("PURGE is for loopback clients or the admin token")
+    /// PURGE follows the admin policy, Host check included (PURGE is
+    /// answered before the other routes, so it decides both):
+    /// - an absolute-form target (forward mode): Host names the origin (a
+    ///   browser never sends that form to a page's host), not checked;
+    /// - a Host a rebinding page sends (another name; in loopback mode an
+    ///   address literal too): 421, whatever the token;
+    /// - a loopback Host (or none): a loopback peer, or the admin token;
+    /// - a public name (`--server-name`) or, in LAN mode, an address
+    ///   literal: the admin token (`X-HTTPCache-Token`, compared in constant
+    ///   time) even from a loopback peer (a TLS terminator in front of a
+    ///   reverse proxy is one), else 421 for a public name, 403 otherwise.
+    package static func purgeVerdict(host: HostKind?, absoluteForm: Bool, mode: Mode, peerIsLoopback: Bool,
+                                     token: String?, adminToken: String) -> Verdict {
+        let tokenValid = token.map { ConstantTime.equal(Array($0.utf8), Array(adminToken.utf8)) } ?? false
+        let refused = Verdict.forbidden("PURGE is for loopback clients or the admin token")
+        if absoluteForm { return peerIsLoopback || tokenValid ? .allow : refused }
+        switch host {
+        case .other?: return .misdirected
+        case .address? where mode == .loopback: return .misdirected
+        case .loopback?, nil: return peerIsLoopback || tokenValid ? .allow : refused
+        case .serverName?: return tokenValid ? .allow : .misdirected
+        case .address?: return tokenValid ? .allow : .forbidden("PURGE from a non-loopback name needs the admin token")
+        }
     }
 
     /// What a Host field value names.
@@ -215,10 +238,15 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a CONNECT tunnel to `host:port`.
-    package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool) -> Verdict {
+    /// The verdict for a CONNECT tunnel to `host:port`; `ownPort` is the
+    /// port this proxy listens on: a tunnel to this machine on it is refused,
+    /// whatever the spelling of the host (`LoopbackHost.isThisMachine`).
+    /// (The origin client checks the resolved addresses again.)
+    package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool, ownPort: Int? = nil) -> Verdict {
+        let backIntoProxy = port == ownPort && LoopbackHost.isThisMachine(host)
         let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,
-                          originAllowed: destinations.allowsAll ? nil : destinations.allows(host: host, port: port))
+                          originAllowed: destinations.allowsAll ? nil : destinations.allows(host: host, port: port),
+                          backIntoProxy: backIntoProxy)
         return Self.decide(facts, mode: mode)
     }
 

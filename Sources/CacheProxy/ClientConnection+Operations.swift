@@ -24,12 +24,21 @@ extension ClientConnection {
 
     /// `PURGE` of a proxy URL, or (forward and reverse mode) of the URL
     /// itself: every stored variant goes at once (200 with `{"purged":N}`,
-    /// 404 when nothing was stored). Admin policy: a loopback peer, or the
-    /// admin token of the folder's lock file in `X-HTTPCache-Token`.
-    func handlePurge(_ head: HTTPRequestHead) {
-        let verdict = AccessPolicy.purgeVerdict(peerIsLoopback: peer?.isLoopback ?? false,
+    /// 404 when nothing was stored). Admin policy, Host check included
+    /// (`AccessPolicy.purgeVerdict`): a loopback peer naming a loopback host,
+    /// or the admin token of the folder's lock file in `X-HTTPCache-Token`.
+    func handlePurge(_ head: HTTPRequestHead, host: HostFacts) {
+        if let error = host.error {
+            return respondSimple(400, "Bad request: \(error.rawValue)\n", keepAlive: false, head: head)
+        }
+        let verdict = AccessPolicy.purgeVerdict(host: server.access.hostKind(host), absoluteForm: !head.target.hasPrefix("/"),
+                                                mode: server.access.mode, peerIsLoopback: peer?.isLoopback ?? false,
                                                 token: head.headers["x-httpcache-token"], adminToken: server.adminToken)
-        guard verdict == .allow else { return respondSimple(verdict.status, verdict.body, keepAlive: false, head: head) }
+        guard verdict == .allow else {
+            server.logger.info("PURGE refused", metadata: ["target": "\(head.target)", "status": "\(verdict.status)",
+                                                           "host": "\(host.value ?? "")"])
+            return respondSimple(verdict.status, verdict.body, keepAlive: false, head: head)
+        }
         if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
             return respondSimple(400, "Bad request: PURGE takes no body\n", keepAlive: false, head: head)
         }

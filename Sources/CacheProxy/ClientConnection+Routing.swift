@@ -17,8 +17,8 @@ extension ClientConnection {
             let target = head.target.utf8
             return respondDraining(head, path: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
         }
-        if head.method == "PURGE" { return handlePurge(head) }
         let host = hostMemo.facts(for: head)
+        if head.method == "PURGE" { return handlePurge(head, host: host) }
         switch admission(head, host: host) {
         case .refuse(let status, let reason, let keepAlive):
             return respondSimple(status, reason, keepAlive: keepAlive, head: head)
@@ -117,7 +117,7 @@ extension ClientConnection {
             return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
                                                                     keepAlive: head.keepAlive)
         case .tunnel(let name, let port):
-            let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback)
+            let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback, ownPort: server.port)
             return verdict == .allow ? .tunnel(host: name, port: port)
                 : .refuse(status: verdict.status, reason: verdict.body, keepAlive: false)
         case .local:

@@ -6,10 +6,23 @@ extension ClientConnection {
     /// Starts reaching `host:port` for an admitted CONNECT; the tunnel
     /// answers the request (200 and the relay, or a refusal).
     func openTunnel(_ head: HTTPRequestHead, host: String, port: Int) {
+        guard server.tunnelQuota.admit(clientKey) else {
+            let quota = server.tunnelQuota
+            if let count = server.tunnelWarnings.occurred(now: Int64(server.loop.nowMilliseconds)) {
+                server.logger.warning("tunnel limit reached: 503 to new CONNECTs", metadata: [
+                    "client": "\(clientKey)", "open": "\(quota.open)", "limit": "\(quota.total)",
+                    "perClient": "\(quota.perClient)", "times": "\(count)"])
+            }
+            return respondSimple(503, "Service unavailable: too many tunnels open\n", keepAlive: false, head: head,
+                                 extra: [("Retry-After", "1")])
+        }
         let tunnel = Tunnel(connection: self, request: head, host: host, port: port, server: server)
         exchange = tunnel
         tunnel.start()
     }
+
+    /// The tunnel ended (refused, failed or closed): its place is free.
+    func tunnelEnded() { server.tunnelQuota.release(clientKey) }
 
     /// The tunnel answered 200: the machine lets go of the connection and
     /// hands over the bytes it buffered after the CONNECT head.

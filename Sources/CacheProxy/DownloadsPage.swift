@@ -53,7 +53,9 @@ async function admin(method, path, params) {
   if (!response.ok) throw new Error(body.message || ("HTTP " + response.status));
   return body;
 }
-function cell(row, text) { const td = document.createElement("td"); td.textContent = text; row.appendChild(td); return td; }
+// Controls (C0, DEL, C1) shown as \xHH, never acted on.
+function visible(text) { return String(text).replace(/[\u0000-\u001f\u007f-\u009f]/g, c => "\\x" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")); }
+function cell(row, text) { const td = document.createElement("td"); td.textContent = visible(text); row.appendChild(td); return td; }
 function button(td, label, action, id) {
   const b = document.createElement("button"); b.textContent = label; b.dataset.action = action; b.dataset.id = id;
   b.addEventListener("click", () => admin("POST", "/admin/downloads/" + action, {id}).then(update).catch(shown));
@@ -112,7 +114,7 @@ async function cacheUse() {
   try {
     const listing = await admin("GET", "/admin/cache");
     const pinned = listing.entries.filter(e => e.isPinned).reduce((s, e) => s + e.cachedBytes, 0);
-    const titles = [...downloads.values()].map(d => d.name + " " + size(d.bytesDone)).join(", ");
+    const titles = [...downloads.values()].map(d => visible(d.name) + " " + size(d.bytesDone)).join(", ");
     document.getElementById("cacheUse").textContent = size(listing.totalBytes) + " of " + size(listing.maxBytes) +
       " · " + listing.entries.length + (listing.entries.length === 1 ? " entry" : " entries") + " · pinned " + size(pinned) + (titles ? " · titles: " + titles : "");
     const body = document.getElementById("largest"); body.replaceChildren();

@@ -1,3 +1,5 @@
+import CacheHTTP
+
 /// JSON writing for the admin and stats routes (no Foundation on the server path).
 enum JSONText {
     /// A value as JSON, the way synthesized `Codable` with `JSONDecoder`
@@ -33,7 +35,7 @@ enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where ControlCharacters.isControl(scalar):  // C1 too: nothing a terminal acts on
                 out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)

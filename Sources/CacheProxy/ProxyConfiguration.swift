@@ -35,8 +35,10 @@ package struct ProxyConfiguration: Sendable {
     /// Reverse-proxy mode: every request path and query maps onto this
     /// origin (CDN-Cache-Control then applies, RFC 9213).
     package var reverseOrigin: OriginURL?
-    /// Milliseconds a CONNECT tunnel may pass no byte either way before it is closed.
-    package var tunnelIdleTimeout: UInt64 = 300_000
+    /// Milliseconds a CONNECT tunnel may pass no byte either way before it
+    /// is closed: seconds, not minutes, since an idle tunnel holds an origin
+    /// slot (a browser opens a new one when it needs it again).
+    package var tunnelIdleTimeout: UInt64 = 30_000
 
     package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings) {
         self.engine = engine

@@ -63,6 +63,9 @@ package final class ProxyServer {
     private var perClient: [String: Int] = [:]
     /// Every loop's connection count, shared by the servers (see LoopLoads).
     let loads: LoopLoads
+    /// CONNECT tunnels open on this loop (capped below the origin slots).
+    var tunnelQuota: TunnelQuota
+    var tunnelWarnings = LogThrottle()
 
     /// Starts listening for `engine` (the first shard's) on its loop. Call on that loop.
     package convenience init(engine: Engine, configuration: ProxyConfiguration) throws {
@@ -89,6 +92,7 @@ package final class ProxyServer {
         let adminToken = home?.adminToken
         let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)
+        tunnelQuota = TunnelQuota(originSlots: engine.client.configuration.maxConnections)
         viaPseudonym = engine.configuration.policy.viaPseudonym
         heads.bypassStatus = CacheStatusField.bypass.value(name: configuration.cacheStatusName)
         connectionSettings = configuration.connection

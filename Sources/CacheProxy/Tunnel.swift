@@ -27,6 +27,8 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var pending: [Event] = []
     private var running = false
     private var status = 0
+    /// The connection was told the tunnel ended (its quota place given back), once.
+    private var ended = false
     /// Bytes from the client to the origin (the access log counts the other way).
     private(set) var bytesUp: UInt64 = 0
 
@@ -43,7 +45,8 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
         // Via goes to a parent proxy's CONNECT: a chain that leads back here ends with 508.
         let via = Intermediary.appendingVia(request.headers, receivedWith: request.version,
                                             pseudonym: server.viaPseudonym).values("Via")
-        origin = server.engine.client.openTunnel(host: host, port: port, via: via, delegate: self)
+        origin = server.engine.client.openTunnel(host: host, port: port, via: via, refusingPort: server.port,
+                                                 delegate: self)
     }
 
     // MARK: the client's side (from ClientConnection)
@@ -141,6 +144,10 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
         if machine.state == .closed {
             timer?.cancel()
             timer = nil
+            if !ended {
+                ended = true
+                connection.tunnelEnded()
+            }
         }
     }
 }

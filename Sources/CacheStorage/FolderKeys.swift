@@ -74,14 +74,19 @@ package final class FolderKeys: Sendable {
 
     // MARK: the user's key
 
-    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around them ignored).
+    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around them
+    /// ignored). It must be a regular file of this user's, readable and
+    /// writable by no one else (`TrustedFile`); every refusal is ENOKEY-coded
+    /// (`HTTPCacheError.Code.key`, exit status 22) and says why.
     package static func readKeyFile(_ path: String) throws(StorageError) -> [UInt8] {
-        guard let bytes = FileIO.readAll(path) else {
-            throw StorageError("cannot read the encryption key file \(path): \(FileIO.errorText())", code: ENOKEY)
-        }
+        let bytes = try TrustedFile.read(path, what: "key file", maxBytes: keyFileMaxBytes, secret: true, code: ENOKEY)
         if let key = parseKey(bytes) { return key }
-        throw StorageError("\(path) holds no encryption key: 32 bytes or 64 hex digits expected", code: EINVAL)
+        throw StorageError("key file \(path) holds no encryption key (\(bytes.count) bytes): 32 bytes or 64 hex digits expected",
+                           code: ENOKEY)
     }
+
+    /// 64 hex digits and the whitespace around them, at most.
+    static let keyFileMaxBytes = 128
 
     /// A key's bytes from its file's content (32 bytes, or 64 hex digits).
     package static func parseKey(_ bytes: [UInt8]) -> [UInt8]? {

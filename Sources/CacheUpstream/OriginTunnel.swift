@@ -34,6 +34,8 @@ package final class OriginTunnel {
     private var tunnelRequest: [UInt8]?
     /// Closed (or failed) before or after connecting: nothing more is reported but the close.
     private(set) var isClosed = false
+    /// The client's own listening port (see `UpstreamClient.openTunnel`).
+    var refusedPort: Int?
     private var connected = false
     /// The current connection attempt: events of an earlier one (its stream
     /// still closing) are ignored.

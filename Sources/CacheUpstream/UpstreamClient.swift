@@ -299,9 +299,13 @@ package final class UpstreamClient {
     /// request; the destination is checked as for any request. The result
     /// comes to `delegate`, never from inside this call. `via`: the `Via`
     /// values to send the parent (see `ParentProxy.connectRequest`).
-    package func openTunnel(host: String, port: Int, via: [String], delegate: OriginTunnelDelegate) -> OriginTunnel {
+    /// `refusingPort`: the client's own listening port; a name that resolves
+    /// to this machine on it is refused (a tunnel back into the proxy).
+    package func openTunnel(host: String, port: Int, via: [String], refusingPort: Int? = nil,
+                            delegate: OriginTunnelDelegate) -> OriginTunnel {
         loop.assertInLoop()
         let tunnel = OriginTunnel(host: host, port: port, via: via, delegate: delegate, client: self, loop: loop)
+        tunnel.refusedPort = refusingPort
         guard configuration.destinations.allows(host: host, port: port) else {
             tunnel.fail(.forbidden("\(tunnel.label) is not among the allowed origins"))
             return tunnel
@@ -325,6 +329,12 @@ package final class UpstreamClient {
             case .failure(let error):
                 tunnel.fail(.resolve("\(parent?.host ?? tunnel.host): \(error)"))
             case .success(let addresses):
+                // Any spelling or DNS name of this machine on the listening port: checked on what it resolved to.
+                // (Through a parent, the parent reaches the host; a parent that is this proxy ends with Via's 508.)
+                if parent == nil, let own = tunnel.refusedPort,
+                   addresses.contains(where: { $0.port == own && $0.isThisMachine }) {
+                    return tunnel.fail(.forbidden("\(tunnel.label) is this proxy"))
+                }
                 tunnel.connect(addresses[...], tunnelRequest: request, timeout: self.configuration.connectTimeout)
             }
         }

@@ -1,3 +1,4 @@
+import CacheStorage
 import Glibc
 
 /// A configuration file of `httpcache serve` (`--config FILE`; the packaged
@@ -25,27 +26,28 @@ public struct ConfigFile: Sendable {
     public let settings: [Setting]
 
     /// Reads and parses `path`; `.io` when it cannot be read, `.invalidArgument`
-    /// ("FILE:LINE: reason") for a line that is not a setting of a known option.
+    /// ("FILE:LINE: reason") for a line that is not a setting of a known option,
+    /// and for a file others could have changed (`TrustedFile`): one
+    /// writable by group or others, in a folder writable by them, of another
+    /// user's (root's is trusted: a packaged /etc file), or not a regular
+    /// file (a FIFO is refused, never waited on). A symbolic link is followed.
     public static func read(path: String) throws(HTTPCacheError) -> ConfigFile {
         try parse(text(path: path), path: path)
     }
 
-    /// The file's text; `.io` when it cannot be read.
+    /// The file's text, once it is known to be trusted (see `read`).
     private static func text(path: String) throws(HTTPCacheError) -> String {
-        guard let file = fopen(path, "r") else {
-            throw HTTPCacheError(.io, "\(path): cannot read the configuration: \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count > 0 { bytes += buffer[..<count] }
-            if count < buffer.count { break }
+        let bytes: [UInt8]
+        do throws(StorageError) {
             // A configuration is small: a huge file is a mistake (a log named instead).
-            if bytes.count > 1 << 20 { throw HTTPCacheError(.invalidArgument, "\(path): larger than 1 MiB: not a configuration file") }
+            bytes = try TrustedFile.read(path, what: "configuration file", maxBytes: 1 << 20, secret: false, code: EINVAL,
+                                         openCode: EIO, followsLinks: true)
+        } catch {
+            throw HTTPCacheError(error.code == EINVAL ? .invalidArgument : .io, error.description)
         }
-        if ferror(file) != 0 { throw HTTPCacheError(.io, "\(path): cannot read the configuration") }
+        if let problem = TrustedFile.folderProblem(of: path, what: "configuration file") {
+            throw HTTPCacheError(.invalidArgument, problem)
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

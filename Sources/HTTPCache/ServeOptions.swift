@@ -37,6 +37,8 @@ public struct ServeSettings: Sendable {
         guard let option = ServeOption.named(name) else {
             throw HTTPCacheError(.invalidArgument, "unknown option \(name)")
         }
+        // Named, so a message read far from the call (hc_config_errmsg, a log) says which option.
+        if let error = option.refusal?(text) { throw HTTPCacheError(error.code, "\(name): \(error.message)") }
         var changed = self
         if let valid = option.parse(text, &changed) ?? option.check(changed) {
             throw HTTPCacheError(.invalidArgument, "\(name) takes \(valid); got \"\(text)\"")
@@ -85,6 +87,9 @@ public struct ServeOption: Sendable {
     let parse: @Sendable (String, inout ServeSettings) -> String?
     /// What the option takes when the value set is not one of those; nil when it is.
     let check: @Sendable (ServeSettings) -> String?
+    /// An error of its own for a value it refuses (a key file: what is
+    /// wrong with the file, coded `.key`), thrown before `parse`; nil: `parse` says.
+    var refusal: (@Sendable (String) -> HTTPCacheError?)? = nil
 
     public static func named(_ name: String) -> ServeOption? { all.first { $0.name == name } }
 
@@ -184,13 +189,7 @@ public struct ServeOption: Sendable {
         option("drain-timeout", "SECONDS", "Seconds SIGQUIT lets responses in flight finish before the proxy exits (default 30; httpcache serve only).",
                \.drainTimeout, takes: "a number of seconds, 0 or more", reloadable: true, read: { Double($0) },
                isValid: { $0.isFinite && $0 >= 0 }),
-        option("encryption-key-file", "FILE",
-               "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
-               \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
-               // An empty path is refused, not "no key": a host passing an unset
-               // variable must not get a plaintext folder (issue 35).
-               read: { $0.isEmpty ? nil : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
-               isValid: { $0 == nil || $0?.count == 32 }),
+        keyFileOption,
         // Downloads (httpcache download, issue #23).
         option("download-parallel", "COUNT", "Resources fetched at once over all downloads and preloads (default 4).",
                \.configuration.downloadParallel, takes: "1 to 64", reloadable: true, read: { Int($0) }, isValid: { (1...64).contains($0) }),
@@ -198,6 +197,23 @@ public struct ServeOption: Sendable {
                "Bytes per second all downloads and preloads may take from origins together, as a size (0: no cap, the default); players are never capped.",
                \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }),
     ]
+
+    /// The key file: refused with what is wrong with it (`FolderKeys.readKeyFile`, coded `.key`).
+    private static var keyFileOption: ServeOption {
+        var key = option("encryption-key-file", "FILE",
+                         "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
+                         \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
+                         // An empty path is refused, not "no key": a host passing an unset
+                         // variable must not get a plaintext folder (leave the option out instead).
+                         read: { $0.isEmpty ? nil : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
+                         isValid: { $0 == nil || $0?.count == 32 })
+        key.refusal = { path in
+            guard !path.isEmpty else { return nil }
+            do throws(StorageError) { _ = try FolderKeys.readKeyFile(path) } catch { return HTTPCacheError(error) }
+            return nil
+        }
+        return key
+    }
 
     /// A single-valued option: `read` turns the text into a value of `field`
     /// (nil: it is not one), which must pass `isValid`; `valid` says what it takes.

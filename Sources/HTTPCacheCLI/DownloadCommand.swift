@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheHTTP
 import CacheLoading
 import CacheProxy
 import FoundationEssentials
@@ -45,7 +46,7 @@ struct DownloadCommand: ParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(records), as: UTF8.self))
+                print(ControlCharacters.escapedInJSON(String(decoding: try encoder.encode(records), as: UTF8.self)))
                 return
             }
             for r in records {
@@ -54,7 +55,7 @@ struct DownloadCommand: ParsableCommand {
                 if r.segmentsTotal > 0 { line += "  \(r.segmentsDone)/\(r.segmentsTotal) segments" }
                 line += "  \(r.name)  \(r.url)"
                 if let failure = r.failure { line += "  (\(failure.message))" }
-                print(line)
+                print(ControlCharacters.escaped(line))  // a record written before names were cleaned, a message
             }
         }
     }
@@ -105,7 +106,7 @@ struct DownloadCommand: ParsableCommand {
                 // Nothing could resume it while this command holds the folder.
                 throw HTTPCacheError(.canceled, "download \(id) is paused: `httpcache download resume \(id)` first")
             }
-            bar.begin(record.name)
+            bar.begin(ControlCharacters.escaped(record.name))
             while !(record.state == .completed || record.state == .failed || record.state == .removed) {
                 bar.show(PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
                                          segmentsTotal: record.segmentsTotal, resourcesDone: record.resourcesDone,
@@ -118,17 +119,17 @@ struct DownloadCommand: ParsableCommand {
                                            resourcesTotal: record.resourcesTotal)
             switch record.state {
             case .completed:
-                bar.end(record.name, .success(progress))
+                bar.end(ControlCharacters.escaped(record.name), .success(progress))
                 print("\(record.id): completed, \(counted(record.bytesDone, "byte")), \(counted(record.resourcesDone, "resource"))"
                       + (record.segmentsTotal > 0 ? ", \(record.segmentsDone)/\(record.segmentsTotal) segments" : ""))
             case .removed:
-                bar.end(record.name, .failure(HTTPCacheError(.canceled, "removed")))
+                bar.end(ControlCharacters.escaped(record.name), .failure(HTTPCacheError(.canceled, "removed")))
                 print("\(record.id): removed")
                 throw HTTPCacheError(.canceled, "download \(record.id) was removed")
             default:
                 let failure = record.failure ?? HTTPCacheError(.upstream, "failed")
-                bar.end(record.name, .failure(failure))
-                print("\(record.id): failed: \(failure.message)")
+                bar.end(ControlCharacters.escaped(record.name), .failure(failure))
+                print(ControlCharacters.escaped("\(record.id): failed: \(failure.message)"))
                 throw failure
             }
         }

@@ -166,12 +166,17 @@ struct Serve: ParsableCommand {
                 // A repeatable option given here replaces the file's list.
                 if ServeOption.named(name)?.isRepeatable == true { try settings.set(name, "") }
                 for value in values { try settings.set(name, value) }
+            } catch where error.code == .key {
+                throw error  // a key file refused: exit 22 with what is wrong with it
             } catch { throw ValidationError("--" + error.message) }
         }
         return settings
     }
 
-    func validate() throws { _ = try settings(readingFile: false) }
+    func validate() throws {
+        // A refused key file is left to `run`, which exits with the key error's status (22).
+        do { _ = try settings(readingFile: false) } catch let error as HTTPCacheError where error.code == .key {}
+    }
 
     func run() throws {
         let settings = try settings()

@@ -95,6 +95,8 @@ struct ServeDriver {
             let reloaded = try command.settings()
             let (merged, needRestart) = try settings.reloading(reloaded, base: Serve.baseSettings())
             try cache.reconfigure(merged.configuration)
+            logChanges(settings.changes(to: merged), applied: true)
+            logChanges(settings.changes(to: reloaded).filter { needRestart.contains($0.option) }, applied: false)
             level.value = merged.logLevel
             lifecycle.drainTimeout = merged.drainTimeout
             settings = merged
@@ -108,6 +110,22 @@ struct ServeDriver {
         } catch {
             let reason = (error as? HTTPCacheError)?.message ?? "\(error)"
             logger.error("configuration reload refused: the running settings stay", metadata: ["reason": "\(reason)"])
+        }
+    }
+
+    /// Each changed option at notice level, with its texts before and after;
+    /// one that widens access also as a warning, so it is not missed.
+    private func logChanges(_ changes: [ReloadChange], applied: Bool) {
+        for change in changes {
+            let metadata: Logger.Metadata = [
+                "option": "\(change.option)", "before": "\(change.before.joined(separator: ","))",
+                "after": "\(change.after.joined(separator: ","))", "applied": "\(applied ? "now" : "at the next restart")"]
+            logger.notice("reload: option changed", metadata: metadata)
+            if let widening = change.widening {
+                var loud = metadata
+                loud["widens"] = "\(widening)"
+                logger.warning("reload: ACCESS WIDENED by \(change.option): \(widening)", metadata: loud)
+            }
         }
     }
 

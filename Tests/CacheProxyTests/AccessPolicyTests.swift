@@ -139,15 +139,33 @@ final class AccessPolicyTests: XCTestCase {
         XCTAssertFalse(ConstantTime.equal([1, 2], [1, 2, 3]))
     }
 
-    /// PURGE: a loopback peer, or the admin token from anywhere; a wrong or missing token from elsewhere is refused.
+    /// PURGE: the admin Host check (421 for a rebinding name), then a
+    /// loopback peer naming a loopback host, or the admin token.
     func testPurgeNeedsLoopbackOrTheAdminToken() {
         let token = "0123456789abcdef"
-        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: true, token: nil, adminToken: token), .allow)
-        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: token, adminToken: token), .allow)
+        func verdict(_ host: Policy.HostKind?, absolute: Bool = false, mode: Policy.Mode = .loopback, peer: Bool = true,
+                     _ sent: String? = nil) -> Policy.Verdict {
+            Policy.purgeVerdict(host: host, absoluteForm: absolute, mode: mode, peerIsLoopback: peer, token: sent,
+                                adminToken: token)
+        }
+        XCTAssertEqual(verdict(.loopback), .allow)
+        XCTAssertEqual(verdict(nil), .allow)
+        XCTAssertEqual(verdict(.loopback, peer: false, token), .allow)
         let refused = Policy.Verdict.forbidden("PURGE is for loopback clients or the admin token")
-        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: nil, adminToken: token), refused)
-        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: "0123456789abcdee", adminToken: token), refused)
-        XCTAssertEqual(Policy.purgeVerdict(peerIsLoopback: false, token: "", adminToken: token), refused)
+        XCTAssertEqual(verdict(.loopback, peer: false), refused)
+        XCTAssertEqual(verdict(.loopback, peer: false, "0123456789abcdee"), refused)
+        XCTAssertEqual(verdict(.loopback, peer: false, ""), refused)
         XCTAssertEqual(refused.status, 403)
+        // A rebinding name: 421 even with the token; a public name: the token, from any peer.
+        XCTAssertEqual(verdict(.other), .misdirected)
+        XCTAssertEqual(verdict(.other, token), .misdirected)
+        XCTAssertEqual(verdict(.address), .misdirected)
+        XCTAssertEqual(verdict(.serverName), .misdirected)
+        XCTAssertEqual(verdict(.serverName, token), .allow)
+        XCTAssertEqual(verdict(.address, mode: .lan).status, 403)
+        XCTAssertEqual(verdict(.address, mode: .lan, peer: false, token), .allow)
+        // Absolute form (forward mode): Host names the origin.
+        XCTAssertEqual(verdict(.other, absolute: true), .allow)
+        XCTAssertEqual(verdict(.other, absolute: true, peer: false), refused)
     }
 }

@@ -43,6 +43,9 @@ final class CacheHandleTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         try Data(repeating: 5, count: 32).write(to: URL(fileURLWithPath: keys + "/a.key"))
         try Data(String(repeating: "ab", count: 32).utf8).write(to: URL(fileURLWithPath: keys + "/b.key"))
+        for name in ["a.key", "b.key"] {  // a key others can read is refused
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keys + "/" + name)
+        }
         let withA = config(folder: folder, [("encryption-key-file", keys + "/a.key")])
         defer { hc_config_free(withA) }
         let (made, cache) = open(withA)
@@ -58,7 +61,7 @@ final class CacheHandleTests: XCTestCase {
         let (again, reopened) = open(withA)
         XCTAssertEqual(again, 0, "nothing was spoiled by the refusals")
         hc_close(reopened)
-        XCTAssertEqual(hc_config_set(withA, "encryption-key-file", keys + "/missing.key"), -1, "HC_EINVAL")
+        XCTAssertEqual(hc_config_set(withA, "encryption-key-file", keys + "/missing.key"), -12, "HC_EKEY: no such key file")
     }
 
     func testSameFolderTwiceIsBusyAndFreeAgainAfterClose() throws {

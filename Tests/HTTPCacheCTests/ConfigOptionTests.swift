@@ -29,6 +29,7 @@ final class ConfigOptionTests: XCTestCase {
         defer { hc_config_free(config) }
         let keyFile = NSTemporaryDirectory() + "hc-sample-\(UUID().uuidString).key"
         try Data(String(repeating: "ab", count: 32).utf8).write(to: URL(fileURLWithPath: keyFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)  // a key others can read is refused
         defer { try? FileManager.default.removeItem(atPath: keyFile) }
         XCTAssertEqual(Set(Self.samples.keys), Set(ServeOption.all.map(\.name)))
         for option in ServeOption.all {

@@ -82,6 +82,35 @@ final class DownloadTests: XCTestCase {
 
     // MARK: crashes
 
+    /// Issue #37: a name with CR, LF, ESC and a C1 control (CSI) is stored
+    /// without them and listed without them, as a table and as JSON.
+    func testControlCharactersInANameAreNeitherStoredNorListed() throws {
+        let directory = try TemporaryDirectory(prefix: "download-name")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        _ = try TestFile.random(size: 10_000, seed: 37, in: www, name: "clip.mp4")
+        let origin = try NginxOrigin(root: www)
+        defer { origin.stop() }
+        let folder = directory.file("cache").path
+        let name = "Evil\r\nFAKE  completed\u{1B}[31mred\u{9B}2J\u{7F}end"
+        let added = try cli(["download", "add", origin.url("/clip.mp4"), "--name", name, "--cache-dir", folder])
+        XCTAssertTrue(added.succeeded, added.stderr)
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let stored = try XCTUnwrap(try record(id, in: folder))
+        XCTAssertEqual(stored["name"] as? String, "EvilFAKE  completed[31mred2Jend", "stored without the controls")
+
+        let table = try cli(["download", "list", "--cache-dir", folder])
+        XCTAssertTrue(table.succeeded, table.stderr)
+        XCTAssertEqual(table.stdout.split(separator: "\n", omittingEmptySubsequences: false).count, 2, "one line: \(table.stdout)")
+        let json = try cli(["download", "list", "--json", "--cache-dir", folder])
+        for output in [table.stdout, json.stdout] {
+            let controls = output.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) }
+            XCTAssertEqual(controls.count, 0, "no control reaches the terminal: \(output.debugDescription)")
+        }
+        XCTAssertTrue(table.stdout.contains("EvilFAKE  completed[31mred2Jend"), table.stdout)
+    }
+
     func testA100MBFileKilledMidwayResumesAfterTheRestartAndFetchesNoKeptByteTwice() throws {
         let directory = try TemporaryDirectory(prefix: "download-kill")
         defer { directory.remove() }

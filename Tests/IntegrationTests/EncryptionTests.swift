@@ -9,10 +9,11 @@ import XCTest
 final class EncryptionTests: XCTestCase {
     static func key(_ fill: UInt8) -> [UInt8] { (0..<32).map { UInt8($0) &* 13 &+ fill } }
 
-    /// A key file of 64 hex digits.
+    /// A key file of 64 hex digits, mode 600 (a key others can read is refused).
     static func keyFile(_ directory: TemporaryDirectory, _ fill: UInt8) throws -> String {
         let path = directory.file("key-\(fill)").path
         try Data(key(fill).map { String(format: "%02x", $0) }.joined().utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         return path
     }
 

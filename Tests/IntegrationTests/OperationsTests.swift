@@ -91,6 +91,58 @@ final class OperationsTests: XCTestCase {
         XCTAssertTrue(serve.stderr.contains("\(bad):2:") && serve.stderr.contains("\(bad):3:"), serve.stderr)
     }
 
+    /// Issue #37: a configuration file others could change is refused by
+    /// check-config and serve (exit 11, with the mode and the fix); so is one
+    /// in a folder others can write, and a FIFO, at once rather than waited on.
+    func testConfigurationFilesOthersCouldChangeAreRefused() throws {
+        func refused(_ path: String, _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let checked = try TestTools.run(CLITests.binary, ["check-config", "--config", path], timeout: 3)
+            XCTAssertFalse(checked.timedOut, "check-config answered", file: file, line: line)
+            XCTAssertEqual(checked.exitCode, 11, checked.stderr, file: file, line: line)
+            XCTAssertTrue(checked.stderr.contains(message), "\(message) in \(checked.stderr)", file: file, line: line)
+            let served = try TestTools.run(CLITests.binary, ["serve", "--config", path, "--cache-dir", directory.file("c").path],
+                                           timeout: 3)
+            XCTAssertFalse(served.timedOut, "serve refused it, not started or hung", file: file, line: line)
+            XCTAssertEqual(served.exitCode, 11, served.stderr, file: file, line: line)
+            XCTAssertTrue(served.stderr.contains(message), "\(message) in \(served.stderr)", file: file, line: line)
+        }
+        let open = directory.file("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open.path)
+        let shared = open.appendingPathComponent("httpcache.conf").path
+        try "max-cache-size = 1GB\n".write(toFile: shared, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: shared)
+        try refused(shared, "configuration file \(shared) is writable by group or others (mode 0666): chmod go-w \(shared)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: shared)
+        try refused(shared, "the folder \(open.path) of configuration file \(shared) is writable by group or others (mode 0777)")
+
+        let fifo = directory.file("fifo.conf").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        try refused(fifo, "configuration file \(fifo) is not a regular file (a FIFO)")
+
+        let good = try write(config: "max-cache-size = 1GB\n", to: "mine.conf")
+        XCTAssertEqual(try TestTools.run(CLITests.binary, ["check-config", "--config", good]).exitCode, 0)
+    }
+
+    /// Issue #37: a reload logs each option it changes, and one that drops
+    /// the allow-list (every origin allowed again) as a warning.
+    func testReloadLogsChangedOptionsAndWarnsWhenAccessWidens() throws {
+        let log = directory.file("reload.log").path
+        let settings = "log-file = \(log)\nmax-cache-size = 500MB\n"
+        let config = try write(config: settings + "allow-origin = 127.0.0.1\nallow-origin = media.example\n")
+        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path, extraArguments: ["--config", config])
+        defer { proxy.terminate() }
+        try (settings.replacingOccurrences(of: "500MB", with: "400MB")).write(toFile: config, atomically: true, encoding: .utf8)
+        signal(proxy, SIGHUP)
+        XCTAssertTrue(waitForLog(log, "configuration reloaded"), lines(of: log).joined(separator: "\n"))
+        let logged = lines(of: log)
+        XCTAssertTrue(logged.contains { $0.contains("reload: option changed") && $0.contains("option=max-cache-size")
+            && $0.contains("before=500MB") && $0.contains("after=400MB") }, logged.joined(separator: "\n"))
+        let warned = logged.filter { $0.contains("warning") && $0.contains("ACCESS WIDENED by allow-origin") }
+        XCTAssertEqual(warned.count, 1, logged.joined(separator: "\n"))
+        XCTAssertTrue(warned.first?.contains("before=127.0.0.1,media.example") == true, warned.joined())
+    }
+
     /// The command line overrides the file; a repeatable option given there replaces the file's list.
     func testCommandLineOverridesTheFile() throws {
         let file = try TestFile.random(size: 10_000, seed: 3, in: files, name: "a.bin")
@@ -268,6 +320,53 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(String(decoding: purged.body, as: UTF8.self), #"{"purged":1}"# + "\n")
         XCTAssertEqual(try connection.request(method: "PURGE", path: "/clip.bin").status, 404)
         XCTAssertEqual(try cachedURLs(directory.file("cache").path), [])
+    }
+
+    /// The admin token published in the cache folder's lock file.
+    private func adminToken(_ cache: String) throws -> String {
+        let text = try String(contentsOfFile: cache + "/lock", encoding: .utf8)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("token ") })
+        return String(line.dropFirst(6))
+    }
+
+    /// Issue #37: PURGE passes the admin routes' Host check. A DNS-rebinding
+    /// name gets 421 and purges nothing; in reverse mode a public name
+    /// (`--server-name`) purges only with the admin token.
+    func testPurgeChecksTheHostLikeTheAdminRoutes() throws {
+        let file = try TestFile.random(size: 30_000, seed: 52, in: files, name: "clip.bin")
+        let origin = try NginxOrigin(root: files)
+        defer { origin.stop() }
+        let cache = directory.file("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        defer { proxy.terminate() }
+        let url = try proxy.proxyURL(origin.url("/clip.bin"))
+        XCTAssertBytes(try RawHTTPClient.get(url: url).body, equal: file)
+        let path = try RawHTTPClient.parse(url: url).path
+        let rebound = try RawHTTPConnection(port: proxy.port)
+        XCTAssertEqual(try rebound.request(method: "PURGE", path: path, headers: [("Host", "attacker.example:\(proxy.port)")]).status,
+                       421)
+        XCTAssertEqual(try cachedURLs(cache), [origin.url("/clip.bin")], "nothing purged")
+        let withToken = try RawHTTPConnection(port: proxy.port)
+        XCTAssertEqual(try withToken.request(method: "PURGE", path: path, headers: [
+            ("Host", "attacker.example"), ("X-HTTPCache-Token", try adminToken(cache))]).status, 421,
+                       "a rebinding name is refused whatever it carries")
+        XCTAssertEqual(try cachedURLs(cache), [origin.url("/clip.bin")], "nothing purged")
+
+        let reverseCache = directory.file("reverse").path
+        let reverse = try ProxyProcess(cacheDirectory: reverseCache,
+                                       extraArguments: ["--origin", origin.baseURL, "--server-name", "media.example"])
+        defer { reverse.terminate() }
+        let connection = try RawHTTPConnection(port: reverse.port)
+        XCTAssertBytes(try connection.get("/clip.bin", headers: [("Host", "media.example")]).body, equal: file)
+        let refused = try RawHTTPConnection(port: reverse.port)
+        XCTAssertEqual(try refused.request(method: "PURGE", path: "/clip.bin", headers: [("Host", "media.example")]).status,
+                       421)
+        XCTAssertEqual(try cachedURLs(reverseCache), [origin.url("/clip.bin")], "no purge without the token")
+        let admitted = try RawHTTPConnection(port: reverse.port)
+        let purged = try admitted.request(method: "PURGE", path: "/clip.bin", headers: [
+            ("Host", "media.example"), ("X-HTTPCache-Token", try adminToken(reverseCache))])
+        XCTAssertEqual(purged.status, 200, purged.bodyString)
+        XCTAssertEqual(try cachedURLs(reverseCache), [], "purged with the token")
     }
 
     /// A purged resource in use: new requests no longer get it, the response in flight ends cleanly.

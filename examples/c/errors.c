@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     snprintf(missing_key, sizeof missing_key, "%s-missing.key", argv[1]);
     hc_config *bad = config_for(never);
     CHECK(hc_config_errmsg(bad) == NULL);
-    CHECK(hc_config_set(bad, "encryption-key-file", missing_key) == HC_EINVAL);
+    CHECK(hc_config_set(bad, "encryption-key-file", missing_key) == HC_EKEY);
     CHECK(hc_config_set(bad, "no-such-option", "1") == HC_EINVAL);
     CHECK(hc_config_set(bad, "port", "http") == HC_EINVAL);
     CHECK(hc_config_set(bad, "port", "0") == HC_OK); /* does not clear the error */
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     struct seen refused = {0, ""};
     hc_config_set_log(bad, 4 /* warning */, on_log, &refused);
     hc_cache *cache = (hc_cache *)bad; /* any non-NULL value: hc_open must reset it */
-    CHECK(hc_open(bad, &cache) == HC_EINVAL);
+    CHECK(hc_open(bad, &cache) == HC_EKEY); /* the first failure's code */
     CHECK(cache == NULL);
     CHECK(refused.warnings == 1 && strstr(refused.last, "encryption-key-file") != NULL);
     struct stat info;

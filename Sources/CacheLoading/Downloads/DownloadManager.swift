@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheIO
 import CacheStorage
 import Logging
@@ -55,6 +56,8 @@ package final class DownloadManager {
         guard !closed else { return .failure(HTTPCacheError(.closed, "the cache is closed")) }
         var id: String
         repeat { id = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16) } while lifecycles[id] != nil
+        // Control characters never reach a record (a name is printed on terminals and pages).
+        let name = name.map(ControlCharacters.removed)
         let record = DownloadRecord(id: id, name: name.flatMap { $0.isEmpty ? nil : $0 } ?? DownloadRecord.defaultName(for: url),
                                     url: url, variant: variant, duration: duration, range: range, created: WallClock.milliseconds())
         if let problem = record.problem { return .failure(HTTPCacheError(.invalidArgument, problem)) }

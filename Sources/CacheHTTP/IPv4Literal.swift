@@ -1,0 +1,53 @@
+/// IPv4 addresses in every spelling the system resolver takes for one
+/// (inet_aton): `a.b.c.d`, `a.b.c` (c is 16 bits), `a.b` (b is 24 bits) and
+/// `a` (32 bits), each part decimal, octal with a leading `0`, or hex with
+/// `0x`. `2130706433`, `0x7f000001`, `0177.0.0.1` and `127.1` all connect
+/// to 127.0.0.1, so a check of "is this the machine itself" must read them
+/// all as the resolver will. Pure.
+package enum IPv4Literal {
+    /// The address `text` names, host byte order; nil when it is not one of those spellings.
+    package static func parse<S: StringProtocol>(_ text: S) -> UInt32? {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count) else { return nil }
+        var values: [UInt64] = []
+        for part in parts {
+            guard let value = number(part) else { return nil }
+            values.append(value)
+        }
+        // Every part but the last is one byte; the last fills the bytes left.
+        let lastBits = UInt64(8 * (5 - parts.count))
+        guard values.dropLast().allSatisfy({ $0 <= 0xFF }), values[values.count - 1] < (1 << lastBits) else { return nil }
+        var address: UInt64 = 0
+        for (index, value) in values.dropLast().enumerated() { address |= value << UInt64(24 - 8 * index) }
+        return UInt32(address | values[values.count - 1])
+    }
+
+    /// One part: `0x…` hex, `0…` octal, else decimal; nil past 32 bits.
+    private static func number<C: Collection>(_ bytes: C) -> UInt64? where C.Element == UInt8 {
+        var digits = bytes[...]
+        guard !digits.isEmpty else { return nil }
+        var radix: UInt64 = 10
+        if digits.count >= 2, digits.first == UInt8(ascii: "0"),
+           digits.dropFirst().first.map({ $0 | 0x20 == UInt8(ascii: "x") }) == true {
+            radix = 16
+            digits = digits.dropFirst(2)
+            guard !digits.isEmpty else { return nil }
+        } else if digits.count >= 2, digits.first == UInt8(ascii: "0") {
+            radix = 8
+        }
+        var value: UInt64 = 0
+        for byte in digits {
+            let digit: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt64(byte - UInt8(ascii: "A") + 10)
+            default: return nil
+            }
+            guard digit < radix else { return nil }
+            value = value * radix + digit
+            guard value <= UInt64(UInt32.max) else { return nil }
+        }
+        return value
+    }
+}
