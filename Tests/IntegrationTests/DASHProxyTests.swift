@@ -186,6 +186,11 @@ final class DASHProxyTests: XCTestCase {
         XCTAssertTrue(zipped.succeeded, zipped.stderr)
         try FileManager.default.moveItem(at: root.appendingPathComponent("d/manifest.mpd.gz"), to: manifest)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: manifest.path)
+        // Published a day ago: reverse mode reuses a response without explicit
+        // freshness for 10% of its Last-Modified age (RFC 9111 §4.2.2).
+        for path in [manifest.path, segment.url.path] {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -86_400)], ofItemAtPath: path)
+        }
 
         /// The MPD as a client gets it (still gzip, as its head says) and the BaseURL it names.
         func baseURL(_ url: String) throws -> String {
