@@ -2,7 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-// The downloads' event stream (Server-Sent Events) and the `/ui/` page.
+// The downloads' event stream (Server-Sent Events), the `/ui/` page and `/`'s pointer to it.
 
 extension ClientConnection {
     /// `GET /admin/downloads/events` (token checked): every download's
@@ -59,6 +59,17 @@ extension ClientConnection {
                       extra: [("Cache-Control", "no-store"),
                               ("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:"),
                               ("X-Frame-Options", "DENY")],
+                      contentType: "text/html; charset=utf-8")
+    }
+
+    /// `GET /` of a loopback proxy (`/_httpcache/` in reverse mode, whose
+    /// `/` is the origin's): a redirect to the page, with a link for clients
+    /// that do not follow it. It carries nothing of the page's: no token.
+    func respondToRoot(_ head: HTTPRequestHead, prefixed: Bool) {
+        let page = (prefixed ? OwnRoutes.prefix : "") + "/ui/"
+        respondSimple(302, DownloadsPage.rootHTML(pagePath: page), keepAlive: head.keepAlive, head: head,
+                      extra: [("Location", page), ("Cache-Control", "no-store"),
+                              ("Content-Security-Policy", "default-src 'none'"), ("X-Frame-Options", "DENY")],
                       contentType: "text/html; charset=utf-8")
     }
 }

@@ -63,6 +63,10 @@ extension ClientConnection {
         if StatsRoutes.isStats(target: head.target) {
             return server.isHome ? handleStats(head) : handOver(received, to: 0)
         }
+        // Reverse mode's `/` is the origin's (admission sent it there); only `/_httpcache/` gets here.
+        if path.elementsEqual("/".utf8) && server.access.mode == .loopback {
+            return respondToRoot(head, prefixed: received.target != head.target)
+        }
         return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
                              keepAlive: head.keepAlive, head: head)
     }

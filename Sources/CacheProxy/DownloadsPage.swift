@@ -6,6 +6,13 @@ enum DownloadsPage {
         template.replacing("__TOKEN__", with: token.filter { $0.isHexDigit })
     }
 
+    /// `GET /`'s body: where the page is (`pagePath`, one of two fixed paths).
+    static func rootHTML(pagePath: String) -> String {
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>HTTPCache</title></head><body>\n"
+            + "<p>HTTPCache: the downloads and cache page is at <a href=\"\(pagePath)\">\(pagePath)</a>.</p>\n"
+            + "<p>Proxy URLs look like /p/&lt;encoded origin&gt;/&lt;name&gt;.</p>\n</body></html>\n"
+    }
+
     private static let template = #"""
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>HTTPCache</title>
@@ -18,15 +25,19 @@ table{border-collapse:collapse;width:100%}td,th{padding:4px 6px;text-align:left;
 .bar{background:#e4e4e4;border-radius:3px;height:10px;width:180px;overflow:hidden}.bar>div{background:#2a7;height:100%}
 .failed .bar>div{background:#c33}.paused .bar>div{background:#999}
 button{font:inherit;padding:2px 8px;margin-right:4px}form input{font:inherit;margin-right:6px}
-.err{color:#b00}.num{font-variant-numeric:tabular-nums}canvas{border:1px solid #ddd;background:#fff}
+.err{color:#b00}.hint{color:#666;font-size:.9em;margin:.4em 0}.num{font-variant-numeric:tabular-nums}canvas{border:1px solid #ddd;background:#fff}
 </style></head><body>
 <h1>HTTPCache</h1>
 <h2>Downloads</h2>
-<form id="add"><input id="url" name="url" placeholder="https://… (MP4, HLS)" size="46" required>
-<input id="name" name="name" placeholder="name" size="12"><input id="variant" name="variant" placeholder="variant" size="7">
-<input id="duration" name="duration" placeholder="seconds" size="6"><button id="addButton" type="submit">Add</button>
-<span id="addError" class="err"></span></form>
+<form id="add"><input id="url" name="url" placeholder="https://… (MP4, HLS, DASH)" size="46" required aria-label="URL to download">
+<input id="name" name="name" placeholder="name" size="12" aria-label="name" title="The title's name in the list; the URL's last path segment if empty.">
+<input id="variant" name="variant" placeholder="variant" size="7" aria-label="variant" title="HLS and DASH: which renditions to download: all (the default), highest, lowest, or a bandwidth in bits per second (the closest one).">
+<input id="duration" name="duration" placeholder="seconds" size="6" aria-label="seconds" title="HLS and DASH: download only the first this many seconds of the title (of each rendition); empty: all of it."><button id="addButton" type="submit">Add</button>
+<span id="addError" class="err"></span>
+<p id="addHelp" class="hint"><b>variant</b> (HLS, DASH): which renditions to download: <code>all</code> (the default), <code>highest</code>, <code>lowest</code>, or a bandwidth in bits per second (the closest rendition).
+<b>seconds</b> (HLS, DASH): download only the first this many seconds of the title; empty: all of it.</p></form>
 <table><thead><tr><th>Name</th><th>State</th><th>Progress</th><th></th><th></th></tr></thead><tbody id="downloads"></tbody></table>
+<p id="noDownloads" class="hint" hidden>No downloads yet. Add one with the form above, or run <code>httpcache download add URL</code>.</p>
 <h2>Cache</h2>
 <p id="cacheUse" class="num">…</p>
 <table><thead><tr><th>Largest entries</th><th>Variant</th><th>Bytes</th><th>Pinned</th></tr></thead><tbody id="largest"></tbody></table>
@@ -56,9 +67,13 @@ async function admin(method, path, params) {
 // Controls (C0, DEL, C1) shown as \xHH, never acted on.
 function visible(text) { return String(text).replace(/[\u0000-\u001f\u007f-\u009f]/g, c => "\\x" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")); }
 function cell(row, text) { const td = document.createElement("td"); td.textContent = visible(text); row.appendChild(td); return td; }
-function button(td, label, action, id) {
+// `question`: the button destroys something; it asks first.
+function button(td, label, action, id, question) {
   const b = document.createElement("button"); b.textContent = label; b.dataset.action = action; b.dataset.id = id;
-  b.addEventListener("click", () => admin("POST", "/admin/downloads/" + action, {id}).then(update).catch(shown));
+  b.addEventListener("click", () => {
+    if (question && !confirm(question)) return;
+    admin("POST", "/admin/downloads/" + action, {id}).then(update).catch(shown);
+  });
   td.appendChild(b);
 }
 function shown(error) { document.getElementById("addError").textContent = String(error.message || error); }
@@ -85,9 +100,11 @@ function render() {
     const actions = cell(row, "");
     if (d.state === "running" || d.state === "queued") button(actions, "Pause", "pause", d.id);
     if (d.state === "paused" || d.state === "failed") button(actions, "Resume", "resume", d.id);
-    button(actions, "Remove", "remove", d.id);
+    button(actions, "Remove", "remove", d.id,
+      "Remove the download \u201c" + visible(d.name) + "\u201d? It stops, and its files no other download uses are deleted from the cache.");
     body.appendChild(row);
   }
+  document.getElementById("noDownloads").hidden = downloads.size > 0;
 }
 async function follow() {
   // Server-Sent Events read with fetch: EventSource cannot send the token header.
@@ -159,7 +176,7 @@ document.getElementById("add").addEventListener("submit", event => {
   for (const key of ["name", "variant", "duration"]) { const v = document.getElementById(key).value; if (v) params[key] = v; }
   admin("POST", "/admin/downloads/add", params).then(r => { shown(""); update(r); }).catch(shown);
 });
-admin("GET", "/admin/downloads").then(list => { for (const d of list.downloads) update(d); }).catch(shown);
+admin("GET", "/admin/downloads").then(list => { for (const d of list.downloads) update(d); render(); }).catch(shown);
 follow(); cacheUse(); stats();
 setInterval(stats, 2000); setInterval(cacheUse, 10000);
 </script></body></html>
