@@ -32,10 +32,10 @@ button{font:inherit;padding:2px 8px;margin-right:4px}form input{font:inherit;mar
 <form id="add"><input id="url" name="url" placeholder="https://… (MP4, HLS, DASH)" size="46" required aria-label="URL to download">
 <input id="name" name="name" placeholder="name" size="12" aria-label="name" title="The title's name in the list; the URL's last path segment if empty.">
 <input id="variant" name="variant" placeholder="variant" size="7" aria-label="variant" title="HLS and DASH: which renditions to download: all (the default), highest, lowest, or a bandwidth in bits per second (the closest one).">
-<input id="duration" name="duration" placeholder="seconds" size="6" aria-label="seconds" title="HLS and DASH: download only the first this many seconds of the title (of each rendition); empty: all of it."><button id="addButton" type="submit">Add</button>
+<input id="duration" name="duration" placeholder="seconds" size="6" aria-label="seconds" title="HLS and DASH: download only the first this many seconds of each rendition; empty: all of it."><button id="addButton" type="submit">Add</button>
 <span id="addError" class="err"></span>
-<p id="addHelp" class="hint"><b>variant</b> (HLS, DASH): which renditions to download: <code>all</code> (the default), <code>highest</code>, <code>lowest</code>, or a bandwidth in bits per second (the closest rendition).
-<b>seconds</b> (HLS, DASH): download only the first this many seconds of the title; empty: all of it.</p></form>
+<p id="addHelp" class="hint"><b>variant</b> (HLS, DASH): which renditions to download: <code>all</code> (the default), <code>highest</code>, <code>lowest</code>, or a bandwidth in bits per second (the closest rendition).<br>
+<b>seconds</b> (HLS, DASH): download only the first this many seconds of each rendition; empty: all of it.</p></form>
 <table><thead><tr><th>Name</th><th>State</th><th>Progress</th><th></th><th></th></tr></thead><tbody id="downloads"></tbody></table>
 <p id="noDownloads" class="hint" hidden>No downloads yet. Add one with the form above, or run <code>httpcache download add URL</code>.</p>
 <h2>Cache</h2>
