@@ -8,7 +8,9 @@
 # systemd unit (/lib/systemd/system/httpcache.service) running
 # `httpcache serve --config /etc/httpcache/httpcache.conf` as the system user
 # httpcache, the cache in /var/cache/httpcache, logs in /var/log/httpcache
-# with a logrotate snippet (SIGUSR1), /etc files kept as conffiles.
+# with a logrotate snippet (SIGUSR1), /etc files kept as conffiles, and
+# httpcache(1) (packaging/make-manpage.sh, from the binary's --help), the
+# README, a DEP 5 copyright file and the lintian overrides (with reasons).
 #
 # Environment:
 #   DIST=dir             where the .deb goes (default dist)
@@ -22,7 +24,7 @@ die() { echo "package-deb: ERROR: $*" >&2; exit 1; }
 log() { echo "package-deb: $*" >&2; }
 
 case "${1:-}" in
-  -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") ;;
   *) die "no arguments expected (see --help)" ;;
 esac
@@ -32,7 +34,7 @@ ROOT=$PWD
 DIST=${DIST:-dist}
 [[ "$DIST" == /* ]] || DIST="$ROOT/$DIST"
 # dpkg-deb --root-owner-group makes root own every file: no fakeroot needed.
-for tool in dpkg-deb dpkg-shlibdeps; do
+for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool not found (apt-get install dpkg-dev)"
 done
 
@@ -50,6 +52,14 @@ STAGE="$WORK/httpcache"
 log "building with scripts/install.sh /usr"
 DESTDIR="$STAGE" scripts/install.sh /usr >&2 || die "scripts/install.sh failed"
 
+# pkg-config files of an architecture-dependent library go under the
+# multiarch folder, so a cross build for another architecture does not pick
+# this one up (pkg-config searches it first; the .pc's libdir stays /usr/lib).
+MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH) || die "dpkg-architecture failed"
+mkdir -p "$STAGE/usr/lib/$MULTIARCH/pkgconfig"
+mv "$STAGE/usr/lib/pkgconfig/httpcache.pc" "$STAGE/usr/lib/$MULTIARCH/pkgconfig/httpcache.pc"
+rmdir "$STAGE/usr/lib/pkgconfig"
+
 # Debian policy: shared libraries are not executable.
 chmod 0644 "$STAGE/usr/lib/libhttpcache.so.$VERSION"
 install -D -m 0644 packaging/deb/httpcache.service "$STAGE/lib/systemd/system/httpcache.service"
@@ -57,12 +67,27 @@ install -D -m 0644 packaging/deb/httpcache.conf "$STAGE/etc/httpcache/httpcache.
 install -D -m 0644 packaging/deb/logrotate "$STAGE/etc/logrotate.d/httpcache"
 DOC="$STAGE/usr/share/doc/httpcache"
 install -D -m 0644 packaging/deb/copyright "$DOC/copyright"
+# The library sits in this package, not in libhttpcache0: the overrides
+# file says why and what the split will be.
+install -D -m 0644 packaging/deb/lintian-overrides "$STAGE/usr/share/lintian/overrides/httpcache"
+# The README, compressed as Debian compresses documentation over 4 KiB.
+gzip -9n < README.md > "$DOC/README.md.gz"
+chmod 0644 "$DOC/README.md.gz"
 # A native package's changelog: this version, dated by the last commit.
 DATE=$(git log -1 --format=%cD 2>/dev/null || date -R)
 MAINTAINER="HTTPCache maintainers <maintainers@users.noreply.a-seed-225fb517.example>"
 printf 'httpcache (%s) unstable; urgency=medium\n\n  * Release %s.\n\n -- %s  %s\n' \
   "$VERSION" "$VERSION" "$MAINTAINER" "$DATE" | gzip -9n > "$DOC/changelog.gz"
 chmod 0644 "$DOC/changelog.gz"
+
+# httpcache(1), made from the staged binary's own --help (so it cannot
+# drift from the CLI it documents), dated like the changelog.
+MAN="$STAGE/usr/share/man/man1"
+mkdir -p "$MAN"
+packaging/make-manpage.sh "$STAGE/usr/bin/httpcache" "$VERSION" "$(date -u -d "$DATE" +%Y-%m-%d)" \
+  > "$WORK/httpcache.1" || die "cannot make the manual page"
+gzip -9n < "$WORK/httpcache.1" > "$MAN/httpcache.1.gz"
+chmod 0644 "$MAN/httpcache.1.gz"
 
 # What the binaries need, as dpkg-shlibdeps finds it (a debian/control of our own).
 mkdir -p "$WORK/shlibs/debian"

@@ -69,9 +69,10 @@ final class PackageTests: XCTestCase {
             return path.hasPrefix("./") ? String(path.dropFirst()) : path
         }
         for path in ["/usr/bin/httpcache", "/usr/lib/libhttpcache.so.0.2.0", "/usr/lib/libhttpcache.so.0 -> libhttpcache.so.0.2.0",
-                     "/usr/include/httpcache.h", "/usr/lib/pkgconfig/httpcache.pc", "/lib/systemd/system/httpcache.service",
+                     "/usr/include/httpcache.h", "/usr/lib/x86_64-linux-gnu/pkgconfig/httpcache.pc", "/lib/systemd/system/httpcache.service",
                      "/etc/httpcache/httpcache.conf", "/etc/logrotate.d/httpcache", "/usr/share/doc/httpcache/copyright",
-                     "/usr/share/doc/httpcache/changelog.gz"] {
+                     "/usr/share/doc/httpcache/changelog.gz", "/usr/share/doc/httpcache/README.md.gz",
+                     "/usr/share/man/man1/httpcache.1.gz", "/usr/share/lintian/overrides/httpcache"] {
             XCTAssertTrue(paths.contains(path), "\(path) missing:\n\(contents)")
         }
         XCTAssertTrue(contents.split(separator: "\n").allSatisfy { $0.contains(" root/root ") }, contents)
@@ -83,6 +84,83 @@ final class PackageTests: XCTestCase {
         let result = try TestTools.run(lintian, ["--fail-on", "error", try deb()], timeout: 600)
         XCTAssertEqual(result.exitCode, 0, result.stdout + result.stderr)
         XCTAssertFalse(result.stdout.split(separator: "\n").contains { $0.hasPrefix("E: ") }, result.stdout)
+    }
+
+    /// The warnings a new user found are gone: lintian (every tag, with
+    /// `--display-info`) names no missing manual page or copyright notice and
+    /// no warning at all; the two soname tags overridden on purpose carry
+    /// their reason in the package.
+    func testLintianFindsNoDocumentationOrSonameWarning() throws {
+        let lintian = try TestTools.requireTool("lintian")
+        let result = try TestTools.run(lintian, ["--display-info", "--show-overrides", try deb()], timeout: 600)
+        XCTAssertEqual(result.exitCode, 0, result.stdout + result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        for tag in ["no-manual-page", "binary-without-manpage", "no-copyright-file", "copyright-without-copyright-notice",
+                    "package-name-doesnt-match-sonames", "link-to-shared-library-in-wrong-package",
+                    "pkg-config-unavailable-for-cross-compilation", "systemd-service-file-missing-documentation-key", "manpage-has-errors-from-man", "groff-message",
+                    "manpage-has-bad-whatis-entry", "debian-changelog-file-missing",
+                    "unknown-copyright-format-uri", "missing-license-paragraph-in-dep5-copyright"] {
+            let found = lines.filter { ($0.hasPrefix("W: ") || $0.hasPrefix("E: ")) && $0.contains(" \(tag)") }
+            XCTAssertTrue(found.isEmpty, "\(tag):\n\(result.stdout)")
+        }
+        // No warning at all (pkg-config-unavailable-for-cross-compilation was
+        // the fifth: the .pc is now under the multiarch folder).
+        XCTAssertTrue(lines.allSatisfy { !$0.hasPrefix("W: ") && !$0.hasPrefix("E: ") }, result.stdout)
+        // Both overrides are in use (none stale), and each has its reason.
+        for tag in ["package-name-doesnt-match-sonames", "link-to-shared-library-in-wrong-package"] {
+            XCTAssertTrue(lines.contains { $0.hasPrefix("O: httpcache: \(tag) ") }, "\(tag) not overridden:\n\(result.stdout)")
+        }
+        XCTAssertFalse(result.stdout.contains("unused-override") || result.stdout.contains("mismatched-override"), result.stdout)
+        let root = try TemporaryDirectory(prefix: "httpcache-deb-overrides")
+        defer { root.remove() }
+        XCTAssertTrue(try TestTools.run(try TestTools.requireTool("dpkg-deb"), ["-x", try deb(), root.path]).succeeded)
+        let overrides = try String(contentsOfFile: root.path + "/usr/share/lintian/overrides/httpcache", encoding: .utf8)
+        XCTAssertTrue(overrides.contains("# One package carries the service, the CLI and the C library"), overrides)
+        XCTAssertTrue(overrides.contains("split into libhttpcache0"), overrides)
+    }
+
+    /// The manual page renders without a groff warning and documents every
+    /// command; the copyright file is machine-readable (DEP 5) and the
+    /// README is the source tree's.
+    func testManualPageCopyrightAndReadme() throws {
+        let root = try TemporaryDirectory(prefix: "httpcache-deb-doc")
+        defer { root.remove() }
+        XCTAssertTrue(try TestTools.run(try TestTools.requireTool("dpkg-deb"), ["-x", try deb(), root.path]).succeeded)
+        var environment = ProcessInfo.processInfo.environment
+        environment["MANWIDTH"] = "100"
+        environment["LC_ALL"] = "C.UTF-8"
+        let man = try TestTools.run(try TestTools.requireTool("man"),
+                                    ["--warnings", "-l", root.path + "/usr/share/man/man1/httpcache.1.gz"],
+                                    environment: environment)
+        XCTAssertTrue(man.succeeded, man.stderr)
+        XCTAssertEqual(man.stderr, "", "groff warnings")
+        let page = man.stdout // not a terminal: man-db prints plain text
+        for heading in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "FILES"] {
+            XCTAssertTrue(page.contains("\n\(heading)\n"), "\(heading) missing:\n\(page)")
+        }
+        XCTAssertTrue(page.contains("httpcache - a play-while-download HTTP caching proxy for media"), page)
+        for command in ["serve", "check-config", "url", "cache", "cache list", "cache rm", "cache clear", "cache export",
+                        "cache import", "cache unpin", "cache purge", "cache rekey", "preload", "download", "download add",
+                        "download list", "download pause", "download resume", "download rm", "download wait", "stats"] {
+            XCTAssertTrue(page.contains("\n   httpcache \(command)\n"), "no section for httpcache \(command):\n\(page)")
+        }
+        for option in ["--cache-dir", "--config", "--drain-timeout", "--encryption-key-file", "--json"] {
+            XCTAssertTrue(page.contains(option), "\(option) missing")
+        }
+        // What --help says is what the page says (one sentence each way).
+        let help = try TestTools.run(root.path + "/usr/bin/httpcache", ["serve", "--help"])
+        XCTAssertTrue(help.stdout.contains("Run the proxy until SIGINT, SIGTERM or SIGQUIT."), help.stdout)
+        XCTAssertTrue(page.contains("Run the proxy until SIGINT, SIGTERM or SIGQUIT."), page)
+
+        let doc = root.path + "/usr/share/doc/httpcache/"
+        let copyright = try String(contentsOfFile: doc + "copyright", encoding: .utf8)
+        XCTAssertTrue(copyright.hasPrefix("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"), copyright)
+        for field in ["\nUpstream-Name: httpcache\n", "\n\nFiles: *\nCopyright: ", "\nLicense: "] {
+            XCTAssertTrue(copyright.contains(field), "\(field) missing:\n\(copyright)")
+        }
+        let readme = try TestTools.run(try TestTools.requireTool("gzip"), ["-dc", doc + "README.md.gz"])
+        XCTAssertTrue(readme.succeeded, readme.stderr)
+        XCTAssertEqual(readme.stdoutData, try Data(contentsOf: URL(fileURLWithPath: InstalledLibrary.packageRoot + "/README.md")))
     }
 
     /// The packaged binary, unit and configuration work together: the
