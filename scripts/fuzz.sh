@@ -87,7 +87,12 @@ for t in "${targets[@]}"; do
   [[ -n "${SOURCES[$t]+x}" ]] || die "unknown target $t (targets: ${ALL[*]})"
 done
 
-SWIFTC_FLAGS=(-swift-version 6 -package-name httpcache -parse-as-library -O -g
+# A smoke run (the test suite's) builds unoptimised, into its own folder: it
+# compiles in 16 s a target instead of 40 (each target compiles its sources
+# whole), and 25 s of inputs still run; long runs keep their optimised build.
+OPT=-O BIN="$OUT/bin"
+if [[ $smoke -eq 1 ]]; then OPT=-Onone BIN="$OUT/bin-smoke"; fi
+SWIFTC_FLAGS=(-swift-version 6 -package-name httpcache -parse-as-library "$OPT" -g
               -sanitize=fuzzer,address -use-ld=lld)
 
 # Rebuilds only when the sources, the flags or the compiler changed.
@@ -103,15 +108,15 @@ build() {
     fi
   done
   files+=(Fuzz/Support/*.swift "Fuzz/Targets/$t.swift")
-  local bin="$OUT/bin/$t" stamp="$OUT/bin/$t.stamp" key
+  local bin="$BIN/$t" stamp="$BIN/$t.stamp" key
   key="$( { swiftc --version 2>&1; echo "${SWIFTC_FLAGS[*]}"; cat "${files[@]}"; } | sha256sum | cut -d' ' -f1)"
   if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; then
     return 0
   fi
   log "building $t (${#files[@]} files)"
-  mkdir -p "$OUT/bin" "$OUT/modules/$t"
+  mkdir -p "$BIN" "$OUT/modules/$t$OPT"
   rm -f "$stamp"
-  swiftc "${SWIFTC_FLAGS[@]}" -module-name "Fuzz_${t//-/_}" -module-cache-path "$OUT/modules/$t" \
+  swiftc "${SWIFTC_FLAGS[@]}" -module-name "Fuzz_${t//-/_}" -module-cache-path "$OUT/modules/$t$OPT" \
     "${files[@]}" -o "$bin" || die "$t: build failed"
   echo "$key" >"$stamp"
 }
@@ -160,7 +165,7 @@ for t in "${targets[@]}"; do
   # libFuzzer writes new inputs to the first corpus folder only: the seeds stay as they are.
   rc=0
   # shellcheck disable=SC2086 # FLAGS is a list of words
-  nice -n 10 "$OUT/bin/$t" "${limit[@]}" ${FLAGS[$t]} -print_final_stats=1 \
+  nice -n 10 "$BIN/$t" "${limit[@]}" ${FLAGS[$t]} -print_final_stats=1 \
     -artifact_prefix="$OUT/artifacts/$t/" "$work" "$seeds" >"$logfile" 2>&1 || rc=$?
   elapsed=$(( $(date +%s) - started ))
   executed="$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$logfile" | grep -o '[0-9]*$' | tail -n 1 || true)"
@@ -177,7 +182,7 @@ for t in "${targets[@]}"; do
   elif [[ $rc -eq 0 ]]; then
     before=$(find "$seeds" -type f | wc -l)
     # shellcheck disable=SC2086
-    nice -n 10 "$OUT/bin/$t" -set_cover_merge=1 ${FLAGS[$t]} "$seeds" "$work" >>"$logfile" 2>&1 \
+    nice -n 10 "$BIN/$t" -set_cover_merge=1 ${FLAGS[$t]} "$seeds" "$work" >>"$logfile" 2>&1 \
       || { status=1; echo "fuzz: $t: merging into $seeds failed; log: $logfile"; }
     log "$t: $(( $(find "$seeds" -type f | wc -l) - before )) new inputs merged into $seeds"
   fi
