@@ -8,24 +8,24 @@ import Glibc
 // drain (SIGQUIT), and the signals that ask for them.
 
 extension MediaCache {
-    /// Applies what can change while serving (see `ServeOption.isReloadable`):
-    /// the size limit (eviction runs at once when the cache is over it), the
-    /// fields added to and forwarded in origin requests, the allowed origins,
-    /// the access log's path and the downloads' parallelism and rate cap. Other fields of `configuration` are
+    /// Applies what can change while serving (the options whose
+    /// `ServeOption.isReloadable` is set, copied by the table): the size limit
+    /// (eviction runs at once when the cache is over it), the fields added to
+    /// and forwarded in origin requests, the allowed origins, the access log's
+    /// path and the downloads' parallelism and rate cap. Other fields of `configuration` are
     /// ignored (they need a restart). Requests in flight keep what they
     /// started with. Throws `.invalidArgument` for a configuration that
     /// `validate()` refuses and `.io` when a new access log cannot be
     /// opened; nothing changes then.
     public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
         try configuration.validate()
-        var updated = self.configuration
-        updated.maxCacheSize = configuration.maxCacheSize
-        updated.extraHeaders = configuration.extraHeaders
-        updated.forwardedHeaders = configuration.forwardedHeaders
-        updated.allowedOrigins = configuration.allowedOrigins
-        updated.accessLogPath = configuration.accessLogPath
-        updated.downloadParallel = configuration.downloadParallel
-        updated.downloadRate = configuration.downloadRate
+        // The reloadable options of the one table, copied by the table: nothing else changes.
+        var target = ServeSettings(cacheDirectory: self.configuration.cacheDirectory)
+        target.configuration = self.configuration
+        var source = ServeSettings(cacheDirectory: configuration.cacheDirectory)
+        source.configuration = configuration
+        for option in ServeOption.all where option.isReloadable { option.copy(&target, source) }
+        let updated = target.configuration
         let proxy = updated.proxyConfiguration
         let servers = serving.withLock { $0.servers }
         // The access log first: the one change that can fail.

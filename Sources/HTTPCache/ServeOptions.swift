@@ -87,6 +87,9 @@ public struct ServeOption: Sendable {
     let parse: @Sendable (String, inout ServeSettings) -> String?
     /// What the option takes when the value set is not one of those; nil when it is.
     let check: @Sendable (ServeSettings) -> String?
+    /// Copies the option's value from the second settings into the first:
+    /// how a live reconfiguration applies exactly the reloadable options.
+    let copy: @Sendable (inout ServeSettings, ServeSettings) -> Void
     /// An error of its own for a value it refuses (a key file: what is
     /// wrong with the file, coded `.key`), thrown before `parse`; nil: `parse` says.
     var refusal: (@Sendable (String) -> HTTPCacheError?)? = nil
@@ -157,7 +160,7 @@ public struct ServeOption: Sendable {
                     }, check: { settings in
                         settings.configuration.extraHeaders.lazy.compactMap { UpstreamHeaders.problem(name: $0.0, value: $0.1) }
                             .first.map { "'Name: value' of a field the proxy does not set itself (\($0))" }
-                    }),
+                    }, copy: { $0.configuration.extraHeaders = $1.configuration.extraHeaders }),
         list("forward-header", "NAME", "A client request field sent on to the origin (repeatable).", \.configuration.forwardedHeaders,
              reloadable: true) { UpstreamHeaders.problem(name: $0, value: "").map { "a field name the proxy does not set itself (\($0))" } },
         list("allow-origin", "HOST[:PORT]",
@@ -226,7 +229,7 @@ public struct ServeOption: Sendable {
                         guard let value = read(text) else { return valid }
                         settings[keyPath: field] = value
                         return nil
-                    }, check: { isValid($0[keyPath: field]) ? nil : valid })
+                    }, check: { isValid($0[keyPath: field]) ? nil : valid }, copy: { $0[keyPath: field] = $1[keyPath: field] })
     }
 
     private static func seconds(_ name: String, _ help: String,
@@ -242,7 +245,8 @@ public struct ServeOption: Sendable {
                     parse: { text, settings in
                         if text.isEmpty { settings[keyPath: field] = [] } else { settings[keyPath: field].append(text) }
                         return nil
-                    }, check: { $0[keyPath: field].lazy.compactMap(valid).first })
+                    }, check: { $0[keyPath: field].lazy.compactMap(valid).first },
+                    copy: { $0[keyPath: field] = $1[keyPath: field] })
     }
 
     /// An IPv4 or IPv6 literal, as the server binds (no name lookup).

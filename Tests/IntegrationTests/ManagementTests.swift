@@ -39,6 +39,37 @@ final class ManagementTests: XCTestCase {
         }
     }
 
+    /// A live reconfiguration applies exactly the options the table marks
+    /// reloadable (copied by the table, not by a hand-kept list): the others
+    /// wait for a restart.
+    func testReconfigureAppliesExactlyTheReloadableOptions() throws {
+        let fixture = try ProxyFixture()
+        defer { fixture.stop() }
+        let before = fixture.server.configuration
+        var asked = before
+        asked.maxCacheSize = 123_000_000
+        asked.extraHeaders = [("X-Test", "1")]
+        asked.forwardedHeaders = ["X-Player"]
+        asked.allowedOrigins = ["127.0.0.1"]
+        asked.downloadParallel = 7
+        asked.downloadRate = 1_000_000
+        asked.readTimeout = before.readTimeout + 11        // not reloadable
+        asked.cacheStatusName = "other"                     // not reloadable
+        try fixture.server.reconfigure(asked)
+        let after = fixture.server.configuration
+        XCTAssertEqual(after.maxCacheSize, 123_000_000)
+        XCTAssertEqual(after.extraHeaders.map { "\($0.0): \($0.1)" }, ["X-Test: 1"])
+        XCTAssertEqual(after.forwardedHeaders, ["X-Player"])
+        XCTAssertEqual(after.allowedOrigins, ["127.0.0.1"])
+        XCTAssertEqual(after.downloadParallel, 7)
+        XCTAssertEqual(after.downloadRate, 1_000_000)
+        XCTAssertEqual(after.readTimeout, before.readTimeout, "a restart option stays as it was")
+        XCTAssertEqual(after.cacheStatusName, before.cacheStatusName, "a restart option stays as it was")
+        // And the proxy still serves, under the new allow-list (the origin is on 127.0.0.1).
+        let file = try fixture.file("r.bin", size: 10_000, seed: 3)
+        XCTAssertBytes(try RawHTTPClient.get(url: try fixture.server.proxyURL(for: fixture.origin.url("/r.bin"))).body, equal: file)
+    }
+
     func testQueryFilterKeepsOtherParameters() {
         let map = HTTPCacheConfiguration.ignoringQueryParameters(["token"])
         XCTAssertEqual(map("http://h/a.mp4?token=1&x=2"), "http://h/a.mp4?x=2")
