@@ -18,16 +18,16 @@ final class RequestRulesTests: XCTestCase {
         location /plain/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
 """
 
-    enum Mode: String, CaseIterable { case reverse, forward }
+    typealias Mode = TransparentMode
 
     private var directory: TemporaryDirectory!
     private var root: URL!
     private var origin: NginxOrigin!
-    private var server: MediaCache?
-    private var runs = 0
+    private var proxies: TransparentProxies!
 
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-request-rules")
+        proxies = TransparentProxies(in: directory)
         root = directory.url.appendingPathComponent("www")
         for sub in ["unsafe", "plain"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
@@ -38,21 +38,13 @@ final class RequestRulesTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.close()
+        proxies?.close()
         origin?.stop()
     }
 
     private func start(_ mode: Mode, base: String? = nil) throws -> (RawHTTPConnection, (String) -> String) {
-        server?.close()
         origin.clearAccessLog()
-        runs += 1
-        let base = base ?? origin.baseURL
-        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
-        if mode == .reverse { configuration.origin = base }
-        let started = try MediaCache(configuration: configuration)
-        try started.serve()
-        server = started
-        return (try RawHTTPConnection(port: started.servingPort), { mode == .reverse ? $0 : base + $0 })
+        return try proxies.start(mode, base: base ?? origin.baseURL)
     }
 
     // MARK: invalidation (RFC 9111 §4.4)
@@ -101,7 +93,7 @@ final class RequestRulesTests: XCTestCase {
         // Proxy URLs keep the media policy: a few minutes even without Last-Modified.
         _ = try start(.forward, base: base)
         faulty.serve("/media/bare", body: Array("media".utf8), fault: .status(200, fields: [:]))
-        let url = try XCTUnwrap(server).proxyURL(for: faulty.url("/media/bare"))
+        let url = try XCTUnwrap(proxies.server).proxyURL(for: faulty.url("/media/bare"))
         for _ in 0..<3 { XCTAssertEqual(try RawHTTPClient.get(url: url, timeout: 30).bodyString, "media") }
         XCTAssertEqual(faulty.requests(for: "/media/bare").count, 1)
     }

@@ -21,16 +21,16 @@ final class RevalidationTests: XCTestCase {
 """
     static let past = "Thu, 01 Jan 1970 00:00:00 GMT"
 
-    enum Mode: String, CaseIterable { case reverse, forward }
+    typealias Mode = TransparentMode
 
     private var directory: TemporaryDirectory!
     private var root: URL!
     private var origin: NginxOrigin!
-    private var server: MediaCache?
-    private var runs = 0
+    private var proxies: TransparentProxies!
 
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-revalidation")
+        proxies = TransparentProxies(in: directory)
         root = directory.url.appendingPathComponent("www")
         for sub in ["live", "zero", "fresh", "dated"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
@@ -39,24 +39,14 @@ final class RevalidationTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.close()
+        proxies?.close()
         origin?.stop()
     }
 
-    /// A fresh proxy (empty cache) in `mode` in front of `base` (reverse
-    /// mode's origin), and a client whose targets are origin-form (reverse)
-    /// or absolute-form (forward).
+    /// A fresh proxy (empty cache) in `mode` in front of `base` (see `TransparentProxies`).
     private func start(_ mode: Mode, base: String, clock: TestClock? = nil)
         throws -> (RawHTTPConnection, (String) -> String) {
-        server?.close()
-        runs += 1
-        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
-        if mode == .reverse { configuration.origin = base }
-        if let clock { configuration.clock = { clock.now } }
-        let started = try MediaCache(configuration: configuration)
-        try started.serve()
-        server = started
-        return (try RawHTTPConnection(port: started.servingPort), { mode == .reverse ? $0 : base + $0 })
+        try proxies.start(mode, base: base, clock: clock)
     }
 
     // MARK: replacement (RFC 9111 §4.3.3)
@@ -143,7 +133,7 @@ final class RevalidationTests: XCTestCase {
             let send: (String, [(String, String)]) throws -> RawResponse
             if mode == "proxy URL" {
                 _ = try start(.forward, base: origin.baseURL)
-                let proxy = try XCTUnwrap(server)
+                let proxy = try XCTUnwrap(proxies.server)
                 send = { try RawHTTPClient.get(url: try proxy.proxyURL(for: self.origin.url($0)), headers: $1, timeout: 30) }
             } else {
                 let (connection, target) = try start(mode == "reverse" ? .reverse : .forward, base: origin.baseURL)
@@ -243,7 +233,7 @@ final class RevalidationTests: XCTestCase {
         let base = String(faulty.url("/").dropLast())
         for mode in Mode.allCases {
             _ = try start(mode, base: base)
-            let port = try XCTUnwrap(server).servingPort
+            let port = try XCTUnwrap(proxies.server).servingPort
             let path = "/\(mode.rawValue)/slow"
             faulty.serve(path, body: Array("slow".utf8), fault: .delayed(0.5))
             let target = mode == .reverse ? path : base + path

@@ -44,16 +44,16 @@ final class WebCacheTests: XCTestCase {
         map $host $yesterday { default "Mon, 01 Jan 2024 00:00:00 GMT"; }
 """
 
-    enum Mode: CaseIterable { case reverse, forward }
+    typealias Mode = TransparentMode
 
     private var directory: TemporaryDirectory!
     private var root: URL!
     private var origin: NginxOrigin!
-    private var server: MediaCache?
-    private var runs = 0
+    private var proxies: TransparentProxies!
 
     override func setUpWithError() throws {
         directory = try TemporaryDirectory(prefix: "httpcache-web")
+        proxies = TransparentProxies(in: directory)
         root = directory.url.appendingPathComponent("www")
         for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad", "cdntype"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
@@ -71,7 +71,7 @@ final class WebCacheTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.close()
+        proxies?.close()
         origin?.stop()
     }
 
@@ -79,17 +79,8 @@ final class WebCacheTests: XCTestCase {
     /// origin-form (reverse) or absolute-form (forward).
     private func start(_ mode: Mode, _ configure: (inout HTTPCacheConfiguration) -> Void = { _ in })
         throws -> (RawHTTPConnection, (String) -> String) {
-        server?.close()
         origin.clearAccessLog()
-        runs += 1
-        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
-        if mode == .reverse { configuration.origin = origin.baseURL }
-        configure(&configuration)
-        let started = try MediaCache(configuration: configuration)
-        try started.serve()
-        server = started
-        let connection = try RawHTTPConnection(port: started.servingPort)
-        return (connection, { mode == .reverse ? $0 : self.origin.url($0) })
+        return try proxies.start(mode, base: origin.baseURL, configure)
     }
 
     private func originCount(_ path: String, waitingFor count: Int) -> Int {
@@ -107,7 +98,7 @@ final class WebCacheTests: XCTestCase {
         // A proxy URL keeps media only, unless --cache-types says otherwise.
         for types in [nil, "all"] as [String?] {
             _ = try start(.forward) { $0.cacheTypes = types }
-            let url = try XCTUnwrap(server).proxyURL(for: origin.url("/txt/a.txt"))
+            let url = try XCTUnwrap(proxies.server).proxyURL(for: origin.url("/txt/a.txt"))
             for _ in 0..<2 { XCTAssertEqual(try RawHTTPClient.get(url: url, timeout: 30).bodyString, "alpha\n") }
             XCTAssertEqual(originCount("/txt/a.txt", waitingFor: types == nil ? 2 : 1), types == nil ? 2 : 1,
                            "proxy URL, cache-types \(types ?? "unset")")
@@ -273,7 +264,7 @@ final class WebCacheTests: XCTestCase {
         }
         // Answers of the proxy itself bypass the cache.
         _ = try start(.forward)
-        let ping = try RawHTTPConnection(port: try XCTUnwrap(server).servingPort).request(path: "/ping")
+        let ping = try RawHTTPConnection(port: try XCTUnwrap(proxies.server).servingPort).request(path: "/ping")
         XCTAssertEqual(ping.header("Cache-Status"), "httpcache; fwd=bypass")
     }
 
@@ -325,13 +316,9 @@ final class WebCacheTests: XCTestCase {
         faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh in every mode
         let base = String(faulty.url("/").dropLast())
         for mode in ["reverse", "forward", "proxy URL"] {
-            server?.close()
-            runs += 1
-            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
-            if mode == "reverse" { configuration.origin = base }
-            let started = try MediaCache(configuration: configuration)
-            try started.serve()
-            server = started
+            // Proxy URLs are served in either mode: the forward proxy's serves them here.
+            _ = try proxies.start(mode == "reverse" ? .reverse : .forward, base: base)
+            let started = try XCTUnwrap(proxies.server)
             let path = mode == "reverse" ? "/hints.bin" : mode == "forward" ? faulty.url("/hints.bin")
                 : try started.proxyURL(for: faulty.url("/hints.bin")).replacingOccurrences(
                     of: "http://127.0.0.1:\(started.servingPort)", with: "")
@@ -374,15 +361,8 @@ final class WebCacheTests: XCTestCase {
         let body = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         faulty.serve("/both.bin", body: body, fault: .lengthAndChunked)
         for mode in Mode.allCases {
-            server?.close()
-            runs += 1
-            var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache\(runs)").path)
-            if mode == .reverse { configuration.origin = String(faulty.url("/").dropLast()) }
-            let started = try MediaCache(configuration: configuration)
-            try started.serve()
-            server = started
-            let connection = try RawHTTPConnection(port: started.servingPort)
-            let path = mode == .reverse ? "/both.bin" : faulty.url("/both.bin")
+            let (connection, target) = try proxies.start(mode, base: String(faulty.url("/").dropLast()))
+            let path = target("/both.bin")
             for _ in 0..<2 {
                 let response = try connection.request(path: path)
                 XCTAssertEqual(response.status, 200, "\(mode)")
@@ -415,7 +395,7 @@ final class WebCacheTests: XCTestCase {
         faulty.extraFields = ["Cache-Control": "max-age=600"]  // fresh until invalidated
         faulty.serve("/slow.bin", body: Array("slow".utf8), fault: .delayed(0.5))
         _ = try start(.forward)
-        let port = try XCTUnwrap(server).servingPort
+        let port = try XCTUnwrap(proxies.server).servingPort
         let connection = try RawHTTPConnection(port: port)
         for _ in 0..<2 { XCTAssertEqual(try connection.request(path: faulty.url("/u.bin")).bodyString, "unknown") }
         XCTAssertEqual(faulty.requests(for: "/u.bin").count, 1)
