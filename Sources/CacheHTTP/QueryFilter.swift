@@ -1,6 +1,11 @@
 /// Drops named query parameters from a URL, so that URLs differing only in
 /// volatile parameters (signed CDN tokens) map to one cache key.
 package enum QueryFilter {
+    /// Query arguments of player telemetry, never part of a cache key: CMCD
+    /// (CTA-5004 Common Media Client Data, `?CMCD=bl%3D2000%2Csid%3D...`),
+    /// whose values change with every request.
+    package static let playerTelemetry: Set<String> = ["CMCD"]
+
     /// `url` without the parameters in `names` (compared case-sensitively,
     /// before percent-decoding, as servers see them). Other parameters keep
     /// their order and spelling; a query left empty is removed with its '?'.

@@ -67,6 +67,9 @@ package enum UpstreamHeaders {
     private static let sharedWithProxyURLs: Set<String> = defaultForwarded.union(transparentlyDropped).union(unkeyed)
         .union(["accept-encoding", "cache-control", "pragma", "via", "connection", "keep-alive", "te",
                 "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
+        // Player telemetry (CTA-5004 CMCD): passed on, but it changes with every request and
+        // chooses no content, so it never keeps a request from the proxy URLs' entry.
+        .union(["cmcd-request", "cmcd-object", "cmcd-status", "cmcd-session"])
 
     /// Whether a transparent request sends the origin a field a proxy URL's
     /// request would not (`forwarded`: the configured extra names,

@@ -160,6 +160,14 @@ public struct HTTPCacheConfiguration: Sendable {
         return false
     }
 
+    /// The cache key the store uses: `cacheKey` of the URL without its `CMCD`
+    /// query argument (CTA-5004 player telemetry: its values change with every
+    /// request, so it never takes part in the key; the origin still gets it).
+    package var storeCacheKey: @Sendable (String) -> String {
+        let mapping = cacheKey
+        return { mapping(QueryFilter.removing(QueryFilter.playerTelemetry, from: $0)) }
+    }
+
     /// The default content-type policy.
     public static func defaultIsCacheable(_ contentType: String?) -> Bool {
         LoaderPolicy.defaultCacheable(contentType)
@@ -186,7 +194,7 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
         engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
         engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
-        engine.cacheKey = cacheKey
+        engine.cacheKey = storeCacheKey
         engine.encryptionKey = encryptionKey
         engine.downloadParallel = downloadParallel
         engine.downloadRate = downloadRate

@@ -246,7 +246,7 @@ public final class MediaCache: Sendable {
     }
 
     package var operations: CacheOperations {
-        CacheOperations(stores: engines.storesByShard, group: engines.stores, cacheKey: configuration.cacheKey)
+        CacheOperations(stores: engines.storesByShard, group: engines.stores, cacheKey: configuration.storeCacheKey)
     }
 
     // MARK: cache operations (the admin routes run the same `CacheOperations`)
