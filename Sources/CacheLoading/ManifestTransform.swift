@@ -1,11 +1,10 @@
 // HLS playlists and DASH manifests through the cache: the cache keeps the
 // origin's bytes and this buffering transform rewrites every URL on the way
 // out, so each client gets URLs on the host and port it reached the proxy
-// with. One path for both formats (inflate, sniff, mode, map, deflate); the
+// with. One path for both formats (sniff, mode, map; inflating is GzipRewrite's); the
 // format only says how its text is scanned and how a proxy URL is written.
 
 import CacheHTTP
-import CacheIO
 import Logging
 
 /// How the URLs of a playlist or manifest served by the proxy are written.
@@ -35,9 +34,9 @@ package typealias MPDURLHook = @Sendable (_ absoluteURL: String, _ kind: MPDURLK
 /// Rewrites one playlist or manifest response (`BodyTransform.rewriteManifest`):
 /// the whole body is read, then rewritten. A body stored gzip
 /// (`Content-Encoding: gzip`, as object stores serve them) is inflated,
-/// rewritten and deflated again, so the stored head's coding still holds. A
-/// body that turns out not to be of its format (sniffed by its first bytes),
-/// cannot be inflated or cannot be rewritten goes out unchanged, with a log
+/// rewritten and deflated again around this transform (`GzipRewrite`), so the
+/// stored head's coding still holds. A body that turns out not to be of its
+/// format (sniffed by its first bytes) or cannot be rewritten goes out unchanged, with a log
 /// line: never a crash, never a wrong byte. A value: a large body is
 /// rewritten off the loop.
 package struct ManifestTransform: Sendable {
@@ -91,20 +90,10 @@ package struct ManifestTransform: Sendable {
         return ManifestTransform(url: url, mode: mode, proxyHost: clientHost, format: format, logger: logger)
     }
 
-    /// The bytes a client gets for `body`.
+    /// The bytes a client gets for the plain text `body`. A body stored gzip
+    /// reaches this already inflated (`BodySource`: `GzipRewrite` off the
+    /// loop, a failure remembered per version), so inflating lives in one place.
     package func rewritten(_ body: [UInt8]) -> [UInt8] {
-        guard Gzip.isGzip(body) else { return rewrittenPlain(body) }
-        // (The proxy inflates before calling: `BodySource`, off the loop, each failure remembered.)
-        switch GzipRewrite.apply(body, rewrittenPlain) {
-        case .rewritten(let bytes): return bytes
-        case .undecodable:
-            logger.warning("\(format.noun) passed through unchanged: cannot decode its gzip body",
-                           metadata: ["url": "\(url)"])
-            return body
-        }
-    }
-
-    private func rewrittenPlain(_ body: [UInt8]) -> [UInt8] {
         if mode == .forward && !format.hasHook { return body }
         do {
             switch format {

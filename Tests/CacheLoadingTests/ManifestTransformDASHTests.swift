@@ -68,12 +68,12 @@ final class ManifestTransformDASHTests: XCTestCase {
     /// (it used to go out with the origin's URLs).
     func testGzipManifestIsRewrittenAndStaysGzip() throws {
         let stored = try XCTUnwrap(Gzip.encode(Array(mpd.utf8)))
-        let out = dash(.proxyURLs).rewritten(stored)
+        let out = served(dash(.proxyURLs), stored)
         XCTAssertTrue(Gzip.isGzip(out))
         let plain = String(decoding: try XCTUnwrap(Gzip.decode(out, cap: 1 << 20)), as: UTF8.self)
         XCTAssertEqual(plain, run(dash(.proxyURLs)))
         XCTAssertTrue(plain.contains("<BaseURL>http://\(proxyHost)/t/"), plain)
         let broken = Array(stored.prefix(stored.count / 2))
-        XCTAssertEqual(dash(.proxyURLs).rewritten(broken), broken, "a body that cannot be inflated passes unchanged")
+        XCTAssertEqual(served(dash(.proxyURLs), broken), broken, "a body that cannot be inflated passes unchanged")
     }
 }

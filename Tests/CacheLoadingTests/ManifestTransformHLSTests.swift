@@ -98,14 +98,14 @@ final class ManifestTransformHLSTests: XCTestCase {
     func testGzipPlaylistIsRewrittenAndStaysGzip() throws {
         let plain = try run(transform(.proxyURLs), mediaPlaylist)
         let stored = try XCTUnwrap(Gzip.encode(Array(mediaPlaylist.utf8)))
-        let output = transform(.proxyURLs).rewritten(stored)
+        let output = served(transform(.proxyURLs), stored)
         XCTAssertTrue(Gzip.isGzip(output))
         XCTAssertEqual(Gzip.decode(output, cap: 1 << 20).map { String(decoding: $0, as: UTF8.self) }, plain)
         XCTAssertNotEqual(plain, mediaPlaylist)
         let broken = Array(stored.prefix(stored.count - 9))
-        XCTAssertEqual(transform(.proxyURLs).rewritten(broken), broken)
+        XCTAssertEqual(served(transform(.proxyURLs), broken), broken)
         let notPlaylist = try XCTUnwrap(Gzip.encode(Array("hello".utf8)))
-        XCTAssertEqual(transform(.proxyURLs).rewritten(notPlaylist), notPlaylist, "the stored bytes, unchanged")
+        XCTAssertEqual(served(transform(.proxyURLs), notPlaylist), notPlaylist, "the stored bytes, unchanged")
     }
 
     func testProxyModeExactOutput() throws {
