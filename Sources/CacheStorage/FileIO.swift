@@ -10,6 +10,11 @@ package enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return readAll(fd: fd, limit: limit)
+    }
+
+    /// The bytes of `fd` from where it stands to its end, at most `limit`; nil on a read error.
+    package static func readAll(fd: Int32, limit: Int = .max) -> [UInt8]? {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while result.count < limit {

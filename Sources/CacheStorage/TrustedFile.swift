@@ -36,21 +36,14 @@ package enum TrustedFile {
         guard Int(info.st_size) <= maxBytes else {
             throw StorageError("\(what) \(path) is \(info.st_size) bytes, more than \(what) can be (\(maxBytes))", code: code)
         }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StorageError("cannot read \(what) \(path): \(FileIO.errorText())", code: code)
-            }
-            if n == 0 { break }
-            count += n
+        // One byte past the bound tells a file that grew after the fstat.
+        guard let bytes = FileIO.readAll(fd: fd, limit: maxBytes + 1) else {
+            throw StorageError("cannot read \(what) \(path): \(FileIO.errorText())", code: code)
         }
-        guard count <= maxBytes else {
+        guard bytes.count <= maxBytes else {
             throw StorageError("\(what) \(path) is more than \(maxBytes) bytes, more than \(what) can be", code: code)
         }
-        return Array(bytes[..<count])
+        return bytes
     }
 
     /// Why a file with `info` is not to be trusted; nil when it is.
