@@ -9,8 +9,11 @@ struct TunnelQuota {
     let total: Int
     /// Most tunnels of one client address at once on the loop.
     let perClient: Int
-    private(set) var open = 0
+    /// Open tunnels by client address: the one record (the total is derived).
     private var byClient: [String: Int] = [:]
+
+    /// Tunnels open on the loop.
+    var open: Int { byClient.values.reduce(0, +) }
 
     /// The caps for a loop with `originSlots` origin connections.
     init(originSlots: Int) {
@@ -21,15 +24,13 @@ struct TunnelQuota {
     /// Takes a place for `client`'s new tunnel; false at either cap.
     mutating func admit(_ client: String) -> Bool {
         let mine = byClient[client, default: 0]
-        guard open < total, mine < perClient else { return false }
-        open += 1
+        guard mine < perClient, open < total else { return false }
         byClient[client] = mine + 1
         return true
     }
 
     /// `client`'s tunnel ended: its place is free.
     mutating func release(_ client: String) {
-        open = max(0, open - 1)
         if let count = byClient[client], count > 1 { byClient[client] = count - 1 } else { byClient[client] = nil }
     }
 }

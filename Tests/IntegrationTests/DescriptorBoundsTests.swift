@@ -10,27 +10,15 @@ final class DescriptorBoundsTests: XCTestCase {
     /// sees more connections than the budget's origin share (logged at debug
     /// level), and every request is answered 200, none failed for want of one.
     func testOriginConnectionsStayWithinTheirShareAndRequestsWait() throws {
-        let prlimit = try TestTools.requireTool("prlimit")
         let origin = try FaultyOrigin()
         defer { origin.stop() }
         let count = 40
         for i in 0..<count { origin.serve("/slow/\(i)", body: Array("body \(i)".utf8), fault: .delayed(0.3)) }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let logPath = directory.file("log").path
-        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path,
-                                     // Every client here is 127.0.0.1: no per-client limit below the cap.
-                                     extraArguments: ["--loops", "1", "--log-level", "debug", "--log-file", logPath,
-                                                      "--max-connections-per-client", "1000"],
-                                     launcher: [prlimit, "--nofile=128:128"])
+        let (proxy, logged) = try ProxyProcess.limitedToDescriptors(128, cacheDirectory: directory.file("cache").path,
+                                                                    logPath: directory.file("log").path)
         defer { proxy.terminate() }
-        proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
-        var log = ""
-        TestTools.waitUntil(timeout: 5) {
-            log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            return log.contains("origins=")
-        }
-        let logged = log.firstMatch(of: /origins=(\d+)/).flatMap { Int($0.1) }
         XCTAssertNotNil(logged, "the budget is logged at debug level")
         // An eighth of what is left of the limit at most, whatever was logged.
         let share = min(logged ?? 128, 128 / 8)

@@ -26,6 +26,27 @@ final class ProxyProcess {
         self.port = port
     }
 
+    /// `httpcache serve` on one loop under an open-file limit of `nofile`
+    /// (prlimit), logging at debug level to `logPath`, with no per-client
+    /// connection cap below the limit (every test client is 127.0.0.1); and
+    /// the origins' share of its descriptor budget, as it logged it (nil when
+    /// not logged within 5 s). stderr is drained.
+    static func limitedToDescriptors(_ nofile: Int, cacheDirectory: String,
+                                     logPath: String) throws -> (proxy: ProxyProcess, originShare: Int?) {
+        let prlimit = try TestTools.requireTool("prlimit")
+        let proxy = try ProxyProcess(cacheDirectory: cacheDirectory,
+                                     extraArguments: ["--loops", "1", "--log-level", "debug", "--log-file", logPath,
+                                                      "--max-connections-per-client", "1000"],
+                                     launcher: [prlimit, "--nofile=\(nofile):\(nofile)"])
+        proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        var log = ""
+        TestTools.waitUntil(timeout: 5) {
+            log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            return log.contains("origins=")
+        }
+        return (proxy, log.firstMatch(of: /origins=(\d+)/).flatMap { Int($0.1) })
+    }
+
     func proxyURL(_ origin: String) throws -> String {
         let result = try TestTools.run(CLITests.binary, ["url", origin, "--port", String(port)])
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -79,24 +79,14 @@ final class TunnelBoundsTests: XCTestCase {
     /// the tunnel cap get 503 at once, and a cache miss is still answered
     /// within 5 s (the tunnels never take every origin slot).
     func testIdleTunnelsFromOneClientLeaveRoomForAMiss() throws {
-        let prlimit = try TestTools.requireTool("prlimit")
         let root = directory.url.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let file = try TestFile.random(size: 200_000, seed: 37, in: root, name: "miss.bin")
         let origin = try NginxOrigin(root: root)
-        let logPath = directory.file("log").path
-        let proxy = try ProxyProcess(cacheDirectory: directory.file("cache").path,
-                                     extraArguments: ["--loops", "1", "--log-level", "debug", "--log-file", logPath,
-                                                      "--max-connections-per-client", "1000"],
-                                     launcher: [prlimit, "--nofile=1024:1024"])
+        let (proxy, logged) = try ProxyProcess.limitedToDescriptors(1024, cacheDirectory: directory.file("cache").path,
+                                                                    logPath: directory.file("log").path)
         defer { proxy.terminate() }
-        proxy.stderr.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
-        var log = ""
-        TestTools.waitUntil(timeout: 5) {
-            log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            return log.contains("origins=")
-        }
-        let originShare = try XCTUnwrap(log.firstMatch(of: /origins=(\d+)/).flatMap { Int($0.1) }, "budget logged")
+        let originShare = try XCTUnwrap(logged, "budget logged")
         XCTAssertLessThan(originShare, 200, "the test needs more tunnels than origin connections")
 
         let authority = "127.0.0.1:\(origin.port)"
