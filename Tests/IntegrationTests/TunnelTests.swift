@@ -150,8 +150,11 @@ final class TunnelTests: XCTestCase {
         func plainLines() -> Int { parentLines().filter { $0.contains(httpOrigin.url("/plain.bin")) }.count }
         let count = plainLines()
         XCTAssertBytes(try direct.get(httpOrigin.url("/plain.bin")).body, equal: plain)
-        // The parent writes its log within 0.1 s of a request: 0.3 s covers it.
-        Thread.sleep(forTimeInterval: 0.3)
+        // A marker asked through the parent afterwards: once its line is there, a
+        // line of the direct fetch would be too (the parent logs in order).
+        _ = try second.get(httpOrigin.url("/after-direct"))
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { parentLines().contains { $0.contains("/after-direct") } },
+                      "\(parentLines())")
         XCTAssertEqual(plainLines(), count, "the parent was not asked")
     }
 
