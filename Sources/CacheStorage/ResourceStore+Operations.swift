@@ -15,30 +15,27 @@ extension ResourceStore {
                 guard !resource.isTransient else { continue }
                 var item = Self.info(resource.metadata, ranges: resource.available, pinned: resource.isPinned,
                                      inUse: resource.isBusy, complete: resource.isComplete)
-                item.variant = variant(key: key, metadata: resource.metadata)
+                item.variant = group.variant(key: key, metadata: resource.metadata)
                 items.append(item)
             } else {
                 stored.append((key, record.lastAccess))
             }
         }
-        let (root, keys, wanted) = (resourcesRoot, group.keys, stored)
+        let (root, group, wanted) = (resourcesRoot, group, stored)
         loop.offload({
-            wanted.compactMap { entry -> (key: String, metadata: ResourceMetadata)? in
+            wanted.compactMap { entry -> CachedResourceInfo? in
                 // Invalid ones are skipped here; a lookup forgets them as before.
-                guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key).readMetadata(keys: keys)?.metadata,
+                guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key).readMetadata(keys: group.keys)?.metadata,
                       !metadata.ranges.isEmpty else { return nil }
                 metadata.lastAccess = entry.lastAccess  // the index keeps the LRU order
-                return (entry.key, metadata)
-            }
-        }, done: { [self] read in
-            // The variant on the loop: it hashes with the folder's keys.
-            let more = read.map { entry in
-                var item = Self.info(entry.metadata, ranges: entry.metadata.ranges, pinned: entry.metadata.pin != nil,
-                                     inUse: false, complete: entry.metadata.isComplete)
-                item.variant = variant(key: entry.key, metadata: entry.metadata)
+                var item = Self.info(metadata, ranges: metadata.ranges, pinned: metadata.pin != nil, inUse: false,
+                                     complete: metadata.isComplete)
+                // On the pool too: it hashes (with the folder's keys) for every entry listed.
+                item.variant = group.variant(key: entry.key, metadata: metadata)
                 return item
             }
-            done((items + more).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) })
+        }, done: { read in
+            done((items + read).sorted { ($0.lastAccess, $0.url) > ($1.lastAccess, $1.url) })
         })
     }
 
@@ -49,17 +46,9 @@ extension ResourceStore {
                            isComplete: complete, inUse: inUse, isPinned: pinned)
     }
 
-    /// Which entry of its URL the one under store key `key` is.
-    func variant(key: String, metadata: ResourceMetadata) -> EntryVariant {
-        let primary = group.primaryKey(ofURL: metadata.url)
-        if key == primary { return .primary }
-        if key == transparentKey(primary: primary) { return .forward }
-        return metadata.head?.varyKey != nil ? .vary : .encoding
-    }
-
     /// The store key of the entry kept apart for forward and reverse
     /// requests whose fields differ from a proxy URL's (see `EntryVariant.forward`).
-    package func transparentKey(primary: String) -> String { storeKey(for: primary + "\ntransparent request") }
+    package func transparentKey(primary: String) -> String { group.transparentKey(primary: primary) }
 
     /// Every stored entry of `url` (see `entries(ofURL:)`), and the one its
     /// cache key names when that is another (a key that ignores query parameters).
@@ -216,4 +205,17 @@ extension ResourceStore {
 private struct OpenedFile: Sendable {
     let fd: Int32
     let size: Int64
+}
+
+extension StoreGroup {
+    /// Which entry of its URL the one under store key `key` is. Any thread.
+    func variant(key: String, metadata: ResourceMetadata) -> EntryVariant {
+        let primary = primaryKey(ofURL: metadata.url)
+        if key == primary { return .primary }
+        if key == transparentKey(primary: primary) { return .forward }
+        return metadata.head?.varyKey != nil ? .vary : .encoding
+    }
+
+    /// See `ResourceStore.transparentKey(primary:)`.
+    func transparentKey(primary: String) -> String { key(for: primary + "\ntransparent request") }
 }

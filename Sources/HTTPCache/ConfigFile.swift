@@ -64,15 +64,8 @@ public struct ConfigFile: Sendable {
     /// `httpcache check-config` reports, all at once rather than the first.
     public static func problems(path: String, applyingTo settings: ServeSettings) throws(HTTPCacheError) -> (file: ConfigFile, problems: [String]) {
         let (file, syntax) = parseAll(try text(path: path), path: path)
-        var values: [Problem] = []
         var changed = settings
-        for setting in file.settings {
-            do throws(HTTPCacheError) {
-                try changed.set(setting.name, setting.value)
-            } catch {
-                values.append(Problem(line: setting.line, text: "\(path):\(setting.line): \(error.message)"))
-            }
-        }
+        let values = file.set(on: &changed)
         return (file, (syntax + values).sorted { $0.line < $1.line }.map(\.text))
     }
 
@@ -136,16 +129,21 @@ public struct ConfigFile: Sendable {
     /// for each refused setting).
     public func apply(to settings: inout ServeSettings) throws(HTTPCacheError) {
         var changed = settings
+        if let error = Self.combined(set(on: &changed)) { throw error }
+        settings = changed
+    }
+
+    /// Sets every setting it can on `settings`, in file order; a problem for each refused one.
+    private func set(on settings: inout ServeSettings) -> [Problem] {
         var problems: [Problem] = []
         for setting in self.settings {
             do throws(HTTPCacheError) {
-                try changed.set(setting.name, setting.value)
+                try settings.set(setting.name, setting.value)
             } catch {
                 problems.append(Problem(line: setting.line, text: "\(path):\(setting.line): \(error.message)"))
             }
         }
-        if let error = Self.combined(problems) { throw error }
-        settings = changed
+        return problems
     }
 
     private static func trimmed(_ text: Substring) -> Substring {

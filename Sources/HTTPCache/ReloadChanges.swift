@@ -48,8 +48,6 @@ extension ServeSettings {
             if !added.isEmpty { return "reverse proxying answers more public names: \(added.sorted().joined(separator: ", "))" }
         case "allow-lan-reverse-proxy", "insecure":
             if after.last.map({ $0 != "false" }) == true { return "\(name) is turned on" }
-        case "max-connections-per-client":
-            return nil
         default:
             return nil
         }
