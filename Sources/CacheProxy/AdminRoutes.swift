@@ -2,19 +2,10 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `/admin/cache…`: cache management for `httpcache cache …` while a proxy
-/// serves the folder (the proxy is then its only writer). Every request
-/// must carry the token from the folder's lock file.
-///
-///     GET  /admin/cache                        list (JSON)
-///     POST /admin/cache/remove?url=U           remove one
-///     POST /admin/cache/clear                  remove all
-///     POST /admin/cache/export?url=U&path=P    export a complete resource
-///     POST /admin/cache/import?url=U&path=P[&type=T]
-///     POST /admin/cache/unpin?url=U            → {"unpinned":N}
-///     POST /admin/cache/purge?url=U            → {"purged":N}, 404 when nothing was stored
-///     POST /admin/cache/purge?prefix=P         → {"purged":N}, every URL starting with P
-///     POST /admin/cache/purge?download=ID      → {"purged":N}, every entry the download holds; the download is removed
+/// `/admin/cache…` and `/admin/preload…` (the typed set `AdminRequest`)
+/// and `/admin/downloads…` (`DownloadAction`): cache management for the CLI
+/// while a proxy serves the folder (the proxy is then its only writer).
+/// Every request must carry the token from the folder's lock file.
 enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
@@ -28,7 +19,18 @@ enum AdminRoutes {
         let parts = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = parts[0]
         let query = parts.count > 1 ? QueryString.parse(parts[1]) : [:]
-        let isPost = head.method == "POST"
+        switch AdminRequest.decode(method: head.method, path: path, query: query) {
+        case .success(let request)?: perform(request, server: server, respond: respond)
+        case .failure(let error)?: fail(error, respond)
+        case nil:
+            if AdminDownloadRoutes.handle(path: path, query: query, isPost: head.method == "POST", server: server, respond: respond) {
+                return
+            }
+            fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
+        }
+    }
+
+    private static func perform(_ request: AdminRequest, server: ProxyServer, respond: @escaping Respond) {
         guard let operations = server.operations else { return fail(HTTPCacheError(.closed, "the proxy is stopping"), respond) }
         // The operations answer on a store's loop; the client is this one's.
         let reply = LoopBound(respond, loop: server.loop)
@@ -41,44 +43,31 @@ enum AdminRoutes {
             }
         }
         let done: @Sendable (Result<Void, HTTPCacheError>) -> Void = { answer($0.map { #"{"ok":true}"# }) }
-        let missing = HTTPCacheError(.invalidArgument, "url and path are required")
-        switch (path, isPost) {
-        case ("/admin/cache", false):
-            operations.list { answer(.success(JSONText.encode($0))) }
-        case ("/admin/cache/clear", true):
-            operations.removeAll { done(.success(())) }
-        case ("/admin/cache/remove", true):
-            guard let url = query["url"] else { return fail(missing, respond) }
-            operations.remove(url: url, done)
-        case ("/admin/cache/export", true):
-            guard let url = query["url"], let target = query["path"] else { return fail(missing, respond) }
-            operations.export(url: url, to: target, done)
-        case ("/admin/cache/import", true):
-            guard let url = query["url"], let source = query["path"] else { return fail(missing, respond) }
-            operations.importFile(source, url: url, contentType: query["type"], done)
-        case ("/admin/cache/unpin", true):
-            guard let url = query["url"] else { return fail(missing, respond) }
-            operations.unpin(url: url) { answer(.success(JSONText.encode(AdminUnpinned(unpinned: $0)))) }
-        case ("/admin/cache/purge", true):
-            if let url = query["url"] {
-                operations.purge(url: url) { answer($0.map { JSONText.encode(AdminPurged(purged: $0)) }) }
-            } else if let prefix = query["prefix"], !prefix.isEmpty {
-                operations.purge(prefix: prefix) { answer(.success(JSONText.encode(AdminPurged(purged: $0)))) }
-            } else if let id = query["download"], !id.isEmpty {
-                // Its entries first (while they still carry its tag), then the download itself.
-                let downloads = LoopBound(server.engine.downloads, loop: server.loop)
-                operations.purge(holder: DownloadRecord.holder(of: id)) { purged in
-                    downloads.loop.execute {
-                        answer(downloads.value.remove(id).map { _ in JSONText.encode(AdminPurged(purged: purged)) })
-                    }
+        let preloader = server.engine.preloader
+        switch request {
+        case .list: operations.list { answer(.success(JSONText.encode($0))) }
+        case .clear: operations.removeAll { done(.success(())) }
+        case .remove(let url): operations.remove(url: url, done)
+        case .export(let url, let target): operations.export(url: url, to: target, done)
+        case .importFile(let url, let source, let type): operations.importFile(source, url: url, contentType: type, done)
+        case .unpin(let url): operations.unpin(url: url) { answer(.success(JSONText.encode(AdminUnpinned(unpinned: $0)))) }
+        case .purge(.url(let url)): operations.purge(url: url) { answer($0.map { JSONText.encode(AdminPurged(purged: $0)) }) }
+        case .purge(.prefix(let prefix)): operations.purge(prefix: prefix) { answer(.success(JSONText.encode(AdminPurged(purged: $0)))) }
+        case .purge(.download(let id)):
+            // Its entries first (while they still carry its tag), then the download itself.
+            let downloads = LoopBound(server.engine.downloads, loop: server.loop)
+            operations.purge(holder: DownloadRecord.holder(of: id)) { purged in
+                downloads.loop.execute {
+                    answer(downloads.value.remove(id).map { _ in JSONText.encode(AdminPurged(purged: purged)) })
                 }
-            } else {
-                fail(HTTPCacheError(.invalidArgument, "url, prefix or download is required"), respond)
             }
-        default:
-            if AdminPreloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
-            if AdminDownloadRoutes.handle(path: path, query: query, isPost: isPost, server: server, respond: respond) { return }
-            fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
+        case .preload(let preload): respond(200, JSONText.encode(AdminPreloadStarted(id: preloader.start(preload))))
+        case .preloadStatus(let id):
+            guard let status = preloader.status(id) else { return fail(HTTPCacheError(.notFound, "no such preload"), respond) }
+            respond(200, JSONText.encode(AdminPreloadStatus(status)))
+        case .preloadCancel(let id):
+            preloader.cancel(id)
+            respond(200, #"{"ok":true}"#)
         }
     }
 

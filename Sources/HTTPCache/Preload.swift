@@ -16,13 +16,12 @@ public enum PreloadVariantChoice: Sendable, Equatable {
 
     /// Parses `all`, `highest`, `lowest` or a number of bits per second.
     public init?(_ text: String) {
-        switch text.lowercased() {
-        case "all": self = .all
-        case "highest": self = .highest
-        case "lowest": self = .lowest
-        default:
-            guard let bits = Int(text), bits > 0 else { return nil }
-            self = .bandwidth(bits)
+        switch PreloadRequest.parseVariants(text) {
+        case nil: return nil
+        case .all?: self = .all
+        case .one(.highest)?: self = .highest
+        case .one(.lowest)?: self = .lowest
+        case .one(.closest(let bits))?: self = .bandwidth(bits)
         }
     }
 
@@ -38,6 +37,13 @@ public enum PreloadVariantChoice: Sendable, Equatable {
 
 /// How a preload walks an HLS playlist or a DASH manifest and what it keeps.
 public struct PreloadOptions: Sendable, Equatable {
+    /// The preload of `url` (bytes `range`, inclusive) with these options,
+    /// as the preloader (here or in a serving proxy) takes it.
+    package func request(_ url: String, range: ClosedRange<Int64>?) -> PreloadRequest {
+        PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) }, variants: variants.walkerChoice,
+                       duration: duration, pin: pin, language: language)
+    }
+
     /// HLS: the variants; DASH: the representations of each adaptation set.
     public var variants: PreloadVariantChoice
     /// Seconds of media per media playlist (DASH: per representation and
@@ -224,9 +230,7 @@ extension MediaCache {
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
         guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }
         if let range, range.lowerBound < 0 { throw HTTPCacheError(.invalidArgument, "bad range \(range)") }
-        let request = PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) },
-                                     variants: options.variants.walkerChoice, duration: options.duration, pin: options.pin,
-                                     language: options.language)
+        let request = options.request(url, range: range)
         let ids = Locked<Int?>(nil)
         // Preloads run on the first loop; their fetches on the loops owning what they fetch.
         let engines = self.engines

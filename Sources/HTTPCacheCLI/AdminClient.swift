@@ -1,5 +1,6 @@
 import CacheHTTP
 import CacheLoading
+import CacheProxy
 import FoundationEssentials
 import Glibc
 import HTTPCache
@@ -9,9 +10,16 @@ struct AdminClient {
     let address: String
     let token: String
 
-    func list() throws(HTTPCacheError) -> [CachedResource] {
-        let listing: CacheListing = try json("GET", "/admin/cache", [:])
-        return listing.entries.map(CachedResource.init)
+    /// A typed admin request whose answer is a JSON document of this shape (a wire type of the proxy's).
+    func send<Answer: Decodable>(_ request: AdminRequest) throws(HTTPCacheError) -> Answer {
+        let (method, path, query) = request.wire
+        return try json(method, path, query)
+    }
+
+    /// A typed admin request whose answer only says it was done.
+    func perform(_ request: AdminRequest) throws(HTTPCacheError) {
+        let (method, path, query) = request.wire
+        _ = try self.request(method, path, query)
     }
 
     /// A request whose answer is a JSON document of this shape (a wire type of the proxy's).
@@ -21,10 +29,6 @@ struct AdminClient {
             throw HTTPCacheError(.io, "unexpected answer from the proxy at \(address)")
         }
         return answer
-    }
-
-    func post(_ path: String, _ query: [String: String]) throws(HTTPCacheError) {
-        _ = try request("POST", path, query)
     }
 
     /// GET of a read-only endpoint (`/stats`, `/metrics`): the body on 2xx.
@@ -91,7 +95,7 @@ struct AdminClient {
         guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             throw HTTPCacheError(.io, "cannot connect to the proxy at \(address)")
         }
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheLoading
 import CacheProxy
 import FoundationEssentials
 import Glibc
@@ -27,13 +28,13 @@ struct CacheCommand: AsyncParsableCommand {
         var path: String { cacheDirectory ?? defaultCacheDirectory() }
 
         /// Runs `body` on the folder directly, or on the proxy serving it.
-        func withCache<T>(_ body: (CacheAccess) async throws -> T) async throws -> T {
+        func withCache<T>(_ body: (any CacheOperating) async throws -> T) async throws -> T {
             if let proxy = try MediaCache.servingProxy(of: path) {
-                return try await body(.remote(AdminClient(address: proxy.address, token: proxy.token)))
+                return try await body(AdminClient(address: proxy.address, token: proxy.token))
             }
             let cache = try open()
             defer { cache.close() }
-            return try await body(.local(cache))
+            return try await body(cache)
         }
 
         /// The folder opened here (no proxy serves it): one loop, and no
@@ -126,7 +127,8 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let count = try await folder.withCache { try $0.purge(url: url, prefix: prefix, download: download) }
+            let target: AdminRequest.PurgeTarget = prefix.map { .prefix($0) } ?? download.map { .download($0) } ?? .url(url ?? "")
+            let count = try await folder.withCache { try $0.purge(target) }
             print("\(counted(count, "resource")) purged")
         }
     }
@@ -180,67 +182,51 @@ func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }
 
-/// The cache, opened here or reached through the proxy that serves it:
-/// the same operations, answers and errors either way.
-enum CacheAccess {
-    case local(MediaCache)
-    case remote(AdminClient)
+/// The operations of `httpcache cache …`, on the folder opened here
+/// (`MediaCache`) or through the proxy that serves it (`AdminClient`): the
+/// same answers and errors either way.
+protocol CacheOperating {
+    func list() throws(HTTPCacheError) -> [CachedResource]
+    func remove(_ url: String) throws(HTTPCacheError)
+    func clear() throws(HTTPCacheError)
+    func export(_ url: String, to path: String) async throws(HTTPCacheError)
+    func importFile(_ url: String, from path: String, contentType: String?) async throws(HTTPCacheError)
+    /// How many entries were unpinned.
+    func unpin(_ url: String) throws(HTTPCacheError) -> Int
+    /// How many entries were purged.
+    func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int
+}
 
-    func list() throws(HTTPCacheError) -> [CachedResource] {
-        switch self {
-        case .local(let folder): folder.cachedResources()
-        case .remote(let client): try client.list()
-        }
-    }
-
-    func remove(_ url: String) throws(HTTPCacheError) {
-        switch self {
-        case .local(let folder): try folder.removeResource(for: url)
-        case .remote(let client): try client.post("/admin/cache/remove", ["url": url])
-        }
-    }
-
-    func clear() throws(HTTPCacheError) {
-        switch self {
-        case .local(let folder): folder.removeAllResources()
-        case .remote(let client): try client.post("/admin/cache/clear", [:])
-        }
-    }
-
-    func export(_ url: String, to path: String) async throws(HTTPCacheError) {
-        switch self {
-        case .local(let folder): try await folder.exportResource(for: url, to: path)
-        case .remote(let client): try client.post("/admin/cache/export", ["url": url, "path": path])
-        }
-    }
-
-    func unpin(_ url: String) throws(HTTPCacheError) -> Int {
-        switch self {
-        case .local(let folder): folder.unpin(url)
-        case .remote(let client): (try client.json("POST", "/admin/cache/unpin", ["url": url]) as AdminUnpinned).unpinned
-        }
-    }
-
-    /// Purges `url`, or every URL starting with `prefix`; how many entries went.
-    func purge(url: String?, prefix: String?, download: String?) throws(HTTPCacheError) -> Int {
-        switch self {
-        case .local(let folder):
-            if let prefix { return folder.purge(prefix: prefix) }
-            if let download { return try folder.purge(download: download) }
-            return try folder.purge(url: url ?? "")
-        case .remote(let client):
-            let query = prefix.map { ["prefix": $0] } ?? download.map { ["download": $0] } ?? ["url": url ?? ""]
-            return (try client.json("POST", "/admin/cache/purge", query) as AdminPurged).purged
-        }
-    }
-
+extension MediaCache: CacheOperating {
+    func list() -> [CachedResource] { cachedResources() }
+    func remove(_ url: String) throws(HTTPCacheError) { try removeResource(for: url) }
+    func clear() { removeAllResources() }
+    func export(_ url: String, to path: String) async throws(HTTPCacheError) { try await exportResource(for: url, to: path) }
     func importFile(_ url: String, from path: String, contentType: String?) async throws(HTTPCacheError) {
-        switch self {
-        case .local(let folder): try await folder.importResource(for: url, from: path, contentType: contentType)
-        case .remote(let client):
-            try client.post("/admin/cache/import", ["url": url, "path": path].merging(contentType.map { ["type": $0] } ?? [:]) { $1 })
+        try await importResource(for: url, from: path, contentType: contentType)
+    }
+    func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int {
+        switch target {
+        case .url(let url): try purge(url: url)
+        case .prefix(let prefix): purge(prefix: prefix)
+        case .download(let id): try purge(download: id)
         }
     }
+}
+
+extension AdminClient: CacheOperating {
+    func list() throws(HTTPCacheError) -> [CachedResource] {
+        let listing: CacheListing = try send(.list)
+        return listing.entries.map(CachedResource.init)
+    }
+    func remove(_ url: String) throws(HTTPCacheError) { try perform(.remove(url: url)) }
+    func clear() throws(HTTPCacheError) { try perform(.clear) }
+    func export(_ url: String, to path: String) throws(HTTPCacheError) { try perform(.export(url: url, path: path)) }
+    func importFile(_ url: String, from path: String, contentType: String?) throws(HTTPCacheError) {
+        try perform(.importFile(url: url, path: path, contentType: contentType))
+    }
+    func unpin(_ url: String) throws(HTTPCacheError) -> Int { (try send(.unpin(url: url)) as AdminUnpinned).unpinned }
+    func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int { (try send(.purge(target)) as AdminPurged).purged }
 }
 
 /// JSON shape of `cache list --json`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheLoading
 import CacheProxy
 import Glibc
 import HTTPCache
@@ -71,18 +72,19 @@ struct PreloadCommand: ParsableCommand {
         if let firstFailure { throw firstFailure }
     }
 
+    /// `--range` read as the admin route reads it: START...END inclusive.
     private func parsedRange(_ text: String) -> ClosedRange<Int64>? {
-        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let a = Int64(parts[0]), let b = Int64(parts[1]), a >= 0, b >= a else { return nil }
-        return a...b
+        PreloadRequest.parseRange(text).map { $0.lowerBound...($0.upperBound - 1) }
+    }
+
+    private var options: PreloadOptions {
+        PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin, language: language)
     }
 
     /// No proxy serves the folder: open it here (no eviction by this command).
     private func localPreloads(bar: ProgressBar) throws -> [(String, Result<PreloadProgress, HTTPCacheError>)] {
         let cache = try folder.open()
         defer { cache.close() }
-        let options = PreloadOptions(variants: PreloadVariantChoice(variant) ?? .all, duration: duration, pin: pin,
-                                     language: language)
         return urls.map { url in
             let task: PreloadTask
             do {
@@ -105,16 +107,11 @@ struct PreloadCommand: ParsableCommand {
 
     /// A proxy serves the folder: it preloads; this polls its status.
     private func remotePreload(_ url: String, client: AdminClient, bar: ProgressBar) -> Result<PreloadProgress, HTTPCacheError> {
-        var query = ["url": url, "variant": variant]
-        if let range { query["range"] = range }
-        if let duration { query["duration"] = String(duration) }
-        if let language { query["language"] = language }
-        if pin { query["pin"] = "1" }
         do throws(HTTPCacheError) {
-            let started: AdminPreloadStarted = try client.json("POST", "/admin/preload", query)
+            let started: AdminPreloadStarted = try client.send(.preload(options.request(url, range: range.flatMap(parsedRange))))
             bar.begin(url)
             while true {
-                let status: AdminPreloadStatus = try client.json("GET", "/admin/preload", ["id": String(started.id)])
+                let status: AdminPreloadStatus = try client.send(.preloadStatus(id: started.id))
                 var progress = PreloadProgress(bytesDone: status.bytesDone, bytesTotal: status.bytesTotal,
                                                segmentsDone: status.segmentsDone, segmentsTotal: status.segmentsTotal,
                                                resourcesDone: status.resourcesDone, resourcesTotal: status.resourcesTotal)
