@@ -149,16 +149,11 @@ package struct CacheOperations: Sendable {
     /// As `everyStore`, for a body that answers later on its loop (after work on the pool).
     private func everyStoreLater<T: Sendable>(_ body: @escaping @Sendable (ResourceStore, @escaping (T) -> Void) -> Void,
                                               _ done: @escaping @Sendable ([T]) -> Void) {
-        let answers = Locked<(left: Int, values: [T])>((stores.count, []))
-        @Sendable func answered(_ value: T?) {
-            let all = answers.withLock { state -> [T]? in
-                if let value { state.values.append(value) }
-                state.left -= 1
-                return state.left == 0 ? state.values : nil
-            }
-            if let all { done(all) }
-        }
-        for store in stores where !store.loop.execute({ body(store.value) { answered($0) } }) { answered(nil) }
+        let stores = self.stores
+        FanIn.gather(stores.count, start: { slot, answer in
+            let store = stores[slot]
+            return store.loop.execute { body(store.value) { answer($0) } }
+        }, done: { done($0.compactMap { $0 }) })
     }
 }
 

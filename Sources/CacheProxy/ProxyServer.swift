@@ -342,41 +342,11 @@ package final class ProxyServer {
     private func onLoops<T: Sendable>(_ indices: [Int],
                                       _ work: @escaping @Sendable (ProxyServer, @escaping @Sendable (T) -> Void) -> Void,
                                       _ done: @escaping ([T?]) -> Void) {
-        let token = nextFanOut
-        nextFanOut += 1
-        fanOuts[token] = FanOut<T>(count: indices.count, done: done)
-        let back = LoopLink(self)
-        for (slot, index) in indices.enumerated() {
-            let sent = peers[index].run { server in
-                work(server) { answer in back.run { $0.fannedIn(token, slot, answer) } }
-            }
-            if !sent { fannedIn(token, slot, nil as T?) }
-        }
-    }
-
-    /// Answers of one `onLoops` call so far, and who waits for them.
-    private final class FanOut<T> {
-        var answers: [T?]
-        var missing: Int
-        let done: ([T?]) -> Void
-
-        init(count: Int, done: @escaping ([T?]) -> Void) {
-            answers = Array(repeating: nil, count: count)
-            missing = count
-            self.done = done
-        }
-    }
-
-    private var fanOuts: [Int: AnyObject] = [:]
-    private var nextFanOut = 0
-
-    private func fannedIn<T>(_ token: Int, _ slot: Int, _ answer: T?) {
-        guard let fanOut = fanOuts[token] as? FanOut<T> else { return }
-        fanOut.answers[slot] = answer
-        fanOut.missing -= 1
-        guard fanOut.missing == 0 else { return }
-        fanOuts[token] = nil
-        fanOut.done(fanOut.answers)
+        let reply = LoopBound(done, loop: loop)
+        let peers = self.peers
+        FanIn.gather(indices.count, start: { slot, answer in
+            peers[indices[slot]].run { server in work(server) { answer($0) } }
+        }, done: { answers in reply.loop.execute { reply.value(answers) } })
     }
 
     // MARK: several loops

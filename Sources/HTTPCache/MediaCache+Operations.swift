@@ -46,16 +46,13 @@ extension MediaCache {
         let settings = EngineLiveSettings(proxy.engine)
         _ = engines.submitToAll { $0.reconfigure(settings) }
         let writer = accessLog
-        for server in servers {
-            _ = server.loop.submitAndWait { server.value.reconfigure(destinations: settings.destinations, accessLog: writer) }
-        }
+        _ = onEveryServer { $0.reconfigure(destinations: settings.destinations, accessLog: writer) }
     }
 
     /// Log rotation: the access log reopens its path (lines already
     /// accepted go to the file open before).
     public func reopenLogs() {
-        let servers = serving.withLock { $0.servers }
-        for server in servers { _ = server.loop.submitAndWait { server.value.reopenLogs() } }
+        _ = onEveryServer { $0.reopenLogs() }
     }
 
     /// Starts a drain: every server stops listening (new connections are
@@ -63,16 +60,18 @@ extension MediaCache {
     /// 503 and responses in flight go on. `busyConnections` says when they
     /// are done; then `close()`.
     public func beginDrain() {
-        let servers = serving.withLock { $0.servers }
-        for server in servers { _ = server.loop.submitAndWait { server.value.beginDrain() } }
+        _ = onEveryServer { $0.beginDrain() }
     }
 
     /// Client connections with a request in flight, over every loop.
     public var busyConnections: Int {
-        let servers = serving.withLock { $0.servers }
-        var busy = 0
-        for server in servers { busy += server.loop.submitAndWait { server.value.busyConnections } ?? 0 }
-        return busy
+        onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) }
+    }
+
+    /// Runs `body` on every serving loop's server, one after another, and
+    /// waits; the answers in loop order (nil from a loop that has stopped).
+    private func onEveryServer<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> [T?] {
+        serving.withLock { $0.servers }.map { server in server.loop.submitAndWait { body(server.value) } }
     }
 
     /// Calls `handler` (on a loop thread: it must not wait for the cache)
