@@ -89,57 +89,66 @@ struct Serve: ParsableCommand {
                                                             valueName: "file"))
     var config: String?
 
-    // One property per `ServeOption`, named and explained by it; `given`
-    // hands the values to `ServeSettings`, which checks them.
-    @Option(name: .customLong("host"), help: .serve("host")) var host: String?
-    @Option(name: .customLong("port"), help: .serve("port")) var port: String?
-    @Option(name: .customLong("cache-dir"), help: .serve("cache-dir")) var cacheDirectory: String?
-    @Option(name: .customLong("log-level"), help: .serve("log-level")) var logLevel: String?
-    @Option(name: .customLong("log-file"), help: .serve("log-file")) var logFile: String?
-    @Option(name: .customLong("connect-timeout"), help: .serve("connect-timeout")) var connectTimeout: String?
-    @Option(name: .customLong("read-timeout"), help: .serve("read-timeout")) var readTimeout: String?
-    @Option(name: .customLong("idle-timeout"), help: .serve("idle-timeout")) var idleTimeout: String?
-    @Option(name: .customLong("head-timeout"), help: .serve("head-timeout")) var headTimeout: String?
-    @Option(name: .customLong("client-timeout"), help: .serve("client-timeout")) var clientTimeout: String?
-    @Option(name: .customLong("max-connections"), help: .serve("max-connections")) var maxConnections: String?
-    @Option(name: .customLong("loops"), help: .serve("loops")) var loops: String?
-    @Option(name: .customLong("max-cache-size"), help: .serve("max-cache-size")) var maxCacheSize: String?
-    @Option(name: .customLong("ignore-query"), help: .serve("ignore-query")) var ignoreQuery: [String] = []
-    @Option(name: .customLong("revalidate-after"), help: .serve("revalidate-after")) var revalidateAfter: String?
-    @Option(name: .customLong("cache-types"), help: .serve("cache-types")) var cacheTypes: String?
-    @Option(name: .customLong("cache-status-name"), help: .serve("cache-status-name")) var cacheStatusName: String?
-    @Option(name: .customLong("origin"), help: .serve("origin")) var origin: String?
-    @Option(name: .customLong("access-log"), help: .serve("access-log")) var accessLog: String?
-    @Option(name: .customLong("ca-file"), help: .serve("ca-file")) var caFile: String?
-    @Flag(name: .customLong("insecure"), help: .serve("insecure")) var insecure = false
-    @Option(name: .customLong("header"), help: .serve("header")) var header: [String] = []
-    @Option(name: .customLong("forward-header"), help: .serve("forward-header")) var forwardHeader: [String] = []
-    @Option(name: .customLong("allow-origin"), help: .serve("allow-origin")) var allowOrigin: [String] = []
-    @Option(name: .customLong("server-name"), help: .serve("server-name")) var serverName: [String] = []
-    @Option(name: .customLong("max-connections-per-client"), help: .serve("max-connections-per-client"))
-    var maxConnectionsPerClient: String?
-    @Flag(name: .customLong("allow-lan-reverse-proxy"), help: .serve("allow-lan-reverse-proxy")) var allowLANReverseProxy = false
-    @Option(name: .customLong("upstream-proxy"), help: .serve("upstream-proxy")) var upstreamProxy: String?
-    @Option(name: .customLong("no-upstream-proxy-for"), help: .serve("no-upstream-proxy-for")) var noUpstreamProxyFor: [String] = []
-    @Option(name: .customLong("encryption-key-file"), help: .serve("encryption-key-file")) var encryptionKeyFile: String?
-    @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
-    @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
-    @Option(name: .customLong("drain-timeout"), help: .serve("drain-timeout")) var drainTimeout: String?
+    // One property per `ServeOption`, named after it (`cache-dir`: `cacheDir`,
+    // the long name ArgumentParser derives) and explained by it; `given`
+    // reads them back by that name, so an option is declared here once.
+    // A value is taken as given ("-1" is --drain-timeout's value, refused
+    // by the table with what it takes, not read as an option).
+    @Option(parsing: .unconditional, help: .serve("host")) var host: String?
+    @Option(parsing: .unconditional, help: .serve("port")) var port: String?
+    @Option(parsing: .unconditional, help: .serve("cache-dir")) var cacheDir: String?
+    @Option(parsing: .unconditional, help: .serve("log-level")) var logLevel: String?
+    @Option(parsing: .unconditional, help: .serve("log-file")) var logFile: String?
+    @Option(parsing: .unconditional, help: .serve("connect-timeout")) var connectTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("read-timeout")) var readTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("idle-timeout")) var idleTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("head-timeout")) var headTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("client-timeout")) var clientTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("max-connections")) var maxConnections: String?
+    @Option(parsing: .unconditional, help: .serve("loops")) var loops: String?
+    @Option(parsing: .unconditional, help: .serve("max-cache-size")) var maxCacheSize: String?
+    @Option(help: .serve("ignore-query")) var ignoreQuery: [String] = []
+    @Option(parsing: .unconditional, help: .serve("revalidate-after")) var revalidateAfter: String?
+    @Option(parsing: .unconditional, help: .serve("cache-types")) var cacheTypes: String?
+    @Option(parsing: .unconditional, help: .serve("cache-status-name")) var cacheStatusName: String?
+    @Option(parsing: .unconditional, help: .serve("origin")) var origin: String?
+    @Option(parsing: .unconditional, help: .serve("access-log")) var accessLog: String?
+    @Option(parsing: .unconditional, help: .serve("ca-file")) var caFile: String?
+    @Flag(help: .serve("insecure")) var insecure = false
+    @Option(help: .serve("header")) var header: [String] = []
+    @Option(help: .serve("forward-header")) var forwardHeader: [String] = []
+    @Option(help: .serve("allow-origin")) var allowOrigin: [String] = []
+    @Option(help: .serve("server-name")) var serverName: [String] = []
+    @Option(parsing: .unconditional, help: .serve("max-connections-per-client")) var maxConnectionsPerClient: String?
+    @Flag(help: .serve("allow-lan-reverse-proxy")) var allowLanReverseProxy = false
+    @Option(parsing: .unconditional, help: .serve("upstream-proxy")) var upstreamProxy: String?
+    @Option(help: .serve("no-upstream-proxy-for")) var noUpstreamProxyFor: [String] = []
+    @Option(parsing: .unconditional, help: .serve("encryption-key-file")) var encryptionKeyFile: String?
+    @Option(parsing: .unconditional, help: .serve("download-parallel")) var downloadParallel: String?
+    @Option(parsing: .unconditional, help: .serve("download-rate")) var downloadRate: String?
+    @Option(parsing: .unconditional, help: .serve("drain-timeout")) var drainTimeout: String?
 
-    /// The options given, by `ServeOption` name.
+    /// The options given, by `ServeOption` name: every `@Option`/`@Flag`
+    /// property above, found by reflection (a flag given is "true").
     private var given: [(String, [String])] {
-        [("host", host), ("port", port), ("cache-dir", cacheDirectory), ("log-level", logLevel), ("log-file", logFile),
-         ("connect-timeout", connectTimeout), ("read-timeout", readTimeout), ("idle-timeout", idleTimeout),
-         ("head-timeout", headTimeout), ("client-timeout", clientTimeout), ("max-connections", maxConnections),
-         ("loops", loops), ("max-cache-size", maxCacheSize), ("revalidate-after", revalidateAfter), ("origin", origin),
-         ("access-log", accessLog), ("ca-file", caFile), ("insecure", insecure ? "true" : nil),
-         ("max-connections-per-client", maxConnectionsPerClient),
-         ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
-         ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
-         ("download-parallel", downloadParallel), ("download-rate", downloadRate), ("drain-timeout", drainTimeout),
-         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
-            + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
-               ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
+        Mirror(reflecting: self).children.compactMap { child in
+            guard let label = child.label, label.hasPrefix("_"), label != "_config" else { return nil }
+            let name = Self.optionName(String(label.dropFirst()))
+            precondition(ServeOption.named(name) != nil, "serve's property \(label) names no option of the table")
+            switch child.value {
+            case let option as Option<String?>: return (name, option.wrappedValue.map { [$0] } ?? [])
+            case let option as Option<[String]>: return (name, option.wrappedValue)
+            case let flag as Flag<Bool>: return (name, flag.wrappedValue ? ["true"] : [])
+            default: return nil
+            }
+        }
+    }
+
+    /// `cacheDir` → `cache-dir`: the option a property is named after.
+    static func optionName(_ property: String) -> String {
+        property.reduce(into: "") { name, character in
+            if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }
+        }
     }
 
     /// The binary's defaults, before any file or flag.

@@ -102,6 +102,9 @@ final class CLITests: XCTestCase {
             (["--upstream-proxy", "https://proxy.example:3128"], "--upstream-proxy takes an http://host:port proxy URL"),
             (["--cache-types", "html"], "--cache-types takes media, all or a list of media types such as text/html,image/*"),
             (["--cache-status-name", "a b"], "--cache-status-name takes a token such as httpcache"),
+            // A value that looks like an option is the option's value, refused with what it takes.
+            (["--drain-timeout", "-1"], "--drain-timeout takes a number of seconds, 0 or more; got \"-1\""),
+            (["--port", "--host"], "--port takes 0 to 65535; got \"--host\""),
         ]
         for (arguments, message) in cases {
             let result = try TestTools.run(Self.binary, ["serve", "--cache-dir", directory.path] + arguments)
