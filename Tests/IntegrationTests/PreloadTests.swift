@@ -173,6 +173,15 @@ final class PreloadTests: XCTestCase {
         _ = try awaitValue(try smallCache.preload(fixture.aes, options: PreloadOptions(pin: true)))
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { !smallLogs.lines(.warning, containing: "pinned resources alone exceed").isEmpty })
         XCTAssertEqual(smallCache.cachedResources().count, 5)
+
+        // One resource larger than the whole limit is never kept, pinned or
+        // not: the pinning preload fails for it instead of saying done.
+        let tooBig = fixture.origin.url("/big0.bin")
+        XCTAssertThrowsError(try awaitValue(try smallCache.preload(tooBig, options: PreloadOptions(pin: true)))) { error in
+            XCTAssertEqual((error as? HTTPCacheError)?.code, .tooLarge, "\(error)")
+            XCTAssertTrue((error as? HTTPCacheError)?.message.contains("never kept, pinned or not") == true, "\(error)")
+        }
+        XCTAssertFalse(smallCache.cachedResources().contains { $0.url == tooBig })
     }
 }
 

@@ -91,12 +91,16 @@ final class PreloadRun {
         // Unpinned, what cannot fit in the cache limit would only push itself
         // out: the preload fails instead of saying done. (Pinned bytes are
         // kept over the limit, with a warning; downloads judge their own.)
+        // One resource over the limit is never kept, pinned or not (the loader
+        // streams it without storing): a pinning preload fails for it too.
         let needed = total + Int64(status.resourcesSized) * StoreGroup.entryOverhead
         let limit = preloader.engine.store.maxBytes
-        guard needed > limit, !walker.request.pin, !tooLarge else { return }
+        let neverKept = bytes > limit
+        guard needed > limit, !walker.request.pin || neverKept, !tooLarge else { return }
         tooLarge = true
-        let failure = PreloadFailure.fetch(url: status.url, code: HTTPCacheError.Code.tooLarge.rawValue,
-                                           message: "needs at least \(needed) bytes; the cache limit is \(limit)")
+        let message = neverKept ? "one resource of \(bytes) bytes is larger than the cache limit (\(limit)); it is never kept, pinned or not"
+            : "needs at least \(needed) bytes; the cache limit is \(limit)"
+        let failure = PreloadFailure.fetch(url: status.url, code: HTTPCacheError.Code.tooLarge.rawValue, message: message)
         // After this fetch's callback: stopping fetches from inside one is not re-entrant.
         preloader.engine.loop.executeLater { [weak self] in self?.send(.abort(failure)) }
     }
