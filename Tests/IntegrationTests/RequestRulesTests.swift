@@ -8,7 +8,7 @@ import XCTest
 /// (§4.3.4), client validators compare as RFC 9110 §13.1.2 says. nginx is
 /// the origin and its access log the judge; the scripted origin only for a
 /// 304 nginx cannot send (new Content-Type and ETag).
-final class RequestRulesTests: XCTestCase {
+final class RequestRulesTests: TransparentCacheCase {
     static let locations = """
         location /unsafe/ {
             default_type text/plain;
@@ -18,28 +18,9 @@ final class RequestRulesTests: XCTestCase {
         location /plain/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
 """
 
-    typealias Mode = TransparentMode
-
-    private var directory: TemporaryDirectory!
-    private var root: URL!
-    private var origin: NginxOrigin!
-    private var proxies: TransparentProxies!
-
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory(prefix: "httpcache-request-rules")
-        proxies = TransparentProxies(in: directory)
-        root = directory.url.appendingPathComponent("www")
-        for sub in ["unsafe", "plain"] {
-            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
-        try Data("unsafe target\n".utf8).write(to: root.appendingPathComponent("unsafe/a.txt"))
-        try Data("plain\n".utf8).write(to: root.appendingPathComponent("plain/p.txt"))
-        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations)
-    }
-
-    override func tearDown() {
-        proxies?.close()
-        origin?.stop()
+        try startOrigin(prefix: "httpcache-request-rules", files: ["unsafe/a.txt": "unsafe target\n", "plain/p.txt": "plain\n"],
+                        locations: Self.locations)
     }
 
     private func start(_ mode: Mode, base: String? = nil) throws -> (RawHTTPConnection, (String) -> String) {

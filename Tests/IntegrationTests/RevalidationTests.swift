@@ -8,7 +8,7 @@ import XCTest
 /// and forward modes. nginx is the origin where it can give the answer (a
 /// live segment missing, then written); the scripted origin elsewhere (one
 /// path answering one status, then another).
-final class RevalidationTests: XCTestCase {
+final class RevalidationTests: TransparentCacheCase {
     /// A live packager's answers: a segment not yet written is a 404 with an
     /// Expires in the past; a written one is fresh for a while.
     static let locations = """
@@ -21,26 +21,9 @@ final class RevalidationTests: XCTestCase {
 """
     static let past = "Thu, 01 Jan 1970 00:00:00 GMT"
 
-    typealias Mode = TransparentMode
-
-    private var directory: TemporaryDirectory!
-    private var root: URL!
-    private var origin: NginxOrigin!
-    private var proxies: TransparentProxies!
-
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory(prefix: "httpcache-revalidation")
-        proxies = TransparentProxies(in: directory)
-        root = directory.url.appendingPathComponent("www")
-        for sub in ["live", "zero", "fresh", "dated"] {
-            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
-        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
-    }
-
-    override func tearDown() {
-        proxies?.close()
-        origin?.stop()
+        try startOrigin(prefix: "httpcache-revalidation", folders: ["live", "zero", "fresh", "dated"], locations: Self.locations,
+                        httpConfig: Self.httpConfig)
     }
 
     /// A fresh proxy (empty cache) in `mode` in front of `base` (see `TransparentProxies`).

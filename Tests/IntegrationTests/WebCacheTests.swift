@@ -7,7 +7,7 @@ import XCTest
 /// §3 (storing any final status with explicit freshness) and RFC 9211
 /// (Cache-Status), each in both modes against nginx; the origin's access log
 /// is the judge of what reached it.
-final class WebCacheTests: XCTestCase {
+final class WebCacheTests: TransparentCacheCase {
     static let locations = """
         location /txt/ { default_type text/plain; add_header Cache-Control "max-age=600"; }
         location /html/ { default_type text/html; add_header Cache-Control "max-age=600"; }
@@ -44,35 +44,12 @@ final class WebCacheTests: XCTestCase {
         map $host $yesterday { default "Mon, 01 Jan 2024 00:00:00 GMT"; }
 """
 
-    typealias Mode = TransparentMode
-
-    private var directory: TemporaryDirectory!
-    private var root: URL!
-    private var origin: NginxOrigin!
-    private var proxies: TransparentProxies!
-
     override func setUpWithError() throws {
-        directory = try TemporaryDirectory(prefix: "httpcache-web")
-        proxies = TransparentProxies(in: directory)
-        root = directory.url.appendingPathComponent("www")
-        for sub in ["txt", "html", "zero", "stamp", "en/vary", "fr/vary", "cdnok", "cdnbad", "cdntype"] {
-            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
-        try Data("alpha\n".utf8).write(to: root.appendingPathComponent("txt/a.txt"))
-        try Data("<p>page</p>\n".utf8).write(to: root.appendingPathComponent("html/p.html"))
-        try Data("zero\n".utf8).write(to: root.appendingPathComponent("zero/z.txt"))
-        try Data("stamp\n".utf8).write(to: root.appendingPathComponent("stamp/s.txt"))
-        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnok/c.txt"))
-        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdnbad/c.txt"))
-        try Data("cdn\n".utf8).write(to: root.appendingPathComponent("cdntype/c.txt"))
-        try Data("english\n".utf8).write(to: root.appendingPathComponent("en/vary/v.txt"))
-        try Data("french\n".utf8).write(to: root.appendingPathComponent("fr/vary/v.txt"))
-        origin = try NginxOrigin(root: root, extraServerConfig: Self.locations, extraHTTPConfig: Self.httpConfig)
-    }
-
-    override func tearDown() {
-        proxies?.close()
-        origin?.stop()
+        try startOrigin(prefix: "httpcache-web", files: [
+            "txt/a.txt": "alpha\n", "html/p.html": "<p>page</p>\n", "zero/z.txt": "zero\n", "stamp/s.txt": "stamp\n",
+            "cdnok/c.txt": "cdn\n", "cdnbad/c.txt": "cdn\n", "cdntype/c.txt": "cdn\n",
+            "en/vary/v.txt": "english\n", "fr/vary/v.txt": "french\n",
+        ], locations: Self.locations, httpConfig: Self.httpConfig)
     }
 
     /// A fresh proxy (empty cache) in `mode`, and a client whose targets are

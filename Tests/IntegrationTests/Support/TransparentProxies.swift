@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCache
+import XCTest
 
 /// The mode a shared-cache test runs the proxy in: reverse (origin-form
 /// targets onto `--origin`) or forward (absolute-form targets).
@@ -38,5 +39,40 @@ final class TransparentProxies {
     func close() {
         server?.close()
         server = nil
+    }
+}
+
+/// The shape of the forward- and reverse-mode test classes: an nginx origin
+/// serving `root` with the class's locations, and proxies in either mode in
+/// front of it (`proxies`), all gone after each test.
+class TransparentCacheCase: XCTestCase {
+    typealias Mode = TransparentMode
+
+    private(set) var directory: TemporaryDirectory!
+    private(set) var root: URL!
+    private(set) var origin: NginxOrigin!
+    private(set) var proxies: TransparentProxies!
+
+    /// A folder named after `prefix`, `root` in it with `folders` and `files`
+    /// (path: text), and nginx serving it with `locations` (server block)
+    /// and `httpConfig` (http block).
+    func startOrigin(prefix: String, folders: [String] = [], files: [String: String] = [:], locations: String,
+                     httpConfig: String = "") throws {
+        directory = try TemporaryDirectory(prefix: prefix)
+        proxies = TransparentProxies(in: directory)
+        root = directory.url.appendingPathComponent("www")
+        let manager = FileManager.default
+        for folder in folders + files.keys.map({ ($0 as NSString).deletingLastPathComponent }) {
+            try manager.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        for (path, text) in files { try Data(text.utf8).write(to: root.appendingPathComponent(path)) }
+        origin = try NginxOrigin(root: root, extraServerConfig: locations, extraHTTPConfig: httpConfig)
+    }
+
+    override func tearDown() {
+        proxies?.close()
+        origin?.stop()
+        directory?.remove()
+        super.tearDown()
     }
 }
