@@ -15,8 +15,7 @@ package final class ReaderDriver: BodySink {
     private let urlString: String
     private let channel: ReaderChannel
     private var machine: ReaderMachine
-    private var queue: [ReaderMachine.Event] = []
-    private var draining = false
+    private var events = EventQueue<ReaderMachine.Event>()
     /// The epoch of the consumer's latest seek: what is published belongs to it.
     private var epoch = 0
 
@@ -58,12 +57,8 @@ package final class ReaderDriver: BodySink {
     }
 
     private func raise(_ event: ReaderMachine.Event) {
-        queue.append(event)
-        guard !draining else { return }
-        draining = true
-        defer { draining = false }
-        while !queue.isEmpty {
-            let next = queue.removeFirst()
+        guard events.push(event) else { return }
+        while let next = events.next() {
             for action in machine.handle(next) { perform(action) }
         }
     }

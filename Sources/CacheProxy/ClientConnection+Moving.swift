@@ -13,9 +13,8 @@ extension ClientConnection {
         guard let request else {
             return setTimer(server.connectionSettings.keepAliveTimeout)
         }
-        running = true
+        guard events.begin() else { return }  // a connection just adopted: nothing drives it yet
         handle(request.head, body: request.body)
-        running = false
         processPending()
     }
 
@@ -33,7 +32,7 @@ extension ClientConnection {
         timer?.cancel()
         timer = nil
         record = nil
-        pending.removeAll()
+        events.removeAll()
         server.connectionClosed(self)
         let moved = MovedConnection(socket: handed, machine: machine, request: request, peer: peer, reading: reading,
                                     home: home ?? LoopLink(server))
@@ -43,6 +42,6 @@ extension ClientConnection {
     /// This loop cannot answer the request: shard `index`'s loop will.
     func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil, to index: Int) {
         moving = (head, body, server.peers[index])
-        if !running { processPending() }
+        if events.begin() { processPending() }  // else the drive holding it moves the connection when done
     }
 }

@@ -30,8 +30,7 @@ final class ClientConnection: SocketDelegate {
     unowned let server: ProxyServer
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) var machine: ConnectionStateMachine
-    @exclusivity(unchecked) var pending: [Event] = []
-    var running = false
+    @exclusivity(unchecked) var events = EventQueue<Event>()
     /// The response in flight, if it is not answered at once.
     var exchange: ActiveExchange?
     /// Once a CONNECT is answered 2xx: the tunnel every socket event goes to.
@@ -66,7 +65,7 @@ final class ClientConnection: SocketDelegate {
         home = nil
         socket.delegate = self
         idleSince = server.nextIdleStamp()
-        perform(machine.start())
+        perform(machine.handle(.started))
     }
 
     /// A connection handed over by another loop: in the middle of a request
@@ -116,32 +115,31 @@ final class ClientConnection: SocketDelegate {
     /// event those actions raised, in order. An event arriving while this
     /// runs is only queued: the loop below picks it up.
     func drive(_ event: Event) {
-        pending.append(event)
+        guard events.push(event) else { return }
         processPending()
     }
 
+    /// Handles the queue until it is empty; the caller holds the drive
+    /// (`events.push` or `events.begin` said so).
     func processPending() {
-        guard !running else { return }
-        running = true
-        while !pending.isEmpty {
+        while let next = events.next() {
             let actions: [ConnectionStateMachine.Action]
-            switch pending.removeFirst() {
-            case .bytes(let bytes): actions = bytes.withUnsafeBytes { machine.bytesRead($0) }
-            case .eof: actions = machine.peerFinished()
-            case .drained: actions = machine.socketDrained()
+            switch next {
+            case .bytes(let bytes): actions = bytes.withUnsafeBytes { machine.handle(.bytesRead($0)) }
+            case .eof: actions = machine.handle(.peerFinished)
+            case .drained: actions = machine.handle(.socketDrained)
             case .timer:
-                actions = machine.timerFired(.init(bytesSent: socket.bytesSent, queued: socket.queuedBytes))
+                actions = machine.handle(.timerFired(.init(bytesSent: socket.bytesSent, queued: socket.queuedBytes)))
                 if machine.sendTimedOut { server.noteSendTimeout() }
             case .responseQueued(let keepAlive):
-                actions = machine.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0)
-            case .responseAborted: actions = machine.responseAborted()
-            case .bodyAdmitted: actions = machine.bodyAdmitted()
-            case .bodyRefused: actions = machine.bodyRefused()
-            case .tunnelOpened: actions = machine.tunnelOpened()
+                actions = machine.handle(.responseQueued(keepAlive: keepAlive, drained: socket.queuedBytes == 0))
+            case .responseAborted: actions = machine.handle(.responseAborted)
+            case .bodyAdmitted: actions = machine.handle(.bodyAdmitted)
+            case .bodyRefused: actions = machine.handle(.bodyRefused)
+            case .tunnelOpened: actions = machine.handle(.tunnelOpened)
             }
             perform(actions)
         }
-        running = false
         if let request = moving {
             moving = nil
             server.metrics.loopHandoffs += 1
@@ -160,7 +158,7 @@ final class ClientConnection: SocketDelegate {
                 // Only a transparent request the policy allows passes a body on; any
                 // other is refused before its body is read (`handle` answers it).
                 let admitted = if case .transparent = admission(head, host: hostMemo.facts(for: head)) { true } else { false }
-                pending.append(admitted ? .bodyAdmitted : .bodyRefused)
+                drive(admitted ? .bodyAdmitted : .bodyRefused)  // queued: this runs inside a drive
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
@@ -264,10 +262,8 @@ final class ClientConnection: SocketDelegate {
 
     func socketDidRead(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
         if let tunnel { return tunnel.clientRead(bytes) }
-        guard !running else { return drive(.bytes(Array(bytes))) }  // never seen: callbacks do not nest
-        running = true
-        perform(machine.bytesRead(bytes))  // in place: the usual whole request is not copied
-        running = false
+        guard events.begin() else { return drive(.bytes(Array(bytes))) }  // never seen: callbacks do not nest
+        perform(machine.handle(.bytesRead(bytes)))  // in place: the usual whole request is not copied
         processPending()
     }
 
@@ -290,8 +286,8 @@ final class ClientConnection: SocketDelegate {
         exchange = nil
         tunnel = nil
         filesInFlight.removeAll()
-        pending.removeAll()
-        _ = machine.socketClosed()
+        events.removeAll()
+        _ = machine.handle(.socketClosed)
         server.connectionClosed(self)
     }
 }

@@ -71,6 +71,35 @@ package struct ConnectionStateMachine {
         case startTunnel(leftover: [UInt8])
     }
 
+    /// What happens to the connection: socket events, and the driver's
+    /// answers to actions (`admitBody`, the exchange's end).
+    package enum Event {
+        /// The connection was accepted.
+        case started
+        /// Bytes arrived (valid during `handle` only). A whole request in one
+        /// read (the usual case) is parsed where it lies, without copying.
+        case bytesRead(UnsafeRawBufferPointer)
+        /// The peer closed its sending side.
+        case peerFinished
+        /// The current exchange handed the socket its last byte; `drained`:
+        /// the socket's queue is already empty.
+        case responseQueued(keepAlive: Bool, drained: Bool)
+        /// The body of the request being admitted may be read.
+        case bodyAdmitted
+        /// The request being admitted is answered with a refusal, its body unread.
+        case bodyRefused
+        /// The CONNECT in flight was answered 2xx.
+        case tunnelOpened
+        /// The socket's output queue became empty.
+        case socketDrained
+        /// The response cannot be completed.
+        case responseAborted
+        /// The timer fired; the socket's progress now.
+        case timerFired(SendProgress)
+        /// The socket is gone.
+        case socketClosed
+    }
+
     package struct Settings: Sendable {
         /// Milliseconds an idle keep-alive connection is kept.
         package var keepAliveTimeout: UInt64
@@ -146,8 +175,24 @@ package struct ConnectionStateMachine {
 
     // MARK: events
 
+    package mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .started: start()
+        case .bytesRead(let bytes): bytesRead(bytes)
+        case .peerFinished: peerFinished()
+        case .responseQueued(let keepAlive, let drained): responseQueued(keepAlive: keepAlive, drained: drained)
+        case .bodyAdmitted: bodyAdmitted()
+        case .bodyRefused: bodyRefused()
+        case .tunnelOpened: tunnelOpened()
+        case .socketDrained: socketDrained()
+        case .responseAborted: responseAborted()
+        case .timerFired(let progress): timerFired(progress)
+        case .socketClosed: socketClosed()
+        }
+    }
+
     /// The connection was accepted.
-    package mutating func start() -> [Action] {
+    private mutating func start() -> [Action] {
         var actions: [Action] = []
         updateTimer(&actions)
         updateReading(&actions)
@@ -156,7 +201,7 @@ package struct ConnectionStateMachine {
 
     /// Bytes arrived. A whole request in one read (the usual case) is parsed
     /// where it lies, without copying it into the buffer.
-    package mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
+    private mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         var actions: [Action] = []
         if state == .awaitingHead && unparsed == 0 {
@@ -180,7 +225,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The peer closed its sending side.
-    package mutating func peerFinished() -> [Action] {
+    private mutating func peerFinished() -> [Action] {
         guard state != .closed, state != .tunneling else { return [] }
         peerClosed = true
         var actions: [Action] = []
@@ -199,7 +244,7 @@ package struct ConnectionStateMachine {
 
     /// The current exchange handed the socket its last byte. `drained` says
     /// whether the socket's queue is already empty.
-    package mutating func responseQueued(keepAlive: Bool, drained: Bool) -> [Action] {
+    private mutating func responseQueued(keepAlive: Bool, drained: Bool) -> [Action] {
         guard case .responding = state else { return [] }
         state = .responding(queued: keepAlive && !bodyUnread)
         return drained ? socketDrained() : []
@@ -207,7 +252,7 @@ package struct ConnectionStateMachine {
 
     /// The driver decided the body of the request being admitted may be read:
     /// "100 Continue" (when asked for) goes out now, then the body is read.
-    package mutating func bodyAdmitted() -> [Action] {
+    private mutating func bodyAdmitted() -> [Action] {
         guard state == .admittingBody, let head = bodyHead, let framing = bodyFraming else { return [] }
         state = .readingBody
         bodyFraming = nil
@@ -225,7 +270,7 @@ package struct ConnectionStateMachine {
     /// The driver refused the request being admitted: it is handled (the
     /// driver answers it with its refusal) without reading its body, and the
     /// connection closes after the answer.
-    package mutating func bodyRefused() -> [Action] {
+    private mutating func bodyRefused() -> [Action] {
         guard state == .admittingBody, let head = bodyHead else { return [] }
         state = .responding(queued: nil)
         bodyHead = nil
@@ -243,7 +288,7 @@ package struct ConnectionStateMachine {
     /// The CONNECT in flight was answered 2xx: the machine lets go of the
     /// connection (no more heads, no timer; the tunnel reads and times it)
     /// and hands over what it buffered after the head.
-    package mutating func tunnelOpened() -> [Action] {
+    private mutating func tunnelOpened() -> [Action] {
         guard case .responding(nil) = state else { return [] }
         state = .tunneling
         let leftover = Array(buffer[cursor...])
@@ -255,7 +300,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The socket's output queue became empty.
-    package mutating func socketDrained() -> [Action] {
+    private mutating func socketDrained() -> [Action] {
         guard case .responding(let queued?) = state else { return [] }
         var actions: [Action] = [.endResponse]
         if queued {
@@ -272,7 +317,7 @@ package struct ConnectionStateMachine {
 
     /// The response cannot be completed: what is queued goes out, then the
     /// connection closes (the client sees a short body, never a wrong byte).
-    package mutating func responseAborted() -> [Action] {
+    private mutating func responseAborted() -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         let wasResponding = if case .responding = state { true } else { false }
         state = .draining
@@ -283,7 +328,7 @@ package struct ConnectionStateMachine {
     }
 
     /// The timer fired; `progress` is the socket's state now.
-    package mutating func timerFired(_ progress: SendProgress) -> [Action] {
+    private mutating func timerFired(_ progress: SendProgress) -> [Action] {
         switch timer {
         case .keepAlive?, .head?:
             // An idle connection, or a head (or request body) that is still not complete.
@@ -310,7 +355,7 @@ package struct ConnectionStateMachine {
     package var sendTimedOut: Bool { stalledTicks >= Self.sendTicksPerTimeout }
 
     /// The socket is gone.
-    package mutating func socketClosed() -> [Action] {
+    private mutating func socketClosed() -> [Action] {
         guard state != .closed else { return [] }
         state = .closed
         buffer = []

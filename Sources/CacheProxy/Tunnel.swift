@@ -9,13 +9,6 @@ import CacheUpstream
 /// of `TunnelStateMachine`; events raised while it acts are queued, never
 /// fed back re-entrantly. Loop thread only.
 final class Tunnel: ActiveExchange, OriginTunnelDelegate {
-    private enum Event {
-        case connected, failed(UpstreamError)
-        case relayed(from: TunnelStateMachine.Side, queued: Int)
-        case drained(TunnelStateMachine.Side), finished(TunnelStateMachine.Side), closed(TunnelStateMachine.Side)
-        case timer
-    }
-
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
     private let request: HTTPRequestHead
@@ -24,8 +17,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var machine: TunnelStateMachine
     private var origin: OriginTunnel?
     private var timer: Deadline?
-    private var pending: [Event] = []
-    private var running = false
+    private var events = EventQueue<TunnelStateMachine.Event>()
     private var status = 0
     /// The connection was told the tunnel ended (its quota place given back), once.
     private var ended = false
@@ -58,7 +50,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
         drive(.relayed(from: .client, queued: origin.queuedBytes))
     }
 
-    func clientFinished() { drive(.finished(.client)) }
+    func clientFinished() { drive(.peerFinished(.client)) }
 
     // MARK: ActiveExchange
 
@@ -73,14 +65,16 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
 
     // MARK: OriginTunnelDelegate
 
-    func tunnelDidConnect(_ error: UpstreamError?) { drive(error.map { .failed($0) } ?? .connected) }
+    func tunnelDidConnect(_ error: UpstreamError?) {
+        if let error { failed(error) } else { drive(.connected) }
+    }
 
     func tunnelDidRead(_ bytes: UnsafeRawBufferPointer) {
         connection.write(bytes)
         drive(.relayed(from: .origin, queued: connection.queuedBytes))
     }
 
-    func tunnelDidReachEOF() { drive(.finished(.origin)) }
+    func tunnelDidReachEOF() { drive(.peerFinished(.origin)) }
 
     func tunnelDidDrain() { drive(.drained(.origin)) }
 
@@ -91,26 +85,15 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
 
     // MARK: the driver
 
-    private func drive(_ event: Event) {
-        pending.append(event)
-        guard !running else { return }
-        running = true
-        while !pending.isEmpty {
-            let actions: [TunnelStateMachine.Action]
-            switch pending.removeFirst() {
-            case .connected: actions = machine.connected()
-            case .failed(let error):
-                let forbidden = if case .forbidden = error { true } else { false }
-                actions = machine.connectFailed(reason: "\(error)", timeout: error.isTimeout, forbidden: forbidden)
-            case .relayed(let side, let queued): actions = machine.relayed(from: side, queued: queued)
-            case .drained(let side): actions = machine.drained(side)
-            case .finished(let side): actions = machine.peerFinished(side)
-            case .closed(let side): actions = machine.closed(side)
-            case .timer: actions = machine.timerFired()
-            }
-            perform(actions)
-        }
-        running = false
+    private func drive(_ event: TunnelStateMachine.Event) {
+        guard events.push(event) else { return }
+        while let next = events.next() { perform(machine.handle(next)) }
+    }
+
+    /// The origin could not be reached: the machine answers 403, 502 or 504.
+    private func failed(_ error: UpstreamError) {
+        let forbidden = if case .forbidden = error { true } else { false }
+        drive(.connectFailed(reason: "\(error)", timeout: error.isTimeout, forbidden: forbidden))
     }
 
     private func perform(_ actions: [TunnelStateMachine.Action]) {
@@ -137,7 +120,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
                 if let timer {
                     timer.reset(milliseconds: milliseconds)
                 } else {
-                    timer = Deadline(on: server.loop, after: milliseconds) { [weak self] in self?.drive(.timer) }
+                    timer = Deadline(on: server.loop, after: milliseconds) { [weak self] in self?.drive(.timerFired) }
                 }
             }
         }

@@ -38,6 +38,23 @@ package struct TunnelStateMachine {
         case setTimer(milliseconds: UInt64)
     }
 
+    package enum Event: Equatable, Sendable {
+        /// The origin connection is up.
+        case connected
+        /// The origin connection failed; `timeout` and `forbidden` choose 504 and 403, anything else is 502.
+        case connectFailed(reason: String, timeout: Bool, forbidden: Bool)
+        /// Bytes read from a side were queued on the other side, where `queued` now wait.
+        case relayed(from: Side, queued: Int)
+        /// Everything queued on this side was sent.
+        case drained(Side)
+        /// This side finished sending.
+        case peerFinished(Side)
+        /// This side is gone.
+        case closed(Side)
+        /// The idle timer ticked.
+        case timerFired
+    }
+
     package private(set) var state: State = .connecting
     private let highWater: Int
     private let idleTimeout: UInt64
@@ -56,15 +73,26 @@ package struct TunnelStateMachine {
         self.idleTimeout = idleTimeout
     }
 
-    /// The origin connection is up.
-    package mutating func connected() -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .connected: connected()
+        case .connectFailed(let reason, let timeout, let forbidden): connectFailed(reason: reason, timeout: timeout, forbidden: forbidden)
+        case .relayed(let side, let queued): relayed(from: side, queued: queued)
+        case .drained(let side): drained(side)
+        case .peerFinished(let side): peerFinished(side)
+        case .closed(let side): closed(side)
+        case .timerFired: timerFired()
+        }
+    }
+
+    private mutating func connected() -> [Action] {
         guard state == .connecting else { return [] }
         state = .relaying
         return [.established, .startReading(.client), .startReading(.origin), .setTimer(milliseconds: idleTimeout)]
     }
 
     /// The origin connection failed; `timeout` and `forbidden` choose 504 and 403, anything else is 502.
-    package mutating func connectFailed(reason: String, timeout: Bool, forbidden: Bool) -> [Action] {
+    private mutating func connectFailed(reason: String, timeout: Bool, forbidden: Bool) -> [Action] {
         guard state == .connecting else { return [] }
         state = .closed
         let status = forbidden ? 403 : timeout ? 504 : 502
@@ -73,7 +101,7 @@ package struct TunnelStateMachine {
     }
 
     /// Bytes read from `side` were queued on the other side, where `queued` now wait.
-    package mutating func relayed(from side: Side, queued: Int) -> [Action] {
+    private mutating func relayed(from side: Side, queued: Int) -> [Action] {
         guard state == .relaying else { return [] }
         active = true
         guard queued > highWater, !paused.contains(side) else { return [] }
@@ -82,7 +110,7 @@ package struct TunnelStateMachine {
     }
 
     /// Everything queued on `side` was sent: the other side is read again.
-    package mutating func drained(_ side: Side) -> [Action] {
+    private mutating func drained(_ side: Side) -> [Action] {
         guard state == .relaying else { return [] }
         active = true
         let source = side.other
@@ -92,14 +120,14 @@ package struct TunnelStateMachine {
     }
 
     /// `side` finished sending.
-    package mutating func peerFinished(_ side: Side) -> [Action] {
+    private mutating func peerFinished(_ side: Side) -> [Action] {
         guard state == .relaying, !finished.contains(side) else { return [] }
         finished.insert(side)
         return [.finish(side.other)]
     }
 
     /// `side` is gone: the other goes once its queue is sent.
-    package mutating func closed(_ side: Side) -> [Action] {
+    private mutating func closed(_ side: Side) -> [Action] {
         switch state {
         case .closed:
             return []
@@ -114,7 +142,7 @@ package struct TunnelStateMachine {
     }
 
     /// The idle timer ticked.
-    package mutating func timerFired() -> [Action] {
+    private mutating func timerFired() -> [Action] {
         guard state == .relaying else { return [] }
         guard active else {
             state = .closed

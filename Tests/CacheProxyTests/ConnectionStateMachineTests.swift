@@ -15,7 +15,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     }
 
     private func read(_ machine: inout Machine, _ text: String) -> [Machine.Action] {
-        Array(text.utf8).withUnsafeBytes { machine.bytesRead($0) }
+        Array(text.utf8).withUnsafeBytes { machine.handle(.bytesRead($0)) }
     }
 
     private func handled(_ actions: [Machine.Action]) -> [String] {
@@ -24,26 +24,26 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testStartArmsKeepAliveAndReads() {
         var machine = Machine(settings: settings())
-        XCTAssertEqual(machine.start(), [.setTimer(milliseconds: 1000), .startReading])
+        XCTAssertEqual(machine.handle(.started), [.setTimer(milliseconds: 1000), .startReading])
     }
 
     func testOneRequestThenKeepAlive() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         let actions = read(&machine, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(handled(actions), ["/a"])
         XCTAssertTrue(actions.contains(.setTimer(milliseconds: 100)), "the send timer replaces the idle timer")
         XCTAssertEqual(machine.state, .responding(queued: nil))
-        XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: false), [], "waits for the socket")
-        XCTAssertEqual(machine.socketDrained(), [.endResponse, .setTimer(milliseconds: 1000)])
+        XCTAssertEqual(machine.handle(.responseQueued(keepAlive: true, drained: false)), [], "waits for the socket")
+        XCTAssertEqual(machine.handle(.socketDrained), [.endResponse, .setTimer(milliseconds: 1000)])
         XCTAssertEqual(machine.state, .awaitingHead)
     }
 
     func testNotKeepAliveDrainsAndCloses() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /a HTTP/1.1\r\nConnection: close\r\n\r\n")
-        let actions = machine.responseQueued(keepAlive: false, drained: true)
+        let actions = machine.handle(.responseQueued(keepAlive: false, drained: true))
         XCTAssertEqual(actions.first, .endResponse)
         XCTAssertTrue(actions.contains(.closeAfterDrain))
         XCTAssertTrue(actions.contains(.stopReading))
@@ -52,12 +52,12 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testPipelinedRequestsAreTakenOneAtATime() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         let three = (1...3).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
         XCTAssertEqual(handled(read(&machine, three)), ["/1"])
-        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/2"])
-        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/3"])
-        let last = machine.responseQueued(keepAlive: true, drained: true)
+        XCTAssertEqual(handled(machine.handle(.responseQueued(keepAlive: true, drained: true))), ["/2"])
+        XCTAssertEqual(handled(machine.handle(.responseQueued(keepAlive: true, drained: true))), ["/3"])
+        let last = machine.handle(.responseQueued(keepAlive: true, drained: true))
         XCTAssertEqual(handled(last), [])
         XCTAssertTrue(last.contains(.setTimer(milliseconds: 1000)))
         XCTAssertEqual(machine.unparsed, 0)
@@ -67,7 +67,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     /// all handled, one per completed response, with a bounded buffer.
     func testTwentyThousandPipelinedRequests() {
         var machine = Machine(settings: settings(maxBuffered: 8 << 10))
-        _ = machine.start()
+        _ = machine.handle(.started)
         let request = Array("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var toSend = 20_000
         var handledCount = 0
@@ -89,11 +89,11 @@ final class ConnectionStateMachineTests: XCTestCase {
                 let n = min(toSend, 4096 / request.count)
                 toSend -= n
                 let chunk = Array([[UInt8]](repeating: request, count: n).joined())
-                consider(chunk.withUnsafeBytes { machine.bytesRead($0) })
+                consider(chunk.withUnsafeBytes { machine.handle(.bytesRead($0)) })
                 maxBuffered = max(maxBuffered, machine.unparsed)
             }
             let before = handledCount
-            consider(machine.responseQueued(keepAlive: true, drained: true))
+            consider(machine.handle(.responseQueued(keepAlive: true, drained: true)))
             if handledCount == before && !reading && toSend > 0 { XCTFail("stalled"); return }
             if handledCount == before && toSend == 0 { break }
         }
@@ -105,7 +105,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     /// stops reading and taking a request from it resumes reading.
     func testFullBufferPausesAndResumesReading() {
         var machine = Machine(settings: settings(maxBuffered: 1024))
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /slow HTTP/1.1\r\n\r\n")
         let many = String(repeating: "GET /ping HTTP/1.1\r\n\r\n", count: 100)
         let actions = read(&machine, many)
@@ -113,17 +113,17 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertFalse(machine.reading)
         var resumed = false
         for _ in 0..<100 where !resumed {
-            resumed = machine.responseQueued(keepAlive: true, drained: true).contains(.startReading)
+            resumed = machine.handle(.responseQueued(keepAlive: true, drained: true)).contains(.startReading)
         }
         XCTAssertTrue(resumed, "reading resumes once the buffer has room")
     }
 
     func testPartialHeadUsesHeadTimeoutNotResetByMoreBytes() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         XCTAssertEqual(read(&machine, "GET /a HT"), [.setTimer(milliseconds: 500)])
         XCTAssertEqual(read(&machine, "TP/1.1\r\nHost"), [], "more bytes do not restart the head timer")
-        XCTAssertEqual(machine.timerFired(idle), [.setTimer(milliseconds: nil), .closeNow])
+        XCTAssertEqual(machine.handle(.timerFired(idle)), [.setTimer(milliseconds: nil), .closeNow])
         XCTAssertEqual(machine.state, .closed)
     }
 
@@ -131,23 +131,23 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testWaitingForTheOriginNeverTimesOut() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
         for _ in 0..<100 {
-            XCTAssertEqual(machine.timerFired(idle), [.setTimer(milliseconds: 100)], "nothing queued: not the client's fault")
+            XCTAssertEqual(machine.handle(.timerFired(idle)), [.setTimer(milliseconds: 100)], "nothing queued: not the client's fault")
         }
         XCTAssertEqual(machine.state, .responding(queued: nil))
     }
 
     func testClientThatAcceptsNothingIsClosedAfterTheSendTimeout() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
         let stuck = Machine.SendProgress(bytesSent: 4096, queued: 1 << 20)
         var ticks = 0
         while machine.state != .closed && ticks < 100 {
             ticks += 1
-            _ = machine.timerFired(stuck)
+            _ = machine.handle(.timerFired(stuck))
         }
         XCTAssertEqual(machine.state, .closed)
         XCTAssertEqual(ticks, 8, "8 ticks of 100 ms: the 800 ms send timeout")
@@ -156,13 +156,13 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testSlowButSteadyReaderIsNotClosed() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
-        _ = machine.responseQueued(keepAlive: true, drained: false)
+        _ = machine.handle(.responseQueued(keepAlive: true, drained: false))
         for tick in 0..<50 {
             // One byte every third tick: slow, never stalled for the whole timeout.
             let progress = Machine.SendProgress(bytesSent: UInt64(tick / 3), queued: 1 << 20)
-            XCTAssertEqual(machine.timerFired(progress), [.setTimer(milliseconds: 100)])
+            XCTAssertEqual(machine.handle(.timerFired(progress)), [.setTimer(milliseconds: 100)])
         }
         XCTAssertEqual(machine.state, .responding(queued: true))
         XCTAssertFalse(machine.sendTimedOut)
@@ -170,19 +170,19 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testDrainingClientThatStopsReadingIsClosed() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /a HTTP/1.1\r\n\r\n")
-        _ = machine.responseAborted()  // what is queued still goes out, if the client reads
+        _ = machine.handle(.responseAborted)  // what is queued still goes out, if the client reads
         XCTAssertEqual(machine.state, .draining)
         var last: [Machine.Action] = []
-        for _ in 0..<9 { last = machine.timerFired(.init(bytesSent: 10, queued: 100)) }
+        for _ in 0..<9 { last = machine.handle(.timerFired(.init(bytesSent: 10, queued: 100))) }
         XCTAssertEqual(last, [])
         XCTAssertEqual(machine.state, .closed)
     }
 
     func testMalformedHeadIsRejectedAndCloses() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         let actions = read(&machine, "GET /a HTTP/9.9\r\n\r\n")
         XCTAssertEqual(actions.first, .reject(.versionNotSupported))
         XCTAssertEqual(machine.state, .draining)
@@ -191,43 +191,43 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testEOFWhileIdleCloses() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
-        let actions = machine.peerFinished()
+        _ = machine.handle(.started)
+        let actions = machine.handle(.peerFinished)
         XCTAssertTrue(actions.contains(.closeAfterDrain))
     }
 
     func testEOFAfterPipelinedRequestsAnswersThemFirst() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
-        XCTAssertFalse(machine.peerFinished().contains(.closeAfterDrain))
-        XCTAssertEqual(handled(machine.responseQueued(keepAlive: true, drained: true)), ["/2"])
-        XCTAssertTrue(machine.responseQueued(keepAlive: true, drained: true).contains(.closeAfterDrain))
+        XCTAssertFalse(machine.handle(.peerFinished).contains(.closeAfterDrain))
+        XCTAssertEqual(handled(machine.handle(.responseQueued(keepAlive: true, drained: true))), ["/2"])
+        XCTAssertTrue(machine.handle(.responseQueued(keepAlive: true, drained: true)).contains(.closeAfterDrain))
     }
 
     func testEOFWithHalfAHeadCloses() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /1 HTTP/1.1\r\nHo")
-        XCTAssertTrue(machine.peerFinished().contains(.closeAfterDrain))
+        XCTAssertTrue(machine.handle(.peerFinished).contains(.closeAfterDrain))
     }
 
     func testAbortMidBodyClosesAfterDrain() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
-        let actions = machine.responseAborted()
+        let actions = machine.handle(.responseAborted)
         XCTAssertEqual(Array(actions.prefix(2)), [.endResponse, .closeAfterDrain])
-        XCTAssertEqual(machine.socketDrained(), [], "the pipelined request is never started")
+        XCTAssertEqual(machine.handle(.socketDrained), [], "the pipelined request is never started")
     }
 
     func testSocketClosedEndsEverything() {
         var machine = Machine(settings: settings())
-        _ = machine.start()
+        _ = machine.handle(.started)
         _ = read(&machine, "GET /1 HTTP/1.1\r\n\r\n")
-        XCTAssertEqual(machine.socketClosed(), [.setTimer(milliseconds: nil)], "the send timer goes with the socket")
+        XCTAssertEqual(machine.handle(.socketClosed), [.setTimer(milliseconds: nil)], "the send timer goes with the socket")
         XCTAssertEqual(machine.state, .closed)
-        XCTAssertEqual(machine.responseQueued(keepAlive: true, drained: true), [])
-        XCTAssertEqual(machine.timerFired(idle), [])
+        XCTAssertEqual(machine.handle(.responseQueued(keepAlive: true, drained: true)), [])
+        XCTAssertEqual(machine.handle(.timerFired(idle)), [])
     }
 }

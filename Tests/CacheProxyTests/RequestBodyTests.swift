@@ -11,15 +11,15 @@ final class RequestBodyTests: XCTestCase {
         var settings = Machine.Settings(keepAliveTimeout: 60_000, headTimeout: 10_000, sendTimeout: 60_000)
         settings.maxRequestBody = maxBody
         var machine = Machine(settings: settings)
-        _ = machine.start()
+        _ = machine.handle(.started)
         return machine
     }
 
     /// Feeds bytes; a body the machine asks to admit is admitted (as the driver does for an allowed route).
     private func read(_ machine: inout Machine, _ text: String, admit: Bool = true) -> [Machine.Action] {
-        var actions = Array(text.utf8).withUnsafeBytes { machine.bytesRead($0) }
+        var actions = Array(text.utf8).withUnsafeBytes { machine.handle(.bytesRead($0)) }
         if admit, actions.contains(where: { if case .admitBody = $0 { true } else { false } }) {
-            actions += machine.bodyAdmitted()
+            actions += machine.handle(.bodyAdmitted)
         }
         return actions
     }
@@ -39,7 +39,7 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(m.state, .responding(queued: nil))
         // A pipelined request right after a body is taken once the response is out.
         _ = read(&m, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
-        let next = m.responseQueued(keepAlive: true, drained: true)
+        let next = m.handle(.responseQueued(keepAlive: true, drained: true))
         XCTAssertTrue(next.contains { if case .handle(let h) = $0 { return h.target == "/b" } else { return false } })
     }
 
@@ -74,16 +74,16 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(m.state, .admittingBody)
         XCTAssertFalse(m.reading, "no byte of the body is read while the route is decided")
         // Refused: the request is handled (its refusal answered) unread, then the connection closes.
-        let refused = m.bodyRefused()
+        let refused = m.handle(.bodyRefused)
         XCTAssertTrue(refused.contains { if case .handle(let h) = $0 { h.target == "/a" } else { false } })
         XCTAssertFalse(refused.contains(.sendContinue))
         XCTAssertEqual(m.unparsed, 0, "the body's bytes are dropped, never parsed as a request")
-        let done = m.responseQueued(keepAlive: true, drained: true)
+        let done = m.handle(.responseQueued(keepAlive: true, drained: true))
         XCTAssertTrue(done.contains(.closeAfterDrain), "\(done)")
         // Admitted: 100 Continue, then the body.
         var ok = machine()
         _ = read(&ok, head, admit: false)
-        XCTAssertTrue(ok.bodyAdmitted().contains(.sendContinue))
+        XCTAssertTrue(ok.handle(.bodyAdmitted).contains(.sendContinue))
         XCTAssertEqual(bodies(read(&ok, "abcdefgh")), ["POST abcdefgh"])
     }
 
@@ -136,7 +136,7 @@ final class RequestBodyTests: XCTestCase {
     func testPeerClosingMidBodyCloses() {
         var m = machine()
         _ = read(&m, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        XCTAssertTrue(m.peerFinished().contains(.closeAfterDrain))
+        XCTAssertTrue(m.handle(.peerFinished).contains(.closeAfterDrain))
         XCTAssertEqual(m.state, .draining)
     }
 }
