@@ -35,11 +35,6 @@ enum AdminDownloadRoutes {
         }
         return true
     }
-
-    /// One Server-Sent Event carrying a record.
-    static func event(_ record: DownloadRecord) -> [UInt8] {
-        Array(("event: download\ndata: " + JSONText.encode(record) + "\n\n").utf8)
-    }
 }
 
 /// `GET /admin/downloads`'s answer.

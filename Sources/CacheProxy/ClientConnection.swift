@@ -269,6 +269,7 @@ final class ClientConnection: SocketDelegate {
 
     func socketDidReachEOF(_ socket: Socket) {
         if let tunnel { return tunnel.clientFinished() }
+        exchange?.clientFinished()
         drive(.eof)
     }
 
@@ -283,6 +284,7 @@ final class ClientConnection: SocketDelegate {
         timer?.cancel()
         timer = nil
         if record != nil { endResponse() }  // a client gone mid-response is still a response
+        exchange?.release()  // (none left after endResponse)
         exchange = nil
         tunnel = nil
         filesInFlight.removeAll()

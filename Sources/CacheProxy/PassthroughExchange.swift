@@ -12,6 +12,13 @@ protocol ActiveExchange: AnyObject {
     func fill(_ record: inout ResponseRecord)
     /// The response is on the wire (or given up): drop what it holds.
     func release()
+    /// The client finished sending (EOF) while this response runs. Most go
+    /// on (a client may half-close and still read); an endless one ends.
+    func clientFinished()
+}
+
+extension ActiveExchange {
+    func clientFinished() {}
 }
 
 extension ProxyExchange: ActiveExchange {}

@@ -89,6 +89,47 @@ final class DownloadPageTests: XCTestCase {
         XCTAssertEqual(browser.errors, [], "console errors and exceptions of the page")
     }
 
+    /// The page's event stream (`/admin/downloads/events`): every record at
+    /// once, an event at each change, and when its client goes the stream
+    /// ends at once, not at the next heartbeat.
+    func testTheEventStreamSendsChangesAndEndsWithItsClient() throws {
+        let directory = try TemporaryDirectory(prefix: "download-events-route")
+        defer { directory.remove() }
+        let www = directory.file("www")
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        _ = try TestFile.random(size: 4_000_000, seed: 9, in: www, name: "slow.mp4")
+        let origin = try NginxOrigin(root: www)
+        defer { origin.stop() }
+        let folder = directory.file("cache").path
+        let proxy = try ProxyProcess(cacheDirectory: folder, extraArguments: ["--download-rate", "200KB"])
+        defer { proxy.terminate() }
+        let added = try TestTools.run(CLITests.binary, ["download", "add", origin.url("/slow.mp4"), "--name", "Slow",
+                                                        "--cache-dir", folder])
+        XCTAssertTrue(added.succeeded, added.stderr)
+        let token = try XCTUnwrap(try String(contentsOfFile: folder + "/lock", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("token ") }).dropFirst(6)
+
+        let stream = try RawHTTPConnection(port: proxy.port)
+        try stream.sendRequest(path: "/admin/downloads/events", headers: [("X-HTTPCache-Token", String(token))])
+        let head = try stream.readPartialResponse(maxBodyBytes: 1)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+        var text = String(decoding: head.body, as: UTF8.self)
+        // The record now, then a change: pausing it.
+        while !text.contains("\"name\":\"Slow\"") { text += String(decoding: try stream.readRawBytes(1), as: UTF8.self) }
+        XCTAssertTrue(try TestTools.run(CLITests.binary, ["download", "pause", "--cache-dir", folder,
+                                                      String(text.split(separator: "\"id\":\"")[1].prefix { $0 != "\"" })]).succeeded)
+        while !text.contains("\"state\":\"paused\"") { text += String(decoding: try stream.readRawBytes(1), as: UTF8.self) }
+        XCTAssertTrue(text.hasPrefix("event: download\ndata: {"), text)
+
+        // Gone: the stream ends now (its connection closes), not at the next heartbeat 10 s later.
+        stream.close()
+        XCTAssertTrue(TestTools.waitUntil(timeout: 3) {
+            let stats = try? RawHTTPConnection(port: proxy.port).get("/stats")
+            return stats.map { String(decoding: $0.body, as: UTF8.self).contains("\"open_connections\":1,") } ?? false
+        }, "only the /stats request's own connection is left")
+    }
+
     /// The page is the admin surface's: a rebinding page's Host gets 421, and
     /// its requests without the token get 403.
     func testThePageKeepsTheAdminPolicy() throws {

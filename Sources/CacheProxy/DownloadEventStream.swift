@@ -1,0 +1,88 @@
+import CacheHTTP
+import CacheIO
+import CacheLoading
+
+/// `GET /admin/downloads/events` (token checked), an exchange of its own:
+/// every download's record now, then one Server-Sent Event at each change,
+/// until the client goes or the cache closes. The response has no length:
+/// the connection closes after it. While it runs, the connection's machine is
+/// responding, with its send timeout; when the socket goes, the connection
+/// releases the exchange, which stops listening at once. Loop thread only.
+final class DownloadEventStream: ActiveExchange {
+    /// Event bytes a client may leave unread before it is cut off (it
+    /// reconnects and gets every record again): events never pile up.
+    static let maxQueuedBytes = 1 << 20
+    /// A comment line this often: a client gone quietly is noticed, and
+    /// proxies in between keep the stream open.
+    static let heartbeatMilliseconds: UInt64 = 10_000
+
+    private unowned let connection: ClientConnection
+    private let downloads: DownloadManager
+    private var listening: (records: Int, close: Int)?
+    private var heartbeat: LoopTimer?
+
+    init(connection: ClientConnection, downloads: DownloadManager) {
+        self.connection = connection
+        self.downloads = downloads
+    }
+
+    /// Sends the head and every record, then listens.
+    func start(loop: EventLoop) {
+        var headers = HTTPHeaders()
+        headers.add("Server", "HTTPCache")
+        headers.add("Content-Type", "text/event-stream")
+        headers.add("Cache-Control", "no-store")
+        headers.add("Connection", "close")
+        var bytes = HTTPResponseHead(version: .http11, status: 200, reason: "OK", headers: headers).serialized()
+        for record in downloads.records { bytes += Self.event(record) }
+        connection.socket.write(bytes)
+        let records = downloads.subscribe { [weak self] record in self?.send(Self.event(record)) }
+        listening = (records, downloads.onClose { [weak self] in self?.cutOff() })
+        guard listening != nil else { return }  // the cache closed during onClose: already cut off
+        heartbeat = LoopTimer(on: loop, after: Self.heartbeatMilliseconds, repeat: Self.heartbeatMilliseconds) { [weak self] in
+            self?.send(Array(": keep-alive\n\n".utf8))
+        }
+    }
+
+    /// One Server-Sent Event carrying a record.
+    static func event(_ record: DownloadRecord) -> [UInt8] {
+        Array(("event: download\ndata: " + JSONText.encode(record) + "\n\n").utf8)
+    }
+
+    private func send(_ bytes: [UInt8]) {
+        guard !connection.socket.isClosed, connection.queuedBytes < Self.maxQueuedBytes else { return cutOff() }
+        connection.socket.write(bytes)
+    }
+
+    /// The stream ends: the socket closes, and with it the response (the
+    /// connection then releases this exchange).
+    private func cutOff() {
+        stopListening()
+        connection.socket.close()
+    }
+
+    private func stopListening() {
+        if let listening {
+            downloads.unsubscribe(listening.records)
+            downloads.forgetOnClose(listening.close)
+        }
+        listening = nil
+        heartbeat?.cancel()
+        heartbeat = nil
+    }
+
+    // MARK: ActiveExchange
+
+    func socketDrained() {}
+
+    func fill(_ record: inout ResponseRecord) {
+        record.status = 200
+    }
+
+    func release() { stopListening() }
+
+    /// A stream's client never half-closes to go on reading (EventSource
+    /// does not): its EOF means it left, and the stream ends now rather than
+    /// at the next heartbeat's failed write.
+    func clientFinished() { cutOff() }
+}
