@@ -90,10 +90,13 @@ fi
 echo "==> swift test" >&2
 status=0
 # The suite is XCTest only; without Swift Testing the run closes on XCTest's summary.
-swift test "${SWIFT_ARGS[@]}" --skip-build --disable-swift-testing "${TEST_ARGS[@]}" </dev/null 2>&1 | tee "${TMPDIR:-/tmp}/httpcache-test.log" || status=$?
+# A log of this run's own: two checkouts testing at once must not read each other's summary.
+log=$(mktemp "${TMPDIR:-/tmp}/httpcache-test.XXXXXX.log")
+trap 'rm -f "$log"' EXIT
+swift test "${SWIFT_ARGS[@]}" --skip-build --disable-swift-testing "${TEST_ARGS[@]}" </dev/null 2>&1 | tee "$log" || status=$?
 # XCTest's last summary, e.g. "Executed 679 tests, with 1 test skipped and 0 failures".
 summary=$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with ([0-9]+ tests? skipped and )?[0-9]+ failures?" \
-  "${TMPDIR:-/tmp}/httpcache-test.log" | tail -n 1 || true)
+  "$log" | tail -n 1 || true)
 if [[ -n "$summary" ]]; then
   total=$(sed -E 's/.*Executed ([0-9]+) tests?.*/\1/' <<<"$summary")
   failed=$(sed -E 's/.* ([0-9]+) failures?.*/\1/' <<<"$summary")

@@ -9,7 +9,6 @@ import CacheUpstream
 
 extension ClientConnection {
     func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
-        let isHead = head.method == "HEAD"
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
@@ -34,41 +33,25 @@ extension ClientConnection {
         var head = head
         if let own = OwnRoutes.unprefixed(head.target) { head.target = own }
         let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
-        // Proxy URLs first: the hot path does no other routing work.
-        if ProxyURL.isProxyTarget(head.target) && (head.method == "GET" || isHead) && !hasBody {
-            return proxy(head)
-        }
-        // The other routes depend on the path only (before any query).
-        let target = head.target.utf8
-        let path = target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
-        if path.starts(with: "/admin/".utf8) && (head.method == "GET" || head.method == "POST") {
-            return server.isHome ? handleAdmin(head) : handOver(received, to: 0)
-        }
-        guard head.method == "GET" || isHead else {
-            // The request may carry a body we will not read: answer and close.
-            return respondSimple(405, "Method not allowed\n", keepAlive: false, head: head, extra: [("Allow", "GET, HEAD")])
-        }
-        if hasBody {
-            return respondSimple(400, "Bad request: GET and HEAD take no body\n", keepAlive: false, head: head)
-        }
-        if path.elementsEqual("/ping".utf8) {
-            return respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
-        }
-        if let (status, body) = healthAnswer(path: path) {
-            return respondSimple(status, body, keepAlive: head.keepAlive, head: head)
-        }
-        if path.elementsEqual("/ui/".utf8) || path.elementsEqual("/ui".utf8) {
-            return server.isHome ? handlePage(head) : handOver(received, to: 0)
-        }
-        if StatsRoutes.isStats(target: head.target) {
-            return server.isHome ? handleStats(head) : handOver(received, to: 0)
-        }
+        let route = LocalRoute.resolve(method: head.method, target: head.target, hasBody: hasBody)
+        if route.isHomeOnly && !server.isHome { return handOver(received, to: 0) }
+        switch route {
+        case .proxyURL: proxy(head)
+        case .admin: handleAdmin(head)
+        case .refuse(let status, let reason, let allow):
+            respondSimple(status, reason, keepAlive: false, head: head, extra: allow.map { [("Allow", $0)] } ?? [])
+        case .ping: respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
+        case .health:
+            let path = head.target.utf8.prefix { $0 != UInt8(ascii: "?") }
+            let (status, body) = healthAnswer(path: path[...]) ?? (404, "Not found\n")
+            respondSimple(status, body, keepAlive: head.keepAlive, head: head)
+        case .page: handlePage(head)
+        case .stats: handleStats(head)
         // Reverse mode's `/` is the origin's (admission sent it there); only `/_httpcache/` gets here.
-        if path.elementsEqual("/".utf8) && server.access.mode == .loopback {
-            return respondToRoot(head, prefixed: received.target != head.target)
+        case .root where server.access.mode == .loopback: respondToRoot(head, prefixed: received.target != head.target)
+        case .root, .notFound:
+            respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n", keepAlive: head.keepAlive, head: head)
         }
-        return respondSimple(404, "Not found: proxy URLs look like /p/<encoded origin>/<name>\n",
-                             keepAlive: head.keepAlive, head: head)
     }
 
     func proxy(_ head: HTTPRequestHead) {

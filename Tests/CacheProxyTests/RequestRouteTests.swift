@@ -65,3 +65,38 @@ final class RequestRouteTests: XCTestCase {
                        .transparent(OriginURL.parse("https://media.example.com/stats")!))
     }
 }
+
+/// The table of the proxy's own routes.
+final class LocalRouteTests: XCTestCase {
+    func testTheTable() {
+        let proxyURL = "/p/aHR0cDovLzEyNy4wLjAuMTo4MC9h/a.mp4"
+        let rows: [(String, String, Bool, LocalRoute, UInt)] = [
+            ("GET", proxyURL, false, .proxyURL, #line),
+            ("HEAD", proxyURL, false, .proxyURL, #line),
+            ("GET", proxyURL, true, .refuse(status: 400, reason: "Bad request: GET and HEAD take no body\n", allow: nil), #line),
+            ("POST", proxyURL, false, .refuse(status: 405, reason: "Method not allowed\n", allow: "GET, HEAD"), #line),
+            ("GET", "/admin/cache", false, .admin, #line),
+            ("POST", "/admin/cache/clear?x=1", false, .admin, #line),
+            ("HEAD", "/admin/cache", false, .notFound, #line),
+            ("DELETE", "/admin/cache", false, .refuse(status: 405, reason: "Method not allowed\n", allow: "GET, HEAD"), #line),
+            ("GET", "/ping", false, .ping, #line),
+            ("GET", "/ping?x", false, .ping, #line),
+            ("GET", "/pingx", false, .notFound, #line),
+            ("GET", "/livez", false, .health, #line),
+            ("HEAD", "/readyz", false, .health, #line),
+            ("GET", "/ui/", false, .page, #line),
+            ("GET", "/ui", false, .page, #line),
+            ("GET", "/stats", false, .stats, #line),
+            ("GET", "/metrics?format=x", false, .stats, #line),
+            ("GET", "/", false, .root, #line),
+            ("GET", "/?a", false, .root, #line),
+            ("GET", "/nothing", false, .notFound, #line),
+        ]
+        for (method, target, hasBody, route, line) in rows {
+            XCTAssertEqual(LocalRoute.resolve(method: method, target: target, hasBody: hasBody), route, "\(method) \(target)",
+                           line: line)
+        }
+        XCTAssertEqual([LocalRoute.admin, .page, .stats].filter(\.isHomeOnly).count, 3)
+        XCTAssertFalse(LocalRoute.proxyURL.isHomeOnly || LocalRoute.ping.isHomeOnly || LocalRoute.health.isHomeOnly)
+    }
+}

@@ -1,0 +1,49 @@
+import CacheHTTP
+
+/// The proxy's own routes (`RequestRoute.local`), by method and path (the
+/// target after `OwnRoutes`' prefix, before any query): the one table the
+/// connection routes by. Pure.
+///
+///     GET|HEAD /p/… or a base-form proxy URL      proxyURL (checked first: the hot path)
+///     GET|POST /admin/…                           admin (first loop)
+///     other methods                               405, Allow: GET, HEAD
+///     GET|HEAD with a body                        400
+///     GET|HEAD /ping                              ping
+///     GET|HEAD /livez, /readyz                    health
+///     GET|HEAD /ui/, /ui                          page (first loop)
+///     GET|HEAD /stats, /metrics                   stats (first loop)
+///     GET|HEAD /                                  root (a pointer to the page)
+///     anything else                               404
+enum LocalRoute: Equatable {
+    case proxyURL
+    case admin
+    case ping
+    case health
+    case page
+    case stats
+    case root
+    /// Answered at once with this status and reason; the connection closes
+    /// after it (the request may carry a body that is not read).
+    case refuse(status: Int, reason: String, allow: String?)
+    case notFound
+
+    /// Answered by the first loop's server (the admin, stats and page
+    /// state lives there): another loop hands the request over.
+    var isHomeOnly: Bool { self == .admin || self == .page || self == .stats }
+
+    static func resolve(method: String, target: String, hasBody: Bool) -> LocalRoute {
+        let isGet = method == "GET" || method == "HEAD"
+        if isGet && !hasBody && ProxyURL.isProxyTarget(target) { return .proxyURL }
+        let utf8 = target.utf8
+        let path = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        if path.starts(with: "/admin/".utf8) && (method == "GET" || method == "POST") { return .admin }
+        guard isGet else { return .refuse(status: 405, reason: "Method not allowed\n", allow: "GET, HEAD") }
+        if hasBody { return .refuse(status: 400, reason: "Bad request: GET and HEAD take no body\n", allow: nil) }
+        if path.elementsEqual("/ping".utf8) { return .ping }
+        if path.elementsEqual("/livez".utf8) || path.elementsEqual("/readyz".utf8) { return .health }
+        if path.elementsEqual("/ui/".utf8) || path.elementsEqual("/ui".utf8) { return .page }
+        if path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8) { return .stats }
+        if path.elementsEqual("/".utf8) { return .root }
+        return .notFound
+    }
+}
