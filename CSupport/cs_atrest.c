@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -177,4 +178,35 @@ int cs_gcm_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *a
                 const uint8_t *in, size_t len, uint8_t *out, const uint8_t tag[16])
 {
     return gcm(0, key, nonce, aad, aad_len, in, len, out, (uint8_t *)tag);
+}
+
+int cs_xts_read(cs_xts *x, cs_xts_dec *d, int fd, uint64_t file_id, int64_t from, int64_t end, uint8_t *buf,
+                size_t *start)
+{
+    if (x == NULL || buf == NULL || start == NULL || from < 0 || end < from)
+        return -EINVAL;
+    const int64_t unit = CS_XTS_UNIT;
+    int64_t first = from / unit * unit;
+    size_t whole = (size_t)((end + unit - 1) / unit * unit - first);
+    size_t got = 0;
+    while (got < whole) {
+        ssize_t n = pread(fd, buf + got, whole - got, (off_t)first + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < (size_t)(end - first))
+        return -EIO;
+    /* The last unit may stop at the file's end: its missing bytes read as 0, as written. */
+    memset(buf + got, 0, whole - got);
+    int r = d != NULL ? cs_xts_dec_units(d, x, file_id, (uint64_t)(first / unit), buf, buf, whole, CS_XTS_UNIT)
+                      : cs_xts_units(x, 0, file_id, (uint64_t)(first / unit), buf, whole, CS_XTS_UNIT);
+    if (r < 0)
+        return r;
+    *start = (size_t)(from - first);
+    return 0;
 }

@@ -195,37 +195,19 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
 
 /*
  * Reads the piece of an encrypted file starting at plaintext offset `from`
- * (at most CS_XTS_PIECE bytes of whole units, not past `end`) into piece and
- * decrypts it in place; *start and *len tell where the bytes from `from` are.
- * Returns 0 or -errno (-EIO when the file ends before `end` or the piece).
+ * (at most CS_XTS_PIECE bytes of whole units, not past `end`) into piece,
+ * decrypted (cs_xts_read); *start and *len tell where the bytes from `from` are.
  */
 static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
                       uint8_t *piece, size_t *start, size_t *len)
 {
-    const int64_t unit = CS_XTS_UNIT;
-    int64_t first = from / unit * unit;
+    int64_t first = from / CS_XTS_UNIT * CS_XTS_UNIT;
     if (end > first + CS_XTS_PIECE)
         end = first + CS_XTS_PIECE;
-    size_t whole = (size_t)((end + unit - 1) / unit * unit - first);
-    size_t got = 0;
-    while (got < whole) {
-        ssize_t n = pread(fd, piece + got, whole - got, (off_t)first + (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    if (got < (size_t)(end - first))
-        return -EIO;
-    /* The last unit may stop at the file's end: its missing bytes read as 0, as written. */
-    memset(piece + got, 0, whole - got);
-    int r = cs_xts_dec_units(dec, xts, file_id, (uint64_t)(first / unit), piece, piece, whole, CS_XTS_UNIT);
+    /* With a context of its own, cs_xts_read only reads xts. */
+    int r = cs_xts_read((cs_xts *)xts, dec, fd, file_id, from, end, piece, start);
     if (r < 0)
         return r;
-    *start = (size_t)(from - first);
     *len = (size_t)(end - from);
     return 0;
 }

@@ -65,6 +65,23 @@ int cs_xts_dec_units(cs_xts_dec *d, const cs_xts *x, uint64_t file_id, uint64_t 
 /** NULL is harmless. */
 void cs_xts_dec_free(cs_xts_dec *d);
 
+/**
+ * The one encrypted read (the loop's sends, their read-ahead and every
+ * Swift read go through it): reads the plaintext bytes [from, end) of data
+ * file fd, encrypted with x under file_id. The read widens to whole units
+ * into buf (at least cs_xts_read_capacity(end - from) bytes), a last unit
+ * cut short by the file's end reads its missing bytes as 0 (as written), and
+ * the units are decrypted in place: with d (a thread's own context) when
+ * given, else with x's own (x's thread only). *start is where byte `from`
+ * is in buf. Returns 0, -EINVAL, -EIO (the file ends before `end`, or
+ * OpenSSL failed) or -errno of pread.
+ */
+int cs_xts_read(cs_xts *x, cs_xts_dec *d, int fd, uint64_t file_id, int64_t from, int64_t end, uint8_t *buf,
+                size_t *start);
+
+/** Bytes of buf a cs_xts_read of len bytes may use (len widened to whole units on both sides). */
+#define cs_xts_read_capacity(len) ((size_t)(len) + 2 * (size_t)CS_XTS_UNIT)
+
 /** GCM nonce and tag sizes. */
 #define CS_GCM_NONCE 12
 #define CS_GCM_TAG 16

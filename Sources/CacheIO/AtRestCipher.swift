@@ -36,6 +36,19 @@ package final class UnitCipher: @unchecked Sendable {
         run(encrypt: false, buffer, firstUnit: firstUnit)
     }
 
+    /// Reads and decrypts the plaintext bytes `range` of data file `fd` into
+    /// `buffer` (at least `range.count + 2 * unitSize` bytes: the read widens
+    /// to whole units); where the range's first byte is in `buffer`, or nil
+    /// when the file is shorter or a read or the cipher fails. The one
+    /// encrypted read: the sockets' sends use the same C function.
+    package func read(_ fd: Int32, _ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        precondition(buffer.count >= range.count + 2 * Self.unitSize, "scratch too small for the widened read")
+        var start = 0
+        let status = cs_xts_read(raw, nil, fd, fileID, range.lowerBound, range.upperBound,
+                                 buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), &start)
+        return status == 0 ? start : nil
+    }
+
     private func run(encrypt: Bool, _ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
         guard buffer.count > 0 else { return true }
         return cs_xts_units(raw, encrypt ? 1 : 0, fileID, UInt64(firstUnit),

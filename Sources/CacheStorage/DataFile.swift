@@ -51,16 +51,8 @@ package final class DataFile: @unchecked Sendable {
             else { return nil }
             return UnsafeRawBufferPointer(rebasing: scratch[0..<count])
         }
-        let unit = Int64(UnitCipher.unitSize)
-        let start = range.lowerBound / unit * unit
-        let end = (range.upperBound + unit - 1) / unit * unit
-        let whole = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<Int(end - start)])
-        let n = Self.readFully(fd, whole, at: start)
-        guard n >= Int(range.upperBound - start) else { return nil }
-        if n < whole.count { whole.baseAddress!.advanced(by: n).initializeMemory(as: UInt8.self, repeating: 0, count: whole.count - n) }
-        guard cipher.decrypt(whole, firstUnit: start / unit) else { return nil }
-        let from = Int(range.lowerBound - start)
-        return UnsafeRawBufferPointer(rebasing: scratch[from..<(from + count)])
+        guard let start = cipher.read(fd, range, into: scratch) else { return nil }
+        return UnsafeRawBufferPointer(rebasing: scratch[start..<(start + count)])
     }
 
     /// The plaintext of `range` in a new array (small reads: sniffing, playlists).
