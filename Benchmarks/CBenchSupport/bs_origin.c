@@ -43,6 +43,7 @@ struct bs_origin {
     pthread_t acceptor;
     atomic_int stopping;
     atomic_uint_fast64_t rate;
+    atomic_uint_fast64_t latency_ns; /* before each found file's head: a remote origin's first byte */
     atomic_uint_fast64_t body_bytes;
     atomic_uint_fast64_t requests;
     pthread_mutex_t mutex;
@@ -228,16 +229,26 @@ static int answer(bs_origin *o, int sock, char *head)
             last = size == 0 ? 0 : size - 1;
         }
     }
+    uint64_t latency = atomic_load(&o->latency_ns);
+    if (latency > 0) {
+        struct timespec pause = {(time_t)(latency / 1000000000ull), (long)(latency % 1000000000ull)};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+        }
+    }
+    const char *dot = strrchr(target, '.');
+    const char *type = dot != NULL && strcmp(dot, ".m3u8") == 0 ? "application/vnd.apple.mpegurl"
+                       : dot != NULL && strcmp(dot, ".ts") == 0 ? "video/mp2t"
+                                                                : "application/octet-stream";
     char date[64], modified[64];
     http_date(time(NULL), date, sizeof date);
     http_date(st.st_mtime, modified, sizeof modified);
     uint64_t len = status == 416 ? 0 : (size == 0 ? 0 : last - first + 1);
     int n = snprintf(out, sizeof out,
                      "HTTP/1.1 %d %s\r\nServer: bench-origin\r\nDate: %s\r\n"
-                     "Content-Type: application/octet-stream\r\nContent-Length: %llu\r\n"
+                     "Content-Type: %s\r\nContent-Length: %llu\r\n"
                      "Last-Modified: %s\r\nETag: \"%llx-%llx\"\r\nAccept-Ranges: bytes\r\n",
                      status, status == 206 ? "Partial Content" : status == 416 ? "Range Not Satisfiable" : "OK",
-                     date, (unsigned long long)len, modified, (unsigned long long)st.st_mtime,
+                     date, type, (unsigned long long)len, modified, (unsigned long long)st.st_mtime,
                      (unsigned long long)size);
     if (aliased && o->alias_cache_control[0] != 0)
         n += snprintf(out + n, sizeof out - (size_t)n, "Cache-Control: %s\r\n", o->alias_cache_control);
@@ -389,6 +400,8 @@ bs_origin *bs_origin_start(const char *root, int port, char *err, size_t errlen)
 int bs_origin_port(const bs_origin *origin) { return origin->port; }
 
 void bs_origin_set_rate(bs_origin *origin, uint64_t bytes_per_second) { atomic_store(&origin->rate, bytes_per_second); }
+
+void bs_origin_set_latency(bs_origin *origin, uint64_t nanoseconds) { atomic_store(&origin->latency_ns, nanoseconds); }
 
 uint64_t bs_origin_body_bytes(const bs_origin *origin)
 {

@@ -62,6 +62,7 @@ final class Bench {
         if want(11) { results.append(scaleScenario()) }
         // After it: the run's proxy, with a download of its own.
         if want(14) { results.append(downloadScenario()) }
+        if want(20) { results.append(prefetchScenario()) }
         // 12 and 13 ran before 10 (its "after the run" figure follows every hit scenario).
         return results.sorted { $0.id < $1.id }
     }

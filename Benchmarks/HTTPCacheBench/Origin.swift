@@ -21,6 +21,9 @@ final class Origin {
     /// Bytes per second per connection; 0 is unpaced.
     func setRate(_ bytesPerSecond: UInt64) { bs_origin_set_rate(raw, bytesPerSecond) }
 
+    /// Seconds before each file's head (a remote origin's time to first byte); 0 is none.
+    func setLatency(_ seconds: Double) { bs_origin_set_latency(raw, UInt64(seconds * 1e9)) }
+
     /// Serves `file` under every path starting with `prefix`, with `Cache-Control: cacheControl`.
     func alias(_ prefix: String, to file: String, cacheControl: String) {
         bs_origin_set_alias(raw, prefix, file, cacheControl)

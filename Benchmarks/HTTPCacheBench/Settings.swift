@@ -22,7 +22,13 @@ struct Settings {
     var scaleConnections = 32
     /// Scenario 11: misses timed at the end of the fill and when the cache is full.
     var scaleSample = 5_000
-    var scenarios: Set<Int> = Set(1...14)
+    /// Scenario 20: a modelled player of an HLS title, with and without `--prefetch`.
+    var prefetchSegments = 10
+    var prefetchSegmentSeconds = 2.0
+    var prefetchBitrate: UInt64 = 2 << 20      // bytes/s of the stream
+    var prefetchOriginRate: UInt64 = 4 << 20   // bytes/s per origin connection (above the bitrate)
+    var prefetchLatency = 0.150                // seconds to the origin's first byte
+    var scenarios: Set<Int> = Set(1...14).union([20])
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {
@@ -40,6 +46,10 @@ struct Settings {
         s.coldOriginRate = 64 << 20
         s.entries = 5_000
         s.scaleSample = 1_000
+        s.prefetchSegments = 5
+        s.prefetchSegmentSeconds = 0.5
+        s.prefetchBitrate = 1 << 20
+        s.prefetchLatency = 0.05
         return s
     }
 

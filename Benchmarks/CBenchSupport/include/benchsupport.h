@@ -57,6 +57,9 @@ int bs_origin_port(const bs_origin *origin);
  */
 void bs_origin_set_rate(bs_origin *origin, uint64_t bytes_per_second);
 
+/** Waits this long before the head of each file served (a remote origin's first byte); 0: none. */
+void bs_origin_set_latency(bs_origin *origin, uint64_t nanoseconds);
+
 /** Body bytes the origin has handed to its sockets so far. */
 uint64_t bs_origin_body_bytes(const bs_origin *origin);
 
