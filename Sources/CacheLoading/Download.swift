@@ -129,45 +129,45 @@ final class Download: UpstreamResponseDelegate {
 
     func upstreamDidReceiveBody(_ bytes: UnsafeRawBufferPointer) {
         if machine.isReady { loader.received(bytes.count) }
-        switch machine.body(count: bytes.count) {
+        let resource = state.resource
+        let keeping = DownloadStateMachine.Keeping(isTransient: resource.isTransient, totalLength: resource.totalLength,
+                                                   maxBytes: loader.store.maxBytes)
+        switch machine.body(count: bytes.count, keeping: keeping) {
         case .collect(let count):
             errorBody.append(contentsOf: bytes.prefix(count))
         case .ignore:
             break
+        case .pass(let count, let offset):
+            push(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+        case .stopKeeping(let count, let offset, let tooLarge):
+            if tooLarge { loader.tooLargeToKeep(state, at: offset + Int64(count)) }
+            // Not kept: nothing goes to disk, and the origin is paced to
+            // the readers (paused while their queues are full), so a client
+            // that does not read cannot make the proxy download without end.
+            followFrom(offset)
+            if finished { return }
+            push(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
         case .store(let count, let offset):
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-            if !isPassThrough && state.resource.totalLength == nil && offset + Int64(count) > loader.store.maxBytes {
-                // A body of unknown length outgrew the limit: it is not kept (the limit holds while writing).
-                loader.tooLargeToKeep(state, at: offset + Int64(count))
-            }
-            if !isPassThrough && state.resource.isTransient {
-                // Not kept: nothing goes to disk, and the origin is paced to
-                // the readers (paused while their queues are full), so a client
-                // that does not read cannot make the proxy download without end.
-                becomePassThrough(at: offset)
-                if finished { return }
-                push(chunk, at: offset)
-            } else if isPassThrough {
-                push(chunk, at: offset)
-            } else {
-                do {
-                    try state.resource.write(chunk, at: offset)
-                } catch {
-                    guard error.isStorageFault else {
-                        task?.cancel()
-                        return stop(.storage(error.description))
-                    }
+            do {
+                try resource.write(chunk, at: offset)
+            } catch {
+                switch machine.storeFailed(isFault: error.isStorageFault, error.description) {
+                case .fail:
+                    task?.cancel()
+                    return ended()
+                case .passThrough:
                     loader.store.noteStorageFault(error)
-                    becomePassThrough(at: offset)
+                    followFrom(offset)
                     if finished { return }
                     push(chunk, at: offset)
                     return
                 }
-                state.wakeReaders()
-                loader.store.refillSpares()  // after the readers: off the first byte's path
-                if end == nil { paceToReaders() }
-                if background { loader.pacer.received(count, by: self) }
             }
+            state.wakeReaders()
+            loader.store.refillSpares()  // after the readers: off the first byte's path
+            if end == nil { paceToReaders() }
+            if background { loader.pacer.received(count, by: self) }
         }
         if machine.shouldStopEarly, task?.isFinished == false {
             task?.cancel()
@@ -206,21 +206,26 @@ final class Download: UpstreamResponseDelegate {
 
     /// Readers fed straight from this download; nothing is written to the file.
     private(set) var followers: [ResourceReader] = []
-    private(set) var isPassThrough = false
+    /// The machine's: bytes go to `followers`, never to the file.
+    var isPassThrough: Bool { machine.isPassingThrough }
     private var paused = false
 
-    /// From now on bytes go to `followers` instead of the data file.
+    /// From now on bytes go to `readers` instead of the data file.
     func passThrough(to readers: [ResourceReader]) {
-        isPassThrough = true
+        machine.passThrough()
+        follow(readers)
+    }
+
+    private func follow(_ readers: [ResourceReader]) {
         followers = readers
         for reader in readers { reader.follow(self) }
     }
 
-    /// The disk filled up mid-download: readers waiting for exactly the next
+    /// The machine stopped keeping the bytes mid-download (the disk filled
+    /// up, or the resource is not kept): readers waiting for exactly the next
     /// byte follow it; the others replan (and pass through on their own).
-    private func becomePassThrough(at next: Int64) {
-        let readers = state.waiting.values.filter { $0.isWaiting(for: self, at: next) }
-        passThrough(to: readers)
+    private func followFrom(_ next: Int64) {
+        follow(state.waiting.values.filter { $0.isWaiting(for: self, at: next) })
         if followers.isEmpty { cancel() }
         state.wakeReaders()
     }

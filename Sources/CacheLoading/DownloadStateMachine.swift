@@ -15,8 +15,10 @@ import CacheHTTP
 ///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
 /// ```
 ///
-/// The machine decides; the driver (`Download`) writes bytes into the data
-/// file, wakes readers and cancels the upstream task. Every byte is accepted
+/// The machine decides — what a head means, where each body byte goes (the
+/// file, the readers following a pass-through, an error body), what a failed
+/// write means; the driver (`Download`) writes bytes into the data file,
+/// hands them on, wakes readers and steers the upstream task. Every byte is accepted
 /// only after its response head was checked against the request and the
 /// cached version, so a contradicting response stores nothing.
 package struct DownloadStateMachine {
@@ -246,12 +248,42 @@ package struct DownloadStateMachine {
     package enum BodyAction: Equatable {
         /// Store this many bytes at this offset (the rest are beyond the end).
         case store(count: Int, at: Int64)
+        /// Hand this many bytes straight to the readers following the
+        /// download: it passes through (the bytes are not kept).
+        case pass(count: Int, at: Int64)
+        /// The bytes are not to be kept from here on: the download passes
+        /// through from this offset (readers waiting for it follow), then
+        /// hands them on. `tooLarge`: a body of unknown length outgrew the
+        /// cache limit here; else the resource is not kept (transient).
+        case stopKeeping(count: Int, at: Int64, tooLarge: Bool)
         /// Keep this many bytes of an error body.
         case collect(count: Int)
         case ignore
     }
 
-    package mutating func body(count: Int) -> BodyAction {
+    /// What the driver knows of where the bytes may go when they arrive.
+    package struct Keeping: Equatable, Sendable {
+        /// The resource is streamed, not stored (too large, a type not kept, …).
+        package var isTransient: Bool
+        /// The resource's length; nil while a body of unknown length runs.
+        package var totalLength: Int64?
+        /// The cache's size limit: a body of unknown length past it is not kept.
+        package var maxBytes: Int64
+        package init(isTransient: Bool, totalLength: Int64?, maxBytes: Int64) {
+            self.isTransient = isTransient
+            self.totalLength = totalLength
+            self.maxBytes = maxBytes
+        }
+    }
+
+    /// The bytes go to the readers following this download, not to the file
+    /// (the disk is full, or the resource is not kept). Once set, for good.
+    package private(set) var isPassingThrough = false
+
+    /// From now on the bytes pass through (`pass`), never to the file.
+    package mutating func passThrough() { isPassingThrough = true }
+
+    package mutating func body(count: Int, keeping: Keeping) -> BodyAction {
         switch state {
         case .errorBody(let status, let collected):
             let take = max(0, min(count, Self.maxErrorBody - collected))
@@ -261,10 +293,35 @@ package struct DownloadStateMachine {
             let take = Int(min(Int64(count), (end ?? Int64.max) - position))
             guard take > 0 else { return .ignore }
             state = .receiving(position: position + Int64(take), end: end, responseEnd: responseEnd)
-            return .store(count: take, at: position)
+            if isPassingThrough { return .pass(count: take, at: position) }
+            // A body of unknown length that outgrows the limit is not kept (the limit holds while writing).
+            let tooLarge = keeping.totalLength == nil && position + Int64(take) > keeping.maxBytes
+            guard tooLarge || keeping.isTransient else { return .store(count: take, at: position) }
+            isPassingThrough = true
+            return .stopKeeping(count: take, at: position, tooLarge: tooLarge)
         default:
             return .ignore
         }
+    }
+
+    /// What a failed write of stored bytes means.
+    package enum StoreFailure: Equatable {
+        /// The disk is full or failing (a storage fault): the download passes
+        /// through from here on, the bytes handed on (`pass`).
+        case passThrough
+        /// Another error: the download fails with it (the task is stopped).
+        case fail(LoadError)
+    }
+
+    /// Writing bytes that `body` said to store failed.
+    package mutating func storeFailed(isFault: Bool, _ description: String) -> StoreFailure {
+        guard isFault else {
+            let failure = LoadError.storage(description)
+            state = .finished(failure)
+            return .fail(failure)
+        }
+        isPassingThrough = true
+        return .passThrough
     }
 
     /// Bytes were stored: stop early when another download took over the rest

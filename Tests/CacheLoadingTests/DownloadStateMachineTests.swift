@@ -2,6 +2,9 @@ import CacheHTTP
 @testable import CacheLoading
 import XCTest
 
+/// Bytes a stored resource keeps (known length, no limit in the way).
+private let kept = DownloadStateMachine.Keeping(isTransient: false, totalLength: 1 << 40, maxBytes: .max)
+
 final class DownloadStateMachineTests: XCTestCase {
     typealias Machine = DownloadStateMachine
 
@@ -16,8 +19,8 @@ final class DownloadStateMachineTests: XCTestCase {
         XCTAssertTrue(machine.isReady, "a range is awaitable before its head")
         let actions = machine.head(head(206, [("Content-Range", "bytes 100-199/1000")]), known: nil)
         XCTAssertEqual(actions, [.adopt(totalLength: 1000), .wakeReaders])
-        XCTAssertEqual(machine.body(count: 60), .store(count: 60, at: 100))
-        XCTAssertEqual(machine.body(count: 60), .store(count: 40, at: 160), "nothing past the end")
+        XCTAssertEqual(machine.body(count: 60, keeping: kept), .store(count: 60, at: 100))
+        XCTAssertEqual(machine.body(count: 60, keeping: kept), .store(count: 40, at: 160), "nothing past the end")
         XCTAssertTrue(machine.hasStoredAll)
         XCTAssertFalse(machine.shouldStopEarly, "the response ends there: let it complete")
         XCTAssertEqual(machine.responseEnded(error: nil, errorHead: nil, errorBody: []), .completed)
@@ -30,7 +33,7 @@ final class DownloadStateMachineTests: XCTestCase {
         let actions = machine.head(head(206, [("Content-Range", "bytes 101-200/1000")]), known: nil)
         XCTAssertEqual(actions, [.stopTask, .finish])
         XCTAssertTrue(failureText(machine).contains("asked bytes=100-199"), failureText(machine))
-        XCTAssertEqual(machine.body(count: 10), .ignore)
+        XCTAssertEqual(machine.body(count: 10, keeping: kept), .ignore)
     }
 
     func testA200ForARangeIsTheWholeResourceFromZero() {
@@ -108,9 +111,9 @@ final class DownloadStateMachineTests: XCTestCase {
         var machine = Machine(request: .probe(.from(first: 0)))
         let error = head(404, [("Content-Type", "text/plain")])
         XCTAssertEqual(machine.head(error, known: nil), [.collectErrorBody])
-        XCTAssertEqual(machine.body(count: 40 << 10), .collect(count: 40 << 10))
-        XCTAssertEqual(machine.body(count: 40 << 10), .collect(count: 24 << 10))
-        XCTAssertEqual(machine.body(count: 10), .ignore)
+        XCTAssertEqual(machine.body(count: 40 << 10, keeping: kept), .collect(count: 40 << 10))
+        XCTAssertEqual(machine.body(count: 40 << 10, keeping: kept), .collect(count: 24 << 10))
+        XCTAssertEqual(machine.body(count: 10, keeping: kept), .ignore)
         guard case .failed(.originStatus(let status, _, let body)) = machine.responseEnded(error: nil, errorHead: error, errorBody: [1, 2]) else {
             return XCTFail("expected the origin's status")
         }
@@ -121,14 +124,14 @@ final class DownloadStateMachineTests: XCTestCase {
     func testABodyOfUnknownLengthLearnsItAtTheEnd() {
         var machine = Machine(request: .probe(.from(first: 0)))
         _ = machine.head(head(200, [("Transfer-Encoding", "chunked")]), known: nil)
-        XCTAssertEqual(machine.body(count: 700), .store(count: 700, at: 0))
+        XCTAssertEqual(machine.body(count: 700, keeping: kept), .store(count: 700, at: 0))
         XCTAssertEqual(machine.responseEnded(error: nil, errorHead: nil, errorBody: []), .completedWithLength(700))
     }
 
     func testAnOriginClosingMidBodyFails() {
         var machine = Machine(request: .range(0..<100), knownTotal: 100)
         _ = machine.head(head(206, [("Content-Range", "bytes 0-99/100")]), known: nil)
-        _ = machine.body(count: 30)
+        _ = machine.body(count: 30, keeping: kept)
         guard case .failed(.upstream(let error))? = machine.responseEnded(error: nil, errorHead: nil, errorBody: []) else {
             return XCTFail("expected a failure")
         }
@@ -138,10 +141,10 @@ final class DownloadStateMachineTests: XCTestCase {
     func testAnotherDownloadTakingOverStopsThisOneEarly() {
         var machine = Machine(request: .range(0..<1000), knownTotal: 1000)
         _ = machine.head(head(206, [("Content-Range", "bytes 0-999/1000")]), known: nil)
-        _ = machine.body(count: 100)
+        _ = machine.body(count: 100, keeping: kept)
         machine.truncate(at: 400)
         XCTAssertEqual(machine.end, 400)
-        XCTAssertEqual(machine.body(count: 500), .store(count: 300, at: 100))
+        XCTAssertEqual(machine.body(count: 500, keeping: kept), .store(count: 300, at: 100))
         XCTAssertTrue(machine.shouldStopEarly)
         XCTAssertFalse(machine.hasStoredAll)
         machine.truncate(at: 50)  // behind the position: no effect
@@ -183,7 +186,7 @@ final class DownloadStateMachineTests: XCTestCase {
         var stored = Machine(request: .probe(.closed(first: 0, last: 9)))
         XCTAssertEqual(stored.head(head(404, [("Content-Length", "5")]), known: nil, storesStatus: true),
                        [.adopt(totalLength: 5), .wakeReaders])
-        XCTAssertEqual(stored.body(count: 5), .store(count: 5, at: 0))
+        XCTAssertEqual(stored.body(count: 5, keeping: kept), .store(count: 5, at: 0))
         XCTAssertEqual(stored.responseEnded(error: nil, errorHead: nil, errorBody: []), .completed)
 
         var empty = Machine(request: .probe(.from(first: 0)))
@@ -209,5 +212,36 @@ final class DownloadStateMachineTests: XCTestCase {
         XCTAssertEqual(gap.head(head(404, []), known: nil, storesStatus: true), [.collectErrorBody])
         var notModified = Machine(request: .probe(.from(first: 0)))
         XCTAssertEqual(notModified.head(head(304, []), known: nil, storesStatus: true), [.collectErrorBody])
+    }
+
+    /// Where each body byte goes is the machine's decision: stored; not kept
+    /// once a body of unknown length passes the limit or the resource is not
+    /// kept (then every later byte passes through); a storage fault passes
+    /// through, another write error fails the download.
+    func testWhereTheBytesGo() {
+        var unknown = Machine(request: .probe(.from(first: 0)))
+        _ = unknown.head(head(200, []), known: nil)
+        let open = DownloadStateMachine.Keeping(isTransient: false, totalLength: nil, maxBytes: 1000)
+        XCTAssertEqual(unknown.body(count: 600, keeping: open), .store(count: 600, at: 0))
+        XCTAssertEqual(unknown.body(count: 600, keeping: open), .stopKeeping(count: 600, at: 600, tooLarge: true))
+        XCTAssertTrue(unknown.isPassingThrough)
+        XCTAssertEqual(unknown.body(count: 10, keeping: open), .pass(count: 10, at: 1200), "for good")
+
+        var transient = Machine(request: .range(0..<100))
+        _ = transient.head(head(206, [("Content-Range", "bytes 0-99/100")]), known: .init(totalLength: 100, etag: nil, lastModified: nil))
+        let notKept = DownloadStateMachine.Keeping(isTransient: true, totalLength: 100, maxBytes: .max)
+        XCTAssertEqual(transient.body(count: 40, keeping: notKept), .stopKeeping(count: 40, at: 0, tooLarge: false))
+
+        var faulty = Machine(request: .range(0..<100))
+        _ = faulty.head(head(206, [("Content-Range", "bytes 0-99/100")]), known: .init(totalLength: 100, etag: nil, lastModified: nil))
+        XCTAssertEqual(faulty.body(count: 40, keeping: kept), .store(count: 40, at: 0))
+        XCTAssertEqual(faulty.storeFailed(isFault: true, "no space"), .passThrough)
+        XCTAssertEqual(faulty.body(count: 60, keeping: kept), .pass(count: 60, at: 40))
+
+        var broken = Machine(request: .range(0..<100))
+        _ = broken.head(head(206, [("Content-Range", "bytes 0-99/100")]), known: .init(totalLength: 100, etag: nil, lastModified: nil))
+        _ = broken.body(count: 40, keeping: kept)
+        XCTAssertEqual(broken.storeFailed(isFault: false, "bad descriptor"), .fail(.storage("bad descriptor")))
+        XCTAssertTrue(broken.isFinished)
     }
 }
