@@ -158,41 +158,5 @@ struct PlayerModel {
         return String(base[...(base.lastIndex(of: "/") ?? base.startIndex)]) + line
     }
 
-    private struct Response {
-        var status: Int
-        var body: [UInt8]
-        var firstByte: Date
-    }
-
-    private func fetch(_ path: String) -> Response? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var wait = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
-        var bytes: [UInt8] = []
-        var firstByte: Date?
-        var chunk = [UInt8](repeating: 0, count: 256 << 10)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 { return nil }
-            if n == 0 { break }
-            if firstByte == nil { firstByte = Date() }
-            bytes += chunk[0..<n]
-        }
-        guard let firstByte, let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return nil }
-        let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
-        guard let status = Int(head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") else { return nil }
-        return Response(status: status, body: Array(bytes[end.upperBound...]), firstByte: firstByte)
-    }
+    private func fetch(_ path: String) -> SimpleHTTP.Response? { SimpleHTTP.get(port: port, path: path, timeout: 60) }
 }

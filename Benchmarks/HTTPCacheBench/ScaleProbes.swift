@@ -2,13 +2,15 @@ import CBenchSupport
 import Foundation
 import Glibc
 
-/// One blocking GET over loopback, for the request of the scale scenario
-/// that is timed on its own (the first hit after a restart). Not for load:
-/// that is bs_load.c's.
+/// One blocking GET over loopback, for requests timed on their own (the
+/// scale scenario's first hit after a restart, the modelled player's
+/// segments). Not for load: that is bs_load.c's.
 enum SimpleHTTP {
     struct Response {
         var status: Int
         var body: [UInt8]
+        /// When the first byte of the response arrived.
+        var firstByte: Date
     }
 
     /// The response, or nil when the connection failed or `timeout` seconds passed.
@@ -33,18 +35,20 @@ enum SimpleHTTP {
         }
         // Connection: close — the response ends with the connection.
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        var firstByte: Date?
+        var chunk = [UInt8](repeating: 0, count: 256 << 10)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 { return nil }  // timed out or reset
             if n == 0 { break }
+            if firstByte == nil { firstByte = Date() }
             bytes += chunk[0..<n]
         }
-        guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return nil }
+        guard let firstByte, let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return nil }
         let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
         let statusText = head.split(separator: " ", maxSplits: 2).dropFirst().first ?? ""
         guard let status = Int(statusText) else { return nil }
-        return Response(status: status, body: Array(bytes[end.upperBound...]))
+        return Response(status: status, body: Array(bytes[end.upperBound...]), firstByte: firstByte)
     }
 }
 
