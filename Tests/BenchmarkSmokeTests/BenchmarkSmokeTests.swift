@@ -28,7 +28,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. ",
                         "8. 2 loops vs 2 workers", "9. 2 loops vs 2 workers", "10. memory at rest",
                         "11. the cache at scale", "12. encrypted folder vs plain", "13. encrypted folder vs plain",
-                        "14. players first"] {
+                        "14. players first", "20. a player of"] {
             XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
@@ -38,7 +38,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
         XCTAssertEqual(json["wrongBytes"] as? Int, 0)
         let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
-        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...14))
+        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...14) + [20])
         // Every target has a verdict, and the summary counts them.
         let targets = scenarios.flatMap { $0["targets"] as? [[String: Any]] ?? [] }
         XCTAssertGreaterThanOrEqual(targets.count, 20)
@@ -55,6 +55,17 @@ final class BenchmarkSmokeTests: XCTestCase {
                 // Without `serve --loops` the two-loop scenarios are reported, not measured.
                 XCTAssertEqual(scenario["notes"] as? [String], ["not measured: --loops unsupported"])
                 XCTAssertTrue(result.stdout.contains("not measured: --loops unsupported"), result.stdout)
+                continue
+            }
+            if id == 20 {
+                // The modelled HLS player, without and with prefetch (not measured by a proxy without --prefetch).
+                if rows.isEmpty {
+                    let verdicts = (scenario["targets"] as? [[String: Any]] ?? []).map { $0["verdict"] as? String }
+                    XCTAssertEqual(verdicts, ["not measured"], "\(scenario)")
+                } else {
+                    XCTAssertEqual(rows.compactMap { $0["server"] as? String }, ["httpcache --prefetch 0", "httpcache (prefetch 2)"])
+                    XCTAssertTrue(rows.allSatisfy { ($0["metrics"] as? [String: Double])?["TTFB ms (median, k≥2)"] != nil }, "\(rows)")
+                }
                 continue
             }
             if id == 14 {
