@@ -125,6 +125,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
     @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
     @Option(name: .customLong("drain-timeout"), help: .serve("drain-timeout")) var drainTimeout: String?
+    @Flag(name: .customLong("strip-cmcd"), help: .serve("strip-cmcd")) var stripCMCD = false
+    @Flag(name: .customLong("cmcd-hints"), inversion: .prefixedNo, help: .serve("cmcd-hints")) var cmcdHints: Bool?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -137,7 +139,8 @@ struct Serve: ParsableCommand {
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
          ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
          ("download-parallel", downloadParallel), ("download-rate", downloadRate), ("drain-timeout", drainTimeout),
-         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName),
+         ("strip-cmcd", stripCMCD ? "true" : nil), ("cmcd-hints", cmcdHints.map { $0 ? "true" : "false" })].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }
