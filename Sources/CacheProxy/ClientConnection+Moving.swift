@@ -14,7 +14,9 @@ extension ClientConnection {
             return setTimer(server.connectionSettings.keepAliveTimeout)
         }
         running = true
+        resumingHandOver = true
         handle(request.head, body: request.body)
+        resumingHandOver = false
         running = false
         processPending()
     }

@@ -77,6 +77,7 @@ extension ClientConnection {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
                                  keepAlive: head.keepAlive, head: head)
         }
+        readCMCD(head, origin: origin.url, proxyTarget: head.target)
         let owner = server.owner(of: origin.storeKey)
         if owner != server.index {
             return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
@@ -134,6 +135,7 @@ extension ClientConnection {
     }
 
     func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
+        readCMCD(head, origin: url)
         let primary = server.engine.storeKey(for: url.string)
         // A request whose origin fields differ from what a proxy URL sends keeps an
         // entry of its own (stored with its URL's owner, as variants are): what its

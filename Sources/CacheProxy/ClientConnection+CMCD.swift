@@ -1,0 +1,21 @@
+import CacheHTTP
+import CacheLoading
+
+// Players' telemetry (CTA-5004 CMCD) on the way in: read once per request,
+// counted with its response (metrics, access log), its next-object hint
+// fetched in the background. Never part of the cache key, never an error.
+
+extension ClientConnection {
+    /// Reads the CMCD of a request for `origin` (through a proxy URL:
+    /// `proxyTarget`, its target). A request without any costs one scan of
+    /// its target and field names (`CMCD.mayBePresent`).
+    func readCMCD(_ head: HTTPRequestHead, origin: OriginURL, proxyTarget: String? = nil) {
+        guard CMCD.mayBePresent(target: head.target, headers: head.headers),
+              let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }
+        record?.cmcd = cmcd
+        // A request handed over by another loop had its hint taken there.
+        guard !resumingHandOver, head.method == "GET", server.engine.configuration.followsCMCDHints,
+              let hint = CMCDHint(cmcd, origin: origin, proxyTarget: proxyTarget) else { return }
+        server.metrics.cmcd.hint(server.engine.preloader.fetchHint(hint))
+    }
+}
