@@ -340,6 +340,19 @@ package struct CMCD: Sendable, Equatable {
         return nil
     }
 
+    /// `url` with the `CMCD` argument a player appended to a proxy URL
+    /// (`/p/…?CMCD=…`, a query decoding ignores), so that a miss carries it to
+    /// the origin as the player sent it; nil when there is none to carry
+    /// (the base form `/t/` keeps its query in the origin URL already).
+    package static func carried(from proxyTarget: String, to url: String) -> String? {
+        guard proxyTarget.utf8.starts(with: "/p/".utf8), let value = queryValue(in: proxyTarget),
+              queryValue(in: url) == nil else { return nil }
+        let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[$0...]) } ?? ""
+        let base = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[..<$0]) } ?? url
+        let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+        return base + separator + queryName + "=" + String(decoding: value, as: UTF8.self) + fragment
+    }
+
     /// `%HH` decoded (an invalid escape stays as it is).
     static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []

@@ -87,8 +87,18 @@ extension ClientConnection {
             return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
                          transparent: false, owner: owner)
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
-                                     storeKey: origin.storeKey, server: server)
+        // The CMCD a player appended to its proxy URL goes to the origin with a miss (the key stays the entry's).
+        if record?.cmcd != nil, let carried = CMCD.carried(from: head.target, to: origin.urlString),
+           let url = OriginURL.parse(carried) {
+            // `urlString` stays the proxy URL's own: what decryption and rewriting look up.
+            return startExchange(head, url: url, urlString: origin.urlString, storeKey: origin.storeKey)
+        }
+        startExchange(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
+    }
+
+    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String) {
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
+                                     storeKey: storeKey, server: server)
         self.exchange = exchange
         exchange.start()
     }
