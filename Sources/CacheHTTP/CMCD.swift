@@ -6,6 +6,8 @@
 // fails a request: a key that is unknown or whose value is not of its type
 // is dropped (and counted), the rest is used.
 
+import Glibc
+
 /// The keys CTA-5004 (version 1) defines, with their types.
 package enum CMCDKey: String, CaseIterable, Sendable {
     // CMCD-Request
@@ -94,7 +96,10 @@ package struct CMCD: Sendable, Equatable {
     /// `CMCD=` in its target or a field whose name starts with `CMCD-`. This
     /// runs for every request, hits included, so it only compares bytes.
     package static func mayBePresent(target: String, headers: HTTPHeaders) -> Bool {
-        containsQueryName(target.utf8) || headers.fields.contains { isFieldName($0.name) }
+        var bytes = target  // shares the storage: withUTF8 copies only a bridged string
+        if bytes.withUTF8(hasQueryName) { return true }
+        for field in headers.fields where isFieldName(field.name) { return true }
+        return false
     }
 
     /// The CMCD of a request: from its target's `CMCD` query argument
@@ -299,30 +304,24 @@ package struct CMCD: Sendable, Equatable {
     /// Whether `name` is one of the CMCD fields (`CMCD-` and anything: the four, in any case).
     package static func isFieldName(_ name: String) -> Bool {
         let u = name.utf8
-        guard u.count > 5 else { return false }
-        var i = u.startIndex
-        for expected in "cmcd-".utf8 {
-            guard ASCII.lower(u[i]) == expected else { return false }
-            i = u.index(after: i)
-        }
+        // The first byte decides for almost every field of a request.
+        guard let first = u.first, first | 0x20 == UInt8(ascii: "c"), u.count > 5 else { return false }
         return fieldNames.contains { ASCII.equalsIgnoringCase($0, name) }
     }
 
-    /// Whether the bytes hold `CMCD=` right after `?` or `&`.
-    private static func containsQueryName(_ bytes: String.UTF8View) -> Bool {
-        guard bytes.count >= 6 else { return false }
-        var previous: UInt8 = 0
-        var index = bytes.startIndex
-        var seenQuery = false
-        while index < bytes.endIndex {
-            let c = bytes[index]
-            if c == UInt8(ascii: "?") { seenQuery = true }
-            if seenQuery, c == UInt8(ascii: "C"), previous == UInt8(ascii: "?") || previous == UInt8(ascii: "&"),
-               bytes[index...].starts(with: "CMCD=".utf8) {
+    /// Whether the bytes hold `CMCD=` right after `?` or `&` (after the first `?`).
+    private static func hasQueryName(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, let mark = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else {
+            return false
+        }
+        var index = UnsafeRawPointer(mark).assumingMemoryBound(to: UInt8.self) - base + 1
+        while index + 5 <= bytes.count {
+            if bytes[index] == UInt8(ascii: "C"), bytes[index + 1] == UInt8(ascii: "M"), bytes[index + 2] == UInt8(ascii: "C"),
+               bytes[index + 3] == UInt8(ascii: "D"), bytes[index + 4] == UInt8(ascii: "="),
+               bytes[index - 1] == UInt8(ascii: "?") || bytes[index - 1] == UInt8(ascii: "&") {
                 return true
             }
-            previous = c
-            index = bytes.index(after: index)
+            index += 1
         }
         return false
     }
