@@ -145,7 +145,6 @@ extension ClientConnection {
     }
 
     func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        readCMCD(head, origin: url)
         let primary = server.engine.storeKey(for: url.string)
         // A request whose origin fields differ from what a proxy URL sends keeps an
         // entry of its own (stored with its URL's owner, as variants are): what its
@@ -153,6 +152,7 @@ extension ClientConnection {
         let apart = UpstreamHeaders.differsFromProxyURLRequest(
             head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
         let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
+        readCMCD(head, origin: url, apart: apart)
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
         let owner = server.owner(of: primary)
         if cacheable && owner != server.index {

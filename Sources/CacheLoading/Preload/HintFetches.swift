@@ -32,13 +32,18 @@ final class HintFetches: PreloadFetchOwner {
 
     var pinHolder: String? { nil }
 
-    func fetch(_ hint: CMCDHint) -> HintOutcome {
+    /// `clientFields`: a forward or reverse proxy client's request fields (see
+    /// `PreloadItem.clientFields`), `separateEntry` whether its requests have an entry of their own.
+    func fetch(_ hint: CMCDHint, clientFields: HTTPHeaders?, separateEntry: Bool) -> HintOutcome {
         let url = hint.url.string
-        let name = hint.range.map { "\(url) \($0.lowerBound)-\($0.upperBound)" } ?? url
-        guard pending[name] == nil, !isCached(hint) else { return .known }
+        var item = PreloadItem(id: nextID + 1, url: url, range: hint.range, role: .segment)
+        item.clientFields = clientFields
+        item.separateEntry = separateEntry
+        let name = (hint.range.map { "\(url) \($0.lowerBound)-\($0.upperBound)" } ?? url) + (separateEntry ? " apart" : "")
+        guard pending[name] == nil, !isCached(item, range: hint.range) else { return .known }
         guard pending.count < Self.maxPending else { return .dropped }
         nextID += 1
-        let fetch = PreloadFetch(item: PreloadItem(id: nextID, url: url, range: hint.range, role: .segment), run: self)
+        let fetch = PreloadFetch(item: item, run: self)
         pending[name] = fetch
         preloader.enqueue(fetch)
         return .queued
@@ -46,13 +51,12 @@ final class HintFetches: PreloadFetchOwner {
 
     /// Whether this loop's shard holds the hint's bytes already (another
     /// shard's entries are not looked at: the fetch then finds them).
-    private func isCached(_ hint: CMCDHint) -> Bool {
+    private func isCached(_ item: PreloadItem, range: Range<Int64>?) -> Bool {
         let engine = preloader.engine
-        let url = hint.url.string
-        if let group = engine.group, group.shard(ofURL: url) != engine.store.shardIndex { return false }
-        guard let resource = engine.store.existing(storeKey: engine.storeKey(for: url)) else { return false }
+        if let group = engine.group, group.shard(ofURL: item.url) != engine.store.shardIndex { return false }
+        guard let resource = engine.store.existing(storeKey: PreloadRead.storeKey(of: item, engine: engine)) else { return false }
         if resource.isComplete { return true }
-        guard let range = hint.range else { return false }
+        guard let range else { return false }
         return resource.available.covers(range)
     }
 

@@ -137,7 +137,15 @@ final class PreloadRead: ResourceReaderDelegate {
         }
         self.engine = engine
         let spec = item.range.map { ByteRangeSpec.closed(first: $0.lowerBound, last: $0.upperBound - 1) }
-        let reader = engine.reader(url: url, spec: spec, background: true)
+        let reader: ResourceReader
+        if let fields = item.clientFields {
+            // As the transparent client's own request would go (ProxyExchange): its fields, its entry, redirects its own.
+            reader = engine.reader(url: url, spec: spec, fields: OriginFields(UpstreamHeaders.transparent(from: fields)),
+                                   storeKey: Self.storeKey(of: item, engine: engine), background: true, request: fields)
+            reader.followsRedirects = false
+        } else {
+            reader = engine.reader(url: url, spec: spec, background: true)
+        }
         self.reader = reader
         reader.delegate = self
         reader.start()
@@ -147,6 +155,12 @@ final class PreloadRead: ResourceReaderDelegate {
     func cancel() {
         ended = true
         closeReader()
+    }
+
+    /// The entry `item` is kept in.
+    static func storeKey(of item: PreloadItem, engine: Engine) -> String {
+        let primary = engine.storeKey(for: item.url)
+        return item.separateEntry ? engine.store.transparentKey(primary: primary) : primary
     }
 
     // MARK: ResourceReaderDelegate

@@ -192,10 +192,13 @@ package final class Preloader {
 
     /// Fetches what a player named as its next object into the cache, in the
     /// background (see `HintFetches`): at most one fetch per hint in flight.
-    package func fetchHint(_ hint: CMCDHint) -> HintOutcome {
+    /// From a forward or reverse proxy client, `clientFields` are its
+    /// request's fields and `separateEntry` whether its requests keep an entry
+    /// of their own: the object is fetched and kept as its next request would be.
+    package func fetchHint(_ hint: CMCDHint, clientFields: HTTPHeaders? = nil, separateEntry: Bool = false) -> HintOutcome {
         guard !closed else { return .dropped }
         if hintsIfMade == nil { hintsIfMade = HintFetches(preloader: self) }
-        return hintsIfMade!.fetch(hint)
+        return hintsIfMade!.fetch(hint, clientFields: clientFields, separateEntry: separateEntry)
     }
 
     func hintEnded(_ url: String, _ outcome: Result<[UInt8]?, PreloadFailure>) {
