@@ -140,8 +140,10 @@ final class PreloadRead: ResourceReaderDelegate {
         let reader: ResourceReader
         if let fields = item.clientFields {
             // As the transparent client's own request would go (ProxyExchange): its fields, its entry, redirects its own.
-            reader = engine.reader(url: url, spec: spec, fields: OriginFields(UpstreamHeaders.transparent(from: fields)),
-                                   storeKey: Self.storeKey(of: item, engine: engine), background: true, request: fields)
+            // Without its range and preconditions, which were about the object that carried the hint.
+            let request = UpstreamHeaders.transparent(from: fields)
+            reader = engine.reader(url: url, spec: spec, fields: OriginFields(request),
+                                   storeKey: Self.storeKey(of: item, engine: engine), background: true, request: request)
             reader.followsRedirects = false
         } else {
             reader = engine.reader(url: url, spec: spec, background: true)
