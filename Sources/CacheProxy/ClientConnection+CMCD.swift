@@ -16,7 +16,9 @@ extension ClientConnection {
               let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }
         record?.cmcd = cmcd
         // A request handed over by another loop had its hint taken there.
+        // A LAN client of proxy URLs may only fetch what its signed URLs name: its hints are not followed.
         guard !resumingHandOver, head.method == "GET", server.engine.configuration.followsCMCDHints,
+              proxyTarget == nil || server.access.mode != .lan || (peer?.isLoopback ?? false),
               let hint = CMCDHint(cmcd, origin: origin, proxyTarget: proxyTarget) else { return }
         let preloader = server.engine.preloader
         // A transparent client's hint is fetched as its next request will be: its fields, its entry.

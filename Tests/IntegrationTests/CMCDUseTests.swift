@@ -253,4 +253,22 @@ final class CMCDUseTests: XCTestCase {
         XCTAssertEqual(try originLogThroughMarker().filter { $0.hasPrefix("/seg/") }.count, 1, "nothing more fetched")
         XCTAssertEqual(player.cache.cachedResources().count, 1)
     }
+
+    /// Both options change live (a reload, `MediaCache.reconfigure`).
+    func testStripAndHintsChangeOnAReload() throws {
+        let player = try Player(.reverse, origin: origin, folder: directory.file("reload").path)
+        defer { player.close() }
+        let fields = [("CMCD-Request", "bl=100")]
+        XCTAssertEqual(try player.get("/seg/s1.ts", headers: fields).header("X-Origin-Saw-CMCD"), "bl=100")
+        var changed = player.cache.configuration
+        changed.stripsCMCD = true
+        changed.followsCMCDHints = false
+        try player.cache.reconfigure(changed)
+        let stripped = try player.get("/seg/s2.ts", appending: "CMCD=nor%3D%22s3.ts%22", headers: fields)
+        XCTAssertBytes(stripped.body, equal: segments[1])
+        XCTAssertNil(stripped.header("X-Origin-Saw-CMCD"))
+        let fetched = try originLogThroughMarker().filter { $0.hasPrefix("/seg/") }
+        XCTAssertEqual(fetched, ["/seg/s1.ts", "/seg/s2.ts"], "no hint fetched, no CMCD in the query")
+        XCTAssertTrue(try player.metrics().contains("httpcache_cmcd_hints_total{outcome=\"queued\"} 0\n"))
+    }
 }
