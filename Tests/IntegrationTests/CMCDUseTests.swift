@@ -271,4 +271,31 @@ final class CMCDUseTests: XCTestCase {
         XCTAssertEqual(fetched, ["/seg/s1.ts", "/seg/s2.ts"], "no hint fetched, no CMCD in the query")
         XCTAssertTrue(try player.metrics().contains("httpcache_cmcd_hints_total{outcome=\"queued\"} 0\n"))
     }
+
+    /// With several loops (each resource owned by one, requests handed
+    /// over): hints are fetched on the owner's loop, and each request is
+    /// counted once.
+    func testSeveralLoops() throws {
+        let player = try Player(.reverse, origin: origin, folder: directory.file("loops").path) { $0.loops = 2 }
+        defer { player.close() }
+        for n in 1...3 {
+            let hint = n < 3 ? "%2Cnor%3D%22s\(n + 1).ts%22" : ""
+            let response = try player.get("/seg/s\(n).ts", appending: "CMCD=sid%3D%22l%22%2Cbl%3D900" + hint)
+            XCTAssertBytes(response.body, equal: segments[n - 1])
+            if n > 1 {
+                XCTAssertTrue(response.header("Cache-Status")?.hasPrefix("httpcache; hit") ?? false,
+                              "s\(n): \(response.header("Cache-Status") ?? "none")")
+            }
+            guard n < 3 else { break }
+            XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+                player.cache.cachedResources().contains { $0.url.hasSuffix("/seg/s\(n + 1).ts") && $0.isComplete }
+            }, "s\(n + 1) cached from the hint")
+        }
+        XCTAssertEqual(try originLogThroughMarker().filter { $0.hasPrefix("/seg/") }.count, 3, "each segment fetched once")
+        let metrics = try player.metrics()
+        XCTAssertTrue(metrics.contains("\nhttpcache_cmcd_requests_total 3\n"), metrics)
+        XCTAssertTrue(metrics.contains("httpcache_cmcd_buffer_length_seconds_bucket{le=\"1.0\"} 3\n"), metrics)
+        XCTAssertTrue(metrics.contains("\nhttpcache_cmcd_players 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("httpcache_cmcd_hints_total{outcome=\"queued\"} 2\n"), metrics)
+    }
 }
