@@ -221,6 +221,10 @@ final class CMCDUseTests: XCTestCase {
         }, "\(lines)")
         XCTAssertTrue(lines[0].hasSuffix(" viewer-1 1200"), lines[0])
         XCTAssertTrue(lines[1].hasSuffix(" viewer-2 5000"), lines[1])
+        // `httpcache stats` shows them too.
+        let table = try TestTools.run(CLITests.binary, ["stats", "--cache-dir", directory.file("bs").path])
+        XCTAssertTrue(table.succeeded, table.stderr)
+        XCTAssertTrue(table.stdout.contains("2 sessions, 1 rebuffer, 2 requests (0 malformed)"), table.stdout)
     }
 
     /// Unknown keys, values of the wrong type, payloads past the bound (as
