@@ -119,4 +119,27 @@ final class CMCDTests: XCTestCase {
         XCTAssertFalse(CMCD.mayBePresent(target: "/s.ts?XCMCD=1", headers: HTTPHeaders([("CMCD-Other", "x")])))
         XCTAssertNil(CMCD.parse(target: "/s.ts?a=b", headers: HTTPHeaders([("User-Agent", "x")])))
     }
+
+    /// Any bytes at all: parsed without a crash, every value of its key's type.
+    func testArbitraryBytesNeverBreakTheParser() {
+        var state: UInt64 = 0x38
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state >> 33
+        }
+        let alphabet = Array("bl=dsnortmpcuv,\"\\?01-.%2C ".utf8) + [0, 0xff, 0x0a]
+        for _ in 0..<2000 {
+            let count = Int(next() % 64)
+            let bytes = (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let cmcd = CMCD.parse(payload: text)
+            for (key, value) in cmcd.values {
+                switch (key.type, value) {
+                case (.integer, .integer), (.decimal, .decimal), (.boolean, .boolean), (.string, .string), (.token, .token): break
+                default: XCTFail("\(key) = \(value) from \(bytes)")
+                }
+            }
+            _ = CMCD.parse(target: "/s.ts?CMCD=" + text, headers: HTTPHeaders([("CMCD-Request", text)]))
+        }
+    }
 }
