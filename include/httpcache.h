@@ -137,6 +137,10 @@ const char *hc_strerror(int code);
  *   "download-rate": Bytes per second all downloads and preloads may take
  *       from origins together, as a size (0: no cap, the default); players
  *       are never capped.
+ *   "strip-cmcd": Drop players' CMCD (the CMCD query argument and CMCD-*
+ *       fields) from origin requests; by default a miss forwards it.
+ *   "cmcd-hints": Fetch the next object a player names in its CMCD (nor, nrr)
+ *       into the cache in the background (default true).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -150,6 +150,17 @@ results.append(measure("proxy URL decode (target → origin URL)", seconds: seco
     for _ in 0..<100 { sink &+= ProxyURL.originURL(fromTarget: proxyTarget)?.port ?? 0 }
 })
 
+// Every proxied request asks whether it carries CMCD (issue 38): one that does not must cost next to nothing.
+let playerHead: HTTPRequestHead = {
+    guard case .success(let parsed?) = requestBytes.withUnsafeBytes({ RequestHeadParser.parse($0) }) else {
+        fatalError("the sample head does not parse")
+    }
+    return parsed.head
+}()
+results.append(measure("CMCD presence check (a request without any)", seconds: seconds) {
+    for _ in 0..<100 where CMCD.mayBePresent(target: playerHead.target, headers: playerHead.headers) { sink &+= 1 }
+})
+
 results.append(measure("Range parse + resolve (bytes=a-b)", seconds: seconds) {
     for i in 0..<100 {
         let specs = RangeHeaderParser.parse(i & 1 == 0 ? "bytes=1048576-2097151" : "bytes=0-")

@@ -36,7 +36,10 @@ package struct VaryKey: Sendable, Hashable {
             for part in value.split(separator: ",") {
                 let name = trimmedOWS(String(part))
                 if name == "*" { return nil }
-                if !name.isEmpty { names.insert(ASCII.lowercased(String(name))) }
+                // Player telemetry (CMCD) changes with every request and chooses
+                // no content: a Vary naming it would make every request a miss.
+                let lowered = ASCII.lowercased(String(name))
+                if !name.isEmpty, !CMCD.fieldNames.contains(lowered) { names.insert(lowered) }
             }
         }
         entries = names.sorted().map { name in

@@ -35,6 +35,8 @@ package struct EngineConfiguration: Sendable {
     package var downloadParallel = 4
     /// Bytes per second for downloads and preloads over all loops together; 0: no cap.
     package var downloadRate: Int64 = 0
+    /// Whether CMCD next-object hints (`nor`/`nrr`) are fetched in the background.
+    package var followsCMCDHints = true
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -50,6 +52,8 @@ package struct EngineLiveSettings: Sendable {
     package var destinations: DestinationPolicy
     package var downloadParallel: Int
     package var downloadRate: Int64
+    package var stripsCMCD: Bool
+    package var followsCMCDHints: Bool
 
     package init(_ configuration: EngineConfiguration) {
         maxCacheBytes = configuration.maxCacheBytes
@@ -58,6 +62,8 @@ package struct EngineLiveSettings: Sendable {
         destinations = configuration.upstream.destinations
         downloadParallel = configuration.downloadParallel
         downloadRate = configuration.downloadRate
+        stripsCMCD = configuration.upstream.stripsCMCD
+        followsCMCDHints = configuration.followsCMCDHints
     }
 }
 
@@ -124,6 +130,8 @@ package final class Engine {
         configuration.upstream.extraHeaders = live.extraHeaders
         configuration.upstream.forwardedHeaders = live.forwardedHeaders
         configuration.upstream.destinations = live.destinations
+        configuration.upstream.stripsCMCD = live.stripsCMCD
+        configuration.followsCMCDHints = live.followsCMCDHints
         client.reconfigure(configuration.upstream)
         store.maxBytes = live.maxCacheBytes
         store.evictIfNeeded()

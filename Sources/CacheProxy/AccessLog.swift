@@ -8,8 +8,11 @@ import CacheIO
 ///
 /// `line()` gives the text, fields separated by one space:
 ///
-///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL partial 12.345
-///     time                     client          method target            status sent fetched cache  cache-status ms
+///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL partial 12.345 6e2f… 21300
+///     time                     client          method target            status sent fetched cache  cache-status ms     sid  bl
+///
+/// `sid` and `bl` are the player's session id and buffer length in
+/// milliseconds from its CMCD (CTA-5004), `-` when the request carried none.
 ///
 /// `cache-status` is the word of the response's Cache-Status field (RFC
 /// 9211): `hit`, `uri-miss`, `vary-miss`, `stale`, `partial`, `request`,
@@ -37,10 +40,16 @@ package struct AccessLogEntry: Sendable, Equatable {
     package var cacheStatus: String
     /// From the request head to the last byte queued, in milliseconds.
     package var durationMilliseconds: Double
+    /// The player's session id (CMCD `sid`), if it sent one.
+    package var sessionID: String?
+    /// The player's buffer length in milliseconds (CMCD `bl`), if it sent one.
+    package var bufferLength: Int64?
 
     package init(time: Int64, client: String, method: String, target: String, status: Int, bytesSent: UInt64,
                  bytesFromOrigin: UInt64, cache: CacheStatus, cacheStatus: String = "bypass",
-                 durationMilliseconds: Double) {
+                 durationMilliseconds: Double, sessionID: String? = nil, bufferLength: Int64? = nil) {
+        self.sessionID = sessionID
+        self.bufferLength = bufferLength
         self.cacheStatus = cacheStatus
         self.time = time
         self.client = client
@@ -61,6 +70,8 @@ package struct AccessLogEntry: Sendable, Equatable {
         out += " \"" + Self.escaped(target, escapingSpace: false) + "\""
         out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) \(Self.token(cacheStatus)) "
         out += MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3)
+        out += " " + Self.token(sessionID ?? "")
+        out += " " + (bufferLength.map { String($0) } ?? "-")
         return out
     }
 

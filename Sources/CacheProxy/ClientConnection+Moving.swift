@@ -14,7 +14,9 @@ extension ClientConnection {
             return setTimer(server.connectionSettings.keepAliveTimeout)
         }
         guard events.begin() else { return }  // a connection just adopted: nothing drives it yet
+        resumingHandOver = true
         handle(request.head, body: request.body)
+        resumingHandOver = false
         processPending()
     }
 

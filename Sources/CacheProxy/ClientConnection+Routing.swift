@@ -60,6 +60,7 @@ extension ClientConnection {
             return respondSimple(400, "Bad request: the proxy URL does not carry an http or https URL\n",
                                  keepAlive: head.keepAlive, head: head)
         }
+        readCMCD(head, origin: origin.url, proxyTarget: head.target)
         let owner = server.owner(of: origin.storeKey)
         if owner != server.index {
             return answerFromCopy(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
@@ -69,8 +70,18 @@ extension ClientConnection {
             return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
                          transparent: false, owner: owner)
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: origin.url, urlString: origin.urlString,
-                                     storeKey: origin.storeKey, server: server)
+        // The CMCD a player appended to its proxy URL goes to the origin with a miss (the key stays the entry's).
+        if record?.cmcd != nil, let carried = CMCD.carried(from: head.target, to: origin.urlString),
+           let url = OriginURL.parse(carried) {
+            // `urlString` stays the proxy URL's own: what decryption and rewriting look up.
+            return startExchange(head, url: url, urlString: origin.urlString, storeKey: origin.storeKey)
+        }
+        startExchange(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
+    }
+
+    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String) {
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
+                                     storeKey: storeKey, server: server)
         self.exchange = exchange
         exchange.start()
     }
@@ -124,6 +135,7 @@ extension ClientConnection {
         let apart = UpstreamHeaders.differsFromProxyURLRequest(
             head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
         let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
+        readCMCD(head, origin: url, apart: apart)
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
         let owner = server.owner(of: primary)
         if cacheable && owner != server.index {

@@ -51,6 +51,8 @@ final class ClientConnection: SocketDelegate {
     /// the first loop and this is admin or stats): the connection goes there
     /// with it once the machine's current actions are done.
     var moving: (head: HTTPRequestHead, body: [UInt8]?, to: LoopLink)?
+    /// While a request another loop handed over is routed here (its CMCD hint was taken there).
+    var resumingHandOver = false
     /// For a connection another loop handed over with a request: that loop,
     /// where it goes back once idle (so its later requests are routed from
     /// there again and the loops stay balanced).

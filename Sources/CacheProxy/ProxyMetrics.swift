@@ -27,6 +27,8 @@ package struct ProxyMetrics: Sendable {
     package var hitsOnOtherLoops: UInt64 = 0
     /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
     package var connectionsBalanced: UInt64 = 0
+    /// What players said in their CMCD.
+    package var cmcd = CMCDMetrics()
 
     package init() {}
 
@@ -40,6 +42,7 @@ package struct ProxyMetrics: Sendable {
         loopHandoffs &+= other.loopHandoffs
         hitsOnOtherLoops &+= other.hitsOnOtherLoops
         connectionsBalanced &+= other.connectionsBalanced
+        cmcd.add(other.cmcd)
     }
 
     /// One response finished (or was cut short): call once per response, with
@@ -57,7 +60,8 @@ package struct ProxyMetrics: Sendable {
     /// A Sendable copy, with the figures other owners keep: the engine's
     /// origin counters, the connection count, the cache's size.
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
-                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1) -> MetricsSnapshot {
+                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
+                          hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
         var snapshot = MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
                         requestsByCacheStatus: requestsByCacheStatus,
                         bytesFromCache: bytesFromCache, bytesFromOrigin: engine.bytesFromOrigin,
@@ -69,6 +73,9 @@ package struct ProxyMetrics: Sendable {
         snapshot.loopHandoffs = loopHandoffs
         snapshot.hitsOnOtherLoops = hitsOnOtherLoops
         snapshot.connectionsBalanced = connectionsBalanced
+        snapshot.cmcd = cmcd
+        snapshot.hintsFetched = hintsFetched
+        snapshot.hintsFailed = hintsFailed
         return snapshot
     }
 }
@@ -95,6 +102,10 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var loopHandoffs: UInt64 = 0
     package var hitsOnOtherLoops: UInt64 = 0
     package var connectionsBalanced: UInt64 = 0
+    package var cmcd = CMCDMetrics()
+    /// Hinted objects fetched in the background (the preloaders' counts).
+    package var hintsFetched: UInt64 = 0
+    package var hintsFailed: UInt64 = 0
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  requestsByCacheStatus: [String: UInt64] = [:],
@@ -163,6 +174,11 @@ extension MetricsSnapshot {
     ///     loop_handoffs        connections handed to another loop for a request
     ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
     ///     connections_balanced new connections handed to a loop holding fewer
+    ///     cmcd                 players' CMCD: {"requests", "malformed", "rebuffers", "players",
+    ///                          "players_overflow", "buffer_length_ms": {"count", "sum", "le": {bound: cumulative}},
+    ///                          "throughput_kbps" and "bitrate_kbps": {"count", "sum"}, "by_object_type",
+    ///                          "by_content": {cid: {"requests", "rebuffers"}}, "hints": {"queued", "known",
+    ///                          "dropped", "fetched", "failed"}}
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -192,6 +208,7 @@ extension MetricsSnapshot {
             ("loop_handoffs", String(loopHandoffs)),
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
             ("connections_balanced", String(connectionsBalanced)),
+            ("cmcd", cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -234,6 +251,7 @@ extension MetricsSnapshot {
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
                     String(connectionsBalanced))
+        cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
         return text.output
     }
 
@@ -275,6 +293,15 @@ struct PrometheusText {
             }
             output += " " + value + "\n"
         }
+    }
+
+    /// A histogram: cumulative `buckets` (upper bound text, count), their sum and count.
+    mutating func histogram(_ name: String, _ help: String, buckets: [(String, UInt64)], sum: String, count: UInt64) {
+        output += "# HELP \(name) \(Self.escapeHelp(help))\n"
+        output += "# TYPE \(name) histogram\n"
+        for (bound, cumulative) in buckets { output += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
+        output += "\(name)_sum \(sum)\n"
+        output += "\(name)_count \(count)\n"
     }
 
     /// Label values escape backslash, double quote and line feed.

@@ -295,7 +295,8 @@ package final class ProxyServer {
             done(total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
                                         cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
                                         uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops))
+                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops,
+                                        hintsFetched: total.hintsFetched, hintsFailed: total.hintsFailed))
         }
     }
 
@@ -306,6 +307,8 @@ package final class ProxyServer {
         var engine = EngineCounters()
         var cacheBytes: Int64 = 0
         var cacheEntries = 0
+        var hintsFetched: UInt64 = 0
+        var hintsFailed: UInt64 = 0
 
         mutating func add(_ other: Figures) {
             metrics.add(other.metrics)
@@ -313,12 +316,15 @@ package final class ProxyServer {
             engine.add(other.engine)
             cacheBytes += other.cacheBytes
             cacheEntries += other.cacheEntries
+            hintsFetched += other.hintsFetched
+            hintsFailed += other.hintsFailed
         }
     }
 
     private var figures: Figures {
         Figures(metrics: metrics, connections: connections.count, engine: loader.currentCounters,
-                cacheBytes: engine.store.totalBytes, cacheEntries: engine.store.count)
+                cacheBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
+                hintsFetched: engine.preloaderIfMade?.hintsFetched ?? 0, hintsFailed: engine.preloaderIfMade?.hintsFailed ?? 0)
     }
 
     // MARK: work on other loops (admin, stats)
@@ -393,13 +399,16 @@ package final class ProxyServer {
     func responded(_ record: ResponseRecord) {
         metrics.recordResponse(status: record.status, cache: record.cache, word: record.cacheStatus.word)
         metrics.addBytesFromCache(record.bytesFromCache)
+        if let cmcd = record.cmcd { metrics.cmcd.record(cmcd) }
         guard let accessLog else { return }
         let now = WallClock.milliseconds()
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
                                         cacheStatus: record.cacheStatus.word,
-                                        durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6))
+                                        durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
+                                        sessionID: record.cmcd?.string(.sessionID),
+                                        bufferLength: record.cmcd?.integer(.bufferLength)))
     }
 
     /// Stops accepting and drops clients. The engine stays open.
@@ -436,4 +445,6 @@ struct ResponseRecord {
     var bytesFromOrigin: UInt64 = 0
     /// `WallClock.monotonicNanoseconds()` when the request head was complete.
     var startedAt: UInt64
+    /// The player's CMCD, when the request carried any.
+    var cmcd: CMCD?
 }

@@ -20,11 +20,23 @@ struct TargetCache {
     /// The origin a proxy request target carries, or nil when it carries none.
     mutating func entry(for target: String, storeKey: (String) -> String) -> Entry? {
         if let hit = entries[target] { return hit }
-        guard let url = ProxyURL.originURL(fromTarget: target) else { return nil }
+        // A player appends a query of its own to a `/p/` URL (CMCD, new at every
+        // request), which decoding ignores: such targets are kept without it.
+        let key = Self.withoutPlayerQuery(target)
+        if key != target, let hit = entries[key] { return hit }
+        guard let url = ProxyURL.originURL(fromTarget: key) else { return nil }
         if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
         let urlString = url.string
         let entry = Entry(url: url, urlString: urlString, storeKey: storeKey(urlString))
-        entries[target] = entry
+        entries[key] = entry
         return entry
+    }
+
+    /// A `/p/` target without its query (the base form `/t/` keeps it: it is part of the origin URL).
+    private static func withoutPlayerQuery(_ target: String) -> String {
+        guard target.utf8.starts(with: "/p/".utf8), let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else {
+            return target
+        }
+        return String(target[..<mark])
     }
 }

@@ -17,7 +17,7 @@ package final class UpstreamClient {
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
     private var redirects = RedirectMemory()
-    /// Tasks waiting for a connection slot, oldest first.
+    /// Tasks waiting for a connection slot, the one due first (a player's CMCD `dl`) at the front.
     private var waiting = WaitingTasks()
     /// Slots held by tasks resolving their origin's name (no connection yet).
     private var resolving = 0
@@ -141,7 +141,7 @@ package final class UpstreamClient {
     /// Every slot is taken: the task waits (it is not failed), and an idle
     /// connection nobody waits for is closed to make room.
     private func wait(_ task: UpstreamTask) {
-        waiting.append(task)
+        waiting.append(task, now: loop.nowMilliseconds, deadline: task.playerDeadline)
         if let count = waitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
             logger.debug("origin connection limit reached; requests wait for a connection", metadata: [
                 "limit": "\(configuration.maxConnections)", "waiting": "\(waiting.count)", "times": "\(count)"])
@@ -149,7 +149,7 @@ package final class UpstreamClient {
         serveWaiting()
     }
 
-    /// Starts waiting tasks, oldest first, while their origin has an idle
+    /// Starts waiting tasks, the one due first first, while their origin has an idle
     /// connection or a slot is free; when the oldest can have neither, an
     /// idle connection to another origin is closed so its slot frees up.
     private func serveWaiting() {

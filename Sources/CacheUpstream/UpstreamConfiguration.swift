@@ -27,6 +27,10 @@ package struct UpstreamConfiguration: Sendable {
     /// Where requests may go (`--allow-origin`): checked before every hop,
     /// redirects included, so no fetch reaches a destination outside it.
     package var destinations = DestinationPolicy.any
+    /// Whether the player's telemetry (CTA-5004 CMCD: the `CMCD` query
+    /// argument and the `CMCD-*` fields) is dropped from origin requests
+    /// (`--strip-cmcd`); by default it goes on as the player sent it.
+    package var stripsCMCD = false
     /// The parent proxy origin requests go through (`--upstream-proxy`), if any.
     package var parentProxy: ParentProxy?
 

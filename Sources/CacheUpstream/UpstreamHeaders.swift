@@ -16,7 +16,8 @@ package enum UpstreamHeaders {
     /// Fields not sent when a redirect leaves the origin first asked.
     package static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
-    /// The client's fields to send on: `defaultForwarded` plus `extra` (lowercased
+    /// The client's fields to send on: `defaultForwarded`, the player's
+    /// telemetry (CMCD, meant for the delivery side) and `extra` (lowercased
     /// names), never a reserved one nor one the client's Connection field lists
     /// as hop-by-hop.
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
@@ -27,7 +28,7 @@ package enum UpstreamHeaders {
         for field in client {
             let name = field.name.lowercased()
             guard !reserved.contains(name), !hopByHop.contains(name),
-                  defaultForwarded.contains(name) || extra.contains(name) else { continue }
+                  defaultForwarded.contains(name) || extra.contains(name) || CMCD.fieldNames.contains(name) else { continue }
             out.add(field.name, field.value)
         }
         return out
@@ -69,7 +70,7 @@ package enum UpstreamHeaders {
                 "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
         // Player telemetry (CTA-5004 CMCD): passed on, but it changes with every request and
         // chooses no content, so it never keeps a request from the proxy URLs' entry.
-        .union(["cmcd-request", "cmcd-object", "cmcd-status", "cmcd-session"])
+        .union(CMCD.fieldNames)
 
     /// Whether a transparent request sends the origin a field a proxy URL's
     /// request would not (`forwarded`: the configured extra names,
@@ -117,7 +118,10 @@ package enum UpstreamHeaders {
         }
         out.append(contentsOf: method.utf8)
         out.append(UInt8(ascii: " "))
-        out.append(contentsOf: (absoluteForm ? url.string : url.pathAndQuery).utf8)
+        let target = absoluteForm ? url.string : url.pathAndQuery
+        // `--strip-cmcd`: the player's telemetry stays here (query argument and fields).
+        let strip = configuration.stripsCMCD
+        out.append(contentsOf: (strip ? QueryFilter.removing(QueryFilter.playerTelemetry, from: target) : target).utf8)
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         line("Host", url.hostHeader)
         var hasUserAgent = false
@@ -126,6 +130,7 @@ package enum UpstreamHeaders {
             if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
         for (name, value) in headers where allowed(name) {
+            if strip && CMCD.isFieldName(name) { continue }
             guard !configuration.extraHeaders.contains(where: { HTTPHeaders.sameName($0.name, name) }) else { continue }
             line(name, value)
             if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }

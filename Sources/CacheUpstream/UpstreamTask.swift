@@ -50,6 +50,16 @@ package final class UpstreamTask {
         request = client.requestBytes(for: self)
     }
 
+    /// Milliseconds until the player that asked runs out of buffer (CMCD
+    /// `dl`, in the URL's query or the fields), if it said: read only when the
+    /// task must wait for a connection slot.
+    var playerDeadline: UInt64? {
+        let target = originalURL.pathAndQuery
+        guard CMCD.mayBePresent(target: target, headers: headers),
+              let deadline = CMCD.parse(target: target, headers: headers)?.integer(.deadline), deadline >= 0 else { return nil }
+        return UInt64(deadline)
+    }
+
     /// Stops taking body bytes until `resume()` (the consumer is full).
     package func pause() { connection?.pause() }
 

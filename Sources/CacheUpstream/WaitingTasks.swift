@@ -1,29 +1,64 @@
-/// A first-in, first-out queue of tasks waiting for an origin connection:
-/// an array read from a moving head, compacted once half of it is spent.
-struct WaitingTasks {
-    private var tasks: [UpstreamTask] = []
-    private var head = 0
+/// The tasks waiting for an origin connection, the one due first at the
+/// front: earliest deadline first, ties (and tasks without a deadline of
+/// their own, which are due `WaitingTasks.defaultDelay` after they came) in
+/// order of arrival. A player's CMCD `dl` (CTA-5004: how long until its
+/// buffer runs dry) makes the request closest to stalling go first; a
+/// request without one is never passed over for longer than the default
+/// delay. A binary heap: thousands of waiting tasks cost log n each.
+typealias WaitingTasks = WaitingQueue<UpstreamTask>
 
-    var count: Int { tasks.count - head }
-    var isEmpty: Bool { head == tasks.count }
-    var first: UpstreamTask? { isEmpty ? nil : tasks[head] }
+/// The queue of `WaitingTasks`, of any element (tests use plain values).
+struct WaitingQueue<Element> {
+    /// Milliseconds after arrival a task without a deadline of its own is due.
+    static var defaultDelay: UInt64 { 10_000 }
 
-    mutating func append(_ task: UpstreamTask) { tasks.append(task) }
+    private struct Entry {
+        var due: UInt64
+        var order: UInt64
+        var task: Element
+
+        func precedes(_ other: Entry) -> Bool { due != other.due ? due < other.due : order < other.order }
+    }
+
+    private var heap: [Entry] = []
+    private var arrivals: UInt64 = 0
+
+    var count: Int { heap.count }
+    var isEmpty: Bool { heap.isEmpty }
+    var first: Element? { heap.first?.task }
+
+    /// Adds `task`, which arrived at `now` (loop milliseconds) and must start
+    /// within `deadline` milliseconds if it says so.
+    mutating func append(_ task: Element, now: UInt64, deadline: UInt64? = nil) {
+        arrivals += 1
+        heap.append(Entry(due: now &+ (deadline ?? Self.defaultDelay), order: arrivals, task: task))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].precedes(heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
 
     mutating func removeFirst() {
-        guard !isEmpty else { return }
-        head += 1
-        if head == tasks.count {
-            tasks.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 && head * 2 >= tasks.count {
-            tasks.removeFirst(head)
-            head = 0
+        guard !heap.isEmpty else { return }
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var best = parent
+            if left < heap.count && heap[left].precedes(heap[best]) { best = left }
+            if right < heap.count && heap[right].precedes(heap[best]) { best = right }
+            guard best != parent else { return }
+            heap.swapAt(parent, best)
+            parent = best
         }
     }
 
     mutating func removeAll() {
-        tasks.removeAll()
-        head = 0
+        heap.removeAll()
     }
 }

@@ -57,6 +57,15 @@ public struct HTTPCacheConfiguration: Sendable {
     /// Names of client request fields sent on to the origin besides
     /// User-Agent, Accept and Accept-Language (e.g. `"Referer"`).
     public var forwardedHeaders: [String] = []
+    /// Drops the players' telemetry (CTA-5004 CMCD: the `CMCD` query argument
+    /// and the `CMCD-Request`, `-Object`, `-Status`, `-Session` fields) from
+    /// origin requests (`--strip-cmcd`). Off (default): a miss reaches the
+    /// origin with the CMCD the player sent. Never part of a cache key either way.
+    public var stripsCMCD = false
+    /// Fetches the object a player names as its next one (CMCD `nor`/`nrr`)
+    /// into the cache in the background, at preload priority (`--cmcd-hints`,
+    /// default on): one hint per request, same origin only.
+    public var followsCMCDHints = true
     /// Maps an origin URL to the key it is cached under, so that several URLs
     /// (e.g. signed CDN URLs whose token changes) share one cache entry.
     public var cacheKey: @Sendable (String) -> String = { $0 }
@@ -194,6 +203,8 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
         engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
         engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
+        engine.upstream.stripsCMCD = stripsCMCD
+        engine.followsCMCDHints = followsCMCDHints
         engine.cacheKey = storeCacheKey
         engine.encryptionKey = encryptionKey
         engine.downloadParallel = downloadParallel

@@ -199,7 +199,17 @@ public struct ServeOption: Sendable {
         option("download-rate", "BYTES_PER_S",
                "Bytes per second all downloads and preloads may take from origins together, as a size (0: no cap, the default); players are never capped.",
                \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }),
+        // Players' telemetry (CTA-5004 CMCD, issue #38).
+        option("strip-cmcd", "", "Drop players' CMCD (the CMCD query argument and CMCD-* fields) from origin requests; by default a miss forwards it.",
+               \.configuration.stripsCMCD, takes: "true or false", reloadable: true, read: flag),
+        option("cmcd-hints", "", "Fetch the next object a player names in its CMCD (nor, nrr) into the cache in the background (default true).",
+               \.configuration.followsCMCDHints, takes: "true or false", reloadable: true, read: flag),
     ]
+
+    /// A flag's text: true/yes/on/1 or false/no/off/0.
+    private static func flag(_ text: String) -> Bool? {
+        ["true": true, "yes": true, "on": true, "1": true, "false": false, "no": false, "off": false, "0": false][text.lowercased()]
+    }
 
     /// The key file: refused with what is wrong with it (`FolderKeys.readKeyFile`, coded `.key`).
     private static var keyFileOption: ServeOption {

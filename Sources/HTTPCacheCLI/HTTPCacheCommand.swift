@@ -127,9 +127,12 @@ struct Serve: ParsableCommand {
     @Option(parsing: .unconditional, help: .serve("download-parallel")) var downloadParallel: String?
     @Option(parsing: .unconditional, help: .serve("download-rate")) var downloadRate: String?
     @Option(parsing: .unconditional, help: .serve("drain-timeout")) var drainTimeout: String?
+    @Flag(help: .serve("strip-cmcd")) var stripCmcd = false
+    @Flag(inversion: .prefixedNo, help: .serve("cmcd-hints")) var cmcdHints: Bool?
 
     /// The options given, by `ServeOption` name: every `@Option`/`@Flag`
-    /// property above, found by reflection (a flag given is "true").
+    /// property above, found by reflection (a flag given is "true"; one
+    /// with an inversion, `--no-…`, "false"; neither given, nothing).
     private var given: [(String, [String])] {
         Mirror(reflecting: self).children.compactMap { child in
             guard let label = child.label, label.hasPrefix("_"), label != "_config" else { return nil }
@@ -139,6 +142,7 @@ struct Serve: ParsableCommand {
             case let option as Option<String?>: return (name, option.wrappedValue.map { [$0] } ?? [])
             case let option as Option<[String]>: return (name, option.wrappedValue)
             case let flag as Flag<Bool>: return (name, flag.wrappedValue ? ["true"] : [])
+            case let flag as Flag<Bool?>: return (name, flag.wrappedValue.map { [$0 ? "true" : "false"] } ?? [])
             default: return nil
             }
         }

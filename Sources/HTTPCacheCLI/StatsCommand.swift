@@ -66,6 +66,17 @@ struct ProxyStats: Decodable {
     var cacheSizeBytes: Int64
     var cacheEntries: Int
     var accessLogDropped: UInt64
+    /// Players' CMCD; absent from a proxy older than it.
+    var cmcd: PlayerStats?
+
+    /// The `cmcd` object of `/stats` (the figures the table shows).
+    struct PlayerStats: Decodable {
+        var requests: UInt64
+        var malformed: UInt64
+        var rebuffers: UInt64
+        var players: Int
+        var hints: [String: UInt64]
+    }
 
     // Spelled out: a key strategy would also rewrite the dictionaries' keys.
     enum CodingKeys: String, CodingKey {
@@ -75,7 +86,7 @@ struct ProxyStats: Decodable {
         case originRequests = "origin_requests", originErrors = "origin_errors"
         case openConnections = "open_connections", activeDownloads = "active_downloads", evictions
         case cacheSizeBytes = "cache_size_bytes", cacheEntries = "cache_entries"
-        case accessLogDropped = "access_log_dropped"
+        case accessLogDropped = "access_log_dropped", cmcd
     }
 
     /// A table for people, two columns, ending with a line feed.
@@ -100,9 +111,20 @@ struct ProxyStats: Decodable {
             ("cache", "\(Self.bytes(cacheSizeBytes)) in \(counted(cacheEntries, "entry", plural: "entries"))"),
             ("evictions", String(evictions)),
             ("access log dropped", String(accessLogDropped)),
-        ]
+        ] + playerRows
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0 + String(repeating: " ", count: width + 2 - $0.0.count) + $0.1 + "\n" }.joined()
+    }
+
+    /// What players said in their CMCD, when any did.
+    private var playerRows: [(String, String)] {
+        guard let cmcd, cmcd.requests > 0 else { return [] }
+        return [
+            ("players (CMCD)", "\(counted(cmcd.players, "session", plural: "sessions")), \(counted(cmcd.rebuffers, "rebuffer")), "
+                + "\(cmcd.requests) requests (\(cmcd.malformed) malformed)"),
+            ("  next-object hints", "\(cmcd.hints["queued", default: 0]) fetched in the background "
+                + "(\(cmcd.hints["fetched", default: 0]) done, \(cmcd.hints["failed", default: 0]) failed)"),
+        ]
     }
 
     /// `1.5 GiB (1610612736 bytes)`; plain bytes below 1 KiB.

@@ -25,6 +25,9 @@ final class VaryKeyTests: XCTestCase {
             (["Accept, *"], [("Accept", "x")], nil, #line),
             (["Accept", " * "], [], nil, #line),
             ([" , "], [], [], #line),
+            // Player telemetry (CMCD) changes with every request: never part of the key.
+            (["CMCD-Request, Accept", "cmcd-session"], [("CMCD-Request", "bl=1"), ("Accept", "x")],
+             [E(name: "accept", value: "x")], #line),
         ]
         for c in cases {
             let response = HTTPHeaders(c.vary.map { ("Vary", $0) })

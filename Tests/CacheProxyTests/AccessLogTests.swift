@@ -15,7 +15,7 @@ final class AccessLogTests: XCTestCase {
 
     func testLineFormatTable() {
         let prefix = "2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "
-        let suffix = " 206 1048576 65536 PARTIAL partial 12.346"
+        let suffix = " 206 1048576 65536 PARTIAL partial 12.346 - -"
         let table: [(String, String)] = [
             ("/p/aHR0cHM6Ly9l/movie.mp4", #""/p/aHR0cHM6Ly9l/movie.mp4""#),
             ("/a b", #""/a b""#),
@@ -33,8 +33,23 @@ final class AccessLogTests: XCTestCase {
 
     func testUnquotedFieldsAreEscapedAndNeverEmpty() {
         let line = entry(target: "/", method: "G T\n", client: "").line()
-        XCTAssertEqual(line, #"2026-11-23T18:01:36.123Z - G\x20T\x0a "/" 206 1048576 65536 PARTIAL partial 12.346"#)
+        XCTAssertEqual(line, #"2026-11-23T18:01:36.123Z - G\x20T\x0a "/" 206 1048576 65536 PARTIAL partial 12.346 - -"#)
         XCTAssertEqual(parse(line)?.method, "G\\x20T\\x0a")
+    }
+
+    /// The player's CMCD session id and buffer length close the line; a
+    /// session id is the player's text, escaped like any unquoted field.
+    func testSessionAndBufferLengthFromCMCD() {
+        var record = entry(target: "/s.ts")
+        record.sessionID = "6e2fb550-c457"
+        record.bufferLength = 21300
+        XCTAssertTrue(record.line().hasSuffix(" 12.346 6e2fb550-c457 21300"), record.line())
+        XCTAssertEqual(parse(record.line())?.sessionID, "6e2fb550-c457")
+        XCTAssertEqual(parse(record.line())?.bufferLength, "21300")
+        record.sessionID = "a b\n200"
+        record.bufferLength = nil
+        XCTAssertTrue(record.line().hasSuffix(#" 12.346 a\x20b\x0a200 -"#), record.line())
+        XCTAssertEqual(parse(record.line())?.milliseconds, 12.346)
     }
 
     func testTimestamps() {
@@ -51,6 +66,7 @@ final class AccessLogTests: XCTestCase {
     struct Parsed: Equatable {
         var time: String, client: String, method: String, target: String
         var status: Int, sent: UInt64, fetched: UInt64, cache: String, cacheStatus: String, milliseconds: Double
+        var sessionID: String, bufferLength: String
     }
 
     /// A strict reader of the format: undoes the target's escapes.
@@ -83,11 +99,12 @@ final class AccessLogTests: XCTestCase {
         }
         guard index < bytes.count else { return nil }
         let tail = String(decoding: bytes[(index + 1)...], as: UTF8.self).split(separator: " ", omittingEmptySubsequences: false)
-        guard tail.count == 7, tail[0].isEmpty, let status = Int(tail[1]), let sent = UInt64(tail[2]),
+        guard tail.count == 9, tail[0].isEmpty, let status = Int(tail[1]), let sent = UInt64(tail[2]),
               let fetched = UInt64(tail[3]), let milliseconds = Double(tail[6]) else { return nil }
         return Parsed(time: String(head[0]), client: String(head[1]), method: String(head[2]),
                       target: String(decoding: target, as: UTF8.self), status: status, sent: sent, fetched: fetched,
-                      cache: String(tail[4]), cacheStatus: String(tail[5]), milliseconds: milliseconds)
+                      cache: String(tail[4]), cacheStatus: String(tail[5]), milliseconds: milliseconds,
+                      sessionID: String(tail[7]), bufferLength: String(tail[8]))
     }
 
     func testHostileTargetsParseBackExactly() {

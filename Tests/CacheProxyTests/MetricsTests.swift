@@ -114,7 +114,7 @@ final class MetricsTests: XCTestCase {
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
                         "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
                         "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced",
-                        "requests_by_cache_status"]
+                        "requests_by_cache_status", "cmcd"]
         XCTAssertEqual(Set(object.keys), Set(expected))
         let byWord = try XCTUnwrap(object["requests_by_cache_status"] as? [String: Int])
         XCTAssertEqual(byWord, ["hit": 2, "partial": 1, "uri-miss": 1, "bypass": 1, "method": 0, "vary-miss": 0,
@@ -171,7 +171,7 @@ final class MetricsTests: XCTestCase {
             } else if current.hasPrefix("# TYPE ") {
                 let parts = current.dropFirst(7).split(separator: " ")
                 XCTAssertEqual(parts.count, 2, current, file: file, line: line)
-                XCTAssertTrue(["counter", "gauge"].contains(String(parts[1])), current, file: file, line: line)
+                XCTAssertTrue(["counter", "gauge", "histogram"].contains(String(parts[1])), current, file: file, line: line)
                 type[String(parts[0])] = String(parts[1])
             } else if current.hasPrefix("#") {
                 continue
@@ -181,7 +181,12 @@ final class MetricsTests: XCTestCase {
                     XCTFail("not a sample line: \(current)", file: file, line: line)
                     continue
                 }
-                let name = String(current[Range(match.range(at: 1), in: current)!])
+                var name = String(current[Range(match.range(at: 1), in: current)!])
+                // A histogram's samples: <family>_bucket{le=…}, <family>_sum, <family>_count.
+                for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
+                    let family = String(name.dropLast(suffix.count))
+                    if type[family] == "histogram" { name = family }
+                }
                 XCTAssertTrue(name.hasPrefix("httpcache_"), name, file: file, line: line)
                 XCTAssertTrue(help.contains(name), "HELP before \(name)", file: file, line: line)
                 XCTAssertNotNil(type[name], "TYPE before \(name)", file: file, line: line)
@@ -285,5 +290,54 @@ final class MetricsTests: XCTestCase {
             XCTAssertEqual(address(text).isLoopback, loopback, text)
         }
         XCTAssertFalse(SocketAddress(storage: sockaddr_storage()).isLoopback, "unspecified family")
+    }
+
+    // MARK: CMCD
+
+    /// Players' CMCD: rebuffers, the buffer-length histogram, players seen,
+    /// per content, malformed payloads; merged over loops with the bounds kept.
+    func testCMCDFiguresInStatsAndMetrics() throws {
+        var loop1 = ProxyMetrics()
+        loop1.cmcd.record(CMCD.parse(payload: "bl=1500,bs,sid=\"a\",cid=\"movie\",ot=v,mtp=4000,br=800"))
+        loop1.cmcd.record(CMCD.parse(payload: "bl=70000,sid=\"b\",cid=\"movie\",ot=a"))
+        loop1.cmcd.hint(.queued)
+        var loop2 = ProxyMetrics()
+        loop2.cmcd.record(CMCD.parse(payload: "bl=400,sid=\"a\",zz=1"))
+        loop1.add(loop2)
+        let snapshot = loop1.snapshot(engine: EngineCounters(), openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
+                                      uptimeSeconds: 1, hintsFetched: 1)
+        let samples = parsePrometheus(snapshot.prometheus())
+        XCTAssertEqual(samples["httpcache_cmcd_requests_total"], "3")
+        XCTAssertEqual(samples["httpcache_cmcd_rebuffers_total"], "1")
+        XCTAssertEqual(samples["httpcache_cmcd_malformed_total"], "1")
+        XCTAssertEqual(samples["httpcache_cmcd_players"], "2")
+        XCTAssertEqual(samples[#"httpcache_cmcd_buffer_length_seconds_bucket{le="0.5"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cmcd_buffer_length_seconds_bucket{le="2.0"}"#], "2")
+        XCTAssertEqual(samples[#"httpcache_cmcd_buffer_length_seconds_bucket{le="60.0"}"#], "2")
+        XCTAssertEqual(samples[#"httpcache_cmcd_buffer_length_seconds_bucket{le="+Inf"}"#], "3")
+        XCTAssertEqual(samples["httpcache_cmcd_buffer_length_seconds_count"], "3")
+        XCTAssertEqual(samples["httpcache_cmcd_buffer_length_seconds_sum"], "71.900")
+        XCTAssertEqual(samples[#"httpcache_cmcd_content_requests_total{cid="movie"}"#], "2")
+        XCTAssertEqual(samples[#"httpcache_cmcd_content_rebuffers_total{cid="movie"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cmcd_object_requests_total{type="v"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cmcd_hints_total{outcome="queued"}"#], "1")
+        XCTAssertEqual(samples[#"httpcache_cmcd_hint_fetches_total{result="fetched"}"#], "1")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(snapshot.json().utf8)) as? [String: Any])
+        let cmcd = try XCTUnwrap(object["cmcd"] as? [String: Any])
+        XCTAssertEqual(cmcd["rebuffers"] as? Int, 1)
+        XCTAssertEqual(cmcd["players"] as? Int, 2)
+        XCTAssertEqual((cmcd["by_content"] as? [String: [String: Int]])?["movie"], ["requests": 2, "rebuffers": 1])
+    }
+
+    /// Players choose session and content ids: only so many are remembered.
+    func testCMCDIdentifiersAreBounded() {
+        var metrics = CMCDMetrics()
+        for n in 0..<(CMCDMetrics.maxSessions + 5) {
+            metrics.record(CMCD.parse(payload: "sid=\"s\(n)\",cid=\"c\(n)\""))
+        }
+        XCTAssertEqual(metrics.sessions.count, CMCDMetrics.maxSessions)
+        XCTAssertTrue(metrics.sessionsOverflow)
+        XCTAssertEqual(metrics.contents.count, CMCDMetrics.maxContents + 1)
+        XCTAssertEqual(metrics.contents[CMCDMetrics.otherContent]?.requests, UInt64(CMCDMetrics.maxSessions + 5 - CMCDMetrics.maxContents))
     }
 }

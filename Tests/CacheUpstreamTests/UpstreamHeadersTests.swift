@@ -37,4 +37,26 @@ final class UpstreamHeadersTests: XCTestCase {
         XCTAssertFalse(head(elsewhere).contains("Authorization"))
         XCTAssertTrue(head(elsewhere).hasPrefix("GET /m HTTP/1.1\r\nHost: cdn.example\r\n"))
     }
+
+    /// Players' CMCD goes on (proxy URLs too) unless `stripsCMCD`, which takes
+    /// out the query argument and the four fields and nothing else.
+    func testCMCDForwardedOrStripped() {
+        let client = HTTPHeaders([("Accept", "*/*"), ("CMCD-Request", "bl=1"), ("cmcd-session", "sid=\"s\""),
+                                  ("CMCD-Other", "x")])
+        XCTAssertEqual(UpstreamHeaders.forwarded(from: client, extra: []),
+                       HTTPHeaders([("Accept", "*/*"), ("CMCD-Request", "bl=1"), ("cmcd-session", "sid=\"s\"")]))
+        var configuration = UpstreamConfiguration()
+        let url = OriginURL.parse("http://a.example/s.ts?a=1&CMCD=bl%3D1&b=2")!
+        func head() -> String {
+            String(decoding: UpstreamHeaders.request(method: "GET", url: url, originalURL: url, headers: client,
+                                                     configuration: configuration), as: UTF8.self)
+        }
+        XCTAssertTrue(head().hasPrefix("GET /s.ts?a=1&CMCD=bl%3D1&b=2 HTTP/1.1\r\n"))
+        XCTAssertTrue(head().contains("\r\nCMCD-Request: bl=1\r\ncmcd-session: sid=\"s\"\r\n"))
+        configuration.stripsCMCD = true
+        XCTAssertTrue(head().hasPrefix("GET /s.ts?a=1&b=2 HTTP/1.1\r\n"), head())
+        XCTAssertFalse(head().lowercased().contains("cmcd-request"))
+        XCTAssertFalse(head().lowercased().contains("cmcd-session"))
+        XCTAssertTrue(head().contains("\r\nCMCD-Other: x\r\n"), "not a CMCD field")
+    }
 }

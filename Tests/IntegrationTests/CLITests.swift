@@ -89,7 +89,9 @@ final class CLITests: XCTestCase {
         let listed = help.stdout.components(separatedBy: "OPTIONS:").last?
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
         for option in ServeOption.all {
-            XCTAssertTrue(listed.contains { $0 == "--\(option.name)" || $0.hasPrefix("--\(option.name) ") }, option.name)
+            // A flag on by default is listed with its inversion: "--cmcd-hints/--no-cmcd-hints".
+            XCTAssertTrue(listed.contains { $0 == "--\(option.name)" || $0.hasPrefix("--\(option.name) ")
+                || $0 == "--\(option.name)/--no-\(option.name)" }, option.name)
         }
         let directory = try TemporaryDirectory(prefix: "httpcache-cli-flags")
         defer { directory.remove() }

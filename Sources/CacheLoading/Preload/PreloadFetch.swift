@@ -4,6 +4,15 @@ import CacheStorage
 import CacheUpstream
 import Glibc
 
+/// Who a `PreloadFetch` reports to: a preload's run, or the CMCD hints.
+protocol PreloadFetchOwner: AnyObject {
+    /// The holder pinning what the fetch reads, if any.
+    var pinHolder: String? { get }
+    func sizeKnown(_ bytes: Int64?)
+    func bytesFetched(_ count: Int64)
+    func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?)
+}
+
 /// One item of a preload, on the preloader's loop: read through the engine
 /// like a client would read it (so a preload and a player wanting the same
 /// bytes share one download), with the bytes left in the cache. The reading
@@ -12,13 +21,13 @@ import Glibc
 /// this loop's queue. Loop thread only.
 final class PreloadFetch {
     let item: PreloadItem
-    private weak var run: PreloadRun?
+    private weak var run: (any PreloadFetchOwner)?
     private var local: PreloadRead?
     /// A read on another shard's loop: where it runs, to cancel it there.
     private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
 
-    init(item: PreloadItem, run: PreloadRun) {
+    init(item: PreloadItem, run: any PreloadFetchOwner) {
         self.item = item
         self.run = run
     }
@@ -30,7 +39,7 @@ final class PreloadFetch {
 
     /// Begins reading (called by the preloader when a slot is free).
     func start(_ engine: Engine) {
-        let pin = run?.walker.request.holder
+        let pin = run?.pinHolder
         let item = self.item
         if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
             let slot = RemoteSlot()
@@ -128,7 +137,17 @@ final class PreloadRead: ResourceReaderDelegate {
         }
         self.engine = engine
         let spec = item.range.map { ByteRangeSpec.closed(first: $0.lowerBound, last: $0.upperBound - 1) }
-        let reader = engine.reader(url: url, spec: spec, background: true)
+        let reader: ResourceReader
+        if let fields = item.clientFields {
+            // As the transparent client's own request would go (ProxyExchange): its fields, its entry, redirects its own.
+            // Without its range and preconditions, which were about the object that carried the hint.
+            let request = UpstreamHeaders.transparent(from: fields)
+            reader = engine.reader(url: url, spec: spec, fields: OriginFields(request),
+                                   storeKey: Self.storeKey(of: item, engine: engine), background: true, request: request)
+            reader.followsRedirects = false
+        } else {
+            reader = engine.reader(url: url, spec: spec, background: true)
+        }
         self.reader = reader
         reader.delegate = self
         reader.start()
@@ -138,6 +157,12 @@ final class PreloadRead: ResourceReaderDelegate {
     func cancel() {
         ended = true
         closeReader()
+    }
+
+    /// The entry `item` is kept in.
+    static func storeKey(of item: PreloadItem, engine: Engine) -> String {
+        let primary = engine.storeKey(for: item.url)
+        return item.separateEntry ? engine.store.transparentKey(primary: primary) : primary
     }
 
     // MARK: ResourceReaderDelegate

@@ -69,6 +69,12 @@ package struct PreloadItem: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
     package var role: Role
+    /// A forward or reverse proxy client's request fields, for an item
+    /// fetched as that client's next request would be (a CMCD hint): sent as
+    /// the client's are, and, with `separateEntry`, kept in the entry such
+    /// requests get (`ResourceStore.transparentKey`). nil: a proxy URL's fetch.
+    package var clientFields: HTTPHeaders? = nil
+    package var separateEntry = false
 
     /// Whether the driver hands the body back (playlists are walked).
     package var wantsBody: Bool { role == .root || role == .mediaPlaylist || role == .segmentIndex }

@@ -31,7 +31,7 @@ package struct PreloadStatus: Sendable, Equatable {
 /// The driver of one preload: feeds its `PreloadWalker` events and performs
 /// the actions. Events raised while acting (a fetch that ends at once from
 /// the cache) are queued and handled after, never re-entrantly.
-final class PreloadRun {
+final class PreloadRun: PreloadFetchOwner {
     let id: Int
     private unowned let preloader: Preloader
     private(set) var walker: PreloadWalker
@@ -82,6 +82,8 @@ final class PreloadRun {
     }
 
     // MARK: from fetches
+
+    var pinHolder: String? { walker.request.holder }
 
     func sizeKnown(_ bytes: Int64?) {
         guard let bytes else { return }
@@ -185,9 +187,39 @@ package final class Preloader {
         runs[id]?.status ?? finished[id]
     }
 
+    // MARK: players' hints (CMCD nor/nrr)
+
+    private var hintsIfMade: HintFetches?
+    /// Hint fetches that ended, by whether they brought the object.
+    package private(set) var hintsFetched: UInt64 = 0
+    package private(set) var hintsFailed: UInt64 = 0
+
+    /// Fetches what a player named as its next object into the cache, in the
+    /// background (see `HintFetches`): at most one fetch per hint in flight.
+    /// From a forward or reverse proxy client, `clientFields` are its
+    /// request's fields and `separateEntry` whether its requests keep an entry
+    /// of their own: the object is fetched and kept as its next request would be.
+    package func fetchHint(_ hint: CMCDHint, clientFields: HTTPHeaders? = nil, separateEntry: Bool = false) -> HintOutcome {
+        guard !closed else { return .dropped }
+        if hintsIfMade == nil { hintsIfMade = HintFetches(preloader: self) }
+        return hintsIfMade!.fetch(hint, clientFields: clientFields, separateEntry: separateEntry)
+    }
+
+    func hintEnded(_ url: String, _ outcome: Result<[UInt8]?, PreloadFailure>) {
+        switch outcome {
+        case .success:
+            hintsFetched += 1
+            logger.debug("hinted object fetched", metadata: ["url": "\(url)"])
+        case .failure(let failure):
+            hintsFailed += 1
+            logger.debug("hinted object not fetched", metadata: ["url": "\(url)", "error": "\(failure.message)"])
+        }
+    }
+
     /// Cancels every preload (the engine shuts down).
     package func closeAll() {
         closed = true
+        hintsIfMade?.cancelAll()
         for run in Array(runs.values) { run.send(.abort(.closed)) }
     }
 

@@ -1,0 +1,82 @@
+import CacheHTTP
+import CacheStorage
+
+/// What became of a player's hint (CMCD `nor`/`nrr`).
+package enum HintOutcome: String, Sendable, CaseIterable {
+    /// Queued for a background fetch.
+    case queued
+    /// Already cached whole, or already being fetched for a hint.
+    case known
+    /// Too many hints wait already: dropped.
+    case dropped
+}
+
+/// Background fetches of what players say they fetch next (CMCD
+/// `nor`/`nrr`): each is one `PreloadFetch` through the preloader's slots,
+/// so it waits while players are served, shares their downloads and keeps
+/// to the rate and parallel limits of every background fetch. Bounded: a
+/// hint already in flight is not fetched twice, and past `maxPending` new
+/// ones are dropped. One small entry point (`fetch`), so that a prefetcher
+/// may take hints first later. Loop thread only.
+final class HintFetches: PreloadFetchOwner {
+    private unowned let preloader: Preloader
+    /// In flight or waiting for a slot, by URL and range.
+    private var pending: [String: PreloadFetch] = [:]
+    private var nextID = 0
+    /// Hints waiting or running at once, at most.
+    static let maxPending = 32
+
+    init(preloader: Preloader) {
+        self.preloader = preloader
+    }
+
+    var pinHolder: String? { nil }
+
+    /// `clientFields`: a forward or reverse proxy client's request fields (see
+    /// `PreloadItem.clientFields`), `separateEntry` whether its requests have an entry of their own.
+    func fetch(_ hint: CMCDHint, clientFields: HTTPHeaders?, separateEntry: Bool) -> HintOutcome {
+        let url = hint.url.string
+        var item = PreloadItem(id: nextID + 1, url: url, range: hint.range, role: .segment)
+        item.clientFields = clientFields
+        item.separateEntry = separateEntry
+        let name = (hint.range.map { "\(url) \($0.lowerBound)-\($0.upperBound)" } ?? url) + (separateEntry ? " apart" : "")
+        guard pending[name] == nil, !isCached(item, range: hint.range) else { return .known }
+        guard pending.count < Self.maxPending else { return .dropped }
+        nextID += 1
+        let fetch = PreloadFetch(item: item, run: self)
+        pending[name] = fetch
+        preloader.enqueue(fetch)
+        return .queued
+    }
+
+    /// Whether this loop's shard holds the hint's bytes already (another
+    /// shard's entries are not looked at: the fetch then finds them).
+    private func isCached(_ item: PreloadItem, range: Range<Int64>?) -> Bool {
+        let engine = preloader.engine
+        if let group = engine.group, group.shard(ofURL: item.url) != engine.store.shardIndex { return false }
+        guard let resource = engine.store.existing(storeKey: PreloadRead.storeKey(of: item, engine: engine)) else { return false }
+        if resource.isComplete { return true }
+        guard let range else { return false }
+        return resource.available.covers(range)
+    }
+
+    func cancelAll() {
+        for fetch in pending.values {
+            fetch.cancel()
+            preloader.fetchGone(fetch)
+        }
+        pending.removeAll()
+    }
+
+    // MARK: PreloadFetchOwner
+
+    func sizeKnown(_ bytes: Int64?) {}
+    func bytesFetched(_ count: Int64) {}
+
+    func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
+        guard let name = pending.first(where: { $0.value === fetch })?.key else { return }
+        pending[name] = nil
+        preloader.fetchGone(fetch)
+        preloader.hintEnded(fetch.item.url, outcome)
+    }
+}

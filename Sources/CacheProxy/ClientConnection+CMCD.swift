@@ -1,0 +1,29 @@
+import CacheHTTP
+import CacheLoading
+
+// Players' telemetry (CTA-5004 CMCD) on the way in: read once per request,
+// counted with its response (metrics, access log), its next-object hint
+// fetched in the background. Never part of the cache key, never an error.
+
+extension ClientConnection {
+    /// Reads the CMCD of a request for `origin` (through a proxy URL:
+    /// `proxyTarget`, its target; forward and reverse proxying: `apart`,
+    /// whether the request has an entry of its own, apart from the proxy
+    /// URLs', nil for a proxy URL's request). A request without any costs one
+    /// scan of its target and field names (`CMCD.mayBePresent`).
+    func readCMCD(_ head: HTTPRequestHead, origin: OriginURL, proxyTarget: String? = nil, apart: Bool? = nil) {
+        guard CMCD.mayBePresent(target: head.target, headers: head.headers),
+              let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }
+        record?.cmcd = cmcd
+        // A request handed over by another loop had its hint taken there.
+        // A LAN client of proxy URLs may only fetch what its signed URLs name: its hints are not followed.
+        guard !resumingHandOver, head.method == "GET", server.engine.configuration.followsCMCDHints,
+              proxyTarget == nil || server.access.mode != .lan || (peer?.isLoopback ?? false),
+              let hint = CMCDHint(cmcd, origin: origin, proxyTarget: proxyTarget) else { return }
+        let preloader = server.engine.preloader
+        // A transparent client's hint is fetched as its next request will be: its fields, its entry.
+        let outcome = apart.map { preloader.fetchHint(hint, clientFields: head.headers, separateEntry: $0) }
+            ?? preloader.fetchHint(hint)
+        server.metrics.cmcd.hint(outcome)
+    }
+}
