@@ -137,6 +137,8 @@ const char *hc_strerror(int code);
  *   "download-rate": Bytes per second all downloads and preloads may take
  *       from origins together, as a size (0: no cap, the default); players
  *       are never capped.
+ *   "prefetch": Media segments fetched ahead of what a player asks for, in
+ *       the background (default 2; 0: off).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -35,6 +35,8 @@ package struct EngineConfiguration: Sendable {
     package var downloadParallel = 4
     /// Bytes per second for downloads and preloads over all loops together; 0: no cap.
     package var downloadRate: Int64 = 0
+    /// Segments fetched ahead of a player (`--prefetch`); 0: none.
+    package var prefetch = 2
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -50,6 +52,7 @@ package struct EngineLiveSettings: Sendable {
     package var destinations: DestinationPolicy
     package var downloadParallel: Int
     package var downloadRate: Int64
+    package var prefetch: Int
 
     package init(_ configuration: EngineConfiguration) {
         maxCacheBytes = configuration.maxCacheBytes
@@ -58,6 +61,7 @@ package struct EngineLiveSettings: Sendable {
         destinations = configuration.upstream.destinations
         downloadParallel = configuration.downloadParallel
         downloadRate = configuration.downloadRate
+        prefetch = configuration.prefetch
     }
 }
 
@@ -89,6 +93,14 @@ package final class Engine {
         return made
     }
     package private(set) var downloadsIfMade: DownloadManager?
+    /// Prefetching ahead of players (first loop only), made on first use.
+    package var prefetcher: Prefetcher {
+        if let prefetcherIfMade { return prefetcherIfMade }
+        let made = Prefetcher(engine: self, logger: logger)
+        prefetcherIfMade = made
+        return made
+    }
+    package private(set) var prefetcherIfMade: Prefetcher?
 
     /// The engines of every loop (this one among them): set once as the
     /// group opens (see EngineGroup).
@@ -131,6 +143,9 @@ package final class Engine {
         configuration.downloadRate = live.downloadRate
         preloaderIfMade?.maxConcurrentFetches = live.downloadParallel
         loader.backgroundRate.rate = live.downloadRate  // one bucket for the group: every engine sets the same
+        configuration.prefetch = live.prefetch
+        group?.prefetchLedger.depth = live.prefetch
+        prefetcherIfMade?.reconfigure()
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).
@@ -161,6 +176,7 @@ package final class Engine {
     package func shutdown() {
         loop.assertInLoop()
         downloadsIfMade?.closeAll()
+        prefetcherIfMade?.close()
         preloaderIfMade?.closeAll()
         loader.cancelAll()
         loader.client.closeAll()

@@ -428,7 +428,7 @@ package final class ProxyServer {
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
-                                        cacheStatus: record.cacheStatus.word,
+                                        cacheStatus: record.cacheStatus.logWord,
                                         durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6))
     }
 

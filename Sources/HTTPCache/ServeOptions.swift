@@ -199,6 +199,10 @@ public struct ServeOption: Sendable {
         option("download-rate", "BYTES_PER_S",
                "Bytes per second all downloads and preloads may take from origins together, as a size (0: no cap, the default); players are never capped.",
                \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }),
+        // Prefetch (issue #36).
+        option("prefetch", "COUNT",
+               "Media segments fetched ahead of what a player asks for, in the background (default 2; 0: off).",
+               \.configuration.prefetch, takes: "0 to 16", reloadable: true, read: { Int($0) }, isValid: { (0...16).contains($0) }),
     ]
 
     /// The key file: refused with what is wrong with it (`FolderKeys.readKeyFile`, coded `.key`).

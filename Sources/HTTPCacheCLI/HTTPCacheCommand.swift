@@ -125,6 +125,7 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("download-parallel"), help: .serve("download-parallel")) var downloadParallel: String?
     @Option(name: .customLong("download-rate"), help: .serve("download-rate")) var downloadRate: String?
     @Option(name: .customLong("drain-timeout"), help: .serve("drain-timeout")) var drainTimeout: String?
+    @Option(name: .customLong("prefetch"), help: .serve("prefetch")) var prefetch: String?
 
     /// The options given, by `ServeOption` name.
     private var given: [(String, [String])] {
@@ -137,7 +138,7 @@ struct Serve: ParsableCommand {
          ("allow-lan-reverse-proxy", allowLANReverseProxy ? "true" : nil),
          ("upstream-proxy", upstreamProxy), ("encryption-key-file", encryptionKeyFile),
          ("download-parallel", downloadParallel), ("download-rate", downloadRate), ("drain-timeout", drainTimeout),
-         ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
+         ("prefetch", prefetch), ("cache-types", cacheTypes), ("cache-status-name", cacheStatusName)].map { ($0.0, $0.1.map { [$0] } ?? []) }
             + [("ignore-query", ignoreQuery), ("header", header), ("forward-header", forwardHeader), ("allow-origin", allowOrigin),
                ("server-name", serverName), ("no-upstream-proxy-for", noUpstreamProxyFor)]
     }

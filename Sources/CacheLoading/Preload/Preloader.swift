@@ -31,7 +31,7 @@ package struct PreloadStatus: Sendable, Equatable {
 /// The driver of one preload: feeds its `PreloadWalker` events and performs
 /// the actions. Events raised while acting (a fetch that ends at once from
 /// the cache) are queued and handled after, never re-entrantly.
-final class PreloadRun {
+final class PreloadRun: PreloadFetchOwner {
     let id: Int
     private unowned let preloader: Preloader
     private(set) var walker: PreloadWalker
@@ -83,7 +83,9 @@ final class PreloadRun {
 
     // MARK: from fetches
 
-    func sizeKnown(_ bytes: Int64?) {
+    var holder: String? { walker.request.holder }
+
+    func sizeKnown(_ bytes: Int64?, cached: Int64) {
         guard let bytes else { return }
         let total = (status.bytesTotal ?? 0) + bytes
         status.bytesTotal = total
@@ -189,8 +191,16 @@ package final class Preloader {
 
     // MARK: slots
 
-    func enqueue(_ fetch: PreloadFetch) {
-        waiting.append(fetch)
+    /// Queues a fetch for a slot; `first`: before the preloads' (a prefetch
+    /// serves a player playing now).
+    func enqueue(_ fetch: PreloadFetch, first: Bool = false) {
+        if first, let at = waiting.firstIndex(where: { !$0.isFirst }) {
+            fetch.isFirst = true
+            waiting.insert(fetch, at: at)
+        } else {
+            fetch.isFirst = first
+            waiting.append(fetch)
+        }
         admit()
     }
 
