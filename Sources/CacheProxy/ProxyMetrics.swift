@@ -95,6 +95,8 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var loopHandoffs: UInt64 = 0
     package var hitsOnOtherLoops: UInt64 = 0
     package var connectionsBalanced: UInt64 = 0
+    /// Segments fetched ahead of players (`--prefetch`) and what became of them.
+    package var prefetch = PrefetchCounts()
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  requestsByCacheStatus: [String: UInt64] = [:],
@@ -163,6 +165,9 @@ extension MetricsSnapshot {
     ///     loop_handoffs        connections handed to another loop for a request
     ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
     ///     connections_balanced new connections handed to a loop holding fewer
+    ///     prefetch             {"segments": n, "bytes": n, "used": n, "evicted_unused": n}: segments
+    ///                          prefetched, their bytes from origins, how many a player then asked
+    ///                          for, how many were evicted before any did
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -192,6 +197,8 @@ extension MetricsSnapshot {
             ("loop_handoffs", String(loopHandoffs)),
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
             ("connections_balanced", String(connectionsBalanced)),
+            ("prefetch", object([("segments", prefetch.segments), ("bytes", prefetch.bytes), ("used", prefetch.used),
+                                 ("evicted_unused", prefetch.evictedUnused)])),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -234,6 +241,14 @@ extension MetricsSnapshot {
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
                     String(connectionsBalanced))
+        text.family("httpcache_prefetch_segments_total", .counter,
+                    "Segments fetched into the cache ahead of players (--prefetch).", String(prefetch.segments))
+        text.family("httpcache_prefetch_bytes_total", .counter, "Bytes prefetches fetched from origins.",
+                    String(prefetch.bytes))
+        text.family("httpcache_prefetch_used_total", .counter, "Prefetched segments a player then asked for.",
+                    String(prefetch.used))
+        text.family("httpcache_prefetch_evicted_unused_total", .counter,
+                    "Prefetched segments evicted before any player asked for them.", String(prefetch.evictedUnused))
         return text.output
     }
 

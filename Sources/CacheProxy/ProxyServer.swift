@@ -292,10 +292,12 @@ package final class ProxyServer {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
             var total = Figures()
             for figures in all { if let figures { total.add(figures) } }
-            done(total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
-                                        cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
-                                        uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops))
+            var snapshot = total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
+                                                  cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
+                                                  uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
+                                                  accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
+            if let ledger = engine.group?.prefetchLedger { snapshot.prefetch = ledger.counts }
+            done(snapshot)
         }
     }
 
