@@ -90,7 +90,7 @@ final class ProxyExchange: BodySink {
     private func notePrefetch() {
         guard !bodyRequest.isHead, let group = server.engine.group else { return }
         let ledger = group.prefetchLedger
-        guard ledger.depth > 0, ledger.knowsSegments else { return }
+        guard ledger.depth > 0, ledger.playlistsServed else { return }
         fromPrefetch = ledger.requested(storeKey)
         let url = urlString
         group.run(0) { $0.prefetcher.requested(url) }

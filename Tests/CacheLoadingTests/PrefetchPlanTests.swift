@@ -41,6 +41,13 @@ final class PrefetchPlanTests: XCTestCase {
         XCTAssertEqual(fetched(plan.handle(.requested(url: url("a", 2), now: 4))), [], "the same segment again")
     }
 
+    func testARequestBeforeThePlaylistWasReadCounts() {
+        var plan = PrefetchPlan(limits: PrefetchPlan.Limits(depth: 2))
+        XCTAssertEqual(plan.handle(.requested(url: url("a", 0), now: 1)), [])
+        XCTAssertEqual(fetched(plan.handle(.renditionsRead([rendition("a", count: 10)], now: 2))), [url("a", 1)])
+        XCTAssertEqual(fetched(plan.handle(.requested(url: url("a", 1), now: 3))), [url("a", 2), url("a", 3)])
+    }
+
     func testStopsAtTheEndOfTheRendition() {
         var plan = plan(rendition("a", count: 3))
         _ = plan.handle(.requested(url: url("a", 0), now: 1))

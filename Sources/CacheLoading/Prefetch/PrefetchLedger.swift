@@ -38,8 +38,9 @@ package final class PrefetchLedger: Sendable {
         set { depthNow.store(newValue, ordering: .relaxed) }
     }
 
-    /// Whether the prefetcher knows any segment: until then no request is sent its way.
-    package var knowsSegments: Bool {
+    /// Whether a player was served a playlist or MPD (the prefetcher may know
+    /// segments): until then no request is sent its way.
+    package var playlistsServed: Bool {
         get { knowsNow.load(ordering: .relaxed) }
         set { knowsNow.store(newValue, ordering: .relaxed) }
     }

@@ -115,7 +115,11 @@ package struct PrefetchPlan {
     private var families: [String: PrefetchFamily] = [:]
     /// The rendition playing in each group.
     private var playing: [String: String] = [:]
+    /// The latest requests of URLs no known rendition lists: a player asks for
+    /// its first segment before its playlist is read here.
+    private var recent: [(url: String, at: Int64)] = []
     static let maxFamilies = 4096
+    static let maxRecent = 16
 
     package init(limits: Limits) {
         self.limits = limits
@@ -165,7 +169,12 @@ package struct PrefetchPlan {
     // MARK: requests
 
     private mutating func requested(_ url: String, now: Int64) -> [Action] {
-        guard limits.depth > 0, let id = owners[url], var track = tracks[id], let k = track.positions[url] else { return [] }
+        guard limits.depth > 0 else { return [] }
+        guard let id = owners[url], var track = tracks[id], let k = track.positions[url] else {
+            recent.append((url, now))
+            if recent.count > Self.maxRecent { recent.removeFirst() }
+            return []
+        }
         var actions: [Action] = []
         let group = track.rendition.family.group
         if let other = playing[group], other != id { actions += stopPlaying(other) }
@@ -281,6 +290,12 @@ package struct PrefetchPlan {
             actions += letGoOfOldest()
         }
         for segment in rendition.segments { owners[segment.url] = rendition.id }
+        // A request that came before the playlist was read counts now.
+        if tracks[rendition.id]?.position == nil,
+           let late = recent.lastIndex(where: { owners[$0.url] == rendition.id }) {
+            let (url, at) = recent.remove(at: late)
+            actions += requested(url, now: at)
+        }
         return actions
     }
 

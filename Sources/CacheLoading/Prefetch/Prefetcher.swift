@@ -102,7 +102,6 @@ package final class Prefetcher {
             for action in plan.handle(next) { perform(action) }
         }
         draining = false
-        ledger?.knowsSegments = plan.knowsSegments
         watchIdle()
     }
 
@@ -164,6 +163,7 @@ package final class Prefetcher {
             case .success:
                 let bytes = max(0, (task.size ?? 0) - task.cached)
                 if task.started { ledger?.stored(bytes: bytes) }
+                logger.debug("prefetched", metadata: ["url": "\(item.url)", "bytes": "\(bytes)"])
                 send(.fetched(item, bytes: bytes))
             case .failure(let failure):
                 if task.started { ledger?.forget(engine.storeKey(for: item.url)) }
@@ -239,13 +239,15 @@ extension Engine {
     /// A player asked for `url` (GET, any mode): the first loop's prefetcher
     /// hears of it when it knows segments at all. Any loop.
     package func notePlayerRequest(_ url: String) {
-        guard let group, group.prefetchLedger.depth > 0, group.prefetchLedger.knowsSegments else { return }
+        guard let group, group.prefetchLedger.depth > 0, group.prefetchLedger.playlistsServed else { return }
         group.run(0) { $0.prefetcher.requested(url) }
     }
 
     /// A player was served the HLS playlist or DASH MPD at `url`. Any loop.
     package func noteManifestServed(_ url: String) {
         guard let group, group.prefetchLedger.depth > 0 else { return }
+        // From now on players' requests are worth telling (the first segment's comes before the playlist is read).
+        group.prefetchLedger.playlistsServed = true
         group.run(0) { $0.prefetcher.manifestServed(url) }
     }
 }

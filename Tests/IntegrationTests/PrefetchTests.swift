@@ -1,0 +1,157 @@
+import Foundation
+import HTTPCache
+import XCTest
+
+/// `--prefetch N` (issue 36) against nginx: a client reading the segments
+/// of a rendition in order finds those after the first two in the cache,
+/// fetched in the background, and only what it plays is fetched.
+final class PrefetchTests: XCTestCase {
+    /// Waits until the proxy logged that it prefetched `url` (the whole body is in the cache).
+    func waitForPrefetch(_ proxy: TestProxy, _ url: String, timeout: TimeInterval = 10,
+                         file: StaticString = #filePath, line: UInt = #line) {
+        let found = TestTools.waitUntil(timeout: timeout) {
+            !proxy.logs.lines(.debug, containing: "prefetched").filter { $0.hasSuffix("url=" + url) }.isEmpty
+        }
+        XCTAssertTrue(found, "\(url) was not prefetched", file: file, line: line)
+    }
+
+    /// Plays `paths` in order through `get`; from the third on, each segment
+    /// is waited for (a player at playing pace) and must be a hit a prefetch
+    /// stored, byte-exact, with no origin request of its own.
+    func play(_ paths: [String], title: PrefetchTitle, proxy: TestProxy, originURL: (String) -> String,
+              hitsFrom first: Int = 2, get: (String) throws -> RawResponse,
+              file: StaticString = #filePath, line: UInt = #line) throws {
+        for (k, path) in paths.enumerated() {
+            if k >= first { waitForPrefetch(proxy, originURL(path), file: file, line: line) }
+            let before = title.originRequests(path)
+            let response = try get(path)
+            XCTAssertEqual(response.status, 200, path, file: file, line: line)
+            XCTAssertEqual(response.body, try title.bytes(path), "\(path) byte-exact", file: file, line: line)
+            if k >= first {
+                let status = response.header("Cache-Status") ?? ""
+                XCTAssertTrue(status.contains("; hit") && status.contains("detail=prefetched"),
+                              "\(path): \(status)", file: file, line: line)
+                XCTAssertEqual(title.originRequests(path), before, "\(path) asked of the origin again", file: file, line: line)
+            }
+        }
+    }
+
+    func testHLSVODInOrderSegmentsAfterTheFirstTwoComeFromPrefetches() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/master.m3u8")).status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        let paths = (0..<PrefetchTitle.segments).map { "/pf/lo/seg\($0).ts" }
+        try play(paths, title: title, proxy: proxy, originURL: title.url, get: { try proxy.get(title.url($0)) })
+        // Each segment came from the origin once, whoever asked first.
+        let log = title.origin.accessLog(waitingFor: PrefetchTitle.segments + 2)
+        for path in paths { XCTAssertEqual(log.filter { $0.uri == path }.count, 1, path) }
+        // The access log says which hits a prefetch stored.
+        XCTAssertFalse(proxy.logs.messages.isEmpty)
+        // /stats counts them: everything from the third on was used.
+        let stats = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port!)/stats")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])
+        let prefetch = try XCTUnwrap(object["prefetch"] as? [String: Int])
+        XCTAssertGreaterThanOrEqual(prefetch["used"] ?? 0, PrefetchTitle.segments - 2, "\(prefetch)")
+        XCTAssertGreaterThanOrEqual(prefetch["segments"] ?? 0, prefetch["used"] ?? 0, "\(prefetch)")
+        XCTAssertGreaterThanOrEqual(prefetch["bytes"] ?? 0, (PrefetchTitle.segments - 2) * 30_000, "\(prefetch)")
+        XCTAssertEqual(prefetch["evicted_unused"], 0)
+        let metrics = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port!)/metrics")
+        XCTAssertTrue(String(decoding: metrics.body, as: UTF8.self)
+            .contains("httpcache_prefetch_used_total \(prefetch["used"] ?? -1)\n"))
+    }
+
+    func testFMP4VariantPrefetchesItsInitSectionOnce() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 3 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/master.m3u8")).status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/hi/index.m3u8")).status, 200)
+        let initPath = "/pf/hi/init.mp4"
+        XCTAssertEqual(try proxy.get(title.url(initPath)).body, try title.bytes(initPath))
+        let paths = (0..<8).map { "/pf/hi/seg\($0).m4s" }
+        try play(paths, title: title, proxy: proxy, originURL: title.url, get: { try proxy.get(title.url($0)) })
+        XCTAssertEqual(title.originRequests(initPath), 1)
+    }
+
+    func testQualitySwitchStopsTheOldRendition() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/master.m3u8")).status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/hi/index.m3u8")).status, 200)
+        try play((0..<4).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        // Up: the player goes on in the other variant.
+        XCTAssertEqual(try proxy.get(title.url("/pf/hi/init.mp4")).status, 200)
+        try play((4..<10).map { "/pf/hi/seg\($0).m4s" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        // The old variant got no further than what its last request (seg3) fetched ahead.
+        let log = title.origin.accessLog()
+        for k in 6..<PrefetchTitle.segments {
+            XCTAssertFalse(log.contains { $0.uri == "/pf/lo/seg\(k).ts" }, "lo/seg\(k) fetched after the switch")
+        }
+    }
+
+    func testSeekPrefetchesFromTheNewPosition() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        for k in 0..<2 { XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg\(k).ts")).status, 200) }
+        waitForPrefetch(proxy, title.url("/pf/lo/seg3.ts"))
+        // Seek: 8 is a miss, 9 on are fetched ahead from there.
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg8.ts")).body, try title.bytes("/pf/lo/seg8.ts"))
+        try play((9..<12).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url, hitsFrom: 0,
+                 get: { try proxy.get(title.url($0)) })
+        let log = title.origin.accessLog()
+        for k in 4..<8 { XCTAssertFalse(log.contains { $0.uri == "/pf/lo/seg\(k).ts" }, "seg\(k) is not played") }
+    }
+
+    func testPrefetchZeroFetchesNothingExtra() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 0 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        for k in 0..<6 {
+            let response = try proxy.get(title.url("/pf/lo/seg\(k).ts"))
+            XCTAssertEqual(response.body, try title.bytes("/pf/lo/seg\(k).ts"))
+            XCTAssertTrue(response.header("Cache-Status")?.contains("fwd=uri-miss") ?? false,
+                          "seg\(k): \(response.header("Cache-Status") ?? "none")")
+        }
+        XCTAssertEqual(title.origin.accessLog(waitingFor: 7).count, 7, "the playlist and the six segments, nothing more")
+        XCTAssertTrue(proxy.logs.lines(.debug, containing: "prefetch").isEmpty)
+    }
+
+    func testDASHSegmentTemplateInOrder() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        let manifest = try proxy.get(title.url("/pf/dash/manifest.mpd"))
+        XCTAssertEqual(manifest.status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/dash/v1/init.mp4")).status, 200)
+        let paths = (1...PrefetchTitle.segments).map { "/pf/dash/v1/\($0).m4s" }
+        try play(paths, title: title, proxy: proxy, originURL: title.url, get: { try proxy.get(title.url($0)) })
+        let log = title.origin.accessLog()
+        XCTAssertFalse(log.contains { $0.uri.hasPrefix("/pf/dash/v2/") && $0.uri != "/pf/dash/v2/init.mp4" },
+                       "the representation not played is not fetched")
+    }
+
+    func testReverseModeHLS() throws {
+        // Transparent modes reuse what the origin says is fresh.
+        let title = try PrefetchTitle(extraServerConfig: "expires 1h;")
+        let proxy = try TestProxy {
+            $0.prefetch = 2
+            $0.origin = title.origin.baseURL
+        }
+        let base = "http://127.0.0.1:\(proxy.server.port!)"
+        XCTAssertEqual(try RawHTTPClient.get(url: base + "/pf/lo/index.m3u8").status, 200)
+        try play((0..<6).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try RawHTTPClient.get(url: base + $0) })
+    }
+
+    func testLivePlaylistPrefetchesOnlyListedSegments() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 3 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/live/index.m3u8")).status, 200)
+        try play((0..<5).map { "/pf/live/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        XCTAssertEqual(title.originRequests("/pf/live/seg5.ts"), 0, "not listed yet")
+    }
+}
