@@ -146,6 +146,18 @@ final class PrefetchTests: XCTestCase {
                  get: { try RawHTTPClient.get(url: base + $0) })
     }
 
+    func testForwardModeHLS() throws {
+        let title = try PrefetchTitle(extraServerConfig: "expires 1h;")
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        // An http_proxy client: absolute-form targets; the playlist passes unchanged.
+        let connection = try RawHTTPConnection(port: proxy.server.port!)
+        defer { connection.close() }
+        let playlist = try connection.request(path: title.url("/pf/lo/index.m3u8"))
+        XCTAssertEqual(playlist.body, try title.bytes("/pf/lo/index.m3u8"))
+        try play((0..<6).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try connection.request(path: title.url($0)) })
+    }
+
     func testLivePlaylistPrefetchesOnlyListedSegments() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy { $0.prefetch = 3 }
