@@ -48,6 +48,15 @@ final class PrefetchPlanTests: XCTestCase {
         XCTAssertEqual(fetched(plan.handle(.requested(url: url("a", 1), now: 3))), [url("a", 2), url("a", 3)])
     }
 
+    func testRequestsBeforeThePlaylistWasReadCountInOrder() {
+        var plan = PrefetchPlan(limits: PrefetchPlan.Limits(depth: 2))
+        XCTAssertEqual(plan.handle(.requested(url: url("a", 0), now: 1)), [])
+        XCTAssertEqual(plan.handle(.requested(url: "https://o.test/elsewhere", now: 2)), [])
+        XCTAssertEqual(plan.handle(.requested(url: url("a", 1), now: 3)), [])
+        XCTAssertEqual(fetched(plan.handle(.renditionsRead([rendition("a", count: 10)], now: 4))),
+                       [url("a", 1), url("a", 2), url("a", 3)])
+    }
+
     func testStopsAtTheEndOfTheRendition() {
         var plan = plan(rendition("a", count: 3))
         _ = plan.handle(.requested(url: url("a", 0), now: 1))

@@ -158,6 +158,48 @@ final class PrefetchTests: XCTestCase {
                  get: { try connection.request(path: title.url($0)) })
     }
 
+    func testRefusedPrefetchPausesTheRenditionWithoutRetrying() throws {
+        let title = try PrefetchTitle()
+        try FileManager.default.removeItem(at: title.root.appendingPathComponent("pf/lo/seg4.ts"))
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        for k in 0..<3 { XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg\(k).ts")).status, 200) }
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            !proxy.logs.lines(.info, containing: "prefetch failed").filter { $0.contains("seg4.ts") }.isEmpty
+        })
+        // The player goes on; the rendition stays paused before the missing segment.
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg3.ts")).status, 200)
+        XCTAssertEqual(title.originRequests("/pf/lo/seg4.ts"), 1, "refused once, not retried")
+        XCTAssertEqual(title.originRequests("/pf/lo/seg5.ts"), 0)
+        // Past it, prefetching goes on.
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg4.ts")).status, 404)
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg5.ts")).body, try title.bytes("/pf/lo/seg5.ts"))
+        waitForPrefetch(proxy, title.url("/pf/lo/seg6.ts"))
+        XCTAssertEqual(proxy.logs.lines(.info, containing: "prefetch failed").count, 1)
+    }
+
+    func testNothingAskedForThirtySecondsStops() throws {
+        let title = try PrefetchTitle()
+        let clock = TestClock()
+        let proxy = try TestProxy {
+            $0.prefetch = 2
+            $0.clock = { clock.now }
+        }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        try play((0..<3).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        // The last request was heard (it fetched seg4) before time passes.
+        waitForPrefetch(proxy, title.url("/pf/lo/seg4.ts"))
+        XCTAssertTrue(proxy.logs.lines(.debug, containing: "prefetch: nothing playing").isEmpty)
+        clock.advance(seconds: 31)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            !proxy.logs.lines(.debug, containing: "prefetch: nothing playing").isEmpty
+        })
+        // Back again: a fresh start from there (one ahead, then N), hits of what was fetched before.
+        try play((3..<8).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url, hitsFrom: 0,
+                 get: { try proxy.get(title.url($0)) })
+    }
+
     func testLivePlaylistPrefetchesOnlyListedSegments() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy { $0.prefetch = 3 }

@@ -290,11 +290,11 @@ package struct PrefetchPlan {
             actions += letGoOfOldest()
         }
         for segment in rendition.segments { owners[segment.url] = rendition.id }
-        // A request that came before the playlist was read counts now.
-        if tracks[rendition.id]?.position == nil,
-           let late = recent.lastIndex(where: { owners[$0.url] == rendition.id }) {
-            let (url, at) = recent.remove(at: late)
-            actions += requested(url, now: at)
+        // Requests that came before the playlist was read count now, in their order.
+        if tracks[rendition.id]?.position == nil {
+            let late = recent.filter { owners[$0.url] == rendition.id }
+            recent.removeAll { owners[$0.url] == rendition.id }
+            for (url, at) in late { actions += requested(url, now: at) }
         }
         return actions
     }

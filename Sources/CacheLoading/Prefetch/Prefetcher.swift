@@ -53,7 +53,8 @@ package final class Prefetcher {
         if lastRead.count > 4096 { lastRead.removeAll() }
         lastRead[url] = at
         let task = PrefetchTask(purpose: .manifest(url: url), prefetcher: self)
-        let fetch = PreloadFetch(item: PreloadItem(id: 0, url: url, range: nil, role: .root), run: task)
+        // What the player got, from the cache: never an origin request of its own.
+        let fetch = PreloadFetch(item: PreloadItem(id: 0, url: url, range: nil, role: .root, cachedOnly: true), run: task)
         task.fetch = fetch
         reads[url] = task
         engine.preloader.enqueue(fetch, first: true)
@@ -137,6 +138,7 @@ package final class Prefetcher {
         } else if !plan.isPlaying, let timer {
             timer.cancel()
             self.timer = nil
+            logger.debug("prefetch: nothing playing")
         }
     }
 
@@ -174,27 +176,46 @@ package final class Prefetcher {
         }
     }
 
-    /// A playlist or MPD body: its renditions go to the plan.
+    /// A playlist or MPD body: its renditions go to the plan. Parsed off the
+    /// loop (a long playlist, or a live template, lists many thousands).
     private func read(_ body: [UInt8], url: String, finalURL: String) {
+        let (family, now) = (plan.family(of: url), self.now)
+        engine.loop.offload({ Self.parse(body, url: url, finalURL: finalURL, family: family, now: now) }, done: { [weak self] read in
+            guard let self, !self.closed else { return }
+            switch read {
+            case .families(let families): self.send(.familiesRead(families))
+            case .renditions(let renditions): self.send(.renditionsRead(renditions, now: self.now))
+            case .nothing(let error?):
+                self.logger.debug("prefetch: playlist not read", metadata: ["url": "\(url)", "error": "\(error)"])
+            case .nothing(nil): break
+            }
+        })
+    }
+
+    /// What a playlist or MPD tells prefetching.
+    private enum Read: Sendable {
+        case families([String: PrefetchFamily])
+        case renditions([PrefetchRendition])
+        case nothing(String?)
+    }
+
+    private static func parse(_ body: [UInt8], url: String, finalURL: String, family: PrefetchFamily?, now: Int64) -> Read {
         if DASH.startsWithMPDRoot(body) {
             do {
                 let manifest = try MPDManifest.parse(body, manifestURL: finalURL, now: Double(now) / 1000)
-                send(.renditionsRead(PrefetchRendition.dash(manifest, url: url), now: now))
+                return .renditions(PrefetchRendition.dash(manifest, url: url))
             } catch {
-                logger.debug("prefetch: manifest not read", metadata: ["url": "\(url)", "error": "\(error)"])
+                return .nothing("\(error)")
             }
-            return
         }
-        guard HLS.startsWithPlaylistHeader(body) else { return }
+        guard HLS.startsWithPlaylistHeader(body) else { return .nothing(nil) }
         do {
             switch try HLSPlaylist.parse(body, playlistURL: finalURL) {
-            case .master(let master):
-                send(.familiesRead(PrefetchRendition.families(master, url: url)))
-            case .media(let media):
-                send(.renditionsRead([PrefetchRendition.hls(media, url: url, family: plan.family(of: url))], now: now))
+            case .master(let master): return .families(PrefetchRendition.families(master, url: url))
+            case .media(let media): return .renditions([PrefetchRendition.hls(media, url: url, family: family)])
             }
         } catch {
-            logger.debug("prefetch: playlist not read", metadata: ["url": "\(url)", "error": "\(error)"])
+            return .nothing("\(error)")
         }
     }
 }

@@ -142,7 +142,8 @@ final class PreloadRead: ResourceReaderDelegate {
         }
         self.engine = engine
         let spec = item.range.map { ByteRangeSpec.closed(first: $0.lowerBound, last: $0.upperBound - 1) }
-        let reader = engine.reader(url: url, spec: spec, background: true)
+        let request = item.cachedOnly ? HTTPHeaders([("Cache-Control", "only-if-cached, max-stale")]) : HTTPHeaders()
+        let reader = engine.reader(url: url, spec: spec, background: true, request: request)
         self.reader = reader
         reader.delegate = self
         reader.start()

@@ -69,6 +69,9 @@ package struct PreloadItem: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
     package var role: Role
+    /// Read from the cache only, stale or not, never from the origin (a
+    /// prefetcher reading a playlist a player was just served).
+    package var cachedOnly = false
 
     /// Whether the driver hands the body back (playlists are walked).
     package var wantsBody: Bool { role == .root || role == .mediaPlaylist || role == .segmentIndex }
