@@ -61,6 +61,49 @@ final class PrefetchTests: XCTestCase {
             .contains("httpcache_prefetch_used_total \(prefetch["used"] ?? -1)\n"))
     }
 
+    func testSeveralLoops() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy {
+            $0.prefetch = 2
+            $0.loops = 2
+        }
+        XCTAssertEqual(try proxy.get(title.url("/pf/master.m3u8")).status, 200)
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        try play((0..<8).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+    }
+
+    /// /stats of the proxy, its `prefetch` object.
+    func prefetchStats(_ proxy: TestProxy) throws -> [String: Int] {
+        let stats = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port!)/stats")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])
+        return try XCTUnwrap(object["prefetch"] as? [String: Int])
+    }
+
+    func testPrefetchedSegmentsAreOrdinaryEntriesEvictedAndCounted() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy {
+            $0.prefetch = 2
+            $0.maxCacheSize = 400_000
+        }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        try play((0..<4).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        // seg4 and seg5 were fetched ahead of the last request; the player stops there.
+        waitForPrefetch(proxy, title.url("/pf/lo/seg5.ts"))
+        // Other traffic fills the cache: the least recently used go, unused prefetches among them.
+        for k in 0..<PrefetchTitle.segments {
+            XCTAssertEqual(try proxy.get(title.url("/pf/hi/seg\(k).m4s")).body, try title.bytes("/pf/hi/seg\(k).m4s"))
+        }
+        var counts: [String: Int] = [:]
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            counts = (try? self.prefetchStats(proxy)) ?? [:]
+            return counts["evicted_unused"] == 2
+        }, "\(counts)")
+        XCTAssertGreaterThanOrEqual(counts["used"] ?? 0, 2)
+        XCTAssertEqual(counts["segments"], (counts["used"] ?? 0) + 2, "each prefetched segment used or evicted: \(counts)")
+    }
+
     func testFMP4VariantPrefetchesItsInitSectionOnce() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy { $0.prefetch = 3 }

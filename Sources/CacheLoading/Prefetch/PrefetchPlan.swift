@@ -130,6 +130,13 @@ package struct PrefetchPlan {
     /// Whether some rendition is playing (the driver's idle timer runs).
     package var isPlaying: Bool { !playing.isEmpty }
 
+    /// Whether the player already asked for the segment `item` fetches (it
+    /// then fetches for the player, not ahead of it).
+    package func playerReached(_ item: PrefetchItem) -> Bool {
+        guard let index = item.index, let position = tracks[item.rendition]?.position else { return false }
+        return position >= index
+    }
+
     /// Where a media playlist read at `url` sits, when a master said.
     package func family(of url: String) -> PrefetchFamily? { families[url] }
 

@@ -146,7 +146,8 @@ package final class Prefetcher {
 
     /// A prefetch's head: what it lacked comes from the origin now.
     fileprivate func headKnown(_ task: PrefetchTask) {
-        guard case .item(let item) = task.purpose, item.isSegment, let size = task.size, task.cached < size else { return }
+        guard case .item(let item) = task.purpose, item.isSegment, let size = task.size, task.cached < size,
+              !plan.playerReached(item) else { return }
         task.started = true
         ledger?.started(engine.storeKey(for: item.url))
     }
