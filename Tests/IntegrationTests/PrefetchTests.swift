@@ -61,6 +61,24 @@ final class PrefetchTests: XCTestCase {
             .contains("httpcache_prefetch_used_total \(prefetch["used"] ?? -1)\n"))
     }
 
+    func testAPlayerAskingForASegmentBeingPrefetchedJoinsIt() throws {
+        // A slow origin for seg2 and seg3: a fetch of one takes about three seconds.
+        let title = try PrefetchTitle(extraServerConfig: #"location ~ ^/pf/lo/seg[23]\.ts$ { limit_rate 10k; }"#)
+        let proxy = try TestProxy { $0.prefetch = 1 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        for k in 0..<2 { XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg\(k).ts")).status, 200) }
+        // seg2 is being prefetched (asked of the origin, not yet stored) when the player asks for it.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            !proxy.logs.lines(.debug, containing: "prefetch rendition=").filter { $0.hasSuffix("seg2.ts") }.isEmpty
+        })
+        let response = try proxy.get(title.url("/pf/lo/seg2.ts"))
+        XCTAssertEqual(response.body, try title.bytes("/pf/lo/seg2.ts"))
+        // It joined the prefetch's origin request (RFC 9211 `collapsed`).
+        XCTAssertTrue(response.header("Cache-Status")?.contains("; collapsed") ?? false, response.header("Cache-Status") ?? "")
+        waitForPrefetch(proxy, title.url("/pf/lo/seg3.ts"))
+        XCTAssertEqual(title.origin.accessLog().filter { $0.uri == "/pf/lo/seg2.ts" }.count, 1, "one origin request for both")
+    }
+
     func testSeveralLoops() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy {

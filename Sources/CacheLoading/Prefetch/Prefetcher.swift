@@ -64,6 +64,8 @@ package final class Prefetcher {
     package func requested(_ url: String) {
         guard !closed else { return }
         send(.requested(url: url, now: now))
+        // Waiting prefetches may start now (see `Preloader.admit`).
+        engine.preloaderIfMade?.admitWaiting()
     }
 
     /// Fetches `resources` in the background in this order, for the title

@@ -131,6 +131,8 @@ final class PreloadRun: PreloadFetchOwner {
 /// `maxConcurrentFetches` fetches across all preloads, and none started
 /// while a client's request is being served (a player pre-empts preloads;
 /// fetches already running go on, sharing their downloads with the player).
+/// Prefetches go first and start while players are served from the cache,
+/// not while a player's own origin download runs.
 /// Loop thread only.
 package final class Preloader {
     unowned let engine: Engine
@@ -207,7 +209,7 @@ package final class Preloader {
     /// Starts waiting fetches while slots are free and no client is being
     /// served (on any loop, with several).
     private func admit() {
-        while active.count < maxConcurrentFetches, foregroundIdle, !waiting.isEmpty {
+        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.isFirst && linkFree {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
@@ -216,6 +218,10 @@ package final class Preloader {
     }
 
     private var foregroundIdle: Bool { engine.loader.gauge.isIdle }
+    /// No player's own origin download runs: a prefetch may start beside
+    /// players served from the cache (they take nothing from the link), else
+    /// a busy proxy would never prefetch. Each player's request looks again.
+    private var linkFree: Bool { !engine.loader.gauge.isDownloading }
 
     /// Another shard's last foreground reader closed.
     package func admitWaiting() { admit() }
