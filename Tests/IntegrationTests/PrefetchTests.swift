@@ -181,14 +181,25 @@ final class PrefetchTests: XCTestCase {
         XCTAssertTrue(proxy.logs.lines(.debug, containing: "prefetch").isEmpty)
     }
 
-    func testDASHSegmentTemplateInOrder() throws {
+    func testDASHSegmentTemplateInOrderThroughTheBaseForm() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy { $0.prefetch = 2 }
         let manifest = try proxy.get(title.url("/pf/dash/manifest.mpd"))
         XCTAssertEqual(manifest.status, 200)
+        // The player's URLs: the rewritten template, on the proxy in the base form (`/t/`).
+        let text = String(decoding: manifest.body, as: UTF8.self)
+        let media = try XCTUnwrap(text.components(separatedBy: "media=\"").dropFirst().first?
+            .components(separatedBy: "\"").first, text)
+        XCTAssertTrue(media.hasPrefix("http://127.0.0.1:\(proxy.server.port!)/t/"), media)
+        func proxyURL(_ path: String) -> String {
+            let parts = path.split(separator: "/")  // pf dash v1 N.m4s
+            return media.replacingOccurrences(of: "$RepresentationID$", with: String(parts[2]))
+                .replacingOccurrences(of: "$Number$", with: String(parts[3].dropLast(4)))
+        }
         XCTAssertEqual(try proxy.get(title.url("/pf/dash/v1/init.mp4")).status, 200)
         let paths = (1...PrefetchTitle.segments).map { "/pf/dash/v1/\($0).m4s" }
-        try play(paths, title: title, proxy: proxy, originURL: title.url, get: { try proxy.get(title.url($0)) })
+        try play(paths, title: title, proxy: proxy, originURL: title.url,
+                 get: { try RawHTTPClient.get(url: proxyURL($0), timeout: 20) })
         let log = title.origin.accessLog()
         XCTAssertFalse(log.contains { $0.uri.hasPrefix("/pf/dash/v2/") && $0.uri != "/pf/dash/v2/init.mp4" },
                        "the representation not played is not fetched")
@@ -268,5 +279,25 @@ final class PrefetchTests: XCTestCase {
         try play((0..<5).map { "/pf/live/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
                  get: { try proxy.get(title.url($0)) })
         XCTAssertEqual(title.originRequests("/pf/live/seg5.ts"), 0, "not listed yet")
+    }
+
+    func testLivePlaylistThatGrowsPrefetchesItsNewSegments() throws {
+        let title = try PrefetchTitle()
+        let clock = TestClock()
+        let proxy = try TestProxy {
+            $0.prefetch = 3
+            $0.clock = { clock.now }
+        }
+        XCTAssertEqual(try proxy.get(title.url("/pf/live/index.m3u8")).status, 200)
+        try play((0..<5).map { "/pf/live/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
+        // The origin lists three more; the player reloads the playlist past its reuse window.
+        var live = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n"
+        for k in 0..<8 { live += "#EXTINF:2.0,\nseg\(k).ts\n" }
+        try Data(live.utf8).write(to: title.root.appendingPathComponent("pf/live/index.m3u8"))
+        clock.advance(seconds: 2)
+        XCTAssertTrue(String(decoding: try proxy.get(title.url("/pf/live/index.m3u8")).body, as: UTF8.self).contains("seg7.ts"))
+        try play((5..<8).map { "/pf/live/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url, hitsFrom: 0,
+                 get: { try proxy.get(title.url($0)) })
     }
 }
