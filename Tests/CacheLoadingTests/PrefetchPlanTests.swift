@@ -182,6 +182,22 @@ final class PrefetchPlanTests: XCTestCase {
         XCTAssertEqual(fetched(plan.handle(.requested(url: url("a", 3), now: 4))), [url("a", 6), url("a", 7)])
     }
 
+    func testASeekLetsGoOfWhatItSkippedAndRefetchesStoppedKeys() {
+        var limits = PrefetchPlan.Limits(depth: 2)
+        limits.titleShare = 150
+        var plan = PrefetchPlan(limits: limits)
+        let key = PrefetchResource(url: "https://o.test/key")
+        _ = plan.handle(.renditionsRead([rendition("a", count: 50, needs: [key])], now: 0))
+        XCTAssertEqual(fetched(plan.handle(.requested(url: url("a", 0), now: 1))), [key.url, url("a", 1)])
+        let ahead = plan.handle(.requested(url: url("a", 1), now: 2))
+        for index in 2...3 { _ = plan.handle(.fetched(try! XCTUnwrap(item(ahead, url("a", index))), bytes: 100)) }
+        // 200 unused bytes: over the share. A seek skips them: the share is free again, and
+        // the key, stopped before it arrived, is fetched again.
+        let seek = plan.handle(.requested(url: url("a", 30), now: 3))
+        XCTAssertEqual(seek.first, .stop(rendition: "https://o.test/a.m3u8"))
+        XCTAssertEqual(fetched(seek), [key.url, url("a", 31)])
+    }
+
     func testRenditionsFromPlaylists() throws {
         let master = """
         #EXTM3U

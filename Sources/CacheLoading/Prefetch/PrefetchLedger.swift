@@ -15,10 +15,12 @@ package struct PrefetchCounts: Sendable, Equatable {
     package init() {}
 }
 
-/// Which cache entries a prefetch stored, and what became of them: told by
-/// the prefetcher (stored), the proxy's hits on any loop (used: the hit says
-/// `detail=prefetched`) and the stores (evicted). One for the engines of a
-/// folder. Thread-safe.
+/// What every loop needs to know of prefetching without a hop to the first
+/// loop: whether it is on and worth telling requests to, which cache entries
+/// a prefetch stored and what became of them (told by the prefetcher, the
+/// proxy's requests on any loop, whose hits then say `detail=prefetched`, and
+/// the stores' evictions), and the counts. One for the engines of a folder.
+/// Thread-safe.
 package final class PrefetchLedger: Sendable {
     private struct State {
         var counts = PrefetchCounts()

@@ -194,6 +194,7 @@ package struct PrefetchPlan {
             // A start or a seek: what runs ahead of the old position is no longer wanted.
             if !track.running.isEmpty {
                 actions.append(.stop(rendition: id))
+                track.needsFetched = track.needsFetched.filter { !track.running.contains($0.url) }
                 track.running.removeAll()
             }
             track.streak = 1
@@ -202,6 +203,8 @@ package struct PrefetchPlan {
         }
         track.position = k
         track.ahead = max(track.ahead, k)
+        // Segments skipped over are not waited for: they no longer count against the title's share.
+        track.unused = track.unused.filter { (track.positions[$0.key] ?? -1) > k }
         if let paused = track.pausedAt, k > paused { track.pausedAt = nil }
         actions += fill(&track, id: id)
         tracks[id] = track

@@ -260,13 +260,6 @@ final class PrefetchTask: PreloadFetchOwner {
 }
 
 extension Engine {
-    /// A player asked for `url` (GET, any mode): the first loop's prefetcher
-    /// hears of it when it knows segments at all. Any loop.
-    package func notePlayerRequest(_ url: String) {
-        guard let group, group.prefetchLedger.depth > 0, group.prefetchLedger.playlistsServed else { return }
-        group.run(0) { $0.prefetcher.requested(url) }
-    }
-
     /// A player was served the HLS playlist or DASH MPD at `url`. Any loop.
     package func noteManifestServed(_ url: String) {
         guard let group, group.prefetchLedger.depth > 0 else { return }
