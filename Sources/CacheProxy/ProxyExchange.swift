@@ -91,7 +91,7 @@ final class ProxyExchange: BodySink {
         guard !bodyRequest.isHead, let group = server.engine.group else { return }
         let ledger = group.prefetchLedger
         guard ledger.depth > 0, ledger.playlistsServed else { return }
-        fromPrefetch = ledger.requested(storeKey)
+        fromPrefetch = ledger.isPrefetched(storeKey)
         let url = urlString
         group.run(0) { $0.prefetcher.requested(url) }
     }

@@ -74,8 +74,14 @@ package final class PrefetchLedger: Sendable {
         }
     }
 
-    /// A player asked for `storeKey`: whether a prefetch stored it or is
-    /// storing it (the first request counts it used).
+    /// Whether a prefetch stored `storeKey` or is storing it (a hit of it says so).
+    package func isPrefetched(_ storeKey: String) -> Bool {
+        state.withLock { $0.entries[storeKey] != nil }
+    }
+
+    /// A player asked for `storeKey` (told by the prefetcher, in order with
+    /// what it starts): the first request of a prefetched entry counts it used.
+    @discardableResult
     package func requested(_ storeKey: String) -> Bool {
         state.withLock { state in
             guard let used = state.entries[storeKey] else { return false }

@@ -130,6 +130,9 @@ package struct PrefetchPlan {
     /// Whether some rendition is playing (the driver's idle timer runs).
     package var isPlaying: Bool { !playing.isEmpty }
 
+    /// Whether `url` is a segment of a known rendition.
+    package func knows(_ url: String) -> Bool { owners[url] != nil }
+
     /// Whether the player already asked for the segment `item` fetches (it
     /// then fetches for the player, not ahead of it).
     package func playerReached(_ item: PrefetchItem) -> Bool {

@@ -63,6 +63,8 @@ package final class Prefetcher {
     /// A player asked for `url` (a GET through the proxy, in any mode).
     package func requested(_ url: String) {
         guard !closed else { return }
+        // Counted used here, in order with the prefetches' starts (a player may join one before its head).
+        if plan.knows(url) { ledger?.requested(engine.storeKey(for: url)) }
         send(.requested(url: url, now: now))
         // Waiting prefetches may start now (see `Preloader.admit`).
         engine.preloaderIfMade?.admitWaiting()
