@@ -38,7 +38,11 @@ final class PrefetchTests: XCTestCase {
 
     func testHLSVODInOrderSegmentsAfterTheFirstTwoComeFromPrefetches() throws {
         let title = try PrefetchTitle()
-        let proxy = try TestProxy { $0.prefetch = 2 }
+        let accessLog = title.directory.file("proxy-access.log").path
+        let proxy = try TestProxy {
+            $0.prefetch = 2
+            $0.accessLogPath = accessLog
+        }
         XCTAssertEqual(try proxy.get(title.url("/pf/master.m3u8")).status, 200)
         XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
         let paths = (0..<PrefetchTitle.segments).map { "/pf/lo/seg\($0).ts" }
@@ -47,7 +51,12 @@ final class PrefetchTests: XCTestCase {
         let log = title.origin.accessLog(waitingFor: PrefetchTitle.segments + 2)
         for path in paths { XCTAssertEqual(log.filter { $0.uri == path }.count, 1, path) }
         // The access log says which hits a prefetch stored.
-        XCTAssertFalse(proxy.logs.messages.isEmpty)
+        var lines: [String] = []
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            lines = ((try? String(contentsOfFile: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            return lines.filter { $0.contains(" hit;detail=prefetched ") }.count == PrefetchTitle.segments - 2
+        }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.contains("seg11.ts") && $0.contains(" hit;detail=prefetched ") })
         // /stats counts them: everything from the third on was used.
         let stats = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.server.port!)/stats")
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any])
@@ -165,6 +174,24 @@ final class PrefetchTests: XCTestCase {
                  get: { try proxy.get(title.url($0)) })
         let log = title.origin.accessLog()
         for k in 4..<8 { XCTAssertFalse(log.contains { $0.uri == "/pf/lo/seg\(k).ts" }, "seg\(k) is not played") }
+    }
+
+    func testReloadTurnsPrefetchOffAndOn() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 2 }
+        var configuration = proxy.server.configuration
+        configuration.prefetch = 0
+        try proxy.server.reconfigure(configuration)
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        for k in 0..<4 {
+            XCTAssertTrue(try proxy.get(title.url("/pf/lo/seg\(k).ts")).header("Cache-Status")?.contains("fwd=uri-miss") ?? false)
+        }
+        configuration.prefetch = 2
+        try proxy.server.reconfigure(configuration)
+        // The playlist is read when a player gets it again.
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        try play((4..<8).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
+                 get: { try proxy.get(title.url($0)) })
     }
 
     func testPrefetchZeroFetchesNothingExtra() throws {
