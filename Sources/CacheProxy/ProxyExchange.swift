@@ -85,8 +85,8 @@ final class ProxyExchange: BodySink {
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 
-    /// A player's GET, told to prefetching (which fetches what follows it, and
-    /// says whether a prefetch stored it) when any segment is known at all.
+    /// A player's GET, told to prefetching (which fetches what follows it)
+    /// once any playlist was served; a hit says whether a prefetch stored it.
     private func notePrefetch() {
         guard !bodyRequest.isHead, let group = server.engine.group else { return }
         let ledger = group.prefetchLedger

@@ -194,6 +194,20 @@ final class PrefetchTests: XCTestCase {
                  get: { try proxy.get(title.url($0)) })
     }
 
+    func testScrubbingCostsOneFetchARequest() throws {
+        let title = try PrefetchTitle()
+        let proxy = try TestProxy { $0.prefetch = 4 }
+        XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
+        let asked = [0, 7, 3, 10, 5]
+        for k in asked {
+            XCTAssertEqual(try proxy.get(title.url("/pf/lo/seg\(k).ts")).body, try title.bytes("/pf/lo/seg\(k).ts"))
+            waitForPrefetch(proxy, title.url("/pf/lo/seg\(k + 1).ts"))
+        }
+        // Each request: itself and the one after it, never four more.
+        let fetched = Set(title.origin.accessLog().map(\.uri).filter { $0.hasSuffix(".ts") })
+        XCTAssertEqual(fetched, Set(asked.flatMap { ["/pf/lo/seg\($0).ts", "/pf/lo/seg\($0 + 1).ts"] }))
+    }
+
     func testPrefetchZeroFetchesNothingExtra() throws {
         let title = try PrefetchTitle()
         let proxy = try TestProxy { $0.prefetch = 0 }
