@@ -242,6 +242,39 @@ final class PrefetchPlanTests: XCTestCase {
         XCTAssertEqual(rendition.family.title, title)
     }
 
+    func testLowLatencyPartsAreARenditionOfTheirOwn() throws {
+        let media = """
+        #EXTM3U
+        #EXT-X-TARGETDURATION:4
+        #EXT-X-PART-INF:PART-TARGET=1.0
+        #EXT-X-MEDIA-SEQUENCE:10
+        #EXT-X-MAP:URI="init.mp4"
+        #EXT-X-PART:DURATION=1.0,URI="s10.p0.m4s",INDEPENDENT=YES
+        #EXT-X-PART:DURATION=1.0,URI="s10.p1.m4s"
+        #EXTINF:2.0,
+        s10.m4s
+        #EXT-X-PART:DURATION=1.0,URI="s11.p0.m4s"
+        #EXT-X-PART:DURATION=1.0,URI="s11.p1.m4s",BYTERANGE=100@0
+
+        """
+        let url = "https://o.test/ll/index.m3u8"
+        guard case .media(let playlist) = try HLSPlaylist.parse(Array(media.utf8), playlistURL: url) else {
+            return XCTFail("a media playlist")
+        }
+        let parts = try XCTUnwrap(PrefetchRendition.hlsParts(playlist, url: url, family: nil))
+        XCTAssertTrue(parts.isLive)
+        XCTAssertEqual(parts.segments.map(\.url), ["s10.p0.m4s", "s10.p1.m4s", "s11.p0.m4s"].map { "https://o.test/ll/" + $0 },
+                       "listed parts, byte ranges left out")
+        XCTAssertEqual(parts.segments[0].needs, [PrefetchResource(url: "https://o.test/ll/init.mp4")])
+        XCTAssertEqual(parts.family, PrefetchRendition.hls(playlist, url: url, family: nil).family, "one group with the segments")
+        var plan = PrefetchPlan(limits: PrefetchPlan.Limits(depth: 2))
+        _ = plan.handle(.renditionsRead([PrefetchRendition.hls(playlist, url: url, family: nil), parts], now: 0))
+        XCTAssertEqual(fetched(plan.handle(.requested(url: "https://o.test/ll/s10.p0.m4s", now: 1))),
+                       ["https://o.test/ll/init.mp4", "https://o.test/ll/s10.p1.m4s"])
+        XCTAssertEqual(fetched(plan.handle(.requested(url: "https://o.test/ll/s10.p1.m4s", now: 2))),
+                       ["https://o.test/ll/s11.p0.m4s"], "only what is listed")
+    }
+
     func testRenditionsFromATemplateMPD() throws {
         let mpd = """
         <?xml version="1.0"?>

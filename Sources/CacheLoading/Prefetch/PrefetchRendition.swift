@@ -77,6 +77,30 @@ package struct PrefetchRendition: Sendable, Equatable {
                                  isLive: media.isLive, segments: segments)
     }
 
+    /// The parts of a low-latency HLS playlist read at `url` (EXT-X-PART,
+    /// those listed: the segments' and the trailing ones), as a rendition of
+    /// their own in the playlist's group: a player near the live edge asks
+    /// for parts, one further behind for segments. Nil when none is listed.
+    package static func hlsParts(_ media: HLSMediaPlaylist, url: String, family: PrefetchFamily?) -> PrefetchRendition? {
+        var parts: [PrefetchSegment] = []
+        var needs: [PrefetchResource] = []
+        func add(_ part: HLSPart) {
+            guard !part.isGap, part.byteRange == nil, isFetchable(part.uri) else { return }
+            parts.append(PrefetchSegment(url: part.uri, needs: needs))
+        }
+        for segment in media.segments {
+            needs = segment.keys.compactMap { key in
+                key.method == .none ? nil : key.uri.flatMap { isFetchable($0) ? PrefetchResource(url: $0) : nil }
+            }
+            if let map = segment.map, isFetchable(map.uri) { needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range)) }
+            segment.parts.forEach(add)
+        }
+        media.trailingParts.forEach(add)
+        guard !parts.isEmpty else { return nil }
+        return PrefetchRendition(id: url + "#parts", family: family ?? PrefetchFamily(group: url, title: url),
+                                 isLive: media.isLive, segments: parts)
+    }
+
     /// Where the media playlists of a master played at `url` sit: variants
     /// are one group (quality switches), each rendition type another.
     package static func families(_ master: HLSMasterPlaylist, url: String) -> [String: PrefetchFamily] {

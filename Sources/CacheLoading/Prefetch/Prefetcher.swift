@@ -217,7 +217,9 @@ package final class Prefetcher {
         do {
             switch try HLSPlaylist.parse(body, playlistURL: finalURL) {
             case .master(let master): return .families(PrefetchRendition.families(master, url: url))
-            case .media(let media): return .renditions([PrefetchRendition.hls(media, url: url, family: family)])
+            case .media(let media):
+                let parts = PrefetchRendition.hlsParts(media, url: url, family: family)
+                return .renditions([PrefetchRendition.hls(media, url: url, family: family)] + (parts.map { [$0] } ?? []))
             }
         } catch {
             return .nothing("\(error)")
