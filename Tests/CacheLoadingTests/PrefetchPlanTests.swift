@@ -57,6 +57,13 @@ final class PrefetchPlanTests: XCTestCase {
                        [url("a", 1), url("a", 2), url("a", 3)])
     }
 
+    func testAnOldRequestBeforeThePlaylistCountsForNothing() {
+        var plan = PrefetchPlan(limits: PrefetchPlan.Limits(depth: 2))
+        XCTAssertEqual(plan.handle(.requested(url: url("a", 0), now: 1)), [])
+        XCTAssertEqual(plan.handle(.renditionsRead([rendition("a", count: 10)], now: 60_000)), [])
+        XCTAssertFalse(plan.isPlaying)
+    }
+
     func testStopsAtTheEndOfTheRendition() {
         var plan = plan(rendition("a", count: 3))
         _ = plan.handle(.requested(url: url("a", 0), now: 1))

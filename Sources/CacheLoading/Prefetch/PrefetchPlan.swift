@@ -305,7 +305,8 @@ package struct PrefetchPlan {
         for segment in rendition.segments { owners[segment.url] = rendition.id }
         // Requests that came before the playlist was read count now, in their order.
         if tracks[rendition.id]?.position == nil {
-            let late = recent.filter { owners[$0.url] == rendition.id }
+            // Those within the idle time only: an old one is not playing now.
+            let late = recent.filter { owners[$0.url] == rendition.id && now - $0.at < limits.idleMilliseconds }
             recent.removeAll { owners[$0.url] == rendition.id }
             for (url, at) in late { actions += requested(url, now: at) }
         }
