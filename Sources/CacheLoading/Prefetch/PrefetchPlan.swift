@@ -9,8 +9,10 @@
 // fetch a request). A segment of another rendition of its group (a quality
 // switch), or no request for `idleMilliseconds`, stops it; a request far
 // from the last one (a seek) starts again from there. A failed prefetch
-// pauses the rendition until the player gets past that segment. Memory is
-// bounded: renditions (least recently used let go), segments per rendition.
+// pauses the rendition until the player gets past that segment. A title's
+// prefetched segments no player asked for yet stay under its share of the
+// cache limit. Memory is bounded: renditions (least recently used let go),
+// segments per rendition.
 
 /// One fetch of a prefetch.
 package struct PrefetchItem: Sendable, Hashable {

@@ -3,8 +3,8 @@ import CacheIO
 import Logging
 
 /// The driver of prefetching, on the first loop: reads the playlists and
-/// MPDs players were served (through the cache, sharing the player's
-/// download), feeds its `PrefetchPlan` what players ask for, and performs
+/// MPDs players were served (from the cache only, never an origin request of
+/// its own; parsed off the loop), feeds its `PrefetchPlan` what players ask for, and performs
 /// the plan's fetches in the preloader's slots (`--download-parallel`,
 /// `--download-rate`, held while players' own downloads run, a player asking
 /// for the same URL joining the download). Events raised while acting are
