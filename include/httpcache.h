@@ -141,6 +141,8 @@ const char *hc_strerror(int code);
  *       fields) from origin requests; by default a miss forwards it.
  *   "cmcd-hints": Fetch the next object a player names in its CMCD (nor, nrr)
  *       into the cache in the background (default true).
+ *   "prefetch": Media segments fetched ahead of what a player asks for, in
+ *       the background (default 2; 0: off).
  * A configuration is used by one thread at a time (no internal locking). */
 typedef struct hc_config hc_config;
 

@@ -82,6 +82,7 @@ if [[ $QUICK -eq 1 ]]; then
     'IntegrationTests\.ReaderTests/'
     'IntegrationTests\.PreloadTests/'
     'IntegrationTests\.EvictionTests/'
+    'IntegrationTests\.PrefetchTests/testHLSVODInOrderSegmentsAfterTheFirstTwoComeFromPrefetches'
   )
   for f in "${QUICK_FILTERS[@]}"; do TEST_ARGS+=(--filter "$f"); done
   echo "==> quick tier: unit tests and a smoke set of integration tests" >&2

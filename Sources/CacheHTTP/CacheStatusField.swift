@@ -34,6 +34,12 @@ package struct CacheStatusField: Sendable, Equatable {
     package var stored = false
     /// The request joined another's origin request for the same response.
     package var collapsed = false
+    /// More on how (RFC 9211 §2.8), an sf-token: `prefetched` for a hit a
+    /// prefetch stored ahead of the player.
+    package var detail: String?
+
+    /// The detail of a hit a prefetch stored.
+    package static let prefetched = "prefetched"
 
     package init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttl: Int? = nil,
                  stored: Bool = false, collapsed: Bool = false) {
@@ -57,12 +63,16 @@ package struct CacheStatusField: Sendable, Equatable {
         if let ttl { text += "; ttl=\(ttl)" }
         if stored { text += "; stored" }
         if collapsed { text += "; collapsed" }
+        if let detail { text += "; detail=" + detail }
         return text
     }
 
     /// The word the access log and /metrics use for this outcome: `hit`, or
     /// the forward reason (`uri-miss`, `stale`, `partial`, …).
     package var word: String { hit ? "hit" : forward?.rawValue ?? "hit" }
+
+    /// The access log's word: `word`, with the detail when there is one (`hit;detail=prefetched`).
+    package var logWord: String { detail.map { word + ";detail=" + $0 } ?? word }
 
     /// Every word `word` gives, in a fixed order (for /metrics).
     package static let words = ["hit"] + Forward.allCases.map(\.rawValue)

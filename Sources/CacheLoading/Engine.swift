@@ -37,6 +37,8 @@ package struct EngineConfiguration: Sendable {
     package var downloadRate: Int64 = 0
     /// Whether CMCD next-object hints (`nor`/`nrr`) are fetched in the background.
     package var followsCMCDHints = true
+    /// Segments fetched ahead of a player (`--prefetch`); 0: none.
+    package var prefetch = 2
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory
@@ -54,6 +56,7 @@ package struct EngineLiveSettings: Sendable {
     package var downloadRate: Int64
     package var stripsCMCD: Bool
     package var followsCMCDHints: Bool
+    package var prefetch: Int
 
     package init(_ configuration: EngineConfiguration) {
         maxCacheBytes = configuration.maxCacheBytes
@@ -64,6 +67,7 @@ package struct EngineLiveSettings: Sendable {
         downloadRate = configuration.downloadRate
         stripsCMCD = configuration.upstream.stripsCMCD
         followsCMCDHints = configuration.followsCMCDHints
+        prefetch = configuration.prefetch
     }
 }
 
@@ -95,6 +99,14 @@ package final class Engine {
         return made
     }
     package private(set) var downloadsIfMade: DownloadManager?
+    /// Prefetching ahead of players (first loop only), made on first use.
+    package var prefetcher: Prefetcher {
+        if let prefetcherIfMade { return prefetcherIfMade }
+        let made = Prefetcher(engine: self, logger: logger)
+        prefetcherIfMade = made
+        return made
+    }
+    package private(set) var prefetcherIfMade: Prefetcher?
 
     /// The engines of every loop (this one among them): set once as the
     /// group opens (see EngineGroup).
@@ -139,6 +151,9 @@ package final class Engine {
         configuration.downloadRate = live.downloadRate
         preloaderIfMade?.maxConcurrentFetches = live.downloadParallel
         loader.backgroundRate.rate = live.downloadRate  // one bucket for the group: every engine sets the same
+        configuration.prefetch = live.prefetch
+        group?.prefetchLedger.depth = live.prefetch
+        prefetcherIfMade?.reconfigure()
     }
 
     /// How resources are encrypted at their origins, by URL (nil: all plain).
@@ -169,6 +184,7 @@ package final class Engine {
     package func shutdown() {
         loop.assertInLoop()
         downloadsIfMade?.closeAll()
+        prefetcherIfMade?.close()
         preloaderIfMade?.closeAll()
         loader.cancelAll()
         loader.client.closeAll()

@@ -20,6 +20,8 @@ package final class EngineGroup: Sendable {
     let rate: RateBucket
     /// Foreground readers of every shard: preloads wait while any is open.
     package let foreground = ReaderGauge()
+    /// What prefetches stored and what became of it (every loop's hits and evictions tell it).
+    package let prefetchLedger = PrefetchLedger()
 
     package var count: Int { engines.count }
 
@@ -56,6 +58,7 @@ package final class EngineGroup: Sendable {
         // An engine's store never changes: read here, used on its loop only.
         storesByShard = engines.map { LoopBound($0.unchecked.store, loop: $0.loop) }
         rate = RateBucket(rate: configuration.downloadRate)
+        prefetchLedger.depth = configuration.prefetch
         stores.everyShardOpened()
         for (index, engine) in engines.enumerated() {
             _ = engine.loop.submitAndWait { [self] in self.introduce(engine.value, index: index) }
@@ -68,6 +71,8 @@ package final class EngineGroup: Sendable {
         engine.group = self
         engine.loader.gauge = foreground
         engine.loader.backgroundRate = rate
+        let ledger = prefetchLedger
+        engine.store.onEvict = { ledger.evicted($0) }
         guard index > 0 else { return }
         let first = engines[0]
         let gauge = foreground

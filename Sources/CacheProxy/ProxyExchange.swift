@@ -38,6 +38,8 @@ final class ProxyExchange: BodySink {
     private var headWasKnown = false
     /// The Cache-Status the response carries (RFC 9211), once decided.
     private var sentCacheStatus = CacheStatusField.bypass
+    /// A prefetch stored (or is storing) what this request asks for.
+    private var fromPrefetch = false
 
     private let storeKey: String
     /// Forward or reverse proxy mode: every end-to-end field goes to the
@@ -58,6 +60,7 @@ final class ProxyExchange: BodySink {
     }
 
     func start() {
+        notePrefetch()
         let fields = transparent
             ? OriginFields(UpstreamHeaders.transparent(from: request.headers))
             : OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)
@@ -75,9 +78,32 @@ final class ProxyExchange: BodySink {
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
+        notePrefetch()
         sentCacheStatus = CacheStatusField(hit: true, ttl: transparent ? hit.transparentTTL ?? 0 : hit.info.ttl)
+        if fromPrefetch { sentCacheStatus.detail = CacheStatusField.prefetched }
         machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
+    }
+
+    /// A player's GET, told to prefetching (which fetches what follows it)
+    /// once any playlist was served; a hit says whether a prefetch stored it.
+    private func notePrefetch() {
+        guard !bodyRequest.isHead, let group = server.engine.group else { return }
+        let ledger = group.prefetchLedger
+        guard ledger.depth > 0, ledger.playlistsServed else { return }
+        fromPrefetch = ledger.isPrefetched(storeKey)
+        let url = urlString
+        group.run(0) { $0.prefetcher.requested(url) }
+    }
+
+    /// A playlist or MPD served whole: prefetching reads what it lists.
+    private func noteManifest(_ info: ContentInfo) {
+        guard !bodyRequest.isHead, bodyRequest.range == nil, info.status == 200, let resource = reader?.resource,
+              server.engine.group.map({ $0.prefetchLedger.depth > 0 }) ?? false else { return }
+        let path = url.pathAndQuery
+        guard Self.isPlaylist(resource, info: info, path: path) || Self.isManifest(resource, info: info, path: path)
+        else { return }
+        server.engine.noteManifestServed(urlString)
     }
 
     /// What this response was, for the record.
@@ -150,6 +176,8 @@ final class ProxyExchange: BodySink {
         case .success(let info):
             let transformed = !(source?.transform.isNone ?? true)
             sentCacheStatus = cacheStatusField(info, transformed: transformed)
+            if fromPrefetch && sentCacheStatus.hit { sentCacheStatus.detail = CacheStatusField.prefetched }
+            noteManifest(info)
             machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
             raise(.content(info, transformed: transformed, date: server.heads.date()))
         case .failure(let error):

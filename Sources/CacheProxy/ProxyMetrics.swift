@@ -106,6 +106,8 @@ package struct MetricsSnapshot: Sendable, Equatable {
     /// Hinted objects fetched in the background (the preloaders' counts).
     package var hintsFetched: UInt64 = 0
     package var hintsFailed: UInt64 = 0
+    /// Segments fetched ahead of players (`--prefetch`) and what became of them.
+    package var prefetch = PrefetchCounts()
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
                  requestsByCacheStatus: [String: UInt64] = [:],
@@ -179,6 +181,9 @@ extension MetricsSnapshot {
     ///                          "throughput_kbps" and "bitrate_kbps": {"count", "sum"}, "by_object_type",
     ///                          "by_content": {cid: {"requests", "rebuffers"}}, "hints": {"queued", "known",
     ///                          "dropped", "fetched", "failed"}}
+    ///     prefetch             {"segments": n, "bytes": n, "used": n, "evicted_unused": n}: segments
+    ///                          prefetched, their bytes from origins, how many a player then asked
+    ///                          for, how many were evicted before any did
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
@@ -209,6 +214,8 @@ extension MetricsSnapshot {
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
             ("connections_balanced", String(connectionsBalanced)),
             ("cmcd", cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
+            ("prefetch", object([("segments", prefetch.segments), ("bytes", prefetch.bytes), ("used", prefetch.used),
+                                 ("evicted_unused", prefetch.evictedUnused)])),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -252,6 +259,14 @@ extension MetricsSnapshot {
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
                     String(connectionsBalanced))
         cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
+        text.family("httpcache_prefetch_segments_total", .counter,
+                    "Segments fetched into the cache ahead of players (--prefetch).", String(prefetch.segments))
+        text.family("httpcache_prefetch_bytes_total", .counter, "Bytes prefetches fetched from origins.",
+                    String(prefetch.bytes))
+        text.family("httpcache_prefetch_used_total", .counter, "Prefetched segments a player then asked for.",
+                    String(prefetch.used))
+        text.family("httpcache_prefetch_evicted_unused_total", .counter,
+                    "Prefetched segments evicted before any player asked for them.", String(prefetch.evictedUnused))
         return text.output
     }
 

@@ -292,11 +292,13 @@ package final class ProxyServer {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
             var total = Figures()
             for figures in all { if let figures { total.add(figures) } }
-            done(total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
-                                        cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
-                                        uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops,
-                                        hintsFetched: total.hintsFetched, hintsFailed: total.hintsFailed))
+            var snapshot = total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
+                                                  cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
+                                                  uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
+                                                  accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops,
+                                                  hintsFetched: total.hintsFetched, hintsFailed: total.hintsFailed)
+            if let ledger = engine.group?.prefetchLedger { snapshot.prefetch = ledger.counts }
+            done(snapshot)
         }
     }
 
@@ -405,7 +407,7 @@ package final class ProxyServer {
         accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
                                         status: record.status, bytesSent: record.bytesSent,
                                         bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
-                                        cacheStatus: record.cacheStatus.word,
+                                        cacheStatus: record.cacheStatus.logWord,
                                         durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
                                         sessionID: record.cmcd?.string(.sessionID),
                                         bufferLength: record.cmcd?.integer(.bufferLength)))

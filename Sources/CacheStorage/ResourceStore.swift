@@ -51,6 +51,8 @@ package final class ResourceStore {
     var warnedAboutPins = false
     /// Resources evicted by the size limit since start.
     package private(set) var evictions: UInt64 = 0
+    /// Told the store key of each entry the size limit evicts (prefetch counts).
+    package var onEvict: ((String) -> Void)?
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
     @exclusivity(unchecked) var openFiles = 0
     package var maxOpenFiles = 512
@@ -501,7 +503,10 @@ package final class ResourceStore {
                 removeFiles(EntryPaths(resourcesRoot: resourcesRoot, key: key), version: record.version, bytes: record.bytes)
                 removeRecord(record.key)
             }
-            if counting { evictions += 1 }
+            if counting {
+                evictions += 1
+                onEvict?(key)
+            }
         }
     }
 

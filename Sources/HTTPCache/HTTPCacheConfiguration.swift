@@ -78,6 +78,12 @@ public struct HTTPCacheConfiguration: Sendable {
     /// Bytes per second all downloads and preloads may take from origins
     /// together; 0: no cap (`--download-rate`). Players are never capped.
     public var downloadRate: Int64 = 0
+    /// Segments fetched ahead of a player (`--prefetch`): when a client asks
+    /// for media segment k of an HLS media playlist or a DASH representation,
+    /// segments k+1 … k+N of the same rendition are fetched into the cache in
+    /// the background (with `downloadParallel`/`downloadRate`, players first).
+    /// 0 turns it off; at most 16.
+    public var prefetch = 2
     /// Starts the folder's queued downloads when the cache opens (those a
     /// crash or close interrupted go on where they stopped). False leaves
     /// them queued until another open starts them.
@@ -209,6 +215,7 @@ public struct HTTPCacheConfiguration: Sendable {
         engine.encryptionKey = encryptionKey
         engine.downloadParallel = downloadParallel
         engine.downloadRate = downloadRate
+        engine.prefetch = prefetch
         engine.policy.cacheable = isCacheable
         engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
         if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }

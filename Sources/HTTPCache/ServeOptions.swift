@@ -204,6 +204,10 @@ public struct ServeOption: Sendable {
                \.configuration.stripsCMCD, takes: "true or false", reloadable: true, read: flag),
         option("cmcd-hints", "", "Fetch the next object a player names in its CMCD (nor, nrr) into the cache in the background (default true).",
                \.configuration.followsCMCDHints, takes: "true or false", reloadable: true, read: flag),
+        // Prefetch (issue #36).
+        option("prefetch", "COUNT",
+               "Media segments fetched ahead of what a player asks for, in the background (default 2; 0: off).",
+               \.configuration.prefetch, takes: "0 to 16", reloadable: true, read: { Int($0) }, isValid: { (0...16).contains($0) }),
     ]
 
     /// A flag's text: true/yes/on/1 or false/no/off/0.

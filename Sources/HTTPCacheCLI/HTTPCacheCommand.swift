@@ -127,6 +127,7 @@ struct Serve: ParsableCommand {
     @Option(parsing: .unconditional, help: .serve("download-parallel")) var downloadParallel: String?
     @Option(parsing: .unconditional, help: .serve("download-rate")) var downloadRate: String?
     @Option(parsing: .unconditional, help: .serve("drain-timeout")) var drainTimeout: String?
+    @Option(parsing: .unconditional, help: .serve("prefetch")) var prefetch: String?
     @Flag(help: .serve("strip-cmcd")) var stripCmcd = false
     @Flag(inversion: .prefixedNo, help: .serve("cmcd-hints")) var cmcdHints: Bool?
 

@@ -114,7 +114,7 @@ final class MetricsTests: XCTestCase {
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
                         "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
                         "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced",
-                        "requests_by_cache_status", "cmcd"]
+                        "requests_by_cache_status", "cmcd", "prefetch"]
         XCTAssertEqual(Set(object.keys), Set(expected))
         let byWord = try XCTUnwrap(object["requests_by_cache_status"] as? [String: Int])
         XCTAssertEqual(byWord, ["hit": 2, "partial": 1, "uri-miss": 1, "bypass": 1, "method": 0, "vary-miss": 0,

@@ -21,7 +21,7 @@ final class ConfigOptionTests: XCTestCase {
         "upstream-proxy": "http://127.0.0.1:3128", "no-upstream-proxy-for": "intranet.example",
         "drain-timeout": "5",
         "encryption-key-file": "KEYFILE",  // written by the test (a key file's own test is CacheHandleTests.testEncryptionKeyFile)
-        "download-parallel": "8", "download-rate": "2MB", "strip-cmcd": "true", "cmcd-hints": "false",
+        "download-parallel": "8", "download-rate": "2MB", "strip-cmcd": "true", "cmcd-hints": "false", "prefetch": "3",
     ]
 
     func testEveryServeOptionIsSettable() throws {

@@ -30,7 +30,7 @@ final class HintFetches: PreloadFetchOwner {
         self.preloader = preloader
     }
 
-    var pinHolder: String? { nil }
+    var holder: String? { nil }
 
     /// `clientFields`: a forward or reverse proxy client's request fields (see
     /// `PreloadItem.clientFields`), `separateEntry` whether its requests have an entry of their own.
@@ -70,7 +70,7 @@ final class HintFetches: PreloadFetchOwner {
 
     // MARK: PreloadFetchOwner
 
-    func sizeKnown(_ bytes: Int64?) {}
+    func sizeKnown(_ bytes: Int64?, cached: Int64) {}
     func bytesFetched(_ count: Int64) {}
 
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {

@@ -4,11 +4,13 @@ import CacheStorage
 import CacheUpstream
 import Glibc
 
-/// Who a `PreloadFetch` reports to: a preload's run, or the CMCD hints.
+/// What a fetch reports to: a preload's run, or the prefetcher.
 protocol PreloadFetchOwner: AnyObject {
-    /// The holder pinning what the fetch reads, if any.
-    var pinHolder: String? { get }
-    func sizeKnown(_ bytes: Int64?)
+    /// What pins the fetched resources; nil: not pinned.
+    var holder: String? { get }
+    /// The size of what the fetch reads became known (nil: unknown), and how
+    /// much of it was already in the cache.
+    func sizeKnown(_ bytes: Int64?, cached: Int64)
     func bytesFetched(_ count: Int64)
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?)
 }
@@ -26,6 +28,8 @@ final class PreloadFetch {
     /// A read on another shard's loop: where it runs, to cancel it there.
     private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
+    /// Queued before the preloads' fetches (a prefetch).
+    var isFirst = false
 
     init(item: PreloadItem, run: any PreloadFetchOwner) {
         self.item = item
@@ -39,14 +43,14 @@ final class PreloadFetch {
 
     /// Begins reading (called by the preloader when a slot is free).
     func start(_ engine: Engine) {
-        let pin = run?.pinHolder
+        let pin = run?.holder
         let item = self.item
         if let group = engine.group, case let shard = group.shard(ofURL: item.url), shard != engine.store.shardIndex {
             let slot = RemoteSlot()
             remote = (group, shard, slot)
             let me = LoopBound(self, loop: engine.loop)
             let reports = PreloadRead.Reports(
-                sizeKnown: { size in _ = me.loop.execute { me.value.sizeKnown(size) } },
+                sizeKnown: { size, cached in _ = me.loop.execute { me.value.sizeKnown(size, cached: cached) } },
                 fetched: { count in _ = me.loop.execute { me.value.fetched(count) } },
                 ended: { outcome, finalURL in _ = me.loop.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
             // Its closures only post to this loop: used on the owner's.
@@ -59,7 +63,7 @@ final class PreloadFetch {
             if !sent { readEnded(.failure(.closed), finalURL: nil) }
             return
         }
-        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.sizeKnown($0) },
+        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.sizeKnown($0, cached: $1) },
                                           fetched: { [weak self] in self?.fetched($0) },
                                           ended: { [weak self] in self?.readEnded($0, finalURL: $1) })
         let read = PreloadRead(item: item, pin: pin, reports: reports)
@@ -79,9 +83,9 @@ final class PreloadFetch {
         }
     }
 
-    private func sizeKnown(_ size: Int64?) {
+    private func sizeKnown(_ size: Int64?, cached: Int64) {
         guard !ended else { return }
-        run?.sizeKnown(size)
+        run?.sizeKnown(size, cached: cached)
     }
 
     private func fetched(_ count: Int64) {
@@ -107,7 +111,8 @@ final class PreloadRead: ResourceReaderDelegate {
     static let bodyLimit: Int64 = 4 << 20
 
     struct Reports {
-        let sizeKnown: (Int64?) -> Void
+        /// The size read (nil: unknown) and the bytes of it already cached.
+        let sizeKnown: (Int64?, _ cached: Int64) -> Void
         let fetched: (Int64) -> Void
         let ended: (Result<[UInt8]?, PreloadFailure>, _ finalURL: String?) -> Void
     }
@@ -146,7 +151,8 @@ final class PreloadRead: ResourceReaderDelegate {
                                    storeKey: Self.storeKey(of: item, engine: engine), background: true, request: request)
             reader.followsRedirects = false
         } else {
-            reader = engine.reader(url: url, spec: spec, background: true)
+            let request = item.cachedOnly ? HTTPHeaders([("Cache-Control", "only-if-cached, max-stale")]) : HTTPHeaders()
+            reader = engine.reader(url: url, spec: spec, background: true, request: request)
         }
         self.reader = reader
         reader.delegate = self
@@ -190,7 +196,8 @@ final class PreloadRead: ResourceReaderDelegate {
         wanted = range
         // Held from its first byte: a paused or interrupted download keeps what it has.
         holdResource()
-        reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count))
+        let cached = reader.resource.available.intersection(range).reduce(Int64(0)) { $0 + Int64($1.count) }
+        reports.sizeKnown(Int64(range.count) == Int64.max ? nil : Int64(range.count), cached)
         reader.deliver(range)
         pump()
     }

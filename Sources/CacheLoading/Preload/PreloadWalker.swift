@@ -75,6 +75,9 @@ package struct PreloadItem: Sendable, Equatable {
     /// requests get (`ResourceStore.transparentKey`). nil: a proxy URL's fetch.
     package var clientFields: HTTPHeaders? = nil
     package var separateEntry = false
+    /// Read from the cache only, stale or not, never from the origin (a
+    /// prefetcher reading a playlist a player was just served).
+    package var cachedOnly = false
 
     /// Whether the driver hands the body back (playlists are walked).
     package var wantsBody: Bool { role == .root || role == .mediaPlaylist || role == .segmentIndex }

@@ -75,6 +75,8 @@ final class PreloadRun: PreloadFetchOwner {
             }
             fetches.removeAll()
         case .finish(let failure):
+            // A run found too large fails even when its last fetch ended before the abort ran.
+            let failure = failure ?? tooLarge
             status.phase = .finished(failure)
             status.counts = walker.counts
             preloader.runEnded(self, failure)
@@ -83,9 +85,9 @@ final class PreloadRun: PreloadFetchOwner {
 
     // MARK: from fetches
 
-    var pinHolder: String? { walker.request.holder }
+    var holder: String? { walker.request.holder }
 
-    func sizeKnown(_ bytes: Int64?) {
+    func sizeKnown(_ bytes: Int64?, cached: Int64) {
         guard let bytes else { return }
         let total = (status.bytesTotal ?? 0) + bytes
         status.bytesTotal = total
@@ -98,16 +100,17 @@ final class PreloadRun: PreloadFetchOwner {
         let needed = total + Int64(status.resourcesSized) * StoreGroup.entryOverhead
         let limit = preloader.engine.store.maxBytes
         let neverKept = bytes > limit
-        guard needed > limit, !walker.request.pin || neverKept, !tooLarge else { return }
-        tooLarge = true
+        guard needed > limit, !walker.request.pin || neverKept, tooLarge == nil else { return }
         let message = neverKept ? "one resource of \(bytes) bytes is larger than the cache limit (\(limit)); it is never kept, pinned or not"
             : "needs at least \(needed) bytes; the cache limit is \(limit)"
         let failure = PreloadFailure.fetch(url: status.url, code: HTTPCacheError.Code.tooLarge.rawValue, message: message)
+        tooLarge = failure
         // After this fetch's callback: stopping fetches from inside one is not re-entrant.
         preloader.engine.loop.executeLater { [weak self] in self?.send(.abort(failure)) }
     }
 
-    private var tooLarge = false
+    /// The failure of a run that cannot fit, once found (its abort runs after the current callback).
+    private var tooLarge: PreloadFailure?
 
     func bytesFetched(_ count: Int64) {
         status.bytesDone += count
@@ -135,6 +138,8 @@ final class PreloadRun: PreloadFetchOwner {
 /// `maxConcurrentFetches` fetches across all preloads, and none started
 /// while a client's request is being served (a player pre-empts preloads;
 /// fetches already running go on, sharing their downloads with the player).
+/// Prefetches go first and start while players are served from the cache,
+/// not while a player's own origin download runs.
 /// Loop thread only.
 package final class Preloader {
     unowned let engine: Engine
@@ -225,15 +230,23 @@ package final class Preloader {
 
     // MARK: slots
 
-    func enqueue(_ fetch: PreloadFetch) {
-        waiting.append(fetch)
+    /// Queues a fetch for a slot; `first`: before the preloads' (a prefetch
+    /// serves a player playing now).
+    func enqueue(_ fetch: PreloadFetch, first: Bool = false) {
+        if first, let at = waiting.firstIndex(where: { !$0.isFirst }) {
+            fetch.isFirst = true
+            waiting.insert(fetch, at: at)
+        } else {
+            fetch.isFirst = first
+            waiting.append(fetch)
+        }
         admit()
     }
 
     /// Starts waiting fetches while slots are free and no client is being
     /// served (on any loop, with several).
     private func admit() {
-        while active.count < maxConcurrentFetches, foregroundIdle, !waiting.isEmpty {
+        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.isFirst && linkFree {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
@@ -242,6 +255,10 @@ package final class Preloader {
     }
 
     private var foregroundIdle: Bool { engine.loader.gauge.isIdle }
+    /// No player's own origin download runs: a prefetch may start beside
+    /// players served from the cache (they take nothing from the link), else
+    /// a busy proxy would never prefetch. Each player's request looks again.
+    private var linkFree: Bool { !engine.loader.gauge.isDownloading }
 
     /// Another shard's last foreground reader closed.
     package func admitWaiting() { admit() }

@@ -1,0 +1,146 @@
+// What prefetching knows of a title: each rendition (an HLS media playlist,
+// a DASH representation) as the ordered URLs of its segments, with the keys
+// and init sections each needs. Built from the parsed playlist or MPD the
+// proxy served; the segments a player may ask for by URL only (a segment
+// that is a byte range of a shared file is not told apart by its URL).
+
+import CacheHTTP
+
+/// A resource a prefetch fetches: a segment, or a key or init section one needs.
+package struct PrefetchResource: Sendable, Hashable {
+    package var url: String
+    /// Bytes of it (half-open); nil: all of it.
+    package var range: Range<Int64>?
+
+    package init(url: String, range: Range<Int64>? = nil) {
+        self.url = url
+        self.range = range
+    }
+}
+
+/// A media segment, with the keys and init section it needs.
+package struct PrefetchSegment: Sendable, Equatable {
+    package var url: String
+    package var needs: [PrefetchResource]
+
+    package init(url: String, needs: [PrefetchResource] = []) {
+        self.url = url
+        self.needs = needs
+    }
+}
+
+/// Where a rendition sits in its title: renditions of one group are
+/// alternatives (a player plays one at a time: a segment of another means a
+/// quality switch); the title shares the cache limit among its renditions.
+package struct PrefetchFamily: Sendable, Equatable {
+    package var group: String
+    package var title: String
+
+    package init(group: String, title: String) {
+        self.group = group
+        self.title = title
+    }
+}
+
+/// One rendition as read from its playlist or MPD.
+package struct PrefetchRendition: Sendable, Equatable {
+    /// The media playlist's URL, or the MPD's with its period, set and representation.
+    package var id: String
+    package var family: PrefetchFamily
+    /// A live playlist or dynamic MPD: read again as it grows.
+    package var isLive: Bool
+    package var segments: [PrefetchSegment]
+
+    package init(id: String, family: PrefetchFamily, isLive: Bool, segments: [PrefetchSegment]) {
+        self.id = id
+        self.family = family
+        self.isLive = isLive
+        self.segments = segments
+    }
+
+    /// The rendition of an HLS media playlist read at `url`; `family` as its
+    /// master said (nil: a playlist played alone, its own group and title).
+    package static func hls(_ media: HLSMediaPlaylist, url: String, family: PrefetchFamily?) -> PrefetchRendition {
+        var segments: [PrefetchSegment] = []
+        segments.reserveCapacity(media.segments.count)
+        for segment in media.segments where !segment.isGap && segment.byteRange == nil && isFetchable(segment.uri) {
+            var needs: [PrefetchResource] = []
+            for key in segment.keys where key.method != .none {
+                if let uri = key.uri, isFetchable(uri) { needs.append(PrefetchResource(url: uri)) }
+            }
+            if let map = segment.map, isFetchable(map.uri) {
+                needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range))
+            }
+            segments.append(PrefetchSegment(url: segment.uri, needs: needs))
+        }
+        return PrefetchRendition(id: url, family: family ?? PrefetchFamily(group: url, title: url),
+                                 isLive: media.isLive, segments: segments)
+    }
+
+    /// The parts of a low-latency HLS playlist read at `url` (EXT-X-PART,
+    /// those listed: the segments' and the trailing ones), as a rendition of
+    /// their own in the playlist's group: a player near the live edge asks
+    /// for parts, one further behind for segments. Nil when none is listed.
+    package static func hlsParts(_ media: HLSMediaPlaylist, url: String, family: PrefetchFamily?) -> PrefetchRendition? {
+        var parts: [PrefetchSegment] = []
+        var needs: [PrefetchResource] = []
+        func add(_ part: HLSPart) {
+            guard !part.isGap, part.byteRange == nil, isFetchable(part.uri) else { return }
+            parts.append(PrefetchSegment(url: part.uri, needs: needs))
+        }
+        for segment in media.segments {
+            needs = segment.keys.compactMap { key in
+                key.method == .none ? nil : key.uri.flatMap { isFetchable($0) ? PrefetchResource(url: $0) : nil }
+            }
+            if let map = segment.map, isFetchable(map.uri) { needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range)) }
+            segment.parts.forEach(add)
+        }
+        media.trailingParts.forEach(add)
+        guard !parts.isEmpty else { return nil }
+        return PrefetchRendition(id: url + "#parts", family: family ?? PrefetchFamily(group: url, title: url),
+                                 isLive: media.isLive, segments: parts)
+    }
+
+    /// Where the media playlists of a master played at `url` sit: variants
+    /// are one group (quality switches), each rendition type another.
+    package static func families(_ master: HLSMasterPlaylist, url: String) -> [String: PrefetchFamily] {
+        var families: [String: PrefetchFamily] = [:]
+        for variant in master.variants {
+            families[variant.uri] = PrefetchFamily(group: url + "#variants", title: url)
+        }
+        for rendition in master.renditions {
+            guard let uri = rendition.uri else { continue }
+            families[uri] = PrefetchFamily(group: url + "#\(rendition.type)", title: url)
+        }
+        return families
+    }
+
+    /// The representations of an MPD read at `url` that list their segments
+    /// by URL (templates, lists); representations of one adaptation set are a group.
+    package static func dash(_ manifest: MPDManifest, url: String) -> [PrefetchRendition] {
+        var renditions: [PrefetchRendition] = []
+        for (p, period) in manifest.periods.enumerated() {
+            for (a, set) in period.adaptationSets.enumerated() {
+                let family = PrefetchFamily(group: url + "#p\(p)a\(a)", title: url)
+                for representation in set.representations {
+                    var needs: [PrefetchResource] = []
+                    if let initialization = representation.initialization, isFetchable(initialization.url) {
+                        needs.append(PrefetchResource(url: initialization.url, range: initialization.range))
+                    }
+                    let segments = representation.segments.lazy
+                        .filter { $0.range == nil && isFetchable($0.url) }
+                        .map { PrefetchSegment(url: $0.url, needs: needs) }
+                    guard !segments.isEmpty else { continue }
+                    renditions.append(PrefetchRendition(id: url + "#p\(p)a\(a)r" + representation.id, family: family,
+                                                        isLive: manifest.isDynamic, segments: Array(segments)))
+                }
+            }
+        }
+        return renditions
+    }
+
+    /// Absolute http(s) URLs only (the parsers leave other schemes as written).
+    static func isFetchable(_ uri: String) -> Bool {
+        OriginURL.parse(uri) != nil
+    }
+}
