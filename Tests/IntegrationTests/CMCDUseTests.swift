@@ -180,6 +180,24 @@ final class CMCDUseTests: XCTestCase {
         }
     }
 
+    /// A hint is the player's exact next request: it is fetched while other
+    /// players read from the cache (an in-process reader of a cached file is
+    /// open all along), not only once no client is served.
+    func testAHintIsFetchedWhileAnotherPlayerReadsFromTheCache() throws {
+        let player = try Player(.proxyURLs, origin: origin, folder: directory.file("hint-busy").path)
+        defer { player.close() }
+        XCTAssertBytes(try player.get("/seg/s2.ts").body, equal: segments[1])  // cached whole
+        // Another player reads it in process, and keeps its reader open.
+        let reader = try player.cache.openReader(url: origin.url("/seg/s2.ts"))
+        defer { reader.close() }
+        var first = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(try first.withUnsafeMutableBytes { try reader.read(into: $0, timeout: 10) }, 16)
+        XCTAssertBytes(try player.get("/seg/s1.ts", appending: "CMCD=nor%3D%22s3.ts%22").body, equal: segments[0])
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            player.cache.cachedResources().contains { $0.url.contains("/seg/s3.ts") && $0.isComplete }
+        }, "the hinted segment was cached while the other reader was open")
+    }
+
     /// With `followsCMCDHints` off, and for a hint on another origin, nothing is fetched.
     func testHintsOffOrOnAnotherOriginFetchNothing() throws {
         let player = try Player(.reverse, origin: origin, folder: directory.file("hints-off").path) {

@@ -57,7 +57,7 @@ package final class Prefetcher {
         let fetch = PreloadFetch(item: PreloadItem(id: 0, url: url, range: nil, role: .root, cachedOnly: true), run: task)
         task.fetch = fetch
         reads[url] = task
-        engine.preloader.enqueue(fetch, first: true)
+        engine.preloader.enqueue(fetch, priority: .prefetch)
     }
 
     /// A player asked for `url` (a GET through the proxy, in any mode).
@@ -119,7 +119,7 @@ package final class Prefetcher {
             task.fetch = fetch
             fetches[item.rendition, default: [:]][ObjectIdentifier(task)] = task
             logger.debug("prefetch", metadata: ["url": "\(item.url)", "rendition": "\(item.rendition)"])
-            engine.preloader.enqueue(fetch, first: true)
+            engine.preloader.enqueue(fetch, priority: .prefetch)
         case .stop(let rendition):
             guard let stopped = fetches.removeValue(forKey: rendition) else { return }
             for task in stopped.values {

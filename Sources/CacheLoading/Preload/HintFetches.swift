@@ -13,11 +13,12 @@ package enum HintOutcome: String, Sendable, CaseIterable {
 
 /// Background fetches of what players say they fetch next (CMCD
 /// `nor`/`nrr`): each is one `PreloadFetch` through the preloader's slots,
-/// so it waits while players are served, shares their downloads and keeps
-/// to the rate and parallel limits of every background fetch. Bounded: a
-/// hint already in flight is not fetched twice, and past `maxPending` new
-/// ones are dropped. One small entry point (`fetch`), so that a prefetcher
-/// may take hints first later. Loop thread only.
+/// queued first of all (`Priority.hint`: the exact next request, ahead of
+/// the prefetch plan's guesses and of preloads), started beside players
+/// served from the cache but not while a player's own origin download runs,
+/// sharing their downloads and keeping to the rate and parallel limits of
+/// every background fetch. Bounded: a hint already in flight is not fetched
+/// twice, and past `maxPending` new ones are dropped. Loop thread only.
 final class HintFetches: PreloadFetchOwner {
     private unowned let preloader: Preloader
     /// In flight or waiting for a slot, by URL and range.
@@ -45,7 +46,7 @@ final class HintFetches: PreloadFetchOwner {
         nextID += 1
         let fetch = PreloadFetch(item: item, run: self)
         pending[name] = fetch
-        preloader.enqueue(fetch)
+        preloader.enqueue(fetch, priority: .hint)
         return .queued
     }
 

@@ -29,7 +29,22 @@ final class PreloadFetch {
     private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
     /// Queued before the preloads' fetches (a prefetch).
-    var isFirst = false
+    /// Who waits for the bytes, and so the order fetches get slots in.
+    enum Priority: Int, Comparable {
+        /// A preload or an offline download: only while no player is served.
+        case preload
+        /// A segment ahead of a player playing now (`--prefetch`): beside
+        /// players served from the cache, not while a player's own origin
+        /// download runs.
+        case prefetch
+        /// The object a player said it fetches next (CMCD `nor`/`nrr`): the
+        /// exact next request, so before the prefetch plan's guesses.
+        case hint
+
+        static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    var priority = Priority.preload
 
     init(item: PreloadItem, run: any PreloadFetchOwner) {
         self.item = item

@@ -230,23 +230,18 @@ package final class Preloader {
 
     // MARK: slots
 
-    /// Queues a fetch for a slot; `first`: before the preloads' (a prefetch
-    /// serves a player playing now).
-    func enqueue(_ fetch: PreloadFetch, first: Bool = false) {
-        if first, let at = waiting.firstIndex(where: { !$0.isFirst }) {
-            fetch.isFirst = true
-            waiting.insert(fetch, at: at)
-        } else {
-            fetch.isFirst = first
-            waiting.append(fetch)
-        }
+    /// Queues a fetch for a slot, behind those of its priority and ahead of
+    /// lower ones.
+    func enqueue(_ fetch: PreloadFetch, priority: PreloadFetch.Priority = .preload) {
+        fetch.priority = priority
+        waiting.insert(fetch, at: waiting.firstIndex { $0.priority < priority } ?? waiting.endIndex)
         admit()
     }
 
     /// Starts waiting fetches while slots are free and no client is being
     /// served (on any loop, with several).
     private func admit() {
-        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.isFirst && linkFree {
+        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.priority > .preload && linkFree {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
