@@ -22,7 +22,12 @@ struct Settings {
     var scaleConnections = 32
     /// Scenario 11: misses timed at the end of the fill and when the cache is full.
     var scaleSample = 5_000
-    var scenarios: Set<Int> = Set(1...14)
+    /// Scenarios 15 and 17: distinct whole objects of the reverse-proxy comparison.
+    var peerSmallCount = 1_000
+    var peerLargeCount = 100
+    var peerLargeSize: UInt64 = 1 << 20
+    var peerLargeConnections = 8
+    var scenarios: Set<Int> = Set(1...17)
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {
@@ -40,6 +45,8 @@ struct Settings {
         s.coldOriginRate = 64 << 20
         s.entries = 5_000
         s.scaleSample = 1_000
+        s.peerSmallCount = 20
+        s.peerLargeCount = 4
         return s
     }
 
