@@ -211,6 +211,7 @@ final class ProxyExchange: BodySink {
                     cachedAtStart = plannedBytes
                     if planned.isEmpty {
                     } else if let body = hit.body {
+                        server.metrics.hitsFromMemory += 1
                         // A small object from memory: head and body leave in one send.
                         // The whole body shares the copy's storage: no copy of it is made.
                         raise(.bytes(planned.count == body.count

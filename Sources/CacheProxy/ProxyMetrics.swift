@@ -25,6 +25,8 @@ package struct ProxyMetrics: Sendable {
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
+    /// Hits of small objects sent from memory, with their head in one send (see PlainHitCache).
+    package var hitsFromMemory: UInt64 = 0
     /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
     package var connectionsBalanced: UInt64 = 0
 
@@ -39,6 +41,7 @@ package struct ProxyMetrics: Sendable {
         clientSendTimeouts &+= other.clientSendTimeouts
         loopHandoffs &+= other.loopHandoffs
         hitsOnOtherLoops &+= other.hitsOnOtherLoops
+        hitsFromMemory &+= other.hitsFromMemory
         connectionsBalanced &+= other.connectionsBalanced
     }
 
@@ -68,6 +71,7 @@ package struct ProxyMetrics: Sendable {
         snapshot.loops = loops
         snapshot.loopHandoffs = loopHandoffs
         snapshot.hitsOnOtherLoops = hitsOnOtherLoops
+        snapshot.hitsFromMemory = hitsFromMemory
         snapshot.connectionsBalanced = connectionsBalanced
         return snapshot
     }
@@ -94,6 +98,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var loops = 1
     package var loopHandoffs: UInt64 = 0
     package var hitsOnOtherLoops: UInt64 = 0
+    package var hitsFromMemory: UInt64 = 0
     package var connectionsBalanced: UInt64 = 0
 
     package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
@@ -162,6 +167,7 @@ extension MetricsSnapshot {
     ///     loops                event loops serving clients (--loops)
     ///     loop_handoffs        connections handed to another loop for a request
     ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
+    ///     hits_from_memory     hits of small objects sent from memory (head and body in one send)
     ///     connections_balanced new connections handed to a loop holding fewer
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
@@ -191,6 +197,7 @@ extension MetricsSnapshot {
             ("loops", String(loops)),
             ("loop_handoffs", String(loopHandoffs)),
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
+            ("hits_from_memory", String(hitsFromMemory)),
             ("connections_balanced", String(connectionsBalanced)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
@@ -231,6 +238,9 @@ extension MetricsSnapshot {
         text.family("httpcache_hits_on_other_loops_total", .counter,
                     "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
                     String(hitsOnOtherLoops))
+        text.family("httpcache_hits_from_memory_total", .counter,
+                    "Hits of small objects sent from memory, the head and the body in one send.",
+                    String(hitsFromMemory))
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
                     String(connectionsBalanced))
