@@ -17,7 +17,9 @@ final class PlainHitCache {
     /// `memoryObjectLimit` at most each): a hit of one is one send of head
     /// and body, no sendfile. A copy lives for one second of the store's
     /// clock, so this tier is refilled from the page cache as objects are
-    /// asked for and can never outlive a change of its resource.
+    /// asked for and can never outlive a change of its resource. 2 MiB: with
+    /// 8 MiB the peak RSS of 1,000 distinct 16 KiB objects at random rose
+    /// from 19.6 to 28.9 MB, for hits that cost about the same CPU.
     let memoryBudget: Int
     static let memoryObjectLimit = ExchangeStateMachine.sharedPacketMax
     private var memoryBytes = 0
@@ -33,7 +35,7 @@ final class PlainHitCache {
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int, memoryBudget: Int = 8 << 20,
+    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int, memoryBudget: Int = 2 << 20,
          clock: @escaping @Sendable () -> Int64) {
         self.epoch = epoch
         self.loop = loop
@@ -99,8 +101,12 @@ final class PlainHitCache {
     @discardableResult
     func keep(_ key: String, _ hit: PlainHit) -> PlainHit {
         if entries.count >= maxEntries {
-            entries.removeAll()
-            memoryBytes = 0
+            // Copies of a past second first; all only when every one is current.
+            dropStale()
+            if entries.count >= maxEntries {
+                entries.removeAll()
+                memoryBytes = 0
+            }
         }
         if let old = entries.removeValue(forKey: key) { memoryBytes -= old.body?.count ?? 0 }
         var kept = hit
@@ -139,6 +145,13 @@ final class PlainHitCache {
         memoryBytes = 0
     }
 
+    private func dropStale() {
+        let second = now()
+        let current = epoch.current
+        entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
+        memoryBytes = entries.values.reduce(0) { $0 + ($1.body?.count ?? 0) }
+    }
+
     /// Once a second: touches go to their owners' loops, stale copies are
     /// dropped (their data files close), the tick re-arms while any remain.
     private func tock() {
@@ -148,10 +161,7 @@ final class PlainHitCache {
             batch.owner.run { $0.touch(keys) }
         }
         touched.removeAll()
-        let second = now()
-        let current = epoch.current
-        entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
-        memoryBytes = entries.values.reduce(0) { $0 + ($1.body?.count ?? 0) }
+        dropStale()
         if !entries.isEmpty { armTick() }
     }
 }
