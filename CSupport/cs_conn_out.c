@@ -542,6 +542,50 @@ int cs_conn_write(cs_conn *conn, const void *data, size_t len)
     return write_flags(conn, data, len, 0);
 }
 
+int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len)
+{
+    if (conn->closing || conn->drain_close)
+        return -EPIPE;
+    const uint8_t *a = head, *b = body;
+    if (can_send_now(conn)) {
+        while (head_len + body_len > 0) {
+            struct iovec iov[2];
+            int n_iov = 0;
+            if (head_len > 0)
+                iov[n_iov++] = (struct iovec){(void *)a, head_len};
+            if (body_len > 0)
+                iov[n_iov++] = (struct iovec){(void *)b, body_len};
+            struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
+            ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    break;
+                int r = -errno;
+                cs__conn_begin_close(conn, r);
+                return r;
+            }
+            conn->sent += (uint64_t)n;
+            size_t k = min_size((size_t)n, head_len);
+            a += k;
+            head_len -= k;
+            b += (size_t)n - k;
+            body_len -= (size_t)n - k;
+        }
+    }
+    if (head_len + body_len == 0)
+        return 0;
+    int r = head_len > 0 ? queue_memory(conn, a, head_len) : 0;
+    if (r == 0 && body_len > 0)
+        r = queue_memory(conn, b, body_len);
+    if (r == 0)
+        r = cs__conn_update_poll(conn);
+    if (r < 0)
+        cs__conn_begin_close(conn, r);
+    return r;
+}
+
 int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int fd, int64_t offset, size_t len)
 {
     if (fd < 0 || offset < 0)

@@ -3,8 +3,10 @@
 #   scripts/bench.sh [httpcache-bench options...]
 # e.g. scripts/bench.sh --json bench.json, scripts/bench.sh --smoke,
 #      scripts/bench.sh --scenarios 1,2 --duration 10
+#      scripts/bench.sh --scenarios 15,16,17 (reverse proxy vs Varnish, Squid, nginx)
 # Prints one table (httpcache next to nginx direct and nginx as a slice cache,
-# with ratios), a PASS/MISS/not measured verdict per target of issue #15 and
+# and in scenarios 15-17 as a reverse proxy next to Varnish and Squid, with
+# ratios), a PASS/MISS/not measured verdict per target (issues #15, #34) and
 # a summary "N PASS, M MISS, K not measured" (also in --json). Every run is
 # bounded in time and stops by itself.
 # SCRATCH_PATH=... selects another build directory (default .build).

@@ -8,6 +8,7 @@ PACKAGES=(
   nginx ffmpeg curl openssl ca-certificates   # tests: origin server, media fixtures, clients
   libavformat-dev libavcodec-dev libavutil-dev   # tests: examples/c/ffmpeg_host.c (an AVIOContext over hc_reader)
   wrk                                 # benchmarks
+  varnish squid                       # benchmarks: reverse-proxy peers (each started by the bench with its own configuration)
   dpkg-dev lintian                    # scripts/package-deb.sh and its test (dpkg-shlibdeps, lintian)
   chromium                            # tests: the /ui/ page in a real browser (headless, DevTools protocol)
 )
@@ -73,11 +74,28 @@ stop_system_nginx() {
   fi
 }
 
-for pkg in "${missing[@]}"; do
-  if [[ "$pkg" == nginx ]]; then
-    stop_system_nginx
-    log "stopped the system nginx service (tests start their own)"
+# varnish and squid start a system service on install (ports 6081 and 3128);
+# the bench starts its own instances, so stop those too (best effort).
+stop_system_service() {
+  local name=$1
+  if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+    "${SUDO[@]}" systemctl stop "$name" >/dev/null 2>&1 || true
+    "${SUDO[@]}" systemctl disable "$name" >/dev/null 2>&1 || true
   fi
+  if command -v service >/dev/null 2>&1; then
+    "${SUDO[@]}" service "$name" stop >/dev/null 2>&1 || true
+  fi
+}
+
+for pkg in "${missing[@]}"; do
+  case "$pkg" in
+    nginx)
+      stop_system_nginx
+      log "stopped the system nginx service (tests start their own)" ;;
+    varnish|squid)
+      stop_system_service "$pkg"
+      log "stopped the system $pkg service (the bench starts its own)" ;;
+  esac
 done
 
 log "done"

@@ -54,6 +54,8 @@ struct bs_origin {
     char alias_prefix[256];
     char alias_file[1024];
     char alias_cache_control[128];
+    /* bs_origin_set_max_age: Cache-Control: max-age=N on every file (0: none). */
+    atomic_uint_fast64_t max_age;
 };
 
 typedef struct conn_arg {
@@ -250,8 +252,11 @@ static int answer(bs_origin *o, int sock, char *head)
                      status, status == 206 ? "Partial Content" : status == 416 ? "Range Not Satisfiable" : "OK",
                      date, type, (unsigned long long)len, modified, (unsigned long long)st.st_mtime,
                      (unsigned long long)size);
+    uint64_t max_age = atomic_load(&o->max_age);
     if (aliased && o->alias_cache_control[0] != 0)
         n += snprintf(out + n, sizeof out - (size_t)n, "Cache-Control: %s\r\n", o->alias_cache_control);
+    else if (max_age > 0)
+        n += snprintf(out + n, sizeof out - (size_t)n, "Cache-Control: max-age=%llu\r\n", (unsigned long long)max_age);
     if (status == 206)
         n += snprintf(out + n, sizeof out - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
                       (unsigned long long)first, (unsigned long long)last, (unsigned long long)size);
@@ -422,6 +427,11 @@ void bs_origin_set_alias(bs_origin *o, const char *prefix, const char *file, con
     snprintf(o->alias_file, sizeof o->alias_file, "/%s", file[0] == '/' ? file + 1 : file);
     snprintf(o->alias_cache_control, sizeof o->alias_cache_control, "%s", cache_control != NULL ? cache_control : "");
     snprintf(o->alias_prefix, sizeof o->alias_prefix, "%s", prefix);
+}
+
+void bs_origin_set_max_age(bs_origin *o, uint64_t seconds)
+{
+    atomic_store(&o->max_age, seconds);
 }
 
 void bs_origin_stop(bs_origin *o)

@@ -56,6 +56,7 @@ final class Bench {
         if want(6) { results.append(idleScenario()) }
         if want(7) { results.append(seekScenario()) }
         if want(8) || want(9) { results += twoLoopScenarios(ranges: want(8), smallFiles: want(9)) }
+        if want(15) || want(16) || want(17) { results += peerScenarios(small: want(15), ranges: want(16), large: want(17)) }
         if want(12) || want(13) { results += encryptedScenarios(ranges: want(12), streaming: want(13)) }
         if want(10) { results.append(atRestScenario(atStart: atStart)) }
         // Last but one: it fills a cache of its own with many entries.

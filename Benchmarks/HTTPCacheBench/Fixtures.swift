@@ -44,6 +44,17 @@ struct Fixtures {
         (0..<smallCount).map { Target(path: server.path(smallName($0), nil), seed: smallSeed($0), size: smallSize) }
     }
 
+    /// Scenarios 15–17: `count` distinct objects of `size` bytes under
+    /// `folder/` (written on first use), each with its own pattern.
+    func objects(_ folder: String, count: Int, size: UInt64, seedBase: UInt64) throws -> (Endpoint) -> [Target] {
+        try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+        let names = (0..<count).map { "\(folder)/\(String($0 + 10_000).dropFirst()).bin" }
+        for (i, name) in names.enumerated() where !FileManager.default.fileExists(atPath: root + "/" + name) {
+            try write(name, seed: seedBase + UInt64(i), size: size)
+        }
+        return { server in names.enumerated().map { Target(path: server.path($1, nil), seed: seedBase + UInt64($0), size: size) } }
+    }
+
     private func write(_ name: String, seed: UInt64, size: UInt64) throws {
         let status = bs_pattern_write_file(root + "/" + name, seed, size)
         guard status == 0 else { throw BenchError("cannot write \(name): \(String(cString: strerror(-status)))") }

@@ -29,6 +29,9 @@ final class Origin {
         bs_origin_set_alias(raw, prefix, file, cacheControl)
     }
 
+    /// `Cache-Control: max-age=seconds` on every file (0: none).
+    func setMaxAge(_ seconds: UInt64) { bs_origin_set_max_age(raw, seconds) }
+
     func stop() { bs_origin_stop(raw) }
 }
 

@@ -8,6 +8,9 @@ enum ServerKind: String, CaseIterable {
     case nginxSlice = "nginx-slice"
     /// nginx as a plain proxy cache of whole responses (the scale scenario).
     case nginxCache = "nginx-cache"
+    /// The reverse-proxy peers (scenarios 15–17): Varnish with malloc storage, Squid with a memory cache.
+    case varnish = "varnish"
+    case squid = "squid"
 
     /// Whether it is a cache in front of the origin (and needs warming).
     var caches: Bool { self != .nginxDirect }
@@ -32,15 +35,19 @@ final class ServerProcess {
     var label: String?
     private let process: Process
     private let originBase: String
-    /// Worker processes of an nginx master (empty with `master_process off`).
+    /// Worker processes of an nginx master (empty with `master_process off`), Varnish's cache process.
     private let workers: [Int32]
+    /// httpcache in front of one origin (`serve --origin`): requests name the origin's paths.
+    private let reverse: Bool
 
-    private init(kind: ServerKind, port: Int, process: Process, originBase: String, workers: [Int32] = []) {
+    private init(kind: ServerKind, port: Int, process: Process, originBase: String, workers: [Int32] = [],
+                 reverse: Bool = false) {
         self.kind = kind
         self.port = port
         self.process = process
         self.originBase = originBase
         self.workers = workers
+        self.reverse = reverse
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -53,9 +60,9 @@ final class ServerProcess {
     func path(for file: String, query: String? = nil) -> String {
         let suffix = query.map { "?" + $0 } ?? ""
         switch kind {
-        case .proxy:
+        case .proxy where !reverse:
             return ProxyURL.path(forOrigin: originBase + "/" + file + suffix)!
-        case .nginxDirect, .nginxSlice, .nginxCache:
+        case .proxy, .nginxDirect, .nginxSlice, .nginxCache, .varnish, .squid:
             return "/" + file + suffix
         }
     }
@@ -82,13 +89,14 @@ final class ServerProcess {
     /// `loops` adds `--loops N` (only for a binary that lists it in its help).
     /// `announceTimeout`: seconds it may take to print its first line (a
     /// start with a large cache folder may take long).
+    /// `reverse`: `serve --origin originBase` (requests name the origin's paths).
     static func startProxy(binary: String, cacheDirectory: String, logFile: String, originBase: String,
-                           loops: Int? = nil, port: Int = 0, extraArguments: [String] = [],
+                           loops: Int? = nil, port: Int = 0, extraArguments: [String] = [], reverse: Bool = false,
                            announceTimeout: Double = 20) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--port", String(port), "--cache-dir", cacheDirectory, "--log-level", "warning"]
-            + (loops.map { ["--loops", String($0)] } ?? []) + extraArguments
+            + (loops.map { ["--loops", String($0)] } ?? []) + (reverse ? ["--origin", originBase] : []) + extraArguments
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = FileHandle(forWritingAtPath: createFile(logFile)) ?? FileHandle.nullDevice
@@ -106,7 +114,48 @@ final class ServerProcess {
             process.terminate()
             throw BenchError("unexpected first line from httpcache: \(line)")
         }
-        return ServerProcess(kind: .proxy, port: port, process: process, originBase: originBase)
+        return ServerProcess(kind: .proxy, port: port, process: process, originBase: originBase, reverse: reverse)
+    }
+
+    // MARK: Varnish, Squid
+
+    /// A peer that runs in the foreground on a port it is told: started,
+    /// waited for until it accepts, its child processes counted with it.
+    /// `arguments` gets the port (free a moment ago) and returns the command line.
+    static func startPeer(_ kind: ServerKind, binary: String, directory: String, logFile: String,
+                          arguments: (Int) throws -> [String]) throws -> ServerProcess {
+        var lastError = ""
+        for _ in 1...3 {
+            let port = try freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = try arguments(port)
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.standardInput = FileHandle.nullDevice
+            let out = FileHandle(forWritingAtPath: createFile(logFile)) ?? FileHandle.nullDevice
+            process.standardOutput = out
+            process.standardError = out
+            try process.run()
+            Watchdog.shared.track(process.processIdentifier)
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && !canConnect(port) && Date() < deadline { usleep(50_000) }
+            if process.isRunning && canConnect(port) {
+                let children = descendants(of: process.processIdentifier)
+                children.forEach(Watchdog.shared.track)
+                return ServerProcess(kind: kind, port: port, process: process, originBase: "", workers: children)
+            }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            Watchdog.shared.untrack(process.processIdentifier)
+            lastError = String(((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "").suffix(600))
+        }
+        throw BenchError("\(kind.rawValue) did not start: \(lastError)")
+    }
+
+    private static func descendants(of pid: Int32) -> [Int32] {
+        ProcessStats.children(of: pid).flatMap { [$0] + descendants(of: $0) }
     }
 
     // MARK: nginx
@@ -192,7 +241,7 @@ final class ServerProcess {
                         proxy_pass http://origin;
                     }
             """
-        case .nginxSlice, .proxy:
+        case .nginxSlice, .proxy, .varnish, .squid:
             site = """
                     location / {
                         slice \(sliceSize);

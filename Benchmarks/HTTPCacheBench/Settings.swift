@@ -28,7 +28,12 @@ struct Settings {
     var prefetchBitrate: UInt64 = 2 << 20      // bytes/s of the stream
     var prefetchOriginRate: UInt64 = 4 << 20   // bytes/s per origin connection (above the bitrate)
     var prefetchLatency = 0.150                // seconds to the origin's first byte
-    var scenarios: Set<Int> = Set(1...14).union([20])
+    /// Scenarios 15 and 17: distinct whole objects of the reverse-proxy comparison.
+    var peerSmallCount = 1_000
+    var peerLargeCount = 100
+    var peerLargeSize: UInt64 = 1 << 20
+    var peerLargeConnections = 8
+    var scenarios: Set<Int> = Set(1...17).union([20])
 
     /// Tiny sizes and durations: proves the binaries work (the test suite's smoke run).
     static var smoke: Settings {
@@ -50,6 +55,8 @@ struct Settings {
         s.prefetchSegmentSeconds = 0.5
         s.prefetchBitrate = 1 << 20
         s.prefetchLatency = 0.05
+        s.peerSmallCount = 20
+        s.peerLargeCount = 4
         return s
     }
 

@@ -17,6 +17,13 @@ enum Targets {
     static let herdOriginOverSize = 1.05
     /// Scenario 7: origin bytes over the distinct bytes the player read.
     static let seekOriginOverUsed = 1.05
+    /// Issue #34, scenarios 15–17 (reverse proxy, each server on one core):
+    /// whole objects over Varnish, 64 KiB ranges over Varnish, 16 KiB objects
+    /// over nginx serving the files itself, proxy-URL ranges over nginx direct.
+    static let wholeOverVarnish = 1.0
+    static let rangesOverVarnish = 1.1
+    static let smallOverNginx = 0.9
+    static let proxyURLRangesOverDirect = 1.05
     /// Memory of the proxy (MB = MiB of RSS).
     static let idleRSSMB = 16.0
     static let hitRSSMB = 24.0

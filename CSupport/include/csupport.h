@@ -147,6 +147,14 @@ int cs_conn_read_stop(cs_conn *conn);
  */
 int cs_conn_write(cs_conn *conn, const void *data, size_t len);
 
+/*
+ * A response head and its (small) body from memory in one sendmsg: one
+ * packet, one system call, no copy of either unless the socket is full
+ * (then the rest is queued as cs_conn_write would). Returns 0 or -errno as
+ * cs_conn_write.
+ */
+int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len);
+
 /**
  * Queues len bytes of file fd from offset, sent with sendfile(2) (zero-copy;
  * EAGAIN and partial sends handled). The fd must stay open until on_drain or

@@ -100,6 +100,14 @@ package final class Socket {
         bytes.withUnsafeBytes { write($0) }
     }
 
+    /// Sends a response head and its body from memory in one system call.
+    package func write(head: [UInt8], body: [UInt8]) {
+        guard let raw else { return }
+        head.withUnsafeBytes { h in
+            body.withUnsafeBytes { b in _ = cs_conn_write2(raw, h.baseAddress, h.count, b.baseAddress, b.count) }
+        }
+    }
+
     /// Sends a response head, then a file range of its body: a small body
     /// shares the head's packet (see cs_conn_send_head_file).
     package func send(head: [UInt8], fileDescriptor fd: Int32, offset: Int64, count: Int) {

@@ -1,3 +1,4 @@
+import Glibc
 import CacheIO
 import CacheStorage
 
@@ -22,6 +23,29 @@ package struct PlainHit: Sendable {
     /// when that policy would not serve it as it stands (their requests
     /// then go to the owner loop).
     package let transparentTTL: Int?
+    /// The whole body in memory (a small object, see `PlainHitCache`):
+    /// never set for an encrypted file (its bytes on disk are ciphertext).
+    package let body: [UInt8]?
+
+    /// This copy with its body read into memory; nil when the file is
+    /// encrypted or larger than `limit`, or the read fails or comes up short.
+    package func withBody(limit: Int) -> PlainHit? {
+        guard !file.isEncrypted, let total = info.totalLength, total > 0, total <= Int64(limit) else { return nil }
+        var read = 0
+        // Uninitialized: zeroing 32 KiB first cost as much as the read.
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(total)) { buffer, count in
+            while read < buffer.count {
+                let n = pread(file.fd, buffer.baseAddress! + read, buffer.count - read, off_t(read))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                read += n
+            }
+            count = read
+        }
+        guard read == Int(total) else { return nil }
+        return PlainHit(info: info, middle: middle, file: file, lease: lease, second: second, epoch: epoch,
+                        transparentTTL: transparentTTL, body: bytes)
+    }
 
     /// Whether it still says what the owner would say now.
     package func isCurrent(second now: Int64, epoch current: Int) -> Bool {

@@ -361,7 +361,7 @@ package final class ResourceReader {
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }
         return PlainHit(info: info, middle: ResponsePlan.middleLines(info), file: file, lease: loader.lease(state),
-                        second: second, epoch: epoch, transparentTTL: transparentTTL)
+                        second: second, epoch: epoch, transparentTTL: transparentTTL, body: nil)
     }
 
     /// The client caught up: let a paused pass-through download go on.

@@ -16,8 +16,7 @@ extension ClientConnection {
             return hit
         }
         guard let hit = server.plainHit(url: url, storeKey: storeKey) else { return nil }
-        server.plainHits.keep(storeKey, hit)
-        return hit
+        return server.plainHits.keep(storeKey, hit)
     }
 
     /// On a loop not owning the resource: a hit of a complete, fresh one is

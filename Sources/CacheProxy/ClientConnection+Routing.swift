@@ -21,8 +21,8 @@ extension ClientConnection {
         switch admission(head, host: host) {
         case .refuse(let status, let reason, let keepAlive):
             return respondSimple(status, reason, keepAlive: keepAlive, head: head)
-        case .transparent(let url):
-            return handleTransparent(head, url: url, body: body)
+        case .transparent(let origin):
+            return handleTransparent(head, origin: origin, body: body)
         case .tunnel(let host, let port):
             return openTunnel(head, host: host, port: port)
         case .local:
@@ -91,7 +91,7 @@ extension ClientConnection {
     /// passes through to the origin uncached, with its body. A HEAD of
     /// something not stored passes through too: a HEAD never fetches a body.
     enum Admission {
-        case transparent(OriginURL)
+        case transparent(TargetCache.Entry)
         case tunnel(host: String, port: Int)
         case local
         case refuse(status: Int, reason: String, keepAlive: Bool)
@@ -104,16 +104,24 @@ extension ClientConnection {
     func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
         let loopback = peer?.isLoopback ?? false
         let own = OwnRoutes.unprefixed(head.target)
-        switch RequestRoute.resolve(head, pseudonym: server.viaPseudonym,
-                                    reverseOrigin: server.configuration.reverseOrigin,
-                                    peerIsLoopback: loopback, host: host, ownRoute: own != nil) {
+        let reverseOrigin = server.configuration.reverseOrigin
+        let engine = server.engine
+        var entry: TargetCache.Entry?
+        let route = RequestRoute.resolve(head, pseudonym: server.viaPseudonym, reverseOrigin: reverseOrigin,
+                                         peerIsLoopback: loopback, host: host, ownRoute: own != nil) { target in
+            entry = server.targets.transparentEntry(for: target, reverseOrigin: reverseOrigin,
+                                                    storeKey: { engine.storeKey(for: $0) })
+            return entry?.url
+        }
+        switch route {
         case .refuse(let status, let reason):
             return .refuse(status: status, reason: reason + "\n", keepAlive: false)
         case .transparent(let url):
             let verdict = server.access.verdict(transparent: url, reverse: head.target.hasPrefix("/"),
                                                 peerIsLoopback: loopback, host: host)
-            return verdict == .allow ? .transparent(url) : .refuse(status: verdict.status, reason: verdict.body,
-                                                                    keepAlive: head.keepAlive)
+            let origin = entry ?? TargetCache.Entry(url: url, urlString: url.string, storeKey: engine.storeKey(for: url.string))
+            return verdict == .allow ? .transparent(origin) : .refuse(status: verdict.status, reason: verdict.body,
+                                                                       keepAlive: head.keepAlive)
         case .tunnel(let name, let port):
             let verdict = server.access.verdict(tunnelTo: name, port: port, peerIsLoopback: loopback, ownPort: server.port)
             return verdict == .allow ? .tunnel(host: name, port: port)
@@ -127,8 +135,8 @@ extension ClientConnection {
         }
     }
 
-    func handleTransparent(_ head: HTTPRequestHead, url: OriginURL, body: [UInt8]?) {
-        let primary = server.engine.storeKey(for: url.string)
+    func handleTransparent(_ head: HTTPRequestHead, origin: TargetCache.Entry, body: [UInt8]?) {
+        let (url, urlString, primary) = (origin.url, origin.urlString, origin.storeKey)
         // A request whose origin fields differ from what a proxy URL sends keeps an
         // entry of its own (stored with its URL's owner, as variants are): what its
         // fields made the origin answer never reaches proxy-URL (and LAN) clients.
@@ -139,8 +147,14 @@ extension ClientConnection {
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil
         let owner = server.owner(of: primary)
         if cacheable && owner != server.index {
-            return answerFromCopy(head, url: url, urlString: url.string, storeKey: storeKey, owner: owner,
+            return answerFromCopy(head, url: url, urlString: urlString, storeKey: storeKey, owner: owner,
                                   transparent: true)
+        }
+        // The owner's own plain hits come from its copy, as a proxy URL's do:
+        // one lookup, the open data file, one send (no reader, no planner).
+        if cacheable, let hit = localCopy(head, url: url, storeKey: storeKey), hit.transparentTTL != nil {
+            return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: true,
+                         owner: owner)
         }
         // Anything else passes through from this loop (every loop has an origin client).
         // A HEAD with nothing stored goes on as a HEAD, unless only-if-cached (504 from the reader).
@@ -153,7 +167,7 @@ extension ClientConnection {
             passthrough.start()
             return
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: url.string,
+        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
                                      storeKey: storeKey, server: server, transparent: true)
         self.exchange = exchange
         exchange.start()

@@ -199,6 +199,8 @@ final class ClientConnection: SocketDelegate {
 
     func write(_ bytes: UnsafeRawBufferPointer) { socket.write(bytes) }
 
+    func write(head: [UInt8], body: [UInt8]) { socket.write(head: head, body: body) }
+
     var queuedBytes: Int { socket.queuedBytes }
 
     /// A response head and the first file range of its body, in one packet when small.

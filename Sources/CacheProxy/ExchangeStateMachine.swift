@@ -44,6 +44,8 @@ package struct ExchangeStateMachine {
         /// Ask the source for these bytes of the body.
         case deliver(Range<Int64>)
         case write([UInt8])
+        /// The head and a small first piece of the body in one send (one packet, one system call).
+        case writeHead([UInt8], body: [UInt8])
         /// Zero-copy body bytes, after `head` when it is still to go.
         case sendFile(DataFile, Range<Int64>, head: [UInt8]?)
         /// Answer with an error response instead of the resource.
@@ -96,6 +98,7 @@ package struct ExchangeStateMachine {
             switch state {
             case .awaitingBody(let plan, let head):
                 state = .streaming(plan)
+                if !plan.chunked && bytes.count <= Self.sharedPacketMax { return [.writeHead(head, body: bytes)] }
                 return [.write(head)] + frame(plan, [.write(bytes)], count: bytes.count, head: nil)
             case .streaming(let plan):
                 return frame(plan, [.write(bytes)], count: bytes.count, head: nil)
@@ -164,4 +167,8 @@ package struct ExchangeStateMachine {
     }
 
     private static let crlf = Array("\r\n".utf8)
+
+    /// Largest first piece sent together with the head: well inside one
+    /// loopback segment (past it, see CS_SHARED_PACKET_MAX in cs_conn_out.c).
+    package static let sharedPacketMax = 32 * 1024
 }

@@ -13,6 +13,16 @@ final class PlainHitCache {
     /// Copies are dropped past this many keys: each holds its data file
     /// open, so this is half of what the store keeps open (`maxOpenFiles`).
     let maxEntries: Int
+    /// Bytes of bodies kept in memory with their copies (small objects,
+    /// `memoryObjectLimit` at most each): a hit of one is one send of head
+    /// and body, no sendfile. A copy lives for one second of the store's
+    /// clock, so this tier is refilled from the page cache as objects are
+    /// asked for and can never outlive a change of its resource. 2 MiB: with
+    /// 8 MiB the peak RSS of 1,000 distinct 16 KiB objects at random rose
+    /// from 19.6 to 28.9 MB, for hits that cost about the same CPU.
+    let memoryBudget: Int
+    static let memoryObjectLimit = ExchangeStateMachine.sharedPacketMax
+    private var memoryBytes = 0
 
     private let epoch: StoreEpoch
     private let loop: EventLoop
@@ -25,12 +35,17 @@ final class PlainHitCache {
     private var tick: Deadline?
     private var tickArmed = false
 
-    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int, clock: @escaping @Sendable () -> Int64) {
+    init(epoch: StoreEpoch, loop: EventLoop, maxEntries: Int, memoryBudget: Int = 2 << 20,
+         clock: @escaping @Sendable () -> Int64) {
         self.epoch = epoch
         self.loop = loop
         self.clock = clock
         self.maxEntries = max(1, maxEntries)
+        self.memoryBudget = max(0, memoryBudget)
     }
+
+    /// Bodies held in memory now (for /stats and the tests).
+    var memoryInUse: Int { memoryBytes }
 
     /// Whether a request may be answered from a copy: GET or HEAD whose
     /// cache directives cannot change the owner's answer.
@@ -45,6 +60,7 @@ final class PlainHitCache {
         guard let hit = entries[key] else { return nil }
         if hit.isCurrent(second: now(), epoch: epoch.current) { return hit }
         entries[key] = nil
+        memoryBytes -= hit.body?.count ?? 0
         return nil
     }
 
@@ -75,16 +91,33 @@ final class PlainHitCache {
         if hit != nil && usable == nil && !again {
             return send(url: url, key: key, owner: owner, from: back, again: true)
         }
-        if let usable { keep(key, usable) }
+        let kept = usable.map { keep(key, $0) }
         let waiting = asking.removeValue(forKey: key) ?? []
-        for answer in waiting { answer(usable) }
+        for answer in waiting { answer(kept) }
     }
 
-    /// Keeps a current copy for `key`.
-    func keep(_ key: String, _ hit: PlainHit) {
-        if entries.count >= maxEntries { entries.removeAll() }
-        entries[key] = hit
+    /// Keeps a current copy for `key`, with its body in memory when it is
+    /// small, not encrypted and the budget has room; returns what is kept.
+    @discardableResult
+    func keep(_ key: String, _ hit: PlainHit) -> PlainHit {
+        if entries.count >= maxEntries {
+            // Copies of a past second first; all only when every one is current.
+            dropStale()
+            if entries.count >= maxEntries {
+                entries.removeAll()
+                memoryBytes = 0
+            }
+        }
+        if let old = entries.removeValue(forKey: key) { memoryBytes -= old.body?.count ?? 0 }
+        var kept = hit
+        if hit.body == nil, memoryBytes + Self.memoryObjectLimit <= memoryBudget,
+           let loaded = hit.withBody(limit: Self.memoryObjectLimit) {
+            kept = loaded
+        }
+        memoryBytes += kept.body?.count ?? 0
+        entries[key] = kept
         armTick()
+        return kept
     }
 
     /// A hit of another loop's resource answered here from a copy: its
@@ -109,6 +142,14 @@ final class PlainHitCache {
         tick?.cancel()
         tick = nil
         entries.removeAll()
+        memoryBytes = 0
+    }
+
+    private func dropStale() {
+        let second = now()
+        let current = epoch.current
+        entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
+        memoryBytes = entries.values.reduce(0) { $0 + ($1.body?.count ?? 0) }
     }
 
     /// Once a second: touches go to their owners' loops, stale copies are
@@ -120,9 +161,7 @@ final class PlainHitCache {
             batch.owner.run { $0.touch(keys) }
         }
         touched.removeAll()
-        let second = now()
-        let current = epoch.current
-        entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }
+        dropStale()
         if !entries.isEmpty { armTick() }
     }
 }

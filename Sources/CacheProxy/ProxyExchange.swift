@@ -237,7 +237,16 @@ final class ProxyExchange: BodySink {
                     let planned = range.clamped(to: 0..<max(0, hit.info.totalLength ?? 0))
                     plannedBytes = Int64(planned.count)
                     cachedAtStart = plannedBytes
-                    if !planned.isEmpty { raise(.file(hit.file, planned)) }
+                    if planned.isEmpty {
+                    } else if let body = hit.body {
+                        server.metrics.hitsFromMemory += 1
+                        // A small object from memory: head and body leave in one send.
+                        // The whole body shares the copy's storage: no copy of it is made.
+                        raise(.bytes(planned.count == body.count
+                            ? body : Array(body[Int(planned.lowerBound)..<Int(planned.upperBound)])))
+                    } else {
+                        raise(.file(hit.file, planned))
+                    }
                     raise(.bodyEnded)
                 } else if let source {
                     let total = source.reader.resource.totalLength ?? range.upperBound
@@ -250,6 +259,10 @@ final class ProxyExchange: BodySink {
             case .write(let bytes):
                 if status == 0 { status = Self.status(of: bytes) } else { bodyBytes += Int64(bytes.count) }
                 connection.write(bytes)
+            case .writeHead(let head, let body):
+                status = Self.status(of: head)
+                bodyBytes += Int64(body.count)
+                connection.write(head: head, body: body)
             case .sendFile(let file, let range, let head?):
                 status = Self.status(of: head)
                 bodyBytes += Int64(range.count)

@@ -25,6 +25,8 @@ package struct ProxyMetrics: Sendable {
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
+    /// Hits of small objects sent from memory, with their head in one send (see PlainHitCache).
+    package var hitsFromMemory: UInt64 = 0
     /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
     package var connectionsBalanced: UInt64 = 0
     /// What players said in their CMCD.
@@ -41,6 +43,7 @@ package struct ProxyMetrics: Sendable {
         clientSendTimeouts &+= other.clientSendTimeouts
         loopHandoffs &+= other.loopHandoffs
         hitsOnOtherLoops &+= other.hitsOnOtherLoops
+        hitsFromMemory &+= other.hitsFromMemory
         connectionsBalanced &+= other.connectionsBalanced
         cmcd.add(other.cmcd)
     }
@@ -72,6 +75,7 @@ package struct ProxyMetrics: Sendable {
         snapshot.loops = loops
         snapshot.loopHandoffs = loopHandoffs
         snapshot.hitsOnOtherLoops = hitsOnOtherLoops
+        snapshot.hitsFromMemory = hitsFromMemory
         snapshot.connectionsBalanced = connectionsBalanced
         snapshot.cmcd = cmcd
         snapshot.hintsFetched = hintsFetched
@@ -101,6 +105,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
     package var loops = 1
     package var loopHandoffs: UInt64 = 0
     package var hitsOnOtherLoops: UInt64 = 0
+    package var hitsFromMemory: UInt64 = 0
     package var connectionsBalanced: UInt64 = 0
     package var cmcd = CMCDMetrics()
     /// Hinted objects fetched in the background (the preloaders' counts).
@@ -175,6 +180,7 @@ extension MetricsSnapshot {
     ///     loops                event loops serving clients (--loops)
     ///     loop_handoffs        connections handed to another loop for a request
     ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
+    ///     hits_from_memory     hits of small objects sent from memory (head and body in one send)
     ///     connections_balanced new connections handed to a loop holding fewer
     ///     cmcd                 players' CMCD: {"requests", "malformed", "rebuffers", "players",
     ///                          "players_overflow", "buffer_length_ms": {"count", "sum", "le": {bound: cumulative}},
@@ -212,6 +218,7 @@ extension MetricsSnapshot {
             ("loops", String(loops)),
             ("loop_handoffs", String(loopHandoffs)),
             ("hits_on_other_loops", String(hitsOnOtherLoops)),
+            ("hits_from_memory", String(hitsFromMemory)),
             ("connections_balanced", String(connectionsBalanced)),
             ("cmcd", cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
             ("prefetch", object([("segments", prefetch.segments), ("bytes", prefetch.bytes), ("used", prefetch.used),
@@ -255,6 +262,9 @@ extension MetricsSnapshot {
         text.family("httpcache_hits_on_other_loops_total", .counter,
                     "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
                     String(hitsOnOtherLoops))
+        text.family("httpcache_hits_from_memory_total", .counter,
+                    "Hits of small objects sent from memory, the head and the body in one send.",
+                    String(hitsFromMemory))
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
                     String(connectionsBalanced))

@@ -23,8 +23,11 @@ enum RequestRoute: Equatable {
     ///   - host: the Host facts, when the connection already knows them.
     ///   - ownRoute: the target had the reserved prefix of the proxy's own
     ///     routes (`OwnRoutes`): local in every mode, never the origin's.
+    ///   - originURL: the origin URL of a forward- or reverse-proxy target
+    ///     (`originURL(target:reverseOrigin:)`, or a memo of it).
     static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,
-                        peerIsLoopback: Bool, host: HostFacts? = nil, ownRoute: Bool = false) -> RequestRoute {
+                        peerIsLoopback: Bool, host: HostFacts? = nil, ownRoute: Bool = false,
+                        originURL: (String) -> OriginURL? = { _ in nil }) -> RequestRoute {
         if let error = (host ?? HostFacts(head)).error {
             return .refuse(status: 400, reason: "Bad request: \(error.rawValue)")
         }
@@ -48,7 +51,7 @@ enum RequestRoute: Equatable {
         }
         if ownRoute { return .local }
         if !target.hasPrefix("/") {
-            guard let url = OriginURL.parse(target) else {
+            guard let url = originURL(target) ?? Self.originURL(target: target, reverseOrigin: nil) else {
                 return .refuse(status: 400, reason: "Bad request: the target is not an http or https URL")
             }
             guard peerIsLoopback else {
@@ -56,14 +59,21 @@ enum RequestRoute: Equatable {
             }
             return .transparent(url)
         }
-        if let origin = reverseOrigin {
-            let base = origin.scheme + "://" + origin.hostHeader
-            guard let url = OriginURL.parse(base + target) else {
+        if reverseOrigin != nil {
+            guard let url = originURL(target) ?? Self.originURL(target: target, reverseOrigin: reverseOrigin) else {
                 return .refuse(status: 400, reason: "Bad request: invalid request target")
             }
             return .transparent(url)
         }
         return .local
+    }
+
+    /// The origin URL a forward-proxy (absolute-form) target names, or a
+    /// reverse-proxy (origin-form) one maps to on `reverseOrigin`.
+    static func originURL(target: String, reverseOrigin: OriginURL?) -> OriginURL? {
+        guard target.hasPrefix("/") else { return OriginURL.parse(target) }
+        guard let origin = reverseOrigin else { return nil }
+        return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
     }
 
     /// (host, port) of an authority-form target "host:port" or "[v6]:port";

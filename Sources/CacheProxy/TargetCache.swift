@@ -16,6 +16,11 @@ struct TargetCache {
 
     static let limit = 1024
     private var entries: [String: Entry] = [:]
+    /// Forward and reverse modes: targets already mapped to their origin URL
+    /// and store key (parsing, the URL string, the cache key's rules and a
+    /// SHA-256 were half of such a hit's instructions), for `reverseOrigin`.
+    private var transparentEntries: [String: Entry] = [:]
+    private var reverseOrigin: OriginURL?
 
     /// The origin a proxy request target carries, or nil when it carries none.
     mutating func entry(for target: String, storeKey: (String) -> String) -> Entry? {
@@ -38,5 +43,22 @@ struct TargetCache {
             return target
         }
         return String(target[..<mark])
+    }
+
+    /// The origin a forward- or reverse-proxy target names (see
+    /// `RequestRoute.originURL`), or nil when it names none.
+    mutating func transparentEntry(for target: String, reverseOrigin: OriginURL?,
+                                   storeKey: (String) -> String) -> Entry? {
+        if reverseOrigin != self.reverseOrigin {  // a reload changed it: start over
+            transparentEntries.removeAll()
+            self.reverseOrigin = reverseOrigin
+        }
+        if let hit = transparentEntries[target] { return hit }
+        guard let url = RequestRoute.originURL(target: target, reverseOrigin: reverseOrigin) else { return nil }
+        if transparentEntries.count >= Self.limit { transparentEntries.removeAll(keepingCapacity: true) }
+        let urlString = url.string
+        let entry = Entry(url: url, urlString: urlString, storeKey: storeKey(urlString))
+        transparentEntries[target] = entry
+        return entry
     }
 }

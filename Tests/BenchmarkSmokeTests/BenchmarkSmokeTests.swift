@@ -23,12 +23,13 @@ final class BenchmarkSmokeTests: XCTestCase {
 
         // The fewest entries scenario 11 takes: it only has to run, not to measure.
         let result = try run(bench, ["--smoke", "--entries", "2000", "--proxy", proxy, "--json", jsonURL.path,
-                                     "--work-dir", directory.appendingPathComponent("work").path], timeout: 180)
+                                     "--work-dir", directory.appendingPathComponent("work").path], timeout: 300)
         XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)\nstdout: \(result.stdout)")
         for heading in ["1. cache hits", "2. cache hits", "3. cache hits", "4. cold misses", "5. ", "6. ", "7. ",
                         "8. 2 loops vs 2 workers", "9. 2 loops vs 2 workers", "10. memory at rest",
                         "11. the cache at scale", "12. encrypted folder vs plain", "13. encrypted folder vs plain",
-                        "14. players first", "20. a player of"] {
+                        "14. players first", "15. reverse proxy hits", "16. reverse proxy hits",
+                        "17. reverse proxy hits", "20. a player of"] {
             XCTAssertTrue(result.stdout.contains(heading), "missing \(heading) in:\n\(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("every checked byte was right"), result.stdout)
@@ -38,7 +39,7 @@ final class BenchmarkSmokeTests: XCTestCase {
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any])
         XCTAssertEqual(json["wrongBytes"] as? Int, 0)
         let scenarios = try XCTUnwrap(json["scenarios"] as? [[String: Any]])
-        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...14) + [20])
+        XCTAssertEqual(scenarios.compactMap { $0["id"] as? Int }, Array(1...17) + [20])
         // Every target has a verdict, and the summary counts them.
         let targets = scenarios.flatMap { $0["targets"] as? [[String: Any]] ?? [] }
         XCTAssertGreaterThanOrEqual(targets.count, 20)

@@ -88,6 +88,7 @@ final class MetricsTests: XCTestCase {
         other.addBytesFromCache(500)
         other.loopHandoffs = 3
         other.hitsOnOtherLoops = 2
+        other.hitsFromMemory = 7
         other.connectionsBalanced = 5
         other.clientSendTimeouts = 1
         engineLoop.add(other)
@@ -103,6 +104,8 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual((object["hits_on_other_loops"] as? NSNumber)?.intValue, 2)
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_loop_handoffs_total 3\n"))
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_hits_on_other_loops_total 2\n"))
+        XCTAssertEqual((object["hits_from_memory"] as? NSNumber)?.intValue, 7)
+        XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_hits_from_memory_total 7\n"))
         XCTAssertEqual((object["connections_balanced"] as? NSNumber)?.intValue, 5)
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_connections_balanced_total 5\n"))
     }
@@ -113,7 +116,7 @@ final class MetricsTests: XCTestCase {
         let expected = ["uptime_seconds", "requests_total", "requests_by_status", "requests_by_cache", "hit_ratio",
                         "bytes_from_cache", "bytes_from_origin", "origin_requests", "origin_errors", "open_connections",
                         "active_downloads", "evictions", "cache_size_bytes", "cache_entries", "access_log_dropped",
-                        "loops", "loop_handoffs", "hits_on_other_loops", "connections_balanced",
+                        "loops", "loop_handoffs", "hits_on_other_loops", "hits_from_memory", "connections_balanced",
                         "requests_by_cache_status", "cmcd", "prefetch"]
         XCTAssertEqual(Set(object.keys), Set(expected))
         let byWord = try XCTUnwrap(object["requests_by_cache_status"] as? [String: Int])

@@ -74,6 +74,20 @@ uint64_t bs_origin_requests(const bs_origin *origin);
  */
 void bs_origin_set_alias(bs_origin *origin, const char *prefix, const char *file, const char *cache_control);
 
+/**
+ * Sends `Cache-Control: max-age=<seconds>` with every file that has no alias
+ * header (0: none, the default): every cache keeps it fresh without
+ * heuristics (the reverse-proxy peers: Varnish, Squid, httpcache --origin).
+ */
+void bs_origin_set_max_age(bs_origin *origin, uint64_t seconds);
+
+/**
+ * Pins every thread of process `pid` to CPU `cpu`, or lets them run on every
+ * CPU with `cpu` < 0 (0 on success, -errno). Threads and children started
+ * later inherit it. pid 0: the calling thread only.
+ */
+int bs_pin(int pid, int cpu);
+
 /** Stops accepting, ends every connection and frees the origin. */
 void bs_origin_stop(bs_origin *origin);
 
