@@ -1,0 +1,139 @@
+import Glibc
+
+/// An evicted entry whose files wait to be removed on the pool.
+struct EvictedEntry {
+    let record: EntryIndex.Record
+    /// The metadata file first: once it is gone, nothing claims the data.
+    let files: [String]
+}
+
+// Eviction runs in the background, in batches. A round takes the least
+// recently used idle entries out of the index at once (on the loop, a few
+// memory operations each: the counts fall under the limit there and then)
+// and their files go in one task on the pool; the journal hears of the
+// removals once the files are gone, so a crash in the middle of a batch
+// leaves entries the index still lists, some without files: their first use
+// finds no metadata and forgets them (as it does after any crash). Rounds
+// start at a high-water mark under the limit, so a miss never waits for one;
+// one batch is on the pool at a time, so the folder is over its limit by at
+// most one batch's files while they go.
+extension ResourceStore {
+    /// Most entries a round evicts: one task on the pool, two unlinks each.
+    package static let evictionBatch = 256
+
+    /// How far under the limit rounds start (a 64th of it, at most 16 MiB):
+    /// room for the misses arriving while a batch's files go.
+    package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
+
+    /// Where a round starts, and where it aims (one more slack under).
+    var highWater: Int64 { maxBytes - evictionSlack }
+    var lowWater: Int64 { maxBytes - 2 * evictionSlack }
+
+    var isOverHighWater: Bool { group.usedBytes > highWater }
+
+    /// Whether eviction's files are still being removed (tests wait on it).
+    package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
+
+    /// In use (read, downloaded into, leased, being loaded, or not kept):
+    /// not evictable now.
+    func isInUse(_ record: EntryIndex.Record) -> Bool {
+        guard !resources.isEmpty || !loading.isEmpty else { return false }
+        let key = record.key.hex
+        if !loading.isEmpty && loading[key] != nil { return true }
+        guard let resource = resources[key] else { return false }
+        return resource.isBusy || resource.isTransient
+    }
+
+    /// Starts a round when the folder is over the high-water mark: the
+    /// least recently used idle entries go until it is under the low-water
+    /// mark, at most `evictionBatch` of them. With several shards, the
+    /// oldest over all of them go (see StoreGroup), each evicted by its own shard.
+    package func evictIfNeeded() {
+        guard isOverHighWater else { return }
+        // The batch on the pool starts the next round when done (unless the limit itself is passed).
+        if !removing.isEmpty && !isOverLimit { return }
+        guard group.count == 1 else { return group.evictionNeeded(highWater: highWater, lowWater: lowWater) }
+        let excess = group.usedBytes - lowWater
+        let offer = evictionOffer(excess: excess)
+        notePinned(offer.pinned)
+        evict(StoreGroup.victims(offer.candidates, excess: excess))
+    }
+
+    /// This shard's part of a round: its least recently used idle entries
+    /// until they cover `excess` or make a batch (walked from the old end
+    /// of the LRU list, never sorted), and its pinned bytes.
+    func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
+        var candidates: [StoreGroup.Candidate] = []
+        var left = excess
+        for record in index.oldestFirst() where !isInUse(record) {
+            if left <= 0 || candidates.count >= Self.evictionBatch { break }
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key,
+                                                   bytes: record.bytes + StoreGroup.entryOverhead, shard: shardIndex))
+            left -= record.bytes + StoreGroup.entryOverhead
+        }
+        return (candidates, index.pinnedBytes)
+    }
+
+    /// Evicts the entries a round chose, those still idle: out of the index
+    /// now, their files queued for the pool.
+    func evict(_ victims: [StoreGroup.Candidate], counting: Bool = true) {
+        for victim in victims {
+            guard let record = index.find(victim.key), !record.isPinned else { continue }
+            let key = victim.key.hex
+            if !loading.isEmpty && loading[key] != nil { continue }
+            if let resource = resources[key] {
+                guard !resource.isBusy else { continue }
+                logger.debug("evict", metadata: ["url": "\(resource.url)", "bytes": "\(record.bytes)"])
+                if resource.flushing {
+                    // Its flush would write the metadata again: its end removes the files (see `flushed`).
+                    delete(resource)
+                    if counting { evictions += 1 }
+                    continue
+                }
+                resource.isRemoved = true
+                resource.makeTransient()
+                letGo(resource)
+            } else {
+                logger.trace("evict", metadata: ["key": "\(key)", "bytes": "\(record.bytes)"])
+            }
+            guard let dropped = dropRecord(victim.key) else { continue }
+            let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
+            removalQueue.append(EvictedEntry(record: dropped, files: [paths.meta, paths.data(version: dropped.version)]))
+            doomed.insert(dropped.key)
+            if counting { evictions += 1 }
+        }
+        removeNextBatch()
+    }
+
+    /// Queues an entry already out of the index for its files' removal.
+    func queueRemoval(_ entry: EvictedEntry) {
+        removalQueue.append(entry)
+        doomed.insert(entry.record.key)
+        removeNextBatch()
+    }
+
+    /// Sends the next batch of evicted files to the pool (one at a time).
+    private func removeNextBatch() {
+        guard removing.isEmpty, !removalQueue.isEmpty else { return }
+        let batch = Array(removalQueue.prefix(Self.evictionBatch))
+        removalQueue.removeFirst(batch.count)
+        removing = batch
+        let (remove, paths) = (removeEvictedFiles, batch.flatMap(\.files))
+        loop.offload({ remove(paths) }, done: { [weak self] in self?.batchRemoved() })
+    }
+
+    /// A batch's files are gone: the journal says so, their keys are free
+    /// again, and the next batch or round follows.
+    private func batchRemoved() {
+        let batch = removing
+        removing = []
+        journalRemovals(batch.map(\.record))
+        for entry in batch { doomed.remove(entry.record.key) }
+        if removalQueue.isEmpty { evictIfNeeded() } else { removeNextBatch() }
+    }
+
+    /// Records of evicted entries whose files may still exist: a snapshot
+    /// keeps them (the journal's removal follows once the files are gone),
+    /// so a crash before then leaves no file the index does not know.
+    var recordsBeingRemoved: [EntryIndex.Record] { (removing + removalQueue).map(\.record) }
+}
