@@ -1,9 +1,10 @@
 import Glibc
 
-/// What the pool found for an entry not at hand: its metadata and its data
-/// file opened, or no valid metadata (and the data version it named, if any).
+/// What the pool found for an entry not at hand: its metadata, its data
+/// file opened and its first bytes (content sniffing), or no valid metadata
+/// (and the data version it named, if any).
 enum LoadedEntry: Sendable {
-    case valid(ResourceMetadata, DataFile?)
+    case valid(ResourceMetadata, DataFile?, sample: [UInt8]?)
     case invalid(namedVersion: Int?)
 }
 
@@ -25,24 +26,61 @@ extension ResourceStore {
             return
         }
         loading[key] = [body]
-        let (paths, keys) = (EntryPaths(resourcesRoot: resourcesRoot, key: key), group.keys)
-        loop.offload({ Self.load(paths, keys: keys) }, done: { [weak self] loaded in
-            self?.loaded(key, entryKey, loaded)
-        })
+        loadQueue.append(entryKey)
+        startLoads()
+    }
+
+    /// Most entries one task on the pool loads, and most such tasks at once:
+    /// under load, first uses share a task (one wake-up of the pool and one
+    /// of the loop for many), and a slow disk still has a few reads going.
+    static let loadBatch = 64
+    static let loadsAtOnce = 2
+
+    private func startLoads() {
+        while loadsInFlight < Self.loadsAtOnce && !loadQueue.isEmpty {
+            let batch = Array(loadQueue.prefix(Self.loadBatch))
+            loadQueue.removeFirst(batch.count)
+            loadsInFlight += 1
+            let (root, keys) = (resourcesRoot, group.keys)
+            loop.offload({
+                batch.map { Self.load(EntryPaths(resourcesRoot: root, key: $0.hex), keys: keys) }
+            }, done: { [weak self] results in
+                guard let self else { return }
+                self.loadsInFlight -= 1
+                for (entryKey, result) in zip(batch, results) { self.loaded(entryKey.hex, entryKey, result) }
+                self.startLoads()
+            })
+        }
     }
 
     /// Whether the entry is at hand (a lookup that reads nothing).
     package func atHand(storeKey key: String) -> Resource? { resources[key] }
 
-    /// On the pool: the entry's metadata (ranges clipped to its data file)
-    /// and its data file, opened.
+    /// Bytes of a body's start read with its metadata: what the proxy's
+    /// content sniffing (playlist, manifest) looks at.
+    package static let sampleBytes: Int64 = 512
+
+    /// On the pool: the entry's metadata (ranges clipped to its data file),
+    /// its data file opened, and its first bytes when stored.
     private static func load(_ paths: EntryPaths, keys: FolderKeys?) -> LoadedEntry {
-        guard let stored = paths.readMetadata(keys: keys) else { return .invalid(namedVersion: nil) }
-        guard !stored.metadata.ranges.isEmpty else { return .invalid(namedVersion: stored.version) }
-        let cipher = keys?.cipher(key: paths.key, version: stored.version)
-        // No file opens here only when it cannot: the first read opens it on the loop and says why.
-        let file = try? DataFile(existing: paths.data(version: stored.version), cipher: cipher)
-        return .valid(stored.metadata, file)
+        var file: DataFile?
+        let read = paths.readMetadata(keys: keys) { version in
+            // No file opens here only when it cannot: the first read opens it on the loop and says why.
+            file = try? DataFile(existing: paths.data(version: version), cipher: keys?.cipher(key: paths.key, version: version))
+            var info = stat()
+            guard let fd = file?.fd, fstat(fd, &info) == 0 else { return nil }
+            return Int64(info.st_size)
+        }
+        guard let stored = read else { return .invalid(namedVersion: nil) }
+        let metadata = stored.metadata
+        guard !metadata.ranges.isEmpty else { return .invalid(namedVersion: stored.version) }
+        // (The file is this thread's alone until the loop takes it: decrypting here is safe.)
+        var sample: [UInt8]?
+        if let file, let total = metadata.totalLength, total > 0 {
+            let count = min(total, sampleBytes)
+            if metadata.ranges.covers(0..<count) { sample = file.read(0..<count) }
+        }
+        return .valid(metadata, file, sample: sample)
     }
 
     private func loaded(_ key: String, _ entryKey: EntryKey, _ loaded: LoadedEntry) {
@@ -60,7 +98,7 @@ extension ResourceStore {
             var files = [paths.meta, paths.data(version: dropped.version)]
             if let named, named != dropped.version { files.append(paths.data(version: named)) }
             queueRemoval(EvictedEntry(record: dropped, files: files))
-        case .valid(var metadata, let file):
+        case .valid(var metadata, let file, let sample):
             metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
             let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
                                     metadata: metadata, store: self, onDisk: true, route: record.route)
@@ -68,6 +106,7 @@ extension ResourceStore {
             // The record follows the metadata when a crash left them apart.
             recount(resource)
             if let file { resource.use(opened: file) }
+            resource.derived.headSample = sample
         }
     }
 }

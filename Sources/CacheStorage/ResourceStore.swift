@@ -62,6 +62,9 @@ package final class ResourceStore {
     /// Entries whose metadata is being read on the pool (see `whenAtHand`),
     /// with what waits for each; not evictable meanwhile.
     var loading: [String: [() -> Void]] = [:]
+    /// Entries waiting for a load task, and the tasks on the pool.
+    var loadQueue: [EntryKey] = []
+    var loadsInFlight = 0
     /// Entries whose metadata was read on the loop (a synchronous first use
     /// through `existing`); the proxy's requests go through `whenAtHand`.
     package internal(set) var readsOnLoop = 0
