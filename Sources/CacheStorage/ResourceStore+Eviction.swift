@@ -13,23 +13,23 @@ struct EvictedEntry {
 // and their files go in one task on the pool; the journal hears of the
 // removals once the files are gone, so a crash in the middle of a batch
 // leaves entries the index still lists, some without files: their first use
-// finds no metadata and forgets them (as it does after any crash). Rounds
-// start at a high-water mark under the limit, so a miss never waits for one;
-// one batch is on the pool at a time, so the folder is over its limit by at
-// most one batch's files while they go.
+// finds no metadata and forgets them (as it does after any crash). A round
+// starts when the limit is passed and goes a slack under it, so rounds come
+// once per slack's worth of new bytes, not with every miss, and a miss never
+// waits for a file to go; one batch is on the pool at a time, so the folder
+// is over its limit by at most one batch's files while they go.
 extension ResourceStore {
     /// Most entries a round evicts: one task on the pool, two unlinks each.
     package static let evictionBatch = 256
 
-    /// How far under the limit rounds start (a 64th of it, at most 16 MiB):
-    /// room for the misses arriving while a batch's files go.
+    /// How far under the limit a round goes (a 64th of it, at most 16 MiB,
+    /// and at most a batch of entries): the room the next misses fill
+    /// before another round.
     package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
 
-    /// Where a round starts, and where it aims (one more slack under).
-    var highWater: Int64 { maxBytes - evictionSlack }
-    var lowWater: Int64 { maxBytes - 2 * evictionSlack }
-
-    var isOverHighWater: Bool { group.usedBytes > highWater }
+    /// Where a round aims (it starts once the limit is passed: a full
+    /// cache holds what it may).
+    var lowWater: Int64 { maxBytes - evictionSlack }
 
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
@@ -44,15 +44,14 @@ extension ResourceStore {
         return resource.isBusy || resource.isTransient
     }
 
-    /// Starts a round when the folder is over the high-water mark: the
-    /// least recently used idle entries go until it is under the low-water
-    /// mark, at most `evictionBatch` of them. With several shards, the
-    /// oldest over all of them go (see StoreGroup), each evicted by its own shard.
+    /// Starts a round when the folder is over its limit: the least recently
+    /// used idle entries leave the index until it is a slack under it, at
+    /// most `evictionBatch` of them (their files follow on the pool). With
+    /// several shards, the oldest over all of them go (see StoreGroup), each
+    /// evicted by its own shard.
     package func evictIfNeeded() {
-        guard isOverHighWater else { return }
-        // The batch on the pool starts the next round when done (unless the limit itself is passed).
-        if !removing.isEmpty && !isOverLimit { return }
-        guard group.count == 1 else { return group.evictionNeeded(highWater: highWater, lowWater: lowWater) }
+        guard isOverLimit else { return }
+        guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes, lowWater: lowWater) }
         let excess = group.usedBytes - lowWater
         let offer = evictionOffer(excess: excess)
         notePinned(offer.pinned)

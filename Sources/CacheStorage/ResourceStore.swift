@@ -315,7 +315,7 @@ package final class ResourceStore {
         if fresh.flags != old.flags {
             journaled(.put, fresh)
         }
-        if fresh.bytes > old.bytes && isOverHighWater && !evictionScheduled {
+        if fresh.bytes > old.bytes && isOverLimit && !evictionScheduled {
             evictionScheduled = true
             loop.executeLater { [weak self] in
                 guard let self else { return }
@@ -484,7 +484,7 @@ package final class ResourceStore {
         }
         // Hits reuse the open descriptor; only past a cap are idle files closed.
         if openFiles > maxOpenFiles { resource.closeFile() }
-        if isOverHighWater { evictIfNeeded() }
+        if isOverLimit { evictIfNeeded() }
     }
 
     /// Before a data file is opened: at the cap, idle resources' files are

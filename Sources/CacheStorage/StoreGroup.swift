@@ -182,11 +182,11 @@ package final class StoreGroup: Sendable {
         stores.withLock { $0.append(shard) }
     }
 
-    /// Called on a shard's loop when the shared count is over `highWater`:
+    /// Called on a shard's loop when the shared count is over `maxBytes`:
     /// starts a round down to `lowWater` unless one is running (the next
     /// growth starts another).
-    func evictionNeeded(highWater: Int64, lowWater: Int64) {
-        guard usedBytes > highWater,
+    func evictionNeeded(maxBytes: Int64, lowWater: Int64) {
+        guard usedBytes > maxBytes,
               !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         let shards = stores.withLock { $0 }
