@@ -185,7 +185,7 @@ package final class ResourceStore {
 
     /// An entry's metadata, read (nil, and the entry dropped, when it has
     /// none: a crash before its first flush, or files removed by hand).
-    func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
+    private func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
         let stored = paths.readMetadata(keys: group.keys)
         guard var metadata = stored?.metadata, !metadata.ranges.isEmpty else {
@@ -348,7 +348,7 @@ package final class ResourceStore {
     }
 
     /// Drops an entry that has no usable metadata: its files and record.
-    func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
+    private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
         unlink(paths.meta)
         unlink(paths.data(version: record.version))
         removeRecord(record.key)
