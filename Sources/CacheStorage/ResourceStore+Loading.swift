@@ -30,11 +30,13 @@ extension ResourceStore {
         startLoads()
     }
 
-    /// Most entries one task on the pool loads, and most such tasks at once:
-    /// under load, first uses share a task (one wake-up of the pool and one
-    /// of the loop for many), and a slow disk still has a few reads going.
-    static let loadBatch = 64
-    static let loadsAtOnce = 2
+    /// Most entries one task on the pool loads, and most such tasks at once
+    /// (the pool's four threads): under load, first uses share a task (one
+    /// wake-up of the pool and one of the loop for several), and a slow disk
+    /// still has four reads going. (64 × 2 measured 5–10% fewer hits at
+    /// 80,000 entries than 16 × 4.)
+    static let loadBatch = 16
+    static let loadsAtOnce = 4
 
     private func startLoads() {
         while loadsInFlight < Self.loadsAtOnce && !loadQueue.isEmpty {
