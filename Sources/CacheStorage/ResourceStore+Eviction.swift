@@ -34,6 +34,15 @@ extension ResourceStore {
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
 
+    /// Evicted entries whose files are not removed yet.
+    var pendingRemovals: Int { removing.count + removalQueue.count }
+
+    /// A batch's worth of files waits for the pool (unlinks slower than
+    /// misses: a disk busy syncing): new entries are served, not kept,
+    /// until it drains, so the folder is never over its limit by more than
+    /// one batch and a miss still never waits.
+    var isRemovalBacklogFull: Bool { pendingRemovals >= Self.evictionBatch }
+
     /// In use (read, downloaded into, leased, being loaded, or not kept):
     /// not evictable now.
     func isInUse(_ record: EntryIndex.Record) -> Bool {
@@ -64,8 +73,10 @@ extension ResourceStore {
     func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
         var candidates: [StoreGroup.Candidate] = []
         var left = excess
+        // With the removals pending, at most one batch waits for the pool.
+        let room = Self.evictionBatch - pendingRemovals
         for record in index.oldestFirst() where !isInUse(record) {
-            if left <= 0 || candidates.count >= Self.evictionBatch { break }
+            if left <= 0 || candidates.count >= room { break }
             candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key,
                                                    bytes: record.bytes + StoreGroup.entryOverhead, shard: shardIndex))
             left -= record.bytes + StoreGroup.entryOverhead

@@ -170,8 +170,9 @@ package final class ResourceStore {
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, onDisk: false,
                                 route: group.route(ofURL: url))
         keep(resource)
-        // Its old files are still being removed on the pool: this one is served, not kept.
-        if !doomed.isEmpty && doomed.contains(resource.entryKey) { resource.makeTransient() }
+        // Its old files are still being removed on the pool, or a batch's worth
+        // of removals waits (see `isRemovalBacklogFull`): served, not kept.
+        if !doomed.isEmpty && (isRemovalBacklogFull || doomed.contains(resource.entryKey)) { resource.makeTransient() }
         return resource
     }
 

@@ -260,4 +260,47 @@ final class BackgroundEvictionTests: XCTestCase {
         try waitOnLoop("the original store's batch") { !store.value.isRemovingEvictedFiles }
         XCTAssertLessThanOrEqual(try onLoop { store.value.group.usedBytes }, 100 * Self.entryCost)
     }
+
+    /// Unlinks slower than misses (a disk busy syncing): once a batch's
+    /// worth of evicted files waits for the pool, new entries are served but
+    /// not kept (no file made), so the folder is never over its limit by
+    /// more than one batch; once the batch is gone, they are kept again.
+    func testABacklogOfRemovalsKeepsNewEntriesOffTheDisk() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        let goOn = DispatchSemaphore(value: 0)
+        let firstBatch = DispatchSemaphore(value: 1)
+        let store = try onLoop {
+            LoopBound(try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
+        }
+        let pending = try onLoop { () -> Int in
+            let s = store.value
+            for n in 0..<300 { try Self.store(n, in: s) }
+            s.removeEvictedFiles = { paths in
+                if firstBatch.wait(timeout: .now()) == .success { goOn.wait() }
+                for path in paths { unlink(path) }
+            }
+            s.maxBytes = 20 * Self.entryCost
+            s.evictIfNeeded()
+            return s.pendingRemovals
+        }
+        XCTAssertEqual(pending, ResourceStore.evictionBatch, "one batch, stalled on the pool")
+        let filesBefore = dataFiles(in: folder).count
+        // A miss now: its resource is transient, which a download passes
+        // through without writing (Download.becomePassThrough).
+        let passed = try onLoop { () -> [Bool] in
+            let resource = store.value.resource(storeKey: Self.key(1_000), url: "http://o/1000")
+            return [resource.isTransient, resource.hasOpenFile,
+                    store.value.index.contains(EntryKey(hex: Self.key(1_000))!)]
+        }
+        XCTAssertEqual(passed, [true, false, false], "served, not kept")
+        XCTAssertEqual(dataFiles(in: folder).count, filesBefore, "no file made for it")
+        goOn.signal()
+        try waitOnLoop("the stalled batch and the rounds after it") { !store.value.isRemovingEvictedFiles }
+        let kept = try onLoop { () -> [Bool] in
+            let resource = try Self.store(1_001, in: store.value)
+            return [resource.isTransient, store.value.index.contains(EntryKey(hex: Self.key(1_001))!),
+                    store.value.group.usedBytes <= 20 * Self.entryCost]
+        }
+        XCTAssertEqual(kept, [false, true, true], "kept again once the backlog drained, within the limit")
+    }
 }
