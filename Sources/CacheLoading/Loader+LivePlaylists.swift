@@ -31,6 +31,15 @@ extension Loader {
         return milliseconds
     }
 
+    /// Whether a body starting with `sample` may be a playlist (`#EXTM3U`
+    /// after a byte-order mark) or a manifest (`<` after one and white space).
+    private static func mayBeText(_ sample: [UInt8]) -> Bool {
+        var body = sample[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        while let c = body.first, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { body = body.dropFirst() }
+        return body.isEmpty || body.first == UInt8(ascii: "#") || body.first == UInt8(ascii: "<")
+    }
+
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
         let url = resource.url
         let path = OriginURL.parse(url)?.pathAndQuery ?? url
@@ -39,6 +48,8 @@ extension Loader {
             || HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Array("#EXTM3U".utf8))
         let maybeManifest = DASH.isManifest(contentType: type, path: path, bodyPrefix: Array("<MPD".utf8))
         guard maybePlaylist || maybeManifest else { return nil }
+        // The first bytes, when known (read off the loop with the entry), rule most bodies out unread.
+        if let sample = resource.derived.headSample, !mayBeText(sample) { return nil }
         guard let file = try? resource.dataFile(), let bytes = file.read(0..<total) else { return nil }
         if maybeManifest, DASH.startsWithMPDRoot(bytes) {
             return (try? MPDManifest.parse(bytes, manifestURL: url))?.liveReuseMilliseconds

@@ -59,8 +59,17 @@ final class ProxyExchange: BodySink {
         machine = ExchangeStateMachine(request: bodyRequest)
     }
 
+    /// Starts once the entry is at hand: an entry's first use reads its
+    /// metadata on the pool, never on the loop (see `ResourceStore.whenAtHand`).
     func start() {
         notePrefetch()
+        server.engine.store.whenAtHand(storeKey: storeKey) { [weak self] in
+            guard let self, !self.released else { return }
+            self.begin()
+        }
+    }
+
+    private func begin() {
         let fields = transparent
             ? OriginFields(UpstreamHeaders.transparent(from: request.headers))
             : OriginFields(forwarding: request.headers, extra: server.engine.configuration.upstream.forwardedHeaders)

@@ -364,7 +364,8 @@ package final class ProxyServer {
     func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
         loop.assertInLoop()
         // A transformed body (decryption, rewritten playlists) is made per response here.
-        guard engine.decryption == nil, engine.store.existing(storeKey: storeKey)?.isComplete == true else {
+        // Only an entry at hand: one not read yet goes through a reader, which loads it off the loop.
+        guard engine.decryption == nil, engine.store.atHand(storeKey: storeKey)?.isComplete == true else {
             return nil  // (nothing complete: no reader, so a miss leaves no empty entry behind)
         }
         let reader = engine.reader(url: url, spec: nil, storeKey: storeKey)

@@ -30,6 +30,18 @@ package final class DataFile: @unchecked Sendable {
         self.cipher = cipher
     }
 
+    /// Opens an existing file, never creating one (an entry's file opened
+    /// on the pool ahead of its first use: one removed meanwhile stays removed).
+    package init(existing path: String, cipher: UnitCipher? = nil) throws(StorageError) {
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            let code = errno
+            throw StorageError("open \(path): \(FileIO.errorText(code))", code: code)
+        }
+        self.fd = fd
+        self.cipher = cipher
+    }
+
     deinit { close(fd) }
 
     /// Gives a file made ahead of need (a spare) the cipher of the entry it became.

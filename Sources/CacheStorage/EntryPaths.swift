@@ -45,11 +45,18 @@ package struct EntryPaths: Sendable {
     /// Blocking: one small read and a stat. In an encrypted folder the file
     /// is sealed (`keys`); one that does not open counts as invalid.
     package func readMetadata(keys: FolderKeys?) -> (metadata: ResourceMetadata, version: Int)? {
+        readMetadata(keys: keys) { FileIO.fileSize(data(version: $0)) }
+    }
+
+    /// The same, the data file's size told by `dataSize` (given its version):
+    /// a caller that opens the file anyway asks its descriptor, not the path.
+    package func readMetadata(keys: FolderKeys?,
+                              dataSize: (Int) -> Int64?) -> (metadata: ResourceMetadata, version: Int)? {
         guard let stored = FileIO.readAll(meta),
               let bytes = keys == nil ? stored : keys!.open(stored, context: key),
               var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
               let version = EntryPaths.version(ofDataName: metadata.dataName) else { return nil }
-        metadata.ranges.clip(to: FileIO.fileSize(data(version: version)) ?? 0)
+        metadata.ranges.clip(to: dataSize(version) ?? 0)
         return (metadata, version)
     }
 

@@ -263,6 +263,14 @@ struct IndexJournal {
         if op != .touch || pending.count >= 64 << 10 { write() }
     }
 
+    /// Several changes in one write (an eviction batch's removals).
+    mutating func appendAll(_ op: IndexFiles.Op, _ records: [EntryIndex.Record]) {
+        guard !records.isEmpty else { return }
+        for record in records { IndexFiles.encodeEntry(op, record, into: &pending, keys: keys) }
+        entries += records.count
+        write()
+    }
+
     /// Writes what is pending (touches wait here for the next change or timer).
     mutating func write() {
         guard !pending.isEmpty else { return }

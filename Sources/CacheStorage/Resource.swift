@@ -114,7 +114,14 @@ package final class Resource {
         return dataFile
     }
 
-    var hasOpenFile: Bool { file != nil }
+    /// Takes a data file opened on the pool (see `ResourceStore.whenAtHand`).
+    func use(opened dataFile: DataFile) {
+        guard file == nil else { return }
+        store.makeRoomForFile()
+        _ = opened(dataFile)
+    }
+
+    package var hasOpenFile: Bool { file != nil }
 
     /// Closes the data file when nothing uses it (responses keep their own reference).
     func closeFile() {

@@ -47,10 +47,31 @@ package final class ResourceStore {
     /// Entries in the cache.
     package var count: Int { index.count }
     private var evictionScheduled = false
+    /// Files of evicted entries waiting for the pool, oldest first (see
+    /// ResourceStore+Eviction); `removing` is the batch there now.
+    var removalQueue: [EvictedEntry] = []
+    var removing: [EvictedEntry] = []
+    /// Keys whose evicted files are not removed yet: a new entry under one
+    /// is served but not kept (its files would share the old ones' names).
+    var doomed: Set<EntryKey> = []
+    /// Removes one batch of evicted files, on the pool (tests replace it to
+    /// stop in the middle of a batch, as a crash would).
+    package var removeEvictedFiles: @Sendable ([String]) -> Void = { paths in
+        for path in paths { _ = unlink(path) }
+    }
+    /// Entries whose metadata is being read on the pool (see `whenAtHand`),
+    /// with what waits for each; not evictable meanwhile.
+    var loading: [String: [() -> Void]] = [:]
+    /// Entries waiting for a load task, and the tasks on the pool.
+    var loadQueue: [EntryKey] = []
+    var loadsInFlight = 0
+    /// Entries whose metadata was read on the loop (a synchronous first use
+    /// through `existing`); the proxy's requests go through `whenAtHand`.
+    package internal(set) var readsOnLoop = 0
     /// Whether the log already said that pinned bytes alone exceed the limit.
     var warnedAboutPins = false
     /// Resources evicted by the size limit since start.
-    package private(set) var evictions: UInt64 = 0
+    package internal(set) var evictions: UInt64 = 0
     /// Told the store key of each entry the size limit evicts (prefetch counts).
     package var onEvict: ((String) -> Void)?
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
@@ -151,6 +172,9 @@ package final class ResourceStore {
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, onDisk: false,
                                 route: group.route(ofURL: url))
         keep(resource)
+        // Its old files are still being removed on the pool, or a batch's worth
+        // of removals waits (see `isRemovalBacklogFull`): served, not kept.
+        if !doomed.isEmpty && (isRemovalBacklogFull || doomed.contains(resource.entryKey)) { resource.makeTransient() }
         return resource
     }
 
@@ -177,6 +201,7 @@ package final class ResourceStore {
     }
 
     private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
+        readsOnLoop += 1
         guard let metadata = readMetadata(record, key: key) else { return nil }
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
                                 metadata: metadata, store: self, onDisk: true, route: record.route)
@@ -188,7 +213,7 @@ package final class ResourceStore {
 
     /// Keeps a resource at hand; lets go of idle ones past the bound (the
     /// least recently used half, so the cost is amortised).
-    private func keep(_ resource: Resource) {
+    func keep(_ resource: Resource) {
         resources[resource.key] = resource
         guard resources.count > maxIdleResources * 2 else { return }
         let idle = resources.values.filter(isReleasable).sorted { $0.metadata.lastAccess < $1.metadata.lastAccess }
@@ -205,6 +230,12 @@ package final class ResourceStore {
         resources[resource.key] = nil
         resource.closeFile()
         resourceReleased?(resource)
+    }
+
+    /// Lets go of a resource that left the store (evicted).
+    func letGo(_ resource: Resource) {
+        if resources[resource.key] === resource { resources[resource.key] = nil }
+        resource.closeFile()
     }
 
     /// Registers a resource written outside the normal path (import).
@@ -299,11 +330,24 @@ package final class ResourceStore {
 
     /// An entry leaves the index (its files already gone or going).
     func removeRecord(_ key: EntryKey) {
-        guard let removed = index.remove(key) else { return }
+        guard let removed = dropRecord(key) else { return }
+        journaled(.remove, removed)
+    }
+
+    /// An entry leaves the index and the counts, not yet the journal (an
+    /// evicted one: the journal hears of it once its files are gone).
+    func dropRecord(_ key: EntryKey) -> EntryIndex.Record? {
+        guard let removed = index.remove(key) else { return nil }
         group.addEntries(-1)
         noteVariant(removed, added: false)
         group.add(-removed.bytes)
-        journaled(.remove, removed)
+        return removed
+    }
+
+    /// Removals of evicted entries whose files are gone, in one journal write.
+    func journalRemovals(_ records: [EntryIndex.Record]) {
+        journal.appendAll(.remove, records)
+        journalEntries += records.count
     }
 
     /// Drops an entry that has no usable metadata: its files and record.
@@ -346,7 +390,9 @@ package final class ResourceStore {
         journal.rotate()
         journalEntries = 0
         let generation = journal.generation
-        let records = index.inOrder()
+        var inOrder = index.inOrder()
+        if isRemovingEvictedFiles { inOrder.insert(contentsOf: recordsBeingRemoved, at: 0) }
+        let records = inOrder
         let (root, shard, shards, temp, keys) = (self.root, shardIndex, group.count, tempRoot, group.keys)
         let work: @Sendable () -> Void = {
             let bytes = IndexFiles.encodeSnapshot(records, shard: shard, shards: shards, generation: generation, keys: keys)
@@ -429,7 +475,7 @@ package final class ResourceStore {
     // MARK: size accounting and eviction
 
     /// Whether the folder holds more than the limit (all shards together).
-    private var isOverLimit: Bool { group.usedBytes > maxBytes }
+    var isOverLimit: Bool { group.usedBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
         // Transient, or no byte stored (a failure, a HEAD of an uncached URL):
@@ -451,62 +497,6 @@ package final class ResourceStore {
         for resource in resources.values where resource.hasOpenFile && !resource.isBusy {
             resource.closeFile()
             if openFiles < maxOpenFiles / 2 { break }
-        }
-    }
-
-    /// In use (or leased, or not kept): not evictable now.
-    private func isInUse(_ record: EntryIndex.Record) -> Bool {
-        guard !resources.isEmpty, let resource = resources[record.key.hex] else { return false }
-        return resource.isBusy || resource.isTransient
-    }
-
-    /// Deletes least recently used resources nobody is using until the total
-    /// fits the limit. Resources in use wait until they are idle.
-    /// With several shards, the least recently used over all of them go
-    /// (see StoreGroup), each deleted by its own shard.
-    package func evictIfNeeded() {
-        guard isOverLimit else { return }
-        guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes) }
-        // One shard: the round, here and now.
-        let excess = group.usedBytes - maxBytes
-        let offer = evictionOffer(excess: excess)
-        notePinned(offer.pinned)
-        evict(StoreGroup.victims(offer.candidates, excess: excess))
-    }
-
-    /// This shard's part of an eviction round: its least recently used idle
-    /// entries until they cover `excess` (walked from the old end of the
-    /// LRU list, never sorted), and its pinned bytes.
-    func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
-        var candidates: [StoreGroup.Candidate] = []
-        var left = excess
-        for record in index.oldestFirst() where !isInUse(record) {
-            if left <= 0 { break }
-            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key, bytes: record.bytes + StoreGroup.entryOverhead,
-                                                   shard: shardIndex))
-            left -= record.bytes + StoreGroup.entryOverhead
-        }
-        return (candidates, index.pinnedBytes)
-    }
-
-    /// Deletes the entries a round chose, those still idle.
-    func evict(_ victims: [StoreGroup.Candidate], counting: Bool = true) {
-        for victim in victims {
-            guard let record = index.find(victim.key), !record.isPinned else { continue }
-            let key = victim.key.hex
-            if let resource = resources[key] {
-                guard !resource.isBusy else { continue }
-                logger.debug("evict", metadata: ["url": "\(resource.url)", "bytes": "\(record.bytes)"])
-                delete(resource)
-            } else {
-                logger.debug("evict", metadata: ["key": "\(key)", "bytes": "\(record.bytes)"])
-                removeFiles(EntryPaths(resourcesRoot: resourcesRoot, key: key), version: record.version, bytes: record.bytes)
-                removeRecord(record.key)
-            }
-            if counting {
-                evictions += 1
-                onEvict?(key)
-            }
         }
     }
 

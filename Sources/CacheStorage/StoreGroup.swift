@@ -183,8 +183,9 @@ package final class StoreGroup: Sendable {
     }
 
     /// Called on a shard's loop when the shared count is over `maxBytes`:
-    /// starts a round unless one is running (the next growth starts another).
-    func evictionNeeded(maxBytes: Int64) {
+    /// starts a round down to `lowWater` unless one is running (the next
+    /// growth starts another).
+    func evictionNeeded(maxBytes: Int64, lowWater: Int64) {
         guard usedBytes > maxBytes,
               !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
@@ -200,9 +201,9 @@ package final class StoreGroup: Sendable {
                 round.expected -= 1
                 return round.expected == 0 ? round : nil
             }
-            if let complete { choose(complete, among: shards, maxBytes: maxBytes) }
+            if let complete { choose(complete, among: shards, target: lowWater) }
         }
-        let excess = usedBytes - maxBytes
+        let excess = usedBytes - lowWater
         for shard in shards {
             let sent = shard.loop.execute { offered(shard.store.evictionOffer(excess: excess)) }
             if !sent { offered(nil) }
@@ -239,12 +240,12 @@ package final class StoreGroup: Sendable {
     /// The oldest candidates over every shard until the count fits; each
     /// shard deletes its own (if they are still idle when it gets to them).
     /// The first shard hears of the folder's pinned bytes (for its warning).
-    private func choose(_ round: Round, among shards: [Shard], maxBytes: Int64) {
+    private func choose(_ round: Round, among shards: [Shard], target: Int64) {
         let pinned = round.pinned
         if let first = shards.first(where: { $0.index == 0 }) {
             first.loop.execute { first.store.notePinned(pinned) }
         }
-        let victims = Dictionary(grouping: Self.victims(round.candidates, excess: usedBytes - maxBytes), by: \.shard)
+        let victims = Dictionary(grouping: Self.victims(round.candidates, excess: usedBytes - target), by: \.shard)
         let pending = Locked(shards.count)
         // Every shard answers (with nothing to do, or gone): the round is over then.
         @Sendable func done() {

@@ -1,0 +1,166 @@
+import Glibc
+
+/// An evicted entry whose files wait to be removed on the pool.
+struct EvictedEntry {
+    let record: EntryIndex.Record
+    /// The metadata file first: once it is gone, nothing claims the data.
+    let files: [String]
+}
+
+// Eviction runs in the background, in batches. A round takes the least
+// recently used idle entries out of the index at once (on the loop, a few
+// memory operations each: the counts fall under the limit there and then)
+// and their files go in one task on the pool; the journal hears of the
+// removals once the files are gone, so a crash in the middle of a batch
+// leaves entries the index still lists, some without files: their first use
+// finds no metadata and forgets them (as it does after any crash). A round
+// starts when the limit is passed and goes a slack under it, so rounds come
+// once per slack's worth of new bytes, not with every miss, and a miss never
+// waits for a file to go; one batch is on the pool at a time, so the folder
+// is over its limit by at most one batch's files while they go.
+extension ResourceStore {
+    /// Most entries a round evicts: one task on the pool, two unlinks each.
+    package static let evictionBatch = 256
+
+    /// How far under the limit a round goes (a 64th of it, at most 16 MiB,
+    /// and at most a batch of entries): the room the next misses fill
+    /// before another round.
+    package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
+
+    /// Where a round aims (it starts once the limit is passed: a full
+    /// cache holds what it may).
+    var lowWater: Int64 { maxBytes - evictionSlack }
+
+    /// Whether eviction's files are still being removed (tests wait on it).
+    package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
+
+    /// Evicted entries whose files are not removed yet.
+    var pendingRemovals: Int { removing.count + removalQueue.count }
+
+    /// A batch's worth of files waits for the pool (unlinks slower than
+    /// misses: a disk busy syncing): new entries are served, not kept,
+    /// until it drains, so the folder is never over its limit by more than
+    /// one batch and a miss still never waits.
+    var isRemovalBacklogFull: Bool { pendingRemovals >= Self.evictionBatch }
+
+    /// In use (read, downloaded into, leased, being loaded, or not kept):
+    /// not evictable now.
+    func isInUse(_ record: EntryIndex.Record) -> Bool {
+        guard !resources.isEmpty || !loading.isEmpty else { return false }
+        let key = record.key.hex
+        if !loading.isEmpty && loading[key] != nil { return true }
+        guard let resource = resources[key] else { return false }
+        return resource.isBusy || resource.isTransient
+    }
+
+    /// Starts a round when the folder is over its limit: the least recently
+    /// used idle entries leave the index until it is a slack under it, at
+    /// most `evictionBatch` of them (their files follow on the pool). With
+    /// several shards, the oldest over all of them go (see StoreGroup), each
+    /// evicted by its own shard.
+    package func evictIfNeeded() {
+        guard isOverLimit else { return }
+        guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes, lowWater: lowWater) }
+        let excess = group.usedBytes - lowWater
+        let offer = evictionOffer(excess: excess)
+        notePinned(offer.pinned)
+        evict(StoreGroup.victims(offer.candidates, excess: excess))
+    }
+
+    /// This shard's part of a round: its least recently used idle entries
+    /// until they cover `excess` or make a batch (walked from the old end
+    /// of the LRU list, never sorted), and its pinned bytes.
+    func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
+        var candidates: [StoreGroup.Candidate] = []
+        var left = excess
+        // With the removals pending, at most one batch waits for the pool.
+        let room = Self.evictionBatch - pendingRemovals
+        for record in index.oldestFirst() where !isInUse(record) {
+            if left <= 0 || candidates.count >= room { break }
+            candidates.append(StoreGroup.Candidate(lastAccess: record.lastAccess, key: record.key,
+                                                   bytes: record.bytes + StoreGroup.entryOverhead, shard: shardIndex))
+            left -= record.bytes + StoreGroup.entryOverhead
+        }
+        return (candidates, index.pinnedBytes)
+    }
+
+    /// Evicts the entries a round chose, those still idle: out of the index
+    /// now, their files queued for the pool.
+    func evict(_ victims: [StoreGroup.Candidate], counting: Bool = true) {
+        for victim in victims {
+            guard let record = index.find(victim.key), !record.isPinned else { continue }
+            let key = victim.key.hex
+            if !loading.isEmpty && loading[key] != nil { continue }
+            if let resource = resources[key] {
+                guard !resource.isBusy else { continue }
+                logger.debug("evict", metadata: ["url": "\(resource.url)", "bytes": "\(record.bytes)"])
+                if resource.flushing {
+                    // Its flush would write the metadata again: its end removes the files (see `flushed`).
+                    delete(resource)
+                    if counting { counted(key) }
+                    continue
+                }
+                resource.isRemoved = true
+                resource.makeTransient()
+                letGo(resource)
+            } else {
+                logger.trace("evict", metadata: ["key": "\(key)", "bytes": "\(record.bytes)"])
+            }
+            guard let dropped = dropRecord(victim.key) else { continue }
+            let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
+            removalQueue.append(EvictedEntry(record: dropped, files: [paths.meta, paths.data(version: dropped.version)]))
+            doomed.insert(dropped.key)
+            if counting { counted(key) }
+        }
+        removeNextBatch()
+    }
+
+    /// An entry the size limit evicted: counted, and told to whoever listens (prefetch counts).
+    private func counted(_ key: String) {
+        evictions += 1
+        onEvict?(key)
+    }
+
+    /// Queues an entry already out of the index for its files' removal.
+    func queueRemoval(_ entry: EvictedEntry) {
+        removalQueue.append(entry)
+        doomed.insert(entry.record.key)
+        removeNextBatch()
+    }
+
+    /// Sends the next batch of evicted files to the pool (one at a time).
+    /// The batch goes in two tasks at once (unlinks in different folders
+    /// proceed in parallel; one at a time fell behind new entries arriving
+    /// at 2,000 a second); the journal hears of it when both are done.
+    private func removeNextBatch() {
+        guard removing.isEmpty, !removalQueue.isEmpty else { return }
+        let batch = Array(removalQueue.prefix(Self.evictionBatch))
+        removalQueue.removeFirst(batch.count)
+        removing = batch
+        let remove = removeEvictedFiles
+        let halves = batch.count > 1 ? [batch[..<(batch.count / 2)], batch[(batch.count / 2)...]] : [batch[...]]
+        var left = halves.count
+        for half in halves {
+            let paths = half.flatMap(\.files)
+            loop.offload({ remove(paths) }, done: { [weak self] in
+                left -= 1
+                if left == 0 { self?.batchRemoved() }
+            })
+        }
+    }
+
+    /// A batch's files are gone: the journal says so, their keys are free
+    /// again, and the next batch or round follows.
+    private func batchRemoved() {
+        let batch = removing
+        removing = []
+        journalRemovals(batch.map(\.record))
+        for entry in batch { doomed.remove(entry.record.key) }
+        if removalQueue.isEmpty { evictIfNeeded() } else { removeNextBatch() }
+    }
+
+    /// Records of evicted entries whose files may still exist: a snapshot
+    /// keeps them (the journal's removal follows once the files are gone),
+    /// so a crash before then leaves no file the index does not know.
+    var recordsBeingRemoved: [EntryIndex.Record] { (removing + removalQueue).map(\.record) }
+}
