@@ -78,16 +78,10 @@ package final class ResourceStore {
     @exclusivity(unchecked) var openFiles = 0
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
-    /// Changes to the index since its snapshot (see IndexFiles).
-    var journal: IndexJournal
-    /// Journal entries a snapshot would fold in (replayed at start and appended since).
-    private var journalEntries: Int
-    private var snapshotting = false
-    /// Resources whose metadata waits to be written, in order; one batch at a time.
-    private var flushQueue: [Resource] = []
-    private var batchInFlight = false
-    /// Most metadata files written in one batch (one or two syncs each).
-    static let flushBatch = 256
+    /// The index's journal and snapshots.
+    private var log: IndexLog!
+    /// Metadata written off the loop, in batches.
+    private var flusher: MetadataFlusher!
     /// A ready data file for the next new resource (see SpareFolder).
     let spare: SpareFolder
     /// Called when an idle resource is let go, so holders of loading state drop theirs.
@@ -117,14 +111,17 @@ package final class ResourceStore {
         self.logger = logger
         let taken = group.takeIndex(shard: shard)
         index = taken.index
-        journal = IndexJournal(root: group.root, shard: shard, generation: taken.generation, keys: group.keys)
-        journalEntries = taken.journalEntries
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
+        log = IndexLog(root: group.root, tempRoot: group.root + "/tmp", shard: shard, shards: group.count,
+                       generation: taken.generation, changes: taken.journalEntries, keys: group.keys, loop: loop)
+        flusher = MetadataFlusher(root: group.root, tempRoot: group.root + "/tmp", loop: loop) { [unowned self] in
+            flushed($0, snapshot: $1, failure: $2)
+        }
         group.add(index.totalBytes)
         group.addEntries(Int64(index.count))
         for record in index.all where record.key.prefix32 != record.route { noteVariant(record, added: true) }
         group.register(self)
-        if taken.rewrite { writeSnapshot(blocking: true) }
+        if taken.rewrite { log.snapshot(snapshotRecords(), blocking: true) }
         if shard == 0, let opening = group.opening {
             logger.info("indexed the cache folder", metadata: [
                 "entries": "\(opening.scanned)", "migrated": "\(opening.migrated)", "removed": "\(opening.removed)"])
@@ -136,8 +133,8 @@ package final class ResourceStore {
         flushTimer = LoopTimer(on: loop, after: 5_000, repeat: 5_000) { [unowned self] in
             guard isWritable() else { return }  // also where a failing folder gets its recovery attempt
             for resource in resources.values where resource.needsFlush { flush(resource) }
-            journal.write()
-            snapshotIfNeeded()
+            log.write()
+            log.snapshotIfNeeded(entries: index.count) { snapshotRecords() }
             spare.refillIfNeeded()
             // Shards evict for each other: one whose own growth started no round still gets one.
             if group.count > 1 { evictIfNeeded() }
@@ -346,8 +343,7 @@ package final class ResourceStore {
 
     /// Removals of evicted entries whose files are gone, in one journal write.
     func journalRemovals(_ records: [EntryIndex.Record]) {
-        journal.appendAll(.remove, records)
-        journalEntries += records.count
+        log.appendAll(.remove, records)
     }
 
     /// Drops an entry that has no usable metadata: its files and record.
@@ -373,39 +369,16 @@ package final class ResourceStore {
 
     /// A change of the index, appended to its journal and counted for the next snapshot.
     private func journaled(_ op: IndexFiles.Op, _ change: EntryIndex.Record) {
-        journal.append(op, change)
-        journalEntries += 1
+        log.append(op, change)
     }
 
-    /// Writes a snapshot once the journals hold more changes than entries
-    /// (so replaying them never costs more than reading the snapshot).
-    private func snapshotIfNeeded() {
-        guard !snapshotting, journalEntries > max(65_536, index.count) else { return }
-        writeSnapshot(blocking: false)
-    }
-
-    /// A snapshot of the index: appends switch to the next journal first,
-    /// the older journals go once the snapshot is in place.
-    private func writeSnapshot(blocking: Bool) {
-        journal.rotate()
-        journalEntries = 0
-        let generation = journal.generation
+    /// What a snapshot holds: the index, and the records of evicted entries
+    /// whose files are still being removed (so that no file outlives a crash
+    /// unknown to the index).
+    private func snapshotRecords() -> ContiguousArray<EntryIndex.Record> {
         var inOrder = index.inOrder()
         if isRemovingEvictedFiles { inOrder.insert(contentsOf: recordsBeingRemoved, at: 0) }
-        let records = inOrder
-        let (root, shard, shards, temp, keys) = (self.root, shardIndex, group.count, tempRoot, group.keys)
-        let work: @Sendable () -> Void = {
-            let bytes = IndexFiles.encodeSnapshot(records, shard: shard, shards: shards, generation: generation, keys: keys)
-            guard FileIO.writeAtomically(root + "/" + IndexFiles.snapshotName(shard: shard), bytes, tempFolder: temp) else {
-                return
-            }
-            for journal in IndexFiles.list(in: root).journals[shard] ?? [] where journal.generation < generation {
-                unlink(journal.path)
-            }
-        }
-        if blocking { return work() }
-        snapshotting = true
-        loop.offload(work, done: { [weak self] _ in self?.snapshotting = false })
+        return inOrder
     }
 
     // MARK: storage faults (full, deleted, read-only, failing)
@@ -574,10 +547,7 @@ package final class ResourceStore {
     }
 
     /// Queues the resource's metadata to be written (after the data it
-    /// claims is synced). Batches of up to `flushBatch` are written one at
-    /// a time off the loop, with one sync of the file system for the data
-    /// and one for the metadata: a burst of new entries costs a few syncs,
-    /// not two per entry, and no descriptor is held while one waits.
+    /// claims is synced), by the flusher's batches off the loop.
     func flush(_ resource: Resource) {
         loop.assertInLoop()
         // While storage fails, metadata waits (still marked) for the recovery.
@@ -586,40 +556,10 @@ package final class ResourceStore {
             resource.flushAgain = true
             return
         }
-        guard !resource.flushQueued else { return }
-        resource.flushQueued = true
-        flushQueue.append(resource)
-        startFlushBatch()
+        flusher.enqueue(resource)
     }
 
-    private func startFlushBatch() {
-        guard !batchInFlight, !flushQueue.isEmpty else { return }
-        let batch = Array(flushQueue.prefix(Self.flushBatch))
-        flushQueue.removeFirst(batch.count)
-        var items: [MetadataWrite] = []
-        var taken: [Resource] = []
-        for resource in batch {
-            resource.flushQueued = false
-            guard resource.needsFlush, !resource.isTransient, !resource.isRemoved else { continue }
-            resource.flushing = true
-            resource.needsFlush = false
-            resource.unflushedBytes = 0
-            items.append(resource.pendingWrite())
-            taken.append(resource)
-        }
-        guard !items.isEmpty else { return startFlushBatch() }
-        batchInFlight = true
-        let (root, temp, writes) = (self.root, tempRoot, items)
-        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] failures in
-            guard let self else { return }
-            self.batchInFlight = false
-            for (position, resource) in taken.enumerated() {
-                self.flushed(resource, snapshot: items[position].metadata, failure: failures[position])
-            }
-            self.startFlushBatch()
-        })
-    }
-
+    /// A batch wrote (or failed to write) the resource's metadata.
     private func flushed(_ resource: Resource, snapshot: ResourceMetadata, failure: StorageError?) {
         resource.flushing = false
         if resource.isRemoved {
@@ -677,7 +617,7 @@ package final class ResourceStore {
             items.append(resource.pendingWrite())
             taken.append(resource)
         }
-        flushQueue.removeAll()
+        flusher.dropQueued()
         let failures = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
         for (position, resource) in taken.enumerated() where failures[position] == nil {
             resource.flushQueued = false
@@ -686,9 +626,9 @@ package final class ResourceStore {
             resource.flushAgain = false
             if let record = index.find(resource.entryKey) { journaled(.put, record) }
         }
-        journal.write()
-        guard !snapshotting else { return }  // the one in progress is as good
-        writeSnapshot(blocking: true)
-        journal.close()
+        log.write()
+        guard !log.isSnapshotting else { return }  // the one in progress is as good
+        log.snapshot(snapshotRecords(), blocking: true)
+        log.close()
     }
 }

@@ -249,7 +249,8 @@ final class EntryFolder: @unchecked Sendable {
 
     /// Asks for every entry of `indices` once through the proxy's URLs, over
     /// `connections` keep-alive connections (a connection that fails is
-    /// replaced); checks each answer byte for byte.
+    /// replaced, and a request it carried sent once more if the connection had
+    /// been used before); checks each answer byte for byte.
     func fetch(_ indices: Range<Int>, from proxy: ProxyProcess, connections: Int) throws -> Outcome {
         try fetch(indices, port: proxy.port, connections: connections)
     }
@@ -266,20 +267,34 @@ final class EntryFolder: @unchecked Sendable {
             Thread.detachNewThread {
                 defer { group.leave() }
                 var connection: RawHTTPConnection?
+                var reused = false
                 while let (index, path) = queue.next() {
                     var failure: String?
-                    do {
-                        if connection == nil { connection = try RawHTTPConnection(port: port, timeout: 30) }
-                        let response = try connection!.get(path)
-                        if response.status != 200 {
-                            failure = "status \(response.status)"
-                        } else if response.body != Self.body(index) {
-                            failure = "wrong bytes (\(response.body.count) bytes)"
+                    // As HTTP clients do (RFC 9112 §9.3.1): a GET on a kept-alive connection the
+                    // server closed meanwhile (its per-client limit closes idle ones) is sent
+                    // again once on a new connection.
+                    for attempt in 0..<2 {
+                        do {
+                            if connection == nil {
+                                connection = try RawHTTPConnection(port: port, timeout: 30)
+                                reused = false
+                            }
+                            let response = try connection!.get(path)
+                            failure = nil
+                            if response.status != 200 {
+                                failure = "status \(response.status)"
+                            } else if response.body != Self.body(index) {
+                                failure = "wrong bytes (\(response.body.count) bytes)"
+                            }
+                            reused = true
+                            if response.header("connection")?.lowercased() == "close" { connection = nil }
+                            break
+                        } catch {
+                            failure = "\(error)"
+                            connection = nil
+                            if attempt == 0 && reused { continue }
+                            break
                         }
-                        if response.header("connection")?.lowercased() == "close" { connection = nil }
-                    } catch {
-                        failure = "\(error)"
-                        connection = nil
                     }
                     results.withLock { outcome in
                         if let failure { outcome.failures.append("\(index): \(failure)") } else { outcome.answered += 1 }

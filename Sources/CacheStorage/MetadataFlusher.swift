@@ -1,0 +1,66 @@
+import CacheIO
+
+/// Writes resources' metadata off the loop, in batches of up to
+/// `batchSize`, one batch at a time, each with one sync of the file system
+/// for the data and one for the metadata (`MetadataWrite.perform`): a burst
+/// of new entries costs a few syncs, not two per entry, and no descriptor is
+/// held while one waits. What a written (or failed) metadata file means for
+/// the entry is the store's (`done`). Loop thread only.
+final class MetadataFlusher {
+    /// Most metadata files written in one batch.
+    static let batchSize = 256
+
+    private var queue: [Resource] = []
+    private var batchInFlight = false
+    private let root: String
+    private let tempRoot: String
+    private let loop: EventLoop
+    /// A resource's write ended: the metadata it wrote, or why it failed.
+    private let done: (Resource, ResourceMetadata, StorageError?) -> Void
+
+    init(root: String, tempRoot: String, loop: EventLoop, done: @escaping (Resource, ResourceMetadata, StorageError?) -> Void) {
+        self.root = root
+        self.tempRoot = tempRoot
+        self.loop = loop
+        self.done = done
+    }
+
+    /// Queues the resource's metadata (once: `flushQueued`).
+    func enqueue(_ resource: Resource) {
+        guard !resource.flushQueued else { return }
+        resource.flushQueued = true
+        queue.append(resource)
+        startBatch()
+    }
+
+    /// Forgets what waits (shutdown writes everything itself).
+    func dropQueued() { queue.removeAll() }
+
+    private func startBatch() {
+        guard !batchInFlight, !queue.isEmpty else { return }
+        let batch = Array(queue.prefix(Self.batchSize))
+        queue.removeFirst(batch.count)
+        var items: [MetadataWrite] = []
+        var taken: [Resource] = []
+        for resource in batch {
+            resource.flushQueued = false
+            guard resource.needsFlush, !resource.isTransient, !resource.isRemoved else { continue }
+            resource.flushing = true
+            resource.needsFlush = false
+            resource.unflushedBytes = 0
+            items.append(resource.pendingWrite())
+            taken.append(resource)
+        }
+        guard !items.isEmpty else { return startBatch() }
+        batchInFlight = true
+        let (root, temp, writes) = (self.root, tempRoot, items)
+        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] failures in
+            guard let self else { return }
+            self.batchInFlight = false
+            for (position, resource) in taken.enumerated() {
+                self.done(resource, items[position].metadata, failures[position])
+            }
+            self.startBatch()
+        })
+    }
+}
