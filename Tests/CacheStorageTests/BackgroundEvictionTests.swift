@@ -56,7 +56,7 @@ final class BackgroundEvictionTests: XCTestCase {
         return resource
     }
 
-    private func dataFiles(in root: String) -> [String] {
+    private static func dataFiles(in root: String) -> [String] {
         let files = FileManager.default.enumerator(atPath: root + "/resources")?.compactMap { $0 as? String } ?? []
         return files.filter { $0.contains(".data") }
     }
@@ -91,10 +91,15 @@ final class BackgroundEvictionTests: XCTestCase {
             XCTAssertEqual(outcome[1], 1, "the entry in use reads back byte for byte (turn \(turn))")
             XCTAssertEqual(outcome[2], 1, "the entry in use stays (turn \(turn))")
             // On disk: the limit's entries, one batch on its way out, a turn's arrivals, the two kept ones.
-            XCTAssertLessThanOrEqual(dataFiles(in: folder).count, limitEntries + ResourceStore.evictionBatch + perTurn + 2,
+            XCTAssertLessThanOrEqual(Self.dataFiles(in: folder).count, limitEntries + ResourceStore.evictionBatch + perTurn + 2,
                                      "turn \(turn)")
         }
-        try waitOnLoop("the last batch of evicted files") { !store.value.isRemovingEvictedFiles }
+        // The last batch of evicted files, and the files of entries evicted while their
+        // metadata was being written (their write's end removes them): every file left
+        // is then an entry of the index.
+        try waitOnLoop("the last evicted files") {
+            !store.value.isRemovingEvictedFiles && Self.dataFiles(in: folder).count == store.value.count
+        }
         let settled = try onLoop { () -> [Int64] in
             let s = store.value
             return [s.group.usedBytes, Int64(s.count), Int64(s.evictions),
@@ -104,7 +109,7 @@ final class BackgroundEvictionTests: XCTestCase {
         XCTAssertGreaterThan(settled[2], 2_000, "entries were evicted")
         XCTAssertEqual(settled[3], 1, "the pinned entry stays")
         // Every data file left is an entry of the index (none lost track of), and within the limit.
-        XCTAssertEqual(Int64(dataFiles(in: folder).count), settled[1])
+        XCTAssertEqual(Int64(Self.dataFiles(in: folder).count), settled[1])
         XCTAssertLessThanOrEqual(settled[1], Int64(limitEntries) + 2)
         // The newest entries are the ones kept, byte for byte.
         let newest = try onLoop { () -> Bool in
@@ -252,7 +257,7 @@ final class BackgroundEvictionTests: XCTestCase {
         XCTAssertLessThan(kept.count, total, "the part of the batch done before the crash is gone")
         XCTAssertGreaterThanOrEqual(kept.count, total - pending, "only the batch's entries are gone")
         // No file the index does not know, none missing for an entry it lists.
-        let files = dataFiles(in: copy)
+        let files = Self.dataFiles(in: copy)
         XCTAssertEqual(files.count, kept.count)
         let metas = (FileManager.default.enumerator(atPath: copy + "/resources")?.compactMap { $0 as? String } ?? [])
             .filter { $0.hasSuffix(".meta") }
@@ -286,7 +291,7 @@ final class BackgroundEvictionTests: XCTestCase {
             return s.pendingRemovals
         }
         XCTAssertEqual(pending, ResourceStore.evictionBatch, "one batch, stalled on the pool")
-        let filesBefore = dataFiles(in: folder).count
+        let filesBefore = Self.dataFiles(in: folder).count
         // A miss now: its resource is transient, which a download passes
         // through without writing (Download.becomePassThrough).
         let passed = try onLoop { () -> [Bool] in
@@ -295,7 +300,7 @@ final class BackgroundEvictionTests: XCTestCase {
                     store.value.index.contains(EntryKey(hex: Self.key(1_000))!)]
         }
         XCTAssertEqual(passed, [true, false, false], "served, not kept")
-        XCTAssertEqual(dataFiles(in: folder).count, filesBefore, "no file made for it")
+        XCTAssertEqual(Self.dataFiles(in: folder).count, filesBefore, "no file made for it")
         goOn.signal()
         try waitOnLoop("the stalled batch and the rounds after it") { !store.value.isRemovingEvictedFiles }
         let kept = try onLoop { () -> [Bool] in
