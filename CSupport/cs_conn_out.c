@@ -505,44 +505,11 @@ static int can_send_now(const cs_conn *c)
     return c->head == NULL && !c->connecting;
 }
 
-static int write_flags(cs_conn *conn, const void *data, size_t len, int flags)
-{
-    if (conn->closing || conn->drain_close)
-        return -EPIPE;
-    const uint8_t *p = data;
-    if (can_send_now(conn)) {
-        while (len > 0) {
-            ssize_t n = send(conn->fd, p, len, MSG_NOSIGNAL | flags);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                if (errno == EAGAIN || errno == EWOULDBLOCK)
-                    break;
-                int r = -errno;
-                cs__conn_begin_close(conn, r);
-                return r;
-            }
-            p += n;
-            len -= (size_t)n;
-            conn->sent += (uint64_t)n;
-        }
-    }
-    if (len == 0)
-        return 0;
-    int r = queue_memory(conn, p, len);
-    if (r == 0)
-        r = cs__conn_update_poll(conn);
-    if (r < 0)
-        cs__conn_begin_close(conn, r);
-    return r;
-}
-
-int cs_conn_write(cs_conn *conn, const void *data, size_t len)
-{
-    return write_flags(conn, data, len, 0);
-}
-
-int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len)
+/*
+ * Sends head then body (either may be empty) with as few system calls as the
+ * socket allows, one sendmsg of both; what it does not take now is queued.
+ */
+static int write_two(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len, int flags)
 {
     if (conn->closing || conn->drain_close)
         return -EPIPE;
@@ -556,7 +523,7 @@ int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void 
             if (body_len > 0)
                 iov[n_iov++] = (struct iovec){(void *)b, body_len};
             struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
-            ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+            ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | flags);
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -586,6 +553,16 @@ int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void 
     return r;
 }
 
+int cs_conn_write(cs_conn *conn, const void *data, size_t len)
+{
+    return write_two(conn, data, len, NULL, 0, 0);
+}
+
+int cs_conn_write2(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len)
+{
+    return write_two(conn, head, head_len, body, body_len, 0);
+}
+
 int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int fd, int64_t offset, size_t len)
 {
     if (fd < 0 || offset < 0)
@@ -594,7 +571,7 @@ int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int
      * (sent now, or queued and flushed without MSG_MORE at its end)
      * pushes the held head out with it. */
     int flags = len > 0 && len <= CS_SHARED_PACKET_MAX ? MSG_MORE : 0;
-    int r = write_flags(conn, head, head_len, flags);
+    int r = write_two(conn, head, head_len, NULL, 0, flags);
     if (r < 0)
         return r;
     return cs_conn_sendfile(conn, fd, offset, len);
@@ -647,7 +624,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
     if (fd < 0 || offset < 0 || xts == NULL)
         return -EINVAL;
     if (len == 0 || !can_send_now(conn)) {
-        int r = head_len > 0 ? write_flags(conn, head, head_len, 0) : 0;
+        int r = head_len > 0 ? write_two(conn, head, head_len, NULL, 0, 0) : 0;
         if (r == 0 && len > 0 && (r = queue_xts(conn, fd, xts, file_id, offset, len)) < 0)
             cs__conn_begin_close(conn, r);
         return r;
