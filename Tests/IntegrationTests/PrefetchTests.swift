@@ -293,13 +293,19 @@ final class PrefetchTests: XCTestCase {
         XCTAssertEqual(proxy.logs.lines(.info, containing: "prefetch failed").count, 1)
     }
 
-    func testNothingAskedForThirtySecondsStops() throws {
-        let title = try PrefetchTitle()
+    /// A proxy prefetching `prefetch` segments, on a clock the test advances.
+    private func clockedProxy(prefetch: Int) throws -> (TestProxy, TestClock) {
         let clock = TestClock()
         let proxy = try TestProxy {
-            $0.prefetch = 2
+            $0.prefetch = prefetch
             $0.clock = { clock.now }
         }
+        return (proxy, clock)
+    }
+
+    func testNothingAskedForThirtySecondsStops() throws {
+        let title = try PrefetchTitle()
+        let (proxy, clock) = try clockedProxy(prefetch: 2)
         XCTAssertEqual(try proxy.get(title.url("/pf/lo/index.m3u8")).status, 200)
         try play((0..<3).map { "/pf/lo/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
                  get: { try proxy.get(title.url($0)) })
@@ -326,11 +332,7 @@ final class PrefetchTests: XCTestCase {
 
     func testLivePlaylistThatGrowsPrefetchesItsNewSegments() throws {
         let title = try PrefetchTitle()
-        let clock = TestClock()
-        let proxy = try TestProxy {
-            $0.prefetch = 3
-            $0.clock = { clock.now }
-        }
+        let (proxy, clock) = try clockedProxy(prefetch: 3)
         XCTAssertEqual(try proxy.get(title.url("/pf/live/index.m3u8")).status, 200)
         try play((0..<5).map { "/pf/live/seg\($0).ts" }, title: title, proxy: proxy, originURL: title.url,
                  get: { try proxy.get(title.url($0)) })
