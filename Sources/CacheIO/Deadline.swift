@@ -1,7 +1,8 @@
 /// A timeout that is pushed back far more often than it fires — the idle
 /// timeout of a keep-alive connection, reset on every request. `reset` only
 /// records the new due time; the libuv timer is re-armed when it fires before
-/// that time or when the deadline moves earlier. Loop thread only.
+/// that time or when the deadline moves earlier. Loop thread only. Its owner
+/// may capture itself unowned in the action: the timer stops with the deadline.
 package final class Deadline {
     private let loop: EventLoop
     private var timer: LoopTimer?
@@ -16,8 +17,12 @@ package final class Deadline {
         self.action = action
         due = loop.nowMilliseconds + milliseconds
         firesAt = due
-        timer = LoopTimer(on: loop, after: milliseconds) { [weak self] in self?.fired() }
+        // Unowned: the timer is cancelled when the deadline goes (deinit), and
+        // no weak reference means no side table on the deadline.
+        timer = LoopTimer(on: loop, after: milliseconds) { [unowned self] in self.fired() }
     }
+
+    deinit { timer?.cancel() }
 
     /// The action is now due `milliseconds` from now.
     package func reset(milliseconds: UInt64) {

@@ -7,40 +7,47 @@
 ///         guard events.push(event) else { return }  // a drive further up handles it
 ///         while let next = events.next() { perform(machine.handle(next)) }
 ///     }
-package struct EventQueue<Event> {
-    private var pending: [Event] = []
+///
+/// Public and inlinable so that each driver gets it specialized for its event
+/// type: Swift 6.3 does not specialize `@inlinable package` generics across
+/// modules, and an unspecialized queue cost ~1,500 instructions per event on
+/// the hit path (metadata lookups, a generic `removeFirst`). CacheIO is not a
+/// product, so `public` here exposes nothing outside the package.
+public struct EventQueue<Event> {
+    @usableFromInline var pending: [Event] = []
+    @usableFromInline var driving = false
     /// A drive is handling the queue (further up the stack).
-    package private(set) var isDriving = false
+    public var isDriving: Bool { driving }
 
-    package init() {}
+    @inlinable public init() {}
 
     /// Queues `event`; true when the caller is to handle the queue now
     /// (`next()` until nil), false when a drive further up will.
-    package mutating func push(_ event: Event) -> Bool {
+    @inlinable public mutating func push(_ event: Event) -> Bool {
         pending.append(event)
-        guard !isDriving else { return false }
-        isDriving = true
+        guard !driving else { return false }
+        driving = true
         return true
     }
 
     /// Claims the drive for work done in place before the queue is handled
     /// (an event fed to the machine without queueing it); false when a drive
     /// further up holds it. The caller then handles the queue (`next()` until nil).
-    package mutating func begin() -> Bool {
-        guard !isDriving else { return false }
-        isDriving = true
+    @inlinable public mutating func begin() -> Bool {
+        guard !driving else { return false }
+        driving = true
         return true
     }
 
     /// The next event to handle; nil when there is none, which ends the drive.
-    package mutating func next() -> Event? {
+    @inlinable public mutating func next() -> Event? {
         guard !pending.isEmpty else {
-            isDriving = false
+            driving = false
             return nil
         }
         return pending.removeFirst()
     }
 
     /// Drops what is queued (the driver is closing).
-    package mutating func removeAll() { pending.removeAll() }
+    @inlinable public mutating func removeAll() { pending.removeAll() }
 }

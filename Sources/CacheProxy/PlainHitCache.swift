@@ -133,7 +133,7 @@ final class PlainHitCache {
         if let tick {
             tick.reset(milliseconds: 1000)
         } else {
-            tick = Deadline(on: loop, after: 1000) { [weak self] in self?.tock() }
+            tick = Deadline(on: loop, after: 1000) { [unowned self] in self.tock() }  // ours: no side table
         }
     }
 

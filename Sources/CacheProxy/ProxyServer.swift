@@ -182,8 +182,10 @@ package final class ProxyServer {
         if let idleTrim {
             idleTrim.reset(milliseconds: Self.idleTrimDelay)
         } else {
-            idleTrim = Deadline(on: loop, after: Self.idleTrimDelay) { [weak self] in
-                guard let self, self.connections.isEmpty else { return }
+            // Unowned (the deadline is ours): a weak reference would give the
+            // server a side table, slowing every `server` access on the hit path.
+            idleTrim = Deadline(on: loop, after: Self.idleTrimDelay) { [unowned self] in
+                guard self.connections.isEmpty else { return }
                 MallocArenas.trimFreeMemory()
             }
         }

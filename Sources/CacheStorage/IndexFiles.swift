@@ -65,13 +65,24 @@ package enum IndexFiles {
         bytes += keys.seal(plain, context: journalContext) ?? []
     }
 
+    /// Op (1), 3 zero bytes, route (4), key, bytes, time, flags (52), check (4).
+    /// Built in place and appended once: every hit journals a touch, and
+    /// field-by-field appends cost ~1,000 instructions per entry.
     private static func encodePlainEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(op.rawValue)
-        bytes.append(contentsOf: [0, 0, 0])
-        append32(&bytes, record.route)
-        appendRecordBody(&bytes, record)  // key, bytes, time, flags: 52
-        append32(&bytes, UInt32(truncatingIfNeeded: check(bytes, from: start)))
+        withUnsafeTemporaryAllocation(byteCount: journalEntrySize, alignment: 8) { entry in
+            entry.storeBytes(of: UInt32(op.rawValue).littleEndian, toByteOffset: 0, as: UInt32.self)
+            entry.storeBytes(of: record.route.littleEndian, toByteOffset: 4, as: UInt32.self)
+            entry.storeBytes(of: record.key.w0.littleEndian, toByteOffset: 8, as: UInt64.self)
+            entry.storeBytes(of: record.key.w1.littleEndian, toByteOffset: 16, as: UInt64.self)
+            entry.storeBytes(of: record.key.w2.littleEndian, toByteOffset: 24, as: UInt64.self)
+            entry.storeBytes(of: record.key.w3.littleEndian, toByteOffset: 32, as: UInt64.self)
+            entry.storeBytes(of: UInt64(bitPattern: record.bytes).littleEndian, toByteOffset: 40, as: UInt64.self)
+            entry.storeBytes(of: UInt64(bitPattern: record.lastAccess).littleEndian, toByteOffset: 48, as: UInt64.self)
+            entry.storeBytes(of: record.flags.littleEndian, toByteOffset: 56, as: UInt32.self)
+            let sum = check(UnsafeRawBufferPointer(entry), from: 0, to: journalEntrySize - 4)
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: sum).littleEndian, toByteOffset: 60, as: UInt32.self)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(entry))
+        }
     }
 
     // MARK: reading
