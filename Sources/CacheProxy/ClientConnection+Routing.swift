@@ -140,8 +140,7 @@ extension ClientConnection {
         // A request whose origin fields differ from what a proxy URL sends keeps an
         // entry of its own (stored with its URL's owner, as variants are): what its
         // fields made the origin answer never reaches proxy-URL (and LAN) clients.
-        let apart = UpstreamHeaders.differsFromProxyURLRequest(
-            head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
+        let apart = proxyURLFields.differs(head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
         let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
         readCMCD(head, origin: url, apart: apart)
         let cacheable = (head.method == "GET" || head.method == "HEAD") && body == nil

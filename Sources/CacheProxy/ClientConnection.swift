@@ -47,6 +47,8 @@ final class ClientConnection: SocketDelegate {
     var record: ResponseRecord?
     var sentBefore: UInt64 = 0
     var hostMemo = HostFacts.Memo()
+    /// Whether a transparent request's fields keep it apart from the proxy URLs' entry, by field names.
+    var proxyURLFields = UpstreamHeaders.ProxyURLFieldsMemo()
     /// A request another loop must answer (it owns the resource, or it is
     /// the first loop and this is admin or stats): the connection goes there
     /// with it once the machine's current actions are done.

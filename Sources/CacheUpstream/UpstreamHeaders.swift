@@ -82,6 +82,28 @@ package enum UpstreamHeaders {
         })
     }
 
+    /// `differsFromProxyURLRequest` for one client connection: its requests
+    /// usually name the same fields in the same order, so the last answer is
+    /// kept for those names (the check lowercases and hashes every name).
+    package struct ProxyURLFieldsMemo {
+        private var names: [String] = []
+        private var forwarded: [String] = []
+        private var differs = false
+
+        package init() {}
+
+        package mutating func differs(_ client: HTTPHeaders, forwarded: [String]) -> Bool {
+            if client.count == names.count, forwarded == self.forwarded,
+               zip(client, names).allSatisfy({ $0.name == $1 }) {
+                return differs
+            }
+            names = client.map(\.name)
+            self.forwarded = forwarded
+            differs = UpstreamHeaders.differsFromProxyURLRequest(client, forwarded: forwarded)
+            return differs
+        }
+    }
+
     /// Why a configured field cannot be used, or nil when it can.
     package static func problem(name: String, value: String) -> String? {
         // RFC 9110 §5.6.2 token characters.
