@@ -144,7 +144,8 @@ final class HLSProxyTests: XCTestCase {
             try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: live)
         }
         try write(10)
-        let cache = try openCache(directory)
+        let clock = TestClock()  // the VOD check below advances it instead of waiting
+        let cache = try openCache(directory) { $0.clock = { clock.now } }
         defer { cache.close() }
         let proxyURL = try cache.proxyURL(for: origin.url("/live.m3u8"))
         let first = String(decoding: try RawHTTPClient.get(url: proxyURL, timeout: 20).body, as: UTF8.self)
@@ -171,7 +172,7 @@ final class HLSProxyTests: XCTestCase {
             .write(to: root.appendingPathComponent("vod.m3u8"))
         let vod = try cache.proxyURL(for: origin.url("/vod.m3u8"))
         _ = try RawHTTPClient.get(url: vod, timeout: 20)
-        Thread.sleep(forTimeInterval: 1.2)
+        clock.advance(seconds: 3)  // past the target duration: a live playlist would be fetched again
         _ = try RawHTTPClient.get(url: vod, timeout: 20)
         XCTAssertEqual(origin.accessLog().filter { $0.uri.hasSuffix("/vod.m3u8") }.count, 1)
     }

@@ -162,8 +162,10 @@ final class SharedCacheTests: XCTestCase {
         try startProxy()
         let old = try file("short/c.bin", size: 100_000, seed: 1)
         XCTAssertBytes(try get("/short/c.bin").body, equal: old)
-        Thread.sleep(forTimeInterval: 1.1)  // a new Last-Modified second for the new file
         let new = try file("short/c.bin", size: 120_000, seed: 9)
+        // A later Last-Modified second for the new file (and so another ETag), without waiting for one.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)],
+                                              ofItemAtPath: root.appendingPathComponent("short/c.bin").path)
         clock.advance(seconds: 3)  // past max-age=1
         let response = try get("/short/c.bin")
         XCTAssertEqual(response.status, 200)
