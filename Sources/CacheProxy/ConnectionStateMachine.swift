@@ -204,6 +204,7 @@ package struct ConnectionStateMachine {
     private mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         var actions: [Action] = []
+        actions.reserveCapacity(4)  // a request's handle, timer and reading: one allocation, not three
         if state == .awaitingHead && unparsed == 0 {
             switch RequestHeadParser.parse(bytes, limits: settings.limits) {
             case .success(let (head, consumed)?) where consumed == bytes.count:
@@ -302,7 +303,9 @@ package struct ConnectionStateMachine {
     /// The socket's output queue became empty.
     private mutating func socketDrained() -> [Action] {
         guard case .responding(let queued?) = state else { return [] }
-        var actions: [Action] = [.endResponse]
+        var actions: [Action] = []
+        actions.reserveCapacity(4)
+        actions.append(.endResponse)
         if queued {
             state = .awaitingHead
             parseNext(&actions)
