@@ -40,7 +40,7 @@ package struct ProxyConfiguration: Sendable {
     /// slot (a browser opens a new one when it needs it again).
     package var tunnelIdleTimeout: UInt64 = 30_000
 
-    package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings) {
+    package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings = .init()) {
         self.engine = engine
         self.connection = connection
     }

@@ -43,10 +43,16 @@ extension MediaCache {
             }
         }
         current.withLock { $0 = updated }
-        let settings = EngineLiveSettings(proxy.engine)
-        _ = engines.submitToAll { $0.reconfigure(settings) }
+        // Each engine's own configuration (its loop's limits, the host's hooks) with the reloadable options applied.
+        let applied = target
+        _ = engines.submitToAll { engine in
+            var live = ProxyConfiguration(engine: engine.configuration)
+            for option in ServeOption.all where option.isReloadable { option.apply(applied, &live) }
+            engine.reconfigure(live.engine)
+        }
         let writer = accessLog
-        _ = onEveryServer { $0.reconfigure(destinations: settings.destinations, accessLog: writer) }
+        let destinations = proxy.engine.upstream.destinations
+        _ = onEveryServer { $0.reconfigure(destinations: destinations, accessLog: writer) }
     }
 
     /// Log rotation: the access log reopens its path (lines already
