@@ -106,7 +106,6 @@ package final class ProxyServer {
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
         let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root,
                                                                                       keys: engine.store.group.keys)) : nil
-        if let problem = configuration.problem { throw ProxyConfigurationError(description: problem) }
         access = AccessPolicy(mode: mode, signer: signer, destinations: engine.configuration.upstream.destinations,
                               serverNames: configuration.serverNames)
         if mode == .lan && home == nil {
