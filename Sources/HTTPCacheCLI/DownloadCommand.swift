@@ -151,7 +151,7 @@ extension DownloadIDCommand {
 }
 
 /// Warnings and errors only on stderr: stdout is the commands' answer.
-private func quietLogs() {
+func quietLogs() {
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = .warning
