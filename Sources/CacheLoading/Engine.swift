@@ -59,27 +59,23 @@ package final class Engine {
     package var client: UpstreamClient { loader.client }
     /// Preloads (background reads through the same downloads), made on first use.
     package var preloader: Preloader {
-        if let preloaderIfMade { return preloaderIfMade }
-        let made = Preloader(engine: self, logger: logger)
-        made.maxConcurrentFetches = configuration.downloadParallel
-        preloaderIfMade = made
-        return made
+        if preloaderIfMade == nil {
+            preloaderIfMade = Preloader(engine: self, logger: logger)
+            preloaderIfMade?.maxConcurrentFetches = configuration.downloadParallel
+        }
+        return preloaderIfMade!
     }
     package private(set) var preloaderIfMade: Preloader?
     /// The folder's downloads (first loop only), made on first use.
     package var downloads: DownloadManager {
-        if let downloadsIfMade { return downloadsIfMade }
-        let made = DownloadManager(engine: self, logger: logger)
-        downloadsIfMade = made
-        return made
+        if downloadsIfMade == nil { downloadsIfMade = DownloadManager(engine: self, logger: logger) }
+        return downloadsIfMade!
     }
     package private(set) var downloadsIfMade: DownloadManager?
     /// Prefetching ahead of players (first loop only), made on first use.
     package var prefetcher: Prefetcher {
-        if let prefetcherIfMade { return prefetcherIfMade }
-        let made = Prefetcher(engine: self, logger: logger)
-        prefetcherIfMade = made
-        return made
+        if prefetcherIfMade == nil { prefetcherIfMade = Prefetcher(engine: self, logger: logger) }
+        return prefetcherIfMade!
     }
     package private(set) var prefetcherIfMade: Prefetcher?
 
