@@ -204,8 +204,7 @@ public struct HTTPCacheConfiguration: Sendable {
     /// `validate()`: each option of `ServeOption.all` writes its own, then
     /// what no option sets (the host's closures, the binary's own).
     var proxyConfiguration: ProxyConfiguration {
-        var settings = ServeSettings(cacheDirectory: cacheDirectory)
-        settings.configuration = self
+        let settings = ServeSettings(self)
         var proxy = ProxyConfiguration(engine: EngineConfiguration(cacheDirectory: cacheDirectory, maxCacheBytes: maxCacheSize))
         for option in ServeOption.all { option.apply(settings, &proxy) }
         proxy.engine.cacheKey = storeCacheKey

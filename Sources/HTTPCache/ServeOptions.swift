@@ -31,6 +31,11 @@ public struct ServeSettings: Sendable {
         configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
     }
 
+    /// `configuration` as the option table reads it (no front-end option given).
+    init(_ configuration: HTTPCacheConfiguration) {
+        self.configuration = configuration
+    }
+
     /// Sets option `name` from its text, checked as `ServeOption.all` says;
     /// nothing changes when it throws (`.invalidArgument`, saying what is valid).
     /// For a repeatable option each call adds a value and an empty one clears
@@ -306,8 +311,7 @@ extension HTTPCacheConfiguration {
     /// Checks every value as `ServeOption.all` does; `MediaCache` calls it
     /// when it opens, so a bad value fails there rather than being dropped.
     public func validate() throws(HTTPCacheError) {
-        var settings = ServeSettings(cacheDirectory: cacheDirectory)
-        settings.configuration = self
+        let settings = ServeSettings(self)
         for option in ServeOption.all {
             if let valid = option.check(settings) {
                 throw HTTPCacheError(.invalidArgument, "\(option.name) takes \(valid)")
