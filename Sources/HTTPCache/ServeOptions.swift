@@ -111,11 +111,11 @@ public struct ServeOption: Sendable {
     /// Every option, in the order `httpcache serve --help` lists them.
     public static let all: [ServeOption] = [
         option("host", "ADDRESS", "Address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1; another than loopback turns on LAN mode).",
-               \.configuration.host, takes: "an IPv4 or IPv6 address", read: { $0 }, isValid: isAddressLiteral) { $1.host = $0 },
+               \.configuration.host, takes: "an IPv4 or IPv6 address", read: { $0 }, isValid: isAddressLiteral, into: { $1.host = $0 }),
         option("port", "PORT", "Port to listen on (0 picks a free one).", \.configuration.port, takes: "0 to 65535",
-               read: { Int($0) }, isValid: { (0...65535).contains($0) }) { $1.port = $0 },
+               read: { Int($0) }, isValid: { (0...65535).contains($0) }, into: { $1.port = $0 }),
         option("cache-dir", "PATH", "Cache folder (httpcache serve: $XDG_CACHE_HOME/httpcache or ~/.cache/httpcache).",
-               \.configuration.cacheDirectory, takes: "a folder", read: { $0 }, isValid: { !$0.isEmpty }) { $1.engine.cacheDirectory = $0 },
+               \.configuration.cacheDirectory, takes: "a folder", read: { $0 }, isValid: { !$0.isEmpty }, into: { $1.engine.cacheDirectory = $0 }),
         option("log-level", "LEVEL", "trace, debug, info, notice, warning, error or critical (default info; the C library: warning).",
                \.logLevel, takes: "trace, debug, info, notice, warning, error or critical", reloadable: true,
                read: { Logger.Level(rawValue: $0.lowercased()) }),
@@ -129,12 +129,12 @@ public struct ServeOption: Sendable {
                 \.configuration.clientSendTimeout, \.connection.sendTimeout),
         option("max-connections", "COUNT", "Most client connections (default: what the open-file limit leaves after origin connections and data files, about 3/4 of it).",
                \.configuration.maxClientConnections, takes: "a number of connections, 1 or more", read: { Int($0).map { Optional($0) } },
-               isValid: { ($0 ?? 1) >= 1 }) { $1.maxClientConnections = $0 },
+               isValid: { ($0 ?? 1) >= 1 }, into: { $1.maxClientConnections = $0 }),
         option("loops", "COUNT", "Event loops (threads) serving clients (httpcache serve: the number of CPU cores; the library: 1).",
-               \.configuration.loops, takes: "1 to 256", read: { Int($0) }, isValid: { (1...256).contains($0) }) { $1.loops = $0 },
+               \.configuration.loops, takes: "1 to 256", read: { Int($0) }, isValid: { (1...256).contains($0) }, into: { $1.loops = $0 }),
         option("max-cache-size", "SIZE", "Cache size limit: bytes, K, M, G, T (x1000) or KiB, MiB, GiB, TiB (x1024); default 500MB.",
                \.configuration.maxCacheSize, takes: "a size such as 500MB or 2GiB", reloadable: true, read: ByteSize.parse,
-               isValid: { $0 >= 0 }) { $1.engine.maxCacheBytes = $0 },
+               isValid: { $0 >= 0 }, into: { $1.engine.maxCacheBytes = $0 }),
         list("ignore-query", "NAME", "A query parameter left out of the cache key (repeatable).", \.ignoredQueryParameters,
              reloadable: false) { name in
             name.isEmpty || name.contains { "&=#".contains($0) } ? "a query parameter name" : nil
@@ -142,29 +142,29 @@ public struct ServeOption: Sendable {
         option("revalidate-after", "SECONDS",
                "Seconds a response without explicit freshness (Cache-Control, Expires) stays fresh; overrides the heuristic.",
                \.configuration.revalidateAfter, takes: "a number of seconds, 0 or more", read: { Double($0).map { Optional($0) } },
-               isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }) { seconds, proxy in
+               isValid: { $0.map { $0.isFinite && $0 >= 0 } ?? true }, into: { seconds, proxy in
                    if let seconds { proxy.engine.policy.setHeuristicLifetime(seconds: Int(seconds)) }
-               },
+               }),
         option("cache-types", "TYPES",
                "Content types kept, in every mode: media, all, or TYPE[,TYPE...] (a subtype of * takes a whole type); default media for proxy URLs, all (RFC 9111) for forward and reverse proxying.",
                \.configuration.cacheTypes, takes: "media, all or a list of media types such as text/html,image/*",
                read: { CacheTypes.parse($0) == nil ? nil : Optional($0) },
-               isValid: { $0.map { CacheTypes.parse($0) != nil } ?? true }) { $1.engine.policy.cacheTypes = $0.flatMap(CacheTypes.parse) },
+               isValid: { $0.map { CacheTypes.parse($0) != nil } ?? true }, into: { $1.engine.policy.cacheTypes = $0.flatMap(CacheTypes.parse) }),
         option("cache-status-name", "NAME", "The cache's name in the Cache-Status field of every response (default httpcache).",
                \.configuration.cacheStatusName, takes: "a token such as httpcache", read: { $0 },
-               isValid: CacheStatusField.isValidName) { $1.cacheStatusName = $0 },
+               isValid: CacheStatusField.isValidName, into: { $1.cacheStatusName = $0 }),
         option("origin", "URL", "Reverse-proxy mode: map every request path and query onto this http(s) origin.",
                \.configuration.origin, takes: "an http or https origin without a path, e.g. https://media.example.com",
-               read: { $0 }, isValid: { $0.map { OriginURL.parse($0)?.pathAndQuery == "/" } ?? true }) { origin, proxy in
+               read: { $0 }, isValid: { $0.map { OriginURL.parse($0)?.pathAndQuery == "/" } ?? true }, into: { origin, proxy in
                    guard let origin else { return }
                    proxy.reverseOrigin = OriginURL.parse(origin)
                    proxy.engine.policy.cache.honorsCDNCacheControl = true
-               },
+               }),
         option("access-log", "PATH",
                "Append one line per response to this file (time, client, method, target, status, bytes, origin bytes, HIT/MISS/PARTIAL/BYPASS, Cache-Status word, ms).",
-               \.configuration.accessLogPath, takes: "a path", reloadable: true, read: { $0 }, isValid: { $0 != "" }) { $1.accessLogPath = $0 },
+               \.configuration.accessLogPath, takes: "a path", reloadable: true, read: { $0 }, isValid: { $0 != "" }, into: { $1.accessLogPath = $0 }),
         option("ca-file", "PATH", "PEM file of extra CA certificates trusted for https origins.", \.configuration.caFile,
-               takes: "a path", read: { $0 }, isValid: { $0 != "" }) { $1.engine.upstream.tls.caFile = $0 },
+               takes: "a path", read: { $0 }, isValid: { $0 != "" }, into: { $1.engine.upstream.tls.caFile = $0 }),
         option("insecure", "", "Do not verify https origins' certificates (logs a warning at every start).",
                \.configuration.insecure, takes: "true or false", read: flag, into: { $1.engine.upstream.tls.verifyCertificates = !$0 }),
         ServeOption(name: "header", valueName: "'NAME: VALUE'", help: "A field added to every origin request (repeatable).",
@@ -198,16 +198,16 @@ public struct ServeOption: Sendable {
         option("max-connections-per-client", "COUNT",
                "Most connections one client address may hold (default: half of --max-connections).",
                \.configuration.maxConnectionsPerClient, takes: "a number of connections, 1 or more", read: { Int($0).map { Optional($0) } },
-               isValid: { ($0 ?? 1) >= 1 }) { $1.maxConnectionsPerClient = $0 },
+               isValid: { ($0 ?? 1) >= 1 }, into: { $1.maxConnectionsPerClient = $0 }),
         option("allow-lan-reverse-proxy", "",
                "Allow --origin with a LAN --host: every LAN client then reaches the origin with the configured headers.",
                \.configuration.allowsLANReverseProxy, takes: "true or false", read: flag, into: { $1.allowsLANReverseProxy = $0 }),
         option("upstream-proxy", "URL",
                "Send origin requests through this parent proxy (http://host:port): http in absolute form, https through CONNECT.",
                \.configuration.upstreamProxy, takes: "an http://host:port proxy URL", read: { $0 },
-               isValid: { $0.map { ParentProxy.parse($0) != nil } ?? true }) {
+               isValid: { $0.map { ParentProxy.parse($0) != nil } ?? true }, into: {
                    $1.engine.upstream.parentProxy = $0.flatMap { ParentProxy.parse($0) }
-               },
+               }),
         list("no-upstream-proxy-for", "HOST", "A host (and its subdomains) reached without --upstream-proxy (repeatable).",
              \.configuration.noUpstreamProxyFor, reloadable: false, into: { hosts, proxy in
                  // After upstream-proxy in this table: the parent it set learns its exceptions.
@@ -224,14 +224,14 @@ public struct ServeOption: Sendable {
         keyFileOption,
         // Downloads (httpcache download, issue #23).
         option("download-parallel", "COUNT", "Resources fetched at once over all downloads and preloads (default 4).",
-               \.configuration.downloadParallel, takes: "1 to 64", reloadable: true, read: { Int($0) }, isValid: { (1...64).contains($0) }) {
+               \.configuration.downloadParallel, takes: "1 to 64", reloadable: true, read: { Int($0) }, isValid: { (1...64).contains($0) }, into: {
                    $1.engine.downloadParallel = $0
-               },
+               }),
         option("download-rate", "BYTES_PER_S",
                "Bytes per second all downloads and preloads may take from origins together, as a size (0: no cap, the default); players are never capped.",
-               \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }) {
+               \.configuration.downloadRate, takes: "a number of bytes per second, 0 or more", reloadable: true, read: ByteSize.parse, isValid: { $0 >= 0 }, into: {
                    $1.engine.downloadRate = $0
-               },
+               }),
         // Players' telemetry (CTA-5004 CMCD, issue #38).
         option("strip-cmcd", "", "Drop players' CMCD (the CMCD query argument and CMCD-* fields) from origin requests; by default a miss forwards it.",
                \.configuration.stripsCMCD, takes: "true or false", reloadable: true, read: flag, into: { $1.engine.upstream.stripsCMCD = $0 }),
@@ -240,7 +240,7 @@ public struct ServeOption: Sendable {
         // Prefetch (issue #36).
         option("prefetch", "COUNT",
                "Media segments fetched ahead of what a player asks for, in the background (default 2; 0: off).",
-               \.configuration.prefetch, takes: "0 to 16", reloadable: true, read: { Int($0) }, isValid: { (0...16).contains($0) }) { $1.engine.prefetch = $0 },
+               \.configuration.prefetch, takes: "0 to 16", reloadable: true, read: { Int($0) }, isValid: { (0...16).contains($0) }, into: { $1.engine.prefetch = $0 }),
     ]
 
     /// A flag's text: true/yes/on/1 or false/no/off/0.
@@ -256,7 +256,7 @@ public struct ServeOption: Sendable {
                          // An empty path is refused, not "no key": a host passing an unset
                          // variable must not get a plaintext folder (leave the option out instead).
                          read: { $0.isEmpty ? nil : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
-                         isValid: { $0 == nil || $0?.count == 32 }) { $1.engine.encryptionKey = $0 }
+                         isValid: { $0 == nil || $0?.count == 32 }, into: { $1.engine.encryptionKey = $0 })
         key.refusal = { path in
             guard !path.isEmpty else { return nil }
             do throws(StorageError) { _ = try FolderKeys.readKeyFile(path) } catch { return HTTPCacheError(error) }
@@ -285,7 +285,7 @@ public struct ServeOption: Sendable {
     private static func seconds(_ name: String, _ help: String, _ field: WritableKeyPath<ServeSettings, Double> & Sendable,
                                 _ milliseconds: WritableKeyPath<ProxyConfiguration, UInt64> & Sendable) -> ServeOption {
         option(name, "SECONDS", help, field, takes: "a number of seconds above 0", read: { Double($0) },
-               isValid: { $0.isFinite && $0 > 0 }) { $1[keyPath: milliseconds] = UInt64(($0 * 1000).rounded(.up)) }
+               isValid: { $0.isFinite && $0 > 0 }, into: { $1[keyPath: milliseconds] = UInt64(($0 * 1000).rounded(.up)) })
     }
 
     private static func list(_ name: String, _ valueName: String, _ help: String,
