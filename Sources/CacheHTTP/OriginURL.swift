@@ -22,6 +22,11 @@ package struct OriginURL: Sendable, Equatable {
         port == defaultPort ? bracketedHost : bracketedHost + ":" + String(port)
     }
 
+    /// "host:port" with an IPv6 literal in brackets (an authority, a Host value).
+    package static func authority(host: String, port: Int) -> String {
+        (host.utf8.contains(ASCII.colon) ? "[" + host + "]" : host) + ":" + String(port)
+    }
+
     /// "scheme://host:port", always with the port: the key for a connection pool.
     package var authorityKey: String {
         scheme + "://" + bracketedHost + ":" + String(port)

@@ -187,31 +187,28 @@ package struct DownloadStateMachine {
         guard range == expected else {
             return fail(.mismatch("origin sent bytes \(contentRange.headerValue), asked \(rangeHeader(knownTotal: known?.totalLength))"))
         }
-        var actions = compare(head, totalLength: total, known: known)
-        if isFinished { return actions }
-        if request == .validation {
-            state = .finished(nil)
-            return actions + [.stopTask, .finish]
-        }
-        let end = min(self.end ?? range.upperBound, range.upperBound)
-        state = .receiving(position: range.lowerBound, end: end, responseEnd: range.upperBound)
-        actions.append(.wakeReaders)
-        return actions
+        return receive(compare(head, totalLength: total, known: known), from: range.lowerBound,
+                       end: min(self.end ?? range.upperBound, range.upperBound), responseEnd: range.upperBound)
     }
 
     private mutating func accept200(_ head: HTTPResponseHead, known: Known?, bodiless: Bool = false) -> [HeadAction] {
         // The origin ignored Range: the body is the whole resource. Cache all of it.
         // A 204 has none, whatever it says (RFC 9110 §15.3.5).
         let length = bodiless ? 0 : head.headers["content-length"].flatMap { Int64($0) }
-        var actions = compare(head, totalLength: length, known: known)
+        return receive(compare(head, totalLength: length, known: known), from: 0, end: length, responseEnd: length)
+    }
+
+    /// An accepted head (`actions`: what comparing it said): a validation
+    /// ends here, any other download receives its body.
+    private mutating func receive(_ actions: [HeadAction], from position: Int64, end: Int64?,
+                                  responseEnd: Int64?) -> [HeadAction] {
         if isFinished { return actions }
         if request == .validation {
             state = .finished(nil)
             return actions + [.stopTask, .finish]
         }
-        state = .receiving(position: 0, end: length, responseEnd: length)
-        actions.append(.wakeReaders)
-        return actions
+        state = .receiving(position: position, end: end, responseEnd: responseEnd)
+        return actions + [.wakeReaders]
     }
 
     private mutating func accept416(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {

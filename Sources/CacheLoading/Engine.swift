@@ -46,31 +46,6 @@ package struct EngineConfiguration: Sendable {
     }
 }
 
-/// What a running engine can change (`Engine.reconfigure`), checked before.
-package struct EngineLiveSettings: Sendable {
-    package var maxCacheBytes: Int64
-    package var extraHeaders: [(name: String, value: String)]
-    package var forwardedHeaders: [String]
-    package var destinations: DestinationPolicy
-    package var downloadParallel: Int
-    package var downloadRate: Int64
-    package var stripsCMCD: Bool
-    package var followsCMCDHints: Bool
-    package var prefetch: Int
-
-    package init(_ configuration: EngineConfiguration) {
-        maxCacheBytes = configuration.maxCacheBytes
-        extraHeaders = configuration.upstream.extraHeaders
-        forwardedHeaders = configuration.upstream.forwardedHeaders
-        destinations = configuration.upstream.destinations
-        downloadParallel = configuration.downloadParallel
-        downloadRate = configuration.downloadRate
-        stripsCMCD = configuration.upstream.stripsCMCD
-        followsCMCDHints = configuration.followsCMCDHints
-        prefetch = configuration.prefetch
-    }
-}
-
 /// The cache at work: the folder's store, the loader with its downloads and
 /// the upstream client, on one event loop. It runs without any server; the
 /// HTTP proxy, in-process readers, preloads and the C library are its
@@ -84,27 +59,23 @@ package final class Engine {
     package var client: UpstreamClient { loader.client }
     /// Preloads (background reads through the same downloads), made on first use.
     package var preloader: Preloader {
-        if let preloaderIfMade { return preloaderIfMade }
-        let made = Preloader(engine: self, logger: logger)
-        made.maxConcurrentFetches = configuration.downloadParallel
-        preloaderIfMade = made
-        return made
+        if preloaderIfMade == nil {
+            preloaderIfMade = Preloader(engine: self, logger: logger)
+            preloaderIfMade?.maxConcurrentFetches = configuration.downloadParallel
+        }
+        return preloaderIfMade!
     }
     package private(set) var preloaderIfMade: Preloader?
     /// The folder's downloads (first loop only), made on first use.
     package var downloads: DownloadManager {
-        if let downloadsIfMade { return downloadsIfMade }
-        let made = DownloadManager(engine: self, logger: logger)
-        downloadsIfMade = made
-        return made
+        if downloadsIfMade == nil { downloadsIfMade = DownloadManager(engine: self, logger: logger) }
+        return downloadsIfMade!
     }
     package private(set) var downloadsIfMade: DownloadManager?
     /// Prefetching ahead of players (first loop only), made on first use.
     package var prefetcher: Prefetcher {
-        if let prefetcherIfMade { return prefetcherIfMade }
-        let made = Prefetcher(engine: self, logger: logger)
-        prefetcherIfMade = made
-        return made
+        if prefetcherIfMade == nil { prefetcherIfMade = Prefetcher(engine: self, logger: logger) }
+        return prefetcherIfMade!
     }
     package private(set) var prefetcherIfMade: Prefetcher?
 
@@ -132,27 +103,21 @@ package final class Engine {
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
     }
 
-    /// A configuration reload (SIGHUP): the size limit (eviction runs at once
-    /// when the cache is now over it), the origin request fields and the
-    /// allowed destinations change for every request from now on; requests
-    /// in flight keep what they started with.
-    package func reconfigure(_ live: EngineLiveSettings) {
+    /// A configuration reload (SIGHUP): `new` is this engine's configuration
+    /// with the reloadable options of the new one applied (see
+    /// `ServeOption.apply`). The size limit (eviction runs at once when the
+    /// cache is now over it), the origin request fields, the allowed
+    /// destinations and the background fetches change for every request from
+    /// now on; requests in flight keep what they started with.
+    package func reconfigure(_ new: EngineConfiguration) {
         loop.assertInLoop()
-        configuration.maxCacheBytes = live.maxCacheBytes
-        configuration.upstream.extraHeaders = live.extraHeaders
-        configuration.upstream.forwardedHeaders = live.forwardedHeaders
-        configuration.upstream.destinations = live.destinations
-        configuration.upstream.stripsCMCD = live.stripsCMCD
-        configuration.followsCMCDHints = live.followsCMCDHints
-        client.reconfigure(configuration.upstream)
-        store.maxBytes = live.maxCacheBytes
+        configuration = new
+        client.reconfigure(new.upstream)
+        store.maxBytes = new.maxCacheBytes
         store.evictIfNeeded()
-        configuration.downloadParallel = live.downloadParallel
-        configuration.downloadRate = live.downloadRate
-        preloaderIfMade?.maxConcurrentFetches = live.downloadParallel
-        loader.backgroundRate.rate = live.downloadRate  // one bucket for the group: every engine sets the same
-        configuration.prefetch = live.prefetch
-        group?.prefetchLedger.depth = live.prefetch
+        preloaderIfMade?.maxConcurrentFetches = new.downloadParallel
+        loader.backgroundRate.rate = new.downloadRate  // one bucket for the group: every engine sets the same
+        group?.prefetchLedger.depth = new.prefetch
         prefetcherIfMade?.reconfigure()
     }
 

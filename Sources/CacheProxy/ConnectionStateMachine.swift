@@ -103,7 +103,8 @@ package struct ConnectionStateMachine {
     package struct Settings: Sendable {
         /// Milliseconds an idle keep-alive connection is kept.
         package var keepAliveTimeout: UInt64
-        /// Milliseconds a client has for a whole request head, from its first byte.
+        /// Milliseconds a client has for a whole request head, from its first
+        /// byte; never longer than `keepAliveTimeout`.
         package var headTimeout: UInt64
         /// Milliseconds a client may accept no byte of a response queued for
         /// it before the connection is closed and its buffers freed.
@@ -115,7 +116,7 @@ package struct ConnectionStateMachine {
         package var maxRequestBody = 8 << 20
         package var limits = HeadLimits()
 
-        package init(keepAliveTimeout: UInt64, headTimeout: UInt64, sendTimeout: UInt64) {
+        package init(keepAliveTimeout: UInt64 = 60_000, headTimeout: UInt64 = 10_000, sendTimeout: UInt64 = 60_000) {
             self.keepAliveTimeout = keepAliveTimeout
             self.headTimeout = headTimeout
             self.sendTimeout = sendTimeout
@@ -496,7 +497,8 @@ package struct ConnectionStateMachine {
         timer = wanted
         switch wanted {
         case .keepAlive?: actions.append(.setTimer(milliseconds: settings.keepAliveTimeout))
-        case .head?: actions.append(.setTimer(milliseconds: settings.headTimeout))
+        // The head timeout runs within an idle connection's: never longer.
+        case .head?: actions.append(.setTimer(milliseconds: min(settings.headTimeout, settings.keepAliveTimeout)))
         case .send?:
             lastBytesSent = nil
             stalledTicks = 0

@@ -40,25 +40,18 @@ package struct ProxyConfiguration: Sendable {
     /// slot (a browser opens a new one when it needs it again).
     package var tunnelIdleTimeout: UInt64 = 30_000
 
-    package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings) {
+    package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings = .init()) {
         self.engine = engine
         self.connection = connection
     }
 
-    /// Why the proxy cannot start with these settings; nil when it can.
+    /// Why the proxy cannot start with these settings; nil when it can
+    /// (`MediaCache.serve()` asks; each value alone the option table checked).
     package var problem: String? {
         if AccessPolicy.mode(forBindHost: host) == .lan && reverseOrigin != nil && !allowsLANReverseProxy {
             return "reverse proxying on a LAN address (\(host)) lets every LAN client reach the origin with the "
                 + "proxy's credentials: bind to loopback, or opt in with --allow-lan-reverse-proxy"
         }
-        if let perClient = maxConnectionsPerClient, perClient < 1 {
-            return "the connections per client must be at least 1"
-        }
         return nil
     }
-}
-
-/// A configuration the proxy refuses to start with (see `ProxyConfiguration.problem`).
-package struct ProxyConfigurationError: Error, CustomStringConvertible {
-    package let description: String
 }

@@ -308,8 +308,7 @@ struct PrometheusText {
 
     /// A family with labelled samples (possibly none: HELP and TYPE still say it exists).
     mutating func family(_ name: String, _ kind: Kind, _ help: String, _ samples: [([String: String], String)]) {
-        output += "# HELP \(name) \(Self.escapeHelp(help))\n"
-        output += "# TYPE \(name) \(kind.rawValue)\n"
+        output += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(kind.rawValue)\n"
         for (labels, value) in samples {
             output += name
             if !labels.isEmpty {
@@ -322,33 +321,24 @@ struct PrometheusText {
 
     /// A histogram: cumulative `buckets` (upper bound text, count), their sum and count.
     mutating func histogram(_ name: String, _ help: String, buckets: [(String, UInt64)], sum: String, count: UInt64) {
-        output += "# HELP \(name) \(Self.escapeHelp(help))\n"
-        output += "# TYPE \(name) histogram\n"
+        output += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) histogram\n"
         for (bound, cumulative) in buckets { output += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
         output += "\(name)_sum \(sum)\n"
         output += "\(name)_count \(count)\n"
     }
 
     /// Label values escape backslash, double quote and line feed.
-    static func escapeLabel(_ value: String) -> String {
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escapeLabel(_ value: String) -> String { escape(value, quote: true) }
 
     /// HELP text escapes backslash and line feed.
-    static func escapeHelp(_ value: String) -> String {
+    static func escapeHelp(_ value: String) -> String { escape(value, quote: false) }
+
+    private static func escape(_ value: String, quote: Bool) -> String {
         var out = ""
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\\": out += "\\\\"
+            case "\"" where quote: out += "\\\""
             case "\n": out += "\\n"
             default: out.unicodeScalars.append(scalar)
             }

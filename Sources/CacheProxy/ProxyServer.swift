@@ -106,7 +106,6 @@ package final class ProxyServer {
         let mode = AccessPolicy.mode(forBindHost: configuration.host)
         let signer = mode == .lan ? URLSigner(key: try URLSigningKey.loadOrCreate(folder: engine.store.root,
                                                                                       keys: engine.store.group.keys)) : nil
-        if let problem = configuration.problem { throw ProxyConfigurationError(description: problem) }
         access = AccessPolicy(mode: mode, signer: signer, destinations: engine.configuration.upstream.destinations,
                               serverNames: configuration.serverNames)
         if mode == .lan && home == nil {
@@ -125,8 +124,7 @@ package final class ProxyServer {
         }
         peers = [LoopLink(self)]
         if home == nil {
-            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-            engine.store.lock.publish(address: "\(host):\(port)", token: self.adminToken)
+            engine.store.lock.publish(address: address, token: self.adminToken)
         }
     }
 
@@ -164,6 +162,9 @@ package final class ProxyServer {
     let adminToken: String
 
     package var port: Int { listener?.port ?? configuration.port }
+    /// "host:port" this proxy listens on (IPv6 in brackets): the Host of
+    /// proxy URLs for a client that sent no Host field.
+    var address: String { OriginURL.authority(host: configuration.host, port: port) }
 
     func connectionClosed(_ connection: ClientConnection) {
         // Called again when the socket's close completes: count it once.

@@ -1,3 +1,4 @@
+import CacheHTTP
 import CacheIO
 
 /// What an origin tunnel reports; every call arrives on the loop thread,
@@ -50,7 +51,7 @@ package final class OriginTunnel {
         self.loop = loop
     }
 
-    var label: String { (host.contains(":") ? "[\(host)]" : host) + ":" + String(port) }
+    var label: String { OriginURL.authority(host: host, port: port) }
 
     // MARK: used by the proxy
 

@@ -42,7 +42,7 @@ package struct ParentProxy: Sendable, Equatable {
     /// parent that is, or leads back to, a proxy already passed answers 508
     /// instead of tunnelling round the loop.
     package static func connectRequest(host: String, port: Int, via: [String] = []) -> [UInt8] {
-        let authority = (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
+        let authority = OriginURL.authority(host: host, port: port)
         let fields = via.map { "Via: \($0)\r\n" }.joined()
         return Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(fields)\r\n".utf8)
     }

@@ -36,14 +36,9 @@ package final class UpstreamClient {
     /// every tunnel.
     private var slotsTaken: Int { live.count + resolving + tunnels.count }
 
-    /// Fails when the configuration cannot work (CA file, header fields).
+    /// Fails when the CA file cannot be used (the header fields were checked
+    /// by the option table, `HTTPCacheConfiguration.validate()`).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
-        for (name, value) in configuration.extraHeaders {
-            if let problem = UpstreamHeaders.problem(name: name, value: value) { throw .configuration(problem) }
-        }
-        for name in configuration.forwardedHeaders {
-            if let problem = UpstreamHeaders.problem(name: name, value: "") { throw .configuration(problem) }
-        }
         self.loop = loop
         self.configuration = configuration
         self.logger = logger

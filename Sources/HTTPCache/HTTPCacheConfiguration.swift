@@ -200,50 +200,17 @@ public struct HTTPCacheConfiguration: Sendable {
         self.port = port
     }
 
-    /// The proxy's and engine's settings, from a configuration that passed `validate()`.
+    /// The proxy's and engine's settings, from a configuration that passed
+    /// `validate()`: each option of `ServeOption.all` writes its own, then
+    /// what no option sets (the host's closures, the binary's own).
     var proxyConfiguration: ProxyConfiguration {
-        func milliseconds(_ seconds: Double) -> UInt64 { UInt64((seconds * 1000).rounded(.up)) }
-        var engine = EngineConfiguration(cacheDirectory: cacheDirectory, maxCacheBytes: maxCacheSize)
-        engine.upstream.connectTimeout = milliseconds(connectTimeout)
-        engine.upstream.readTimeout = milliseconds(readTimeout)
-        engine.upstream.tls = TLSSettings(caFile: caFile, verifyCertificates: !insecure)
-        engine.upstream.extraHeaders = extraHeaders.map { (name: $0.0, value: $0.1) }
-        engine.upstream.forwardedHeaders = forwardedHeaders.map { $0.lowercased() }
-        engine.upstream.stripsCMCD = stripsCMCD
-        engine.followsCMCDHints = followsCMCDHints
-        engine.cacheKey = storeCacheKey
-        engine.encryptionKey = encryptionKey
-        engine.downloadParallel = downloadParallel
-        engine.downloadRate = downloadRate
-        engine.prefetch = prefetch
-        engine.policy.cacheable = isCacheable
-        engine.policy.cacheTypes = cacheTypes.flatMap(CacheTypes.parse)
-        if let revalidateAfter { engine.policy.setHeuristicLifetime(seconds: Int(revalidateAfter)) }
-        if let clock { engine.clock = clock }
-        let idle = milliseconds(clientIdleTimeout)
-        // The head timeout runs within an idle connection's: never longer.
-        var configuration = ProxyConfiguration(
-            engine: engine,
-            connection: .init(keepAliveTimeout: idle, headTimeout: min(milliseconds(clientHeadTimeout), idle),
-                              sendTimeout: milliseconds(clientSendTimeout)))
-        configuration.host = host
-        configuration.port = port
-        configuration.accessLogPath = accessLogPath
-        configuration.cacheStatusName = cacheStatusName
-        // Validated by the option table's check (`validate()`): a bad entry never gets here,
-        // and were one to, the list would allow nothing rather than everything.
-        configuration.engine.upstream.destinations = (try? DestinationPolicy.parse(allowedOrigins).get()) ?? .nothing
-        configuration.engine.upstream.parentProxy = upstreamProxy.flatMap { ParentProxy.parse($0, directHosts: noUpstreamProxyFor) }
-        configuration.maxConnectionsPerClient = maxConnectionsPerClient
-        configuration.serverNames = serverNames
-        configuration.allowsLANReverseProxy = allowsLANReverseProxy
-        configuration.maxClientConnections = maxClientConnections
-        configuration.loops = loops
-        configuration.ownsProcess = ownsProcess
-        if let origin {
-            configuration.reverseOrigin = OriginURL.parse(origin)
-            configuration.engine.policy.cache.honorsCDNCacheControl = true
-        }
-        return configuration
+        let settings = ServeSettings(self)
+        var proxy = ProxyConfiguration(engine: EngineConfiguration(cacheDirectory: cacheDirectory, maxCacheBytes: maxCacheSize))
+        for option in ServeOption.all { option.apply(settings, &proxy) }
+        proxy.engine.cacheKey = storeCacheKey
+        proxy.engine.policy.cacheable = isCacheable
+        if let clock { proxy.engine.clock = clock }
+        proxy.ownsProcess = ownsProcess
+        return proxy
     }
 }

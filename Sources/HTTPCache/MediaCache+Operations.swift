@@ -20,10 +20,8 @@ extension MediaCache {
     public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
         try configuration.validate()
         // The reloadable options of the one table, copied by the table: nothing else changes.
-        var target = ServeSettings(cacheDirectory: self.configuration.cacheDirectory)
-        target.configuration = self.configuration
-        var source = ServeSettings(cacheDirectory: configuration.cacheDirectory)
-        source.configuration = configuration
+        var target = ServeSettings(self.configuration)
+        let source = ServeSettings(configuration)
         for option in ServeOption.all where option.isReloadable { option.copy(&target, source) }
         let updated = target.configuration
         let proxy = updated.proxyConfiguration
@@ -43,10 +41,15 @@ extension MediaCache {
             }
         }
         current.withLock { $0 = updated }
-        let settings = EngineLiveSettings(proxy.engine)
-        _ = engines.submitToAll { $0.reconfigure(settings) }
+        // Each engine's own configuration (its loop's limits, the host's hooks) with the reloadable options applied.
+        _ = engines.submitToAll { engine in
+            var live = ProxyConfiguration(engine: engine.configuration)
+            for option in ServeOption.all where option.isReloadable { option.apply(source, &live) }
+            engine.reconfigure(live.engine)
+        }
         let writer = accessLog
-        _ = onEveryServer { $0.reconfigure(destinations: settings.destinations, accessLog: writer) }
+        let destinations = proxy.engine.upstream.destinations
+        _ = onEveryServer { $0.reconfigure(destinations: destinations, accessLog: writer) }
     }
 
     /// Log rotation: the access log reopens its path (lines already

@@ -134,7 +134,7 @@ public final class MediaCache: Sendable {
                 return .success(LoopBound(server, loop: loop))
             } catch let error as IOError where error.code == -EADDRINUSE {
                 // Its own code: the usual first-run mistake, not a cache-folder fault.
-                let address = configuration.host.contains(":") ? "[\(configuration.host)]:\(port)" : "\(configuration.host):\(port)"
+                let address = OriginURL.authority(host: configuration.host, port: port)
                 return .failure(HTTPCacheError(.addressInUse,
                                                "cannot listen on \(address): another program listens on that port (choose another with --port, or 0 for a free one)"))
             } catch {
@@ -205,8 +205,7 @@ public final class MediaCache: Sendable {
         guard let path = ProxyURL.path(forOrigin: originURL, signature: signature) else {
             throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(originURL)")
         }
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        return "http://\(authority)\(path)"
+        return "http://" + OriginURL.authority(host: host, port: port) + path
     }
 
     /// The longest request target (a proxy URL's path) the proxy accepts: a

@@ -77,19 +77,15 @@ public struct PlaylistURI: Sendable, Equatable {
 }
 
 extension HTTPCacheConfiguration {
-    /// `playlistURIRewriter` as the engine calls it.
-    var playlistURIHook: HLSURIHook? {
-        guard let rewrite = playlistURIRewriter else { return nil }
-        return { absolute, kind, proposed in
-            rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))
-        }
-    }
+    /// `playlistURIRewriter` as the engine calls it for HLS playlists.
+    var playlistURIHook: HLSURIHook? { uriHook(PlaylistURIRole.init) }
 
     /// `playlistURIRewriter` as the engine calls it for DASH manifests.
-    var manifestURLHook: MPDURLHook? {
+    var manifestURLHook: MPDURLHook? { uriHook(PlaylistURIRole.init) }
+
+    private func uriHook<Kind>(_ role: @escaping @Sendable (Kind) -> PlaylistURIRole)
+        -> (@Sendable (String, Kind, String?) -> String?)? {
         guard let rewrite = playlistURIRewriter else { return nil }
-        return { absolute, kind, proposed in
-            rewrite(PlaylistURI(absoluteURL: absolute, role: PlaylistURIRole(kind), proxyURL: proposed))
-        }
+        return { absolute, kind, proposed in rewrite(PlaylistURI(absoluteURL: absolute, role: role(kind), proxyURL: proposed)) }
     }
 }

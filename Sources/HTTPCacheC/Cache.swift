@@ -7,7 +7,7 @@ import CacheIO
 /// The object behind an hc_cache*: the engine's `MediaCache`, the logger
 /// bound to the configuration's log target, and the readers and preloads
 /// hc_close must end.
-final class CacheHandle: Sendable {
+final class CacheHandle: OpaqueHandle, Sendable {
     let cache: MediaCache
     let logger: Logger
     let dependents = Dependents()
@@ -20,11 +20,6 @@ final class CacheHandle: Sendable {
     init(cache: MediaCache, logger: Logger) {
         self.cache = cache
         self.logger = logger
-    }
-
-    static func from(_ pointer: OpaquePointer?) -> CacheHandle? {
-        guard let pointer else { return nil }
-        return Unmanaged<CacheHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
     }
 
     func serve() throws(HTTPCacheError) {
@@ -60,7 +55,7 @@ final class CacheHandle: Sendable {
     do throws(HTTPCacheError) {
         if let path = options.settings.logFile { logger = options.log.makeLogger(file: try LogFileSink(path: path)) }
         let cache = try MediaCache(configuration: options.settings.configuration, logger: logger)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(CacheHandle(cache: cache, logger: logger)).toOpaque())
+        out.pointee = CacheHandle(cache: cache, logger: logger).retainedPointer
         return hcOK
     } catch {
         // The code alone cannot say which folder or who holds it.
@@ -70,9 +65,7 @@ final class CacheHandle: Sendable {
 }
 
 @c public func hc_close(_ cache: OpaquePointer?) {
-    guard let cache else { return }
-    let handle = Unmanaged<CacheHandle>.fromOpaque(UnsafeRawPointer(cache)).takeRetainedValue()
-    handle.close()
+    CacheHandle.release(cache)?.close()
 }
 
 @c public func hc_serve(_ cache: OpaquePointer?) -> Int32 {

@@ -4,7 +4,7 @@ import HTTPCache
 
 /// The object behind an hc_config*. Used by one thread at a time (the header
 /// says so), hence no lock.
-final class ConfigHandle {
+final class ConfigHandle: OpaqueHandle {
     var value = CConfiguration()
     /// The first hc_config_set that failed, kept like an error on an sqlite
     /// handle: a host that ignored its result (an encryption key file that
@@ -23,15 +23,10 @@ final class ConfigHandle {
     }
 
     var failureMessage: UnsafePointer<CChar>? { failureText.map { UnsafePointer($0) } }
-
-    static func from(_ pointer: OpaquePointer?) -> ConfigHandle? {
-        guard let pointer else { return nil }
-        return Unmanaged<ConfigHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-    }
 }
 
 @c public func hc_config_new() -> OpaquePointer? {
-    OpaquePointer(Unmanaged.passRetained(ConfigHandle()).toOpaque())
+    ConfigHandle().retainedPointer
 }
 
 @c public func hc_config_set(_ config: OpaquePointer?, _ option: UnsafePointer<CChar>?,
@@ -65,6 +60,5 @@ final class ConfigHandle {
 }
 
 @c public func hc_config_free(_ config: OpaquePointer?) {
-    guard let config else { return }
-    Unmanaged<ConfigHandle>.fromOpaque(UnsafeRawPointer(config)).release()
+    ConfigHandle.release(config)
 }

@@ -5,43 +5,24 @@ import CacheIO
 import CacheLoading
 import HTTPCache
 
-/// hc_download_status of include/httpcache.h, field for field; written into
-/// the host's struct at the C layout's offsets (`store(into:)`).
+/// hc_download_status of include/httpcache.h, written at the C layout's
+/// offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
 struct HCDownloadStatus {
-    public var state: Int32 = 0
-    public var error: Int32 = 0
-    public var bytesDone: Int64 = 0
-    public var bytesTotal: Int64 = -1
-    public var totalIsEstimate: Int32 = 0
-    public var resourcesDone: Int32 = 0
-    public var resourcesTotal: Int32 = 0
-    public var segmentsDone: Int32 = 0
-    public var segmentsTotal: Int32 = 0
+    let info: DownloadInfo
 
-    init(_ info: DownloadInfo) {
-        state = Int32(DownloadState.allCases.firstIndex(of: info.state) ?? 0)
-        error = info.failure?.cCode ?? hcOK
-        bytesDone = info.bytesDone
-        bytesTotal = info.bytesTotal ?? -1
-        totalIsEstimate = info.totalIsEstimate ? 1 : 0
-        resourcesDone = Int32(clamping: info.resourcesDone)
-        resourcesTotal = Int32(clamping: info.resourcesTotal)
-        segmentsDone = Int32(clamping: info.segmentsDone)
-        segmentsTotal = Int32(clamping: info.segmentsTotal)
-    }
-
-    /// Writes the struct as C lays it out (ints 4 bytes, int64_t 8-aligned; 48 bytes).
     func store(into out: UnsafeMutableRawPointer) {
+        let state = Int32(DownloadState.allCases.firstIndex(of: info.state) ?? 0)
         out.storeBytes(of: state, toByteOffset: 0, as: Int32.self)
-        out.storeBytes(of: error, toByteOffset: 4, as: Int32.self)
-        out.storeBytes(of: bytesDone, toByteOffset: 8, as: Int64.self)
-        out.storeBytes(of: bytesTotal, toByteOffset: 16, as: Int64.self)
-        for (index, value) in [totalIsEstimate, resourcesDone, resourcesTotal, segmentsDone, segmentsTotal].enumerated() {
-            out.storeBytes(of: value, toByteOffset: 24 + 4 * index, as: Int32.self)
+        out.storeBytes(of: info.failure?.cCode ?? hcOK, toByteOffset: 4, as: Int32.self)
+        out.storeBytes(of: info.bytesDone, toByteOffset: 8, as: Int64.self)
+        out.storeBytes(of: info.bytesTotal ?? -1, toByteOffset: 16, as: Int64.self)
+        let ints = [info.totalIsEstimate ? 1 : 0, info.resourcesDone, info.resourcesTotal, info.segmentsDone, info.segmentsTotal]
+        for (index, value) in ints.enumerated() {
+            out.storeBytes(of: Int32(clamping: value), toByteOffset: 24 + 4 * index, as: Int32.self)
         }
     }
 
-    /// Calls `function` with a C struct of this status.
+    /// Calls `body` with a C struct of this status.
     func withC(_ body: (UnsafeRawPointer) -> Void) {
         withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { buffer in
             store(into: buffer.baseAddress!)
@@ -103,7 +84,7 @@ private func call(_ cache: OpaquePointer?, _ id: UnsafePointer<CChar>?,
     guard let info = handle.cache.downloadList().first(where: { $0.id == given }) else {
         return HTTPCacheError.Code.notFound.rawValue
     }
-    HCDownloadStatus(info).store(into: out)
+    HCDownloadStatus(info: info).store(into: out)
     return hcOK
 }
 
@@ -113,16 +94,15 @@ private struct EventTarget: @unchecked Sendable {
     let userdata: UnsafeMutableRawPointer?
 
     func call(_ info: DownloadInfo) {
-        info.id.withCString { id in HCDownloadStatus(info).withC { function(userdata, id, $0) } }
+        info.id.withCString { id in HCDownloadStatus(info: info).withC { function(userdata, id, $0) } }
     }
 }
 
 @c public func hc_download_list(_ cache: OpaquePointer?, _ function: HCDownloadEventFunction?,
                                 _ userdata: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = CacheHandle.from(cache), let function else { return hcInvalid }
-    for info in handle.cache.downloadList() {
-        info.id.withCString { id in HCDownloadStatus(info).withC { function(userdata, id, $0) } }
-    }
+    let target = EventTarget(function: function, userdata: userdata)
+    for info in handle.cache.downloadList() { target.call(info) }
     return hcOK
 }
 

@@ -9,7 +9,7 @@ public typealias HCProgressFunction = @convention(c) (UnsafeMutableRawPointer?, 
 public typealias HCDoneFunction = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Void
 
 /// One C preload: forwards the task's progress and end to the host's callbacks.
-final class PreloadHandle: CacheDependent, @unchecked Sendable {
+final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
     // The callbacks and userdata are the host's; they are only called from
     // the one follower task, which is the only reader of them after start.
     private let progress: HCProgressFunction?
@@ -68,11 +68,6 @@ final class PreloadHandle: CacheDependent, @unchecked Sendable {
     }
 
     func unregister() { dependents.remove(self) }
-
-    static func from(_ pointer: OpaquePointer?) -> PreloadHandle? {
-        guard let pointer else { return nil }
-        return Unmanaged<PreloadHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-    }
 }
 
 @c public func hc_preload_start(_ cache: OpaquePointer?, _ url: UnsafePointer<CChar>?, _ offset: Int64, _ length: Int64,
@@ -98,7 +93,7 @@ final class PreloadHandle: CacheDependent, @unchecked Sendable {
         task.cancel()
         return HTTPCacheError.Code.closed.rawValue
     }
-    out.pointee = OpaquePointer(Unmanaged.passRetained(preload).toOpaque())
+    out.pointee = preload.retainedPointer
     preload.follow()
     return hcOK
 }
@@ -108,7 +103,5 @@ final class PreloadHandle: CacheDependent, @unchecked Sendable {
 }
 
 @c public func hc_preload_free(_ preload: OpaquePointer?) {
-    guard let handle = PreloadHandle.from(preload) else { return }
-    handle.unregister()
-    Unmanaged<PreloadHandle>.fromOpaque(UnsafeRawPointer(preload!)).release()
+    PreloadHandle.release(preload)?.unregister()
 }

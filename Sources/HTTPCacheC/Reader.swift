@@ -16,7 +16,7 @@ struct HCContentInfo {
 
 /// One C reader: the Swift reader, plus the content-type strings handed out
 /// by hc_reader_info, which must stay valid until hc_reader_close.
-final class ReaderHandle: CacheDependent, Sendable {
+final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
     let reader: CacheReader
     private let dependents: Dependents
     /// Every content type given out so far (normally one); freed in deinit.
@@ -61,11 +61,6 @@ final class ReaderHandle: CacheDependent, Sendable {
         reader.close()
         dependents.remove(self)
     }
-
-    static func from(_ pointer: OpaquePointer?) -> ReaderHandle? {
-        guard let pointer else { return nil }
-        return Unmanaged<ReaderHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-    }
 }
 
 /// hc_reader_info's and hc_reader_read's `timeout_ms` as the Swift reader
@@ -91,7 +86,7 @@ private func seconds(_ timeoutMilliseconds: Int32) -> Double? {
         reader.close()
         return HTTPCacheError.Code.closed.rawValue
     }
-    out.pointee = OpaquePointer(Unmanaged.passRetained(readerHandle).toOpaque())
+    out.pointee = readerHandle.retainedPointer
     return hcOK
 }
 
@@ -129,7 +124,5 @@ private func seconds(_ timeoutMilliseconds: Int32) -> Double? {
 }
 
 @c public func hc_reader_close(_ reader: OpaquePointer?) {
-    guard let reader, let handle = ReaderHandle.from(reader) else { return }
-    handle.close()
-    Unmanaged<ReaderHandle>.fromOpaque(UnsafeRawPointer(reader)).release()
+    ReaderHandle.release(reader)?.close()
 }

@@ -106,20 +106,19 @@ struct DownloadCommand: ParsableCommand {
                 // Nothing could resume it while this command holds the folder.
                 throw HTTPCacheError(.canceled, "download \(id) is paused: `httpcache download resume \(id)` first")
             }
+            func progress(_ r: DownloadRecord) -> PreloadProgress {
+                PreloadProgress(bytesDone: r.bytesDone, bytesTotal: r.bytesTotal, segmentsDone: r.segmentsDone,
+                                segmentsTotal: r.segmentsTotal, resourcesDone: r.resourcesDone, resourcesTotal: r.resourcesTotal)
+            }
             bar.begin(ControlCharacters.escaped(record.name))
             while !(record.state == .completed || record.state == .failed || record.state == .removed) {
-                bar.show(PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
-                                         segmentsTotal: record.segmentsTotal, resourcesDone: record.resourcesDone,
-                                         resourcesTotal: record.resourcesTotal))
+                bar.show(progress(record))
                 usleep(200_000)
                 record = try access.record(id)
             }
-            let progress = PreloadProgress(bytesDone: record.bytesDone, bytesTotal: record.bytesTotal, segmentsDone: record.segmentsDone,
-                                           segmentsTotal: record.segmentsTotal, resourcesDone: record.resourcesDone,
-                                           resourcesTotal: record.resourcesTotal)
             switch record.state {
             case .completed:
-                bar.end(ControlCharacters.escaped(record.name), .success(progress))
+                bar.end(ControlCharacters.escaped(record.name), .success(progress(record)))
                 print("\(record.id): completed, \(counted(record.bytesDone, "byte")), \(counted(record.resourcesDone, "resource"))"
                       + (record.segmentsTotal > 0 ? ", \(record.segmentsDone)/\(record.segmentsTotal) segments" : ""))
             case .removed:
@@ -151,7 +150,7 @@ extension DownloadIDCommand {
 }
 
 /// Warnings and errors only on stderr: stdout is the commands' answer.
-private func quietLogs() {
+func quietLogs() {
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = .warning

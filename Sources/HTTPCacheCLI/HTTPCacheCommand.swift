@@ -214,8 +214,7 @@ struct Serve: ParsableCommand {
         let signals = SignalQueue()
         try cache.watch(signals: ServeLifecycle.watched) { signals.post($0) }
         try cache.serve()
-        let host = settings.configuration.host
-        print("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(cache.port ?? 0)")
+        print("listening on http://" + OriginURL.authority(host: settings.configuration.host, port: cache.port ?? 0))
         fflush(nil)  // all streams: the first line must reach a pipe at once
         var driver = ServeDriver(command: self, cache: cache, settings: settings, level: level, logFile: fileSink)
         driver.run(signals)

@@ -43,11 +43,7 @@ struct PreloadCommand: ParsableCommand {
     }
 
     func run() throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
+        quietLogs()
         let bar = ProgressBar(enabled: isatty(2) == 1)
         var firstFailure: HTTPCacheError?
         let outcomes: [(String, Result<PreloadProgress, HTTPCacheError>)]

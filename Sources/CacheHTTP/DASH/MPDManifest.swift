@@ -225,12 +225,8 @@ private struct MPDReader {
             noteMax(out.segments)
             return out
         }
-        if let (attributes, levels) = Self.merged("SegmentList", chain) {
-            let timescale = DASH.positive(attributes["timescale"]) ?? 1
-            let urls = levels.last?.children("SegmentURL") ?? []
-            let slots = timeline(Self.deepest("SegmentTimeline", in: levels), attributes: attributes,
-                                 timescale: timescale, periodStart: periodStart, periodDuration: nil,
-                                 count: urls.count)
+        // The Initialization and RepresentationIndex of a SegmentList or SegmentBase.
+        func initializationAndIndex(_ levels: [XMLElement]) {
             if let initialization = Self.deepest("Initialization", in: levels) {
                 out.initialization = url(initialization["sourceURL"]).map {
                     MPDSegment(url: $0, range: initialization["range"].flatMap(DASH.byteRange))
@@ -239,6 +235,14 @@ private struct MPDReader {
             if let index = Self.deepest("RepresentationIndex", in: levels), let indexURL = url(index["sourceURL"]) {
                 out.indexes.append(MPDSegment(url: indexURL, range: index["range"].flatMap(DASH.byteRange)))
             }
+        }
+        if let (attributes, levels) = Self.merged("SegmentList", chain) {
+            let timescale = DASH.positive(attributes["timescale"]) ?? 1
+            let urls = levels.last?.children("SegmentURL") ?? []
+            let slots = timeline(Self.deepest("SegmentTimeline", in: levels), attributes: attributes,
+                                 timescale: timescale, periodStart: periodStart, periodDuration: nil,
+                                 count: urls.count)
+            initializationAndIndex(levels)
             for (k, segment) in urls.prefix(budget).enumerated() {
                 let seconds = k < slots.count ? slots[k].duration / timescale : 0
                 if let media = url(segment["media"]) {
@@ -257,14 +261,7 @@ private struct MPDReader {
             return out
         }
         if let (attributes, levels) = Self.merged("SegmentBase", chain) {
-            if let initialization = Self.deepest("Initialization", in: levels) {
-                out.initialization = url(initialization["sourceURL"]).map {
-                    MPDSegment(url: $0, range: initialization["range"].flatMap(DASH.byteRange))
-                }
-            }
-            if let index = Self.deepest("RepresentationIndex", in: levels), let indexURL = url(index["sourceURL"]) {
-                out.indexes.append(MPDSegment(url: indexURL, range: index["range"].flatMap(DASH.byteRange)))
-            }
+            initializationAndIndex(levels)
             if let range = attributes["indexRange"].flatMap(DASH.byteRange) {
                 out.segmentIndex = MPDSegment(url: base, range: range)
                 return out

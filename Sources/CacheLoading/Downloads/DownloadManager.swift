@@ -20,8 +20,7 @@ package final class DownloadManager {
     private var runs: [String: (generation: Int, preload: Int?)] = [:]
     private var generation = 0
     private var persistedAt: [String: UInt64] = [:]
-    private var events: [(String, DownloadLifecycle.Event)] = []
-    private var draining = false
+    private var events = EventQueue<(String, DownloadLifecycle.Event)>()
     private var listeners: [Int: (DownloadRecord) -> Void] = [:]
     private var nextListener = 0
     private var closed = false
@@ -119,17 +118,13 @@ package final class DownloadManager {
     // MARK: driving
 
     private func send(_ id: String, _ event: DownloadLifecycle.Event) {
-        events.append((id, event))
-        guard !draining else { return }
-        draining = true
-        while !events.isEmpty {
-            let (target, next) = events.removeFirst()
+        guard events.push((id, event)) else { return }
+        while let (target, next) = events.next() {
             guard var lifecycle = lifecycles[target] else { continue }
             let actions = lifecycle.handle(next)
             lifecycles[target] = lifecycle
             for action in actions { perform(action, lifecycle.record) }
         }
-        draining = false
     }
 
     private func perform(_ action: DownloadLifecycle.Action, _ record: DownloadRecord) {

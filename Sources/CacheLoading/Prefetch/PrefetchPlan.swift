@@ -127,8 +127,6 @@ package struct PrefetchPlan {
         self.limits = limits
     }
 
-    /// Whether any rendition is known (else no request needs looking at).
-    package var knowsSegments: Bool { !owners.isEmpty }
     /// Whether some rendition is playing (the driver's idle timer runs).
     package var isPlaying: Bool { !playing.isEmpty }
 

@@ -13,8 +13,7 @@ package final class Prefetcher {
     unowned let engine: Engine
     private let logger: Logger
     private var plan: PrefetchPlan
-    private var events: [PrefetchPlan.Event] = []
-    private var draining = false
+    private var events = EventQueue<PrefetchPlan.Event>()
     /// The fetches running or waiting for a slot, by rendition (CMCD hints: their own).
     private var fetches: [String: [ObjectIdentifier: PrefetchTask]] = [:]
     /// Playlists and MPDs being read, by URL.
@@ -99,14 +98,8 @@ package final class Prefetcher {
     // MARK: the plan
 
     private func send(_ event: PrefetchPlan.Event) {
-        events.append(event)
-        guard !draining else { return }
-        draining = true
-        while !events.isEmpty {
-            let next = events.removeFirst()
-            for action in plan.handle(next) { perform(action) }
-        }
-        draining = false
+        guard events.push(event) else { return }
+        while let next = events.next() { for action in plan.handle(next) { perform(action) } }
         watchIdle()
     }
 

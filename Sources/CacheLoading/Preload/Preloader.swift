@@ -35,8 +35,7 @@ final class PreloadRun: PreloadFetchOwner {
     let id: Int
     private unowned let preloader: Preloader
     private(set) var walker: PreloadWalker
-    private var events: [PreloadWalker.Event] = []
-    private var draining = false
+    private var events = EventQueue<PreloadWalker.Event>()
     private var fetches: [Int: PreloadFetch] = [:]
     private(set) var status: PreloadStatus
     private let onUpdate: (PreloadStatus) -> Void
@@ -50,14 +49,8 @@ final class PreloadRun: PreloadFetchOwner {
     }
 
     func send(_ event: PreloadWalker.Event) {
-        events.append(event)
-        guard !draining else { return }
-        draining = true
-        while !events.isEmpty {
-            let next = events.removeFirst()
-            for action in walker.handle(next) { perform(action) }
-        }
-        draining = false
+        guard events.push(event) else { return }
+        while let next = events.next() { for action in walker.handle(next) { perform(action) } }
         status.counts = walker.counts
         onUpdate(status)
     }
