@@ -17,6 +17,10 @@
 
 /* File offsets are handed to sendfile(2) as off_t. */
 _Static_assert(sizeof(off_t) == sizeof(int64_t), "64-bit off_t required");
+/* A read clamped to whole units of a piece never passes its buffer's end. */
+_Static_assert(CS_XTS_PIECE % CS_XTS_UNIT == 0 && CS_XTS_LOOP_READ % CS_XTS_UNIT == 0
+                   && CS_XTS_LOOP_READ <= CS_XTS_PIECE,
+               "pieces hold whole units");
 
 /* A new memory item has at least this capacity so later small writes are
  * appended in place instead of each costing an allocation. */
@@ -195,15 +199,16 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
 
 /*
  * Reads the piece of an encrypted file starting at plaintext offset `from`
- * (at most CS_XTS_PIECE bytes of whole units, not past `end`) into piece,
- * decrypted (cs_xts_read); *start and *len tell where the bytes from `from` are.
+ * (at most `most` bytes of whole units, not past `end`; `most` at most
+ * CS_XTS_PIECE) into piece, decrypted (cs_xts_read); *start and *len tell
+ * where the bytes from `from` are.
  */
 static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
-                      uint8_t *piece, size_t *start, size_t *len)
+                      int64_t most, uint8_t *piece, size_t *start, size_t *len)
 {
     int64_t first = from / CS_XTS_UNIT * CS_XTS_UNIT;
-    if (end > first + CS_XTS_PIECE)
-        end = first + CS_XTS_PIECE;
+    if (end > first + most)
+        end = first + most;
     /* With a context of its own, cs_xts_read only reads xts. */
     int r = cs_xts_read((cs_xts *)xts, dec, fd, file_id, from, end, piece, start);
     if (r < 0)
@@ -221,7 +226,7 @@ static int xts_fill(cs_conn *c, cs_out_item *it)
     if (it->piece == NULL && (it->piece = piece_take(loop)) == NULL)
         return -ENOMEM;
     return read_piece(loop->xts_dec, it->fd, it->xts, it->file_id, it->offset, it->offset + (int64_t)it->len,
-                      it->piece, &it->start, &it->piece_len);
+                      CS_XTS_LOOP_READ, it->piece, &it->start, &it->piece_len);
 }
 
 /*
@@ -275,7 +280,8 @@ static void job_run(uv_work_t *req)
     cs_xts_job *j = req->data;
     cs_xts_dec *dec = pool_dec();
     j->result = dec == NULL ? -ENOMEM
-                            : read_piece(dec, j->fd, j->xts, j->file_id, j->from, j->end, j->piece, &j->start, &j->len);
+                            : read_piece(dec, j->fd, j->xts, j->file_id, j->from, j->end, CS_XTS_PIECE, j->piece,
+                                         &j->start, &j->len);
 }
 
 static void job_done(uv_work_t *req, int status)

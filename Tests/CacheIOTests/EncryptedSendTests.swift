@@ -150,6 +150,49 @@ final class EncryptedSendTests: XCTestCase {
         h.stop()
     }
 
+    /// Ranges cut where the pieces are cut (cs_internal.h: a range's first
+    /// read on the loop takes at most 256 KiB, each read-ahead on the pool
+    /// 512 KiB, a last unit held in part is read on the loop), starting and
+    /// ending mid-unit, on a unit and on a piece boundary, up to the file's
+    /// short last unit: byte for byte the plain source, in order with their heads.
+    func testRangesAcrossPieceBoundariesMatchThePlainSource() throws {
+        let h = try LoopHarness()
+        let unit = Int(CS_XTS_UNIT)
+        let loopRead = 256 << 10, piece = 512 << 10
+        let a = try EncryptedFile(patternBytes((3 << 20) + 1000, seed: 81), keySeed: 10, fileID: 8)
+        let ranges = [
+            1..<(loopRead + piece + 1),  // the last unit, held in part, read on the loop
+            (loopRead - 1)..<(loopRead + 2 * piece + unit),
+            (3 * unit)..<(3 * unit + loopRead + 2 * piece),  // whole units, whole pieces
+            (piece - 17)..<(piece + 17),
+            ((3 << 20) - 5000)..<a.plain.count,  // up to the short last unit
+            0..<a.plain.count,
+        ]
+        let heads = ranges.indices.map { Array("HTTP/1.1 206 Partial Content\r\nX-Range: \($0)\r\n\r\n".utf8) }
+        let server = ConnProbe()
+        var queued: [Int] = []
+        let (_, port) = startListener(h) { conn in
+            server.bind(conn)
+            for (head, range) in zip(heads, ranges) {
+                XCTAssertEqual(cs_conn_send_head_xts(conn, head, head.count, a.file.fd, a.xts, a.fileID,
+                                                     Int64(range.lowerBound), range.count), 0)
+                queued.append(cs_conn_queued(conn))
+            }
+            cs_conn_close_after_drain(conn)
+        }
+        let client = try BlockingClient(port: port, receiveBuffer: 32 * 1024)
+        let (got, err) = client.readToEOF(chunk: 16 * 1024, pauseMicros: 50)
+        XCTAssertEqual(err, 0)
+        let expected = zip(heads, ranges).flatMap { $0 + a.plain[$1] }
+        XCTAssertEqual(got.count, expected.count)
+        XCTAssertTrue(got == expected, "decrypted output differs at \(got.indices.first { $0 < expected.count && got[$0] != expected[$0] } ?? -1)")
+        XCTAssertTrue(server.log.wait { $0.closes.count == 1 })
+        h.sync {}
+        XCTAssertEqual(server.log.value.closes, [0])
+        XCTAssertGreaterThan(queued.last ?? 0, 0, "the reader never made the sender queue")
+        h.stop()
+    }
+
     func testRangePastTheFileEndClosesTheConnection() throws {
         let h = try LoopHarness()
         let a = try EncryptedFile(patternBytes(10_000, seed: 31), keySeed: 4, fileID: 2)
