@@ -66,7 +66,7 @@ package enum MetadataAttribute {
 
     /// The value of the file at `path` (never through a symlink), nil when
     /// the file or the value is missing.
-    static func read(path: String) -> [UInt8]? {
+    package static func read(path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

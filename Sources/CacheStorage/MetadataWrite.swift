@@ -12,12 +12,11 @@ struct MetadataWrite: Sendable {
     /// The folder's keys when it is encrypted: the bytes are sealed, bound to their entry's key.
     var keys: FolderKeys? = nil
     var key: String = ""
-    /// In the data file's attribute, else in the `.meta` file.
+    /// In the data file's attribute, else in the `.meta` file. The data
+    /// file is opened by its name on the pool (a batch holds no entry's
+    /// descriptor while it waits for a sync); a successor that took the name
+    /// meanwhile is flushed again by the store (see `ResourceStore.flushed`).
     var attribute = false
-    /// The data file when the entry has it open: the attribute goes on that
-    /// inode, whatever its name became meanwhile (a successor's file never
-    /// gets an old entry's metadata through it).
-    var file: DataFile? = nil
 
     /// What became of one write.
     enum Outcome: Sendable {
@@ -44,7 +43,6 @@ struct MetadataWrite: Sendable {
     var inMetaFile: MetadataWrite {
         var write = self
         write.attribute = false
-        write.file = nil
         return write
     }
 
@@ -76,29 +74,37 @@ struct MetadataWrite: Sendable {
         let wholeFileSystem = items.count >= syncWholeFileSystemFrom
         let folder = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if folder >= 0 { close(folder) } }
-        // Descriptors of data files opened here (those of open entries are theirs).
-        var opened: [Int32] = []
-        defer { for fd in opened { close(fd) } }
-        func descriptor(_ item: MetadataWrite) -> Int32 {
-            if let file = item.file { return file.fd }
-            let fd = open(item.dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            if fd >= 0 { opened.append(fd) }
+        // Data files opened here: at most one at a time in a large batch,
+        // fewer than `syncWholeFileSystemFrom` in a small one.
+        var descriptors = [Int32](repeating: -1, count: items.count)
+        var opened = [Bool](repeating: false, count: items.count)
+        func descriptor(_ position: Int) -> Int32 {
+            if descriptors[position] >= 0 { return descriptors[position] }
+            let fd = open(items[position].dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            descriptors[position] = fd
+            opened[position] = fd >= 0
             return fd
         }
-        var descriptors = [Int32](repeating: -1, count: items.count)
+        func done(_ position: Int) {
+            if opened[position] { close(descriptors[position]) }
+            opened[position] = false
+            descriptors[position] = -1
+        }
+        defer { for position in items.indices { done(position) } }
         if wholeFileSystem {
             if folder < 0 || !FileSystemSync.sync(folder) { return Array(repeating: .failed(failure("sync")), count: items.count) }
         } else {
             for (position, item) in items.enumerated() {
-                let fd = descriptor(item)
+                let fd = descriptor(position)
                 // No data file: nothing written yet, so nothing to sync.
                 guard fd >= 0 else { continue }
                 if fdatasync(fd) != 0 { outcomes[position] = .failed(failure("sync")) }
-                descriptors[position] = fd
+                if !item.attribute { done(position) }
             }
         }
         for (position, item) in items.enumerated() where item.attribute && outcomes[position].failure == nil {
-            let fd = descriptors[position] >= 0 ? descriptors[position] : descriptor(item)
+            defer { done(position) }
+            let fd = descriptor(position)
             guard fd >= 0 else {
                 outcomes[position] = .failed(failure("open"))
                 continue

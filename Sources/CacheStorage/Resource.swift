@@ -276,7 +276,7 @@ package final class Resource {
     /// The metadata write a flush makes now: what it claims, where it goes.
     func pendingWrite() -> MetadataWrite {
         MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key,
-                      attribute: layout != .twoFiles, file: file)
+                      attribute: layout != .twoFiles)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {
