@@ -86,8 +86,8 @@ extension ResourceStore {
             resource.layout = .twoFiles
             return conversionEnded(resource.key)
         }
-        let meta = resource.paths.meta
-        loop.offload({ _ = unlink(meta) }, done: { [weak self] in
+        let (meta, remove) = (resource.paths.meta, removeConvertedMetadata)
+        loop.offload({ remove(meta) }, done: { [weak self] in
             guard let self else { return }
             if resource.layout == .converting {
                 resource.layout = resource.isRemoved ? .twoFiles : .oneFile

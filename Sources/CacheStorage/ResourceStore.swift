@@ -69,6 +69,9 @@ package final class ResourceStore {
     var upgrading: Set<String> = []
     /// Entries converted to one file since start.
     package internal(set) var upgradedEntries = 0
+    /// Removes a converted entry's `.meta` file, on the pool (tests replace
+    /// it to stop in the middle of a conversion batch, as a crash would).
+    package var removeConvertedMetadata: @Sendable (String) -> Void = { path in _ = unlink(path) }
     /// Entries waiting for a load task, and the tasks on the pool.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
