@@ -19,37 +19,37 @@ extension ResourceStore {
     package static let upgradeBatch = 128
 
     /// Whether entries are still being converted (tests wait on it).
-    package var isUpgrading: Bool { !upgradeQueue.isEmpty || !upgrading.isEmpty }
+    package var isUpgrading: Bool { upgradeCursor != nil || !upgrading.isEmpty }
 
-    /// At open: every entry of the older layout is queued for conversion.
+    /// Pinned entries stay as they are: a pin is held by a preload or a
+    /// download that may write them.
+    private static func needsConversion(_ record: EntryIndex.Record) -> Bool { !record.isOneFile && !record.isPinned }
+
+    /// At open: a pass over the index converts its entries of the older layout.
     func startUpgrade() {
         guard group.usesAttributes else { return }
-        // Pinned entries stay as they are: a pin is held by a preload or a download that may write them.
-        upgradeQueue = index.all.filter { !$0.isOneFile && !$0.isPinned }.map(\.key)
-        guard !upgradeQueue.isEmpty else { return }
+        let count = index.all.lazy.filter(Self.needsConversion).count
+        guard count > 0 else { return }
         logger.info("converting cache entries to one file each", metadata: [
-            "entries": "\(upgradeQueue.count)", "folder": "\(root)", "shard": "\(shardIndex)"])
+            "entries": "\(count)", "folder": "\(root)", "shard": "\(shardIndex)"])
+        upgradeCursor = 0
         loop.executeLater { [weak self] in self?.upgradeNextBatch() }
     }
 
-    /// Starts the next batch once the last one has ended: entries at hand
-    /// and idle are flushed into their attribute at once, the others loaded
-    /// on the pool first (as a first use is). Entries in use, being loaded
-    /// for a request, pinned or gone are skipped.
+    /// Starts the next batch once the last one has ended: the next entries
+    /// of the older layout in the index's records (one pass: an entry moved
+    /// behind the cursor by a removal waits for the next start). Entries at
+    /// hand and idle are flushed into their attribute at once, the others
+    /// loaded on the pool first (as a first use is). Entries in use, being
+    /// loaded for a request or pinned are skipped.
     func upgradeNextBatch() {
-        guard upgrading.isEmpty, !upgradeQueue.isEmpty else { return }
+        guard upgrading.isEmpty, var cursor = upgradeCursor else { return }
         guard group.usesAttributes, !isDiskFull else {
-            upgradeQueue = []
+            upgradeCursor = nil
             return
         }
-        var batch: [String] = []
-        while batch.count < Self.upgradeBatch, let key = upgradeQueue.popLast() {
-            guard let record = index.find(key), !record.isOneFile, !record.isPinned else { continue }
-            let hex = key.hex
-            if loading[hex] != nil { continue }
-            if let resource = resources[hex], resource.isBusy { continue }
-            batch.append(hex)
-        }
+        let batch = nextUpgradeBatch(from: &cursor)
+        upgradeCursor = cursor < index.count ? cursor : nil
         upgrading = Set(batch)
         for key in batch {
             if resources[key] != nil {
@@ -58,10 +58,28 @@ extension ResourceStore {
                 whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
             }
         }
-        if upgrading.isEmpty && !upgradeQueue.isEmpty { loop.executeLater { [weak self] in self?.upgradeNextBatch() } }
+        if upgrading.isEmpty && upgradeCursor != nil { loop.executeLater { [weak self] in self?.upgradeNextBatch() } }
         if !isUpgrading {
             logger.info("cache entries converted to one file each", metadata: ["entries": "\(upgradedEntries)", "shard": "\(shardIndex)"])
         }
+    }
+
+    /// The keys of the next batch from `cursor` on. (Its own function: the
+    /// records' buffer is let go before the batch changes the index, which
+    /// would otherwise copy it whole.)
+    private func nextUpgradeBatch(from cursor: inout Int) -> [String] {
+        var batch: [String] = []
+        let records = index.all
+        while batch.count < Self.upgradeBatch && cursor < records.count {
+            let record = records[cursor]
+            cursor += 1
+            guard Self.needsConversion(record) else { continue }
+            let hex = record.key.hex
+            if loading[hex] != nil { continue }
+            if let resource = resources[hex], resource.isBusy { continue }
+            batch.append(hex)
+        }
+        return batch
     }
 
     /// An entry at hand (or found gone): its metadata is flushed into the attribute.
@@ -131,7 +149,7 @@ extension ResourceStore {
     /// Remembers a file system without user attributes for the whole folder (logged once).
     func noteRefusal(_ refusal: MetadataAttribute.Refusal) {
         guard refusal == .unsupported, group.refuseAttributes() else { return }
-        upgradeQueue = []
+        upgradeCursor = nil
         logger.notice("the file system takes no user attributes: cache entries keep a .meta file each",
                       metadata: ["folder": "\(root)"])
     }

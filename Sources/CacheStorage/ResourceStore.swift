@@ -63,9 +63,10 @@ package final class ResourceStore {
     /// Entries whose metadata is being read on the pool (see `whenAtHand`),
     /// with what waits for each; not evictable meanwhile.
     var loading: [String: [() -> Void]] = [:]
-    /// Entries of the older layout waiting to be converted to one file, and
-    /// those being converted now (see ResourceStore+Upgrade).
-    var upgradeQueue: [EntryKey] = []
+    /// Where the conversion of older entries to one file has got to in the
+    /// index's records (nil: not converting), and the entries being
+    /// converted now (see ResourceStore+Upgrade).
+    var upgradeCursor: Int?
     var upgrading: Set<String> = []
     /// Entries converted to one file since start.
     package internal(set) var upgradedEntries = 0
