@@ -58,10 +58,8 @@ extension ResourceStore {
                 whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
             }
         }
-        if upgrading.isEmpty && upgradeCursor != nil { loop.executeLater { [weak self] in self?.upgradeNextBatch() } }
-        if !isUpgrading {
-            logger.info("cache entries converted to one file each", metadata: ["entries": "\(upgradedEntries)", "shard": "\(shardIndex)"])
-        }
+        // (A batch's last conversion to end calls it otherwise, once.)
+        if batch.isEmpty { batchEnded() }
     }
 
     /// The keys of the next batch from `cursor` on. (Its own function: the
@@ -126,7 +124,14 @@ extension ResourceStore {
 
     private func conversionEnded(_ key: String) {
         guard upgrading.remove(key) != nil, upgrading.isEmpty else { return }
-        loop.executeLater { [weak self] in self?.upgradeNextBatch() }
+        batchEnded()
+    }
+
+    /// The next batch on a later turn of the loop, or the pass is over.
+    private func batchEnded() {
+        guard upgradeCursor == nil else { return loop.executeLater { [weak self] in self?.upgradeNextBatch() } }
+        logger.info("cache entries converted to one file each", metadata: [
+            "entries": "\(upgradedEntries)", "folder": "\(root)", "shard": "\(shardIndex)"])
     }
 
     /// The file system refused the attribute of a flush: the entry keeps (or
