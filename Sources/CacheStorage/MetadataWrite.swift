@@ -106,6 +106,13 @@ struct MetadataWrite: Sendable {
             defer { done(position) }
             let fd = descriptor(position)
             guard fd >= 0 else {
+                let code = errno
+                // No data file yet (a new version nothing was written to): nothing to hold the
+                // metadata and nothing for it to claim, as a `.meta` file would claim nothing.
+                // A missing folder is the cache folder deleted: a storage fault.
+                if code == ENOENT, let slash = item.dataPath.utf8.lastIndex(of: UInt8(ascii: "/")),
+                   FileIO.isDirectory(String(item.dataPath[..<slash])) { continue }
+                errno = code
                 outcomes[position] = .failed(failure("open"))
                 continue
             }

@@ -271,6 +271,43 @@ final class OneFileLayoutTests: XCTestCase {
         XCTAssertEqual(try readBack(third, 0..<2).exact, 2)
     }
 
+    /// A new version (the origin's content changed) before its first byte:
+    /// its data file does not exist yet, so its metadata has nowhere to go
+    /// and claims nothing; the flush is no storage fault, and once bytes
+    /// come they are kept under the new version, byte for byte after a restart.
+    func testANewVersionBeforeItsFirstByteFlushesWithoutAFault() throws {
+        let store = try open(folder)
+        try fill(store, 0..<1)
+        let key = try onLoop { store.value.storeKey(for: Self.url(0)) }
+        try onLoop {
+            let resource = try XCTUnwrap(store.value.existing(storeKey: key))
+            resource.users += 1
+            resource.reset(url: Self.url(0))
+            resource.flush()
+        }
+        try waitOnLoop("the flush") {
+            guard let resource = store.value.atHand(storeKey: key) else { return false }
+            return !resource.flushing && !resource.flushQueued
+        }
+        XCTAssertEqual(try onLoop { store.value.isDiskFull }, false, "no storage fault")
+        let newBytes = Self.body(7)
+        try onLoop {
+            let resource = try XCTUnwrap(store.value.atHand(storeKey: key))
+            resource.setInfo(totalLength: Int64(Self.entryBytes), contentType: "video/mp4", etag: "\"v2\"", lastModified: nil)
+            try newBytes.withUnsafeBytes { try resource.write($0, at: 0) }
+            resource.users -= 1
+            store.value.flushAllNow()
+        }
+        XCTAssertEqual(CacheFolderSupport.files(in: folder), [String(key.prefix(1)) + "/" + String(key.dropFirst().prefix(2)) + "/" + key + ".data-1"],
+                       "one file: the new version's")
+        try CacheFolderSupport.copy(folder, to: folder + "-2")
+        let reopened = try open(folder + "-2")
+        let loaded = DispatchSemaphore(value: 0)
+        try onLoop { reopened.value.whenAtHand(storeKey: key) { loaded.signal() } }
+        XCTAssertEqual(loaded.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(try onLoop { try reopened.value.atHand(storeKey: key)?.dataFile().read(0..<Int64(Self.entryBytes)) }, newBytes)
+    }
+
     /// An encrypted folder: the attribute holds the sealed metadata (no URL
     /// in the clear); a rekey re-seals one-file entries (and `.meta` files
     /// of older ones); everything is served byte for byte under the new key.
