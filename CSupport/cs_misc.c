@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/xattr.h>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -297,4 +298,21 @@ int cs_trim_heap(void)
 int cs_syncfs(int fd)
 {
     return syncfs(fd) == 0 ? 0 : -errno;
+}
+
+/* --------------------------------------------------- extended attributes */
+
+int cs_fsetxattr(int fd, const char *name, const void *value, size_t size)
+{
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+long cs_fgetxattr(int fd, const char *name, void *value, size_t size)
+{
+    return (long)fgetxattr(fd, name, value, size);
+}
+
+int cs_lremovexattr(const char *path, const char *name)
+{
+    return lremovexattr(path, name);
 }

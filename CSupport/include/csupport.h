@@ -320,6 +320,18 @@ int cs_trim_heap(void);
  */
 int cs_syncfs(int fd);
 
+/**
+ * Extended attributes of an open file (sys/xattr.h, which Swift's Glibc
+ * module does not show): an entry's metadata kept in its data file.
+ * cs_fsetxattr replaces the whole value (flags 0); cs_fgetxattr returns the
+ * value's length (size 0: only asks it); cs_removexattr works on a path,
+ * never through a symlink. Blocking: pool threads. They return what the
+ * system calls return (-1 with errno set on failure).
+ */
+int cs_fsetxattr(int fd, const char *name, const void *value, size_t size);
+long cs_fgetxattr(int fd, const char *name, void *value, size_t size);
+int cs_lremovexattr(const char *path, const char *name);
+
 /* ------------------------------------------------------------------ gzip */
 
 /**

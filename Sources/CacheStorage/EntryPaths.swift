@@ -1,11 +1,13 @@
 import CacheIO
 import Glibc
 
-/// Where an entry's two files live: `resources/a/bc/<key>.meta` and
-/// `resources/a/bc/<key>.data` (`.data-N` after N changes of version), in
+/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N`
+/// after N changes of version), its metadata in an attribute of it (see
+/// MetadataAttribute) or, in the older layout and where attributes are
+/// refused, in `resources/a/bc/<key>.meta` beside it; in
 /// 4,096 folders chosen by the key's first three hex digits (nginx's
 /// `levels=1:2`): no folder grows past a few thousand names at ten million
-/// entries, and an entry costs two inodes, not three. The folders are made
+/// entries, and an entry costs one inode (two in the older layout). The folders are made
 /// when their first entry is (`makeFolder`, remembered by `LevelFolders`):
 /// making all 4,112 up front took 2 s on some file systems, and as long again
 /// to remove an empty cache folder.
@@ -39,25 +41,56 @@ package struct EntryPaths: Sendable {
         return true
     }
 
-    /// The entry's metadata and the version of the data file it names,
-    /// its ranges clipped to that file's size (never a claim beyond the
-    /// file's end); nil when there is no valid metadata of this layout.
-    /// Blocking: one small read and a stat. In an encrypted folder the file
-    /// is sealed (`keys`); one that does not open counts as invalid.
-    package func readMetadata(keys: FolderKeys?) -> (metadata: ResourceMetadata, version: Int)? {
-        readMetadata(keys: keys) { FileIO.fileSize(data(version: $0)) }
+    /// The entry's metadata wherever it is kept (see `StoredMetadata`): the
+    /// layout the index names is tried first, the other one when the first
+    /// holds nothing (a crash between a layout change and its journal entry).
+    /// A `.meta` file, when present, is the entry's metadata (an attribute
+    /// beside it is a conversion's leftover, ignored). Ranges are clipped to
+    /// the data file's size (never a claim beyond its end); nil when there is
+    /// no valid metadata. Blocking: an open and a small read or two.
+    package func readMetadata(keys: FolderKeys?, oneFile: Bool, version: Int) -> StoredMetadata? {
+        if oneFile, let found = readAttribute(keys: keys, version: version) { return found }
+        if let stored = FileIO.readAll(meta) {
+            guard var metadata = Self.decode(stored, keys: keys, key: key),
+                  let named = EntryPaths.version(ofDataName: metadata.dataName) else { return nil }
+            metadata.ranges.clip(to: FileIO.fileSize(data(version: named)) ?? 0)
+            return StoredMetadata(metadata: metadata, version: named, oneFile: false)
+        }
+        return oneFile ? nil : readAttribute(keys: keys, version: version)
     }
 
-    /// The same, the data file's size told by `dataSize` (given its version):
-    /// a caller that opens the file anyway asks its descriptor, not the path.
-    package func readMetadata(keys: FolderKeys?,
-                              dataSize: (Int) -> Int64?) -> (metadata: ResourceMetadata, version: Int)? {
-        guard let stored = FileIO.readAll(meta),
-              let bytes = keys == nil ? stored : keys!.open(stored, context: key),
-              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)),
+    /// The metadata in the attribute of the data file of `version`, clipped to its size.
+    private func readAttribute(keys: FolderKeys?, version: Int) -> StoredMetadata? {
+        let fd = open(data(version: version), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard var metadata = attributeMetadata(fd: fd, keys: keys, version: version) else { return nil }
+        var info = stat()
+        metadata.ranges.clip(to: fstat(fd, &info) == 0 ? Int64(info.st_size) : 0)
+        return StoredMetadata(metadata: metadata, version: version, oneFile: true)
+    }
+
+    /// The metadata in the attribute of the open data file of `version`
+    /// (unclipped); nil when it has none, or one naming another file.
+    func attributeMetadata(fd: Int32, keys: FolderKeys?, version: Int) -> ResourceMetadata? {
+        guard let stored = MetadataAttribute.read(fd: fd), let metadata = Self.decode(stored, keys: keys, key: key),
+              metadata.dataName == Self.dataName(version: version) else { return nil }
+        return metadata
+    }
+
+    /// The metadata of a `.meta` file (unclipped) and the version it names; nil when missing or invalid.
+    func readMetaFile(keys: FolderKeys?) -> (metadata: ResourceMetadata, version: Int)? {
+        guard let stored = FileIO.readAll(meta), let metadata = Self.decode(stored, keys: keys, key: key),
               let version = EntryPaths.version(ofDataName: metadata.dataName) else { return nil }
-        metadata.ranges.clip(to: dataSize(version) ?? 0)
         return (metadata, version)
+    }
+
+    /// Stored bytes (a `.meta` file's or an attribute's) decoded; in an
+    /// encrypted folder they are sealed, bound to the entry's key, and bytes
+    /// that do not open count as invalid.
+    static func decode(_ stored: [UInt8], keys: FolderKeys?, key: String) -> ResourceMetadata? {
+        guard let bytes = keys == nil ? stored : keys!.open(stored, context: key) else { return nil }
+        return ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The data file of a version (see `dataName(version:)`).
@@ -114,4 +147,13 @@ package final class LevelFolders: Sendable {
 
     /// Forgets every folder (the cache folder was deleted and is being remade).
     package func forget() { made.withLock { $0 = [UInt64](repeating: 0, count: 4096 / 64) } }
+}
+
+/// An entry's metadata as stored, the data file version it names, and
+/// where it was found.
+package struct StoredMetadata: Sendable {
+    package var metadata: ResourceMetadata
+    package var version: Int
+    /// Found in the data file's attribute (one file per entry), not a `.meta` file.
+    package var oneFile: Bool
 }

@@ -11,7 +11,8 @@ import Glibc
 /// (FolderKeys.open) and running the same rekey again finishes the work.
 /// Then, entry by entry: the data is written re-encrypted to the entry's
 /// next data file version, the metadata sealed under the new key names it
-/// and replaces the old metadata by a rename (the switch), and only then
+/// and replaces the old metadata by a rename (the switch; for a one-file
+/// entry, it is set as the new data file's attribute), and only then
 /// is the old data file removed. Killed at any point, an entry's metadata
 /// is the old one naming intact old data, or the new one naming complete
 /// new data; which one is told by the key its seal opens with. Download
@@ -131,9 +132,13 @@ package enum FolderRekey {
         var pending: [Switch] = []
         var pendingBytes: Int64 = 0
 
+        /// An entry's switch: its sealed metadata renamed over the `.meta`
+        /// file, or (one file) set as the attribute of the new data file.
         struct Switch {
-            let metaTemp: String
+            var metaTemp: String? = nil
             let meta: String
+            var attribute: [UInt8]? = nil
+            var newData: String = ""
             let oldData: String
         }
 
@@ -173,6 +178,7 @@ package enum FolderRekey {
         /// One entry: done already (sealed under the new key), to re-encrypt, or unreadable (removed).
         private mutating func entry(_ paths: EntryPaths, suffixes: [String]) throws(StorageError) {
             let dataNames = suffixes.filter { EntryPaths.version(ofDataName: $0) != nil }
+            guard suffixes.contains("meta") else { return try oneFileEntry(paths, dataNames: dataNames) }
             let stored = suffixes.contains("meta") ? FileIO.readAll(paths.meta) : nil
             if let stored, let metadata = Self.metadata(stored, new, paths.key) {
                 // Switched before: data files it does not name are what a kill left.
@@ -198,6 +204,42 @@ package enum FolderRekey {
             }
             remove(dataNames.filter { $0 != metadata.dataName && $0 != EntryPaths.dataName(version: version) }, of: paths)
             pending.append(Switch(metaTemp: temp, meta: paths.meta, oldData: oldData))
+            pendingBytes += metadata.ranges.byteCount
+            summary.entries += 1
+            summary.bytes += metadata.ranges.byteCount
+            if pending.count >= batchEntries || pendingBytes >= batchBytes { try switchPending() }
+        }
+
+        /// A one-file entry: the data file whose attribute opens under the new
+        /// key is the switched one; else the one whose attribute opens under
+        /// the old key is re-encrypted to the next version, which gets the
+        /// attribute sealed under the new key at the batch's switch.
+        private mutating func oneFileEntry(_ paths: EntryPaths, dataNames: [String]) throws(StorageError) {
+            var found: (metadata: ResourceMetadata, version: Int)?
+            for name in dataNames {
+                guard let version = EntryPaths.version(ofDataName: name),
+                      let stored = MetadataAttribute.read(path: paths.data(version: version)) else { continue }
+                if let metadata = Self.metadata(stored, new, paths.key), metadata.dataName == name {
+                    // Switched before: data files it does not name are what a kill left.
+                    remove(dataNames.filter { $0 != name }, of: paths)
+                    return
+                }
+                if found == nil, let metadata = Self.metadata(stored, old, paths.key), metadata.dataName == name {
+                    found = (metadata, version)
+                }
+            }
+            guard case (var metadata, let version)? = found else { return remove(dataNames, of: paths) }
+            let next = version == EntryPaths.maxVersion ? 0 : version + 1
+            let oldData = paths.data(version: version)
+            metadata.ranges.clip(to: FileIO.fileSize(oldData) ?? 0)
+            try reencrypt(from: oldData, version: version, to: paths.data(version: next), version: next,
+                          key: paths.key, ranges: metadata.ranges)
+            metadata.dataName = EntryPaths.dataName(version: next)
+            guard let sealed = new.seal(Array(metadata.encoded().utf8), context: paths.key) else {
+                throw StorageError("cannot seal the metadata of \(paths.key)")
+            }
+            remove(dataNames.filter { $0 != metadata.dataName && $0 != EntryPaths.dataName(version: version) }, of: paths)
+            pending.append(Switch(meta: paths.meta, attribute: sealed, newData: paths.data(version: next), oldData: oldData))
             pendingBytes += metadata.ranges.byteCount
             summary.entries += 1
             summary.bytes += metadata.ranges.byteCount
@@ -267,8 +309,19 @@ package enum FolderRekey {
         private mutating func switchPending() throws(StorageError) {
             guard !pending.isEmpty else { return }
             try sync()
-            for entry in pending where rename(entry.metaTemp, entry.meta) != 0 {
-                throw StorageError("cannot rename \(entry.metaTemp) to \(entry.meta): \(FileIO.errorText())", code: errno)
+            for entry in pending {
+                if let temp = entry.metaTemp, rename(temp, entry.meta) != 0 {
+                    throw StorageError("cannot rename \(temp) to \(entry.meta): \(FileIO.errorText())", code: errno)
+                }
+                if let attribute = entry.attribute {
+                    let fd = open(entry.newData, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                    let ok = fd >= 0 && MetadataAttribute.write(attribute, fd: fd)
+                    let code = errno
+                    if fd >= 0 { close(fd) }
+                    guard ok else {
+                        throw StorageError("cannot set the metadata of \(entry.newData): \(FileIO.errorText(code))", code: code)
+                    }
+                }
             }
             try sync()
             for entry in pending { unlink(entry.oldData) }

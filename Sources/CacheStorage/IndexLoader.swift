@@ -137,15 +137,18 @@ struct IndexLoader {
     }
 
     /// One leaf folder of the hashed layout: entries with valid metadata
-    /// become records; files of entries without (a crash before their first
+    /// become records (a `.meta` file's, else a data file's attribute: both
+    /// layouts); files of entries without (a crash before their first
     /// flush) are removed.
     private func scanLevel(_ folder: String, into records: inout [EntryIndex.Record], loaded: inout Loaded) {
         let names = FileIO.listDirectory(folder)
         var kept = Set<String>()
+        var twoFiles = Set<Substring>()
         for name in names where name.hasSuffix(".meta") {
             let key = name.dropLast(5)
+            twoFiles.insert(key)
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: String(key))
-            if let record = record(paths: paths, key: String(key), accessed: nil) {
+            if let record = record(paths: paths, key: String(key), oneFile: false, version: 0) {
                 records.append(record.record)
                 kept.insert(String(key) + "." + record.dataName)
                 kept.insert(name)
@@ -153,21 +156,40 @@ struct IndexLoader {
                 loaded.removed += 1
             }
         }
+        // One-file entries: a data file holding its metadata (a key's first such file wins).
+        var oneFile = Set<Substring>()
+        for name in names where !name.hasSuffix(".meta") {
+            guard let dot = name.firstIndex(of: "."), case let key = name[..<dot], !twoFiles.contains(key),
+                  !oneFile.contains(key), let version = EntryPaths.version(ofDataName: String(name[name.index(after: dot)...]))
+            else { continue }
+            let paths = EntryPaths(resourcesRoot: resourcesRoot, key: String(key))
+            if let record = record(paths: paths, key: String(key), oneFile: true, version: version) {
+                records.append(record.record)
+                kept.insert(name)
+                oneFile.insert(key)
+            }
+        }
         for name in names where !kept.contains(name) { unlink(folder + "/" + name) }
     }
 
-    /// The record of an entry of the hashed layout; nil (files removed) when
+    /// The record of an entry of the hashed layout (metadata where the
+    /// layout puts it); nil (a `.meta` file and what it names removed) when
     /// its metadata is not valid or claims no byte.
-    private func record(paths: EntryPaths, key: String, accessed: Int64?) -> (record: EntryIndex.Record, dataName: String)? {
-        let stored = paths.readMetadata(keys: keys)
-        guard let entryKey = EntryKey(hex: key), let (metadata, version) = stored, !metadata.ranges.isEmpty else {
-            unlink(paths.meta)
-            if let named = stored?.version { unlink(paths.data(version: named)) }
+    private func record(paths: EntryPaths, key: String, oneFile: Bool,
+                        version: Int) -> (record: EntryIndex.Record, dataName: String)? {
+        let stored = paths.readMetadata(keys: keys, oneFile: oneFile, version: version)
+        guard let entryKey = EntryKey(hex: key), let stored, !stored.metadata.ranges.isEmpty else {
+            if !oneFile {
+                unlink(paths.meta)
+                if let named = stored?.version { unlink(paths.data(version: named)) }
+            }
             return nil
         }
+        let metadata = stored.metadata
         return (EntryIndex.Record(key: entryKey, bytes: metadata.ranges.byteCount,
-                                  lastAccess: max(metadata.lastAccess, accessed ?? 0), route: route(metadata.url),
-                                  flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: version)),
+                                  lastAccess: metadata.lastAccess, route: route(metadata.url),
+                                  flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: stored.version,
+                                                                 oneFile: stored.oneFile)),
                 metadata.dataName)
     }
 
@@ -184,17 +206,19 @@ struct IndexLoader {
         metadata.dataName = EntryPaths.dataName(version: 0)
         if let accessed { metadata.lastAccess = max(metadata.lastAccess, accessed) }
         guard paths.makeFolder(), rename(oldData, paths.data(version: 0)) == 0 else { return nil }
-        return MetadataWrite(metadata: metadata, dataPath: paths.data(version: 0), metaPath: paths.meta, keys: keys, key: key)
+        return MetadataWrite(metadata: metadata, dataPath: paths.data(version: 0), metaPath: paths.meta, keys: keys, key: key,
+                             attribute: true)
     }
 
     /// Writes the metadata of migrated entries; their records.
     private func writeMigrated(_ moved: inout [MetadataWrite], loaded: inout Loaded) -> [EntryIndex.Record] {
         defer { moved.removeAll(keepingCapacity: true) }
-        let failures = MetadataWrite.perform(moved, root: root, tempFolder: root + "/tmp")
+        // One file each where the file system takes it (no index yet: a refusal becomes a `.meta` file at once).
+        let written = MetadataWrite.performFallingBack(moved, root: root, tempFolder: root + "/tmp")
         var records: [EntryIndex.Record] = []
         for (position, write) in moved.enumerated() {
             let name = write.metaPath.split(separator: "/").last!.dropLast(5)
-            guard failures[position] == nil, let key = EntryKey(hex: name) else {
+            guard written[position].failure == nil, let key = EntryKey(hex: name) else {
                 unlink(write.dataPath)
                 loaded.removed += 1
                 continue
@@ -202,7 +226,8 @@ struct IndexLoader {
             let metadata = write.metadata
             records.append(EntryIndex.Record(key: key, bytes: metadata.ranges.byteCount, lastAccess: metadata.lastAccess,
                                              route: route(metadata.url),
-                                             flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: 0)))
+                                             flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: 0,
+                                                                            oneFile: written[position].oneFile)))
             loaded.migrated += 1
         }
         return records
@@ -226,9 +251,22 @@ struct IndexLoader {
 }
 
 extension EntryIndex.Record {
-    /// Flags: bit 0 pinned, bits 8-31 the data file's version.
-    package static func flags(pinned: Bool, version: Int) -> UInt32 {
-        (pinned ? Self.pinned : 0) | UInt32(version & EntryPaths.maxVersion) << 8
+    /// Flags: bit 0 pinned, bit 1 one file (the metadata in the data file's
+    /// attribute, see MetadataAttribute; clear in every record written before
+    /// it existed, which all name two files), bits 8-31 the data file's version.
+    package static func flags(pinned: Bool, version: Int, oneFile: Bool = false) -> UInt32 {
+        (pinned ? Self.pinned : 0) | (oneFile ? Self.oneFile : 0) | UInt32(version & EntryPaths.maxVersion) << 8
+    }
+
+    package static let oneFile: UInt32 = 2
+
+    /// The entry is one file: its metadata is in its data file's attribute.
+    package var isOneFile: Bool { flags & Self.oneFile != 0 }
+
+    /// The files the entry has in its layout, the metadata first (once it
+    /// is gone nothing claims the data).
+    func files(_ paths: EntryPaths) -> [String] {
+        isOneFile ? [paths.data(version: version)] : [paths.meta, paths.data(version: version)]
     }
 
     package var version: Int { Int(flags >> 8) }

@@ -3,8 +3,8 @@ import CacheIO
 /// Writes resources' metadata off the loop, in batches of up to
 /// `batchSize`, one batch at a time, each with one sync of the file system
 /// for the data and one for the metadata (`MetadataWrite.perform`): a burst
-/// of new entries costs a few syncs, not two per entry, and no descriptor is
-/// held while one waits. What a written (or failed) metadata file means for
+/// of new entries costs a few syncs, not two per entry. What a written (or
+/// failed, or refused) metadata write means for
 /// the entry is the store's (`done`). Loop thread only.
 final class MetadataFlusher {
     /// Most metadata files written in one batch.
@@ -16,9 +16,10 @@ final class MetadataFlusher {
     private let tempRoot: String
     private let loop: EventLoop
     /// A resource's write ended: the metadata it wrote, or why it failed.
-    private let done: (Resource, ResourceMetadata, StorageError?) -> Void
+    private let done: (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void
 
-    init(root: String, tempRoot: String, loop: EventLoop, done: @escaping (Resource, ResourceMetadata, StorageError?) -> Void) {
+    init(root: String, tempRoot: String, loop: EventLoop,
+         done: @escaping (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void) {
         self.root = root
         self.tempRoot = tempRoot
         self.loop = loop
@@ -54,11 +55,11 @@ final class MetadataFlusher {
         guard !items.isEmpty else { return startBatch() }
         batchInFlight = true
         let (root, temp, writes) = (self.root, tempRoot, items)
-        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] failures in
+        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] outcomes in
             guard let self else { return }
             self.batchInFlight = false
             for (position, resource) in taken.enumerated() {
-                self.done(resource, items[position].metadata, failures[position])
+                self.done(resource, items[position].metadata, outcomes[position])
             }
             self.startBatch()
         })

@@ -2,20 +2,48 @@ import CacheIO
 import Glibc
 
 /// One entry's metadata to write, naming the data file whose bytes it
-/// claims. `perform` writes a batch: blocking, for the pool.
+/// claims: in that file's attribute (one file per entry, see
+/// MetadataAttribute) or in a `.meta` file beside it. `perform` writes a
+/// batch: blocking, for the pool.
 struct MetadataWrite: Sendable {
     let metadata: ResourceMetadata
     let dataPath: String
     let metaPath: String
-    /// The folder's keys when it is encrypted: the file is sealed, bound to its entry's key.
+    /// The folder's keys when it is encrypted: the bytes are sealed, bound to their entry's key.
     var keys: FolderKeys? = nil
     var key: String = ""
+    /// In the data file's attribute, else in the `.meta` file. The data
+    /// file is opened by its name on the pool (a batch holds no entry's
+    /// descriptor while it waits for a sync); a successor that took the name
+    /// meanwhile is flushed again by the store (see `ResourceStore.flushed`).
+    var attribute = false
 
-    /// The file's bytes: the text, sealed in an encrypted folder.
+    /// What became of one write.
+    enum Outcome: Sendable {
+        case written
+        case failed(StorageError)
+        /// The attribute was refused (see MetadataAttribute.Refusal): nothing
+        /// written; the entry needs a `.meta` file instead.
+        case refused(MetadataAttribute.Refusal)
+
+        var failure: StorageError? {
+            if case .failed(let error) = self { return error }
+            return nil
+        }
+    }
+
+    /// The stored bytes: the text, sealed in an encrypted folder.
     func fileBytes() -> [UInt8]? {
         let text = Array(metadata.encoded().utf8)
         guard let keys else { return text }
         return keys.seal(text, context: key)
+    }
+
+    /// The same write in a `.meta` file (the attribute was refused).
+    var inMetaFile: MetadataWrite {
+        var write = self
+        write.attribute = false
+        return write
     }
 
     /// Batches this large sync the whole file system once instead of each
@@ -23,12 +51,22 @@ struct MetadataWrite: Sendable {
     static let syncWholeFileSystemFrom = 8
 
     /// Data first, then the metadata that claims it: the data files synced,
-    /// each metadata written to a temp file, the temp files synced, then
-    /// renamed into place (atomic). Returns, per item, nil when written or
-    /// why not (errno read on the thread that failed).
-    static func perform(_ items: [MetadataWrite], root: String, tempFolder: String) -> [StorageError?] {
+    /// then each metadata either set as its data file's attribute (one
+    /// system call replacing the whole value, atomically) or written to a
+    /// temp file renamed into place (atomic); then those made durable.
+    /// Returns an outcome per item (errno read on the thread that failed).
+    ///
+    /// Durability of an attribute on ext4: the value lives in the inode or in
+    /// an attribute block, both journalled metadata that `fsync` commits;
+    /// `fdatasync` may skip them (nothing needed to read the data changed),
+    /// so an attribute write is followed by `fsync`, or by the batch's
+    /// `syncfs`. No temp file, rename or folder sync is needed: the name
+    /// does not change. The data's own `fdatasync` (or `syncfs`) comes before
+    /// the attribute is set: with delayed allocation the journal could
+    /// otherwise commit the attribute before the data blocks exist.
+    static func perform(_ items: [MetadataWrite], root: String, tempFolder: String) -> [Outcome] {
         guard !items.isEmpty else { return [] }
-        var failures = [StorageError?](repeating: nil, count: items.count)
+        var outcomes = [Outcome](repeating: .written, count: items.count)
         func failure(_ what: String) -> StorageError {
             let code = errno
             return StorageError("\(what): \(FileIO.errorText(code))", code: code)
@@ -36,29 +74,72 @@ struct MetadataWrite: Sendable {
         let wholeFileSystem = items.count >= syncWholeFileSystemFrom
         let folder = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if folder >= 0 { close(folder) } }
+        // Data files opened here: at most one at a time in a large batch,
+        // fewer than `syncWholeFileSystemFrom` in a small one.
+        var descriptors = [Int32](repeating: -1, count: items.count)
+        var opened = [Bool](repeating: false, count: items.count)
+        func descriptor(_ position: Int) -> Int32 {
+            if descriptors[position] >= 0 { return descriptors[position] }
+            let fd = open(items[position].dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            descriptors[position] = fd
+            opened[position] = fd >= 0
+            return fd
+        }
+        func done(_ position: Int) {
+            if opened[position] { close(descriptors[position]) }
+            opened[position] = false
+            descriptors[position] = -1
+        }
+        defer { for position in items.indices { done(position) } }
         if wholeFileSystem {
-            if folder < 0 || !FileSystemSync.sync(folder) { return Array(repeating: failure("sync"), count: items.count) }
+            if folder < 0 || !FileSystemSync.sync(folder) { return Array(repeating: .failed(failure("sync")), count: items.count) }
         } else {
             for (position, item) in items.enumerated() {
-                let fd = open(item.dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                let fd = descriptor(position)
                 // No data file: nothing written yet, so nothing to sync.
                 guard fd >= 0 else { continue }
-                if fdatasync(fd) != 0 { failures[position] = failure("sync") }
-                close(fd)
+                if fdatasync(fd) != 0 { outcomes[position] = .failed(failure("sync")) }
+                if !item.attribute { done(position) }
+            }
+        }
+        for (position, item) in items.enumerated() where item.attribute && outcomes[position].failure == nil {
+            defer { done(position) }
+            let fd = descriptor(position)
+            guard fd >= 0 else {
+                let code = errno
+                // No data file yet (a new version nothing was written to): nothing to hold the
+                // metadata and nothing for it to claim, as a `.meta` file would claim nothing.
+                // A missing folder is the cache folder deleted: a storage fault.
+                if code == ENOENT, let slash = item.dataPath.utf8.lastIndex(of: UInt8(ascii: "/")),
+                   FileIO.isDirectory(String(item.dataPath[..<slash])) { continue }
+                errno = code
+                outcomes[position] = .failed(failure("open"))
+                continue
+            }
+            guard let bytes = item.fileBytes() else {
+                errno = EIO
+                outcomes[position] = .failed(failure("write"))
+                continue
+            }
+            if !MetadataAttribute.write(bytes, fd: fd) {
+                let code = errno
+                outcomes[position] = MetadataAttribute.refusal(code).map { .refused($0) } ?? .failed(failure("write"))
+            } else if !wholeFileSystem && fsync(fd) != 0 {
+                outcomes[position] = .failed(failure("sync"))
             }
         }
         var temps = [String?](repeating: nil, count: items.count)
-        for (position, item) in items.enumerated() where failures[position] == nil {
+        for (position, item) in items.enumerated() where !item.attribute && outcomes[position].failure == nil {
             let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
             let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else {
-                failures[position] = failure("write")
+                outcomes[position] = .failed(failure("write"))
                 continue
             }
             let bytes = item.fileBytes()
             if bytes == nil { errno = EIO }
             let ok = bytes.map { FileIO.writeFully(fd, $0) } == true && (wholeFileSystem || fsync(fd) == 0)
-            if !ok { failures[position] = failure("write") }
+            if !ok { outcomes[position] = .failed(failure("write")) }
             close(fd)
             if ok { temps[position] = temp } else { unlink(temp) }
         }
@@ -66,18 +147,41 @@ struct MetadataWrite: Sendable {
             let error = failure("sync")
             for (position, temp) in temps.enumerated() {
                 if let temp { unlink(temp) }
-                if failures[position] == nil { failures[position] = error }
+                if case .written = outcomes[position] { outcomes[position] = .failed(error) }
             }
-            return failures
+            return outcomes
         }
         for (position, temp) in temps.enumerated() {
             guard let temp else { continue }
             // A missing folder (the cache folder deleted) is a storage fault: the store recovers it.
             if rename(temp, items[position].metaPath) != 0 {
-                failures[position] = failure("rename")
+                outcomes[position] = .failed(failure("rename"))
                 unlink(temp)
             }
         }
-        return failures
+        return outcomes
+    }
+
+    /// `perform` where no index orders the layouts (an entry not yet
+    /// indexed: an import, a migration at start-up): a refused attribute is
+    /// written as a `.meta` file at once. Per item, the failure if any and
+    /// whether the entry is one file.
+    static func performFallingBack(_ items: [MetadataWrite], root: String,
+                                   tempFolder: String) -> [(failure: StorageError?, oneFile: Bool)] {
+        var results: [(failure: StorageError?, oneFile: Bool)] = []
+        var refused: [Int] = []
+        for (position, outcome) in perform(items, root: root, tempFolder: tempFolder).enumerated() {
+            switch outcome {
+            case .written: results.append((nil, items[position].attribute))
+            case .failed(let error): results.append((error, items[position].attribute))
+            case .refused:
+                results.append((nil, false))
+                refused.append(position)
+            }
+        }
+        guard !refused.isEmpty else { return results }
+        let again = perform(refused.map { items[$0].inMetaFile }, root: root, tempFolder: tempFolder)
+        for (n, position) in refused.enumerated() { results[position].failure = again[n].failure }
+        return results
     }
 }

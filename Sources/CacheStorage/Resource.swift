@@ -10,8 +10,10 @@ import Glibc
 package final class Resource {
     package let key: String
     let entryKey: EntryKey
-    /// Where its two files are.
+    /// Where its files are.
     let paths: EntryPaths
+    /// Where its metadata is kept (see `Layout`).
+    var layout: Layout
     /// The first 32 bits of its URL's primary key (see EntryIndex.Record.route).
     let route: UInt32
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
@@ -63,8 +65,23 @@ package final class Resource {
     /// Waiting in the store's flush queue.
     var flushQueued = false
 
-    init(key: String, paths: EntryPaths, metadata: ResourceMetadata, store: ResourceStore, onDisk: Bool, route: UInt32) {
+    /// Where a resource's metadata is kept.
+    enum Layout {
+        /// A `.meta` file beside the data file (the older layout, and where
+        /// attributes are refused).
+        case twoFiles
+        /// Being moved into the data file's attribute (see
+        /// ResourceStore+Upgrade): its writes go to the attribute, the
+        /// index still says two files until the `.meta` file is gone.
+        case converting
+        /// The data file's attribute: one file.
+        case oneFile
+    }
+
+    init(key: String, paths: EntryPaths, metadata: ResourceMetadata, store: ResourceStore, onDisk: Bool, route: UInt32,
+         oneFile: Bool) {
         self.key = key
+        self.layout = oneFile ? .oneFile : .twoFiles
         guard let entryKey = EntryKey(hex: key) else { preconditionFailure("a store key is 64 hex digits: \(key)") }
         self.entryKey = entryKey
         self.paths = paths
@@ -258,7 +275,8 @@ package final class Resource {
 
     /// The metadata write a flush makes now: what it claims, where it goes.
     func pendingWrite() -> MetadataWrite {
-        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key)
+        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key,
+                      attribute: layout != .twoFiles)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {

@@ -19,7 +19,7 @@ struct EvictedEntry {
 // waits for a file to go; one batch is on the pool at a time, so the folder
 // is over its limit by at most one batch's files while they go.
 extension ResourceStore {
-    /// Most entries a round evicts: one task on the pool, two unlinks each.
+    /// Most entries a round evicts: one task on the pool, an unlink each (two in the older layout).
     package static let evictionBatch = 256
 
     /// How far under the limit a round goes (a 64th of it, at most 16 MiB,
@@ -108,7 +108,8 @@ extension ResourceStore {
             }
             guard let dropped = dropRecord(victim.key) else { continue }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-            removalQueue.append(EvictedEntry(record: dropped, files: [paths.meta, paths.data(version: dropped.version)]))
+            // One unlink for a one-file entry, two for the older layout.
+            removalQueue.append(EvictedEntry(record: dropped, files: dropped.files(paths)))
             doomed.insert(dropped.key)
             if counting { counted(key) }
         }

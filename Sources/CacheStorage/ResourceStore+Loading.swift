@@ -1,15 +1,17 @@
 import Glibc
 
-/// What the pool found for an entry not at hand: its metadata, its data
-/// file opened and its first bytes (content sniffing), or no valid metadata
-/// (and the data version it named, if any).
+/// What the pool found for an entry not at hand: its metadata (and whether
+/// it was in the data file's attribute: one file), its data file opened and
+/// its first bytes (content sniffing), or no valid metadata (and the data
+/// version it named, if any).
 enum LoadedEntry: Sendable {
-    case valid(ResourceMetadata, DataFile?, sample: [UInt8]?)
+    case valid(ResourceMetadata, DataFile?, sample: [UInt8]?, oneFile: Bool)
     case invalid(namedVersion: Int?)
 }
 
-// An entry's first use (after a restart, or once it was let go) reads its
-// metadata file and opens its data file: on the pool, not on the loop, so a
+// An entry's first use (after a restart, or once it was let go) opens its
+// data file and reads its metadata (the file's attribute: one open; in the
+// older layout its `.meta` file too): on the pool, not on the loop, so a
 // hit at a million entries costs the loop what it costs at a thousand. The
 // request waits for that (one hop to the pool and back); requests for the
 // same entry meanwhile wait for the same load.
@@ -44,8 +46,12 @@ extension ResourceStore {
             loadQueue.removeFirst(batch.count)
             loadsInFlight += 1
             let (root, keys) = (resourcesRoot, group.keys)
+            // The layout and version the index names: a one-file entry's file is opened without a lookup.
+            let layouts = batch.map { key in index.find(key).map { ($0.isOneFile, $0.version) } ?? (false, 0) }
             loop.offload({
-                batch.map { Self.load(EntryPaths(resourcesRoot: root, key: $0.hex), keys: keys) }
+                zip(batch, layouts).map { key, layout in
+                    Self.load(EntryPaths(resourcesRoot: root, key: key.hex), oneFile: layout.0, version: layout.1, keys: keys)
+                }
             }, done: { [weak self] results in
                 guard let self else { return }
                 self.loadsInFlight -= 1
@@ -63,17 +69,39 @@ extension ResourceStore {
     package static let sampleBytes: Int64 = 512
 
     /// On the pool: the entry's metadata (ranges clipped to its data file),
-    /// its data file opened, and its first bytes when stored.
-    private static func load(_ paths: EntryPaths, keys: FolderKeys?) -> LoadedEntry {
+    /// its data file opened, and its first bytes when stored. A one-file
+    /// entry costs one open and the attribute's read; the layout the index
+    /// names is tried first, the other when it holds nothing (see
+    /// `EntryPaths.readMetadata(keys:oneFile:version:)`).
+    private static func load(_ paths: EntryPaths, oneFile: Bool, version: Int, keys: FolderKeys?) -> LoadedEntry {
         var file: DataFile?
-        let read = paths.readMetadata(keys: keys) { version in
+        var found: (metadata: ResourceMetadata, version: Int, oneFile: Bool)?
+        func openFile(_ version: Int) {
             // No file opens here only when it cannot: the first read opens it on the loop and says why.
             file = try? DataFile(existing: paths.data(version: version), cipher: keys?.cipher(key: paths.key, version: version))
-            var info = stat()
-            guard let fd = file?.fd, fstat(fd, &info) == 0 else { return nil }
-            return Int64(info.st_size)
         }
-        guard let stored = read else { return .invalid(namedVersion: nil) }
+        func attribute() {
+            if let fd = file?.fd, let metadata = paths.attributeMetadata(fd: fd, keys: keys, version: version) {
+                found = (metadata, version, true)
+            }
+        }
+        if oneFile {
+            openFile(version)
+            attribute()
+        }
+        if found == nil {
+            if let stored = paths.readMetaFile(keys: keys) {
+                if file == nil || stored.version != version { openFile(stored.version) }
+                found = (stored.metadata, stored.version, false)
+            } else if !oneFile && FileIO.fileSize(paths.meta) == nil {
+                // No `.meta` file: a conversion removed it before the journal said so.
+                openFile(version)
+                attribute()
+            }
+        }
+        guard var stored = found else { return .invalid(namedVersion: nil) }
+        var info = stat()
+        stored.metadata.ranges.clip(to: file.map { fstat($0.fd, &info) == 0 ? Int64(info.st_size) : 0 } ?? 0)
         let metadata = stored.metadata
         guard !metadata.ranges.isEmpty else { return .invalid(namedVersion: stored.version) }
         // (The file is this thread's alone until the loop takes it: decrypting here is safe.)
@@ -82,7 +110,7 @@ extension ResourceStore {
             let count = min(total, sampleBytes)
             if metadata.ranges.covers(0..<count) { sample = file.read(0..<count) }
         }
-        return .valid(metadata, file, sample: sample)
+        return .valid(metadata, file, sample: sample, oneFile: stored.oneFile)
     }
 
     private func loaded(_ key: String, _ entryKey: EntryKey, _ loaded: LoadedEntry) {
@@ -97,13 +125,14 @@ extension ResourceStore {
             // entry goes, its files through eviction's removal on the pool.
             guard let dropped = dropRecord(entryKey) else { return }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
+            // Both layouts' names: a crash may have left the entry between them.
             var files = [paths.meta, paths.data(version: dropped.version)]
             if let named, named != dropped.version { files.append(paths.data(version: named)) }
             queueRemoval(EvictedEntry(record: dropped, files: files))
-        case .valid(var metadata, let file, let sample):
+        case .valid(var metadata, let file, let sample, let oneFile):
             metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
             let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                    metadata: metadata, store: self, onDisk: true, route: record.route)
+                                    metadata: metadata, store: self, onDisk: true, route: record.route, oneFile: oneFile)
             keep(resource)
             // The record follows the metadata when a crash left them apart.
             recount(resource)

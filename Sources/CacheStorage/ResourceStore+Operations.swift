@@ -8,7 +8,7 @@ extension ResourceStore {
     /// a million entries that is seconds the loop keeps serving through).
     package func list(_ done: @escaping ([CachedResourceInfo]) -> Void) {
         var items: [CachedResourceInfo] = []
-        var stored: [(key: String, lastAccess: Int64)] = []
+        var stored: [(key: String, lastAccess: Int64, oneFile: Bool, version: Int)] = []
         for record in index.all {
             let key = record.key.hex
             if let resource = resources[key] {
@@ -18,14 +18,15 @@ extension ResourceStore {
                 item.variant = group.variant(key: key, metadata: resource.metadata)
                 items.append(item)
             } else {
-                stored.append((key, record.lastAccess))
+                stored.append((key, record.lastAccess, record.isOneFile, record.version))
             }
         }
         let (root, group, wanted) = (resourcesRoot, group, stored)
         loop.offload({
             wanted.compactMap { entry -> CachedResourceInfo? in
                 // Invalid ones are skipped here; a lookup forgets them as before.
-                guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key).readMetadata(keys: group.keys)?.metadata,
+                guard var metadata = EntryPaths(resourcesRoot: root, key: entry.key)
+                        .readMetadata(keys: group.keys, oneFile: entry.oneFile, version: entry.version)?.metadata,
                       !metadata.ranges.isEmpty else { return nil }
                 metadata.lastAccess = entry.lastAccess  // the index keeps the LRU order
                 var item = Self.info(metadata, ranges: metadata.ranges, pinned: metadata.pin != nil, inUse: false,
@@ -100,7 +101,7 @@ extension ResourceStore {
         var doomed: [String] = []
         for record in index.all {
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: record.key.hex)
-            doomed += [paths.meta, paths.data(version: record.version)]
+            doomed += record.files(paths)
             removeRecord(record.key)
         }
         let paths = doomed
@@ -147,7 +148,7 @@ extension ResourceStore {
         let (root, temp, accessed) = (self.root, tempRoot, clock())
         enum Outcome: Sendable {
             case failed(String)
-            case done(ResourceMetadata)
+            case done(ResourceMetadata, oneFile: Bool)
         }
         // The source is checked (and the entry replaced) only once it is known to be a regular file.
         loop.offload({ FileIO.openRegularFile(path).map { OpenedFile(fd: $0.fd, size: $0.size) } },
@@ -173,7 +174,8 @@ extension ResourceStore {
             let metadata = made
             let dataPath = paths.data(version: version)
             let (keys, fileVersion, folders) = (group.keys, version, group.folders)
-            let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta, keys: keys, key: key)
+            let item = MetadataWrite(metadata: metadata, dataPath: dataPath, metaPath: paths.meta, keys: keys, key: key,
+                                     attribute: group.usesAttributes)
             loop.offload({ () -> Outcome in
                 defer { close(source.fd) }
                 guard folders.prepare(paths) else { return .failed("cannot create the folder of \(dataPath): \(FileIO.errorText())") }
@@ -184,17 +186,19 @@ extension ResourceStore {
                       FileIO.copy(source.fd, size: source.size, to: dataPath, from: nil, to: encrypting) else {
                     return .failed("cannot copy \(path): \(FileIO.errorText())")
                 }
-                if let failure = MetadataWrite.perform([item], root: root, tempFolder: temp)[0] {
+                // Not in the index yet: a refused attribute becomes a `.meta` file at once.
+                let written = MetadataWrite.performFallingBack([item], root: root, tempFolder: temp)[0]
+                if let failure = written.failure {
                     unlink(dataPath)
                     return .failed("cannot write metadata \(paths.meta): \(failure)")
                 }
-                return .done(metadata)
+                return .done(metadata, oneFile: written.oneFile)
             }, done: { outcome in
                 switch outcome {
                 case .failed(let error): completion(.failure(StorageError(error)))
-                case .done(let metadata):
+                case .done(let metadata, let oneFile):
                     self.adopt(Resource(key: key, paths: paths, metadata: metadata, store: self, onDisk: false,
-                                        route: self.group.route(ofURL: url)))
+                                        route: self.group.route(ofURL: url), oneFile: oneFile))
                     completion(.success(()))
                 }
             })

@@ -2,8 +2,9 @@ import CacheIO
 import Glibc
 import Logging
 
-/// The cache folder: each entry two files (metadata and a sparse data file)
-/// in hashed folders, keyed by the SHA-256 of its cache key, under a byte
+/// The cache folder: each entry a sparse data file holding its metadata in
+/// an attribute (or, in the older layout, two files: data and `.meta`) in
+/// hashed folders, keyed by the SHA-256 of its cache key, under a byte
 /// limit with least-recently-used eviction. With several loops the folder's
 /// entries are split among stores by key hash (`StoreGroup`): each store
 /// owns its shard, on its loop.
@@ -62,6 +63,16 @@ package final class ResourceStore {
     /// Entries whose metadata is being read on the pool (see `whenAtHand`),
     /// with what waits for each; not evictable meanwhile.
     var loading: [String: [() -> Void]] = [:]
+    /// Where the conversion of older entries to one file has got to in the
+    /// index's records (nil: not converting), and the entries being
+    /// converted now (see ResourceStore+Upgrade).
+    var upgradeCursor: Int?
+    var upgrading: Set<String> = []
+    /// Entries converted to one file since start.
+    package internal(set) var upgradedEntries = 0
+    /// Removes a converted entry's `.meta` file, on the pool (tests replace
+    /// it to stop in the middle of a conversion batch, as a crash would).
+    package var removeConvertedMetadata: @Sendable (String) -> Void = { path in _ = unlink(path) }
     /// Entries waiting for a load task, and the tasks on the pool.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
@@ -115,7 +126,7 @@ package final class ResourceStore {
         log = IndexLog(root: group.root, tempRoot: group.root + "/tmp", shard: shard, shards: group.count,
                        generation: taken.generation, changes: taken.journalEntries, keys: group.keys, loop: loop)
         flusher = MetadataFlusher(root: group.root, tempRoot: group.root + "/tmp", loop: loop) { [unowned self] in
-            flushed($0, snapshot: $1, failure: $2)
+            flushed($0, snapshot: $1, outcome: $2)
         }
         group.add(index.totalBytes)
         group.addEntries(Int64(index.count))
@@ -140,6 +151,7 @@ package final class ResourceStore {
             if group.count > 1 { evictIfNeeded() }
         }
         evictIfNeeded()
+        startUpgrade()
     }
 
     /// Replaces the spare files new resources took (see SpareFolder). The
@@ -167,7 +179,7 @@ package final class ResourceStore {
         assert(group.shard(ofURL: url) == shardIndex, "\(url) belongs to another shard")
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, onDisk: false,
-                                route: group.route(ofURL: url))
+                                route: group.route(ofURL: url), oneFile: group.usesAttributes)
         keep(resource)
         // Its old files are still being removed on the pool, or a batch's worth
         // of removals waits (see `isRemovalBacklogFull`): served, not kept.
@@ -185,23 +197,24 @@ package final class ResourceStore {
 
     /// An entry's metadata, read (nil, and the entry dropped, when it has
     /// none: a crash before its first flush, or files removed by hand).
-    private func readMetadata(_ record: EntryIndex.Record, key: String) -> ResourceMetadata? {
+    private func readMetadata(_ record: EntryIndex.Record, key: String) -> StoredMetadata? {
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-        let stored = paths.readMetadata(keys: group.keys)
-        guard var metadata = stored?.metadata, !metadata.ranges.isEmpty else {
+        let stored = paths.readMetadata(keys: group.keys, oneFile: record.isOneFile, version: record.version)
+        guard var found = stored, !found.metadata.ranges.isEmpty else {
             if let named = stored?.version, named != record.version { unlink(paths.data(version: named)) }
             forget(record, paths: paths)
             return nil
         }
-        metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
-        return metadata
+        found.metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
+        return found
     }
 
     private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
         readsOnLoop += 1
-        guard let metadata = readMetadata(record, key: key) else { return nil }
+        guard let found = readMetadata(record, key: key) else { return nil }
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                metadata: metadata, store: self, onDisk: true, route: record.route)
+                                metadata: found.metadata, store: self, onDisk: true, route: record.route,
+                                oneFile: found.oneFile)
         keep(resource)
         // The record follows the metadata when a crash left them apart.
         recount(resource)
@@ -220,7 +233,7 @@ package final class ResourceStore {
     /// Idle, nothing pending: only the index needs to know it.
     private func isReleasable(_ resource: Resource) -> Bool {
         !resource.isBusy && resource.onDisk && !resource.isTransient && !resource.needsFlush && !resource.flushing
-            && !resource.flushQueued && !resource.flushAgain && !resource.holdsNothing
+            && !resource.flushQueued && !resource.flushAgain && !resource.holdsNothing && resource.layout != .converting
     }
 
     private func release(_ resource: Resource) {
@@ -248,7 +261,8 @@ package final class ResourceStore {
     private func record(of resource: Resource) -> EntryIndex.Record {
         EntryIndex.Record(key: resource.entryKey, bytes: resource.countedBytes, lastAccess: resource.metadata.lastAccess,
                           route: resource.route,
-                          flags: EntryIndex.Record.flags(pinned: resource.isPinned, version: resource.version))
+                          flags: EntryIndex.Record.flags(pinned: resource.isPinned, version: resource.version,
+                                                         oneFile: resource.layout == .oneFile))
     }
 
     /// Variants (Vary, content coding) by their URL's route: stored under
@@ -346,7 +360,8 @@ package final class ResourceStore {
         log.appendAll(.remove, records)
     }
 
-    /// Drops an entry that has no usable metadata: its files and record.
+    /// Drops an entry that has no usable metadata: its files (of either
+    /// layout: a crash may have left it between them) and record.
     private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
         unlink(paths.meta)
         unlink(paths.data(version: record.version))
@@ -498,7 +513,7 @@ package final class ResourceStore {
         if resources[resource.key] === resource { resources[resource.key] = nil }
         guard wasOnDisk else { return }
         // A flush in progress writes the metadata again: `flushed` drops it then.
-        if !resource.flushing { unlink(resource.paths.meta) }
+        if !resource.flushing && resource.layout != .oneFile { unlink(resource.paths.meta) }
         let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         if rename(resource.paths.data(version: resource.version), trash) == 0 { unlinkLater(trash) }
         removeRecord(resource.entryKey)
@@ -513,7 +528,7 @@ package final class ResourceStore {
         resource.closeFile()
         guard resource.onDisk else { return }
         // A flush in progress would write the metadata again: removed after it.
-        if !resource.flushing { removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount) }
+        if !resource.flushing { removeFiles(of: resource) }
         removeRecord(resource.entryKey)
     }
 
@@ -522,12 +537,19 @@ package final class ResourceStore {
         loop.offload({ _ = unlink(path) }, done: { _ in })
     }
 
-    /// An entry's files go: the metadata at once (nothing claims the bytes
-    /// any more), the data file at once when small, else moved aside (one
-    /// rename: the key may get new files right away) and unlinked on the pool.
-    /// What a crash leaves in tmp/ is removed at the next start.
-    private func removeFiles(_ paths: EntryPaths, version: Int, bytes: Int64) {
-        unlink(paths.meta)
+    /// A resource's files go (see `removeFiles(_:version:bytes:oneFile:)`).
+    func removeFiles(of resource: Resource) {
+        removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount,
+                    oneFile: resource.layout == .oneFile)
+    }
+
+    /// An entry's files go: the metadata file at once (nothing claims the
+    /// bytes any more; none in the one-file layout), the data file at once
+    /// when small, else moved aside (one rename: the key may get new files
+    /// right away) and unlinked on the pool. What a crash leaves in tmp/ is
+    /// removed at the next start.
+    private func removeFiles(_ paths: EntryPaths, version: Int, bytes: Int64, oneFile: Bool) {
+        if !oneFile { unlink(paths.meta) }
         let data = paths.data(version: version)
         guard bytes > 1 << 20 else {
             unlink(data)
@@ -560,24 +582,29 @@ package final class ResourceStore {
     }
 
     /// A batch wrote (or failed to write) the resource's metadata.
-    private func flushed(_ resource: Resource, snapshot: ResourceMetadata, failure: StorageError?) {
+    private func flushed(_ resource: Resource, snapshot: ResourceMetadata, outcome: MetadataWrite.Outcome) {
         resource.flushing = false
         if resource.isRemoved {
+            if resource.layout == .converting { conversionFailed(resource) }
             if let successor = resources[resource.key], successor !== resource {
                 // The key has a new resource, which owns the files now: this
                 // flush may have written the old metadata, claiming old
-                // ranges over the new bytes. Drop it; the new one writes its own.
-                unlink(resource.paths.meta)
+                // ranges over the new bytes. Drop it; the new one writes its own
+                // (an attribute is replaced by the successor's write).
+                if successor.layout == .twoFiles { unlink(resource.paths.meta) }
                 successor.needsFlush = true
                 flush(successor)
             } else if index.find(resource.entryKey) == nil {
-                removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount)
+                removeFiles(of: resource)
             }
             // (Else a successor was stored and let go meanwhile: its metadata
             // was written after this one, batches being one at a time.)
             return
         }
-        if let failure {
+        if case .refused(let refusal) = outcome {
+            attributeRefused(resource, refusal)
+        } else if let failure = outcome.failure {
+            if resource.layout == .converting { conversionFailed(resource) }
             if failure.isStorageFault {
                 noteStorageFault(failure)  // warned about there, once a minute
             } else {
@@ -589,6 +616,7 @@ package final class ResourceStore {
             if let record = index.find(resource.entryKey) {
                 journaled(.put, record)
             }
+            if resource.layout == .converting { converted(resource, snapshot: snapshot) }
         }
         if resource.flushAgain {
             resource.flushAgain = false
@@ -609,6 +637,8 @@ package final class ResourceStore {
         var taken: [Resource] = []
         for resource in resources.values where resource.needsFlush || resource.flushAgain || resource.flushQueued {
             guard !resource.isTransient, !resource.isRemoved, resource.onDisk else { continue }
+            // A conversion left for the next start: its `.meta` file stays the entry's metadata.
+            if resource.layout == .converting { resource.layout = .twoFiles }
             if resource.flushing {
                 // Its completion flushes again; the loop's stop waits for that.
                 resource.flushAgain = true
@@ -618,8 +648,21 @@ package final class ResourceStore {
             taken.append(resource)
         }
         flusher.dropQueued()
-        let failures = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
-        for (position, resource) in taken.enumerated() where failures[position] == nil {
+        var outcomes = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
+        // Refused attributes: the index says two files before the `.meta` files are written.
+        let refused = outcomes.indices.filter { if case .refused = outcomes[$0] { return true } else { return false } }
+        if !refused.isEmpty {
+            for position in refused {
+                if case .refused(let refusal) = outcomes[position] { noteRefusal(refusal) }
+                taken[position].layout = .twoFiles
+                recount(taken[position])
+                items[position] = items[position].inMetaFile
+            }
+            let again = MetadataWrite.perform(refused.map { items[$0] }, root: root, tempFolder: tempRoot)
+            for (n, position) in refused.enumerated() { outcomes[position] = again[n] }
+        }
+        for (position, resource) in taken.enumerated() {
+            guard case .written = outcomes[position] else { continue }
             resource.flushQueued = false
             resource.didFlush(items[position].metadata)
             resource.needsFlush = false

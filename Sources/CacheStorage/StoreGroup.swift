@@ -46,6 +46,20 @@ package final class StoreGroup: Sendable {
     /// The entry folders made so far (made with their first entry).
     package let folders = LevelFolders()
 
+    /// Set once the file system refused a user attribute (ENOTSUP): new
+    /// entries of the folder keep a `.meta` file from then on (this process;
+    /// the next start tries again), and no entry is converted.
+    private let attributesRefused = Atomic<Bool>(false)
+
+    /// Whether entries keep their metadata in their data file's attribute
+    /// (one file each; see MetadataAttribute).
+    package var usesAttributes: Bool { !attributesRefused.load(ordering: .relaxed) }
+
+    /// The file system refused an attribute; true the first time (logged then).
+    func refuseAttributes() -> Bool {
+        !attributesRefused.exchange(true, ordering: .relaxed)
+    }
+
     /// Creates (if needed) and locks the folder, clearing what an earlier run
     /// left in its scratch folders. Throws while another process holds it,
     /// and when `encryptionKey` does not fit the folder (wrong key, a key for

@@ -141,9 +141,9 @@ final class BackgroundEvictionTests: XCTestCase {
         }
         // The restart: a copy of the folder as the process left it, opened by a new store.
         let copy = folder + "-copy"
-        try FileManager.default.copyItem(atPath: folder, toPath: copy)
+        try CacheFolderSupport.copy(folder, to: copy)
         let removed = EntryPaths(resourcesRoot: copy + "/resources", key: Self.key(13))
-        XCTAssertEqual(unlink(removed.meta), 0)
+        XCTAssertTrue(CacheFolderSupport.removeMetadata(removed))
         let store = try onLoop {
             LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
         }
@@ -225,7 +225,7 @@ final class BackgroundEvictionTests: XCTestCase {
         XCTAssertEqual(halfDone.wait(timeout: .now() + 20), .success)
         // The crash: the folder as it is now, opened by a new process (store).
         let copy = folder + "-copy"
-        try FileManager.default.copyItem(atPath: folder, toPath: copy)
+        try CacheFolderSupport.copy(folder, to: copy)
         goOn.signal()
         let reopened = try onLoop {
             LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
@@ -259,9 +259,7 @@ final class BackgroundEvictionTests: XCTestCase {
         // No file the index does not know, none missing for an entry it lists.
         let files = Self.dataFiles(in: copy)
         XCTAssertEqual(files.count, kept.count)
-        let metas = (FileManager.default.enumerator(atPath: copy + "/resources")?.compactMap { $0 as? String } ?? [])
-            .filter { $0.hasSuffix(".meta") }
-        XCTAssertEqual(metas.count, kept.count)
+        XCTAssertEqual(CacheFolderSupport.entriesWithMetadata(in: copy), kept.count)
         // The store that went on (no crash) finishes its batch and journals it.
         try waitOnLoop("the original store's batch") { !store.value.isRemovingEvictedFiles }
         XCTAssertLessThanOrEqual(try onLoop { store.value.group.usedBytes }, 100 * Self.entryCost)

@@ -56,7 +56,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0)
         let resources = CacheFolderFiles.metaPaths(cache)
         XCTAssertEqual(resources.count, 1)
-        let meta = try String(contentsOfFile: resources[0], encoding: .utf8)
+        let meta = try XCTUnwrap(CacheFolderFiles.metadataText(resources[0]))
         XCTAssertTrue(meta.contains("ranges 1000-1999"), meta)
         XCTAssertTrue(meta.contains("length 500000"), meta)
     }

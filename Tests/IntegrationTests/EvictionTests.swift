@@ -52,10 +52,10 @@ final class EvictionTests: XCTestCase {
         try fixture.restartProxy()  // every metadata file written
         let metaFiles = CacheFolderFiles.metaPaths(fixture.cacheDirectory)
         XCTAssertEqual(metaFiles.count, 3)
-        let before = try metaFiles.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let before = try metaFiles.map { try XCTUnwrap(CacheFolderFiles.metadata($0)) }
         XCTAssertBytes(try fixture.get("a.bin").body, equal: files["a.bin"]!)  // a hit: a is now the newest
         try fixture.restartProxy()
-        let after = try metaFiles.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let after = try metaFiles.map { try XCTUnwrap(CacheFolderFiles.metadata($0)) }
         XCTAssertEqual(before, after, "a hit rewrote no metadata")
         // The order is in the index (a snapshot written at the clean stop).
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.cacheDirectory)

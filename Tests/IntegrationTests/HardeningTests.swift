@@ -150,7 +150,7 @@ final class HardeningTests: XCTestCase {
         XCTAssertEqual(try mode(cache + "/lock"), 0o600)
         XCTAssertEqual(try mode(accessLog), 0o600, "an existing 0644 access log is narrowed")
         let files = CacheFolderFiles.all(cache)
-        XCTAssertEqual(files.count, 2, "one entry: metadata and data")
+        XCTAssertEqual(files.count, 1, "one entry: one file (its metadata in the file's attribute)")
         for file in files {
             XCTAssertEqual(try mode(file), 0o600, file)
             XCTAssertEqual(try mode((file as NSString).deletingLastPathComponent), 0o700, file)

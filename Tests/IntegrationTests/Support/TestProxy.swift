@@ -41,7 +41,7 @@ final class TestProxy {
 
     /// The cache metadata files' text, one per resource.
     func metadata() -> [String] {
-        CacheFolderFiles.metaPaths(cacheDirectory).compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        CacheFolderFiles.metaPaths(cacheDirectory).compactMap { CacheFolderFiles.metadataText($0) }
     }
 
     /// Waits until a metadata file has a line equal to `line`.

@@ -1,0 +1,79 @@
+import CacheIO
+import Glibc
+import Synchronization
+
+/// An entry's metadata kept in an extended attribute of its data file
+/// (`user.httpcache.meta`): the same bytes a `.meta` file holds (the text,
+/// sealed in an encrypted folder), so an entry is one file and one inode,
+/// and its first use one open. The body stays at offset 0: `sendfile`, the
+/// encrypted send path, `DataFile` and rekey see the same file as before.
+///
+/// A file system that refuses user attributes (ENOTSUP), or a value too big
+/// for it (ext4 takes about 4 KB in one attribute block: E2BIG, ENOSPC,
+/// ERANGE), leaves the entry with a `.meta` file as before (see
+/// `MetadataWrite`). Blocking: pool threads (and the loop's rare
+/// synchronous reads, as `.meta` files were).
+package enum MetadataAttribute {
+    package static let name = "user.httpcache.meta"
+
+    /// Why a write was refused, telling the layout to fall back to a `.meta` file.
+    package enum Refusal: Sendable, Equatable {
+        /// The file system takes no user attributes: the whole folder keeps two files.
+        case unsupported
+        /// This value does not fit: this entry keeps two files.
+        case tooBig
+    }
+
+    /// Tests only: an errno every write fails with (0: none), standing for a
+    /// file system that refuses attributes (a real one cannot be made to on demand).
+    package static let failWritesWith = Atomic<Int32>(0)
+
+    /// What a failed write's errno means for the layout; nil for other failures.
+    static func refusal(_ code: Int32) -> Refusal? {
+        switch code {
+        case ENOTSUP, EOPNOTSUPP: return .unsupported
+        case E2BIG, ENOSPC, ERANGE: return .tooBig
+        default: return nil
+        }
+    }
+
+    /// Sets the whole value (an atomic replace: a reader sees the old value or
+    /// the new one, never a mix). Not durable until the file is fsynced.
+    /// False with errno set when it fails.
+    static func write(_ bytes: [UInt8], fd: Int32) -> Bool {
+        let injected = failWritesWith.load(ordering: .relaxed)
+        if injected != 0 {
+            errno = injected
+            return false
+        }
+        return bytes.withUnsafeBytes { FileAttribute.set(fd, name: name, $0) }
+    }
+
+    /// The value, nil when absent (ENODATA), unreadable or unsupported.
+    static func read(fd: Int32) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var n = buffer.withUnsafeMutableBytes { FileAttribute.get(fd, name: name, into: $0) }
+        if n < 0 && errno == ERANGE {
+            // Larger than a block (file systems that take up to 64 KiB): ask its size.
+            let size = FileAttribute.get(fd, name: name, into: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+            guard size > 0, size <= 1 << 16 else { return nil }
+            buffer = [UInt8](repeating: 0, count: size)
+            n = buffer.withUnsafeMutableBytes { FileAttribute.get(fd, name: name, into: $0) }
+        }
+        guard n >= 0 else { return nil }
+        return Array(buffer[0..<n])
+    }
+
+    /// The value of the file at `path` (never through a symlink), nil when
+    /// the file or the value is missing.
+    package static func read(path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return read(fd: fd)
+    }
+
+    /// Removes the value (tests make a metadata-less entry with it).
+    @discardableResult
+    package static func remove(path: String) -> Bool { FileAttribute.remove(path: path, name: name) }
+}

@@ -1,0 +1,161 @@
+import Glibc
+
+// Entries of the older layout (a `.meta` file beside the data file) are
+// converted to one file in the background: in batches, idle entries only,
+// never with file-system work on the loop. A conversion is an ordinary
+// metadata flush into the data file's attribute (the flusher's ordering:
+// data synced, attribute set, made durable), then the `.meta` file removed
+// on the pool, and only then the index told that the entry is one file.
+//
+// A crash at any step leaves a consistent entry: before the attribute is
+// durable, the index says two files and the `.meta` file is read (an
+// attribute beside it is ignored, and replaced by the next attempt); after
+// the `.meta` file is gone and before the journal says so, the index says
+// two files, finds no `.meta` file and reads the attribute (its record then
+// follows). The index never says one file while a `.meta` file exists,
+// so no file outlives its entry unknown.
+extension ResourceStore {
+    /// Entries one conversion batch takes (one flusher batch: two syncs of the file system).
+    package static let upgradeBatch = 128
+
+    /// Whether entries are still being converted (tests wait on it).
+    package var isUpgrading: Bool { upgradeCursor != nil || !upgrading.isEmpty }
+
+    /// Pinned entries stay as they are: a pin is held by a preload or a
+    /// download that may write them.
+    private static func needsConversion(_ record: EntryIndex.Record) -> Bool { !record.isOneFile && !record.isPinned }
+
+    /// At open: a pass over the index converts its entries of the older layout.
+    func startUpgrade() {
+        guard group.usesAttributes else { return }
+        let count = index.all.lazy.filter(Self.needsConversion).count
+        guard count > 0 else { return }
+        logger.info("converting cache entries to one file each", metadata: [
+            "entries": "\(count)", "folder": "\(root)", "shard": "\(shardIndex)"])
+        upgradeCursor = 0
+        loop.executeLater { [weak self] in self?.upgradeNextBatch() }
+    }
+
+    /// Starts the next batch once the last one has ended: the next entries
+    /// of the older layout in the index's records (one pass: an entry moved
+    /// behind the cursor by a removal waits for the next start). Entries at
+    /// hand and idle are flushed into their attribute at once, the others
+    /// loaded on the pool first (as a first use is). Entries in use, being
+    /// loaded for a request or pinned are skipped.
+    func upgradeNextBatch() {
+        guard upgrading.isEmpty, var cursor = upgradeCursor else { return }
+        guard group.usesAttributes, !isDiskFull else {
+            upgradeCursor = nil
+            return
+        }
+        let batch = nextUpgradeBatch(from: &cursor)
+        upgradeCursor = cursor < index.count ? cursor : nil
+        upgrading = Set(batch)
+        for key in batch {
+            if resources[key] != nil {
+                convert(key)
+            } else {
+                whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
+            }
+        }
+        // (A batch's last conversion to end calls it otherwise, once.)
+        if batch.isEmpty { batchEnded() }
+    }
+
+    /// The keys of the next batch from `cursor` on. (Its own function: the
+    /// records' buffer is let go before the batch changes the index, which
+    /// would otherwise copy it whole.)
+    private func nextUpgradeBatch(from cursor: inout Int) -> [String] {
+        var batch: [String] = []
+        let records = index.all
+        while batch.count < Self.upgradeBatch && cursor < records.count {
+            let record = records[cursor]
+            cursor += 1
+            guard Self.needsConversion(record) else { continue }
+            let hex = record.key.hex
+            if loading[hex] != nil { continue }
+            if let resource = resources[hex], resource.isBusy { continue }
+            batch.append(hex)
+        }
+        return batch
+    }
+
+    /// An entry at hand (or found gone): its metadata is flushed into the attribute.
+    private func convert(_ key: String) {
+        guard let resource = resources[key], resource.layout == .twoFiles, resource.onDisk, !resource.isBusy,
+              !resource.isTransient, !resource.isRemoved, !resource.isPinned, !resource.flushing,
+              !resource.flushQueued, !isDiskFull else {
+            return conversionEnded(key)
+        }
+        resource.layout = .converting
+        resource.needsFlush = true
+        flush(resource)
+        // Not queued (storage failing): it stays two files, its metadata flushed there by the timer.
+        if !resource.flushQueued && !resource.flushing { conversionFailed(resource) }
+    }
+
+    /// The attribute of a converting entry is durable: its `.meta` file goes
+    /// (on the pool), then the index says one file.
+    func converted(_ resource: Resource, snapshot: ResourceMetadata) {
+        // A new version meanwhile: the attribute went on the old file; the new one is written as two files.
+        guard snapshot.dataName == resource.metadata.dataName, !resource.isRemoved else {
+            resource.layout = .twoFiles
+            return conversionEnded(resource.key)
+        }
+        let (meta, remove) = (resource.paths.meta, removeConvertedMetadata)
+        loop.offload({ remove(meta) }, done: { [weak self] in
+            guard let self else { return }
+            if resource.layout == .converting {
+                resource.layout = resource.isRemoved ? .twoFiles : .oneFile
+                if resource.layout == .oneFile {
+                    recount(resource)  // the journal says one file
+                    upgradedEntries += 1
+                }
+            }
+            conversionEnded(resource.key)
+        })
+    }
+
+    /// A converting entry's flush failed: it stays two files (its `.meta` file untouched).
+    func conversionFailed(_ resource: Resource) {
+        if resource.layout == .converting { resource.layout = .twoFiles }
+        conversionEnded(resource.key)
+    }
+
+    private func conversionEnded(_ key: String) {
+        guard upgrading.remove(key) != nil, upgrading.isEmpty else { return }
+        batchEnded()
+    }
+
+    /// The next batch on a later turn of the loop, or the pass is over.
+    private func batchEnded() {
+        guard upgradeCursor == nil else { return loop.executeLater { [weak self] in self?.upgradeNextBatch() } }
+        logger.info("cache entries converted to one file each", metadata: [
+            "entries": "\(upgradedEntries)", "folder": "\(root)", "shard": "\(shardIndex)"])
+    }
+
+    /// The file system refused the attribute of a flush: the entry keeps (or
+    /// goes back to) a `.meta` file, the index saying so before it is written.
+    func attributeRefused(_ resource: Resource, _ refusal: MetadataAttribute.Refusal) {
+        noteRefusal(refusal)
+        switch resource.layout {
+        case .converting:
+            conversionFailed(resource)
+        case .oneFile:
+            resource.layout = .twoFiles
+            recount(resource)
+        case .twoFiles:
+            break
+        }
+        // What the refused write held is written again, into the `.meta` file.
+        resource.flushAgain = true
+    }
+
+    /// Remembers a file system without user attributes for the whole folder (logged once).
+    func noteRefusal(_ refusal: MetadataAttribute.Refusal) {
+        guard refusal == .unsupported, group.refuseAttributes() else { return }
+        upgradeCursor = nil
+        logger.notice("the file system takes no user attributes: cache entries keep a .meta file each",
+                      metadata: ["folder": "\(root)"])
+    }
+}
