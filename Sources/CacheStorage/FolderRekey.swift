@@ -191,12 +191,7 @@ package enum FolderRekey {
                 remove(dataNames, of: paths)
                 return
             }
-            let next = version == EntryPaths.maxVersion ? 0 : version + 1
-            let oldData = paths.data(version: version)
-            metadata.ranges.clip(to: FileIO.fileSize(oldData) ?? 0)
-            try reencrypt(from: oldData, version: version, to: paths.data(version: next), version: next,
-                          key: paths.key, ranges: metadata.ranges)
-            metadata.dataName = EntryPaths.dataName(version: next)
+            let oldData = try toNextVersion(&metadata, from: version, paths).oldData
             let temp = root + "/tmp/" + paths.key + ".meta"
             guard let sealed = new.seal(Array(metadata.encoded().utf8), context: paths.key),
                   Self.write(sealed, to: temp) else {
@@ -229,12 +224,7 @@ package enum FolderRekey {
                 }
             }
             guard case (var metadata, let version)? = found else { return remove(dataNames, of: paths) }
-            let next = version == EntryPaths.maxVersion ? 0 : version + 1
-            let oldData = paths.data(version: version)
-            metadata.ranges.clip(to: FileIO.fileSize(oldData) ?? 0)
-            try reencrypt(from: oldData, version: version, to: paths.data(version: next), version: next,
-                          key: paths.key, ranges: metadata.ranges)
-            metadata.dataName = EntryPaths.dataName(version: next)
+            let (oldData, next) = try toNextVersion(&metadata, from: version, paths)
             guard let sealed = new.seal(Array(metadata.encoded().utf8), context: paths.key) else {
                 throw StorageError("cannot seal the metadata of \(paths.key)")
             }
@@ -244,6 +234,19 @@ package enum FolderRekey {
             summary.entries += 1
             summary.bytes += metadata.ranges.byteCount
             if pending.count >= batchEntries || pendingBytes >= batchBytes { try switchPending() }
+        }
+
+        /// The entry's cached ranges re-encrypted into its next data file, which
+        /// `metadata` then names; the old file's path and the next version.
+        private func toNextVersion(_ metadata: inout ResourceMetadata, from version: Int,
+                                   _ paths: EntryPaths) throws(StorageError) -> (oldData: String, next: Int) {
+            let next = version == EntryPaths.maxVersion ? 0 : version + 1
+            let oldData = paths.data(version: version)
+            metadata.ranges.clip(to: FileIO.fileSize(oldData) ?? 0)
+            try reencrypt(from: oldData, version: version, to: paths.data(version: next), version: next,
+                          key: paths.key, ranges: metadata.ranges)
+            metadata.dataName = EntryPaths.dataName(version: next)
+            return (oldData, next)
         }
 
         private static func metadata(_ sealed: [UInt8], _ keys: FolderKeys, _ key: String) -> ResourceMetadata? {
