@@ -125,19 +125,7 @@ final class EncryptedSendTests: XCTestCase {
         let a = try EncryptedFile(patternBytes(5 << 20, seed: 71), keySeed: 9, fileID: 6)
         let heads = [Array("HTTP/1.1 200 OK\r\n\r\n".utf8), Array("HTTP/1.1 206 Partial Content\r\n\r\n".utf8)]
         let ranges = [3..<(5 << 20), 4096..<(3 << 20) + 5]
-        let server = ConnProbe()
-        var queued: [Int] = []
-        let (_, port) = startListener(h) { conn in
-            server.bind(conn)
-            for (head, range) in zip(heads, ranges) {
-                XCTAssertEqual(cs_conn_send_head_xts(conn, head, head.count, a.file.fd, a.xts, a.fileID,
-                                                     Int64(range.lowerBound), range.count), 0)
-                queued.append(cs_conn_queued(conn))
-            }
-            cs_conn_close_after_drain(conn)
-        }
-        let client = try BlockingClient(port: port, receiveBuffer: 32 * 1024)
-        let (got, err) = client.readToEOF(chunk: 16 * 1024, pauseMicros: 100)
+        let (server, got, err, queued) = try sendHeadsWithRanges(h, a, heads: heads, ranges: ranges, pauseMicros: 100)
         XCTAssertEqual(err, 0)
         let expected = heads[0] + a.plain[ranges[0]] + heads[1] + a.plain[ranges[1]]
         XCTAssertEqual(got.count, expected.count)
@@ -169,6 +157,24 @@ final class EncryptedSendTests: XCTestCase {
             0..<a.plain.count,
         ]
         let heads = ranges.indices.map { Array("HTTP/1.1 206 Partial Content\r\nX-Range: \($0)\r\n\r\n".utf8) }
+        let (server, got, err, queued) = try sendHeadsWithRanges(h, a, heads: heads, ranges: ranges, pauseMicros: 50)
+        XCTAssertEqual(err, 0)
+        let expected = zip(heads, ranges).flatMap { $0 + a.plain[$1] }
+        XCTAssertEqual(got.count, expected.count)
+        XCTAssertTrue(got == expected, "decrypted output differs at \(got.indices.first { $0 < expected.count && got[$0] != expected[$0] } ?? -1)")
+        XCTAssertTrue(server.log.wait { $0.closes.count == 1 })
+        h.sync {}
+        XCTAssertEqual(server.log.value.closes, [0])
+        XCTAssertGreaterThan(queued.last ?? 0, 0, "the reader never made the sender queue")
+        h.stop()
+    }
+
+    /// Each head with its encrypted range on one connection (then closed
+    /// after the drain), read by a slow client (32 KiB socket buffer, 16 KiB
+    /// reads): the probe, what arrived, the read's error, and the bytes
+    /// queued after each send.
+    private func sendHeadsWithRanges(_ h: LoopHarness, _ a: EncryptedFile, heads: [[UInt8]], ranges: [Range<Int>],
+                                     pauseMicros: UInt32) throws -> (ConnProbe, [UInt8], Int32, [Int]) {
         let server = ConnProbe()
         var queued: [Int] = []
         let (_, port) = startListener(h) { conn in
@@ -181,16 +187,9 @@ final class EncryptedSendTests: XCTestCase {
             cs_conn_close_after_drain(conn)
         }
         let client = try BlockingClient(port: port, receiveBuffer: 32 * 1024)
-        let (got, err) = client.readToEOF(chunk: 16 * 1024, pauseMicros: 50)
-        XCTAssertEqual(err, 0)
-        let expected = zip(heads, ranges).flatMap { $0 + a.plain[$1] }
-        XCTAssertEqual(got.count, expected.count)
-        XCTAssertTrue(got == expected, "decrypted output differs at \(got.indices.first { $0 < expected.count && got[$0] != expected[$0] } ?? -1)")
-        XCTAssertTrue(server.log.wait { $0.closes.count == 1 })
-        h.sync {}
-        XCTAssertEqual(server.log.value.closes, [0])
-        XCTAssertGreaterThan(queued.last ?? 0, 0, "the reader never made the sender queue")
-        h.stop()
+        let (got, err) = client.readToEOF(chunk: 16 * 1024, pauseMicros: pauseMicros)
+        h.sync {}  // the listener's sends (and `queued`) are done once the reader saw the end
+        return (server, got, err, queued)
     }
 
     func testRangePastTheFileEndClosesTheConnection() throws {
