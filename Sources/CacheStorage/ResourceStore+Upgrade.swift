@@ -80,8 +80,17 @@ extension ResourceStore {
         return batch
     }
 
+    /// The pass ends where it is (everything is being written now, or the
+    /// store stops): an entry it had taken and not converted keeps its `.meta`
+    /// file, and a load still on its way converts nothing.
+    func endUpgrade() {
+        upgradeCursor = nil
+        upgrading.removeAll()
+    }
+
     /// An entry at hand (or found gone): its metadata is flushed into the attribute.
     private func convert(_ key: String) {
+        guard upgrading.contains(key) else { return }  // the pass ended meanwhile (`endUpgrade`)
         guard let resource = resources[key], resource.layout == .twoFiles, resource.onDisk, !resource.isBusy,
               !resource.isTransient, !resource.isRemoved, !resource.isPinned, !resource.flushing,
               !resource.flushQueued, !isDiskFull else {

@@ -648,6 +648,7 @@ package final class ResourceStore {
             taken.append(resource)
         }
         flusher.dropQueued()
+        endUpgrade()  // its conversions stopped above: the rest waits for the next start
         var outcomes = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
         // Refused attributes: the index says two files before the `.meta` files are written.
         let refused = outcomes.indices.filter { if case .refused = outcomes[$0] { return true } else { return false } }

@@ -221,8 +221,15 @@ final class OneFileLayoutTests: XCTestCase {
         XCTAssertLessThanOrEqual(left, total - cut - 1, "stopped after \(cut) .meta files and some")
         XCTAssertGreaterThanOrEqual(left, total - cut - 8, "the pool's threads at most")
 
-        let reopened = try open(folder + "-3")
-        XCTAssertLessThanOrEqual(try layouts(reopened).oneFile, cut, "the index said one file for the first ones at most")
+        // What the index said at the crash, read in the turn that opens it: on
+        // later turns its own conversion (and the first loads, which find the
+        // attribute where the `.meta` file went) change it.
+        let crashed = folder + "-3"
+        let (reopened, oneFileAtOpen) = try onLoop { () -> (LoopBound<ResourceStore>, Int) in
+            let s = try ResourceStore(root: crashed, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
+            return (LoopBound(s, loop: loop), s.index.all.filter(\.isOneFile).count)
+        }
+        XCTAssertLessThanOrEqual(oneFileAtOpen, cut, "the index said one file for the first ones at most")
         let read = try readBack(reopened, 0..<total)
         XCTAssertEqual(read.wrong, [], "every entry byte for byte or gone")
         XCTAssertEqual(read.exact + read.missing, total)
@@ -235,6 +242,31 @@ final class OneFileLayoutTests: XCTestCase {
         // The store that went on (no crash) finishes its conversion.
         try waitOnLoop("the original store's conversion") { !store.value.isUpgrading }
         XCTAssertEqual(Self.metaFiles(root), 0)
+    }
+
+    /// Writing everything at once (what a stop does) while a conversion runs
+    /// ends the pass: nothing waits on it any more, each entry is one file or
+    /// keeps its `.meta` file, every one byte for byte, and the next start
+    /// converts the rest.
+    func testWritingEverythingEndsAConversionInProgress() throws {
+        let total = 60
+        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)
+        try fill(try open(folder), 0..<total)
+        MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
+        try CacheFolderSupport.copy(folder, to: folder + "-2")
+        let store = try open(folder + "-2")
+        // On the turn after the open's: the first batch has started, its loads on the pool.
+        try onLoop { store.value.flushAllNow() }
+        XCTAssertEqual(try onLoop { store.value.isUpgrading }, false, "the pass ended")
+        let read = try readBack(store, 0..<total)
+        XCTAssertEqual(read.exact, total, "wrong: \(read.wrong)")
+        XCTAssertEqual(try filesKnownToTheIndex(store, root: folder + "-2"), [])
+
+        try CacheFolderSupport.copy(folder + "-2", to: folder + "-3")
+        let next = try open(folder + "-3")
+        try waitOnLoop("the next start's conversion") { !next.value.isUpgrading }
+        XCTAssertEqual(Self.metaFiles(folder + "-3"), 0)
+        XCTAssertEqual(try readBack(next, 0..<total).exact, total)
     }
 
     /// A file system that refuses user attributes (ENOTSUP, injected: a real
@@ -319,9 +351,10 @@ final class OneFileLayoutTests: XCTestCase {
         XCTAssertEqual(Self.metaFiles(folder), 10)
         try CacheFolderSupport.copy(folder, to: folder + "-2")
         let store = try open(folder + "-2", key: Self.userKey)
-        try fill(store, 10..<40)  // one file each
+        // The conversion first: `fill` writes everything at once, which ends a pass in progress.
         try waitOnLoop("the conversion") { !store.value.isUpgrading }
-        try onLoop { store.value.flushAllNow() }
+        XCTAssertEqual(try onLoop { store.value.upgradedEntries }, 10)
+        try fill(store, 10..<40)  // one file each
         XCTAssertEqual(Self.metaFiles(folder + "-2"), 0)
         XCTAssertEqual(CacheFolderSupport.files(in: folder + "-2").count, 40)
         for path in CacheFolderSupport.files(in: folder + "-2") {
