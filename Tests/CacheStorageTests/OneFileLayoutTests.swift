@@ -69,6 +69,14 @@ final class OneFileLayoutTests: XCTestCase {
         }
     }
 
+    /// Entries stored in the older layout (a `.meta` file each, as the
+    /// fallback writes them, which is what an earlier release left).
+    private func fillInTheOlderLayout(_ store: LoopBound<ResourceStore>, _ entries: Range<Int>) throws {
+        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)
+        defer { MetadataAttribute.failWritesWith.store(0, ordering: .relaxed) }
+        try fill(store, entries)
+    }
+
     /// Loads every entry (on the pool, as requests do) and reads it back:
     /// the entries whose bytes are exact, and those missing from the index.
     private func readBack(_ store: LoopBound<ResourceStore>, _ entries: Range<Int>) throws -> (exact: Int, missing: Int, wrong: [Int]) {
@@ -148,10 +156,8 @@ final class OneFileLayoutTests: XCTestCase {
     /// every entry, every entry byte for byte, and again after a restart.
     func testOlderEntriesAreConvertedToOneFile() throws {
         let total = 300
-        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)  // the older layout, written by the fallback
         let old = try open(folder)
-        try fill(old, 0..<total)
-        MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
+        try fillInTheOlderLayout(old, 0..<total)
         XCTAssertEqual(Self.metaFiles(folder), total, "built in the older layout")
         XCTAssertEqual(try layouts(old).oneFile, 0)
 
@@ -179,9 +185,7 @@ final class OneFileLayoutTests: XCTestCase {
     /// not know, and the conversion finishes there.
     func testCrashInTheMiddleOfAConversionBatchLeavesAConsistentStore() throws {
         let total = 150
-        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)
-        try fill(try open(folder), 0..<total)
-        MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
+        try fillInTheOlderLayout(try open(folder), 0..<total)
         try CacheFolderSupport.copy(folder, to: folder + "-2")
 
         let halfDone = DispatchSemaphore(value: 0)
@@ -250,9 +254,7 @@ final class OneFileLayoutTests: XCTestCase {
     /// converts the rest.
     func testWritingEverythingEndsAConversionInProgress() throws {
         let total = 60
-        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)
-        try fill(try open(folder), 0..<total)
-        MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
+        try fillInTheOlderLayout(try open(folder), 0..<total)
         try CacheFolderSupport.copy(folder, to: folder + "-2")
         let store = try open(folder + "-2")
         // On the turn after the open's: the first batch has started, its loads on the pool.
@@ -345,9 +347,7 @@ final class OneFileLayoutTests: XCTestCase {
     /// of older ones); everything is served byte for byte under the new key.
     func testEncryptedOneFileEntriesSurviveARekey() throws {
         let old = try open(folder, key: Self.userKey)
-        MetadataAttribute.failWritesWith.store(ENOTSUP, ordering: .relaxed)
-        try fill(old, 0..<10)  // the older layout
-        MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
+        try fillInTheOlderLayout(old, 0..<10)
         XCTAssertEqual(Self.metaFiles(folder), 10)
         try CacheFolderSupport.copy(folder, to: folder + "-2")
         let store = try open(folder + "-2", key: Self.userKey)
