@@ -72,13 +72,7 @@ package enum IndexFiles {
         withUnsafeTemporaryAllocation(byteCount: journalEntrySize, alignment: 8) { entry in
             entry.storeBytes(of: UInt32(op.rawValue).littleEndian, toByteOffset: 0, as: UInt32.self)
             entry.storeBytes(of: record.route.littleEndian, toByteOffset: 4, as: UInt32.self)
-            entry.storeBytes(of: record.key.w0.littleEndian, toByteOffset: 8, as: UInt64.self)
-            entry.storeBytes(of: record.key.w1.littleEndian, toByteOffset: 16, as: UInt64.self)
-            entry.storeBytes(of: record.key.w2.littleEndian, toByteOffset: 24, as: UInt64.self)
-            entry.storeBytes(of: record.key.w3.littleEndian, toByteOffset: 32, as: UInt64.self)
-            entry.storeBytes(of: UInt64(bitPattern: record.bytes).littleEndian, toByteOffset: 40, as: UInt64.self)
-            entry.storeBytes(of: UInt64(bitPattern: record.lastAccess).littleEndian, toByteOffset: 48, as: UInt64.self)
-            entry.storeBytes(of: record.flags.littleEndian, toByteOffset: 56, as: UInt32.self)
+            storeRecordBody(record, into: entry, at: 8)
             let sum = check(UnsafeRawBufferPointer(entry), from: 0, to: journalEntrySize - 4)
             entry.storeBytes(of: UInt32(truncatingIfNeeded: sum).littleEndian, toByteOffset: 60, as: UInt32.self)
             bytes.append(contentsOf: UnsafeRawBufferPointer(entry))
@@ -186,20 +180,25 @@ package enum IndexFiles {
 
     // MARK: encoding helpers
 
+    /// A snapshot's record: the body (52), then the route (4).
     private static func appendRecord(_ bytes: inout [UInt8], _ record: EntryIndex.Record) {
-        appendRecordBody(&bytes, record)
-        append32(&bytes, record.route)
+        withUnsafeTemporaryAllocation(byteCount: recordSize, alignment: 8) { raw in
+            storeRecordBody(record, into: raw, at: 0)
+            raw.storeBytes(of: record.route.littleEndian, toByteOffset: 52, as: UInt32.self)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(raw))
+        }
     }
 
-    /// key (32), bytes (8), last access (8), flags (4).
-    private static func appendRecordBody(_ bytes: inout [UInt8], _ record: EntryIndex.Record) {
-        append(&bytes, record.key.w0)
-        append(&bytes, record.key.w1)
-        append(&bytes, record.key.w2)
-        append(&bytes, record.key.w3)
-        append(&bytes, UInt64(bitPattern: record.bytes))
-        append(&bytes, UInt64(bitPattern: record.lastAccess))
-        append32(&bytes, record.flags)
+    /// key (32), bytes (8), last access (8), flags (4), little-endian, at `offset`:
+    /// the body of a snapshot's record and of a journal entry.
+    private static func storeRecordBody(_ record: EntryIndex.Record, into raw: UnsafeMutableRawBufferPointer, at offset: Int) {
+        raw.storeBytes(of: record.key.w0.littleEndian, toByteOffset: offset, as: UInt64.self)
+        raw.storeBytes(of: record.key.w1.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
+        raw.storeBytes(of: record.key.w2.littleEndian, toByteOffset: offset + 16, as: UInt64.self)
+        raw.storeBytes(of: record.key.w3.littleEndian, toByteOffset: offset + 24, as: UInt64.self)
+        raw.storeBytes(of: UInt64(bitPattern: record.bytes).littleEndian, toByteOffset: offset + 32, as: UInt64.self)
+        raw.storeBytes(of: UInt64(bitPattern: record.lastAccess).littleEndian, toByteOffset: offset + 40, as: UInt64.self)
+        raw.storeBytes(of: record.flags.littleEndian, toByteOffset: offset + 48, as: UInt32.self)
     }
 
     private static func readRecordBody(_ raw: UnsafeRawBufferPointer, at offset: Int, route: UInt32) -> EntryIndex.Record {
@@ -213,10 +212,6 @@ package enum IndexFiles {
     }
 
     private static func append(_ bytes: inout [UInt8], _ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    private static func append32(_ bytes: inout [UInt8], _ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
