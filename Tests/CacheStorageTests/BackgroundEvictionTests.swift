@@ -6,9 +6,9 @@ import XCTest
 
 /// Eviction in the background (batches of files removed on the pool) and
 /// first uses loaded off the loop, on a store without a server.
-final class BackgroundEvictionTests: XCTestCase {
+final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
     private var folder = ""
-    private var loop: EventLoop!
+    var loop: EventLoop!
     /// What an entry costs against the limit: 4 KiB of body and its overhead.
     private static let entryBytes = 4096
     private static let entryCost = Int64(entryBytes) + StoreGroup.entryOverhead
@@ -21,21 +21,6 @@ final class BackgroundEvictionTests: XCTestCase {
     override func tearDown() {
         loop.shutdown()
         for path in [folder, folder + "-copy"] { try? FileManager.default.removeItem(atPath: path) }
-    }
-
-    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let result = loop.submitAndWait { Result { try body() } }!
-        return try result.get()
-    }
-
-    /// Polls a fact on the loop until it holds (bounded).
-    private func waitOnLoop(_ what: String, timeout: TimeInterval = 20,
-                            _ condition: @escaping @Sendable () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try !onLoop(condition) {
-            guard Date() < deadline else { return XCTFail("timed out waiting for \(what)") }
-            usleep(2_000)
-        }
     }
 
     private static func key(_ n: Int) -> String { ResourceStore.key(for: "http://o/\(n)") }

@@ -8,9 +8,9 @@ import XCTest
 /// (`user.httpcache.meta`), on real files. Entries of the older layout (a
 /// `.meta` file beside the data) are written by forcing the fallback (the
 /// attribute refused), then converted in the background.
-final class OneFileLayoutTests: XCTestCase {
+final class OneFileLayoutTests: XCTestCase, LoopTestCase {
     private var folder = ""
-    private var loop: EventLoop!
+    var loop: EventLoop!
     private static let entryBytes = 3000
     private static let userKey = [UInt8](repeating: 0x5a, count: 32)
 
@@ -23,20 +23,6 @@ final class OneFileLayoutTests: XCTestCase {
         MetadataAttribute.failWritesWith.store(0, ordering: .relaxed)
         loop.shutdown()
         for suffix in ["", "-2", "-3", "-4"] { try? FileManager.default.removeItem(atPath: folder + suffix) }
-    }
-
-    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let result = loop.submitAndWait { Result { try body() } }!
-        return try result.get()
-    }
-
-    /// Polls a fact on the loop until it holds (bounded).
-    private func waitOnLoop(_ what: String, timeout: TimeInterval = 30, _ condition: @escaping @Sendable () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try !onLoop(condition) {
-            guard Date() < deadline else { return XCTFail("timed out waiting for \(what)") }
-            usleep(2_000)
-        }
     }
 
     private func open(_ root: String, key: [UInt8]? = nil) throws -> LoopBound<ResourceStore> {

@@ -5,9 +5,9 @@ import XCTest
 
 /// The store over its compact index, without a server: entries created,
 /// written, flushed, evicted and reopened.
-final class ResourceStoreIndexTests: XCTestCase {
+final class ResourceStoreIndexTests: XCTestCase, LoopTestCase {
     private var folder = ""
-    private var loop: EventLoop!
+    var loop: EventLoop!
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())").path
@@ -17,11 +17,6 @@ final class ResourceStoreIndexTests: XCTestCase {
     override func tearDown() {
         loop.shutdown()
         try? FileManager.default.removeItem(atPath: folder)
-    }
-
-    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let result = loop.submitAndWait { Result { try body() } }!
-        return try result.get()
     }
 
     func testBytesAreCountedOnceAndSurviveAReopen() throws {
