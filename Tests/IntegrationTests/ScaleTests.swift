@@ -267,17 +267,16 @@ final class EntryFolder: @unchecked Sendable {
             Thread.detachNewThread {
                 defer { group.leave() }
                 var connection: RawHTTPConnection?
-                var reused = false
                 while let (index, path) = queue.next() {
                     var failure: String?
-                    // As HTTP clients do (RFC 9112 §9.3.1): a GET on a kept-alive connection the
-                    // server closed meanwhile (its per-client limit closes idle ones) is sent
-                    // again once on a new connection.
+                    // As HTTP clients do with an idempotent request (RFC 9110 §9.2.2, RFC 9112
+                    // §9.3.1): a GET whose connection the server closed before answering (its
+                    // per-client limit closes idle ones, a just-opened one too) is sent again
+                    // once on a new connection.
                     for attempt in 0..<2 {
                         do {
                             if connection == nil {
                                 connection = try RawHTTPConnection(port: port, timeout: 30)
-                                reused = false
                             }
                             let response = try connection!.get(path)
                             failure = nil
@@ -286,13 +285,12 @@ final class EntryFolder: @unchecked Sendable {
                             } else if response.body != Self.body(index) {
                                 failure = "wrong bytes (\(response.body.count) bytes)"
                             }
-                            reused = true
                             if response.header("connection")?.lowercased() == "close" { connection = nil }
                             break
                         } catch {
                             failure = "\(error)"
                             connection = nil
-                            if attempt == 0 && reused { continue }
+                            if attempt == 0 { continue }
                             break
                         }
                     }
