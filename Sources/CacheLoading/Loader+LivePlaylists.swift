@@ -31,28 +31,29 @@ extension Loader {
         return milliseconds
     }
 
+    private static let playlistHeader = Array("#EXTM3U".utf8)
+    private static let manifestRoot = Array("<MPD".utf8)
+
     /// Whether a body starting with `sample` may be a playlist (`#EXTM3U`
     /// after a byte-order mark) or a manifest (`<` after one and white space).
     private static func mayBeText(_ sample: [UInt8]) -> Bool {
-        var body = sample[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        while let c = body.first, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { body = body.dropFirst() }
-        return body.isEmpty || body.first == UInt8(ascii: "#") || body.first == UInt8(ascii: "<")
+        var i = sample.count >= 3 && sample[0] == 0xEF && sample[1] == 0xBB && sample[2] == 0xBF ? 3 : 0
+        while i < sample.count, sample[i] == 0x20 || sample[i] == 0x09 || sample[i] == 0x0A || sample[i] == 0x0D { i += 1 }
+        return i == sample.count || sample[i] == UInt8(ascii: "#") || sample[i] == UInt8(ascii: "<")
     }
 
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
-        let url = resource.url
-        let path = OriginURL.parse(url)?.pathAndQuery ?? url
+        // Cheapest first (every entry's first use comes here). A type that
+        // could be a playlist (or manifest) when the body says so, whatever the path:
         let type = resource.metadata.contentType
-        let maybePlaylist = HLS.isPlaylist(contentType: type, path: path, bodyPrefix: [UInt8]())
-            || HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Array("#EXTM3U".utf8))
-        let maybeManifest = DASH.isManifest(contentType: type, path: path, bodyPrefix: Array("<MPD".utf8))
+        let maybePlaylist = HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Self.playlistHeader)
+        let maybeManifest = DASH.isManifest(contentType: type, path: "", bodyPrefix: Self.manifestRoot)
         guard maybePlaylist || maybeManifest else { return nil }
         // The first bytes, when known (read off the loop with the entry), rule most bodies out unread.
         if let sample = resource.derived.headSample, !mayBeText(sample) { return nil }
         guard let file = try? resource.dataFile(), let bytes = file.read(0..<total) else { return nil }
         if maybeManifest, DASH.startsWithMPDRoot(bytes) {
-            return (try? MPDManifest.parse(bytes, manifestURL: url))?.liveReuseMilliseconds
+            return (try? MPDManifest.parse(bytes, manifestURL: resource.url))?.liveReuseMilliseconds
         }
         guard HLS.startsWithPlaylistHeader(bytes),
               let playlist = try? HLSPlaylist.parse(bytes, playlistURL: resource.url),

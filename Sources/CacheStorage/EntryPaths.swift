@@ -19,10 +19,19 @@ package struct EntryPaths: Sendable {
 
     package init(resourcesRoot: String, key: String) {
         self.key = key
-        let utf8 = Array(key.utf8.prefix(3))
-        let first = String(decoding: utf8.prefix(1), as: UTF8.self)
-        let second = String(decoding: utf8.dropFirst(), as: UTF8.self)
-        base = resourcesRoot + "/" + first + "/" + second + "/" + key
+        // One string, grown once: every entry's first use makes two of these.
+        let hex = key.utf8
+        let one = hex.index(hex.startIndex, offsetBy: 1, limitedBy: hex.endIndex) ?? hex.endIndex
+        let three = hex.index(one, offsetBy: 2, limitedBy: hex.endIndex) ?? hex.endIndex
+        var path = resourcesRoot
+        path.reserveCapacity(resourcesRoot.utf8.count + hex.count + 3 + 3)
+        path += "/"
+        path += key[..<one]
+        path += "/"
+        path += key[one..<three]
+        path += "/"
+        path += key
+        base = path
     }
 
     package var meta: String { base + ".meta" }
@@ -90,7 +99,7 @@ package struct EntryPaths: Sendable {
     /// that do not open count as invalid.
     static func decode(_ stored: [UInt8], keys: FolderKeys?, key: String) -> ResourceMetadata? {
         guard let bytes = keys == nil ? stored : keys!.open(stored, context: key) else { return nil }
-        return ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self))
+        return ResourceMetadata(decoding: bytes)
     }
 
     /// The data file of a version (see `dataName(version:)`).

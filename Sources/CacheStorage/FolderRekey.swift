@@ -250,7 +250,7 @@ package enum FolderRekey {
         }
 
         private static func metadata(_ sealed: [UInt8], _ keys: FolderKeys, _ key: String) -> ResourceMetadata? {
-            keys.open(sealed, context: key).flatMap { ResourceMetadata(decoding: String(decoding: $0, as: UTF8.self)) }
+            keys.open(sealed, context: key).flatMap { ResourceMetadata(decoding: $0) }
         }
 
         private mutating func remove(_ suffixes: [String], of paths: EntryPaths) {

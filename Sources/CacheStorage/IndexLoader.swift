@@ -198,7 +198,7 @@ struct IndexLoader {
     /// (`writeMigrated`, in batches with one sync each).
     private func migrate(folder: String, key: String, accessed: Int64?) -> MetadataWrite? {
         guard EntryKey(hex: key) != nil, let bytes = FileIO.readAll(folder + "/meta"),
-              var metadata = ResourceMetadata(decoding: String(decoding: bytes, as: UTF8.self)) else { return nil }
+              var metadata = ResourceMetadata(decoding: bytes) else { return nil }
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
         let oldData = folder + "/" + metadata.dataName
         metadata.ranges.clip(to: FileIO.fileSize(oldData) ?? 0)

@@ -105,11 +105,19 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `description`'s format; nil on any malformed element.
     package init?(parsing text: Substring) {
+        var text = String(text)
+        guard let parsed = text.withUTF8({ RangeSet(parsing: MetadataBytes($0)) }) else { return nil }
+        self = parsed
+    }
+
+    /// "first-last,first-last" (inclusive bounds, as `description` writes);
+    /// empty for none.
+    init?(parsing text: MetadataBytes) {
         self.init()
         if text.isEmpty { return }
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
-            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
+        for part in text.split(UInt8(ascii: ",")) {
+            let bounds = part.split(UInt8(ascii: "-"))
+            guard bounds.count == 2, let first = bounds[0].int64, let last = bounds[1].int64,
                   first >= 0, last >= first, last < Int64.max else { return nil }
             insert(first..<(last + 1))
         }

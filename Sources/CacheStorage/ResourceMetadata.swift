@@ -57,47 +57,60 @@ package struct ResourceMetadata: Sendable, Equatable {
 
     /// Parses `encoded()`; nil when the text is not a complete metadata file.
     package init?(decoding text: String) {
-        // Split at bytes, not Characters: "\r\n" is one Character, and so is a
-        // space followed by a combining mark, so a value ending in CR or
-        // starting with a combining mark would not read back as written.
-        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
-        guard let first = lines.first, first.elementsEqual(Self.magic.utf8) else { return nil }
-        lines = lines.dropFirst()
+        var text = text
+        guard let decoded = text.withUTF8({ Self.decode(MetadataBytes($0)) }) else { return nil }
+        self = decoded
+    }
+
+    /// Parses `encoded()` from stored bytes (a `.meta` file, an attribute).
+    package init?(decoding bytes: [UInt8]) {
+        guard let decoded = bytes.withUnsafeBufferPointer({ Self.decode(MetadataBytes($0)) }) else { return nil }
+        self = decoded
+    }
+
+    /// The decoder works on bytes, not Characters or Substrings: "\r\n" is one
+    /// Character, and so is a space followed by a combining mark, so a value
+    /// ending in CR or starting with a combining mark would not read back as
+    /// written; and an entry's first use decodes this, so it must be cheap
+    /// (splitting into Substrings cost ~100,000 instructions an entry).
+    private static func decode(_ text: MetadataBytes) -> ResourceMetadata? {
+        var lines = text.lines()
+        guard let first = lines.next(), first.equalsText(magic) else { return nil }
         var url: String?
         var ranges: RangeSet?
         var access: Int64?
-        self.init(url: "")
-        for line in lines {
-            let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
-            let key = Substring(line[..<space])
-            let value = Substring(line[space...].dropFirst())
-            switch key {
-            case "url": url = String(value)
-            case "length":
-                guard let length = Int64(value), length >= 0 else { return nil }
-                totalLength = length
-            case "type": contentType = String(value)
-            case "etag": etag = String(value)
-            case "last-modified": lastModified = String(value)
-            case "ranges": ranges = RangeSet(parsing: value)
-                if ranges == nil { return nil }
-            case "access": access = Int64(value)
-            case "status", "request-time", "response-time", "header", "vary", "vary-key", "invalidated":
-                var stored = head ?? StoredResponseHead()
-                guard stored.decode(key: key, value: value) else { return nil }
-                head = stored
-            case "pin": pin = value.isEmpty ? nil : String(value)
-            case "file":
-                guard !value.isEmpty, !value.contains("/"), value != "meta" else { return nil }
-                dataName = String(value)
-            default: continue  // unknown keys from newer versions are ignored
+        var m = ResourceMetadata(url: "")
+        while let line = lines.next() {
+            let (key, value) = line.splitKey()
+            switch key.count {
+            case 3 where key.equals("url"): url = value.string
+            case 6 where key.equals("length"):
+                guard let length = value.int64, length >= 0 else { return nil }
+                m.totalLength = length
+            case 4 where key.equals("type"): m.contentType = value.string
+            case 4 where key.equals("etag"): m.etag = value.string
+            case 13 where key.equals("last-modified"): m.lastModified = value.string
+            case 6 where key.equals("ranges"):
+                guard let parsed = RangeSet(parsing: value) else { return nil }
+                ranges = parsed
+            case 6 where key.equals("access"): access = value.int64
+            case 3 where key.equals("pin"): m.pin = value.isEmpty ? nil : value.string
+            case 4 where key.equals("file"):
+                guard !value.isEmpty, !value.contains(UInt8(ascii: "/")), !value.equals("meta") else { return nil }
+                m.dataName = value.string
+            default:
+                guard let field = StoredResponseHead.Line(key) else { continue }  // unknown keys of newer versions
+                var stored = m.head ?? StoredResponseHead()
+                guard stored.decode(field, value: value) else { return nil }
+                m.head = stored
             }
         }
         guard let url, !url.isEmpty, let ranges, let access else { return nil }
-        if let head, head.status == 0 { return nil }
-        if let totalLength, let last = ranges.ranges.last, last.upperBound > totalLength { return nil }
-        self.url = url
-        self.ranges = ranges
-        self.lastAccess = access
+        if let head = m.head, head.status == 0 { return nil }
+        if let totalLength = m.totalLength, let last = ranges.ranges.last, last.upperBound > totalLength { return nil }
+        m.url = url
+        m.ranges = ranges
+        m.lastAccess = access
+        return m
     }
 }

@@ -58,48 +58,60 @@ package struct StoredResponseHead: Sendable, Equatable {
         return lines
     }
 
+    /// The keys of `encodedLines()`.
+    enum Line {
+        case status, requestTime, responseTime, header, invalidated, varyKey, vary
+
+        init?(_ key: MetadataBytes) {
+            switch key.count {
+            case 6 where key.equals("status"): self = .status
+            case 6 where key.equals("header"): self = .header
+            case 12 where key.equals("request-time"): self = .requestTime
+            case 13 where key.equals("response-time"): self = .responseTime
+            case 11 where key.equals("invalidated"): self = .invalidated
+            case 8 where key.equals("vary-key"): self = .varyKey
+            case 4 where key.equals("vary"): self = .vary
+            default: return nil
+            }
+        }
+    }
+
     /// "name: value" as written by `encodedLines()` (exactly one space after
     /// the colon), or "name" alone (value nil). Split at bytes, not
     /// Characters, so every value reads back byte for byte.
-    private static func field(_ text: Substring) -> (String, String?)? {
-        let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            return (String(decoding: bytes, as: UTF8.self), nil)
+    private static func field(_ text: MetadataBytes) -> (String, String?)? {
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return (text.string, nil) }
+        let start = colon + 1
+        guard start < text.endIndex, text[start] == UInt8(ascii: " ") else {
+            return start == text.endIndex ? (text.prefix(upTo: colon).string, "") : nil
         }
-        var start = bytes.index(after: colon)
-        guard start < bytes.endIndex, bytes[start] == UInt8(ascii: " ") else {
-            return start == bytes.endIndex ? (String(decoding: bytes[..<colon], as: UTF8.self), "") : nil
-        }
-        start = bytes.index(after: start)
-        return (String(decoding: bytes[..<colon], as: UTF8.self), String(decoding: bytes[start...], as: UTF8.self))
+        return (text.prefix(upTo: colon).string, text.suffix(from: start + 1).string)
     }
 
     /// Reads one line of `encodedLines()`; false when it is malformed.
-    mutating func decode(key: Substring, value: Substring) -> Bool {
-        switch key {
-        case "status":
-            guard let s = Int(value), (100...999).contains(s) else { return false }
-            status = s
-        case "request-time":
-            guard let t = Int64(value) else { return false }
+    mutating func decode(_ line: Line, value: MetadataBytes) -> Bool {
+        switch line {
+        case .status:
+            guard let s = value.int64, (100...999).contains(s) else { return false }
+            status = Int(s)
+        case .requestTime:
+            guard let t = value.int64 else { return false }
             requestTime = t
-        case "response-time":
-            guard let t = Int64(value) else { return false }
+        case .responseTime:
+            guard let t = value.int64 else { return false }
             responseTime = t
-        case "header":
+        case .header:
             guard let (name, fieldValue) = Self.field(value), !name.isEmpty, let fieldValue else { return false }
             headers.add(name, fieldValue)
-        case "invalidated":
+        case .invalidated:
             invalidated = true
-        case "vary-key":
+        case .varyKey:
             if varyKey == nil { varyKey = VaryKey(entries: []) }
-        case "vary":
+        case .vary:
             var key = varyKey ?? VaryKey(entries: [])
             guard let (name, fieldValue) = Self.field(value) else { return false }
             key.entries.append(.init(name: name, value: fieldValue))
             varyKey = key
-        default:
-            return false
         }
         return true
     }

@@ -77,6 +77,11 @@ final class ManagementTests: XCTestCase {
         XCTAssertEqual(map("http://h/a.mp4?token=1"), "http://h/a.mp4")
         XCTAssertEqual(map("http://h/a.mp4?tokens=1"), "http://h/a.mp4?tokens=1")
         XCTAssertEqual(map("http://h/a.mp4"), "http://h/a.mp4")
+        // Fragments stay; empty pairs keep their place; names compare case-sensitively.
+        XCTAssertEqual(map("http://h/a.mp4?token=1#t=5"), "http://h/a.mp4#t=5")
+        XCTAssertEqual(map("http://h/a.mp4?x=2&&token=1&y#t"), "http://h/a.mp4?x=2&&y#t")
+        XCTAssertEqual(map("http://h/a.mp4?Token=1&token"), "http://h/a.mp4?Token=1")
+        XCTAssertEqual(map("http://h/é.mp4?token=é&ü=1"), "http://h/é.mp4?ü=1")
     }
 
     func testByteSizes() {

@@ -14,10 +14,12 @@ extension DASH {
     package static func isManifest<Prefix: Collection<UInt8>>(
         contentType: String?, path: String, bodyPrefix: Prefix
     ) -> Bool {
-        let type = contentType.map(bareMediaType) ?? ""
-        if type == "application/dash+xml" { return true }
-        guard type.isEmpty || genericTypes.contains(type) else { return false }
-        return hasManifestExtension(path) || startsWithMPDRoot(bodyPrefix)
+        switch contentType.map(bareMediaType) ?? "" {
+        case "application/dash+xml": return true
+        case "", "application/octet-stream", "binary/octet-stream", "text/plain", "application/xml", "text/xml":
+            return hasManifestExtension(path) || startsWithMPDRoot(bodyPrefix)
+        default: return false
+        }
     }
 
     /// Whether the first element of `bytes` is `<MPD` (any namespace
@@ -60,8 +62,4 @@ extension DASH {
         }
         return nil
     }
-
-    private static let genericTypes: Set<String> = [
-        "application/octet-stream", "binary/octet-stream", "text/plain", "application/xml", "text/xml",
-    ]
 }

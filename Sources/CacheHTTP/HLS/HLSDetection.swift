@@ -16,17 +16,26 @@ extension HLS {
     package static func isPlaylist<Prefix: Collection<UInt8>>(
         contentType: String?, path: String, bodyPrefix: Prefix
     ) -> Bool {
-        let type = contentType.map(bareMediaType) ?? ""
-        if playlistTypes.contains(type) { return true }
-        guard type.isEmpty || genericTypes.contains(type) else { return false }
-        return hasPlaylistExtension(path) || startsWithPlaylistHeader(bodyPrefix)
+        switch contentType.map(bareMediaType) ?? "" {
+        case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl": return true
+        case "", "application/octet-stream", "binary/octet-stream", "text/plain":
+            return hasPlaylistExtension(path) || startsWithPlaylistHeader(bodyPrefix)
+        default: return false
+        }
     }
 
     /// Whether `bytes` start with `#EXTM3U`, after an optional UTF-8 BOM.
     package static func startsWithPlaylistHeader<Prefix: Collection<UInt8>>(_ bytes: Prefix) -> Bool {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        return body.starts(with: "#EXTM3U".utf8)
+        // On contiguous bytes (every caller's): the generic `starts(with:)` costs thousands of instructions.
+        bytes.withContiguousStorageIfAvailable(startsWithPlaylistHeader) ?? startsWithPlaylistHeader(Array(bytes.prefix(10)))
+    }
+
+    private static func startsWithPlaylistHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let bom = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
+        let body = UnsafeBufferPointer(rebasing: bytes[(bom ? 3 : 0)...])
+        let header: StaticString = "#EXTM3U"
+        return body.count >= header.utf8CodeUnitCount
+            && header.withUTF8Buffer { body.prefix(header.utf8CodeUnitCount).elementsEqual($0) }
     }
 
     /// Whether the last path segment ends in `.m3u8` or `.m3u` (any case).
@@ -41,11 +50,4 @@ extension HLS {
         }
         return false
     }
-
-    private static let playlistTypes: Set<String> = [
-        "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl",
-    ]
-    private static let genericTypes: Set<String> = [
-        "application/octet-stream", "binary/octet-stream", "text/plain",
-    ]
 }
