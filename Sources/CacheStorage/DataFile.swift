@@ -17,6 +17,10 @@ import Glibc
 /// thread at a time (the owning loop).
 package final class DataFile: @unchecked Sendable {
     package let fd: Int32
+    /// The file itself (device and inode), read when it was opened: a
+    /// metadata write opening the entry's name later checks it still names
+    /// this file (see `MetadataWrite.identity`).
+    let identity: FileIdentity?
     /// Set once, before the first read or write (a spare gets its cipher when adopted).
     package private(set) var cipher: UnitCipher?
 
@@ -28,6 +32,7 @@ package final class DataFile: @unchecked Sendable {
         }
         self.fd = fd
         self.cipher = cipher
+        identity = FileIdentity(fd: fd)
     }
 
     /// Opens an existing file, never creating one (an entry's file opened
@@ -40,6 +45,7 @@ package final class DataFile: @unchecked Sendable {
         }
         self.fd = fd
         self.cipher = cipher
+        identity = FileIdentity(fd: fd)
     }
 
     deinit { close(fd) }
@@ -166,5 +172,25 @@ package struct StorageError: Error, CustomStringConvertible, Sendable {
     package var isStorageFault: Bool {
         guard let code else { return false }
         return [ENOSPC, EDQUOT, ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EIO].contains(code)
+    }
+}
+
+/// Which file a descriptor or name leads to (device and inode): a name can
+/// be given to a new file while an old descriptor or a queued write still
+/// means the old one.
+struct FileIdentity: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    init?(fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    init?(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 }

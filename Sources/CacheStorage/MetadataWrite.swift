@@ -17,6 +17,13 @@ struct MetadataWrite: Sendable {
     /// descriptor while it waits for a sync); a successor that took the name
     /// meanwhile is flushed again by the store (see `ResourceStore.flushed`).
     var attribute = false
+    /// The data file this metadata belongs to, when known (see
+    /// `Resource.fileIdentity`). The name may have been given to a new
+    /// file meanwhile (the entry deleted, a new one stored under its key):
+    /// metadata written there would claim old ranges over new bytes until
+    /// the new entry's own write, and a crash in between would serve them.
+    /// A name that leads elsewhere is not written (`superseded`).
+    var identity: FileIdentity? = nil
 
     /// What became of one write.
     enum Outcome: Sendable {
@@ -25,10 +32,18 @@ struct MetadataWrite: Sendable {
         /// The attribute was refused (see MetadataAttribute.Refusal): nothing
         /// written; the entry needs a `.meta` file instead.
         case refused(MetadataAttribute.Refusal)
+        /// The data file's name leads to another file now: nothing written.
+        case superseded
 
         var failure: StorageError? {
             if case .failed(let error) = self { return error }
             return nil
+        }
+
+        /// Not decided yet (each starts as `written` and may turn into another).
+        var isPending: Bool {
+            if case .written = self { return true }
+            return false
         }
     }
 
@@ -78,17 +93,22 @@ struct MetadataWrite: Sendable {
         // fewer than `syncWholeFileSystemFrom` in a small one.
         var descriptors = [Int32](repeating: -1, count: items.count)
         var opened = [Bool](repeating: false, count: items.count)
+        func done(_ position: Int) {
+            if opened[position] { close(descriptors[position]) }
+            opened[position] = false
+            descriptors[position] = -1
+        }
         func descriptor(_ position: Int) -> Int32 {
             if descriptors[position] >= 0 { return descriptors[position] }
             let fd = open(items[position].dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             descriptors[position] = fd
             opened[position] = fd >= 0
+            if fd >= 0, let identity = items[position].identity, FileIdentity(fd: fd) != identity {
+                outcomes[position] = .superseded
+                done(position)
+                return -1
+            }
             return fd
-        }
-        func done(_ position: Int) {
-            if opened[position] { close(descriptors[position]) }
-            opened[position] = false
-            descriptors[position] = -1
         }
         defer { for position in items.indices { done(position) } }
         if wholeFileSystem {
@@ -96,15 +116,16 @@ struct MetadataWrite: Sendable {
         } else {
             for (position, item) in items.enumerated() {
                 let fd = descriptor(position)
-                // No data file: nothing written yet, so nothing to sync.
+                // No data file: nothing written yet, so nothing to sync (or another entry's file).
                 guard fd >= 0 else { continue }
                 if fdatasync(fd) != 0 { outcomes[position] = .failed(failure("sync")) }
                 if !item.attribute { done(position) }
             }
         }
-        for (position, item) in items.enumerated() where item.attribute && outcomes[position].failure == nil {
+        for (position, item) in items.enumerated() where item.attribute && outcomes[position].isPending {
             defer { done(position) }
             let fd = descriptor(position)
+            if case .superseded = outcomes[position] { continue }
             guard fd >= 0 else {
                 let code = errno
                 // No data file yet (a new version nothing was written to): nothing to hold the
@@ -129,7 +150,7 @@ struct MetadataWrite: Sendable {
             }
         }
         var temps = [String?](repeating: nil, count: items.count)
-        for (position, item) in items.enumerated() where !item.attribute && outcomes[position].failure == nil {
+        for (position, item) in items.enumerated() where !item.attribute && outcomes[position].isPending {
             let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
             let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else {
@@ -153,6 +174,13 @@ struct MetadataWrite: Sendable {
         }
         for (position, temp) in temps.enumerated() {
             guard let temp else { continue }
+            // Checked last, just before the rename: a `.meta` file names its data file.
+            if let identity = items[position].identity, let now = FileIdentity(path: items[position].dataPath),
+               now != identity {
+                outcomes[position] = .superseded
+                unlink(temp)
+                continue
+            }
             // A missing folder (the cache folder deleted) is a storage fault: the store recovers it.
             if rename(temp, items[position].metaPath) != 0 {
                 outcomes[position] = .failed(failure("rename"))
@@ -172,7 +200,7 @@ struct MetadataWrite: Sendable {
         var refused: [Int] = []
         for (position, outcome) in perform(items, root: root, tempFolder: tempFolder).enumerated() {
             switch outcome {
-            case .written: results.append((nil, items[position].attribute))
+            case .written, .superseded: results.append((nil, items[position].attribute))
             case .failed(let error): results.append((error, items[position].attribute))
             case .refused:
                 results.append((nil, false))

@@ -52,6 +52,9 @@ package final class Resource {
     package internal(set) var isRemoved = false
 
     private var file: DataFile?
+    /// The identity of this version's data file, kept after the descriptor
+    /// closes: its metadata is written only to that file (see `pendingWrite`).
+    private var fileIdentity: FileIdentity?
     /// The entry is in the store's index (its files may exist): set before
     /// its data file is first created, so no file exists the index does not know.
     var onDisk: Bool
@@ -127,6 +130,7 @@ package final class Resource {
 
     private func opened(_ dataFile: DataFile) -> DataFile {
         file = dataFile
+        fileIdentity = dataFile.identity
         store.openFiles += 1
         return dataFile
     }
@@ -189,6 +193,7 @@ package final class Resource {
         validatedAt = nil
         derived = DerivedFacts()
         closeFile()
+        fileIdentity = nil
         needsFlush = true
     }
 
@@ -276,7 +281,7 @@ package final class Resource {
     /// The metadata write a flush makes now: what it claims, where it goes.
     func pendingWrite() -> MetadataWrite {
         MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key,
-                      attribute: layout != .twoFiles)
+                      attribute: layout != .twoFiles, identity: fileIdentity)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {

@@ -603,6 +603,11 @@ package final class ResourceStore {
         }
         if case .refused(let refusal) = outcome {
             attributeRefused(resource, refusal)
+        } else if case .superseded = outcome {
+            // Not removed, yet its name leads to another file: replaced by hand. Nothing claims it.
+            if resource.layout == .converting { conversionFailed(resource) }
+            logger.warning("data file replaced under its entry: metadata not written",
+                           metadata: ["file": "\(resource.dataPath)"])
         } else if let failure = outcome.failure {
             if resource.layout == .converting { conversionFailed(resource) }
             if failure.isStorageFault {
