@@ -9,9 +9,18 @@ package struct EntryKey: Hashable, Sendable, Comparable {
 
     /// Parses 64 lowercase hex digits; nil for anything else.
     package init?(hex: some StringProtocol) {
+        // Native strings are contiguous: parsed in place (a hit's lookups come here).
+        guard let key = hex.utf8.withContiguousStorageIfAvailable(Self.parse) ?? Self.parse(Array(hex.utf8)) else {
+            return nil
+        }
+        self = key
+    }
+
+    private static func parse(_ hex: some Collection<UInt8>) -> EntryKey? {
+        guard hex.count == 64 else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var count = 0
-        for byte in hex.utf8 {
+        for byte in hex {
             let digit: UInt64
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
@@ -22,26 +31,29 @@ package struct EntryKey: Hashable, Sendable, Comparable {
             case 0: words.0 = words.0 << 4 | digit
             case 1: words.1 = words.1 << 4 | digit
             case 2: words.2 = words.2 << 4 | digit
-            case 3: words.3 = words.3 << 4 | digit
-            default: return nil
+            default: words.3 = words.3 << 4 | digit
             }
             count += 1
         }
-        guard count == 64 else { return nil }
-        self.init(words.0, words.1, words.2, words.3)
+        return EntryKey(words.0, words.1, words.2, words.3)
     }
 
-    /// The 64 hex digits (file names, the string form of store keys).
     package var hex: String {
         String(unsafeUninitializedCapacity: 64) { buffer in
             let digits: StaticString = "0123456789abcdef"
             var index = 0
-            for word in [w0, w1, w2, w3] {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[index] = digits.utf8Start[Int((word >> UInt64(shift)) & 0xf)]
+            func emit(_ word: UInt64) {  // (no array of the words: a hit's lookups come here)
+                var shift: UInt64 = 64
+                while shift > 0 {
+                    shift -= 4
+                    buffer[index] = digits.utf8Start[Int((word >> shift) & 0xf)]
                     index += 1
                 }
             }
+            emit(w0)
+            emit(w1)
+            emit(w2)
+            emit(w3)
             return 64
         }
     }

@@ -29,7 +29,15 @@ extension ResourceStore {
         }
         loading[key] = [body]
         loadQueue.append(entryKey)
-        startLoads()
+        // Started once this turn's requests are in (one task for all of them):
+        // each task is a hand-off to a pool thread and back.
+        guard !loadsStartDue else { return }
+        loadsStartDue = true
+        loop.executeLater { [weak self] in
+            guard let self else { return }
+            self.loadsStartDue = false
+            self.startLoads()
+        }
     }
 
     /// Most entries one task on the pool loads, and most such tasks at once

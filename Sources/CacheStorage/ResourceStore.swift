@@ -76,6 +76,8 @@ package final class ResourceStore {
     /// Entries waiting for a load task, and the tasks on the pool.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
+    /// A start of load tasks is due at the end of this turn of the loop.
+    var loadsStartDue = false
     /// Entries whose metadata was read on the loop (a synchronous first use
     /// through `existing`); the proxy's requests go through `whenAtHand`.
     package internal(set) var readsOnLoop = 0
