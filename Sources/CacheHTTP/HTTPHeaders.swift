@@ -39,6 +39,13 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
         fields.removeAll { ASCII.equalsIgnoringCase($0.name, name) }
     }
 
+    /// Removes the fields `shouldRemove` picks, in one pass; copies nothing
+    /// when it picks none.
+    package mutating func removeAll(where shouldRemove: ((name: String, value: String)) -> Bool) {
+        guard fields.contains(where: shouldRemove) else { return }
+        fields.removeAll(where: shouldRemove)
+    }
+
     package mutating func replace(_ name: String, _ value: String) {
         remove(name)
         add(name, value)

@@ -56,10 +56,22 @@ package enum UpstreamHeaders {
     /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped` and `unkeyed`.
     package static func transparent(from client: HTTPHeaders) -> HTTPHeaders {
         var out = Intermediary.removingHopByHop(client)
-        for name in transparentlyDropped { out.remove(name) }
-        for name in unkeyed { out.remove(name) }
+        // One pass over the few fields, each compared only with the names of
+        // its length (every forward and reverse request comes here).
+        out.removeAll { field in
+            let length = field.name.utf8.count
+            return length < droppedByLength.count && droppedByLength[length].contains { HTTPHeaders.sameName($0, field.name) }
+        }
         return out
     }
+
+    /// `transparentlyDropped` and `unkeyed`, by the length of the name.
+    private static let droppedByLength: [[String]] = {
+        let names = transparentlyDropped.union(unkeyed)
+        var byLength = [[String]](repeating: [], count: (names.map(\.utf8.count).max() ?? 0) + 1)
+        for name in names { byLength[name.utf8.count].append(name) }
+        return byLength
+    }()
 
     /// Fields a transparent request may carry and still get the response a
     /// proxy URL's request gets: those a proxy URL forwards too, the ones the

@@ -25,6 +25,14 @@ extension DASH {
     /// Whether the first element of `bytes` is `<MPD` (any namespace
     /// prefix), after an optional BOM, XML declaration, comments and blanks.
     package static func startsWithMPDRoot<Prefix: Collection<UInt8>>(_ bytes: Prefix) -> Bool {
+        // On contiguous bytes (every caller's), without generic iteration: an
+        // entry's first use asks this of its first bytes.
+        bytes.withContiguousStorageIfAvailable(startsWithMPDRoot) ?? startsWithMPDRoot(Array(bytes.prefix(4096)))
+    }
+
+    private static func startsWithMPDRoot(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Most bodies are ruled out by their first byte, before any copy.
+        guard firstMarkupByte(bytes) == UInt8(ascii: "<") else { return false }
         var body = Array(bytes.prefix(4096))[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         while true {
@@ -51,6 +59,13 @@ extension DASH {
         let name = u[..<end]
         guard name.count >= 4 else { return false }
         return zip(name.suffix(4), ".mpd".utf8).allSatisfy { ASCII.lower($0) == $1 }
+    }
+
+    /// The first byte after a BOM and blanks (nil: none).
+    private static func firstMarkupByte(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        var i = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+        return i < bytes.count ? bytes[i] : nil
     }
 
     private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
