@@ -33,9 +33,11 @@ package struct HeadBuilder {
 
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
-        startField(name)
-        append(value)
-        endLine()
+        let n = Self.bytes(of: name)
+        if value.utf8.withContiguousStorageIfAvailable({ line(n, UnsafeRawBufferPointer($0)) }) == nil {
+            let copy = Array(value.utf8)
+            copy.withUnsafeBytes { line(n, $0) }
+        }
     }
 
     /// Whole field lines ("Name: value\r\n"…) rendered before.
@@ -54,21 +56,21 @@ package struct HeadBuilder {
 
     /// "Name: 1234".
     package mutating func add(_ name: StaticString, decimal value: Int64) {
-        startField(name)
-        decimal(value)
-        endLine()
+        var digits = Digits()
+        digits.append(value)
+        digits.withBytes { line(Self.bytes(of: name), $0) }
     }
 
     /// "Content-Range: bytes first-last/total".
     package mutating func addContentRange(_ range: Range<Int64>, total: Int64) {
-        startField("Content-Range")
-        append("bytes " as StaticString)
-        decimal(range.lowerBound)
-        pair(UInt8(ascii: "-"), nil)
-        decimal(range.upperBound - 1)
-        pair(UInt8(ascii: "/"), nil)
-        decimal(total)
-        endLine()
+        var value = Digits()
+        value.append("bytes ")
+        value.append(range.lowerBound)
+        value.append("-")
+        value.append(range.upperBound - 1)
+        value.append("/")
+        value.append(total)
+        value.withBytes { line(Self.bytes(of: "Content-Range"), $0) }
     }
 
     /// "Content-Range: bytes */total" (416).
@@ -117,15 +119,79 @@ package struct HeadBuilder {
         used += b == nil ? 1 : 2
     }
 
-    /// A non-negative decimal (negative values are written as 0), two
-    /// digits per division into a stack buffer, then one copy: digit by
-    /// digit into the array cost ~180 instructions a number, and a head has
-    /// up to five (Content-Length, Content-Range's three, Age).
+    /// A non-negative decimal (negative values are written as 0).
     private mutating func decimal(_ value: Int64) {
+        var digits = Digits()
+        digits.append(value)
+        digits.withBytes { write($0) }
+    }
+
+    private static func bytes(of text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    /// "Name: value\r\n" in one access to the storage: piece by piece, each
+    /// write cost a capacity and uniqueness check (~4 per field line).
+    private mutating func line(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        let total = name.count + value.count + 4
+        reserve(total)
+        let at = used
+        storage.withUnsafeMutableBytes { out in
+            var p = out.baseAddress! + at
+            if let from = name.baseAddress, name.count > 0 { p.copyMemory(from: from, byteCount: name.count) }
+            p += name.count
+            p.storeBytes(of: ASCII.colon, as: UInt8.self)
+            (p + 1).storeBytes(of: ASCII.sp, as: UInt8.self)
+            p += 2
+            if let from = value.baseAddress, value.count > 0 { p.copyMemory(from: from, byteCount: value.count) }
+            p += value.count
+            p.storeBytes(of: ASCII.cr, as: UInt8.self)
+            (p + 1).storeBytes(of: ASCII.lf, as: UInt8.self)
+        }
+        used += total
+    }
+
+    private mutating func write(_ source: UnsafeRawBufferPointer) {
+        guard let from = source.baseAddress, source.count > 0 else { return }
+        reserve(source.count)
+        let at = used
+        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: at).copyMemory(from: from, byteCount: source.count) }
+        used += source.count
+    }
+
+    private mutating func reserve(_ count: Int) {
+        if used + count > storage.count {
+            storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + count - storage.count)))
+        }
+    }
+}
+
+/// A field value of up to 72 bytes of text and decimals, built on the stack:
+/// numbers two digits per division ("1048575" is four divisions, not seven,
+/// and no digit is counted first). Longer text is cut (never happens: its
+/// users write at most "bytes " and three numbers of 20 digits).
+private struct Digits {
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private var count = 0
+    private static let capacity = 72
+
+    mutating func append(_ text: StaticString) {
+        let n = min(text.utf8CodeUnitCount, Self.capacity - count)
+        let at = count
+        withUnsafeMutableBytes(of: &storage) { out in
+            out.baseAddress!.advanced(by: at).copyMemory(from: text.utf8Start, byteCount: n)
+        }
+        count += n
+    }
+
+    /// A non-negative decimal (negative values are written as 0).
+    mutating func append(_ value: Int64) {
+        guard count + 20 <= Self.capacity else { return }
         var v = UInt64(max(value, 0))
-        // 20 digits hold any UInt64; written from the end.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+        // Written backwards into a scratch of 20, then moved into place.
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let length = withUnsafeMutableBytes(of: &scratch) { buffer -> Int in
             var at = 24
             Self.pairs.withUnsafeBufferPointer { pairs in
                 while v >= 100 {
@@ -147,7 +213,18 @@ package struct HeadBuilder {
             }
             return 24 &- at
         }
-        withUnsafeBytes(of: &digits) { write(UnsafeRawBufferPointer(rebasing: $0[(24 - count)...])) }
+        let at = count
+        withUnsafeBytes(of: &scratch) { digits in
+            withUnsafeMutableBytes(of: &storage) { out in
+                out.baseAddress!.advanced(by: at).copyMemory(from: digits.baseAddress! + (24 - length), byteCount: length)
+            }
+        }
+        count += length
+    }
+
+    mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let n = count
+        return withUnsafeBytes(of: &storage) { body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
     }
 
     /// "00" "01" … "99", two ASCII digits each.
@@ -162,18 +239,4 @@ package struct HeadBuilder {
         }
         return bytes
     }()
-
-    private mutating func write(_ source: UnsafeRawBufferPointer) {
-        guard let from = source.baseAddress, source.count > 0 else { return }
-        reserve(source.count)
-        let at = used
-        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: at).copyMemory(from: from, byteCount: source.count) }
-        used += source.count
-    }
-
-    private mutating func reserve(_ count: Int) {
-        if used + count > storage.count {
-            storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + count - storage.count)))
-        }
-    }
 }
