@@ -33,9 +33,11 @@ package struct HeadBuilder {
 
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
-        startField(name)
-        append(value)
-        endLine()
+        let n = Self.bytes(of: name)
+        if value.utf8.withContiguousStorageIfAvailable({ line(n, UnsafeRawBufferPointer($0)) }) == nil {
+            let copy = Array(value.utf8)
+            copy.withUnsafeBytes { line(n, $0) }
+        }
     }
 
     /// Whole field lines ("Name: value\r\n"…) rendered before.
@@ -54,21 +56,21 @@ package struct HeadBuilder {
 
     /// "Name: 1234".
     package mutating func add(_ name: StaticString, decimal value: Int64) {
-        startField(name)
-        decimal(value)
-        endLine()
+        var digits = Digits()
+        digits.append(value)
+        digits.withBytes { line(Self.bytes(of: name), $0) }
     }
 
     /// "Content-Range: bytes first-last/total".
     package mutating func addContentRange(_ range: Range<Int64>, total: Int64) {
-        startField("Content-Range")
-        append("bytes " as StaticString)
-        decimal(range.lowerBound)
-        pair(UInt8(ascii: "-"), nil)
-        decimal(range.upperBound - 1)
-        pair(UInt8(ascii: "/"), nil)
-        decimal(total)
-        endLine()
+        var value = Digits()
+        value.append("bytes ")
+        value.append(range.lowerBound)
+        value.append("-")
+        value.append(range.upperBound - 1)
+        value.append("/")
+        value.append(total)
+        value.withBytes { line(Self.bytes(of: "Content-Range"), $0) }
     }
 
     /// "Content-Range: bytes */total" (416).
@@ -119,18 +121,34 @@ package struct HeadBuilder {
 
     /// A non-negative decimal (negative values are written as 0).
     private mutating func decimal(_ value: Int64) {
-        reserve(20)
-        var v = max(value, 0)
-        var digits = 1
-        var probe = v
-        while probe >= 10 { probe /= 10; digits += 1 }
-        var at = used + digits - 1
-        repeat {
-            storage[at] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
-            v /= 10
-            at -= 1
-        } while v > 0
-        used += digits
+        var digits = Digits()
+        digits.append(value)
+        digits.withBytes { write($0) }
+    }
+
+    private static func bytes(of text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    /// "Name: value\r\n" in one access to the storage: piece by piece, each
+    /// write cost a capacity and uniqueness check (~4 per field line).
+    private mutating func line(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        let total = name.count + value.count + 4
+        reserve(total)
+        let at = used
+        storage.withUnsafeMutableBytes { out in
+            var p = out.baseAddress! + at
+            if let from = name.baseAddress, name.count > 0 { p.copyMemory(from: from, byteCount: name.count) }
+            p += name.count
+            p.storeBytes(of: ASCII.colon, as: UInt8.self)
+            (p + 1).storeBytes(of: ASCII.sp, as: UInt8.self)
+            p += 2
+            if let from = value.baseAddress, value.count > 0 { p.copyMemory(from: from, byteCount: value.count) }
+            p += value.count
+            p.storeBytes(of: ASCII.cr, as: UInt8.self)
+            (p + 1).storeBytes(of: ASCII.lf, as: UInt8.self)
+        }
+        used += total
     }
 
     private mutating func write(_ source: UnsafeRawBufferPointer) {
@@ -146,4 +164,79 @@ package struct HeadBuilder {
             storage.append(contentsOf: repeatElement(0, count: max(storage.count, used + count - storage.count)))
         }
     }
+}
+
+/// A field value of up to 72 bytes of text and decimals, built on the stack:
+/// numbers two digits per division ("1048575" is four divisions, not seven,
+/// and no digit is counted first). Longer text is cut (never happens: its
+/// users write at most "bytes " and three numbers of 20 digits).
+private struct Digits {
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private var count = 0
+    private static let capacity = 72
+
+    mutating func append(_ text: StaticString) {
+        let n = min(text.utf8CodeUnitCount, Self.capacity - count)
+        let at = count
+        withUnsafeMutableBytes(of: &storage) { out in
+            out.baseAddress!.advanced(by: at).copyMemory(from: text.utf8Start, byteCount: n)
+        }
+        count += n
+    }
+
+    /// A non-negative decimal (negative values are written as 0).
+    mutating func append(_ value: Int64) {
+        guard count + 20 <= Self.capacity else { return }
+        var v = UInt64(max(value, 0))
+        // Written backwards into a scratch of 20, then moved into place.
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let length = withUnsafeMutableBytes(of: &scratch) { buffer -> Int in
+            var at = 24
+            Self.pairs.withUnsafeBufferPointer { pairs in
+                while v >= 100 {
+                    let two = Int(v % 100) &* 2
+                    v /= 100
+                    at &-= 2
+                    buffer[at] = pairs[two]
+                    buffer[at &+ 1] = pairs[two &+ 1]
+                }
+                if v >= 10 {
+                    let two = Int(v) &* 2
+                    at &-= 2
+                    buffer[at] = pairs[two]
+                    buffer[at &+ 1] = pairs[two &+ 1]
+                } else {
+                    at &-= 1
+                    buffer[at] = UInt8(truncatingIfNeeded: 0x30 &+ v)
+                }
+            }
+            return 24 &- at
+        }
+        let at = count
+        withUnsafeBytes(of: &scratch) { digits in
+            withUnsafeMutableBytes(of: &storage) { out in
+                out.baseAddress!.advanced(by: at).copyMemory(from: digits.baseAddress! + (24 - length), byteCount: length)
+            }
+        }
+        count += length
+    }
+
+    mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let n = count
+        return withUnsafeBytes(of: &storage) { body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+
+    /// "00" "01" … "99", two ASCII digits each.
+    private static let pairs: [UInt8] = {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(200)
+        for n in 0..<100 {
+            let tens = UInt8(truncatingIfNeeded: n / 10)
+            let ones = UInt8(truncatingIfNeeded: n % 10)
+            bytes.append(0x30 + tens)
+            bytes.append(0x30 + ones)
+        }
+        return bytes
+    }()
 }

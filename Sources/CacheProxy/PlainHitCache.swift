@@ -29,6 +29,10 @@ final class PlainHitCache {
     /// The store's clock: a copy is current for the second it was made in.
     private let clock: @Sendable () -> Int64
     private var entries: [String: PlainHit] = [:]
+    /// The key last found and its copy: one object asked for again and again
+    /// (ranges of one video) skips hashing its 64-character key (~600
+    /// instructions a hit). Cleared by every change of `entries`.
+    private var recent: (key: String, hit: PlainHit)?
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
     /// Keys of other loops' resources hit here since the last tick, by owner.
     private var touched: [Int: (owner: LoopLink, keys: Set<String>)] = [:]
@@ -57,9 +61,17 @@ final class PlainHitCache {
 
     /// The current copy for `key`, if there is one.
     func lookup(_ key: String) -> PlainHit? {
-        guard let hit = entries[key] else { return nil }
+        let hit: PlainHit
+        if let recent, recent.key == key {
+            hit = recent.hit
+        } else {
+            guard let found = entries[key] else { return nil }
+            hit = found
+            recent = (key, found)
+        }
         if hit.isCurrent(second: now(), epoch: epoch.current) { return hit }
         entries[key] = nil
+        recent = nil
         memoryBytes -= hit.body?.count ?? 0
         return nil
     }
@@ -100,6 +112,7 @@ final class PlainHitCache {
     /// small, not encrypted and the budget has room; returns what is kept.
     @discardableResult
     func keep(_ key: String, _ hit: PlainHit) -> PlainHit {
+        recent = nil
         if entries.count >= maxEntries {
             // Copies of a past second first; all only when every one is current.
             dropStale()
@@ -141,11 +154,13 @@ final class PlainHitCache {
     func close() {
         tick?.cancel()
         tick = nil
+        recent = nil
         entries.removeAll()
         memoryBytes = 0
     }
 
     private func dropStale() {
+        recent = nil
         let second = now()
         let current = epoch.current
         entries = entries.filter { $0.value.isCurrent(second: second, epoch: current) }

@@ -88,9 +88,14 @@ final class ProxyExchange: BodySink {
         headWasKnown = true
         copy = hit
         notePrefetch()
-        sentCacheStatus = CacheStatusField(hit: true, ttl: transparent ? hit.transparentTTL ?? 0 : hit.info.ttl)
-        if fromPrefetch { sentCacheStatus.detail = CacheStatusField.prefetched }
-        machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
+        let ttl: Int? = transparent ? hit.transparentTTL ?? 0 : hit.info.ttl
+        sentCacheStatus = CacheStatusField(hit: true, ttl: ttl)
+        if fromPrefetch {
+            sentCacheStatus.detail = CacheStatusField.prefetched
+            machine.cacheStatus = sentCacheStatus.value(name: server.cacheStatusName)
+        } else {
+            machine.cacheStatus = server.heads.hitStatus(ttl: ttl, name: server.cacheStatusName)
+        }
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 

@@ -12,11 +12,31 @@ import CacheLoading
 /// passed in when taking a snapshot: each figure has one owner.
 package struct ProxyMetrics: Sendable {
     /// Responses by HTTP status code.
-    package private(set) var requestsByStatus: [Int: UInt64] = [:]
+    package var requestsByStatus: [Int: UInt64] {
+        var counts = byStatus
+        if hits200 > 0 { counts[200, default: 0] += hits200 }
+        if hits206 > 0 { counts[206, default: 0] += hits206 }
+        return counts
+    }
     /// Responses by how the cache answered them.
-    package private(set) var requestsByCache: [CacheStatus: UInt64] = [:]
+    package var requestsByCache: [CacheStatus: UInt64] {
+        var counts = byCache
+        if hits200 + hits206 > 0 { counts[.hit, default: 0] += hits200 + hits206 }
+        return counts
+    }
     /// Responses by their Cache-Status word (`CacheStatusField.word`: hit, uri-miss, stale…).
-    package private(set) var requestsByCacheStatus: [String: UInt64] = [:]
+    package var requestsByCacheStatus: [String: UInt64] {
+        var counts = byCacheStatus
+        if hits200 + hits206 > 0 { counts["hit", default: 0] += hits200 + hits206 }
+        return counts
+    }
+    private var byStatus: [Int: UInt64] = [:]
+    private var byCache: [CacheStatus: UInt64] = [:]
+    private var byCacheStatus: [String: UInt64] = [:]
+    /// The usual responses, 200 and 206 hits, counted apart from the three
+    /// dictionaries above (whose updates cost ~350 instructions a response).
+    private var hits200: UInt64 = 0
+    private var hits206: UInt64 = 0
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
@@ -36,9 +56,11 @@ package struct ProxyMetrics: Sendable {
 
     /// Adds another loop's counts to these.
     package mutating func add(_ other: ProxyMetrics) {
-        requestsByStatus.merge(other.requestsByStatus, uniquingKeysWith: +)
-        requestsByCache.merge(other.requestsByCache, uniquingKeysWith: +)
-        requestsByCacheStatus.merge(other.requestsByCacheStatus, uniquingKeysWith: +)
+        byStatus.merge(other.byStatus, uniquingKeysWith: +)
+        byCache.merge(other.byCache, uniquingKeysWith: +)
+        byCacheStatus.merge(other.byCacheStatus, uniquingKeysWith: +)
+        hits200 &+= other.hits200
+        hits206 &+= other.hits206
         bytesFromCache &+= other.bytesFromCache
         clientSendTimeouts &+= other.clientSendTimeouts
         loopHandoffs &+= other.loopHandoffs
@@ -51,9 +73,13 @@ package struct ProxyMetrics: Sendable {
     /// One response finished (or was cut short): call once per response, with
     /// the bytes that went out for it.
     package mutating func recordResponse(status: Int, cache: CacheStatus, word: String = "bypass") {
-        requestsByStatus[status, default: 0] += 1
-        requestsByCache[cache, default: 0] += 1
-        requestsByCacheStatus[word, default: 0] += 1
+        if cache == .hit && word == "hit" {
+            if status == 200 { hits200 &+= 1; return }
+            if status == 206 { hits206 &+= 1; return }
+        }
+        byStatus[status, default: 0] += 1
+        byCache[cache, default: 0] += 1
+        byCacheStatus[word, default: 0] += 1
     }
 
     /// Body bytes sent to a client from the data file (cache hits and the

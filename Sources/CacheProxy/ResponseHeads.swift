@@ -7,6 +7,13 @@ struct ResponseHeads {
     private var dateValue = ""
     /// The Cache-Status of a response the cache did not take part in (RFC 9211).
     var bypassStatus = CacheStatusField.bypass.value(name: "httpcache")
+    /// Cache-Status values of plain hits by ttl ("name; hit; ttl=N"): a copy's
+    /// ttl holds for its second, so nearly every hit finds its text here
+    /// instead of building it (~1,400 instructions a hit). Bounded; started
+    /// over when full or when the cache's name changes.
+    private var hitStatusName = ""
+    private var hitStatuses: [Int?: String] = [:]
+    private static let hitStatusesMax = 256
 
     mutating func date() -> String {
         let now = Int(WallClock.seconds())
@@ -15,6 +22,18 @@ struct ResponseHeads {
             dateValue = HTTPDate.string(epochSeconds: now)
         }
         return dateValue
+    }
+
+    /// The Cache-Status value of a plain hit with this ttl, under `name`.
+    mutating func hitStatus(ttl: Int?, name: String) -> String {
+        if name != hitStatusName || hitStatuses.count >= Self.hitStatusesMax {
+            hitStatuses.removeAll(keepingCapacity: true)
+            hitStatusName = name
+        }
+        if let value = hitStatuses[ttl] { return value }
+        let value = CacheStatusField(hit: true, ttl: ttl).value(name: name)
+        hitStatuses[ttl] = value
+        return value
     }
 
     /// A complete small response with a text body (errors, /ping).

@@ -42,4 +42,26 @@ final class HeadBuilderTests: XCTestCase {
         XCTAssertEqual(parsed.head.headers["etag"], "\"abc\"")
         XCTAssertEqual(parsed.head.headers["content-length"], "16384")
     }
+
+    /// Numbers are written two digits at a time: every length and every
+    /// boundary between lengths comes out as `String(n)` does.
+    func testDecimalsOfEveryLength() {
+        var numbers: [Int64] = [0, 1, 9, 10, 11, 19, 99, 100, 101, 110, 999, 1000, 1001, 65535, 65536, 104_857_599,
+                                Int64.max - 1, Int64.max]
+        var power: Int64 = 10
+        for _ in 1...18 {
+            numbers += [power - 1, power, power + 1, power * 9 / 10 + 7]
+            if power <= Int64.max / 10 { power *= 10 }
+        }
+        for n in numbers {
+            var builder = HeadBuilder(fieldsCapacity: 8)
+            builder.add("N", decimal: n)
+            builder.addContentRange(n / 2..<n / 2 + 1, total: n)
+            XCTAssertEqual(String(decoding: builder.bytes, as: UTF8.self),
+                           "N: \(n)\r\nContent-Range: bytes \(n / 2)-\(n / 2)/\(n)\r\n", "\(n)")
+        }
+        var negative = HeadBuilder(fieldsCapacity: 8)
+        negative.add("N", decimal: -5)
+        XCTAssertEqual(String(decoding: negative.bytes, as: UTF8.self), "N: 0\r\n")
+    }
 }

@@ -110,6 +110,30 @@ final class MetricsTests: XCTestCase {
         XCTAssertTrue(snapshot.prometheus().contains("\nhttpcache_connections_balanced_total 5\n"))
     }
 
+    /// 200 and 206 hits are counted apart from the dictionaries (the hit
+    /// path's share of the cost): every view and every merge still sees them.
+    func testHitsCountedApartShowInEveryViewAndMerge() {
+        var a = ProxyMetrics()
+        var b = ProxyMetrics()
+        for _ in 0..<3 { a.recordResponse(status: 200, cache: .hit, word: "hit") }
+        a.recordResponse(status: 206, cache: .hit, word: "hit")
+        a.recordResponse(status: 304, cache: .hit, word: "hit")
+        b.recordResponse(status: 206, cache: .hit, word: "hit")
+        b.recordResponse(status: 200, cache: .miss, word: "uri-miss")
+        XCTAssertEqual(a.requestsByStatus, [200: 3, 206: 1, 304: 1])
+        XCTAssertEqual(a.requestsByCache, [.hit: 5])
+        XCTAssertEqual(a.requestsByCacheStatus, ["hit": 5])
+        a.add(b)
+        XCTAssertEqual(a.requestsByStatus, [200: 4, 206: 2, 304: 1])
+        XCTAssertEqual(a.requestsByCache, [.hit: 6, .miss: 1])
+        XCTAssertEqual(a.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
+        let snapshot = a.snapshot(engine: EngineCounters(), openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
+                                  uptimeSeconds: 1)
+        XCTAssertEqual(snapshot.requestsTotal, 7)
+        XCTAssertEqual(snapshot.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
+        XCTAssertEqual(snapshot.hitRatio, 6.0 / 7.0)
+    }
+
     func testJSONIsValidAndHasEveryField() throws {
         let text = sample().json()
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
