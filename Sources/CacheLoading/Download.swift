@@ -236,6 +236,7 @@ final class Download: UpstreamResponseDelegate {
         if full && !paused {
             paused = true
             task?.pause()
+            loader.logger.debug("download paused: a client reads slower", metadata: ["url": "\(state.resource.url)"])
         }
     }
 
@@ -263,6 +264,7 @@ final class Download: UpstreamResponseDelegate {
         guard !isWaitingForReaders, position - state.readHorizon > Self.paceWindow else { return }
         isWaitingForReaders = true
         task?.pause()
+        loader.logger.debug("download paused: its readers are behind", metadata: ["url": "\(state.resource.url)"])
     }
 
     /// A reader took more bytes: go on once within half the window.

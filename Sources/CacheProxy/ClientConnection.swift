@@ -166,7 +166,9 @@ final class ClientConnection: SocketDelegate {
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
-            case .stopReading: socket.stopReading()
+            case .stopReading:
+                socket.stopReading()
+                server.logger.debug("client reading paused", metadata: ["client": "\(peerText)"])
             case .setTimer(let milliseconds?): setTimer(milliseconds)
             case .setTimer(nil): break  // the timer stays armed: a fire the machine no longer wants is ignored by it
             case .closeAfterDrain: socket.closeAfterDrain()

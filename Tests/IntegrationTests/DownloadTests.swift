@@ -278,9 +278,9 @@ final class DownloadTests: XCTestCase {
         XCTAssertTrue(try cli(["download", "pause", slow, "--cache-dir", folder]).succeeded)
         let paused = try waitFor(slow, in: folder) { $0["state"] as? String == "paused" }
         _ = origin.accessLog(waitingFor: 1)  // the canceled request is logged once its connection closes
-        usleep(300_000)
         let atPause = bytes(origin.accessLog())
-        usleep(1_500_000)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { proxy.stats?["active_downloads"] as? Int == 0 },
+                      "no origin download while paused: \(proxy.stats ?? [:])")
         XCTAssertEqual(bytes(origin.accessLog()), atPause, "no origin byte while paused")
         XCTAssertEqual(try record(slow, in: folder)?["bytesDone"] as? Int, paused["bytesDone"] as? Int)
         XCTAssertTrue(try cli(["download", "resume", slow, "--cache-dir", folder]).succeeded)

@@ -126,6 +126,8 @@ final class PreloadTests: XCTestCase {
         defer { directory.remove() }
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
         configuration.maxCacheSize = 1_500_000
+        let clock = TestClock()  // reads a second apart, without a sleep
+        configuration.clock = { clock.now }
         let logs = LogCapture()
         let cache = try MediaCache(configuration: configuration, logger: logs.logger)
         defer { cache.close() }
@@ -141,7 +143,7 @@ final class PreloadTests: XCTestCase {
             let url = fixture.origin.url("/" + file.url.lastPathComponent)
             let response = try RawHTTPClient.get(url: try cache.proxyURL(for: url), timeout: 20)
             XCTAssertBytes(response.body, equal: file)
-            Thread.sleep(forTimeInterval: 0.05)
+            clock.advance(seconds: 1)
         }
         let first = fixture.origin.url("/big0.bin")
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { !cache.cachedResources().contains { $0.url == first } }, "unpinned LRU entry evicted")

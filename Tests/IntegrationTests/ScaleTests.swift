@@ -116,16 +116,16 @@ final class ScaleTests: XCTestCase {
         defer { proxy.terminate() }
         setup.drain(proxy)
         let cachedBytes = TestTools.waitUntil(timeout: 5, pollInterval: 0.1) {
-            (Self.stats(proxy)?["cache_size_bytes"] as? Int ?? Int.max) <= limit
+            (proxy.stats?["cache_size_bytes"] as? Int ?? Int.max) <= limit
         }
-        XCTAssertTrue(cachedBytes, "the size limit holds after the restart: \(Self.stats(proxy)?["cache_size_bytes"] ?? "?")")
+        XCTAssertTrue(cachedBytes, "the size limit holds after the restart: \(proxy.stats?["cache_size_bytes"] ?? "?")")
         // Every entry, cached or not: only ever its own bytes.
         let outcome = try setup.fetch(0..<count, from: proxy, connections: 16)
         assertAllRight(outcome, "every entry answered with exactly its bytes after the crash")
         XCTAssertTrue(proxy.process.isRunning, "the proxy is still up")
         var cached: Int?
         TestTools.waitUntil(timeout: 10, pollInterval: 0.2) {
-            cached = Self.stats(proxy)?["cache_size_bytes"] as? Int
+            cached = proxy.stats?["cache_size_bytes"] as? Int
             return cached.map { $0 <= limit } ?? false
         }
         XCTAssertLessThanOrEqual(try XCTUnwrap(cached, "/stats answers"), limit, "the limit holds after refetching every entry")
@@ -182,11 +182,6 @@ final class ScaleTests: XCTestCase {
                                 file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(outcome.failures.count, 0, "\(message): \(outcome.failures.count) not, e.g. \(outcome.failures.prefix(5))",
                        file: file, line: line)
-    }
-
-    static func stats(_ proxy: ProxyProcess) -> [String: Any]? {
-        guard let response = try? RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.port)/stats", timeout: 5) else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
     }
 }
 
