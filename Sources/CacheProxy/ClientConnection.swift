@@ -168,7 +168,7 @@ final class ClientConnection: SocketDelegate {
             case .startReading: socket.startReading()
             case .stopReading:
                 socket.stopReading()
-                server.logger.debug("client reading paused", metadata: ["client": "\(peerText)"])
+                if machine.isBufferFull { server.logger.debug("client pipelines ahead: reading paused", metadata: ["client": "\(peerText)"]) }
             case .setTimer(let milliseconds?): setTimer(milliseconds)
             case .setTimer(nil): break  // the timer stays armed: a fire the machine no longer wants is ignored by it
             case .closeAfterDrain: socket.closeAfterDrain()

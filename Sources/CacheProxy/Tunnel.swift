@@ -111,7 +111,9 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
             case .startReading(.client): connection.socket.startReading()
             case .stopReading(.client): connection.socket.stopReading()
             case .startReading(.origin): origin?.resumeReading()
-            case .stopReading(.origin): origin?.pauseReading()
+            case .stopReading(.origin):
+                origin?.pauseReading()
+                server.logger.debug("tunnel paused: the client reads slower", metadata: ["target": "\(request.target)"])
             case .finish(.client): connection.socket.closeAfterDrain()
             case .close(.client): connection.socket.close()
             case .finish(.origin): origin?.closeAfterDrain()

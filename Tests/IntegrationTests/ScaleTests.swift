@@ -147,10 +147,11 @@ final class ScaleTests: XCTestCase {
         do {
             let proxy = try ProxyProcess(cacheDirectory: setup.cache, extraArguments: arguments)
             setup.drain(proxy)
-            // Groups a second apart, one request at a time: the order is unambiguous.
+            // One request at a time, groups in distinct milliseconds (the index's
+            // times): the order is unambiguous.
             for group in [touched, oldest, newer] {
                 assertAllRight(try setup.fetch(group, from: proxy, connections: 1), "the fill")
-                Thread.sleep(forTimeInterval: 1.1)
+                TestTools.waitForTheNextMillisecond()
             }
             assertAllRight(try setup.fetch(touched, from: proxy, connections: 1), "hits, now the newest")
             proxy.terminate()
@@ -160,9 +161,11 @@ final class ScaleTests: XCTestCase {
         do {
             let proxy = try ProxyProcess(cacheDirectory: setup.cache, extraArguments: arguments, announceTimeout: 60)
             setup.drain(proxy)
-            Thread.sleep(forTimeInterval: 1.1)
+            TestTools.waitForTheNextMillisecond()
             assertAllRight(try setup.fetch(added, from: proxy, connections: 1), "the new entries")
-            Thread.sleep(forTimeInterval: 0.5)  // the eviction round after the last one
+            // The eviction round after the last one.
+            XCTAssertTrue(TestTools.waitUntil(timeout: 10) { (proxy.stats?["cache_size_bytes"] as? Int ?? Int.max) <= limit },
+                          "the limit holds: \(proxy.stats?["cache_size_bytes"] ?? "?")")
             proxy.terminate()
         }
         // Read from the folder at rest, so checking touches nothing.
