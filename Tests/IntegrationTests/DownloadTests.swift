@@ -420,9 +420,11 @@ final class DownloadTests: XCTestCase {
         let body = directory.file("played").path
         player.arguments = ["-sf", "--max-time", "30", "-o", body, try proxy.proxyURL(origin.url("/slow/clip.mp4"))]
         try player.run()
-        usleep(500_000)
+        // The window is the player's own progress (500 kB of its body at 500 kB/s), not a sleep.
+        let playedBytes = { (try? FileManager.default.attributesOfItem(atPath: body)[.size] as? Int) ?? 0 }
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { playedBytes() >= 250_000 }, "the player's fetch runs")
         let during = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
-        usleep(1_000_000)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { playedBytes() >= 750_000 }, "the player's fetch goes on")
         let later = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
         // Unheld, 4 MB/s would have brought about 4 MB in that second.
         XCTAssertLessThan(later - during, 300_000, "held while the player's fetch runs")
