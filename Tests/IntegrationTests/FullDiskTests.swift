@@ -35,7 +35,7 @@ final class FullDiskTests: XCTestCase {
         XCTAssertEqual(head.status, 206)
         // The origin side stops for the reader, or (the kernel's buffers taking it all) has sent everything.
         XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
-            !(fixture.logs?.lines(.debug, containing: "download paused: a client reads slower").isEmpty ?? true)
+            !fixture.logs.lines(.debug, containing: "download paused: a client reads slower").isEmpty
                 || (try? fixture.stats())?["active_downloads"] as? Int == 0
         }, "the download waits for its slow reader or is done")
         XCTAssertBytes(try slow.readRawBytes(4_000_000 - 100), equal: other, range: 100..<4_000_000)

@@ -11,7 +11,8 @@ final class ProxyFixture {
     private(set) var server: MediaCache
     var configure: (inout HTTPCacheConfiguration) -> Void
     /// What the proxy logs (debug and up), when made with `capturingLogs`; else it logs to stderr.
-    let logs: LogCapture?
+    let logs = LogCapture()
+    private let capturesLogs: Bool
 
     init(capturingLogs: Bool = false, configure: @escaping (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "httpcache-test")
@@ -20,8 +21,8 @@ final class ProxyFixture {
         cacheDirectory = directory.url.appendingPathComponent("cache").path
         origin = try NginxOrigin(root: root)
         self.configure = configure
-        logs = capturingLogs ? LogCapture() : nil
-        server = try Self.makeServer(cacheDirectory, configure, logs)
+        capturesLogs = capturingLogs
+        server = try Self.makeServer(cacheDirectory, configure, capturingLogs ? logs : nil)
     }
 
     private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void,
@@ -37,7 +38,7 @@ final class ProxyFixture {
     /// Stops the proxy and starts a new one on the same cache folder.
     func restartProxy() throws {
         server.close()
-        server = try Self.makeServer(cacheDirectory, configure, logs)
+        server = try Self.makeServer(cacheDirectory, configure, capturesLogs ? logs : nil)
     }
 
     func file(_ name: String, size: Int, seed: UInt64 = 1) throws -> TestFile {

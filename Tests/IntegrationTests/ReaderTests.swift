@@ -33,8 +33,11 @@ final class ReaderFixture {
     let origin: NginxOrigin
     let cacheDirectory: String
     var cache: MediaCache
+    /// What the cache logs (debug and up), when made with `capturingLogs`; else it logs to stderr.
+    let logs = LogCapture()
 
-    init(extraServerConfig: String = "", configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
+    init(extraServerConfig: String = "", capturingLogs: Bool = false,
+         configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "httpcache-reader")
         root = directory.url.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -42,7 +45,8 @@ final class ReaderFixture {
         origin = try NginxOrigin(root: root, extraServerConfig: extraServerConfig)
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
         configure(&configuration)
-        cache = try MediaCache(configuration: configuration)
+        cache = try capturingLogs ? MediaCache(configuration: configuration, logger: logs.logger)
+            : MediaCache(configuration: configuration)
     }
 
     deinit { cache.close() }
