@@ -7,11 +7,6 @@ package struct ContentRange: Sendable, Equatable {
     /// Complete length; nil when unknown ("/*").
     package var total: Int64?
 
-    package init(range: Range<Int64>?, total: Int64?) {
-        self.range = range
-        self.total = total
-    }
-
     /// nil unless the value is well-formed and self-consistent: last >= first,
     /// last < total, not both parts '*'. Numbers that overflow are rejected:
     /// these describe real bytes and must be exact.

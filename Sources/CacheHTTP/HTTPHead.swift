@@ -4,11 +4,6 @@ package struct HTTPVersion: Sendable, Equatable {
     package var major: Int
     package var minor: Int
 
-    package init(major: Int, minor: Int) {
-        self.major = major
-        self.minor = minor
-    }
-
     package static let http10 = HTTPVersion(major: 1, minor: 0)
     package static let http11 = HTTPVersion(major: 1, minor: 1)
 }

@@ -1,13 +1,18 @@
 import CacheIO
 
 /// The rate cap of background downloads (`--download-rate`), one for all
-/// loops: a token bucket of bytes, refilled at `rate` a second. Thread-safe.
+/// loops: a token bucket of bytes, refilled at `rate` a second of the
+/// cache's clock (`EngineConfiguration.clock`; a test steps its own). Thread-safe.
 package final class RateBucket: Sendable {
     /// Bytes per second (0: no cap), the bytes that may still be taken now
-    /// (negative: owed) and when that was computed.
-    private let state: Locked<(rate: Int64, allowance: Double, at: UInt64)>
+    /// (negative: owed) and when that was computed (clock milliseconds).
+    private let state: Locked<(rate: Int64, allowance: Double, at: Int64)>
+    private let clock: @Sendable () -> Int64
 
-    package init(rate: Int64) { state = Locked((rate, 0, WallClock.monotonicNanoseconds())) }
+    package init(rate: Int64, clock: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
+        self.clock = clock
+        state = Locked((rate, 0, clock()))
+    }
 
     /// Bytes per second; 0: no cap. Set again by a configuration reload.
     package var rate: Int64 {
@@ -21,9 +26,10 @@ package final class RateBucket: Sendable {
         return state.withLock { state in
             let rate = state.rate
             guard rate > 0 else { return false }
-            let now = WallClock.monotonicNanoseconds()
+            let now = clock()
             // At most a quarter second of burst: the cap holds over short spans too.
-            state.allowance = min(Double(rate) / 4, state.allowance + Double(now &- state.at) / 1e9 * Double(rate))
+            // A clock set back gives nothing (and takes nothing).
+            state.allowance = min(Double(rate) / 4, state.allowance + Double(max(0, now - state.at)) / 1000 * Double(rate))
             state.at = now
             state.allowance -= Double(count)
             return state.allowance < 0

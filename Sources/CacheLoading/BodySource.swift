@@ -58,8 +58,11 @@ package final class BodySource: ResourceReaderDelegate {
     private var memoryAt = 0
     /// The reader's body range is set already (by collecting).
     private var delivered = false
-    /// Stopped because the sink had no room: `resume()` goes on.
-    package private(set) var waitsForRoom = false
+    /// Stopped because the sink had no room: `resume()` goes on. Logged the first time.
+    package private(set) var waitsForRoom = false {
+        didSet { if waitsForRoom && !oldValue && !waitedBefore { waitedFirst() } }
+    }
+    private var waitedBefore = false
     private var pumping = false
     private var pumpAgain = false
     private var buffer: UnsafeMutableRawBufferPointer?
@@ -74,6 +77,11 @@ package final class BodySource: ResourceReaderDelegate {
         self.sink = sink
         self.loop = loop
         self.logger = logger
+    }
+
+    private func waitedFirst() {
+        waitedBefore = true
+        logger.debug("body paused: the client reads slower", metadata: ["url": "\(reader.resource.url)"])
     }
 
     deinit { buffer?.deallocate() }

@@ -209,6 +209,8 @@ final class Download: UpstreamResponseDelegate {
     /// The machine's: bytes go to `followers`, never to the file.
     var isPassThrough: Bool { machine.isPassingThrough }
     private var paused = false
+    /// It paused for a follower once (logged once: a slow client pauses it at every turn).
+    private var pausedBefore = false
 
     /// From now on bytes go to `readers` instead of the data file.
     func passThrough(to readers: [ResourceReader]) {
@@ -236,6 +238,8 @@ final class Download: UpstreamResponseDelegate {
         if full && !paused {
             paused = true
             task?.pause()
+            if !pausedBefore { loader.logger.debug("download paused: a client reads slower", metadata: ["url": "\(state.resource.url)"]) }
+            pausedBefore = true
         }
     }
 
@@ -263,6 +267,7 @@ final class Download: UpstreamResponseDelegate {
         guard !isWaitingForReaders, position - state.readHorizon > Self.paceWindow else { return }
         isWaitingForReaders = true
         task?.pause()
+        loader.logger.debug("download paused: its readers are behind", metadata: ["url": "\(state.resource.url)"])
     }
 
     /// A reader took more bytes: go on once within half the window.

@@ -37,13 +37,7 @@ package struct DownloadStateMachine {
         package var etag: String?
         package var lastModified: String?
         /// The status of the stored response (200 for a stored 200 or 206).
-        package var status: Int
-        package init(totalLength: Int64?, etag: String?, lastModified: String?, status: Int = 200) {
-            self.totalLength = totalLength
-            self.etag = etag
-            self.lastModified = lastModified
-            self.status = status
-        }
+        package var status: Int = 200
     }
 
     package enum State: Equatable {
@@ -266,11 +260,6 @@ package struct DownloadStateMachine {
         package var totalLength: Int64?
         /// The cache's size limit: a body of unknown length past it is not kept.
         package var maxBytes: Int64
-        package init(isTransient: Bool, totalLength: Int64?, maxBytes: Int64) {
-            self.isTransient = isTransient
-            self.totalLength = totalLength
-            self.maxBytes = maxBytes
-        }
     }
 
     /// The bytes go to the readers following this download, not to the file

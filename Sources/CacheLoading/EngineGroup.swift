@@ -57,7 +57,7 @@ package final class EngineGroup: Sendable {
         self.stores = stores
         // An engine's store never changes: read here, used on its loop only.
         storesByShard = engines.map { LoopBound($0.unchecked.store, loop: $0.loop) }
-        rate = RateBucket(rate: configuration.downloadRate)
+        rate = RateBucket(rate: configuration.downloadRate, clock: configuration.clock)
         prefetchLedger.depth = configuration.prefetch
         stores.everyShardOpened()
         for (index, engine) in engines.enumerated() {

@@ -41,6 +41,8 @@ final class ClientConnection: SocketDelegate {
     /// The peer, read once (access log, loopback-only routes).
     let peer: SocketAddress?
     lazy var peerText = peer?.description ?? "-"
+    /// Its pipeline filled the buffer once (logged once: a deep pipeline fills it at every request).
+    private var pipelineFilled = false
     /// The client's address without its port: connections are limited per client.
     let clientKey: String
     /// The response in flight, for the metrics and the access log.
@@ -166,7 +168,12 @@ final class ClientConnection: SocketDelegate {
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             case .reject(let error): reject(error)
             case .startReading: socket.startReading()
-            case .stopReading: socket.stopReading()
+            case .stopReading:
+                socket.stopReading()
+                if machine.isBufferFull && !pipelineFilled {
+                    pipelineFilled = true
+                    server.logger.debug("client pipelines ahead: reading paused", metadata: ["client": "\(peerText)"])
+                }
             case .setTimer(let milliseconds?): setTimer(milliseconds)
             case .setTimer(nil): break  // the timer stays armed: a fire the machine no longer wants is ignored by it
             case .closeAfterDrain: socket.closeAfterDrain()

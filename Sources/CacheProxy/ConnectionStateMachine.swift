@@ -373,6 +373,8 @@ package struct ConnectionStateMachine {
 
     /// Bytes buffered and not yet parsed.
     package var unparsed: Int { buffer.count - cursor }
+    /// As many pipelined bytes as it buffers: reading waits.
+    package var isBufferFull: Bool { unparsed >= settings.maxBuffered }
 
     /// Drops the parsed prefix once it is most of the buffer.
     private mutating func compactIfWorthIt() {
@@ -469,7 +471,7 @@ package struct ConnectionStateMachine {
         switch state {
         case .closed, .draining: return false
         case .tunneling: return reading  // the tunnel's to decide
-        case .awaitingHead, .responding: return !peerClosed && unparsed < settings.maxBuffered && !bodyUnread
+        case .awaitingHead, .responding: return !peerClosed && !isBufferFull && !bodyUnread
         case .admittingBody: return false
         case .readingBody: return !peerClosed
         }

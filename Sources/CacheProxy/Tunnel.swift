@@ -19,6 +19,8 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var timer: Deadline?
     private var events = EventQueue<TunnelStateMachine.Event>()
     private var status = 0
+    /// The origin was held back for the client once (logged once, not at every turn).
+    private var heldBack = false
     /// The connection was told the tunnel ended (its quota place given back), once.
     private var ended = false
     /// Bytes from the client to the origin (the access log counts the other way).
@@ -111,7 +113,10 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
             case .startReading(.client): connection.socket.startReading()
             case .stopReading(.client): connection.socket.stopReading()
             case .startReading(.origin): origin?.resumeReading()
-            case .stopReading(.origin): origin?.pauseReading()
+            case .stopReading(.origin):
+                origin?.pauseReading()
+                if !heldBack { server.logger.debug("tunnel paused: the client reads slower", metadata: ["target": "\(request.target)"]) }
+                heldBack = true
             case .finish(.client): connection.socket.closeAfterDrain()
             case .close(.client): connection.socket.close()
             case .finish(.origin): origin?.closeAfterDrain()

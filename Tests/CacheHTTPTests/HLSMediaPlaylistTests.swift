@@ -1,4 +1,4 @@
-import CacheHTTP
+@testable import CacheHTTP
 import XCTest
 
 private let base = "https://cdn.example.com/vod/a/index.m3u8?t=1"

@@ -1,4 +1,4 @@
-import CacheHTTP
+@testable import CacheHTTP
 import XCTest
 
 /// Reading an MPD for a preload: segment addressing of every kind, values,

@@ -1,4 +1,4 @@
-import CacheHTTP
+@testable import CacheHTTP
 import XCTest
 
 final class RequestHeadParserTests: XCTestCase {

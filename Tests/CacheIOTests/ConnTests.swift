@@ -168,6 +168,7 @@ final class ConnTests: XCTestCase {
         let server = ConnProbe()
         server.onDrain = { p in cs_conn_close_after_drain(p.conn) }
         var queued = 0
+        let accepted = DispatchSemaphore(value: 0)
         let (_, port) = startListener(h) { conn in
             server.bind(conn)
             for piece in pieces {
@@ -178,9 +179,10 @@ final class ConnTests: XCTestCase {
                 }
             }
             queued = cs_conn_queued(conn)
+            accepted.signal()
         }
         let client = try BlockingClient(port: port, receiveBuffer: 64 * 1024)
-        usleep(100_000)
+        XCTAssertEqual(accepted.wait(timeout: .now() + testTimeout), .success, "everything queued before the client reads")
         let (got, err) = client.readToEOF(chunk: 32 * 1024, pauseMicros: 100)
         XCTAssertEqual(err, 0)
         XCTAssertEqual(got.count, expected.count)

@@ -27,7 +27,9 @@ final class AbuseBoundsTests: XCTestCase {
         defer { endless.stop() }
         endless.serve("/live.bin", fault: .endless(limit: 4 << 30))
         let cache = directory.file("cache").path
-        let proxy = try ProxyProcess(cacheDirectory: cache, extraArguments: ["--max-cache-size", "200MB", "--loops", "1"])
+        let log = directory.file("proxy.log").path
+        let proxy = try ProxyProcess(cacheDirectory: cache, extraArguments: ["--max-cache-size", "200MB", "--loops", "1",
+                                                                             "--log-level", "debug", "--log-file", log])
         defer { proxy.terminate() }
         let before = proxy.residentBytes
         var clients: [RawHTTPConnection] = []
@@ -36,7 +38,13 @@ final class AbuseBoundsTests: XCTestCase {
             try client.sendRequest(path: try RawHTTPClient.parse(url: try proxy.proxyURL(url)).path)
             clients.append(client)  // and never read
         }
-        Thread.sleep(forTimeInterval: 4)
+        // Both downloads stop for their readers: the one streamed past the limit
+        // once its client's socket is full, the paced one 8 MiB ahead of its reader.
+        let paused = TestTools.waitUntil(timeout: 20) {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.contains("download paused: a client reads slower") && text.contains("download paused: its readers are behind")
+        }
+        XCTAssertTrue(paused, "both downloads wait for their readers")
         let used = diskUsage(cache)
         XCTAssertGreaterThanOrEqual(used, 0)
         XCTAssertLessThan(used, 48 << 20, "the folder holds what the clients were sent, not the downloads")
@@ -97,7 +105,8 @@ final class AbuseBoundsTests: XCTestCase {
             slow.append(connection)
         }
         XCTAssertEqual(slow.count, 60)
-        Thread.sleep(forTimeInterval: 0.3)
+        // The proxy has taken them all in once those over the client's half are answered (503).
+        TestTools.waitUntil(timeout: 10) { slow.filter(\.hasSomethingToRead).count >= 40 }
         var statuses: [Int] = []
         for _ in 0..<20 {
             let pong = try RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.port)/ping", timeout: 5)

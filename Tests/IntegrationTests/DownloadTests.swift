@@ -278,9 +278,9 @@ final class DownloadTests: XCTestCase {
         XCTAssertTrue(try cli(["download", "pause", slow, "--cache-dir", folder]).succeeded)
         let paused = try waitFor(slow, in: folder) { $0["state"] as? String == "paused" }
         _ = origin.accessLog(waitingFor: 1)  // the canceled request is logged once its connection closes
-        usleep(300_000)
         let atPause = bytes(origin.accessLog())
-        usleep(1_500_000)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { proxy.stats?["active_downloads"] as? Int == 0 },
+                      "no origin download while paused: \(proxy.stats ?? [:])")
         XCTAssertEqual(bytes(origin.accessLog()), atPause, "no origin byte while paused")
         XCTAssertEqual(try record(slow, in: folder)?["bytesDone"] as? Int, paused["bytesDone"] as? Int)
         XCTAssertTrue(try cli(["download", "resume", slow, "--cache-dir", folder]).succeeded)
@@ -420,9 +420,11 @@ final class DownloadTests: XCTestCase {
         let body = directory.file("played").path
         player.arguments = ["-sf", "--max-time", "30", "-o", body, try proxy.proxyURL(origin.url("/slow/clip.mp4"))]
         try player.run()
-        usleep(500_000)
+        // The window is the player's own progress (500 kB of its body at 500 kB/s), not a sleep.
+        let playedBytes = { (try? FileManager.default.attributesOfItem(atPath: body)[.size] as? Int) ?? 0 }
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { playedBytes() >= 250_000 }, "the player's fetch runs")
         let during = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
-        usleep(1_000_000)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) { playedBytes() >= 750_000 }, "the player's fetch goes on")
         let later = try record(id, in: folder)?["bytesDone"] as? Int ?? 0
         // Unheld, 4 MB/s would have brought about 4 MB in that second.
         XCTAssertLessThan(later - during, 300_000, "held while the player's fetch runs")
@@ -474,6 +476,9 @@ final class DownloadTests: XCTestCase {
         origin.stop(timeout: 1)  // a paced nginx is slow to stop
     }
 
+    /// The cap on the cache's clock, stopped but for the test's steps of a
+    /// quarter second: each step lets a quarter of the rate through, the
+    /// download never runs ahead of the clock, and it ends when the cap says.
     func testTheRateCapHoldsWithinTenPercent() throws {
         let directory = try TemporaryDirectory(prefix: "download-rate")
         defer { directory.remove() }
@@ -481,12 +486,33 @@ final class DownloadTests: XCTestCase {
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
         _ = try TestFile.random(size: 8_000_000, seed: 9, in: www, name: "capped.bin")
         let origin = try NginxOrigin(root: www)
-        // Two loops: one cap for both (the file is owned by one of them).
-        let (seconds, done) = try timedDownload(origin.url("/capped.bin"), parallel: 4, rate: 2_000_000, loops: 2,
-                                                folder: directory.file("cache").path)
-        XCTAssertEqual(done.state, .completed)
-        let rate = 8_000_000 / seconds
-        print("download-rate: \(rate) B/s under a 2 MB/s cap")
+        let clock = TestClock(stopped: true)
+        var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
+        configuration.loops = 2  // one cap for both (the file is owned by one of them)
+        configuration.downloadParallel = 4
+        configuration.downloadRate = 2_000_000
+        configuration.clock = { clock.now }
+        let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
+        defer { cache.close() }
+        let url = origin.url("/capped.bin")
+        let added = try cache.downloadCall { $0.add(url: url, name: nil, variant: nil, duration: nil, range: nil) }
+        let info = { cache.downloadList().first { $0.id == added.id } }
+        // Bytes in the cache now (a download's own count lags: it counts what the metadata on disk records).
+        let cached = { cache.cachedResources().first { $0.url == url }?.cachedBytes ?? 0 }
+        var elapsed: Int64 = 0  // milliseconds of the cache's clock
+        while elapsed < 60_000, let now = info(), !now.isOver {
+            // What the cap allows by now, and a read (256 KiB) per fetch under way when it said stop.
+            XCTAssertLessThanOrEqual(cached(), 2_000 * elapsed + 4 * (256 << 10), "ahead of the cap at \(elapsed) ms")
+            clock.advance(milliseconds: 250)
+            elapsed += 250
+            // The step's share arrives (or the download ends).
+            XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+                info()?.isOver ?? true || cached() >= min(8_000_000, 2_000 * elapsed)
+            }, "the cap let \(elapsed) ms' worth through: \(cached()) bytes")
+        }
+        XCTAssertEqual(info()?.state, .completed)
+        let rate = 8_000_000 / (Double(elapsed) / 1000)
+        print("download-rate: \(rate) B/s of the cache's clock under a 2 MB/s cap")
         XCTAssertEqual(rate, 2_000_000, accuracy: 200_000)
     }
 

@@ -6,9 +6,14 @@ import XCTest
 /// resource larger than the limit still plays.
 final class EvictionTests: XCTestCase {
     var fixture: ProxyFixture!
+    /// The cache's clock: reads a second apart without a sleep make the LRU order.
+    let clock = TestClock()
 
     override func setUpWithError() throws {
-        fixture = try ProxyFixture { $0.maxCacheSize = 1_000_000 }
+        fixture = try ProxyFixture { [clock] in
+            $0.maxCacheSize = 1_000_000
+            $0.clock = { clock.now }
+        }
     }
 
     override func tearDown() {
@@ -27,7 +32,7 @@ final class EvictionTests: XCTestCase {
         }
         for name in ["a.bin", "b.bin", "c.bin", "a.bin"] {  // a is read again: b is now the oldest
             XCTAssertBytes(try fixture.get(name).body, equal: files[name]!)
-            Thread.sleep(forTimeInterval: 0.02)
+            clock.advance(seconds: 1)
         }
         XCTAssertEqual(try cachedNames(), ["a.bin", "b.bin", "c.bin"])
         XCTAssertBytes(try fixture.get("d.bin").body, equal: files["d.bin"]!)
@@ -47,7 +52,7 @@ final class EvictionTests: XCTestCase {
         }
         for name in ["a.bin", "b.bin", "c.bin"] {
             XCTAssertBytes(try fixture.get(name).body, equal: files[name]!)
-            Thread.sleep(forTimeInterval: 0.02)
+            clock.advance(seconds: 1)
         }
         try fixture.restartProxy()  // every metadata file written
         let metaFiles = CacheFolderFiles.metaPaths(fixture.cacheDirectory)
@@ -68,12 +73,15 @@ final class EvictionTests: XCTestCase {
 
     func testResourceInUseIsNotEvictedUnderItsReader() throws {
         // A larger limit: the files must outgrow the socket buffers.
-        fixture.configure = { $0.maxCacheSize = 20_000_000 }
+        fixture.configure = { [clock] in
+            $0.maxCacheSize = 20_000_000
+            $0.clock = { clock.now }
+        }
         try fixture.restartProxy()
         let slow = try fixture.file("slow.bin", size: 12_000_000, seed: 1)
         let other = try fixture.file("other.bin", size: 12_000_000, seed: 2)
         XCTAssertBytes(try fixture.get("slow.bin").body, equal: slow)  // cached, and the oldest
-        Thread.sleep(forTimeInterval: 0.02)
+        clock.advance(seconds: 1)
         // A reader takes the head and then stalls with most of the body unsent.
         let reader = try fixture.connect()
         try reader.sendRequest(path: try fixture.proxyPath("slow.bin"))
@@ -81,7 +89,7 @@ final class EvictionTests: XCTestCase {
         XCTAssertEqual(head.status, 200)
         // Filling the cache past the limit must not delete the file under it.
         XCTAssertBytes(try fixture.get("other.bin").body, equal: other)
-        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) { self.fixture.server.cacheSize() <= 20_000_000 }, "an idle entry made room")
         XCTAssertTrue(try cachedNames().contains("slow.bin"), "evicted under its reader")
         XCTAssertTrue(fixture.server.cachedResources().first { $0.url.hasSuffix("slow.bin") }?.isInUse ?? false)
         XCTAssertBytes(try reader.readRawBytes(12_000_000), equal: slow)

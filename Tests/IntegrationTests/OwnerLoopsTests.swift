@@ -31,9 +31,11 @@ final class OwnerLoopsTests: XCTestCase {
     /// the new one's loop holds other, newer resources it must not evict in
     /// its place.
     func testEvictionTakesTheLeastRecentlyUsedOfEveryLoop() throws {
+        let clock = TestClock()  // reads a second apart, without a sleep
         let fixture = try ProxyFixture { configuration in
             configuration.loops = 2
             configuration.maxCacheSize = 1_000_000
+            configuration.clock = { clock.now }
         }
         // Names such that the oldest ("b") is on one loop and the newcomer
         // ("d") on the other, with "a" (read again, newer) beside it.
@@ -56,7 +58,7 @@ final class OwnerLoopsTests: XCTestCase {
         }
         for role in ["b", "a", "c", "a"] {  // a read again: b is now the oldest
             XCTAssertBytes(try fixture.get(chosen[role]!).body, equal: files[role]!)
-            Thread.sleep(forTimeInterval: 0.02)
+            clock.advance(seconds: 1)
         }
         XCTAssertBytes(try fixture.get(chosen["d"]!).body, equal: files["d"]!)
         let expected = Set(["a", "c", "d"].map { url(chosen[$0]!) })
@@ -127,9 +129,11 @@ final class OwnerLoopsTests: XCTestCase {
         let files = try names.enumerated().map { try TestFile.random(size: 50_000 + $0, seed: UInt64(40 + $0), in: root, name: $1) }
         let urls = files.map { origin.url("/" + $0.url.lastPathComponent) }
         XCTAssertEqual(Set(urls.map { owner($0) }), [0, 1])
+        let clock = TestClock()  // hits a second apart, without a sleep
         func open(loops: Int) throws -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
             configuration.loops = loops
+            configuration.clock = { clock.now }
             configuration.revalidateAfter = 3600
             let cache = try MediaCache(configuration: configuration, logger: LogCapture().logger)
             try cache.serve()
@@ -142,7 +146,7 @@ final class OwnerLoopsTests: XCTestCase {
         // Hits in reverse order: only the journals know this order.
         for url in urls.reversed() {
             XCTAssertEqual(try RawHTTPClient.get(url: try first.proxyURL(for: url), timeout: 20).status, 200)
-            Thread.sleep(forTimeInterval: 0.01)
+            clock.advance(seconds: 1)
         }
         let order = first.cachedResources().map(\.url)
         XCTAssertEqual(order, urls, "most recently used first")
@@ -161,7 +165,7 @@ final class OwnerLoopsTests: XCTestCase {
         XCTAssertEqual(journals(), ["index.0"], "the two loops' indexes dealt out to one")
         for (url, file) in zip(urls, files) {
             XCTAssertBytes(try RawHTTPClient.get(url: try single.proxyURL(for: url), timeout: 20).body, equal: file)
-            Thread.sleep(forTimeInterval: 0.01)
+            clock.advance(seconds: 1)
         }
         expected = urls.reversed()
         XCTAssertEqual(single.cachedResources().map(\.url), expected, "1 loop, after reading")

@@ -126,6 +126,8 @@ final class PreloadTests: XCTestCase {
         defer { directory.remove() }
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path)
         configuration.maxCacheSize = 1_500_000
+        let clock = TestClock()  // reads a second apart, without a sleep
+        configuration.clock = { clock.now }
         let logs = LogCapture()
         let cache = try MediaCache(configuration: configuration, logger: logs.logger)
         defer { cache.close() }
@@ -141,7 +143,7 @@ final class PreloadTests: XCTestCase {
             let url = fixture.origin.url("/" + file.url.lastPathComponent)
             let response = try RawHTTPClient.get(url: try cache.proxyURL(for: url), timeout: 20)
             XCTAssertBytes(response.body, equal: file)
-            Thread.sleep(forTimeInterval: 0.05)
+            clock.advance(seconds: 1)
         }
         let first = fixture.origin.url("/big0.bin")
         XCTAssertTrue(TestTools.waitUntil(timeout: 5) { !cache.cachedResources().contains { $0.url == first } }, "unpinned LRU entry evicted")
@@ -228,8 +230,9 @@ final class PreloadPriorityTests: XCTestCase {
         let later = try TestFile.random(size: 300_000, seed: 22, in: root, name: "later.mp4")
         // 2 MB/s per connection: a 3 MB body takes about 1.5 s, long enough to overlap.
         let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 2m;")
+        let logs = LogCapture()
         let cache = try MediaCache(configuration: HTTPCacheConfiguration(cacheDirectory: directory.file("cache").path),
-                                   logger: LogCapture().logger)
+                                   logger: logs.logger)
         defer { cache.close() }
         try cache.serve()
 
@@ -248,9 +251,13 @@ final class PreloadPriorityTests: XCTestCase {
         try cache.removeResource(for: origin.url("/shared.mp4"))
         let (_, _, path) = try RawHTTPClient.parse(url: try cache.proxyURL(for: origin.url("/shared.mp4")))
         try slow.sendRequest(path: path)
-        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            cache.cachedResources().contains { $0.url.hasSuffix("/shared.mp4") && $0.isInUse }
+        }, "the player's fetch runs")
         let waiting = try cache.preload(origin.url("/later.mp4"))
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            !logs.lines(.debug, containing: "preload fetch waits for a slot").filter { $0.contains("/later.mp4") }.isEmpty
+        }, "the preload's fetch queued")
         XCTAssertEqual(waiting.progress.bytesDone, 0, "no preload fetch while a player is served")
         XCTAssertFalse(origin.accessLog().contains { $0.uri == "/later.mp4" })
         let response = try slow.readResponse()

@@ -10,21 +10,27 @@ final class ProxyFixture {
     let origin: NginxOrigin
     private(set) var server: MediaCache
     var configure: (inout HTTPCacheConfiguration) -> Void
+    /// What the proxy logs (debug and up), when made with `capturingLogs`; else it logs to stderr.
+    let logs = LogCapture()
+    private let capturesLogs: Bool
 
-    init(configure: @escaping (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
+    init(capturingLogs: Bool = false, configure: @escaping (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "httpcache-test")
         root = directory.url.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         cacheDirectory = directory.url.appendingPathComponent("cache").path
         origin = try NginxOrigin(root: root)
         self.configure = configure
-        server = try Self.makeServer(cacheDirectory, configure)
+        capturesLogs = capturingLogs
+        server = try Self.makeServer(cacheDirectory, configure, capturingLogs ? logs : nil)
     }
 
-    private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void) throws -> MediaCache {
+    private static func makeServer(_ cacheDirectory: String, _ configure: (inout HTTPCacheConfiguration) -> Void,
+                                   _ logs: LogCapture?) throws -> MediaCache {
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
         configure(&configuration)
-        let cache = try MediaCache(configuration: configuration)
+        let cache = try logs.map { try MediaCache(configuration: configuration, logger: $0.logger) }
+            ?? MediaCache(configuration: configuration)
         try cache.serve()
         return cache
     }
@@ -32,7 +38,7 @@ final class ProxyFixture {
     /// Stops the proxy and starts a new one on the same cache folder.
     func restartProxy() throws {
         server.close()
-        server = try Self.makeServer(cacheDirectory, configure)
+        server = try Self.makeServer(cacheDirectory, configure, capturesLogs ? logs : nil)
     }
 
     func file(_ name: String, size: Int, seed: UInt64 = 1) throws -> TestFile {
@@ -48,6 +54,13 @@ final class ProxyFixture {
     func proxyPath(_ name: String) throws -> String {
         let url = try proxyURL(name)
         return try RawHTTPClient.parse(url: url).path
+    }
+
+    /// The proxy's `/stats` JSON.
+    func stats() throws -> [String: Any] {
+        let response = try RawHTTPClient.get(url: "http://127.0.0.1:\(server.servingPort)/stats", timeout: 5)
+        XCTAssertEqual(response.status, 200)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }
 
     func connect() throws -> RawHTTPConnection {

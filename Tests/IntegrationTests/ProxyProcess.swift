@@ -52,6 +52,12 @@ final class ProxyProcess {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Its `/stats` JSON; nil when not answered.
+    var stats: [String: Any]? {
+        guard let response = try? RawHTTPClient.get(url: "http://127.0.0.1:\(port)/stats", timeout: 5) else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+    }
+
     /// Resident memory of the proxy in bytes (VmRSS).
     var residentBytes: Int {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""

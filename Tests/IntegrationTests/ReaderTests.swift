@@ -33,8 +33,11 @@ final class ReaderFixture {
     let origin: NginxOrigin
     let cacheDirectory: String
     var cache: MediaCache
+    /// What the cache logs (debug and up), when made with `capturingLogs`; else it logs to stderr.
+    let logs = LogCapture()
 
-    init(extraServerConfig: String = "", configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
+    init(extraServerConfig: String = "", capturingLogs: Bool = false,
+         configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "httpcache-reader")
         root = directory.url.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -42,7 +45,8 @@ final class ReaderFixture {
         origin = try NginxOrigin(root: root, extraServerConfig: extraServerConfig)
         var configuration = HTTPCacheConfiguration(cacheDirectory: cacheDirectory)
         configure(&configuration)
-        cache = try MediaCache(configuration: configuration)
+        cache = try capturingLogs ? MediaCache(configuration: configuration, logger: logs.logger)
+            : MediaCache(configuration: configuration)
     }
 
     deinit { cache.close() }
@@ -123,15 +127,18 @@ final class ReaderTests: XCTestCase {
         // Cached runs come from disk: re-reading what was read asks the origin
         // nothing. (Bounded readers: an open one reads ahead into uncached bytes.)
         reader.close()
-        Thread.sleep(forTimeInterval: 0.5)  // nginx logs a cancelled download when it notices
-        let before = fixture.origin.accessLog().filter { $0.uri == "/seek.bin" }.count
+        // Its download ended, nginx has logged it.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 5) {
+            fixture.cache.cachedResources().first { $0.url.hasSuffix("/seek.bin") }?.isInUse == false
+        })
+        let before = fixture.origin.settledAccessLog().filter { $0.uri == "/seek.bin" }.count
         XCTAssertGreaterThan(before, 0)
         for (offset, count) in [(3_900_000, 100_000), (2_000_001, 300_000), (0, 150_000)] {
             XCTAssertEqual(try fixture.read("seek.bin", offset: Int64(offset), length: Int64(count)),
                            Array(file.bytes[offset..<(offset + count)]))
         }
-        Thread.sleep(forTimeInterval: 0.2)
-        XCTAssertEqual(fixture.origin.accessLog().filter { $0.uri == "/seek.bin" }.count, before, "no origin request for cached bytes")
+        XCTAssertEqual(fixture.origin.settledAccessLog().filter { $0.uri == "/seek.bin" }.count, before,
+                       "no origin request for cached bytes")
     }
 
     func testRangeReaderAndItsLimits() throws {

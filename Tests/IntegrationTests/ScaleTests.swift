@@ -116,16 +116,16 @@ final class ScaleTests: XCTestCase {
         defer { proxy.terminate() }
         setup.drain(proxy)
         let cachedBytes = TestTools.waitUntil(timeout: 5, pollInterval: 0.1) {
-            (Self.stats(proxy)?["cache_size_bytes"] as? Int ?? Int.max) <= limit
+            (proxy.stats?["cache_size_bytes"] as? Int ?? Int.max) <= limit
         }
-        XCTAssertTrue(cachedBytes, "the size limit holds after the restart: \(Self.stats(proxy)?["cache_size_bytes"] ?? "?")")
+        XCTAssertTrue(cachedBytes, "the size limit holds after the restart: \(proxy.stats?["cache_size_bytes"] ?? "?")")
         // Every entry, cached or not: only ever its own bytes.
         let outcome = try setup.fetch(0..<count, from: proxy, connections: 16)
         assertAllRight(outcome, "every entry answered with exactly its bytes after the crash")
         XCTAssertTrue(proxy.process.isRunning, "the proxy is still up")
         var cached: Int?
         TestTools.waitUntil(timeout: 10, pollInterval: 0.2) {
-            cached = Self.stats(proxy)?["cache_size_bytes"] as? Int
+            cached = proxy.stats?["cache_size_bytes"] as? Int
             return cached.map { $0 <= limit } ?? false
         }
         XCTAssertLessThanOrEqual(try XCTUnwrap(cached, "/stats answers"), limit, "the limit holds after refetching every entry")
@@ -147,10 +147,11 @@ final class ScaleTests: XCTestCase {
         do {
             let proxy = try ProxyProcess(cacheDirectory: setup.cache, extraArguments: arguments)
             setup.drain(proxy)
-            // Groups a second apart, one request at a time: the order is unambiguous.
+            // One request at a time, groups in distinct milliseconds (the index's
+            // times): the order is unambiguous.
             for group in [touched, oldest, newer] {
                 assertAllRight(try setup.fetch(group, from: proxy, connections: 1), "the fill")
-                Thread.sleep(forTimeInterval: 1.1)
+                TestTools.waitForTheNextMillisecond()
             }
             assertAllRight(try setup.fetch(touched, from: proxy, connections: 1), "hits, now the newest")
             proxy.terminate()
@@ -160,9 +161,11 @@ final class ScaleTests: XCTestCase {
         do {
             let proxy = try ProxyProcess(cacheDirectory: setup.cache, extraArguments: arguments, announceTimeout: 60)
             setup.drain(proxy)
-            Thread.sleep(forTimeInterval: 1.1)
+            TestTools.waitForTheNextMillisecond()
             assertAllRight(try setup.fetch(added, from: proxy, connections: 1), "the new entries")
-            Thread.sleep(forTimeInterval: 0.5)  // the eviction round after the last one
+            // The eviction round after the last one.
+            XCTAssertTrue(TestTools.waitUntil(timeout: 10) { (proxy.stats?["cache_size_bytes"] as? Int ?? Int.max) <= limit },
+                          "the limit holds: \(proxy.stats?["cache_size_bytes"] ?? "?")")
             proxy.terminate()
         }
         // Read from the folder at rest, so checking touches nothing.
@@ -182,11 +185,6 @@ final class ScaleTests: XCTestCase {
                                 file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(outcome.failures.count, 0, "\(message): \(outcome.failures.count) not, e.g. \(outcome.failures.prefix(5))",
                        file: file, line: line)
-    }
-
-    static func stats(_ proxy: ProxyProcess) -> [String: Any]? {
-        guard let response = try? RawHTTPClient.get(url: "http://127.0.0.1:\(proxy.port)/stats", timeout: 5) else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
     }
 }
 

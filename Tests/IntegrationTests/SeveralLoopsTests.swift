@@ -19,12 +19,6 @@ final class SeveralLoopsTests: XCTestCase {
         }
     }
 
-    private func stats(_ fixture: ProxyFixture) throws -> [String: Any] {
-        let response = try RawHTTPClient.get(url: "http://127.0.0.1:\(fixture.server.servingPort)/stats")
-        XCTAssertEqual(response.status, 200)
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
-    }
-
     /// Runs `body` once per client, each on its own thread and keep-alive connection.
     private func eachClient(_ fixture: ProxyFixture, _ body: @escaping @Sendable (Int, RawHTTPConnection) throws -> Void) throws {
         let failures = Failures()
@@ -64,7 +58,7 @@ final class SeveralLoopsTests: XCTestCase {
                 }
             }
         }
-        let json = try stats(fixture)
+        let json = try fixture.stats()
         XCTAssertEqual(json["loops"] as? Int, 2)
         XCTAssertGreaterThan(json["hits_on_other_loops"] as? Int ?? 0, 0, "the other loop answered hits itself")
         XCTAssertEqual((json["requests_by_cache"] as? [String: Int])?["HIT"], clients * 12, "every response counted once")
@@ -98,7 +92,7 @@ final class SeveralLoopsTests: XCTestCase {
             guard try connection.get(path).body == expected[index] else { throw Mismatch("hit after, client \(index)") }
         }
         // Misses that reached a loop not owning them were handed over; connections that came home answer hits there.
-        let afterMisses = try stats(fixture)
+        let afterMisses = try fixture.stats()
         XCTAssertGreaterThan(afterMisses["loop_handoffs"] as? Int ?? 0, 0, "misses on the other loop were handed over")
         XCTAssertGreaterThan(afterMisses["hits_on_other_loops"] as? Int ?? 0, 0,
                              "handed-over connections came back and had their next hit answered at home")
@@ -154,9 +148,9 @@ final class SeveralLoopsTests: XCTestCase {
         defer { for connection in onOwnerLoop { connection.close() } }
         for _ in 0..<64 where onOtherLoop.count < 4 {
             let connection = try fixture.connect()
-            let before = try stats(fixture)["hits_on_other_loops"] as? Int ?? 0
+            let before = try fixture.stats()["hits_on_other_loops"] as? Int ?? 0
             XCTAssertBytes(try connection.get(probePath).body, equal: probe)
-            if try stats(fixture)["hits_on_other_loops"] as? Int ?? 0 > before {
+            if try fixture.stats()["hits_on_other_loops"] as? Int ?? 0 > before {
                 onOtherLoop.append(connection)
             } else {
                 onOwnerLoop.append(connection)
@@ -211,7 +205,7 @@ final class SeveralLoopsTests: XCTestCase {
         }
         // Balanced, the 25 differ by at most 2; the stats connection may be on either side.
         XCTAssertLessThanOrEqual(abs(onOwner - (24 - onOwner)), 3, "\(onOwner) of 24 on the owner's loop")
-        XCTAssertEqual(try stats(fixture)["open_connections"] as? Int, 26)  // with this request's own
+        XCTAssertEqual(try fixture.stats()["open_connections"] as? Int, 26)  // with this request's own
     }
 
     /// After a removal, no loop answers from its copy: the next request of
@@ -225,7 +219,7 @@ final class SeveralLoopsTests: XCTestCase {
         try eachClient(fixture) { index, connection in
             guard try connection.get(path).body == original else { throw Mismatch("hit, client \(index)") }
         }
-        XCTAssertGreaterThan(try stats(fixture)["hits_on_other_loops"] as? Int ?? 0, 0)
+        XCTAssertGreaterThan(try fixture.stats()["hits_on_other_loops"] as? Int ?? 0, 0)
 
         let changed = try fixture.file("clip.bin", size: 300_000, seed: 22)  // new bytes at the origin
         try fixture.server.removeResource(for: fixture.origin.url("/" + file.name))

@@ -13,13 +13,7 @@ package struct MPDSegment: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
     /// Seconds of media (0 for initialization and index segments).
-    package var duration: Double
-
-    package init(url: String, range: Range<Int64>? = nil, duration: Double = 0) {
-        self.url = url
-        self.range = range
-        self.duration = duration
-    }
+    package var duration: Double = 0
 }
 
 package struct MPDRepresentation: Sendable, Equatable {

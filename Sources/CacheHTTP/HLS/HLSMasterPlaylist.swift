@@ -6,11 +6,6 @@
 package struct HLSResolution: Sendable, Equatable {
     package var width: Int
     package var height: Int
-
-    package init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
 }
 
 /// An EXT-X-STREAM-INF tag with its URI line.
@@ -28,19 +23,6 @@ package struct HLSVariant: Sendable, Equatable {
     package var subtitlesGroup: String?
     /// CLOSED-CAPTIONS group; nil for absent or NONE.
     package var closedCaptionsGroup: String?
-
-    package init(uri: String, bandwidth: Int, averageBandwidth: Int? = nil, resolution: HLSResolution? = nil, codecs: String? = nil, frameRate: Double? = nil, audioGroup: String? = nil, videoGroup: String? = nil, subtitlesGroup: String? = nil, closedCaptionsGroup: String? = nil) {
-        self.uri = uri
-        self.bandwidth = bandwidth
-        self.averageBandwidth = averageBandwidth
-        self.resolution = resolution
-        self.codecs = codecs
-        self.frameRate = frameRate
-        self.audioGroup = audioGroup
-        self.videoGroup = videoGroup
-        self.subtitlesGroup = subtitlesGroup
-        self.closedCaptionsGroup = closedCaptionsGroup
-    }
 }
 
 /// An EXT-X-I-FRAME-STREAM-INF tag: an I-frame media playlist.
@@ -51,15 +33,6 @@ package struct HLSIFrameStream: Sendable, Equatable {
     package var resolution: HLSResolution?
     package var codecs: String?
     package var videoGroup: String?
-
-    package init(uri: String, bandwidth: Int, averageBandwidth: Int? = nil, resolution: HLSResolution? = nil, codecs: String? = nil, videoGroup: String? = nil) {
-        self.uri = uri
-        self.bandwidth = bandwidth
-        self.averageBandwidth = averageBandwidth
-        self.resolution = resolution
-        self.codecs = codecs
-        self.videoGroup = videoGroup
-    }
 }
 
 /// TYPE of an EXT-X-MEDIA tag.
@@ -75,29 +48,14 @@ package struct HLSRendition: Sendable, Equatable {
     package var language: String?
     /// nil when the rendition is carried inside the variant streams.
     package var uri: String?
-    package var isDefault: Bool
-    package var autoselect: Bool
-
-    package init(type: HLSRenditionType, groupID: String, name: String, language: String? = nil, uri: String? = nil, isDefault: Bool = false, autoselect: Bool = false) {
-        self.type = type
-        self.groupID = groupID
-        self.name = name
-        self.language = language
-        self.uri = uri
-        self.isDefault = isDefault
-        self.autoselect = autoselect
-    }
+    package var isDefault: Bool = false
+    package var autoselect: Bool = false
 }
 
 /// EXT-X-CONTENT-STEERING.
 package struct HLSContentSteering: Sendable, Equatable {
     package var serverURI: String
     package var pathwayID: String?
-
-    package init(serverURI: String, pathwayID: String? = nil) {
-        self.serverURI = serverURI
-        self.pathwayID = pathwayID
-    }
 }
 
 /// A multivariant playlist.
@@ -109,12 +67,4 @@ package struct HLSMasterPlaylist: Sendable, Equatable {
     /// EXT-X-SESSION-KEY tags.
     package var sessionKeys: [HLSKey] = []
     package var contentSteering: HLSContentSteering?
-
-    package init(variants: [HLSVariant] = [], iFrameStreams: [HLSIFrameStream] = [], renditions: [HLSRendition] = [], sessionKeys: [HLSKey] = [], contentSteering: HLSContentSteering? = nil) {
-        self.variants = variants
-        self.iFrameStreams = iFrameStreams
-        self.renditions = renditions
-        self.sessionKeys = sessionKeys
-        self.contentSteering = contentSteering
-    }
 }

@@ -7,11 +7,6 @@ package struct HLSByteRange: Sendable, Equatable {
     package var offset: Int64
     package var length: Int64
 
-    package init(offset: Int64, length: Int64) {
-        self.offset = offset
-        self.length = length
-    }
-
     /// Half-open, for a Range header or a cache lookup.
     package var range: Range<Int64> { offset..<(offset + length) }
 }
@@ -71,11 +66,6 @@ package struct HLSMap: Sendable, Equatable {
     package var uri: String
     /// BYTERANGE; an omitted offset is 0.
     package var byteRange: HLSByteRange?
-
-    package init(uri: String, byteRange: HLSByteRange? = nil) {
-        self.uri = uri
-        self.byteRange = byteRange
-    }
 }
 
 /// An EXT-X-PART tag.
@@ -83,16 +73,8 @@ package struct HLSPart: Sendable, Equatable {
     package var uri: String
     package var duration: Double
     package var byteRange: HLSByteRange?
-    package var isIndependent: Bool
-    package var isGap: Bool
-
-    package init(uri: String, duration: Double, byteRange: HLSByteRange? = nil, isIndependent: Bool = false, isGap: Bool = false) {
-        self.uri = uri
-        self.duration = duration
-        self.byteRange = byteRange
-        self.isIndependent = isIndependent
-        self.isGap = isGap
-    }
+    package var isIndependent: Bool = false
+    package var isGap: Bool = false
 }
 
 /// TYPE of EXT-X-PRELOAD-HINT.
@@ -106,15 +88,8 @@ package struct HLSPreloadHint: Sendable, Equatable {
     package var type: HLSPreloadHintType
     package var uri: String
     /// BYTERANGE-START (0 when absent) and BYTERANGE-LENGTH (nil: to the end).
-    package var byteRangeStart: Int64
+    package var byteRangeStart: Int64 = 0
     package var byteRangeLength: Int64?
-
-    package init(type: HLSPreloadHintType, uri: String, byteRangeStart: Int64 = 0, byteRangeLength: Int64? = nil) {
-        self.type = type
-        self.uri = uri
-        self.byteRangeStart = byteRangeStart
-        self.byteRangeLength = byteRangeLength
-    }
 }
 
 /// A media segment.
@@ -124,19 +99,19 @@ package struct HLSSegment: Sendable, Equatable {
     package var duration: Double
     /// EXTINF title; nil when empty.
     package var title: String?
-    package var mediaSequence: Int
+    package var mediaSequence: Int = 0
     package var byteRange: HLSByteRange?
     /// Every EXT-X-KEY in effect (one per KEYFORMAT); `[NONE]` after
     /// METHOD=NONE, empty before any EXT-X-KEY.
-    package var keys: [HLSKey]
+    package var keys: [HLSKey] = []
     /// The EXT-X-MAP in effect.
     package var map: HLSMap?
     /// EXT-X-DISCONTINUITY before this segment.
-    package var discontinuity: Bool
+    package var discontinuity: Bool = false
     /// EXT-X-GAP: the segment is missing.
-    package var isGap: Bool
+    package var isGap: Bool = false
     /// The EXT-X-PART tags of this segment, in order.
-    package var parts: [HLSPart]
+    package var parts: [HLSPart] = []
 
     /// The key in effect for the "identity" key format (the one a proxy can
     /// use), else the first one; nil when none is in effect.
@@ -146,19 +121,6 @@ package struct HLSSegment: Sendable, Equatable {
 
     /// Whether some key in effect encrypts the segment.
     package var isEncrypted: Bool { keys.contains { $0.method != .none } }
-
-    package init(uri: String, duration: Double, title: String? = nil, mediaSequence: Int = 0, byteRange: HLSByteRange? = nil, keys: [HLSKey] = [], map: HLSMap? = nil, discontinuity: Bool = false, isGap: Bool = false, parts: [HLSPart] = []) {
-        self.uri = uri
-        self.duration = duration
-        self.title = title
-        self.mediaSequence = mediaSequence
-        self.byteRange = byteRange
-        self.keys = keys
-        self.map = map
-        self.discontinuity = discontinuity
-        self.isGap = isGap
-        self.parts = parts
-    }
 }
 
 /// EXT-X-PLAYLIST-TYPE.

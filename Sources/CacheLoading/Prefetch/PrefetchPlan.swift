@@ -24,13 +24,6 @@ package struct PrefetchItem: Sendable, Hashable {
 
     package var url: String { resource.url }
     package var isSegment: Bool { index != nil }
-
-    package init(rendition: String, title: String, resource: PrefetchResource, index: Int?) {
-        self.rendition = rendition
-        self.title = title
-        self.resource = resource
-        self.index = index
-    }
 }
 
 /// The decisions of prefetching.

@@ -11,22 +11,12 @@ package struct PrefetchResource: Sendable, Hashable {
     package var url: String
     /// Bytes of it (half-open); nil: all of it.
     package var range: Range<Int64>?
-
-    package init(url: String, range: Range<Int64>? = nil) {
-        self.url = url
-        self.range = range
-    }
 }
 
 /// A media segment, with the keys and init section it needs.
 package struct PrefetchSegment: Sendable, Equatable {
     package var url: String
-    package var needs: [PrefetchResource]
-
-    package init(url: String, needs: [PrefetchResource] = []) {
-        self.url = url
-        self.needs = needs
-    }
+    package var needs: [PrefetchResource] = []
 }
 
 /// Where a rendition sits in its title: renditions of one group are
@@ -35,11 +25,6 @@ package struct PrefetchSegment: Sendable, Equatable {
 package struct PrefetchFamily: Sendable, Equatable {
     package var group: String
     package var title: String
-
-    package init(group: String, title: String) {
-        self.group = group
-        self.title = title
-    }
 }
 
 /// One rendition as read from its playlist or MPD.
@@ -50,13 +35,6 @@ package struct PrefetchRendition: Sendable, Equatable {
     /// A live playlist or dynamic MPD: read again as it grows.
     package var isLive: Bool
     package var segments: [PrefetchSegment]
-
-    package init(id: String, family: PrefetchFamily, isLive: Bool, segments: [PrefetchSegment]) {
-        self.id = id
-        self.family = family
-        self.isLive = isLive
-        self.segments = segments
-    }
 
     /// The rendition of an HLS media playlist read at `url`; `family` as its
     /// master said (nil: a playlist played alone, its own group and title).

@@ -229,6 +229,7 @@ package final class Preloader {
         fetch.priority = priority
         waiting.insert(fetch, at: waiting.firstIndex { $0.priority < priority } ?? waiting.endIndex)
         admit()
+        if waiting.contains(where: { $0 === fetch }) { logger.debug("preload fetch waits for a slot", metadata: ["url": "\(fetch.item.url)"]) }
     }
 
     /// Starts waiting fetches while slots are free and no client is being

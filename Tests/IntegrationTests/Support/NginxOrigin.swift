@@ -163,8 +163,24 @@ final class NginxOrigin {
         process = nil
     }
 
-    /// Parsed access log (lines nginx has written so far).
+    /// Parsed access log (lines nginx has written so far), `settledAccessLog`'s markers left out.
     func accessLog() -> [AccessLogEntry] {
+        loggedRequests().filter { !$0.uri.hasPrefix(Self.markerPath) }
+    }
+
+    /// The access log once every request nginx ended before this call is in
+    /// it, instead of sleeping: nginx logs a request as it ends, so a marker
+    /// request sent now is logged after them.
+    func settledAccessLog(timeout: TimeInterval = 5) -> [AccessLogEntry] {
+        let marker = Self.markerPath + UUID().uuidString
+        _ = try? RawHTTPClient.get(url: url(marker), timeout: timeout)
+        TestTools.waitUntil(timeout: timeout) { loggedRequests().contains { $0.uri == marker } }
+        return accessLog()
+    }
+
+    private static let markerPath = "/settled-marker-"
+
+    private func loggedRequests() -> [AccessLogEntry] {
         guard let data = try? Data(contentsOf: accessLogURL) else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
             Self.parseLogLine(String($0))

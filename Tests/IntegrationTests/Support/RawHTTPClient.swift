@@ -256,6 +256,13 @@ final class RawHTTPConnection {
         return out
     }
 
+    /// True when the peer has sent something (bytes, or its close) not read yet.
+    var hasSomethingToRead: Bool {
+        if isClosed || readIndex < buffer.count { return true }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pfd, 1, 0) > 0
+    }
+
     /// True if the peer has closed (or reset) the connection within `timeout`
     /// seconds; false if it is still open (pending data counts as open).
     func peerClosed(within timeout: TimeInterval = 1) -> Bool {

@@ -132,6 +132,14 @@ enum TestTools {
         }
     }
 
+    /// Returns once the wall clock's millisecond (the cache's time stamps) has
+    /// moved on, so what follows is stamped later than what came before.
+    static func waitForTheNextMillisecond() {
+        let now = { Int64(Date().timeIntervalSince1970 * 1000) }
+        let start = now()
+        waitUntil(timeout: 1, pollInterval: 0.0005) { now() > start }
+    }
+
     // MARK: Ports
 
     /// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0,
