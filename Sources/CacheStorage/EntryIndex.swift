@@ -131,12 +131,16 @@ package struct EntryIndex: Sendable {
     }
 
     /// Marks an entry just used: it becomes the most recently used.
-    package mutating func touch(_ key: EntryKey, at time: Int64) {
-        guard let slot = slot(of: key) else { return }
+    /// Returns its access time before (nil: no such entry).
+    @discardableResult
+    package mutating func touch(_ key: EntryKey, at time: Int64) -> Int64? {
+        guard let slot = slot(of: key) else { return nil }
+        let before = records[Int(slot)].lastAccess
         records[Int(slot)].lastAccess = time
-        guard records[Int(slot)].isLinked, tail != slot else { return }
+        guard records[Int(slot)].isLinked, tail != slot else { return before }
         unlink(slot)
         linkAtTail(slot)
+        return before
     }
 
     /// Removes an entry; returns it if it was there.

@@ -378,9 +378,14 @@ package final class ResourceStore {
         touchRecord(entryKey, at: clock())
     }
 
-    /// The entry becomes the most recently used; the journal hears of it (batched).
+    /// The entry becomes the most recently used; the journal hears of it
+    /// (batched) at most once per entry and second of the clock: a hit's
+    /// record costs ~1.4 µs in an encrypted folder (each is sealed), and a
+    /// crash then loses at most the order of one second's hits, as touches
+    /// sent from other loops once a second already do. The order in memory,
+    /// and so the snapshot written at a stop, stays exact.
     private func touchRecord(_ key: EntryKey, at time: Int64) {
-        index.touch(key, at: time)
+        guard let before = index.touch(key, at: time), before / 1000 != time / 1000 else { return }
         journaled(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
     }
 

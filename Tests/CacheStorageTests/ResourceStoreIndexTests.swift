@@ -109,3 +109,45 @@ extension ResourceStoreIndexTests {
         XCTAssertEqual(kept, Array((300 - kept.count)..<300), "the least recently used went first")
     }
 }
+
+extension ResourceStoreIndexTests {
+    /// A hit journals its touch at most once per entry and second of the
+    /// store's clock (each record is sealed in an encrypted folder), while
+    /// the LRU order in memory follows every touch.
+    func testTouchesAreJournaledOncePerEntryAndSecond() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        final class Clock: @unchecked Sendable { var now: Int64 = 5_000_000 }  // loop thread only
+        let clock = Clock()
+        let (a, b) = (ResourceStore.key(for: "a"), ResourceStore.key(for: "b"))
+        let order = try onLoop { () -> [String] in
+            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
+            store.clock = { clock.now }
+            for (key, url) in [(a, "http://o/a"), (b, "http://o/b")] {
+                let resource = store.resource(storeKey: key, url: url)
+                resource.users += 1
+                try [UInt8](repeating: 1, count: 100).withUnsafeBytes { try resource.write($0, at: 0) }
+                resource.users -= 1
+            }
+            for (time, key) in [(10_000_500, a), (10_000_600, b), (10_000_700, a), (10_000_999, a),
+                                (10_001_000, a), (10_001_400, b), (10_001_999, a)] {
+                clock.now = Int64(time)
+                store.touch(storeKey: key)
+            }
+            // A structural change writes the pending touches with it.
+            let resource = store.resource(storeKey: ResourceStore.key(for: "c"), url: "http://o/c")
+            resource.users += 1
+            try [UInt8](repeating: 1, count: 100).withUnsafeBytes { try resource.write($0, at: 0) }
+            resource.users -= 1
+            return store.index.inOrder().map { $0.key.hex }
+        }
+        // In memory: a was touched last.
+        XCTAssertEqual(Array(order.prefix(2)), [b, a])
+        let journal = try XCTUnwrap(IndexFiles.list(in: folder).journals[0]?.last?.path)
+        var touches: [(String, Int64)] = []
+        _ = IndexFiles.replayJournal(journal) { op, record in
+            if op == .touch { touches.append((record.key.hex, record.lastAccess)) }
+        }
+        XCTAssertEqual(touches.map { "\($0.0 == a ? "a" : "b")@\($0.1)" },
+                       ["a@10000500", "b@10000600", "a@10001000", "b@10001400"])
+    }
+}
