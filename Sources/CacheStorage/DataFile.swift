@@ -21,6 +21,8 @@ package final class DataFile: @unchecked Sendable {
     /// metadata write opening the entry's name later checks it still names
     /// this file (see `MetadataWrite.identity`).
     let identity: FileIdentity?
+    /// Its size when it was opened (0 when unknown), read with its identity.
+    let sizeWhenOpened: Int64
     /// Set once, before the first read or write (a spare gets its cipher when adopted).
     package private(set) var cipher: UnitCipher?
 
@@ -32,7 +34,10 @@ package final class DataFile: @unchecked Sendable {
         }
         self.fd = fd
         self.cipher = cipher
-        identity = FileIdentity(fd: fd)
+        var info = stat()
+        let known = fstat(fd, &info) == 0
+        identity = known ? FileIdentity(info) : nil
+        sizeWhenOpened = known ? Int64(info.st_size) : 0
     }
 
     /// Opens an existing file, never creating one (an entry's file opened
@@ -45,7 +50,10 @@ package final class DataFile: @unchecked Sendable {
         }
         self.fd = fd
         self.cipher = cipher
-        identity = FileIdentity(fd: fd)
+        var info = stat()
+        let known = fstat(fd, &info) == 0
+        identity = known ? FileIdentity(info) : nil
+        sizeWhenOpened = known ? Int64(info.st_size) : 0
     }
 
     deinit { close(fd) }
@@ -182,15 +190,19 @@ struct FileIdentity: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64
 
+    init(_ info: stat) {
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
     init?(fd: Int32) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+        self.init(info)
     }
 
     init?(path: String) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+        self.init(info)
     }
 }

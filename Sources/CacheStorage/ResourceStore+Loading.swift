@@ -108,8 +108,7 @@ extension ResourceStore {
             }
         }
         guard var stored = found else { return .invalid(namedVersion: nil) }
-        var info = stat()
-        stored.metadata.ranges.clip(to: file.map { fstat($0.fd, &info) == 0 ? Int64(info.st_size) : 0 } ?? 0)
+        stored.metadata.ranges.clip(to: file?.sizeWhenOpened ?? 0)
         let metadata = stored.metadata
         guard !metadata.ranges.isEmpty else { return .invalid(namedVersion: stored.version) }
         // (The file is this thread's alone until the loop takes it: decrypting here is safe.)
