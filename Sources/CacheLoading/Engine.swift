@@ -39,6 +39,11 @@ package struct EngineConfiguration: Sendable {
     package var followsCMCDHints = true
     /// Segments fetched ahead of a player (`--prefetch`); 0: none.
     package var prefetch = 2
+    /// Prefetch only URIs of the title's own origin (scheme, host and
+    /// port): LAN mode without an allow-list, where the proxy signs no other
+    /// origin's URI a playlist names, so no client could ask for it either.
+    /// (With an allow-list the origin client refuses what it does not allow.)
+    package var prefetchOwnOriginOnly = false
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory

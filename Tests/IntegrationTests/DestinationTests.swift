@@ -111,6 +111,11 @@ final class DestinationTests: XCTestCase {
         XCTAssertEqual(openURIs.last.map(String.init), setup.secretURL, "another origin's URI is not signed")
         XCTAssertEqual(try RawHTTPConnection(port: open.server.servingPort)
             .get(try RawHTTPClient.parse(url: String(try XCTUnwrap(openURIs.first))).path).body, segment)
+        // The player's segment makes prefetching look at what follows: the
+        // other origin's URI, which no LAN client can ask for, is not fetched.
+        XCTAssertTrue(TestTools.waitUntil(timeout: 10) {
+            !open.logs.lines(.debug, containing: "prefetch skipped: another origin").isEmpty
+        }, "\(open.logs.messages)")
         XCTAssertEqual(setup.secretRequests, 0)
     }
 

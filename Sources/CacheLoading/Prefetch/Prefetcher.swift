@@ -106,6 +106,10 @@ package final class Prefetcher {
     private func perform(_ action: PrefetchPlan.Action) {
         switch action {
         case .fetch(let item):
+            guard mayFetch(item) else {
+                logger.debug("prefetch skipped: another origin", metadata: ["url": "\(item.url)", "title": "\(item.title)"])
+                return send(.failed(item))  // the rendition pauses, as for a refusal
+            }
             let task = PrefetchTask(purpose: .item(item), prefetcher: self)
             let role: PreloadItem.Role = item.isSegment ? .segment : .key
             let fetch = PreloadFetch(item: PreloadItem(id: 0, url: item.url, range: item.resource.range, role: role), run: task)
@@ -123,6 +127,13 @@ package final class Prefetcher {
             }
             logger.debug("prefetch stopped", metadata: ["rendition": "\(rendition)", "fetches": "\(stopped.count)"])
         }
+    }
+
+    /// Whether the item may be fetched at all (see `prefetchOwnOriginOnly`).
+    private func mayFetch(_ item: PrefetchItem) -> Bool {
+        guard engine.configuration.prefetchOwnOriginOnly else { return true }
+        guard let url = OriginURL.parse(item.url), let title = OriginURL.parse(item.title) else { return false }
+        return url.authorityKey == title.authorityKey
     }
 
     /// The idle timer runs while a rendition plays.
