@@ -39,11 +39,16 @@ package struct EngineConfiguration: Sendable {
     package var followsCMCDHints = true
     /// Segments fetched ahead of a player (`--prefetch`); 0: none.
     package var prefetch = 2
+    /// The proxy serves the LAN (signed proxy URLs only). Set at start: the
+    /// bind address does not change with a reload.
+    package var servesLAN = false
+
     /// Prefetch only URIs of the title's own origin (scheme, host and
     /// port): LAN mode without an allow-list, where the proxy signs no other
     /// origin's URI a playlist names, so no client could ask for it either.
     /// (With an allow-list the origin client refuses what it does not allow.)
-    package var prefetchOwnOriginOnly = false
+    /// Derived, so a reload that adds or drops the allow-list changes it.
+    package var prefetchOwnOriginOnly: Bool { servesLAN && upstream.destinations.allowsAll }
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
         self.cacheDirectory = cacheDirectory

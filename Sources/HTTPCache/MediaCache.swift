@@ -71,8 +71,7 @@ public final class MediaCache: Sendable {
         configured.playlistURIHook = configuration.playlistURIHook
         configured.manifestURLHook = configuration.manifestURLHook
         // What a LAN proxy without an allow-list signs in a playlist, its own origin only, is all it prefetches.
-        configured.prefetchOwnOriginOnly = AccessPolicy.mode(forBindHost: configuration.proxyConfiguration.host) == .lan
-            && configured.upstream.destinations.allowsAll
+        configured.servesLAN = AccessPolicy.mode(forBindHost: configuration.proxyConfiguration.host) == .lan
         let decryption = HTTPCacheConfiguration.lookup(configuration.decryption)
         do {
             engines = try EngineGroup(loops: loops, configuration: configured, logger: logger) { engine in
