@@ -14,3 +14,12 @@ package func bareMediaType(_ contentType: String) -> String {
         return String(decoding: bare.map(ASCII.lower), as: UTF8.self)
     }
 }
+
+/// Where a text body's content starts: after a UTF-8 byte-order mark and,
+/// when `blanks`, after spaces, tabs and line breaks. What sniffing a
+/// playlist (`#EXTM3U`) or a manifest (`<`) looks past.
+package func textStart(_ bytes: UnsafeBufferPointer<UInt8>, skippingBlanks blanks: Bool) -> Int {
+    var i = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+    while blanks, i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+    return i
+}

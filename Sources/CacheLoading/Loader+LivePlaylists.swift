@@ -37,9 +37,10 @@ extension Loader {
     /// Whether a body starting with `sample` may be a playlist (`#EXTM3U`
     /// after a byte-order mark) or a manifest (`<` after one and white space).
     private static func mayBeText(_ sample: [UInt8]) -> Bool {
-        var i = sample.count >= 3 && sample[0] == 0xEF && sample[1] == 0xBB && sample[2] == 0xBF ? 3 : 0
-        while i < sample.count, sample[i] == 0x20 || sample[i] == 0x09 || sample[i] == 0x0A || sample[i] == 0x0D { i += 1 }
-        return i == sample.count || sample[i] == UInt8(ascii: "#") || sample[i] == UInt8(ascii: "<")
+        sample.withUnsafeBufferPointer { bytes in
+            let i = textStart(bytes, skippingBlanks: true)
+            return i == bytes.count || bytes[i] == UInt8(ascii: "#") || bytes[i] == UInt8(ascii: "<")
+        }
     }
 
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {

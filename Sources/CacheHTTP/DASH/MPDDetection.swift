@@ -32,7 +32,8 @@ extension DASH {
 
     private static func startsWithMPDRoot(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         // Most bodies are ruled out by their first byte, before any copy.
-        guard firstMarkupByte(bytes) == UInt8(ascii: "<") else { return false }
+        let start = textStart(bytes, skippingBlanks: true)
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "<") else { return false }
         var body = Array(bytes.prefix(4096))[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         while true {
@@ -59,13 +60,6 @@ extension DASH {
         let name = u[..<end]
         guard name.count >= 4 else { return false }
         return zip(name.suffix(4), ".mpd".utf8).allSatisfy { ASCII.lower($0) == $1 }
-    }
-
-    /// The first byte after a BOM and blanks (nil: none).
-    private static func firstMarkupByte(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
-        var i = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
-        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
-        return i < bytes.count ? bytes[i] : nil
     }
 
     private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {

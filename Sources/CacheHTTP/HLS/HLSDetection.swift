@@ -31,8 +31,7 @@ extension HLS {
     }
 
     private static func startsWithPlaylistHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let bom = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
-        let body = UnsafeBufferPointer(rebasing: bytes[(bom ? 3 : 0)...])
+        let body = UnsafeBufferPointer(rebasing: bytes[textStart(bytes, skippingBlanks: false)...])
         let header: StaticString = "#EXTM3U"
         return body.count >= header.utf8CodeUnitCount
             && header.withUTF8Buffer { body.prefix(header.utf8CodeUnitCount).elementsEqual($0) }
