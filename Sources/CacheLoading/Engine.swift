@@ -106,7 +106,8 @@ package final class Engine {
         store.clock = configuration.clock
         if let budget = configuration.descriptors {
             // This loop's share of data files: half for the store's open
-            // files, the rest for copies of plain hits and files in flight.
+            // files, the rest for copies of plain hits (three quarters of the
+            // store's cap, see PlainHitCache) and files in flight.
             store.maxOpenFiles = max(4, DescriptorBudget.perLoop(budget.dataFiles, loops: stores.count) / 2)
         }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)

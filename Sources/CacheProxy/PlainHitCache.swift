@@ -10,8 +10,11 @@ import CacheStorage
 /// right. A "no" is not remembered: that request goes to the owner's loop.
 /// Loop thread only.
 final class PlainHitCache {
-    /// Copies are dropped past this many keys: each holds its data file
-    /// open, so this is half of what the store keeps open (`maxOpenFiles`).
+    /// Copies kept at most. A copy holds its data file open: its resource's
+    /// own descriptor, an extra one only once the store has closed that
+    /// (past `maxOpenFiles`). Three quarters of the store's cap, so what the
+    /// store keeps open mostly keeps its copies too; the rest of the loop's
+    /// share of data files is for responses in flight.
     let maxEntries: Int
     /// Bytes of bodies kept in memory with their copies (small objects,
     /// `memoryObjectLimit` at most each): a hit of one is one send of head
@@ -113,15 +116,15 @@ final class PlainHitCache {
     @discardableResult
     func keep(_ key: String, _ hit: PlainHit) -> PlainHit {
         recent = nil
-        if entries.count >= maxEntries {
-            // Copies of a past second first; all only when every one is current.
-            dropStale()
-            if entries.count >= maxEntries {
-                entries.removeAll()
-                memoryBytes = 0
-            }
+        if let old = entries.removeValue(forKey: key) {
+            memoryBytes -= old.body?.count ?? 0
+        } else if entries.count >= maxEntries {
+            // One copy out for each one in, the first in hash order (the tick
+            // drops stale ones). Dropping all at once made a working set past
+            // the cap rebuild a copy for most of its hits.
+            let out = entries.remove(at: entries.startIndex)
+            memoryBytes -= out.value.body?.count ?? 0
         }
-        if let old = entries.removeValue(forKey: key) { memoryBytes -= old.body?.count ?? 0 }
         var kept = hit
         if hit.body == nil, memoryBytes + Self.memoryObjectLimit <= memoryBudget,
            let loaded = hit.withBody(limit: Self.memoryObjectLimit) {

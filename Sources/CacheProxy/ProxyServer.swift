@@ -87,7 +87,7 @@ package final class ProxyServer {
         self.configuration = configuration
         self.loop = loop
         index = engine.store.shardIndex
-        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles / 2,
+        plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles * 3 / 4,
                                   clock: engine.store.clock)
         let adminToken = home?.adminToken
         let accessLog = home?.accessLog
