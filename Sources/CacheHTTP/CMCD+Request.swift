@@ -77,7 +77,7 @@ extension CMCD {
     /// the origin as the player sent it; nil when there is none to carry
     /// (the base form `/t/` keeps its query in the origin URL already).
     package static func carried(from proxyTarget: String, to url: String) -> String? {
-        guard proxyTarget.utf8.starts(with: "/p/".utf8), let value = queryValue(in: proxyTarget),
+        guard proxyTarget.hasBytePrefix("/p/"), let value = queryValue(in: proxyTarget),
               queryValue(in: url) == nil else { return nil }
         let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[$0...]) } ?? ""
         let base = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[..<$0]) } ?? url

@@ -32,7 +32,7 @@ package enum ProxyURL {
 
     /// Whether a request target is a proxy URL (either form).
     package static func isProxyTarget(_ target: String) -> Bool {
-        target.utf8.starts(with: prefix.utf8) || isBaseForm(target)
+        target.hasBytePrefix(prefix) || isBaseForm(target)
     }
 
     /// The base-form path of `origin`: its base is cut at the last "/"
@@ -82,7 +82,7 @@ package enum ProxyURL {
     /// Whether a target is of the base form. Targets are split at bytes,
     /// never at Characters: a "/" followed by a combining mark is one
     /// Character, and would hide the separator.
-    private static func isBaseForm(_ target: String) -> Bool { target.utf8.starts(with: basePrefix.utf8) }
+    private static func isBaseForm(_ target: String) -> Bool { target.hasBytePrefix(basePrefix) }
 
     /// The base form split: the decoded base, the signature and the tail.
     private static func baseParts(_ target: String) -> (base: String, signature: Substring?, tail: Substring)? {

@@ -204,7 +204,7 @@ package struct AccessPolicy: Sendable {
         let route: Route
         if ProxyURL.isProxyTarget(target) {
             route = .proxy
-        } else if target.hasPrefix("/admin/") || target.hasPrefix("/ui/") || target == "/ui" {
+        } else if target.hasBytePrefix("/admin/") || target.hasBytePrefix("/ui/") || target == "/ui" {
             route = .admin
         } else if StatsRoutes.isStats(target: target) {
             route = .stats

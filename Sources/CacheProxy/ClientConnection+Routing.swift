@@ -117,7 +117,7 @@ extension ClientConnection {
         case .refuse(let status, let reason):
             return .refuse(status: status, reason: reason + "\n", keepAlive: false)
         case .transparent(let url):
-            let verdict = server.access.verdict(transparent: url, reverse: head.target.hasPrefix("/"),
+            let verdict = server.access.verdict(transparent: url, reverse: head.target.hasBytePrefix("/"),
                                                 peerIsLoopback: loopback, host: host)
             let origin = entry ?? TargetCache.Entry(url: url, urlString: url.string, storeKey: engine.storeKey(for: url.string))
             return verdict == .allow ? .transparent(origin) : .refuse(status: verdict.status, reason: verdict.body,

@@ -158,7 +158,7 @@ final class ProxyExchange: BodySink {
     /// The rewrite mode for this request: absolute-form targets are
     /// forward-proxy requests, origin-form ones reverse-proxy ones.
     private var rewriteMode: ManifestRewriteMode {
-        !transparent ? .proxyURLs : request.target.hasPrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
+        !transparent ? .proxyURLs : request.target.hasBytePrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
     }
 
     /// How an HLS playlist or a DASH manifest is rewritten for this client;
@@ -224,13 +224,17 @@ final class ProxyExchange: BodySink {
 
     private func raise(_ event: ExchangeStateMachine.Event) {
         guard !released else { return }
-        queue.append(event)
-        guard !draining else { return }
+        guard !draining else {
+            if queue.capacity == 0 { queue.reserveCapacity(4) }  // a hit's body events: one allocation
+            return queue.append(event)
+        }
         draining = true
         defer { draining = false }
+        // The first event is handled at once; only those raised while acting wait in `queue`.
+        var first: ExchangeStateMachine.Event? = event
         repeat {
-            while !queue.isEmpty, !released {
-                let next = queue.removeFirst()
+            while !released, let next = first ?? (queue.isEmpty ? nil : queue.removeFirst()) {
+                first = nil
                 if case .bytes(let bytes) = next { pendingBytes -= bytes.count }
                 perform(machine.handle(next))
             }

@@ -50,7 +50,7 @@ enum RequestRoute: Equatable {
             return .tunnel(host: host, port: port)
         }
         if ownRoute { return .local }
-        if !target.hasPrefix("/") {
+        if !target.hasBytePrefix("/") {
             guard let url = originURL(target) ?? Self.originURL(target: target, reverseOrigin: nil) else {
                 return .refuse(status: 400, reason: "Bad request: the target is not an http or https URL")
             }
@@ -71,7 +71,7 @@ enum RequestRoute: Equatable {
     /// The origin URL a forward-proxy (absolute-form) target names, or a
     /// reverse-proxy (origin-form) one maps to on `reverseOrigin`.
     static func originURL(target: String, reverseOrigin: OriginURL?) -> OriginURL? {
-        guard target.hasPrefix("/") else { return OriginURL.parse(target) }
+        guard target.hasBytePrefix("/") else { return OriginURL.parse(target) }
         guard let origin = reverseOrigin else { return nil }
         return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
     }

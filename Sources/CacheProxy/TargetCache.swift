@@ -39,7 +39,7 @@ struct TargetCache {
 
     /// A `/p/` target without its query (the base form `/t/` keeps it: it is part of the origin URL).
     private static func withoutPlayerQuery(_ target: String) -> String {
-        guard target.utf8.starts(with: "/p/".utf8), let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else {
+        guard target.hasBytePrefix("/p/"), let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else {
             return target
         }
         return String(target[..<mark])
