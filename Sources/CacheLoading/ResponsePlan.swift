@@ -139,11 +139,11 @@ package struct ResponsePlan: Equatable, Sendable {
     /// The response head, written straight into bytes (one per response: a hot path).
     /// `middle` is `middleLines(info)` when the caller rendered it before
     /// (a copy of a plain hit serves the same stored head all second long).
-    package func head(_ info: ContentInfo, date: String, extra: [(StaticString, String)] = [],
+    package func head(_ info: ContentInfo, date: String, cacheStatus: String? = nil,
                       middle: MiddleLines? = nil) -> [UInt8] {
         var head = HeadBuilder(status: status, capacity: middle.map { $0.bytes.count + 192 } ?? 384)
         // The origin's Server is an end-to-end field: replayed; this proxy is in Via.
-        head.add("Server", info.headers["Server"] ?? "HTTPCache")
+        head.add("Server", middle?.server ?? info.headers["Server"] ?? "HTTPCache")
         if let middle, status == 200 || status == 206 {
             if !middle.hasDate { head.add("Date", date) }
             head.append(lines: middle.bytes)
@@ -153,7 +153,7 @@ package struct ResponsePlan: Equatable, Sendable {
             // A stored 204 or redirect without a type gets none (its fields as the origin sent them).
             Self.writeMiddle(into: &head, info, contentType: status != 416 && (info.status == 200 || info.contentType != nil))
         }
-        for (name, value) in extra { head.add(name, value) }
+        if let cacheStatus { head.add("Cache-Status", cacheStatus) }
         if let total = totalLength {
             if status == 206 { head.addContentRange(body, total: total) }
             if status == 416 { head.addUnsatisfiedRange(total: total) }
@@ -173,6 +173,8 @@ package struct ResponsePlan: Equatable, Sendable {
         package let bytes: [UInt8]
         /// False: the head adds the Date of its own second first.
         package let hasDate: Bool
+        /// The stored Server field, looked up once.
+        package let server: String?
     }
 
     package static func middleLines(_ info: ContentInfo) -> MiddleLines {
@@ -180,7 +182,7 @@ package struct ResponsePlan: Equatable, Sendable {
         let stored = info.headers["Date"]
         if let stored { lines.add("Date", stored) }
         writeMiddle(into: &lines, info, contentType: true)
-        return MiddleLines(bytes: lines.bytes, hasDate: stored != nil)
+        return MiddleLines(bytes: lines.bytes, hasDate: stored != nil, server: info.headers["Server"])
     }
 
     private static func writeMiddle(into head: inout HeadBuilder, _ info: ContentInfo, contentType: Bool) {

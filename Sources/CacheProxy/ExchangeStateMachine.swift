@@ -141,10 +141,7 @@ package struct ExchangeStateMachine {
             return [.write(head), .finish(keepAlive: request.keepAlive)]
         }
         let plan = ResponsePlan(request, info: info)
-        var extra: [(StaticString, String)] = []
-        if let cacheStatus { extra.append(("Cache-Status", cacheStatus)) }
-        let head = plan.head(info, date: date, extra: extra,
-                             middle: transformed ? nil : middle)
+        let head = plan.head(info, date: date, cacheStatus: cacheStatus, middle: transformed ? nil : middle)
         guard plan.sendsBody else {
             state = .done
             return [.write(head), .finish(keepAlive: plan.keepAlive)]
