@@ -79,8 +79,9 @@ package enum Freshness {
     /// CDN-Cache-Control present, its directives replace Cache-Control and
     /// Expires is ignored (RFC 9213 §2.2).
     package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
-                                 options: CachePolicyOptions = CachePolicyOptions()) -> FreshnessLifetime {
-        let directives = ResponseDirectives(headers, options: options)
+                                 options: CachePolicyOptions = CachePolicyOptions(),
+                                 directives parsed: ResponseDirectives? = nil) -> FreshnessLifetime {
+        let directives = parsed ?? ResponseDirectives(headers, options: options)
         let cc = directives.cacheControl
         if let s = cc.sharedMaxAge { return FreshnessLifetime(seconds: s, source: .sharedMaxAge) }
         if let s = cc.maxAge { return FreshnessLifetime(seconds: s, source: .maxAge) }
@@ -169,8 +170,11 @@ package enum Freshness {
         package let responseTime: Int
 
         package init(_ stored: StoredHead, options: CachePolicyOptions = CachePolicyOptions()) {
-            response = ResponseDirectives(stored.headers, options: options).cacheControl
-            lifetime = Freshness.lifetime(stored, options: options).seconds
+            // Parsed once for both (an entry's first use works out the facts of each mode's policy).
+            let directives = ResponseDirectives(stored.headers, options: options)
+            response = directives.cacheControl
+            lifetime = Freshness.lifetime(status: stored.status, headers: stored.headers, responseTime: stored.responseTime,
+                                          options: options, directives: directives).seconds
             correctedInitialAge = Freshness.currentAge(stored, now: stored.responseTime)
             responseTime = stored.responseTime
         }

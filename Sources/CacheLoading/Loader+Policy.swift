@@ -67,6 +67,12 @@ extension Loader {
         return info
     }
 
+    /// The ttl `contentInfo(state, transparent:)` states, without the rest of it.
+    func ttl(_ state: ResourceState, transparent: Bool) -> Int {
+        let facts = freshnessFacts(state.resource, storedHead(state.resource).policyHead, transparent: transparent)
+        return facts.lifetime - facts.age(now: Int(nowSeconds))
+    }
+
     /// The stored head's part of the freshness decision under the policy of
     /// a proxy URL or (`transparent`) of the forward and reverse modes,
     /// worked out once per stored head (a head synthesized from old metadata

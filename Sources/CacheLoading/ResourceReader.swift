@@ -357,7 +357,7 @@ package final class ResourceReader {
         // The forward and reverse modes' stricter freshness (heuristic only
         // with Last-Modified) may not serve it: then they go to the owner.
         let transparentTTL = loader.reuse(state, request: HTTPHeaders(), transparent: true) == .serve
-            ? loader.contentInfo(state, transparent: true).ttl : nil
+            ? loader.ttl(state, transparent: true) : nil
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.
         guard loader.nowSeconds == second else { return nil }
         return PlainHit(info: info, middle: ResponsePlan.middleLines(info), file: file, lease: loader.lease(state),
