@@ -32,8 +32,7 @@ extension ClientConnection {
         let received = head
         var head = head
         if let own = OwnRoutes.unprefixed(head.target) { head.target = own }
-        let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
-        let route = LocalRoute.resolve(method: head.method, target: head.target, hasBody: hasBody)
+        let route = LocalRoute.resolve(method: head.method, target: head.target, hasBody: head.announcesBody)
         if route.isHomeOnly && !server.isHome { return handOver(received, to: 0) }
         switch route {
         case .proxyURL: proxy(head)
@@ -79,9 +78,10 @@ extension ClientConnection {
         startExchange(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
     }
 
-    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String) {
+    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+                               transparent: Bool = false) {
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
-                                     storeKey: storeKey, server: server)
+                                     storeKey: storeKey, server: server, transparent: transparent)
         self.exchange = exchange
         exchange.start()
     }
@@ -162,13 +162,9 @@ extension ClientConnection {
         guard cacheable && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)
-            self.exchange = passthrough
-            passthrough.start()
-            return
+            exchange = passthrough
+            return passthrough.start()
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
-                                     storeKey: storeKey, server: server, transparent: true)
-        self.exchange = exchange
-        exchange.start()
+        startExchange(head, url: url, urlString: urlString, storeKey: storeKey, transparent: true)
     }
 }

@@ -338,7 +338,7 @@ struct PrometheusText {
         for (labels, value) in samples {
             output += name
             if !labels.isEmpty {
-                let pairs = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escapeLabel($0.value))\"" }
+                let pairs = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value, quote: true))\"" }
                 output += "{" + pairs.joined(separator: ",") + "}"
             }
             output += " " + value + "\n"
@@ -353,10 +353,7 @@ struct PrometheusText {
         output += "\(name)_count \(count)\n"
     }
 
-    /// Label values escape backslash, double quote and line feed.
-    static func escapeLabel(_ value: String) -> String { escape(value, quote: true) }
-
-    /// HELP text escapes backslash and line feed.
+    /// HELP text escapes backslash and line feed; label values (`quote`) double quotes too.
     static func escapeHelp(_ value: String) -> String { escape(value, quote: false) }
 
     private static func escape(_ value: String, quote: Bool) -> String {

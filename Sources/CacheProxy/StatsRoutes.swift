@@ -18,15 +18,15 @@ package enum StatsRoutes {
     package static let jsonType = "application/json"
     package static let prometheusType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// The answer for `target` (query ignored), or nil when the path is not a
-    /// stats route (the caller routes it on). The snapshot is only taken for a
-    /// request that will get it.
     /// Whether `target` names a stats route (`/stats`, `/metrics`).
     package static func isStats(target: String) -> Bool {
         let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
         return path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8)
     }
 
+    /// The answer for `target` (query ignored), or nil when the path is not a
+    /// stats route (the caller routes it on). The snapshot is only taken for a
+    /// request that will get it.
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
         let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }

@@ -23,8 +23,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var heldBack = false
     /// The connection was told the tunnel ended (its quota place given back), once.
     private var ended = false
-    /// Bytes from the client to the origin (the access log counts the other way).
-    private(set) var bytesUp: UInt64 = 0
 
     init(connection: ClientConnection, request: HTTPRequestHead, host: String, port: Int, server: ProxyServer) {
         self.connection = connection
@@ -47,7 +45,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
 
     func clientRead(_ bytes: UnsafeRawBufferPointer) {
         guard let origin else { return }
-        bytesUp += UInt64(bytes.count)
         origin.write(bytes)
         drive(.relayed(from: .client, queued: origin.queuedBytes))
     }

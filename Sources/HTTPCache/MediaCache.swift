@@ -257,7 +257,7 @@ public final class MediaCache: Sendable {
     /// when the lock file cannot be read (a proxy of another user may hold it).
     public static func servingProxy(of path: String) throws(HTTPCacheError) -> (address: String, token: String)? {
         if access(path + "/lock", R_OK) != 0, errno != ENOENT {
-            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(String(cString: strerror(errno)))")
+            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(FileIO.errorText())")
         }
         guard let owner = CacheLock.readOwner(folder: path), let address = owner.address,
               let token = owner.token else { return nil }

@@ -51,12 +51,9 @@ final class ConfigHandle: OpaqueHandle {
 
 @c public func hc_config_set_log(_ config: OpaquePointer?, _ minLevel: Int32, _ function: HCLogFunction?,
                                  _ userdata: UnsafeMutableRawPointer?) {
-    guard let handle = ConfigHandle.from(config) else { return }
-    guard let function else {
-        handle.value.log = LogTarget()
-        return
-    }
-    handle.value.log = LogTarget(minLevel: min(max(minLevel, 0), 6), function: function, userdata: userdata)
+    ConfigHandle.from(config)?.value.log = function.map {
+        LogTarget(minLevel: min(max(minLevel, 0), 6), function: $0, userdata: userdata)
+    } ?? LogTarget()
 }
 
 @c public func hc_config_free(_ config: OpaquePointer?) {

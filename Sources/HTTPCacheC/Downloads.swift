@@ -111,8 +111,7 @@ private struct EventTarget: @unchecked Sendable {
     guard let handle = CacheHandle.from(cache) else { return hcInvalid }
     guard let function else { return handle.setDownloadCallback(nil) }
     let target = EventTarget(function: function, userdata: userdata)
-    let callback: @Sendable (DownloadInfo) -> Void = { info in target.call(info) }
-    return handle.setDownloadCallback(callback)
+    return handle.setDownloadCallback { target.call($0) }
 }
 
 extension CacheHandle {

@@ -63,8 +63,7 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
     func cacheClosing() {
         state.withLock { $0.closing = true }
         task.cancel()
-        var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-        while !isDone { nanosleep(&pause, nil) }
+        while !isDone { usleep(1000) }
     }
 
     func unregister() { dependents.remove(self) }

@@ -156,8 +156,7 @@ struct CacheCommand: AsyncParsableCommand {
                 // A long rekey says how far it is, every few seconds, on stderr.
                 guard reported.duration(to: .now) >= .seconds(5) else { return }
                 reported = .now
-                let line = Array("rekeying: \(done.entries) entries, \(done.bytes) bytes so far\n".utf8)
-                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+                printError("rekeying: \(done.entries) entries, \(done.bytes) bytes so far\n")
             }
             print("rekeyed \(path): \(summary.entries) entries (\(summary.bytes) bytes) re-encrypted, "
                   + "\(summary.downloadRecords) download records resealed, \(summary.filesRemoved) stray files removed")

@@ -146,7 +146,7 @@ final class ProgressBar {
 
     func begin(_ url: String) {
         started = ContinuousClock.now
-        if !enabled { emit("\(verb.doing) \(url)\n") }
+        if !enabled { printError("\(verb.doing) \(url)\n") }
     }
 
     func show(_ p: PreloadProgress) {
@@ -163,21 +163,16 @@ final class ProgressBar {
         line += Self.size(p.bytesDone) + " " + Self.size(Int64(rate)) + "/s"
         if p.segmentsTotal > 0 { line += " segments \(p.segmentsDone)/\(p.segmentsTotal)" }
         line += eta.map { " ETA \($0)s" } ?? ""
-        emit(line + "\u{1B}[K")
+        printError(line + "\u{1B}[K")
     }
 
     func end(_ url: String, _ result: Result<PreloadProgress, HTTPCacheError>) {
         if enabled {
             if case .success(let p) = result { show(p) }
-            emit("\n")
+            printError("\n")
         } else if case .success(let p) = result {
-            emit("\(verb.done) \(url): \(counted(p.bytesDone, "byte")), \(counted(p.resourcesDone, "resource"))\n")
+            printError("\(verb.done) \(url): \(counted(p.bytesDone, "byte")), \(counted(p.resourcesDone, "resource"))\n")
         }
-    }
-
-    private func emit(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
     static func size(_ bytes: Int64) -> String {
