@@ -334,24 +334,10 @@ package final class ProxyServer {
     /// (nil from a loop that has stopped).
     func everyLoop<T: Sendable>(_ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
                                 _ done: @escaping ([T?]) -> Void) {
-        onLoops(Array(peers.indices), work, done)
-    }
-
-    /// Runs `work` on shard `index`'s server; `done` runs here with its
-    /// answer (nil if that loop has stopped).
-    func onLoop<T: Sendable>(_ index: Int,
-                             _ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
-                             _ done: @escaping (T?) -> Void) {
-        onLoops([index], work) { done($0[0]) }
-    }
-
-    private func onLoops<T: Sendable>(_ indices: [Int],
-                                      _ work: @escaping @Sendable (ProxyServer, @escaping @Sendable (T) -> Void) -> Void,
-                                      _ done: @escaping ([T?]) -> Void) {
         let reply = LoopBound(done, loop: loop)
         let peers = self.peers
-        FanIn.gather(indices.count, start: { slot, answer in
-            peers[indices[slot]].run { server in work(server) { answer($0) } }
+        FanIn.gather(peers.count, start: { slot, answer in
+            peers[slot].run { server in work(server) { answer($0) } }
         }, done: { answers in reply.loop.execute { reply.value(answers) } })
     }
 
