@@ -83,12 +83,10 @@ struct PreloadCommand: ParsableCommand {
         defer { cache.close() }
         return urls.map { url in
             let task: PreloadTask
-            do {
+            do throws(HTTPCacheError) {
                 task = try cache.preload(url, range: range.flatMap(parsedRange), options: options)
-            } catch let error as HTTPCacheError {
-                return (url, .failure(error))
             } catch {
-                return (url, .failure(HTTPCacheError(.invalidArgument, "\(error)")))
+                return (url, .failure(error))
             }
             bar.begin(url)
             while true {
