@@ -69,8 +69,8 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     }
 
     func tunnelDidRead(_ bytes: UnsafeRawBufferPointer) {
-        connection.write(bytes)
-        drive(.relayed(from: .origin, queued: connection.queuedBytes))
+        connection.socket.write(bytes)
+        drive(.relayed(from: .origin, queued: connection.socket.queuedBytes))
     }
 
     func tunnelDidReachEOF() { drive(.peerFinished(.origin)) }
@@ -101,7 +101,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
             case .established:
                 status = 200
                 connection.record?.status = 200
-                connection.write(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
+                connection.socket.write(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
                 connection.tunnelOpened(self)
             case .refuse(let status, let reason):
                 self.status = status
