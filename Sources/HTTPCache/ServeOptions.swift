@@ -50,11 +50,7 @@ public struct ServeSettings: Sendable {
         if let valid = option.parse(text, &changed) ?? option.check(changed) {
             throw HTTPCacheError(.invalidArgument, "\(name) takes \(valid); got \"\(text)\"")
         }
-        if option.isRepeatable {
-            changed.given[name] = text.isEmpty ? [] : (changed.given[name] ?? []) + [text]
-        } else {
-            changed.given[name] = [text]
-        }
+        changed.given[name] = option.isRepeatable ? (text.isEmpty ? [] : changed.given[name, default: []] + [text]) : [text]
         self = changed
     }
 

@@ -261,8 +261,8 @@ struct URLCommand: ParsableCommand {
         }
         print(url)
         // The path starts after "http://host:port".
-        let path = url.utf8.count - "http://".utf8.count - (url.dropFirst("http://".count).firstIndex(of: "/")
-            .map { url.dropFirst("http://".count)[..<$0].utf8.count } ?? 0)
+        let authorityAndPath = url.dropFirst("http://".count)
+        let path = authorityAndPath.firstIndex(of: "/").map { authorityAndPath[$0...].utf8.count } ?? 0
         if path > MediaCache.longestProxyPath {
             printError("warning: this URL's path is \(path) bytes; the proxy refuses paths over "
                        + "\(MediaCache.longestProxyPath) bytes (414 URI Too Long)\n")
