@@ -29,15 +29,13 @@ package enum StatsRoutes {
     /// request that will get it.
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
-        let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
-        let isStats = path.elementsEqual("/stats".utf8)
-        guard isStats || path.elementsEqual("/metrics".utf8) else { return nil }
+        guard isStats(target: target) else { return nil }
         guard peerIsLoopback else {
             return Response(status: 403, contentType: "text/plain; charset=utf-8",
                             body: "Forbidden: statistics are served to loopback clients only\n")
         }
         let taken = snapshot()
-        return isStats
+        return target.hasPrefix("/stats")
             ? Response(status: 200, contentType: jsonType, body: taken.json() + "\n")
             : Response(status: 200, contentType: prometheusType, body: taken.prometheus())
     }

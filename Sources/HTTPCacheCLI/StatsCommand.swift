@@ -30,7 +30,7 @@ struct StatsCommand: ParsableCommand {
                                       + "(start one with `httpcache serve --cache-dir \(path)`)")
         }
         let client = AdminClient(address: proxy.address, token: proxy.token)
-        let body = try client.get(prometheus ? "/metrics" : "/stats")
+        let body = try client.request("GET", prometheus ? "/metrics" : "/stats", [:])
         if json || prometheus { return print(String(decoding: body, as: UTF8.self), terminator: "") }
         let stats: ProxyStats
         do {
