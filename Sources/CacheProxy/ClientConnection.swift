@@ -65,7 +65,7 @@ final class ClientConnection: SocketDelegate {
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
-        machine = ConnectionStateMachine(settings: server.connectionSettings)
+        machine = ConnectionStateMachine(settings: server.configuration.connection)
         peer = socket.peerAddress
         clientKey = Self.clientKey(of: peer)
         home = nil

@@ -36,7 +36,6 @@ package final class ProxyServer {
     var heads = ResponseHeads()
     var targets = TargetCache()
     var metrics = ProxyMetrics()
-    let connectionSettings: ConnectionStateMachine.Settings
     /// Shared by every loop's server; a reload may start, move or stop it.
     var accessLog: AccessLogWriter?
     /// Who may ask what (Host check, signed URLs, loopback-only routes);
@@ -93,7 +92,6 @@ package final class ProxyServer {
         tunnelQuota = TunnelQuota(originSlots: engine.client.configuration.maxConnections)
         viaPseudonym = engine.configuration.policy.viaPseudonym
         heads.bypassStatus = CacheStatusField.bypass.value(name: configuration.cacheStatusName)
-        connectionSettings = configuration.connection
         let softLimit = configuration.ownsProcess ? FileLimit.raiseToHard() : FileLimit.soft()
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
         // Each loop accepts its share; connections handed over from other loops are not refused.
@@ -280,7 +278,7 @@ package final class ProxyServer {
         metrics.clientSendTimeouts += 1
         if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
             logger.warning("closed clients that stopped reading", metadata: [
-                "timeoutMilliseconds": "\(connectionSettings.sendTimeout)", "times": "\(count)"])
+                "timeoutMilliseconds": "\(configuration.connection.sendTimeout)", "times": "\(count)"])
         }
     }
 
