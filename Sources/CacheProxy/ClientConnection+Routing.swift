@@ -12,10 +12,7 @@ extension ClientConnection {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
-        if server.isDraining {
-            let target = head.target.utf8
-            return respondDraining(head, path: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
-        }
+        if server.isDraining { return respondDraining(head, path: head.target.utf8.prefix { $0 != UInt8(ascii: "?") }) }
         let host = hostMemo.facts(for: head)
         if head.method == "PURGE" { return handlePurge(head, host: host) }
         switch admission(head, host: host) {
@@ -42,7 +39,7 @@ extension ClientConnection {
         case .ping: respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         case .health:
             let path = head.target.utf8.prefix { $0 != UInt8(ascii: "?") }
-            let (status, body) = healthAnswer(path: path[...]) ?? (404, "Not found\n")
+            let (status, body) = healthAnswer(path: path) ?? (404, "Not found\n")
             respondSimple(status, body, keepAlive: head.keepAlive, head: head)
         case .page: handlePage(head)
         case .stats: handleStats(head)
