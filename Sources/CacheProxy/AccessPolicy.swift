@@ -201,16 +201,9 @@ package struct AccessPolicy: Sendable {
     /// connection); a signature costs one HMAC.
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
-        let route: Route
-        if ProxyURL.isProxyTarget(target) {
-            route = .proxy
-        } else if target.hasPrefix("/admin/") || target.hasPrefix("/ui/") || target == "/ui" {
-            route = .admin
-        } else if StatsRoutes.isStats(target: target) {
-            route = .stats
-        } else {
-            route = .other
-        }
+        let route: Route = ProxyURL.isProxyTarget(target) ? .proxy
+            : target.hasPrefix("/admin/") || target.hasPrefix("/ui/") || target == "/ui" ? .admin
+            : StatsRoutes.isStats(target: target) ? .stats : .other
         let host = host ?? HostFacts(head)
         var facts = Facts(route: route, peerIsLoopback: peerIsLoopback, host: hostKind(host))
         if route == .proxy && (mode == .lan || !destinations.allowsAll) {
