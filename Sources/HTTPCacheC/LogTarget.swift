@@ -12,12 +12,10 @@ public typealias HCLogFunction = @convention(c) (UnsafeMutableRawPointer?, Int32
 /// `@unchecked Sendable`: the header requires the callback and its userdata
 /// to be usable from any library thread, concurrently.
 struct LogTarget: @unchecked Sendable {
-    /// 0 trace … 6 critical, as swift-log's `Logger.Level` cases in order.
-    var minLevel: Int32 = LogTarget.warning
+    /// 0 trace … 6 critical, as swift-log's `Logger.Level` cases in order; warning by default.
+    var minLevel = cLevel(.warning)
     var function: HCLogFunction?
     var userdata: UnsafeMutableRawPointer?
-
-    static let warning: Int32 = 4
 
     /// The logger of one cache: to this target alone (several caches may have different callbacks)
     /// and, with "log-file", to that file as well. The process-wide `LoggingSystem` is never
