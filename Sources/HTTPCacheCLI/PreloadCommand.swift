@@ -111,13 +111,11 @@ struct PreloadCommand: ParsableCommand {
                                                resourcesDone: status.resourcesDone, resourcesTotal: status.resourcesTotal)
                 progress.live = status.live ?? false
                 switch status.state {
-                case "done":
-                    bar.end(url, .success(progress))
-                    return .success(progress)
-                case "failed":
-                    let error = status.failure ?? HTTPCacheError(.upstream, "failed")
-                    bar.end(url, .failure(error))
-                    return .failure(error)
+                case "done", "failed":
+                    let outcome: Result<PreloadProgress, HTTPCacheError> = status.state == "done"
+                        ? .success(progress) : .failure(status.failure ?? HTTPCacheError(.upstream, "failed"))
+                    bar.end(url, outcome)
+                    return outcome
                 default:
                     bar.show(progress)
                     usleep(200_000)
