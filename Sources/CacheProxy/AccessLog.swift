@@ -77,8 +77,9 @@ package struct AccessLogEntry: Sendable, Equatable {
 
     /// ISO 8601 in UTC with milliseconds: `2026-11-23T18:01:36.123Z`.
     package static func timestamp(milliseconds: Int64) -> String {
-        var seconds = time_t(milliseconds.floorDivided(by: 1000))
-        let millis = Int(milliseconds - Int64(seconds) * 1000)
+        // Rounded toward minus infinity: times before 1970 stay right.
+        let millis = Int((milliseconds % 1000 + 1000) % 1000)
+        var seconds = time_t((milliseconds - Int64(millis)) / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {
@@ -114,14 +115,6 @@ package struct AccessLogEntry: Sendable, Equatable {
     }
 }
 
-extension Int64 {
-    /// Division rounding toward minus infinity (times before 1970 stay right).
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
-}
-
 /// Appends access-log lines to a file (`--access-log FILE`) without blocking
 /// the event loop.
 ///
@@ -140,8 +133,6 @@ extension Int64 {
 /// a freshly opened `path`. `close()` writes everything and closes; call it
 /// once at shutdown (the thread keeps the writer alive until then).
 package final class AccessLogWriter: Sendable {
-    package static let defaultFlushBytes = 64 * 1024
-    package static let defaultMaxBufferedBytes = 4 * 1024 * 1024
     package static let flushInterval = DispatchTimeInterval.milliseconds(100)
 
     private struct State {
@@ -169,8 +160,7 @@ package final class AccessLogWriter: Sendable {
     private let initialDescriptor: Int32
 
     /// Opens (creating if needed) `path` and starts the writer thread.
-    package init(path: String, logger: Logger, flushBytes: Int = defaultFlushBytes,
-                 maxBufferedBytes: Int = defaultMaxBufferedBytes) throws {
+    package init(path: String, logger: Logger, flushBytes: Int = 64 << 10, maxBufferedBytes: Int = 4 << 20) throws {
         let fd = Self.open(path)
         guard fd >= 0 else { throw AccessLogError(path: path, errno: errno) }
         state = Locked(State(path: path))
@@ -273,7 +263,7 @@ package final class AccessLogWriter: Sendable {
                     fd = fresh
                 } else {
                     logger.warning("cannot reopen the access log, still writing to the old file",
-                                   metadata: ["path": "\(path)", "error": "\(String(cString: strerror(errno)))"])
+                                   metadata: ["path": "\(path)", "error": "\(FileIO.errorText())"])
                 }
             }
             write(lines, to: fd, failing: &failing)
@@ -303,14 +293,12 @@ package final class AccessLogWriter: Sendable {
             }
         }
         if offset < bytes.count {
-            let lost = bytes[offset...].reduce(into: UInt64(0)) { count, byte in
-                if byte == UInt8(ascii: "\n") { count += 1 }
-            }
+            let lost = UInt64(bytes[offset...].lazy.filter { $0 == UInt8(ascii: "\n") }.count)
             state.withLock { $0.dropped += lost }
             if !failing {
                 failing = true
                 logger.warning("cannot write the access log, dropping lines",
-                               metadata: ["path": "\(path)", "error": "\(String(cString: strerror(error)))"])
+                               metadata: ["path": "\(path)", "error": "\(FileIO.errorText(error))"])
             }
         } else if failing {
             failing = false
@@ -332,5 +320,5 @@ package struct AccessLogError: Error, CustomStringConvertible {
     package var path: String
     package var errno: Int32
 
-    package var description: String { "cannot open the access log \(path): \(String(cString: strerror(errno)))" }
+    package var description: String { "cannot open the access log \(path): \(FileIO.errorText(errno))" }
 }

@@ -201,16 +201,9 @@ package struct AccessPolicy: Sendable {
     /// connection); a signature costs one HMAC.
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
-        let route: Route
-        if ProxyURL.isProxyTarget(target) {
-            route = .proxy
-        } else if target.hasBytePrefix("/admin/") || target.hasBytePrefix("/ui/") || target == "/ui" {
-            route = .admin
-        } else if StatsRoutes.isStats(target: target) {
-            route = .stats
-        } else {
-            route = .other
-        }
+        let route: Route = ProxyURL.isProxyTarget(target) ? .proxy
+            : target.hasBytePrefix("/admin/") || target.hasBytePrefix("/ui/") || target == "/ui" ? .admin
+            : StatsRoutes.isStats(target: target) ? .stats : .other
         let host = host ?? HostFacts(head)
         var facts = Facts(route: route, peerIsLoopback: peerIsLoopback, host: hostKind(host))
         if route == .proxy && (mode == .lan || !destinations.allowsAll) {
@@ -256,9 +249,7 @@ package struct AccessPolicy: Sendable {
     /// it: a playlist must not make the proxy sign any address an origin
     /// names). Without an allow-list only the playlist's own origin is signed.
     package func signedPath(forOrigin origin: String, inPlaylist playlist: OriginURL) -> String? {
-        guard let signer, let url = OriginURL.parse(origin) else { return nil }
-        let allowed = destinations.allowsAll ? url.authorityKey == playlist.authorityKey : destinations.allows(url)
-        guard allowed else { return nil }
+        guard let signer, signs(origin, within: playlist) else { return nil }
         return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
     }
 
@@ -266,11 +257,16 @@ package struct AccessPolicy: Sendable {
     /// as `manifest` for `origin` in LAN mode: signed over its base when the
     /// policy allows its destination (as `signedPath`), nil otherwise.
     package func signedBasePath(forOrigin origin: String, template: Bool, inManifest manifest: OriginURL) -> String? {
-        guard let signer, let url = OriginURL.parse(origin) else { return nil }
-        let allowed = destinations.allowsAll ? url.authorityKey == manifest.authorityKey : destinations.allows(url)
-        guard allowed else { return nil }
+        guard let signer, signs(origin, within: manifest) else { return nil }
         return ProxyURL.basePath(forOrigin: origin, cutBefore: template ? UInt8(ascii: "$") : nil,
                                  sign: { signer.signature(forOrigin: $0) })
+    }
+
+    /// Whether a URI of a playlist or manifest fetched as `document` is signed: its destination is
+    /// allowed, or, without an allow-list, it is on the document's own origin.
+    private func signs(_ origin: String, within document: OriginURL) -> Bool {
+        guard let url = OriginURL.parse(origin) else { return false }
+        return destinations.allowsAll ? url.authorityKey == document.authorityKey : destinations.allows(url)
     }
 
     /// "name" of "name", "name:port", "name." ("[v6]" stays bracketed).

@@ -15,14 +15,11 @@ enum AdminDownloadRoutes {
     static func handle(path: Substring, query: [String: String], isPost: Bool, server: ProxyServer,
                        respond: @escaping AdminRoutes.Respond) -> Bool {
         let downloads = server.engine.downloads
-        let answer = { (result: Result<DownloadRecord, HTTPCacheError>) in
-            switch result {
+        if isPost, let action = DownloadAction(path: path) {
+            switch action.perform(on: downloads, query) {
             case .success(let record): respond(200, JSONText.encode(record))
             case .failure(let error): AdminRoutes.fail(error, respond)
             }
-        }
-        if isPost, let action = DownloadAction(path: path) {
-            answer(action.perform(on: downloads, query))
             return true
         }
         guard path == "/admin/downloads", !isPost else { return false }

@@ -70,10 +70,15 @@ package struct CMCDMetrics: Sendable, Equatable {
         if let type = cmcd.string(.objectType) { byObjectType[type, default: 0] += 1 }
         if let sid = cmcd.string(.sessionID) { noteSession(sid) }
         if let cid = cmcd.string(.contentID) {
-            let name = contents[cid] != nil || contents.count < Self.maxContents ? cid : Self.otherContent
+            let name = contentName(cid)
             contents[name, default: Content()].requests += 1
             if starved { contents[name, default: Content()].rebuffers += 1 }
         }
+    }
+
+    /// `cid` while fewer than `maxContents` are counted, else `otherContent`.
+    private func contentName(_ cid: String) -> String {
+        contents[cid] != nil || contents.count < Self.maxContents ? cid : Self.otherContent
     }
 
     private mutating func noteSession(_ sid: String) {
@@ -101,7 +106,7 @@ package struct CMCDMetrics: Sendable, Equatable {
         for sid in other.sessions { noteSession(sid) }
         sessionsOverflow = sessionsOverflow || other.sessionsOverflow
         for (cid, figures) in other.contents {
-            let name = contents[cid] != nil || contents.count < Self.maxContents ? cid : Self.otherContent
+            let name = contentName(cid)
             contents[name, default: Content()].requests &+= figures.requests
             contents[name, default: Content()].rebuffers &+= figures.rebuffers
         }
@@ -110,16 +115,22 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     // MARK: rendering
 
+    /// The buffer-length histogram as rendered: each upper bound (`bound`'s text, then "+Inf") with
+    /// the count at or below it.
+    private func cumulativeBuckets(_ bound: (Int64) -> String) -> [(String, UInt64)] {
+        var cumulative: UInt64 = 0
+        return bufferBuckets.enumerated().map { index, count in
+            cumulative &+= count
+            return (index < Self.bufferBounds.count ? bound(Self.bufferBounds[index]) : "+Inf", cumulative)
+        }
+    }
+
     /// The `cmcd` object of `/stats`.
     func json(hintsFetched: UInt64, hintsFailed: UInt64) -> String {
         func object(_ pairs: [(String, String)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
         }
-        var cumulative: UInt64 = 0
-        let buckets = bufferBuckets.enumerated().map { index, count -> (String, String) in
-            cumulative &+= count
-            return (index < Self.bufferBounds.count ? String(Self.bufferBounds[index]) : "+Inf", String(cumulative))
-        }
+        let buckets = cumulativeBuckets { String($0) }.map { ($0.0, String($0.1)) }
         let perContent = contents.sorted { $0.key < $1.key }.map {
             ($0.key, object([("requests", String($0.value.requests)), ("rebuffers", String($0.value.rebuffers))]))
         }
@@ -151,15 +162,9 @@ package struct CMCDMetrics: Sendable, Equatable {
         text.family("httpcache_cmcd_players", .gauge,
                     "Distinct player sessions seen (CMCD sid; at most \(Self.maxSessions) are remembered).",
                     String(sessions.count))
-        var cumulative: UInt64 = 0
-        let buckets = bufferBuckets.enumerated().map { index, count -> (String, UInt64) in
-            cumulative &+= count
-            return (index < Self.bufferBounds.count ? MetricsSnapshot.decimal(Double(Self.bufferBounds[index]) / 1000, digits: 1)
-                        : "+Inf", cumulative)
-        }
         text.histogram("httpcache_cmcd_buffer_length_seconds", "Players' buffer length at their requests (CMCD bl).",
-                       buckets: buckets, sum: MetricsSnapshot.decimal(Double(bufferSum) / 1000, digits: 3),
-                       count: bufferCount)
+                       buckets: cumulativeBuckets { MetricsSnapshot.decimal(Double($0) / 1000, digits: 1) },
+                       sum: MetricsSnapshot.decimal(Double(bufferSum) / 1000, digits: 3), count: bufferCount)
         text.family("httpcache_cmcd_throughput_kbps_total", .counter, "Sum of the throughput players measured (CMCD mtp, kbps).",
                     String(throughputSum))
         text.family("httpcache_cmcd_throughput_samples_total", .counter, "Requests that carried CMCD mtp.",

@@ -11,7 +11,7 @@ extension ClientConnection {
     /// handed over with, or waits idle for the next one (with its timeout).
     func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard let request else {
-            return setTimer(server.connectionSettings.keepAliveTimeout)
+            return setTimer(server.configuration.connection.keepAliveTimeout)
         }
         guard events.begin() else { return }  // a connection just adopted: nothing drives it yet
         resumingHandOver = true

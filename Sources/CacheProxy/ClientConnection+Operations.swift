@@ -39,7 +39,7 @@ extension ClientConnection {
                                                            "host": "\(host.value ?? "")"])
             return respondSimple(verdict.status, verdict.body, keepAlive: false, head: head)
         }
-        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+        if head.announcesBody {
             return respondSimple(400, "Bad request: PURGE takes no body\n", keepAlive: false, head: head)
         }
         guard let url = purgedURL(head.target), let operations = server.operations else {
@@ -67,8 +67,6 @@ extension ClientConnection {
     private func purgedURL(_ target: String) -> OriginURL? {
         let proxyTarget = OwnRoutes.unprefixed(target) ?? target
         if ProxyURL.isProxyTarget(proxyTarget) { return ProxyURL.originURL(fromTarget: proxyTarget) }
-        if !target.hasPrefix("/") { return OriginURL.parse(target) }
-        guard let origin = server.configuration.reverseOrigin else { return nil }
-        return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
+        return RequestRoute.originURL(target: target, reverseOrigin: server.configuration.reverseOrigin)
     }
 }

@@ -12,10 +12,7 @@ extension ClientConnection {
         sentBefore = socket.bytesSent
         record = ResponseRecord(client: peerText, method: head.method, target: head.target, status: 0, cache: .bypass,
                                 bytesSent: 0, startedAt: WallClock.monotonicNanoseconds())
-        if server.isDraining {
-            let target = head.target.utf8
-            return respondDraining(head, path: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)])
-        }
+        if server.isDraining { return respondDraining(head, path: head.target.utf8.prefix { $0 != UInt8(ascii: "?") }) }
         let host = hostMemo.facts(for: head)
         if head.method == "PURGE" { return handlePurge(head, host: host) }
         switch admission(head, host: host) {
@@ -32,8 +29,7 @@ extension ClientConnection {
         let received = head
         var head = head
         if let own = OwnRoutes.unprefixed(head.target) { head.target = own }
-        let hasBody = head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false)
-        let route = LocalRoute.resolve(method: head.method, target: head.target, hasBody: hasBody)
+        let route = LocalRoute.resolve(method: head.method, target: head.target, hasBody: head.announcesBody)
         if route.isHomeOnly && !server.isHome { return handOver(received, to: 0) }
         switch route {
         case .proxyURL: proxy(head)
@@ -43,7 +39,7 @@ extension ClientConnection {
         case .ping: respondSimple(200, "pong\n", keepAlive: head.keepAlive, head: head)
         case .health:
             let path = head.target.utf8.prefix { $0 != UInt8(ascii: "?") }
-            let (status, body) = healthAnswer(path: path[...]) ?? (404, "Not found\n")
+            let (status, body) = healthAnswer(path: path) ?? (404, "Not found\n")
             respondSimple(status, body, keepAlive: head.keepAlive, head: head)
         case .page: handlePage(head)
         case .stats: handleStats(head)
@@ -79,9 +75,10 @@ extension ClientConnection {
         startExchange(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
     }
 
-    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String) {
+    private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
+                               transparent: Bool = false) {
         let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
-                                     storeKey: storeKey, server: server)
+                                     storeKey: storeKey, server: server, transparent: transparent)
         self.exchange = exchange
         exchange.start()
     }
@@ -162,13 +159,9 @@ extension ClientConnection {
         guard cacheable && !headMiss else {
             let passthrough = PassthroughExchange(connection: self, request: head, url: url, body: body ?? [],
                                                   server: server)
-            self.exchange = passthrough
-            passthrough.start()
-            return
+            exchange = passthrough
+            return passthrough.start()
         }
-        let exchange = ProxyExchange(connection: self, request: head, url: url, urlString: urlString,
-                                     storeKey: storeKey, server: server, transparent: true)
-        self.exchange = exchange
-        exchange.start()
+        startExchange(head, url: url, urlString: urlString, storeKey: storeKey, transparent: true)
     }
 }

@@ -19,7 +19,7 @@ extension ClientConnection {
     }
 
     func handleAdmin(_ head: HTTPRequestHead) {
-        if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+        if head.announcesBody {
             return respondSimple(400, "Bad request: admin requests take no body\n", keepAlive: false, head: head)
         }
         if head.target.hasPrefix("/admin/downloads/events"), head.method == "GET", AdminRoutes.isAuthorized(head, server: server) {

@@ -65,7 +65,7 @@ final class ClientConnection: SocketDelegate {
     init(socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
-        machine = ConnectionStateMachine(settings: server.connectionSettings)
+        machine = ConnectionStateMachine(settings: server.configuration.connection)
         peer = socket.peerAddress
         clientKey = Self.clientKey(of: peer)
         home = nil
@@ -203,17 +203,7 @@ final class ClientConnection: SocketDelegate {
     // Requests: ClientConnection+Routing (which route answers), +PlainHits,
     // +SimpleResponses (stats, admin, errors), +Moving (to another loop).
 
-    // MARK: used by the exchange
-
-    var loop: EventLoop { server.loop }
-
-    func write(_ bytes: [UInt8]) { socket.write(bytes) }
-
-    func write(_ bytes: UnsafeRawBufferPointer) { socket.write(bytes) }
-
-    func write(head: [UInt8], body: [UInt8]) { socket.write(head: head, body: body) }
-
-    var queuedBytes: Int { socket.queuedBytes }
+    // MARK: used by the exchange (which writes plain bytes on `socket` itself)
 
     /// A response head and the first file range of its body, in one packet when small.
     /// An encrypted file is decrypted as the socket takes it, never sent as it is.

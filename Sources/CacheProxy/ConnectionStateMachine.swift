@@ -174,7 +174,7 @@ package struct ConnectionStateMachine {
         self.settings = settings
     }
 
-    // MARK: events
+    // MARK: events (each handler is documented by its `Event` case)
 
     package mutating func handle(_ event: Event) -> [Action] {
         switch event {
@@ -192,7 +192,6 @@ package struct ConnectionStateMachine {
         }
     }
 
-    /// The connection was accepted.
     private mutating func start() -> [Action] {
         var actions: [Action] = []
         updateTimer(&actions)
@@ -200,8 +199,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// Bytes arrived. A whole request in one read (the usual case) is parsed
-    /// where it lies, without copying it into the buffer.
     private mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         var actions: [Action] = []
@@ -226,7 +223,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The peer closed its sending side.
     private mutating func peerFinished() -> [Action] {
         guard state != .closed, state != .tunneling else { return [] }
         peerClosed = true
@@ -244,8 +240,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The current exchange handed the socket its last byte. `drained` says
-    /// whether the socket's queue is already empty.
     private mutating func responseQueued(keepAlive: Bool, drained: Bool) -> [Action] {
         guard case .responding = state else { return [] }
         state = .responding(queued: keepAlive && !bodyUnread)
@@ -301,7 +295,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The socket's output queue became empty.
     private mutating func socketDrained() -> [Action] {
         guard case .responding(let queued?) = state else { return [] }
         var actions: [Action] = []
@@ -331,7 +324,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The timer fired; `progress` is the socket's state now.
     private mutating func timerFired(_ progress: SendProgress) -> [Action] {
         switch timer {
         case .keepAlive?, .head?:
@@ -358,7 +350,6 @@ package struct ConnectionStateMachine {
     /// True once the last close was for a client that stopped reading.
     package var sendTimedOut: Bool { stalledTicks >= Self.sendTicksPerTimeout }
 
-    /// The socket is gone.
     private mutating func socketClosed() -> [Action] {
         guard state != .closed else { return [] }
         state = .closed
@@ -398,10 +389,7 @@ package struct ConnectionStateMachine {
         }
         switch parsed {
         case .failure(let error):
-            state = .draining
-            buffer = []
-            cursor = 0
-            actions.append(.reject(error))
+            reject(error, &actions)
         case .success(nil):
             if peerClosed {
                 state = .draining  // a head that can never complete
@@ -422,10 +410,7 @@ package struct ConnectionStateMachine {
     private mutating func begin(_ head: HTTPRequestHead, _ actions: inout [Action]) {
         switch RequestBody.framing(of: head, limit: settings.maxRequestBody) {
         case .failure(let error):
-            state = .draining
-            buffer = []
-            cursor = 0
-            actions.append(.reject(error))
+            reject(error, &actions)
         case .success(nil):
             state = .responding(queued: nil)
             actions.append(.handle(head))
@@ -438,18 +423,24 @@ package struct ConnectionStateMachine {
         }
     }
 
+    /// A malformed request: answered with `error`, then the connection drains
+    /// (nothing after it in the buffer is taken for a request).
+    private mutating func reject(_ error: HeadParseError, _ actions: inout [Action]) {
+        state = .draining
+        buffer = []
+        cursor = 0
+        actions.append(.reject(error))
+    }
+
     /// Feeds buffered bytes to the body being read; hands the request on once it is whole.
     private mutating func continueBody(_ actions: inout [Action]) {
         guard state == .readingBody, var current = body, let head = bodyHead else { return }
         let result = buffer.withUnsafeBytes { current.feed(UnsafeRawBufferPointer(rebasing: $0[cursor...])) }
         switch result {
         case .failure(let error):
-            state = .draining
-            buffer = []
-            cursor = 0
             body = nil
             bodyHead = nil
-            actions.append(.reject(error))
+            reject(error, &actions)
         case .success(let (consumed, done)):
             cursor += consumed
             if cursor == buffer.count {

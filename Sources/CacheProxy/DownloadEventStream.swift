@@ -50,7 +50,7 @@ final class DownloadEventStream: ActiveExchange {
     }
 
     private func send(_ bytes: [UInt8]) {
-        guard !connection.socket.isClosed, connection.queuedBytes < Self.maxQueuedBytes else { return cutOff() }
+        guard !connection.socket.isClosed, connection.socket.queuedBytes < Self.maxQueuedBytes else { return cutOff() }
         connection.socket.write(bytes)
     }
 

@@ -20,14 +20,13 @@ enum ErrorResponse {
     /// `via` is this proxy's Via member, added after the origin's (RFC 9110 §7.6.3).
     static func bytes(for error: LoadError, url: String, keepAlive: Bool, includeBody: Bool, date: String,
                       logger: Logger, via: String? = nil, cacheStatus: String? = nil) -> [UInt8] {
-        let status: Int
-        var body: [UInt8]
+        let status = Self.status(for: error)
+        let body: [UInt8]
         var contentType = "text/plain; charset=utf-8"
         var relayed = HTTPHeaders()
         var server = "HTTPCache"
         switch error {
-        case .originStatus(let originStatus, let headers, let originBody):
-            status = originStatus
+        case .originStatus(_, let headers, let originBody):
             body = originBody
             contentType = headers["content-type"] ?? contentType
             // The origin's end-to-end fields go on (Location of a relayed
@@ -36,26 +35,19 @@ enum ErrorResponse {
             server = headers["server"] ?? server
             for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }
         case .upstream(.forbidden(let why)):
-            status = 403
             body = Array("Forbidden: \(why)\n".utf8)
         case .upstream(let upstream):
-            status = Self.status(for: error)
             body = Array("Origin failed: \(upstream)\n".utf8)  // logged once, by the loader
         case .changed(let what):
-            status = 502
             body = Array("Origin resource changed (\(what)); retry\n".utf8)
         case .mismatch(let reason):
-            status = 502
             body = Array("Origin response rejected: \(reason)\n".utf8)  // logged by the loader
         case .notCached(let why):
-            status = 504
             body = Array("Gateway timeout: \(why)\n".utf8)
         case .decryption(let reason):
-            status = 500
             body = Array("Cannot decrypt: \(reason)\n".utf8)
             logger.error("decryption unavailable", metadata: ["url": "\(url)", "reason": "\(reason)"])
         case .storage(let reason):
-            status = 502
             body = Array("Cache storage failed: \(reason)\n".utf8)
             logger.error("storage failure", metadata: ["url": "\(url)", "reason": "\(reason)"])
         }

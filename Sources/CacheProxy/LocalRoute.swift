@@ -34,8 +34,7 @@ enum LocalRoute: Equatable {
     static func resolve(method: String, target: String, hasBody: Bool) -> LocalRoute {
         let isGet = method == "GET" || method == "HEAD"
         if isGet && !hasBody && ProxyURL.isProxyTarget(target) { return .proxyURL }
-        let utf8 = target.utf8
-        let path = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
         if path.starts(with: "/admin/".utf8) && (method == "GET" || method == "POST") { return .admin }
         guard isGet else { return .refuse(status: 405, reason: "Method not allowed\n", allow: "GET, HEAD") }
         if hasBody { return .refuse(status: 400, reason: "Bad request: GET and HEAD take no body\n", allow: nil) }

@@ -73,7 +73,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     /// never 101, which would switch protocols under the proxy.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
-        connection.write(Intermediary.interimHead(head, pseudonym: server.loader.policy.viaPseudonym))
+        connection.socket.write(Intermediary.interimHead(head, pseudonym: server.loader.policy.viaPseudonym))
     }
 
     /// A pass-through is a forward for its method, or (a HEAD of something
@@ -106,7 +106,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
                                             pseudonym: server.loader.policy.viaPseudonym)
         headers.add("Cache-Status", cacheStatus.value(name: server.cacheStatusName))
         headers.add("Connection", keepAlive ? "keep-alive" : "close")
-        connection.write(HTTPResponseHead(version: .http11, status: status, reason: head.reason, headers: headers)
+        connection.socket.write(HTTPResponseHead(version: .http11, status: status, reason: head.reason, headers: headers)
             .serialized())
         let invalidated = Invalidation.targets(method: request.method, status: status, target: url,
                                                responseHeaders: head.headers)
@@ -116,10 +116,10 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     func upstreamDidReceiveBody(_ bytes: UnsafeRawBufferPointer) {
         guard !released, sendsBody, !bytes.isEmpty else { return }
         bodyBytes += UInt64(bytes.count)
-        if chunked { connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8)) }
-        connection.write(bytes)
-        if chunked { connection.write(Array("\r\n".utf8)) }
-        if connection.queuedBytes > Self.queueLimit && !paused {
+        if chunked { connection.socket.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8)) }
+        connection.socket.write(bytes)
+        if chunked { connection.socket.write(Array("\r\n".utf8)) }
+        if connection.socket.queuedBytes > Self.queueLimit && !paused {
             paused = true
             task?.pause()
         }
@@ -138,14 +138,14 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
             // Nothing reached the client: a clean 502 (504 on a timeout).
             let failure = LoadError.upstream(error)
             status = ErrorResponse.status(for: failure)
-            connection.write(ErrorResponse.bytes(for: failure, url: url.string, keepAlive: keepAlive,
+            connection.socket.write(ErrorResponse.bytes(for: failure, url: url.string, keepAlive: keepAlive,
                                                  includeBody: request.method != "HEAD", date: server.heads.date(),
                                                  logger: server.logger,
                                                  via: "1.1 " + server.loader.policy.viaPseudonym,
                                                  cacheStatus: cacheStatus.value(name: server.cacheStatusName)))
             return connection.exchangeFinished(keepAlive: keepAlive)
         }
-        if chunked { connection.write(Array("0\r\n\r\n".utf8)) }
+        if chunked { connection.socket.write(Array("0\r\n\r\n".utf8)) }
         connection.exchangeFinished(keepAlive: keepAlive)
     }
 

@@ -51,9 +51,6 @@ final class PlainHitCache {
         self.memoryBudget = max(0, memoryBudget)
     }
 
-    /// Bodies held in memory now (for /stats and the tests).
-    var memoryInUse: Int { memoryBytes }
-
     /// Whether a request may be answered from a copy: GET or HEAD whose
     /// cache directives cannot change the owner's answer.
     static func isPlain(_ head: HTTPRequestHead) -> Bool {

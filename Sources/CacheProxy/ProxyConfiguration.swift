@@ -18,8 +18,8 @@ package struct ProxyConfiguration: Sendable {
     /// Most client connections at once, over every loop; nil: 80% of the
     /// open-file limit. `MediaCache` sets it from its `DescriptorBudget`.
     package var maxClientConnections: Int?
-    /// Most connections one client address may hold at once; nil: a quarter
-    /// of the connection cap, at least 16 (one client cannot take every slot).
+    /// Most connections one client address may hold at once; nil: half the
+    /// connection cap (one client cannot take every slot).
     package var maxConnectionsPerClient: Int?
     /// Public names reverse-proxy requests may carry as Host (`--server-name`),
     /// besides loopback names (and address literals in LAN mode).

@@ -147,7 +147,7 @@ final class ProxyExchange: BodySink {
 
     /// Counts the bytes of events still queued here too: a source pumping
     /// inside an action raises them before any reaches the socket.
-    var room: Int { max(0, Self.queueLimit - connection.queuedBytes - pendingBytes) }
+    var room: Int { max(0, Self.queueLimit - connection.socket.queuedBytes - pendingBytes) }
 
     var takesFiles: Bool { true }
 
@@ -203,7 +203,7 @@ final class ProxyExchange: BodySink {
     /// 103 Early Hints; never 101, which would switch protocols under the proxy.
     func bodyInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
-        connection.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
+        connection.socket.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
     }
 
     func bodyFile(_ file: DataFile, _ range: Range<Int64>) { raise(.file(file, range)) }
@@ -276,11 +276,11 @@ final class ProxyExchange: BodySink {
                 }
             case .write(let bytes):
                 if status == 0 { status = Self.status(of: bytes) } else { bodyBytes += Int64(bytes.count) }
-                connection.write(bytes)
+                connection.socket.write(bytes)
             case .writeHead(let head, let body):
                 status = Self.status(of: head)
                 bodyBytes += Int64(body.count)
-                connection.write(head: head, body: body)
+                connection.socket.write(head: head, body: body)
             case .sendFile(let file, let range, let head?):
                 status = Self.status(of: head)
                 bodyBytes += Int64(range.count)
@@ -294,7 +294,7 @@ final class ProxyExchange: BodySink {
                 var field = CacheStatusField(forward: reader?.forwardReason ?? .bypass)
                 if case .originStatus(let originStatus, _, _) = error { field.forwardStatus = originStatus }
                 sentCacheStatus = field
-                connection.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
+                connection.socket.write(ErrorResponse.bytes(for: error, url: urlString, keepAlive: machine.keepAlive,
                                                      includeBody: !bodyRequest.isHead, date: server.heads.date(),
                                                      logger: server.logger,
                                                      via: "1.1 " + server.viaPseudonym,

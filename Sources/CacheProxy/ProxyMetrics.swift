@@ -91,13 +91,21 @@ package struct ProxyMetrics: Sendable {
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
                           uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
                           hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
-        var snapshot = MetricsSnapshot(requestsByStatus: requestsByStatus, requestsByCache: requestsByCache,
-                        requestsByCacheStatus: requestsByCacheStatus,
-                        bytesFromCache: bytesFromCache, bytesFromOrigin: engine.bytesFromOrigin,
-                        originRequests: engine.originRequests, originErrors: engine.originErrors,
-                        openConnections: openConnections, activeDownloads: engine.activeDownloads,
-                        evictions: engine.evictions, cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
-                        uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped)
+        var snapshot = MetricsSnapshot()
+        snapshot.requestsByStatus = requestsByStatus
+        snapshot.requestsByCache = requestsByCache
+        snapshot.requestsByCacheStatus = requestsByCacheStatus
+        snapshot.bytesFromCache = bytesFromCache
+        snapshot.bytesFromOrigin = engine.bytesFromOrigin
+        snapshot.originRequests = engine.originRequests
+        snapshot.originErrors = engine.originErrors
+        snapshot.openConnections = openConnections
+        snapshot.activeDownloads = engine.activeDownloads
+        snapshot.evictions = engine.evictions
+        snapshot.cacheSizeBytes = cacheSizeBytes
+        snapshot.cacheEntries = cacheEntries
+        snapshot.uptimeSeconds = uptimeSeconds
+        snapshot.accessLogDropped = accessLogDropped
         snapshot.loops = loops
         snapshot.loopHandoffs = loopHandoffs
         snapshot.hitsOnOtherLoops = hitsOnOtherLoops
@@ -112,21 +120,21 @@ package struct ProxyMetrics: Sendable {
 
 /// Every metric at one instant; a value that can cross threads and be rendered.
 package struct MetricsSnapshot: Sendable, Equatable {
-    package var requestsByStatus: [Int: UInt64]
-    package var requestsByCache: [CacheStatus: UInt64]
+    package var requestsByStatus: [Int: UInt64] = [:]
+    package var requestsByCache: [CacheStatus: UInt64] = [:]
     /// By Cache-Status word (RFC 9211), as the responses and the access log say.
-    package var requestsByCacheStatus: [String: UInt64]
-    package var bytesFromCache: UInt64
-    package var bytesFromOrigin: UInt64
-    package var originRequests: UInt64
-    package var originErrors: [OriginErrorCode: UInt64]
-    package var openConnections: Int
-    package var activeDownloads: Int
-    package var evictions: UInt64
-    package var cacheSizeBytes: Int64
-    package var cacheEntries: Int
-    package var uptimeSeconds: Double
-    package var accessLogDropped: UInt64
+    package var requestsByCacheStatus: [String: UInt64] = [:]
+    package var bytesFromCache: UInt64 = 0
+    package var bytesFromOrigin: UInt64 = 0
+    package var originRequests: UInt64 = 0
+    package var originErrors: [OriginErrorCode: UInt64] = [:]
+    package var openConnections = 0
+    package var activeDownloads = 0
+    package var evictions: UInt64 = 0
+    package var cacheSizeBytes: Int64 = 0
+    package var cacheEntries = 0
+    package var uptimeSeconds = 0.0
+    package var accessLogDropped: UInt64 = 0
     /// Event loops serving clients.
     package var loops = 1
     package var loopHandoffs: UInt64 = 0
@@ -140,27 +148,7 @@ package struct MetricsSnapshot: Sendable, Equatable {
     /// Segments fetched ahead of players (`--prefetch`) and what became of them.
     package var prefetch = PrefetchCounts()
 
-    package init(requestsByStatus: [Int: UInt64] = [:], requestsByCache: [CacheStatus: UInt64] = [:],
-                 requestsByCacheStatus: [String: UInt64] = [:],
-                 bytesFromCache: UInt64 = 0, bytesFromOrigin: UInt64 = 0, originRequests: UInt64 = 0,
-                 originErrors: [OriginErrorCode: UInt64] = [:], openConnections: Int = 0, activeDownloads: Int = 0,
-                 evictions: UInt64 = 0, cacheSizeBytes: Int64 = 0, cacheEntries: Int = 0, uptimeSeconds: Double = 0,
-                 accessLogDropped: UInt64 = 0) {
-        self.requestsByStatus = requestsByStatus
-        self.requestsByCache = requestsByCache
-        self.requestsByCacheStatus = requestsByCacheStatus
-        self.bytesFromCache = bytesFromCache
-        self.bytesFromOrigin = bytesFromOrigin
-        self.originRequests = originRequests
-        self.originErrors = originErrors
-        self.openConnections = openConnections
-        self.activeDownloads = activeDownloads
-        self.evictions = evictions
-        self.cacheSizeBytes = cacheSizeBytes
-        self.cacheEntries = cacheEntries
-        self.uptimeSeconds = uptimeSeconds
-        self.accessLogDropped = accessLogDropped
-    }
+    package init() {}
 
     /// All responses counted.
     package var requestsTotal: UInt64 { requestsByStatus.values.reduce(0, &+) }
@@ -338,7 +326,7 @@ struct PrometheusText {
         for (labels, value) in samples {
             output += name
             if !labels.isEmpty {
-                let pairs = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escapeLabel($0.value))\"" }
+                let pairs = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value, quote: true))\"" }
                 output += "{" + pairs.joined(separator: ",") + "}"
             }
             output += " " + value + "\n"
@@ -353,10 +341,7 @@ struct PrometheusText {
         output += "\(name)_count \(count)\n"
     }
 
-    /// Label values escape backslash, double quote and line feed.
-    static func escapeLabel(_ value: String) -> String { escape(value, quote: true) }
-
-    /// HELP text escapes backslash and line feed.
+    /// HELP text escapes backslash and line feed; label values (`quote`) double quotes too.
     static func escapeHelp(_ value: String) -> String { escape(value, quote: false) }
 
     private static func escape(_ value: String, quote: Bool) -> String {

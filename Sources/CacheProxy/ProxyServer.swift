@@ -36,7 +36,6 @@ package final class ProxyServer {
     var heads = ResponseHeads()
     var targets = TargetCache()
     var metrics = ProxyMetrics()
-    let connectionSettings: ConnectionStateMachine.Settings
     /// Shared by every loop's server; a reload may start, move or stop it.
     var accessLog: AccessLogWriter?
     /// Who may ask what (Host check, signed URLs, loopback-only routes);
@@ -89,13 +88,10 @@ package final class ProxyServer {
         index = engine.store.shardIndex
         plainHits = PlainHitCache(epoch: engine.store.epoch, loop: loop, maxEntries: engine.store.maxOpenFiles * 3 / 4,
                                   clock: engine.store.clock)
-        let adminToken = home?.adminToken
-        let accessLog = home?.accessLog
         loads = home?.loads ?? LoopLoads(loops: configuration.loops)
         tunnelQuota = TunnelQuota(originSlots: engine.client.configuration.maxConnections)
         viaPseudonym = engine.configuration.policy.viaPseudonym
         heads.bypassStatus = CacheStatusField.bypass.value(name: configuration.cacheStatusName)
-        connectionSettings = configuration.connection
         let softLimit = configuration.ownsProcess ? FileLimit.raiseToHard() : FileLimit.soft()
         let cap = configuration.maxClientConnections ?? FileLimit.defaultConnectionCap(softLimit: softLimit)
         // Each loop accepts its share; connections handed over from other loops are not refused.
@@ -112,19 +108,19 @@ package final class ProxyServer {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
         }
-        if home == nil {
-            self.accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
+        if let home {
+            accessLog = home.accessLog
         } else {
-            self.accessLog = accessLog
+            accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         }
-        self.adminToken = adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
+        adminToken = home?.adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
                                        sharedPort: configuration.loops > 1, first: home == nil) { [unowned self] socket in
             self.accept(socket)
         }
         peers = [LoopLink(self)]
         if home == nil {
-            engine.store.lock.publish(address: address, token: self.adminToken)
+            engine.store.lock.publish(address: address, token: adminToken)
         }
     }
 
@@ -232,43 +228,40 @@ package final class ProxyServer {
             return
         }
         let client = ClientConnection.clientKey(of: socket.peerAddress)
-        if perClient[client, default: 0] >= maxConnectionsPerClient {
-            // The client's own idle connection the longest goes; with none idle, the newcomer.
-            let oldest = connections.values.filter { $0.isIdle && $0.clientKey == client }
-                .min { $0.idleSince < $1.idleSince }
-            if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
-                logger.warning("per-client connection limit reached", metadata: [
-                    "client": "\(client)", "limit": "\(maxConnectionsPerClient)", "times": "\(count)",
-                    "action": "\(oldest == nil ? "503 to the client's new connections" : "closing its oldest idle connection")"])
-            }
-            if let oldest {
-                oldest.close()
-            } else {
-                socket.write(heads.simple(503, "Service unavailable: too many connections from this client\n",
-                                          keepAlive: false, extra: [("Retry-After", "1")]))
-                socket.closeAfterDrain()
-                return
-            }
+        // The client's own idle connection the longest goes; with none idle, the newcomer.
+        if perClient[client, default: 0] >= maxConnectionsPerClient,
+           !makeRoom(among: { $0.clientKey == client }, for: socket, "per-client connection limit reached",
+                     ["client": "\(client)", "limit": "\(maxConnectionsPerClient)"],
+                     closing: "closing its oldest idle connection", refusing: "503 to the client's new connections",
+                     refusal: "Service unavailable: too many connections from this client\n") {
+            return
         }
-        if connections.count >= maxConnections {
-            let oldest = connections.values.filter(\.isIdle).min { $0.idleSince < $1.idleSince }
-            if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
-                logger.warning("client connection limit reached", metadata: [
-                    "limit": "\(maxConnections)", "times": "\(count)",
-                    "action": "\(oldest == nil ? "503 to new clients" : "closing the oldest idle connection")"])
-            }
-            if let oldest {
-                oldest.close()
-            } else {
-                socket.write(heads.simple(503, "Service unavailable: too many connections\n", keepAlive: false,
-                                          extra: [("Retry-After", "1")]))
-                socket.closeAfterDrain()
-                listener?.pause()
-                return
-            }
+        if connections.count >= maxConnections,
+           !makeRoom(among: { _ in true }, for: socket, "client connection limit reached", ["limit": "\(maxConnections)"],
+                     closing: "closing the oldest idle connection", refusing: "503 to new clients",
+                     refusal: "Service unavailable: too many connections\n") {
+            listener?.pause()
+            return
         }
-        let connection = ClientConnection(socket: socket, server: self)
-        added(connection)
+        added(ClientConnection(socket: socket, server: self))
+    }
+
+    /// At a cap: closes the connection idle the longest among `candidates`;
+    /// with none idle, answers the newcomer 503 and returns false.
+    private func makeRoom(among candidates: (ClientConnection) -> Bool, for socket: Socket, _ warning: String,
+                          _ metadata: Logger.Metadata, closing: String, refusing: String, refusal: String) -> Bool {
+        let oldest = connections.values.filter { $0.isIdle && candidates($0) }.min { $0.idleSince < $1.idleSince }
+        if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
+            let action = oldest == nil ? refusing : closing
+            logger.warning("\(warning)", metadata: metadata.merging(["times": "\(count)", "action": "\(action)"]) { $1 })
+        }
+        if let oldest {
+            oldest.close()
+            return true
+        }
+        socket.write(heads.simple(503, refusal, keepAlive: false, extra: [("Retry-After", "1")]))
+        socket.closeAfterDrain()
+        return false
     }
 
     private func added(_ connection: ClientConnection) {
@@ -285,7 +278,7 @@ package final class ProxyServer {
         metrics.clientSendTimeouts += 1
         if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
             logger.warning("closed clients that stopped reading", metadata: [
-                "timeoutMilliseconds": "\(connectionSettings.sendTimeout)", "times": "\(count)"])
+                "timeoutMilliseconds": "\(configuration.connection.sendTimeout)", "times": "\(count)"])
         }
     }
 
@@ -339,24 +332,10 @@ package final class ProxyServer {
     /// (nil from a loop that has stopped).
     func everyLoop<T: Sendable>(_ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
                                 _ done: @escaping ([T?]) -> Void) {
-        onLoops(Array(peers.indices), work, done)
-    }
-
-    /// Runs `work` on shard `index`'s server; `done` runs here with its
-    /// answer (nil if that loop has stopped).
-    func onLoop<T: Sendable>(_ index: Int,
-                             _ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
-                             _ done: @escaping (T?) -> Void) {
-        onLoops([index], work) { done($0[0]) }
-    }
-
-    private func onLoops<T: Sendable>(_ indices: [Int],
-                                      _ work: @escaping @Sendable (ProxyServer, @escaping @Sendable (T) -> Void) -> Void,
-                                      _ done: @escaping ([T?]) -> Void) {
         let reply = LoopBound(done, loop: loop)
         let peers = self.peers
-        FanIn.gather(indices.count, start: { slot, answer in
-            peers[indices[slot]].run { server in work(server) { answer($0) } }
+        FanIn.gather(peers.count, start: { slot, answer in
+            peers[slot].run { server in work(server) { answer($0) } }
         }, done: { answers in reply.loop.execute { reply.value(answers) } })
     }
 

@@ -3,7 +3,7 @@ import CacheHTTP
 /// Collects one request body as its head's framing says (RFC 9112 §6):
 /// Content-Length or chunked, bounded by `limit`. A value: bytes in,
 /// progress out.
-struct RequestBody: Equatable {
+struct RequestBody {
     enum Framing: Equatable {
         case length(Int64)
         case chunked
@@ -13,10 +13,6 @@ struct RequestBody: Equatable {
     private var remaining: Int64
     private var decoder: ChunkedDecoder?
     private let limit: Int
-
-    static func == (a: RequestBody, b: RequestBody) -> Bool {
-        a.bytes == b.bytes && a.remaining == b.remaining && a.limit == b.limit && (a.decoder == nil) == (b.decoder == nil)
-    }
 
     /// The framing of a request's body: nil when it has none. Refuses what a
     /// server must not guess at (RFC 9112 §6.1, §6.3): a transfer coding other
@@ -74,6 +70,7 @@ struct RequestBody: Equatable {
         }
         var collected: [UInt8] = []
         swap(&collected, &bytes)  // moved, not copied, while the decoder appends
+        defer { bytes = collected }
         let limit = self.limit
         var tooLarge = false
         let result: (consumed: Int, done: Bool)
@@ -82,15 +79,18 @@ struct RequestBody: Equatable {
                 if collected.count + data.count > limit { tooLarge = true } else { collected.append(contentsOf: data) }
             }
         } catch {
-            bytes = collected
             return .failure(.badRequest("malformed chunked request body"))
         }
-        if tooLarge {
-            bytes = collected
-            return .failure(.contentTooLarge)
-        }
-        bytes = collected
+        if tooLarge { return .failure(.contentTooLarge) }
         self.decoder = decoder
         return .success(result)
+    }
+}
+
+extension HTTPRequestHead {
+    /// Whether the head announces a body (Transfer-Encoding, or a Content-Length other than 0):
+    /// routes that take none refuse it rather than read it.
+    var announcesBody: Bool {
+        headers.contains("transfer-encoding") || (headers["content-length"].map { $0 != "0" } ?? false)
     }
 }

@@ -44,7 +44,7 @@ enum RequestRoute: Equatable {
                 return .refuse(status: 403, reason: "Forbidden: tunnels (CONNECT) are for loopback clients only")
             }
             // RFC 9110 §9.3.6: a CONNECT has no content; bytes after its head belong to the tunnel.
-            if head.headers.contains("transfer-encoding") || (head.headers["content-length"].map { $0 != "0" } ?? false) {
+            if head.announcesBody {
                 return .refuse(status: 400, reason: "Bad request: CONNECT takes no content")
             }
             return .tunnel(host: host, port: port)

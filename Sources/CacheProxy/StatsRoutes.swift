@@ -18,26 +18,24 @@ package enum StatsRoutes {
     package static let jsonType = "application/json"
     package static let prometheusType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// The answer for `target` (query ignored), or nil when the path is not a
-    /// stats route (the caller routes it on). The snapshot is only taken for a
-    /// request that will get it.
     /// Whether `target` names a stats route (`/stats`, `/metrics`).
     package static func isStats(target: String) -> Bool {
         let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
         return path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8)
     }
 
+    /// The answer for `target` (query ignored), or nil when the path is not a
+    /// stats route (the caller routes it on). The snapshot is only taken for a
+    /// request that will get it.
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
-        let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
-        let isStats = path.elementsEqual("/stats".utf8)
-        guard isStats || path.elementsEqual("/metrics".utf8) else { return nil }
+        guard isStats(target: target) else { return nil }
         guard peerIsLoopback else {
             return Response(status: 403, contentType: "text/plain; charset=utf-8",
                             body: "Forbidden: statistics are served to loopback clients only\n")
         }
         let taken = snapshot()
-        return isStats
+        return target.hasPrefix("/stats")
             ? Response(status: 200, contentType: jsonType, body: taken.json() + "\n")
             : Response(status: 200, contentType: prometheusType, body: taken.prometheus())
     }

@@ -23,8 +23,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var heldBack = false
     /// The connection was told the tunnel ended (its quota place given back), once.
     private var ended = false
-    /// Bytes from the client to the origin (the access log counts the other way).
-    private(set) var bytesUp: UInt64 = 0
 
     init(connection: ClientConnection, request: HTTPRequestHead, host: String, port: Int, server: ProxyServer) {
         self.connection = connection
@@ -47,7 +45,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
 
     func clientRead(_ bytes: UnsafeRawBufferPointer) {
         guard let origin else { return }
-        bytesUp += UInt64(bytes.count)
         origin.write(bytes)
         drive(.relayed(from: .client, queued: origin.queuedBytes))
     }
@@ -72,8 +69,8 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     }
 
     func tunnelDidRead(_ bytes: UnsafeRawBufferPointer) {
-        connection.write(bytes)
-        drive(.relayed(from: .origin, queued: connection.queuedBytes))
+        connection.socket.write(bytes)
+        drive(.relayed(from: .origin, queued: connection.socket.queuedBytes))
     }
 
     func tunnelDidReachEOF() { drive(.peerFinished(.origin)) }
@@ -104,7 +101,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
             case .established:
                 status = 200
                 connection.record?.status = 200
-                connection.write(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
+                connection.socket.write(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
                 connection.tunnelOpened(self)
             case .refuse(let status, let reason):
                 self.status = status

@@ -91,7 +91,6 @@ package struct TunnelStateMachine {
         return [.established, .startReading(.client), .startReading(.origin), .setTimer(milliseconds: idleTimeout)]
     }
 
-    /// The origin connection failed; `timeout` and `forbidden` choose 504 and 403, anything else is 502.
     private mutating func connectFailed(reason: String, timeout: Bool, forbidden: Bool) -> [Action] {
         guard state == .connecting else { return [] }
         state = .closed
@@ -100,7 +99,6 @@ package struct TunnelStateMachine {
         return [.refuse(status: status, reason: "\(title): \(reason)\n")]
     }
 
-    /// Bytes read from `side` were queued on the other side, where `queued` now wait.
     private mutating func relayed(from side: Side, queued: Int) -> [Action] {
         guard state == .relaying else { return [] }
         active = true
@@ -119,7 +117,6 @@ package struct TunnelStateMachine {
         return [.startReading(source)]
     }
 
-    /// `side` finished sending.
     private mutating func peerFinished(_ side: Side) -> [Action] {
         guard state == .relaying, !finished.contains(side) else { return [] }
         finished.insert(side)
@@ -141,7 +138,6 @@ package struct TunnelStateMachine {
         }
     }
 
-    /// The idle timer ticked.
     private mutating func timerFired() -> [Action] {
         guard state == .relaying else { return [] }
         guard active else {

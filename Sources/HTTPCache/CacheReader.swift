@@ -86,14 +86,11 @@ public final class CacheReader: Sendable {
 
     /// Up to `count` next bytes; empty at the end of the range.
     public func read(upTo count: Int) async throws(HTTPCacheError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: max(0, count))
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 1)
+        // A buffer of its own: an array's bytes cannot be lent across the suspension.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 1)
         defer { buffer.deallocate() }
-        buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<max(0, count)])
-        let n = try await read(into: buffer)
-        bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
-        bytes.removeSubrange(n...)
-        return bytes
+        let n = try await read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<max(0, count)]))
+        return Array(buffer[0..<n])
     }
 
     /// The offset of the next byte `read` returns.

@@ -1,3 +1,4 @@
+import CacheStorage
 import Glibc
 import Logging
 import Synchronization
@@ -19,7 +20,7 @@ package final class LogFileSink: @unchecked Sendable {
         let fresh = try Self.open(path)
         defer { close(fresh) }
         guard dup2(fresh, fd) >= 0 else {
-            throw HTTPCacheError(.io, "cannot reopen log file \(path): \(String(cString: strerror(errno)))")
+            throw HTTPCacheError(.io, "cannot reopen log file \(path): \(FileIO.errorText())")
         }
     }
 
@@ -27,18 +28,13 @@ package final class LogFileSink: @unchecked Sendable {
         // Private: log lines name URLs, which may carry tokens. An existing
         // log that others can read is narrowed as well.
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HTTPCacheError(.io, "cannot open log file \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        if fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
-            fchmod(fd, info.st_mode & 0o700)
-        }
+        guard fd >= 0 else { throw HTTPCacheError(.io, "cannot open log file \(path): \(FileIO.errorText())") }
+        FileIO.restrict(fd: fd, to: 0o700)
         return fd
     }
 
     package func write(_ line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        _ = Array((line + "\n").utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 }
 

@@ -106,8 +106,7 @@ extension MediaCache {
 
     package func downloadRecordCall(_ body: @escaping @Sendable (DownloadManager) -> Result<DownloadRecord, HTTPCacheError>)
         throws(HTTPCacheError) -> DownloadRecord {
-        guard let result = engines.submitAndWait(0, { body($0.downloads) }) else { throw HTTPCacheError(.closed, "the cache is closed") }
-        return try result.get()
+        try engines.submitAndWait(0) { body($0.downloads) }.closedIfNil()
     }
 
     package func downloadRecords() -> [DownloadRecord] { engines.submitAndWait(0) { $0.downloads.records } ?? [] }

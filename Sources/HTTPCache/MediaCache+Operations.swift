@@ -34,11 +34,7 @@ extension MediaCache {
                     return .failure(HTTPCacheError(.io, "\(error)"))
                 }
             }
-            switch made {
-            case .success(let writer)?: accessLog = writer
-            case .failure(let error)?: throw error
-            case nil: throw HTTPCacheError(.closed, "the cache is closed")
-            }
+            accessLog = try made.closedIfNil()
         }
         current.withLock { $0 = updated }
         // Each engine's own configuration (its loop's limits, the host's hooks) with the reloadable options applied.

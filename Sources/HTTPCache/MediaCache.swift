@@ -143,11 +143,7 @@ public final class MediaCache: Sendable {
                 return .failure(HTTPCacheError(.io, "cannot listen on \(configuration.host):\(port): \(error)"))
             }
         }
-        switch made {
-        case .success(let server)?: return server
-        case .failure(let error)?: throw error
-        case nil: throw HTTPCacheError(.closed, "the cache is closed")
-        }
+        return try made.closedIfNil()
     }
 
     /// Stops servers (their clients are closed), every one before any engine
@@ -257,7 +253,7 @@ public final class MediaCache: Sendable {
     /// when the lock file cannot be read (a proxy of another user may hold it).
     public static func servingProxy(of path: String) throws(HTTPCacheError) -> (address: String, token: String)? {
         if access(path + "/lock", R_OK) != 0, errno != ENOENT {
-            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(String(cString: strerror(errno)))")
+            throw HTTPCacheError(.io, "cannot read \(path)/lock: \(FileIO.errorText())")
         }
         guard let owner = CacheLock.readOwner(folder: path), let address = owner.address,
               let token = owner.token else { return nil }
@@ -359,6 +355,14 @@ public final class MediaCache: Sendable {
         } else {
             _ = engines.submitToAll { $0.loader.clearLastErrors() }
         }
+    }
+}
+
+extension Optional {
+    /// A loop's answer to a call: its result, or `.closed` when the loop had stopped (nil).
+    func closedIfNil<Success>() throws(HTTPCacheError) -> Success where Wrapped == Result<Success, HTTPCacheError> {
+        guard let self else { throw HTTPCacheError(.closed, "the cache is closed") }
+        return try self.get()
     }
 }
 

@@ -174,7 +174,7 @@ public final class PreloadTask: Sendable {
         var waited = 0.0
         while waited < timeout {
             if let result { return result }
-            usleepSeconds(0.02)
+            usleep(20_000)
             waited += 0.02
         }
         return result
@@ -204,11 +204,6 @@ public final class PreloadTask: Sendable {
         }
         if let outcome { for waiter in waiters { waiter.resume(returning: outcome) } }
     }
-}
-
-private func usleepSeconds(_ seconds: Double) {
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-    _ = nanosleep(&request, nil)
 }
 
 extension MediaCache {

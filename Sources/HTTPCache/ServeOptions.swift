@@ -50,11 +50,7 @@ public struct ServeSettings: Sendable {
         if let valid = option.parse(text, &changed) ?? option.check(changed) {
             throw HTTPCacheError(.invalidArgument, "\(name) takes \(valid); got \"\(text)\"")
         }
-        if option.isRepeatable {
-            changed.given[name] = text.isEmpty ? [] : (changed.given[name] ?? []) + [text]
-        } else {
-            changed.given[name] = [text]
-        }
+        changed.given[name] = option.isRepeatable ? (text.isEmpty ? [] : changed.given[name, default: []] + [text]) : [text]
         self = changed
     }
 
@@ -192,9 +188,7 @@ public struct ServeOption: Sendable {
                  HTTPCacheConfiguration.isAllowedOriginEntry($0) ? nil : "a host or HOST:PORT"
              },
         list("server-name", "NAME", "A public name reverse-proxy clients may send as Host; others than loopback names get 421 (repeatable).",
-             \.configuration.serverNames, reloadable: false, into: { $1.serverNames = $0 }) {
-                 $0.isEmpty || $0.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) ? "a host name" : nil
-             },
+             \.configuration.serverNames, reloadable: false, into: { $1.serverNames = $0 }, hostName),
         option("max-connections-per-client", "COUNT",
                "Most connections one client address may hold (default: half of --max-connections).",
                \.configuration.maxConnectionsPerClient, takes: "a number of connections, 1 or more", read: { Int($0).map { Optional($0) } },
@@ -214,9 +208,7 @@ public struct ServeOption: Sendable {
                  proxy.engine.upstream.parentProxy = proxy.engine.upstream.parentProxy.map {
                      ParentProxy(host: $0.host, port: $0.port, directHosts: hosts)
                  }
-             }) {
-                 $0.isEmpty || $0.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) ? "a host name" : nil
-             },
+             }, hostName),
         // Operations like nginx (issue #25): what a drain (SIGQUIT) waits for.
         option("drain-timeout", "SECONDS", "Seconds SIGQUIT lets responses in flight finish before the proxy exits (default 30; httpcache serve only).",
                \.drainTimeout, takes: "a number of seconds, 0 or more", reloadable: true, read: { Double($0) },
@@ -246,6 +238,11 @@ public struct ServeOption: Sendable {
     /// A flag's text: true/yes/on/1 or false/no/off/0.
     private static func flag(_ text: String) -> Bool? {
         ["true": true, "yes": true, "on": true, "1": true, "false": false, "no": false, "off": false, "0": false][text.lowercased()]
+    }
+
+    /// A list entry that must be a host name: what it takes when it is not one.
+    private static func hostName(_ text: String) -> String? {
+        text.isEmpty || text.contains { $0 == " " || $0 == "/" || $0 == "@" } ? "a host name" : nil
     }
 
     /// The key file: refused with what is wrong with it (`FolderKeys.readKeyFile`, coded `.key`).

@@ -70,13 +70,12 @@ final class CacheHandle: OpaqueHandle, Sendable {
 
 @c public func hc_serve(_ cache: OpaquePointer?) -> Int32 {
     guard let handle = CacheHandle.from(cache) else { return hcInvalid }
-    return cResult { () throws(HTTPCacheError) in
-        do throws(HTTPCacheError) {
-            try handle.serve()
-        } catch {
-            handle.logger.warning("hc_serve: \(error.message)")
-            throw error
-        }
+    do throws(HTTPCacheError) {
+        try handle.serve()
+        return hcOK
+    } catch {
+        handle.logger.warning("hc_serve: \(error.message)")
+        return error.cCode
     }
 }
 

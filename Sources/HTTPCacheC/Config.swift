@@ -12,7 +12,7 @@ final class ConfigHandle: OpaqueHandle {
     /// setting, so hc_open refuses the configuration with this error.
     private(set) var failure: HTTPCacheError?
     /// `failure`'s message as a C string, owned here until hc_config_free.
-    private var failureText: UnsafeMutablePointer<CChar>?
+    private(set) var failureText: UnsafeMutablePointer<CChar>?
 
     deinit { free(failureText) }
 
@@ -21,8 +21,6 @@ final class ConfigHandle: OpaqueHandle {
         failure = error
         failureText = strdup(error.message)
     }
-
-    var failureMessage: UnsafePointer<CChar>? { failureText.map { UnsafePointer($0) } }
 }
 
 @c public func hc_config_new() -> OpaquePointer? {
@@ -46,17 +44,14 @@ final class ConfigHandle: OpaqueHandle {
 }
 
 @c public func hc_config_errmsg(_ config: OpaquePointer?) -> UnsafePointer<CChar>? {
-    ConfigHandle.from(config)?.failureMessage
+    ConfigHandle.from(config)?.failureText.map { UnsafePointer($0) }
 }
 
 @c public func hc_config_set_log(_ config: OpaquePointer?, _ minLevel: Int32, _ function: HCLogFunction?,
                                  _ userdata: UnsafeMutableRawPointer?) {
-    guard let handle = ConfigHandle.from(config) else { return }
-    guard let function else {
-        handle.value.log = LogTarget()
-        return
-    }
-    handle.value.log = LogTarget(minLevel: min(max(minLevel, 0), 6), function: function, userdata: userdata)
+    ConfigHandle.from(config)?.value.log = function.map {
+        LogTarget(minLevel: min(max(minLevel, 0), 6), function: $0, userdata: userdata)
+    } ?? LogTarget()
 }
 
 @c public func hc_config_free(_ config: OpaquePointer?) {

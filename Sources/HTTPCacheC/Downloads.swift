@@ -109,19 +109,11 @@ private struct EventTarget: @unchecked Sendable {
 @c public func hc_download_set_callback(_ cache: OpaquePointer?, _ function: HCDownloadEventFunction?,
                                         _ userdata: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = CacheHandle.from(cache) else { return hcInvalid }
-    guard let function else { return handle.setDownloadCallback(nil) }
-    let target = EventTarget(function: function, userdata: userdata)
-    let callback: @Sendable (DownloadInfo) -> Void = { info in target.call(info) }
-    return handle.setDownloadCallback(callback)
-}
-
-extension CacheHandle {
-    /// Replaces the download event callback (nil: none).
-    func setDownloadCallback(_ callback: (@Sendable (DownloadInfo) -> Void)?) -> Int32 {
-        downloadCallback.withLock { token in
-            if let old = token { cache.unsubscribeDownloads(old) }
-            token = callback.flatMap { cache.subscribeDownloads($0, ended: {}) }
-        }
-        return hcOK
+    // Replaces the callback (NULL: none).
+    let target = function.map { EventTarget(function: $0, userdata: userdata) }
+    handle.downloadCallback.withLock { token in
+        if let old = token { handle.cache.unsubscribeDownloads(old) }
+        token = target.flatMap { target in handle.cache.subscribeDownloads({ target.call($0) }, ended: {}) }
     }
+    return hcOK
 }

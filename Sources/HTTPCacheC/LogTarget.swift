@@ -12,19 +12,14 @@ public typealias HCLogFunction = @convention(c) (UnsafeMutableRawPointer?, Int32
 /// `@unchecked Sendable`: the header requires the callback and its userdata
 /// to be usable from any library thread, concurrently.
 struct LogTarget: @unchecked Sendable {
-    /// 0 trace … 6 critical, as swift-log's `Logger.Level` cases in order.
-    var minLevel: Int32 = LogTarget.warning
+    /// 0 trace … 6 critical, as swift-log's `Logger.Level` cases in order; warning by default.
+    var minLevel = cLevel(.warning)
     var function: HCLogFunction?
     var userdata: UnsafeMutableRawPointer?
 
-    static let warning: Int32 = 4
-
-    /// A logger bound to this target alone. Each cache gets its own, so a host
-    /// may open several caches with different callbacks; the process-wide
-    /// `LoggingSystem` is never bootstrapped (it belongs to the host's Swift
-    /// code, if any, and the library's copy of swift-log is private anyway).
-    /// The logger of one cache: to the callback (or stderr) and, with
-    /// "log-file", to that file as well.
+    /// The logger of one cache: to this target alone (several caches may have different callbacks)
+    /// and, with "log-file", to that file as well. The process-wide `LoggingSystem` is never
+    /// bootstrapped: it belongs to the host's Swift code, if any.
     func makeLogger(file: LogFileSink? = nil) -> Logger {
         let target = self
         return Logger(label: "httpcache") { label in
@@ -51,8 +46,8 @@ struct LogTarget: @unchecked Sendable {
             text.withCString { function(userdata, Self.cLevel(level), $0) }
         } else {
             // One write(2) per line, so lines of concurrent threads do not interleave.
-            var line = Array("httpcache: \(level): \(text)\n".utf8)
-            _ = line.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            let line = Array("httpcache: \(level): \(text)\n".utf8)
+            _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         }
     }
 }

@@ -16,7 +16,7 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
     private let done: HCDoneFunction?
     private let userdata: UnsafeMutableRawPointer?
     private let dependents: Dependents
-    private let task: PreloadTask
+    let task: PreloadTask
     private struct State {
         /// hc_close is ending it: the outcome is HC_ECLOSED whatever the task says.
         var closing = false
@@ -54,17 +54,12 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
         }
     }
 
-    func cancel() { task.cancel() }
-
-    var isDone: Bool { state.withLock { $0.doneCalled } }
-
     /// hc_close: end the preload with HC_ECLOSED and wait until `done` has
     /// run, so that no callback comes after hc_close returns.
     func cacheClosing() {
         state.withLock { $0.closing = true }
         task.cancel()
-        var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-        while !isDone { nanosleep(&pause, nil) }
+        while !state.withLock({ $0.doneCalled }) { usleep(1000) }
     }
 
     func unregister() { dependents.remove(self) }
@@ -99,7 +94,7 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
 }
 
 @c public func hc_preload_cancel(_ preload: OpaquePointer?) {
-    PreloadHandle.from(preload)?.cancel()
+    PreloadHandle.from(preload)?.task.cancel()
 }
 
 @c public func hc_preload_free(_ preload: OpaquePointer?) {

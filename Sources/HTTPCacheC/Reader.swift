@@ -33,7 +33,7 @@ final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
 
     /// The C string for `contentType` ("" for none), kept until the handle goes.
     func cString(_ contentType: String?) -> UnsafePointer<CChar> {
-        guard let contentType else { return Self.empty }
+        guard let contentType else { return StaticString("").cString }
         return contentTypes.withLock { kept in
             if let last = kept.last, last.text == contentType { return UnsafePointer(last.copy) }
             let copy = strdup(contentType)!
@@ -41,8 +41,6 @@ final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
             return UnsafePointer(copy)
         }
     }
-
-    private static var empty: UnsafePointer<CChar> { UnsafePointer(OpaquePointer(StaticString("").utf8Start)) }
 
     /// C positions count from the opened offset, the Swift reader's from the
     /// resource's start: the one place they are converted.

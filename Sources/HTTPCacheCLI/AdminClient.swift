@@ -31,11 +31,6 @@ struct AdminClient {
         return answer
     }
 
-    /// GET of a read-only endpoint (`/stats`, `/metrics`): the body on 2xx.
-    func get(_ path: String) throws(HTTPCacheError) -> [UInt8] {
-        try request("GET", path, [:])
-    }
-
     /// One request on a fresh connection (Connection: close); the body on
     /// 2xx, else the `HTTPCacheError` the proxy answered with. Sent under
     /// the reserved prefix (`OwnRoutes`), which reaches the proxy itself in

@@ -54,7 +54,7 @@ struct CacheCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let resources = try await folder.withCache { try $0.list() }
+            let resources = try await folder.withCache { try $0.cachedResources() }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -80,13 +80,13 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove one cached resource.")
         @OptionGroup var folder: Folder
         @Argument(help: "The origin URL.") var url: String
-        func run() async throws { try await folder.withCache { try $0.remove(url) } }
+        func run() async throws { try await folder.withCache { try $0.removeResource(for: url) } }
     }
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove every cached resource.")
         @OptionGroup var folder: Folder
-        func run() async throws { try await folder.withCache { try $0.clear() } }
+        func run() async throws { try await folder.withCache { try $0.removeAllResources() } }
     }
 
     struct Export: AsyncParsableCommand {
@@ -96,7 +96,7 @@ struct CacheCommand: AsyncParsableCommand {
         @Argument(help: "Where to put the file.") var path: String
         func run() async throws {
             let target = absolute(path)
-            try await folder.withCache { try await $0.export(url, to: target) }
+            try await folder.withCache { try await $0.exportResource(for: url, to: target) }
         }
     }
 
@@ -156,8 +156,7 @@ struct CacheCommand: AsyncParsableCommand {
                 // A long rekey says how far it is, every few seconds, on stderr.
                 guard reported.duration(to: .now) >= .seconds(5) else { return }
                 reported = .now
-                let line = Array("rekeying: \(done.entries) entries, \(done.bytes) bytes so far\n".utf8)
-                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+                printError("rekeying: \(done.entries) entries, \(done.bytes) bytes so far\n")
             }
             print("rekeyed \(path): \(summary.entries) entries (\(summary.bytes) bytes) re-encrypted, "
                   + "\(summary.downloadRecords) download records resealed, \(summary.filesRemoved) stray files removed")
@@ -172,7 +171,7 @@ struct CacheCommand: AsyncParsableCommand {
         @Option(name: .customLong("content-type"), help: "Content-Type to serve it with.") var contentType: String?
         func run() async throws {
             let source = absolute(path)
-            try await folder.withCache { try await $0.importFile(url, from: source, contentType: contentType) }
+            try await folder.withCache { try await $0.importResource(for: url, from: source, contentType: contentType) }
         }
     }
 }
@@ -184,13 +183,13 @@ func absolute(_ path: String) -> String {
 
 /// The operations of `httpcache cache …`, on the folder opened here
 /// (`MediaCache`) or through the proxy that serves it (`AdminClient`): the
-/// same answers and errors either way.
+/// same answers and errors either way, under `MediaCache`'s own names.
 protocol CacheOperating {
-    func list() throws(HTTPCacheError) -> [CachedResource]
-    func remove(_ url: String) throws(HTTPCacheError)
-    func clear() throws(HTTPCacheError)
-    func export(_ url: String, to path: String) async throws(HTTPCacheError)
-    func importFile(_ url: String, from path: String, contentType: String?) async throws(HTTPCacheError)
+    func cachedResources() throws(HTTPCacheError) -> [CachedResource]
+    func removeResource(for url: String) throws(HTTPCacheError)
+    func removeAllResources() throws(HTTPCacheError)
+    func exportResource(for url: String, to path: String) async throws(HTTPCacheError)
+    func importResource(for url: String, from path: String, contentType: String?) async throws(HTTPCacheError)
     /// How many entries were unpinned.
     func unpin(_ url: String) throws(HTTPCacheError) -> Int
     /// How many entries were purged.
@@ -198,13 +197,6 @@ protocol CacheOperating {
 }
 
 extension MediaCache: CacheOperating {
-    func list() -> [CachedResource] { cachedResources() }
-    func remove(_ url: String) throws(HTTPCacheError) { try removeResource(for: url) }
-    func clear() { removeAllResources() }
-    func export(_ url: String, to path: String) async throws(HTTPCacheError) { try await exportResource(for: url, to: path) }
-    func importFile(_ url: String, from path: String, contentType: String?) async throws(HTTPCacheError) {
-        try await importResource(for: url, from: path, contentType: contentType)
-    }
     func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int {
         switch target {
         case .url(let url): try purge(url: url)
@@ -215,14 +207,14 @@ extension MediaCache: CacheOperating {
 }
 
 extension AdminClient: CacheOperating {
-    func list() throws(HTTPCacheError) -> [CachedResource] {
+    func cachedResources() throws(HTTPCacheError) -> [CachedResource] {
         let listing: CacheListing = try send(.list)
         return listing.entries.map(CachedResource.init)
     }
-    func remove(_ url: String) throws(HTTPCacheError) { try perform(.remove(url: url)) }
-    func clear() throws(HTTPCacheError) { try perform(.clear) }
-    func export(_ url: String, to path: String) throws(HTTPCacheError) { try perform(.export(url: url, path: path)) }
-    func importFile(_ url: String, from path: String, contentType: String?) throws(HTTPCacheError) {
+    func removeResource(for url: String) throws(HTTPCacheError) { try perform(.remove(url: url)) }
+    func removeAllResources() throws(HTTPCacheError) { try perform(.clear) }
+    func exportResource(for url: String, to path: String) throws(HTTPCacheError) { try perform(.export(url: url, path: path)) }
+    func importResource(for url: String, from path: String, contentType: String?) throws(HTTPCacheError) {
         try perform(.importFile(url: url, path: path, contentType: contentType))
     }
     func unpin(_ url: String) throws(HTTPCacheError) -> Int { (try send(.unpin(url: url)) as AdminUnpinned).unpinned }

@@ -201,24 +201,19 @@ struct DownloadAccess {
     }
 
     func list() throws(HTTPCacheError) -> [DownloadRecord] {
-        if let proxy {
-            let list: AdminDownloadList = try proxy.json("GET", "/admin/downloads", [:])
-            return list.downloads
-        }
+        if let proxy { return (try proxy.json("GET", "/admin/downloads", [:]) as AdminDownloadList).downloads }
         let cache = try cache()
         defer { cache.close(); opened.cache = nil }
         return cache.downloadRecords()
     }
 
     func record(_ id: String) throws(HTTPCacheError) -> DownloadRecord {
-        if let proxy {
-            let list: AdminDownloadList = try proxy.json("GET", "/admin/downloads", ["id": id])
-            guard let record = list.downloads.first else { throw HTTPCacheError(.notFound, "no download \(id)") }
-            return record
+        let found = if let proxy {
+            (try proxy.json("GET", "/admin/downloads", ["id": id]) as AdminDownloadList).downloads.first
+        } else {
+            try cache().downloadRecords().first { $0.id == id }
         }
-        guard let record = try cache().downloadRecords().first(where: { $0.id == id }) else {
-            throw HTTPCacheError(.notFound, "no download \(id)")
-        }
-        return record
+        guard let found else { throw HTTPCacheError(.notFound, "no download \(id)") }
+        return found
     }
 }

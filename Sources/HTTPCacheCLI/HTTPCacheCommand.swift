@@ -54,10 +54,11 @@ struct HTTPCacheCommand: AsyncParsableCommand {
         }
         return nil
     }
+}
 
-    private static func printError(_ text: String) {
-        _ = Array(text.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    }
+/// Writes `text` to stderr as it is (no line feed added), unbuffered.
+func printError(_ text: String) {
+    _ = Array(text.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 /// Where `serve` keeps its cache unless told otherwise.
@@ -260,12 +261,11 @@ struct URLCommand: ParsableCommand {
         }
         print(url)
         // The path starts after "http://host:port".
-        let path = url.utf8.count - "http://".utf8.count - (url.dropFirst("http://".count).firstIndex(of: "/")
-            .map { url.dropFirst("http://".count)[..<$0].utf8.count } ?? 0)
+        let authorityAndPath = url.dropFirst("http://".count)
+        let path = authorityAndPath.firstIndex(of: "/").map { authorityAndPath[$0...].utf8.count } ?? 0
         if path > MediaCache.longestProxyPath {
-            let warning = "warning: this URL's path is \(path) bytes; the proxy refuses paths over "
-                + "\(MediaCache.longestProxyPath) bytes (414 URI Too Long)\n"
-            _ = Array(warning.utf8).withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            printError("warning: this URL's path is \(path) bytes; the proxy refuses paths over "
+                       + "\(MediaCache.longestProxyPath) bytes (414 URI Too Long)\n")
         }
     }
 

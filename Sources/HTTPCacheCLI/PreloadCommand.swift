@@ -83,12 +83,10 @@ struct PreloadCommand: ParsableCommand {
         defer { cache.close() }
         return urls.map { url in
             let task: PreloadTask
-            do {
+            do throws(HTTPCacheError) {
                 task = try cache.preload(url, range: range.flatMap(parsedRange), options: options)
-            } catch let error as HTTPCacheError {
-                return (url, .failure(error))
             } catch {
-                return (url, .failure(HTTPCacheError(.invalidArgument, "\(error)")))
+                return (url, .failure(error))
             }
             bar.begin(url)
             while true {
@@ -113,13 +111,11 @@ struct PreloadCommand: ParsableCommand {
                                                resourcesDone: status.resourcesDone, resourcesTotal: status.resourcesTotal)
                 progress.live = status.live ?? false
                 switch status.state {
-                case "done":
-                    bar.end(url, .success(progress))
-                    return .success(progress)
-                case "failed":
-                    let error = status.failure ?? HTTPCacheError(.upstream, "failed")
-                    bar.end(url, .failure(error))
-                    return .failure(error)
+                case "done", "failed":
+                    let outcome: Result<PreloadProgress, HTTPCacheError> = status.state == "done"
+                        ? .success(progress) : .failure(status.failure ?? HTTPCacheError(.upstream, "failed"))
+                    bar.end(url, outcome)
+                    return outcome
                 default:
                     bar.show(progress)
                     usleep(200_000)
@@ -146,7 +142,7 @@ final class ProgressBar {
 
     func begin(_ url: String) {
         started = ContinuousClock.now
-        if !enabled { emit("\(verb.doing) \(url)\n") }
+        if !enabled { printError("\(verb.doing) \(url)\n") }
     }
 
     func show(_ p: PreloadProgress) {
@@ -163,21 +159,16 @@ final class ProgressBar {
         line += Self.size(p.bytesDone) + " " + Self.size(Int64(rate)) + "/s"
         if p.segmentsTotal > 0 { line += " segments \(p.segmentsDone)/\(p.segmentsTotal)" }
         line += eta.map { " ETA \($0)s" } ?? ""
-        emit(line + "\u{1B}[K")
+        printError(line + "\u{1B}[K")
     }
 
     func end(_ url: String, _ result: Result<PreloadProgress, HTTPCacheError>) {
         if enabled {
             if case .success(let p) = result { show(p) }
-            emit("\n")
+            printError("\n")
         } else if case .success(let p) = result {
-            emit("\(verb.done) \(url): \(counted(p.bytesDone, "byte")), \(counted(p.resourcesDone, "resource"))\n")
+            printError("\(verb.done) \(url): \(counted(p.bytesDone, "byte")), \(counted(p.resourcesDone, "resource"))\n")
         }
-    }
-
-    private func emit(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -30,15 +30,8 @@ struct StatsCommand: ParsableCommand {
                                       + "(start one with `httpcache serve --cache-dir \(path)`)")
         }
         let client = AdminClient(address: proxy.address, token: proxy.token)
-        if prometheus {
-            print(String(decoding: try client.get("/metrics"), as: UTF8.self), terminator: "")
-            return
-        }
-        let body = try client.get("/stats")
-        if json {
-            print(String(decoding: body, as: UTF8.self), terminator: "")
-            return
-        }
+        let body = try client.request("GET", prometheus ? "/metrics" : "/stats", [:])
+        if json || prometheus { return print(String(decoding: body, as: UTF8.self), terminator: "") }
         let stats: ProxyStats
         do {
             stats = try JSONDecoder().decode(ProxyStats.self, from: Data(body))
