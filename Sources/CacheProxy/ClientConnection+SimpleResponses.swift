@@ -27,11 +27,7 @@ extension ClientConnection {
         }
         AdminRoutes.handle(head, server: server) { [weak self] status, json in
             guard let self, !self.socket.isClosed else { return }
-            self.record?.status = status
-            let bytes = self.server.heads.simple(status, json + "\n", keepAlive: head.keepAlive,
-                                                 contentType: "application/json")
-            self.socket.write(bytes)
-            self.exchangeFinished(keepAlive: head.keepAlive)
+            self.respondSimple(status, json + "\n", keepAlive: head.keepAlive, head: head, contentType: "application/json")
         }
     }
 
