@@ -71,9 +71,10 @@ final class ProxyFixture {
         try RawHTTPClient.get(url: try proxyURL(name), range: range, headers: headers, timeout: 30)
     }
 
-    /// Origin log lines for one file.
+    /// The origin's log lines for `name`, every request it ended so far
+    /// included (nginx logs after the response: a client can be faster).
     func originLog(_ name: String) -> [AccessLogEntry] {
-        origin.accessLog().filter { $0.uri == "/" + name }
+        origin.settledAccessLog().filter { $0.uri == "/" + name }
     }
 
     func stop() {
