@@ -78,7 +78,7 @@ package final class EngineGroup: Sendable {
         let gauge = foreground
         engine.loader.foregroundIdle = {
             guard gauge.preloadsWaiting else { return }
-            _ = first.loop.execute { first.value.preloaderIfMade?.admitWaiting() }
+            _ = first.loop.execute { first.value.preloaderIfMade?.admit() }
         }
     }
 

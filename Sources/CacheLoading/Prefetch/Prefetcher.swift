@@ -66,7 +66,7 @@ package final class Prefetcher {
         if plan.knows(url) { ledger?.requested(engine.storeKey(for: url)) }
         send(.requested(url: url, now: now))
         // Waiting prefetches may start now (see `Preloader.admit`).
-        engine.preloaderIfMade?.admitWaiting()
+        engine.preloaderIfMade?.admit()
     }
 
     /// Fetches `resources` in the background in this order, for the title

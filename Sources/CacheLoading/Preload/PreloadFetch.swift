@@ -28,7 +28,6 @@ final class PreloadFetch {
     /// A read on another shard's loop: where it runs, to cancel it there.
     private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
-    /// Queued before the preloads' fetches (a prefetch).
     /// Who waits for the bytes, and so the order fetches get slots in.
     enum Priority: Int, Comparable {
         /// A preload or an offline download: only while no player is served.
