@@ -147,7 +147,7 @@ package final class Loader {
         let resource = state.resource
         // The query decides; the whole URL is only built for the log.
         var url: String { state.originURL?.string ?? resource.url }
-        if Self.isBlockingReload(state.originURL?.pathAndQuery ?? resource.url) {
+        if HLS.isBlockingReloadRequest(state.originURL?.pathAndQuery ?? resource.url) {
             logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
             resource.makeTransient()
         } else if !policy.keeps(contentType: resource.metadata.contentType, transparent: transparent) {

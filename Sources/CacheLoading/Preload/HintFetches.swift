@@ -56,9 +56,7 @@ final class HintFetches: PreloadFetchOwner {
         let engine = preloader.engine
         if let group = engine.group, group.shard(ofURL: item.url) != engine.store.shardIndex { return false }
         guard let resource = engine.store.existing(storeKey: PreloadRead.storeKey(of: item, engine: engine)) else { return false }
-        if resource.isComplete { return true }
-        guard let range else { return false }
-        return resource.available.covers(range)
+        return resource.isComplete || range.map { resource.available.covers($0) } ?? false
     }
 
     func cancelAll() {

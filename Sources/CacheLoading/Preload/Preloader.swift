@@ -130,7 +130,7 @@ final class PreloadRun: PreloadFetchOwner {
 }
 
 /// Runs the preloads of an engine at low priority: at most
-/// `maxConcurrentFetches` fetches across all preloads, and none started
+/// `--download-parallel` fetches across all preloads, and none started
 /// while a client's request is being served (a player pre-empts preloads;
 /// fetches already running go on, sharing their downloads with the player).
 /// Prefetches go first and start while players are served from the cache,
@@ -139,8 +139,6 @@ final class PreloadRun: PreloadFetchOwner {
 package final class Preloader {
     unowned let engine: Engine
     private let logger: Logger
-    /// Fetches of all preloads at once (2 by default).
-    package var maxConcurrentFetches = 2
     private var active: [ObjectIdentifier: PreloadFetch] = [:]
     private var waiting: [PreloadFetch] = []
     private var runs: [Int: PreloadRun] = [:]
@@ -238,7 +236,8 @@ package final class Preloader {
     /// served (on any loop, with several); also when another shard's last
     /// foreground reader closed.
     func admit() {
-        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.priority > .preload && linkFree {
+        while active.count < engine.configuration.downloadParallel, let next = waiting.first,
+              foregroundIdle || next.priority > .preload && linkFree {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
