@@ -16,7 +16,8 @@ package final class UpstreamClient {
     private var idle: [String: [UpstreamConnection]] = [:]
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
-    private var redirects = RedirectMemory()
+    /// Where URLs were last redirected to (tasks remember and forget them).
+    var redirects = RedirectMemory()
     /// Tasks waiting for a connection slot, the one due first (a player's CMCD `dl`) at the front.
     private var waiting = WaitingTasks()
     /// Slots held by tasks resolving their origin's name (no connection yet).
@@ -199,14 +200,8 @@ package final class UpstreamClient {
         var tls: TLSSession?
         if url.scheme == "https" {
             do {
-                let context: TLSContext
-                if let made = tlsContext {
-                    context = made
-                } else {
-                    context = try TLSContext(settings: configuration.tls)
-                    tlsContext = context
-                }
-                tls = try TLSSession(context: context, host: url.host, isIPLiteral: url.isIPLiteral)
+                if tlsContext == nil { tlsContext = try TLSContext(settings: configuration.tls) }
+                tls = try TLSSession(context: tlsContext!, host: url.host, isIPLiteral: url.isIPLiteral)
             } catch {
                 task.fail(error)
                 serveWaiting()
@@ -229,15 +224,11 @@ package final class UpstreamClient {
     func connectionFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError) {
         let rest = pendingAddresses.removeValue(forKey: ObjectIdentifier(connection)) ?? []
         guard !task.isFinished else { return }
-        let triesNext: Bool
         switch error {
-        case .connect, .closedEarly: triesNext = !rest.isEmpty
-        default: triesNext = false
-        }
-        if triesNext {
+        case .connect where !rest.isEmpty, .closedEarly where !rest.isEmpty:
             logger.debug("trying the next address", metadata: ["host": "\(task.url.hostHeader)", "error": "\(error)"])
             connect(task, rest)
-        } else {
+        default:
             task.fail(error)
         }
     }
@@ -345,10 +336,6 @@ package final class UpstreamClient {
 
     func logRedirect(_ status: Int, from: OriginURL, to: OriginURL) {
         logger.debug("redirect", metadata: ["status": "\(status)", "from": "\(from.string)", "to": "\(to.string)"])
-    }
-
-    func rememberRedirect(from url: OriginURL, to target: OriginURL) {
-        redirects.remember(url, target: target)
     }
 
     /// Where `url` was last redirected to (the final location), if it was.
