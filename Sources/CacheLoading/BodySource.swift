@@ -60,7 +60,11 @@ package final class BodySource: ResourceReaderDelegate {
     private var delivered = false
     /// Stopped because the sink had no room: `resume()` goes on. Logged the first time.
     package private(set) var waitsForRoom = false {
-        didSet { if waitsForRoom && !oldValue && !waitedBefore { waitedFirst() } }
+        didSet {
+            guard waitsForRoom, !oldValue, !waitedBefore else { return }
+            waitedBefore = true
+            logger.debug("body paused: the client reads slower", metadata: ["url": "\(reader.resource.url)"])
+        }
     }
     private var waitedBefore = false
     private var pumping = false
@@ -77,11 +81,6 @@ package final class BodySource: ResourceReaderDelegate {
         self.sink = sink
         self.loop = loop
         self.logger = logger
-    }
-
-    private func waitedFirst() {
-        waitedBefore = true
-        logger.debug("body paused: the client reads slower", metadata: ["url": "\(reader.resource.url)"])
     }
 
     deinit { buffer?.deallocate() }
@@ -122,15 +121,9 @@ package final class BodySource: ResourceReaderDelegate {
     package func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard phase == .head, let sink else { return }
         let info: ContentInfo
-        switch result {
-        case .failure(let error): return fail(error)
-        case .success(let head): info = head
-        }
+        do { info = try result.get() } catch { return fail(error) }
         stored = info
-        switch sink.transform(for: info) {
-        case .failure(let error): return fail(.decryption(error.description))
-        case .success(let chosen): transform = chosen
-        }
+        do { transform = try sink.transform(for: info).get() } catch { return fail(.decryption(error.description)) }
         if transform.rewrite != nil {
             if let total = info.totalLength, total > Int64(BodyTransform.rewriteCap) {
                 return passUnrewritten(info, length: total)

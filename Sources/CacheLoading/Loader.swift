@@ -195,21 +195,21 @@ package final class Loader {
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }
-        if download.failure != nil { state.forgetHeadIfNothingCached() }
-        if let failure = download.failure, let code = OriginErrorCode(failure) {
-            counters.originErrors[code, default: 0] += 1
-        }
-        if let failure = download.failure, let url = state.originURL {
-            lastErrors.record(failure.description, for: url.string)
-            // The one log line of a failed load (the proxy does not log it again).
-            switch failure {
-            case .originStatus(let status, _, _):
-                logger.info("origin error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
-            case .changed:
-                break  // logged by versionChanged
-            default:
-                logger.warning("download failed", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)",
-                                                            "error": "\(failure)"])
+        if let failure = download.failure {
+            state.forgetHeadIfNothingCached()
+            if let code = OriginErrorCode(failure) { counters.originErrors[code, default: 0] += 1 }
+            if let url = state.originURL {
+                lastErrors.record(failure.description, for: url.string)
+                // The one log line of a failed load (the proxy does not log it again).
+                switch failure {
+                case .originStatus(let status, _, _):
+                    logger.info("origin error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
+                case .changed:
+                    break  // logged by versionChanged
+                default:
+                    logger.warning("download failed", metadata: ["url": "\(url.string)",
+                                                                "range": "\(download.rangeHeader)", "error": "\(failure)"])
+                }
             }
         }
         state.resource.users -= 1

@@ -95,10 +95,7 @@ package struct ReaderMachine {
     /// Where the range ends; `Int64.max` while the resource's length is unknown.
     package var end: Int64 { min(length.map { start + $0 } ?? Int64.max, info?.totalLength ?? Int64.max) }
 
-    package var failure: ReaderFailure? {
-        if case .failed(let failure) = state { return failure }
-        return nil
-    }
+    package var failure: ReaderFailure? { if case .failed(let failure) = state { failure } else { nil } }
 
     package mutating func handle(_ event: Event) -> [Action] {
         if case .stopped = state { return [] }

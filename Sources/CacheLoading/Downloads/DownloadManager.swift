@@ -170,11 +170,7 @@ package final class DownloadManager {
         progress.bytesDone = status.bytesDone
         progress.bytesKnown = status.bytesTotal
         progress.resourcesSized = status.resourcesSized
-        progress.resourcesDone = status.counts.resourcesDone
-        progress.resourcesTotal = status.counts.resourcesTotal
-        progress.segmentsDone = status.counts.segmentsDone
-        progress.segmentsTotal = status.counts.segmentsTotal
-        progress.estimatedBytes = status.counts.estimatedBytes
+        progress.counts = status.counts
         // One resource too big to be a playlist: a plain file, whose size is then exact.
         progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
         send(id, .progress(progress, room: room(for: id)))
@@ -195,7 +191,7 @@ package final class DownloadManager {
     private func schedule() {
         guard starts, !closed else { return }
         let running = lifecycles.values.filter { $0.state == .running }.count
-        let queued = lifecycles.values.filter { $0.state == .queued }.map(\.record).sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        let queued = records.filter { $0.state == .queued }
         for record in queued.prefix(max(0, engine.configuration.downloadParallel - running)) { send(record.id, .start) }
     }
 

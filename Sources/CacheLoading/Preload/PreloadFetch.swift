@@ -190,18 +190,13 @@ final class PreloadRead: ResourceReaderDelegate {
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard !ended else { return }
         let info: ContentInfo
-        switch result {
-        case .failure(let error): return end(.failure(PreloadFailure(url: item.url, error)))
-        case .success(let value): info = value
-        }
-        var range = 0..<(info.totalLength ?? Int64.max)
+        do { info = try result.get() } catch { return end(.failure(PreloadFailure(url: item.url, error))) }
+        var range = item.range ?? 0..<(info.totalLength ?? Int64.max)
         if let asked = item.range, let total = info.totalLength {
             guard asked.lowerBound < total else {
                 return end(.failure(.fetch(url: item.url, code: HTTPCacheError.Code.range.rawValue, message: "range \(asked.lowerBound)-\(asked.upperBound - 1) is outside the \(total) bytes")))
             }
             range = asked.clamped(to: 0..<total)
-        } else if let asked = item.range {
-            range = asked
         }
         // Playlists whole; a DASH segment index as its range (bounded by `collect`).
         if item.role == .segmentIndex || (item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit) {
@@ -255,12 +250,9 @@ final class PreloadRead: ResourceReaderDelegate {
     }
 
     private func collect(_ bytes: UnsafeRawBufferPointer) {
-        guard body != nil else { return }
-        if Int64(body!.count + bytes.count) > Self.bodyLimit {
-            body = nil  // too big to be a playlist: not walked
-        } else {
-            body!.append(contentsOf: bytes)
-        }
+        guard let count = body?.count else { return }
+        // Too big to be a playlist: not walked.
+        if Int64(count + bytes.count) > Self.bodyLimit { body = nil } else { body!.append(contentsOf: bytes) }
     }
 
     private func read(_ file: DataFile, _ range: Range<Int64>) {
