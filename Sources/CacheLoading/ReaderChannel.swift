@@ -73,7 +73,6 @@ package final class ReaderChannel: @unchecked Sendable {
         return try body()
     }
 
-
     // MARK: consumer side (any thread)
 
     /// The next byte `read` returns.
@@ -276,11 +275,7 @@ package final class ReaderChannel: @unchecked Sendable {
     package var room: Int { (try? locked { max(0, window - buffered) }) ?? 0 }
 
     package func publish(content: ReaderContent) {
-        try? locked { () -> Void in
-            if self.content == nil { self.content = content }
-            broadcastLocked()
-        }
-        resumeAll()
+        publish(epoch: nil) { if self.content == nil { self.content = content } }
     }
 
     /// The length became known (a body of unknown length ended).
@@ -288,19 +283,15 @@ package final class ReaderChannel: @unchecked Sendable {
         try? locked { () -> Void in content?.info.totalLength = totalLength }
     }
 
-    package func publishEnd(epoch: Int) {
-        try? locked { () -> Void in
-            guard epoch == self.epoch else { return }
-            ended = true
-            broadcastLocked()
-        }
-        resumeAll()
-    }
+    package func publishEnd(epoch: Int) { publish(epoch: epoch) { ended = true } }
 
-    package func publish(failure: ReaderFailure, epoch: Int) {
+    package func publish(failure: ReaderFailure, epoch: Int) { publish(epoch: epoch) { self.failure = failure } }
+
+    /// Makes `change` under the lock (when `epoch` is nil or still current) and wakes every waiter.
+    private func publish(epoch: Int?, _ change: () -> Void) {
         try? locked { () -> Void in
-            guard epoch == self.epoch else { return }
-            self.failure = failure
+            guard epoch == nil || epoch == self.epoch else { return }
+            change()
             broadcastLocked()
         }
         resumeAll()

@@ -64,8 +64,8 @@ final class PreloadFetch {
             remote = (group, shard, slot)
             let me = LoopBound(self, loop: engine.loop)
             let reports = PreloadRead.Reports(
-                sizeKnown: { size, cached in _ = me.loop.execute { me.value.sizeKnown(size, cached: cached) } },
-                fetched: { count in _ = me.loop.execute { me.value.fetched(count) } },
+                sizeKnown: { size, cached in _ = me.loop.execute { me.value.owner?.sizeKnown(size, cached: cached) } },
+                fetched: { count in _ = me.loop.execute { me.value.owner?.bytesFetched(count) } },
                 ended: { outcome, finalURL in _ = me.loop.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
             // Its closures only post to this loop: used on the owner's.
             let carried = LoopBound(reports, loop: group.loops[shard])
@@ -77,8 +77,8 @@ final class PreloadFetch {
             if !sent { readEnded(.failure(.closed), finalURL: nil) }
             return
         }
-        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.sizeKnown($0, cached: $1) },
-                                          fetched: { [weak self] in self?.fetched($0) },
+        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.owner?.sizeKnown($0, cached: $1) },
+                                          fetched: { [weak self] in self?.owner?.bytesFetched($0) },
                                           ended: { [weak self] in self?.readEnded($0, finalURL: $1) })
         let read = PreloadRead(item: item, pin: pin, reports: reports)
         local = read
@@ -97,15 +97,8 @@ final class PreloadFetch {
         }
     }
 
-    private func sizeKnown(_ size: Int64?, cached: Int64) {
-        guard !ended else { return }
-        run?.sizeKnown(size, cached: cached)
-    }
-
-    private func fetched(_ count: Int64) {
-        guard !ended else { return }
-        run?.bytesFetched(count)
-    }
+    /// Who hears of the read's progress: nobody once it ended or was canceled.
+    private var owner: (any PreloadFetchOwner)? { ended ? nil : run }
 
     private func readEnded(_ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
         guard !ended else { return }
