@@ -117,8 +117,6 @@ package final class ReaderGauge: Sendable {
     private let readers = Atomic<Int>(0)
     private let waiting = Atomic<Bool>(false)
 
-    package init() {}
-
     func opened() { readers.add(1, ordering: .relaxed) }
 
     /// True when it was the last one open.

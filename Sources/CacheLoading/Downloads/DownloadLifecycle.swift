@@ -22,8 +22,6 @@ package struct DownloadProgress: Sendable, Equatable {
     package var counts = PreloadCounts()
     /// The walk found everything there is to fetch (false while playlists may add more).
     package var walkDone = false
-
-    package init() {}
 }
 
 package struct DownloadLifecycle: Sendable, Equatable {

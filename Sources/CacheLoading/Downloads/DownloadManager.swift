@@ -166,13 +166,10 @@ package final class DownloadManager {
 
     private func preloadReported(_ id: String, run: Int, _ status: PreloadStatus) {
         guard runs[id]?.generation == run else { return }
-        var progress = DownloadProgress()
-        progress.bytesDone = status.bytesDone
-        progress.bytesKnown = status.bytesTotal
-        progress.resourcesSized = status.resourcesSized
-        progress.counts = status.counts
         // One resource too big to be a playlist: a plain file, whose size is then exact.
-        progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
+        let walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
+        let progress = DownloadProgress(bytesDone: status.bytesDone, bytesKnown: status.bytesTotal,
+                                        resourcesSized: status.resourcesSized, counts: status.counts, walkDone: walkDone)
         send(id, .progress(progress, room: room(for: id)))
         guard case .finished(let failure) = status.phase, runs[id]?.generation == run else { return }
         runs[id] = nil

@@ -120,7 +120,6 @@ package struct PreloadCounts: Sendable, Equatable {
     /// Bytes the chosen variants' BANDWIDTH × their media's duration suggest
     /// (HLS; 0 while no variant playlist was walked): an estimate of the total.
     package var estimatedBytes: Int64 = 0
-    package init() {}
 }
 
 /// The walk of one preload.
