@@ -167,16 +167,12 @@ package struct ReaderMachine {
             return fail(.range("offset \(offset) is outside the range \(start)..<\(limit == Int64.max ? "end" : String(limit))"))
         }
         position = offset
-        switch state {
-        case .idle:
-            return []
-        default:
-            if info != nil && offset == end {
-                state = .ended
-                return closeSource() + [.publishEnd]
-            }
-            return openSource()
+        if case .idle = state { return [] }
+        if info != nil && offset == end {
+            state = .ended
+            return closeSource() + [.publishEnd]
         }
+        return openSource()
     }
 
     private mutating func fail(_ failure: ReaderFailure) -> [Action] {

@@ -104,10 +104,7 @@ package final class UpstreamClient {
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
-            if connection.isIdle {
-                connection.run(task)
-                return
-            }
+            if connection.isIdle { return connection.run(task) }
         }
         open(for: task)
     }
@@ -149,10 +146,8 @@ package final class UpstreamClient {
     /// connection or a slot is free; when the oldest can have neither, an
     /// idle connection to another origin is closed so its slot frees up.
     private func serveWaiting() {
-        guard !servingWaiters else {
-            serveAgain = true  // a dispatch below ended in a call back here
-            return
-        }
+        // A dispatch below that ends in a call back here: the loop goes round again.
+        guard !servingWaiters else { return serveAgain = true }
         servingWaiters = true
         defer { servingWaiters = false }
         repeat {
@@ -256,10 +251,7 @@ package final class UpstreamClient {
     func release(_ connection: UpstreamConnection) {
         pendingAddresses[ObjectIdentifier(connection)] = nil
         var list = idle[connection.poolKey] ?? []
-        if list.count >= configuration.maxIdlePerOrigin && waiting.isEmpty {
-            connection.close()
-            return
-        }
+        if list.count >= configuration.maxIdlePerOrigin && waiting.isEmpty { return connection.close() }
         list.append(connection)
         idle[connection.poolKey] = list
         if !waiting.isEmpty || !waitingTunnels.isEmpty { loop.executeLater { [weak self] in self?.serveWaiting() } }

@@ -98,12 +98,10 @@ package struct DownloadLifecycle: Sendable, Equatable {
                 record.bytesTotal = record.bytesDone
             }
             return [.persist, .announce]
-        case (.running, .pause):
+        case (.running, .pause), (.queued, .pause):
+            let wasRunning = record.state == .running
             record.state = .paused
-            return [.stopFetching, .persist, .announce]
-        case (.queued, .pause):
-            record.state = .paused
-            return [.persist, .announce]
+            return (wasRunning ? [.stopFetching] : []) + [.persist, .announce]
         case (.paused, .resume), (.failed, .resume):
             record.state = .queued
             record.failure = nil
