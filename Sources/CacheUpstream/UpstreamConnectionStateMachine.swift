@@ -265,32 +265,22 @@ struct UpstreamConnectionStateMachine {
     private mutating func readHead(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange, _ buffer: inout [UInt8],
                                    _ actions: inout [Action]) -> Int {
         var offset = 0
-        if !buffer.isEmpty {
-            buffer.append(contentsOf: bytes)
-            switch buffer.withUnsafeBytes({ ResponseHeadParser.parse($0) }) {
-            case .failure(let error):
-                failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
-                return bytes.count
-            case .success(nil):
-                state = .awaitingHead(exchange, buffer: buffer)
-                return bytes.count
-            case .success(let (head, consumed)?):
-                // No head was complete before this read, so what follows it lies in `bytes`.
-                offset = bytes.count - (buffer.count - consumed)
-                if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
-            }
-        }
+        // The first parse of a read that completes a partial head runs over the joined bytes.
+        var joined = !buffer.isEmpty
+        if joined { buffer.append(contentsOf: bytes) }
         while true {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            switch ResponseHeadParser.parse(rest) {
+            switch joined ? buffer.withUnsafeBytes({ ResponseHeadParser.parse($0) }) : ResponseHeadParser.parse(rest) {
             case .failure(let error):
                 failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
                 return bytes.count
             case .success(nil):
-                state = .awaitingHead(exchange, buffer: Array(rest))
+                state = .awaitingHead(exchange, buffer: joined ? buffer : Array(rest))
                 return bytes.count
             case .success(let (head, consumed)?):
-                offset += consumed
+                // No head was complete before this read, so what follows a joined one lies in `bytes`.
+                offset = joined ? bytes.count - (buffer.count - consumed) : offset + consumed
+                joined = false
                 if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
             }
         }
