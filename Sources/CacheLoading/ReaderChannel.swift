@@ -1,3 +1,4 @@
+import CacheIO
 import Glibc
 
 /// What an in-process reader's consumer can be told besides bytes.
@@ -316,9 +317,6 @@ package final class ReaderChannel: @unchecked Sendable {
         for continuation in all.values { continuation.resume() }
     }
 
-    package static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    /// The clock of the deadlines (the condition waits on CLOCK_MONOTONIC too).
+    package static func monotonicNanoseconds() -> UInt64 { WallClock.monotonicNanoseconds() }
 }

@@ -249,16 +249,11 @@ final class PreloadRead: ResourceReaderDelegate {
     }
 
     private func read(_ file: DataFile, _ range: Range<Int64>) {
-        let piece = Int(min(range.count, 64 << 10))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DataFile.readCapacity(piece), alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let want = min(Int64(piece), range.upperBound - offset)
-            guard let bytes = file.read(offset..<(offset + want), into: buffer) else { body = nil; return }
-            collect(bytes)
-            offset += want
+        // At most one byte past the limit: enough to tell a body too big to be a playlist.
+        guard let bytes = file.read(range.lowerBound..<min(range.upperBound, range.lowerBound + Self.bodyLimit + 1)) else {
+            return body = nil
         }
+        bytes.withUnsafeBytes { collect($0) }
     }
 
     private func end(_ outcome: Result<[UInt8]?, PreloadFailure>) {
