@@ -56,8 +56,6 @@ package final class BodySource: ResourceReaderDelegate {
     /// output, or a collected body that passes unrewritten), from offset 0.
     private var memory: [UInt8] = []
     private var memoryAt = 0
-    /// The reader's body range is set already (by collecting).
-    private var delivered = false
     /// Stopped because the sink had no room: `resume()` goes on. Logged the first time.
     package private(set) var waitsForRoom = false {
         didSet {
@@ -93,11 +91,8 @@ package final class BodySource: ResourceReaderDelegate {
     /// The output bytes the client gets (after `bodyHead`).
     package func deliver(_ output: Range<Int64>) {
         guard phase == .planning else { return }
-        let input = pipeline.want(output, totalLength: stored?.totalLength)
-        if !delivered {
-            delivered = true
-            reader.deliver(input)
-        }
+        // After collecting, the reader's range is set already (a second `deliver` is ignored).
+        reader.deliver(pipeline.want(output, totalLength: stored?.totalLength))
         phase = .body
         pump()
     }
@@ -129,7 +124,6 @@ package final class BodySource: ResourceReaderDelegate {
                 return passUnrewritten(info, length: total)
             }
             phase = .collecting
-            delivered = true
             reader.deliver(0..<(info.totalLength ?? Int64.max))
             return pump()
         }

@@ -48,8 +48,8 @@ package final class Loader {
         }
     }
 
-    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
-    /// `headers` the client fields its downloads send on to the origin.
+    /// A reader for `url`, cached under the store key `primary` (or its variant's); `spec` is
+    /// the client's Range if any, `fields` the client fields its downloads send on to the origin.
     /// `request` is the client's request fields: the cache's freshness,
     /// storing and Vary rules read them (RFC 9111).
     package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
