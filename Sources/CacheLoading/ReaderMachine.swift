@@ -18,7 +18,6 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
     }
 }
 
-
 /// One in-process reader of one resource, as a value: consumer demand,
 /// seeks and source progress in, loop actions out.
 ///

@@ -241,7 +241,6 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-
     /// The stream closed; the error says why, if it broke.
     mutating func closed(error: UpstreamError?, into actions: inout [Action]) {
         let error = error ?? .closedEarly("\(label) closed")
