@@ -56,11 +56,13 @@ package final class BodySource: ResourceReaderDelegate {
     /// output, or a collected body that passes unrewritten), from offset 0.
     private var memory: [UInt8] = []
     private var memoryAt = 0
-    /// The reader's body range is set already (by collecting).
-    private var delivered = false
     /// Stopped because the sink had no room: `resume()` goes on. Logged the first time.
     package private(set) var waitsForRoom = false {
-        didSet { if waitsForRoom && !oldValue && !waitedBefore { waitedFirst() } }
+        didSet {
+            guard waitsForRoom, !oldValue, !waitedBefore else { return }
+            waitedBefore = true
+            logger.debug("body paused: the client reads slower", metadata: ["url": "\(reader.resource.url)"])
+        }
     }
     private var waitedBefore = false
     private var pumping = false
@@ -79,11 +81,6 @@ package final class BodySource: ResourceReaderDelegate {
         self.logger = logger
     }
 
-    private func waitedFirst() {
-        waitedBefore = true
-        logger.debug("body paused: the client reads slower", metadata: ["url": "\(reader.resource.url)"])
-    }
-
     deinit { buffer?.deallocate() }
 
     package func start() {
@@ -94,11 +91,8 @@ package final class BodySource: ResourceReaderDelegate {
     /// The output bytes the client gets (after `bodyHead`).
     package func deliver(_ output: Range<Int64>) {
         guard phase == .planning else { return }
-        let input = pipeline.want(output, totalLength: stored?.totalLength)
-        if !delivered {
-            delivered = true
-            reader.deliver(input)
-        }
+        // After collecting, the reader's range is set already (a second `deliver` is ignored).
+        reader.deliver(pipeline.want(output, totalLength: stored?.totalLength))
         phase = .body
         pump()
     }
@@ -122,21 +116,14 @@ package final class BodySource: ResourceReaderDelegate {
     package func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard phase == .head, let sink else { return }
         let info: ContentInfo
-        switch result {
-        case .failure(let error): return fail(error)
-        case .success(let head): info = head
-        }
+        do { info = try result.get() } catch { return fail(error) }
         stored = info
-        switch sink.transform(for: info) {
-        case .failure(let error): return fail(.decryption(error.description))
-        case .success(let chosen): transform = chosen
-        }
+        do { transform = try sink.transform(for: info).get() } catch { return fail(.decryption(error.description)) }
         if transform.rewrite != nil {
             if let total = info.totalLength, total > Int64(BodyTransform.rewriteCap) {
                 return passUnrewritten(info, length: total)
             }
             phase = .collecting
-            delivered = true
             reader.deliver(0..<(info.totalLength ?? Int64.max))
             return pump()
         }

@@ -20,10 +20,7 @@ package enum BodyTransform {
     /// proxy hold an unbounded body.
     package static let rewriteCap = 16 << 20
 
-    package var isNone: Bool {
-        if case .none = self { return true }
-        return false
-    }
+    package var isNone: Bool { if case .none = self { true } else { false } }
 
     /// The rewrite of a whole body, for the whole-body cases; nil for the others.
     /// Sendable: a large body is rewritten off the loop.

@@ -155,9 +155,7 @@ package struct CacheOperations: Sendable {
             return store.loop.execute { body(store.value) { answer($0) } }
         }, done: { done($0.compactMap { $0 }) })
     }
-}
 
-extension CacheOperations {
     /// Waits for an operation's answer (the C API's and the blocking Swift calls).
     package func wait<T: Sendable>(_ operation: (@escaping @Sendable (T) -> Void) -> Void) -> T {
         let answer = OneShot<T>()

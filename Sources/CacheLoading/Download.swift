@@ -56,10 +56,7 @@ final class Download: UpstreamResponseDelegate {
     var hasWrittenAll: Bool { machine.hasStoredAll }
     var rangeHeader: String { machine.rangeHeader(knownTotal: state.resource.totalLength) }
 
-    var isProbe: Bool {
-        if case .probe = request { return true }
-        return false
-    }
+    var isProbe: Bool { if case .probe = request { true } else { false } }
 
     var isValidation: Bool { request == .validation }
 
@@ -144,9 +141,7 @@ final class Download: UpstreamResponseDelegate {
             // Not kept: nothing goes to disk, and the origin is paced to
             // the readers (paused while their queues are full), so a client
             // that does not read cannot make the proxy download without end.
-            followFrom(offset)
-            if finished { return }
-            push(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+            passOn(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), from: offset)
         case .store(let count, let offset):
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
             do {
@@ -158,10 +153,7 @@ final class Download: UpstreamResponseDelegate {
                     return ended()
                 case .passThrough:
                     loader.store.noteStorageFault(error)
-                    followFrom(offset)
-                    if finished { return }
-                    push(chunk, at: offset)
-                    return
+                    return passOn(chunk, from: offset)
                 }
             }
             state.wakeReaders()
@@ -225,11 +217,12 @@ final class Download: UpstreamResponseDelegate {
 
     /// The machine stopped keeping the bytes mid-download (the disk filled
     /// up, or the resource is not kept): readers waiting for exactly the next
-    /// byte follow it; the others replan (and pass through on their own).
-    private func followFrom(_ next: Int64) {
+    /// byte follow it and get `bytes`; the others replan (and pass through on their own).
+    private func passOn(_ bytes: UnsafeRawBufferPointer, from next: Int64) {
         follow(state.waiting.values.filter { $0.isWaiting(for: self, at: next) })
         if followers.isEmpty { cancel() }
         state.wakeReaders()
+        if !finished { push(bytes, at: next) }
     }
 
     private func push(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {

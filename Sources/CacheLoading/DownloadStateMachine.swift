@@ -90,27 +90,15 @@ package struct DownloadStateMachine {
     private var pendingRange = false
 
     /// The next byte to store, while receiving.
-    package var position: Int64? {
-        if case .receiving(let position, _, _) = state { return position }
-        return nil
-    }
+    package var position: Int64? { if case .receiving(let position, _, _) = state { position } else { nil } }
 
-    package var end: Int64? {
-        if case .receiving(_, let end, _) = state { return end }
-        return nil
-    }
+    package var end: Int64? { if case .receiving(_, let end, _) = state { end } else { nil } }
 
-    package var isFinished: Bool {
-        if case .finished = state { return true }
-        return false
-    }
+    package var isFinished: Bool { if case .finished = state { true } else { false } }
 
     /// True while position and end are real: for a range from the start
     /// (other readers may wait for its bytes), else once the head was accepted.
-    package var isReady: Bool {
-        if case .receiving = state { return true }
-        return false
-    }
+    package var isReady: Bool { if case .receiving = state { true } else { false } }
 
     /// Another download takes over from `offset`: this one stops there.
     package mutating func truncate(at offset: Int64) {
@@ -162,10 +150,7 @@ package struct DownloadStateMachine {
         }
     }
 
-    private var isProbe: Bool {
-        if case .probe = request { return true }
-        return false
-    }
+    private var isProbe: Bool { if case .probe = request { true } else { false } }
 
     private mutating func accept206(_ head: HTTPResponseHead, known: Known?) -> [HeadAction] {
         guard let text = head.headers["content-range"], let contentRange = ContentRange.parse(text),
@@ -369,10 +354,7 @@ package struct DownloadStateMachine {
         return [.stopTask, .finish]
     }
 
-    package var failure: LoadError? {
-        if case .finished(let failure) = state { return failure }
-        return nil
-    }
+    package var failure: LoadError? { if case .finished(let failure) = state { failure } else { nil } }
 
     /// The Range field this request sends.
     package func rangeHeader(knownTotal: Int64?) -> String {

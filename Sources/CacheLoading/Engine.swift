@@ -69,10 +69,7 @@ package final class Engine {
     package var client: UpstreamClient { loader.client }
     /// Preloads (background reads through the same downloads), made on first use.
     package var preloader: Preloader {
-        if preloaderIfMade == nil {
-            preloaderIfMade = Preloader(engine: self, logger: logger)
-            preloaderIfMade?.maxConcurrentFetches = configuration.downloadParallel
-        }
+        if preloaderIfMade == nil { preloaderIfMade = Preloader(engine: self, logger: logger) }
         return preloaderIfMade!
     }
     package private(set) var preloaderIfMade: Preloader?
@@ -126,7 +123,6 @@ package final class Engine {
         client.reconfigure(new.upstream)
         store.maxBytes = new.maxCacheBytes
         store.evictIfNeeded()
-        preloaderIfMade?.maxConcurrentFetches = new.downloadParallel
         loader.backgroundRate.rate = new.downloadRate  // one bucket for the group: every engine sets the same
         group?.prefetchLedger.depth = new.prefetch
         prefetcherIfMade?.reconfigure()

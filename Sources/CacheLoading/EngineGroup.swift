@@ -78,7 +78,7 @@ package final class EngineGroup: Sendable {
         let gauge = foreground
         engine.loader.foregroundIdle = {
             guard gauge.preloadsWaiting else { return }
-            _ = first.loop.execute { first.value.preloaderIfMade?.admitWaiting() }
+            _ = first.loop.execute { first.value.preloaderIfMade?.admit() }
         }
     }
 
@@ -116,8 +116,6 @@ package final class EngineGroup: Sendable {
 package final class ReaderGauge: Sendable {
     private let readers = Atomic<Int>(0)
     private let waiting = Atomic<Bool>(false)
-
-    package init() {}
 
     func opened() { readers.add(1, ordering: .relaxed) }
 

@@ -10,10 +10,9 @@ extension HTTPCacheError {
     /// A storage failure: a locked folder is `busy`, a missing file `notFound`, the rest `io`.
     package init(_ error: StorageError) {
         switch error.code {
-        case EWOULDBLOCK?: self.init(.busy, error.description)
+        case EWOULDBLOCK?, EBUSY?: self.init(.busy, error.description)
         case ENOENT?: self.init(.notFound, error.description)
         case ERANGE?: self.init(.range, error.description)
-        case EBUSY?: self.init(.busy, error.description)
         case EINVAL?: self.init(.invalidArgument, error.description)  // e.g. importing what is not a regular file
         case ENOKEY?, EKEYREJECTED?: self.init(.key, error.description)  // see FolderKeys.open
         default: self.init(.io, error.description)

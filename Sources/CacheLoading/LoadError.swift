@@ -76,11 +76,11 @@ package struct ContentInfo: Sendable {
 
     /// A copy of the box with one field changed.
     private mutating func change(totalLength: Int64?? = nil, contentType: String?? = nil, etag: String?? = nil,
-                                 lastModified: String?? = nil, headers: HTTPHeaders? = nil,
+                                 headers: HTTPHeaders? = nil,
                                  replayedLines: [UInt8]?? = nil, age: Int?? = nil, status: Int? = nil,
                                  ttl: Int?? = nil) {
         box = Box(totalLength: totalLength ?? box.totalLength, contentType: contentType ?? box.contentType,
-                  etag: etag ?? box.etag, lastModified: lastModified ?? box.lastModified,
+                  etag: etag ?? box.etag, lastModified: box.lastModified,
                   headers: headers ?? box.headers, replayedLines: replayedLines ?? box.replayedLines,
                   age: age ?? box.age, status: status ?? box.status, ttl: ttl ?? box.ttl)
     }
@@ -91,10 +91,7 @@ package struct ContentInfo: Sendable {
 
     /// The stored response's status: 200, or another the forward and
     /// reverse modes stored (a 404, a redirect…), replayed whole.
-    package var status: Int {
-        get { box.status }
-        set { change(status: newValue) }
-    }
+    package var status: Int { box.status }
 
     /// Nil while the origin sends a body of unknown length.
     package var totalLength: Int64? {
@@ -109,17 +106,11 @@ package struct ContentInfo: Sendable {
         get { box.etag }
         set { change(etag: .some(newValue)) }
     }
-    package var lastModified: String? {
-        get { box.lastModified }
-        set { change(lastModified: .some(newValue)) }
-    }
+    package var lastModified: String? { box.lastModified }
     /// The other end-to-end fields of the stored response to replay (Date,
     /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
     /// fields above are the plan's own.
-    package var headers: HTTPHeaders {
-        get { box.headers }
-        set { change(headers: newValue) }
-    }
+    package var headers: HTTPHeaders { box.headers }
     /// `headers` but the plan's own fields and Age, rendered as head lines
     /// once per stored head (a hit copies them instead of filtering fields).
     package var replayedLines: [UInt8]? {

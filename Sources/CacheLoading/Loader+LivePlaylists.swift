@@ -71,15 +71,10 @@ extension Loader {
         let resource = state.resource
         guard resource.users == 0, state.downloads.isEmpty, state.headKnown,
               let window = liveReuseMilliseconds(state) else { return }
-        guard let fetchedAt = resource.validatedAt, store.clock() - fetchedAt < window else {
-            logger.debug("live playlist past its reuse window: fetching it again",
-                         metadata: ["url": "\(resource.url)", "window_ms": "\(window)"])
-            resource.reset(url: resource.url)
-            state.headKnown = false
-            return
-        }
+        if let fetchedAt = resource.validatedAt, store.clock() - fetchedAt < window { return }
+        logger.debug("live playlist past its reuse window: fetching it again",
+                     metadata: ["url": "\(resource.url)", "window_ms": "\(window)"])
+        resource.reset(url: resource.url)
+        state.headKnown = false
     }
-
-    /// Whether a request is a low-latency blocking reload that must pass through.
-    static func isBlockingReload(_ url: String) -> Bool { HLS.isBlockingReloadRequest(url) }
 }

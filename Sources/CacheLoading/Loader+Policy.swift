@@ -53,15 +53,12 @@ extension Loader {
         }()
         let facts = freshnessFacts(resource, head, transparent: transparent)
         let age = facts.age(now: Int(nowSeconds))
-        let fields: HTTPHeaders
-        if let aged = resource.derived.servingAged, aged.age == age {
-            fields = aged.fields
-        } else {
+        let fields = resource.derived.servingAged.flatMap { $0.age == age ? $0.fields : nil } ?? {
             var withAge = serving.fields
             withAge.add("Age", String(age))
             if kept { resource.derived.servingAged = (age, withAge) }
-            fields = withAge
-        }
+            return withAge
+        }()
         info.setServing(headers: fields, replayedLines: serving.lines, age: age, status: stored.status,
                         ttl: facts.lifetime - age)
         return info
@@ -137,11 +134,7 @@ extension Loader {
     /// request's values match; otherwise a key of its own per secondary
     /// key, so variants are stored side by side and never mixed. A stored
     /// Content-Encoding the client does not accept selects a variant too.
-    func variantStoreKey(primary: String, request: HTTPHeaders) -> String {
-        variantStoreKey(primary: primary, stored: store.existing(storeKey: primary), request: request)
-    }
-
-    /// The same, with the primary key's resource already looked up.
+    /// `stored`: the resource stored under the primary key.
     func variantStoreKey(primary: String, stored: Resource?, request: HTTPHeaders) -> String {
         guard let stored, let head = stored.metadata.head else { return primary }
         let variance = stored.derived.variance ?? {
@@ -169,7 +162,7 @@ extension Loader {
                                      options: policy.cache)
         state.resource.setStoredHead(stored)
         let decision = Storability.decide(method: "GET", requestHeaders: request,
-                                          status: Self.representationStatus(response.status),
+                                          status: Revalidation.representationStatus(response.status),
                                           responseHeaders: response.headers, options: policy.cache)
         if case .doNotStore(let reason) = decision {
             logger.info("not storing", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
@@ -196,11 +189,9 @@ extension Loader {
         var stored = storedHead(state.resource)
         let fresh = Self.storedForm(response, request: HTTPHeaders(), requestTime: requestTime,
                                     responseTime: nowSeconds, options: policy.cache)
-        var names: [String] = []
-        for field in fresh.headers where !names.contains(field.name.lowercased()) {
-            names.append(field.name.lowercased())
-        }
-        for name in names {
+        var names = Set<String>()
+        for field in fresh.headers where names.insert(field.name.lowercased()).inserted {
+            let name = field.name.lowercased()
             stored.headers.remove(name)
             for value in fresh.headers.values(name) { stored.headers.add(name, value) }
         }
@@ -220,13 +211,6 @@ extension Loader {
         state.resource.setStoredHead(stored)
     }
 
-    /// The status of the representation a response describes: a 206, a 304
-    /// and a 416 to a ranged probe speak of a 200's (RFC 9111 §3.3, §4.3.4);
-    /// any other is its own (a stored 404, a redirect…).
-    static func representationStatus(_ status: Int) -> Int {
-        Revalidation.representationStatus(status)
-    }
-
     /// The stored form of a response: hop-by-hop, framing and private fields removed.
     static func storedForm(_ response: HTTPResponseHead, request: HTTPHeaders, requestTime: Int64,
                            responseTime: Int64, options: CachePolicyOptions) -> StoredResponseHead {
@@ -234,13 +218,11 @@ extension Loader {
                               options: options)
         var headers = head.headers
         for name in StoredResponseHead.framingFields { headers.remove(name) }
-        return StoredResponseHead(status: representationStatus(response.status), headers: headers, requestTime: requestTime,
-                                  responseTime: responseTime,
+        return StoredResponseHead(status: Revalidation.representationStatus(response.status), headers: headers,
+                                  requestTime: requestTime, responseTime: responseTime,
                                   varyKey: VaryKey(vary: response.headers, request: request))
     }
-}
 
-extension Loader {
     /// Invalidates every stored response of these origin URLs, each variant
     /// included (RFC 9111 §4.4): each is marked stale, so the next request
     /// revalidates it (a 304 keeps the bytes, a change replaces them).
@@ -253,13 +235,11 @@ extension Loader {
             resource.flush()
         }
     }
-}
 
-extension Loader {
     /// Whether a response for this request is stored (its head known), so a
     /// HEAD can be answered from the cache instead of being passed through.
     package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
-        let key = variantStoreKey(primary: storeKey, request: request)
+        let key = variantStoreKey(primary: storeKey, stored: store.existing(storeKey: storeKey), request: request)
         guard let resource = store.existing(storeKey: key), !resource.isTransient else { return false }
         return resource.totalLength != nil
     }

@@ -48,8 +48,8 @@ package final class Loader {
         }
     }
 
-    /// A reader for `url`, cached under `cacheKey`; `spec` is the client's Range if any,
-    /// `headers` the client fields its downloads send on to the origin.
+    /// A reader for `url`, cached under the store key `primary` (or its variant's); `spec` is
+    /// the client's Range if any, `fields` the client fields its downloads send on to the origin.
     /// `request` is the client's request fields: the cache's freshness,
     /// storing and Vary rules read them (RFC 9111).
     package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
@@ -147,7 +147,7 @@ package final class Loader {
         let resource = state.resource
         // The query decides; the whole URL is only built for the log.
         var url: String { state.originURL?.string ?? resource.url }
-        if Self.isBlockingReload(state.originURL?.pathAndQuery ?? resource.url) {
+        if HLS.isBlockingReloadRequest(state.originURL?.pathAndQuery ?? resource.url) {
             logger.debug("not caching: a low-latency blocking playlist reload passes through", metadata: ["url": "\(url)"])
             resource.makeTransient()
         } else if !policy.keeps(contentType: resource.metadata.contentType, transparent: transparent) {
@@ -195,21 +195,21 @@ package final class Loader {
         state.downloads.removeAll { $0 === download }
         if state.probe === download { state.probe = nil }
         if state.validation === download { state.validation = nil }
-        if download.failure != nil { state.forgetHeadIfNothingCached() }
-        if let failure = download.failure, let code = OriginErrorCode(failure) {
-            counters.originErrors[code, default: 0] += 1
-        }
-        if let failure = download.failure, let url = state.originURL {
-            lastErrors.record(failure.description, for: url.string)
-            // The one log line of a failed load (the proxy does not log it again).
-            switch failure {
-            case .originStatus(let status, _, _):
-                logger.info("origin error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
-            case .changed:
-                break  // logged by versionChanged
-            default:
-                logger.warning("download failed", metadata: ["url": "\(url.string)", "range": "\(download.rangeHeader)",
-                                                            "error": "\(failure)"])
+        if let failure = download.failure {
+            state.forgetHeadIfNothingCached()
+            if let code = OriginErrorCode(failure) { counters.originErrors[code, default: 0] += 1 }
+            if let url = state.originURL {
+                lastErrors.record(failure.description, for: url.string)
+                // The one log line of a failed load (the proxy does not log it again).
+                switch failure {
+                case .originStatus(let status, _, _):
+                    logger.info("origin error status", metadata: ["url": "\(url.string)", "status": "\(status)"])
+                case .changed:
+                    break  // logged by versionChanged
+                default:
+                    logger.warning("download failed", metadata: ["url": "\(url.string)",
+                                                                "range": "\(download.rangeHeader)", "error": "\(failure)"])
+                }
             }
         }
         state.resource.users -= 1

@@ -66,10 +66,7 @@ package struct LoaderPolicy: Sendable {
     package static func defaultCacheable(_ contentType: String?) -> Bool {
         // No type at all is common for media on simple servers: keep it.
         guard let contentType else { return true }
-        let type = mediaType(contentType)
+        let type = bareMediaType(contentType)
         return type.hasPrefix("video/") || type.hasPrefix("audio/") || defaultTypes.contains(type)
     }
-
-    /// "Video/MP4; codecs=x" → "video/mp4".
-    package static func mediaType(_ contentType: String) -> String { bareMediaType(contentType) }
 }

@@ -56,32 +56,17 @@ package struct PlainHit: Sendable {
 /// A resource kept from eviction by copies of its hit: taken on the owner
 /// loop, given back there when the last copy or response holding it goes,
 /// on any thread.
-final class ResourceLease: @unchecked Sendable {
-    // Touched only on the owner loop: at init (by the loader) and in the task deinit posts.
-    private let state: ResourceState
-    private let loader: Loader
-    private let loop: EventLoop
+final class ResourceLease: Sendable {
+    private let owner: LoopBound<(state: ResourceState, loader: Loader)>
 
     init(state: ResourceState, loader: Loader) {
-        self.state = state
-        self.loader = loader
-        loop = loader.store.loop
+        owner = LoopBound((state, loader), loop: loader.store.loop)
     }
 
     deinit {
-        let end = LeaseEnd(state: state, loader: loader)
-        if loop.inLoop {
-            end.run()
-        } else {
-            loop.execute { end.run() }  // refused once the loop stopped: nothing is left to release
-        }
+        let owner = owner
+        let end: @Sendable () -> Void = { owner.value.loader.leaseEnded(owner.value.state) }
+        // Refused once the loop stopped: nothing is left to release.
+        if owner.loop.inLoop { end() } else { owner.loop.execute(end) }
     }
-}
-
-/// The end of a lease, carried to the owner loop.
-private struct LeaseEnd: @unchecked Sendable {
-    // Used only on the owner loop (`run`).
-    let state: ResourceState
-    let loader: Loader
-    func run() { loader.leaseEnded(state) }
 }

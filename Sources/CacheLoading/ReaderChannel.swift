@@ -1,3 +1,4 @@
+import CacheIO
 import Glibc
 
 /// What an in-process reader's consumer can be told besides bytes.
@@ -72,7 +73,6 @@ package final class ReaderChannel: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
-
 
     // MARK: consumer side (any thread)
 
@@ -276,11 +276,7 @@ package final class ReaderChannel: @unchecked Sendable {
     package var room: Int { (try? locked { max(0, window - buffered) }) ?? 0 }
 
     package func publish(content: ReaderContent) {
-        try? locked { () -> Void in
-            if self.content == nil { self.content = content }
-            broadcastLocked()
-        }
-        resumeAll()
+        publish(epoch: nil) { if self.content == nil { self.content = content } }
     }
 
     /// The length became known (a body of unknown length ended).
@@ -288,19 +284,15 @@ package final class ReaderChannel: @unchecked Sendable {
         try? locked { () -> Void in content?.info.totalLength = totalLength }
     }
 
-    package func publishEnd(epoch: Int) {
-        try? locked { () -> Void in
-            guard epoch == self.epoch else { return }
-            ended = true
-            broadcastLocked()
-        }
-        resumeAll()
-    }
+    package func publishEnd(epoch: Int) { publish(epoch: epoch) { ended = true } }
 
-    package func publish(failure: ReaderFailure, epoch: Int) {
+    package func publish(failure: ReaderFailure, epoch: Int) { publish(epoch: epoch) { self.failure = failure } }
+
+    /// Makes `change` under the lock (when `epoch` is nil or still current) and wakes every waiter.
+    private func publish(epoch: Int?, _ change: () -> Void) {
         try? locked { () -> Void in
-            guard epoch == self.epoch else { return }
-            self.failure = failure
+            guard epoch == nil || epoch == self.epoch else { return }
+            change()
             broadcastLocked()
         }
         resumeAll()
@@ -325,9 +317,6 @@ package final class ReaderChannel: @unchecked Sendable {
         for continuation in all.values { continuation.resume() }
     }
 
-    package static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    /// The clock of the deadlines (the condition waits on CLOCK_MONOTONIC too).
+    package static func monotonicNanoseconds() -> UInt64 { WallClock.monotonicNanoseconds() }
 }

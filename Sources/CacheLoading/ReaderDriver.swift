@@ -66,9 +66,8 @@ package final class ReaderDriver: BodySink {
     private func perform(_ action: ReaderMachine.Action) {
         switch action {
         case .openSource(let from, let through):
-            switch engine.transform(url: urlString) {
-            case .failure(let error): return raise(.headFailed(.decryption(error)))
-            case .success(let chosen): transform = chosen
+            do { transform = try engine.transform(url: urlString).get() } catch {
+                return raise(.headFailed(.decryption(error)))
             }
             // The first request to the origin asks for the blocks the plaintext range needs.
             let input = transform.inputRange(forOutput: from..<(through.map { $0 + 1 } ?? Int64.max), totalLength: nil)

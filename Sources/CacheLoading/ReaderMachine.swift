@@ -18,7 +18,6 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
     }
 }
 
-
 /// One in-process reader of one resource, as a value: consumer demand,
 /// seeks and source progress in, loop actions out.
 ///
@@ -95,10 +94,7 @@ package struct ReaderMachine {
     /// Where the range ends; `Int64.max` while the resource's length is unknown.
     package var end: Int64 { min(length.map { start + $0 } ?? Int64.max, info?.totalLength ?? Int64.max) }
 
-    package var failure: ReaderFailure? {
-        if case .failed(let failure) = state { return failure }
-        return nil
-    }
+    package var failure: ReaderFailure? { if case .failed(let failure) = state { failure } else { nil } }
 
     package mutating func handle(_ event: Event) -> [Action] {
         if case .stopped = state { return [] }
@@ -170,16 +166,12 @@ package struct ReaderMachine {
             return fail(.range("offset \(offset) is outside the range \(start)..<\(limit == Int64.max ? "end" : String(limit))"))
         }
         position = offset
-        switch state {
-        case .idle:
-            return []
-        default:
-            if info != nil && offset == end {
-                state = .ended
-                return closeSource() + [.publishEnd]
-            }
-            return openSource()
+        if case .idle = state { return [] }
+        if info != nil && offset == end {
+            state = .ended
+            return closeSource() + [.publishEnd]
         }
+        return openSource()
     }
 
     private mutating func fail(_ failure: ReaderFailure) -> [Action] {

@@ -113,10 +113,8 @@ package final class ResourceReader {
             case .revalidate:
                 forwardReason = loader.isFresh(state, transparent: transparent) ? .request : .stale
                 collapsed = state.validation != nil
-                let validation = loader.validation(for: state, headers: fields.headers, request: request,
-                                                   followsRedirects: followsRedirects)
-                join(validation)
-                awaited = validation
+                join(loader.validation(for: state, headers: fields.headers, request: request,
+                                       followsRedirects: followsRedirects), awaiting: true)
                 wait()
                 return
             case .refuse:
@@ -133,17 +131,11 @@ package final class ResourceReader {
             delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and nothing is stored")))
             return
         }
-        if let probe = state.probe {
-            collapsed = true
-            join(probe)
-            awaited = probe
-        } else {
-            let probe = loader.startDownload(state, .probe(spec ?? .from(first: 0)), headers: fields.headers,
-                                             request: request, followsRedirects: followsRedirects, background: background)
-            join(probe)
-            awaited = probe
-            if !loader.store.isWritable() { probe.passThrough(to: [self]) }
-        }
+        let existing = state.probe
+        if existing != nil { collapsed = true }
+        let probe = existing ?? startDownload(.probe(spec ?? .from(first: 0)))
+        join(probe, awaiting: true)
+        if existing == nil && !loader.store.isWritable() { probe.passThrough(to: [self]) }
         wait()
     }
 
@@ -223,31 +215,31 @@ package final class ResourceReader {
                 continue
             case .await(let range, let id):
                 guard let download = state.download(id: id) else { return }
-                join(download)
-                if range.contains(position) { awaited = download }
-                return
+                return join(download, awaiting: range.contains(position))
             case .fetch(let range) where !loader.store.isWritable() || state.resource.isTransient:
                 // Storage is failing, or the resource is not kept: fetch only
                 // what is needed now, straight to this reader (paced to it).
                 guard range.lowerBound == position else { return }
-                let download = loader.startDownload(state, .range(range), headers: fields.headers, request: request,
-                                                    followsRedirects: followsRedirects, background: background)
-                join(download)
-                awaited = download
-                download.passThrough(to: [self])
-                return
+                let download = startDownload(.range(range))
+                join(download, awaiting: true)
+                return download.passThrough(to: [self])
             case .fetch(let range):
-                let download = loader.startDownload(state, .range(range.upperBound >= (state.resource.totalLength ?? Int64.max)
-                    ? range.lowerBound..<Int64.max : range), headers: fields.headers, request: request,
-                    followsRedirects: followsRedirects, background: background)
-                join(download)
-                if range.contains(position) { awaited = download }
-                return
+                let toEnd = range.upperBound >= (state.resource.totalLength ?? Int64.max)
+                return join(startDownload(.range(toEnd ? range.lowerBound..<Int64.max : range)),
+                            awaiting: range.contains(position))
             }
         }
     }
 
-    private func join(_ download: Download) {
+    /// A download for this reader's client: its fields, cache rules, redirects and priority.
+    private func startDownload(_ request: Download.Request) -> Download {
+        loader.startDownload(state, request, headers: fields.headers, request: self.request,
+                             followsRedirects: followsRedirects, background: background)
+    }
+
+    /// Counts this reader among `download`'s; `awaiting`: it brings the byte at `position`.
+    private func join(_ download: Download, awaiting: Bool = false) {
+        if awaiting { awaited = download }
         guard !interests.contains(where: { $0 === download }) else { return }
         interests.append(download)
         download.interest += 1

@@ -44,10 +44,8 @@ final class ResourceState {
         downloads.compactMap { download in
             // Bytes passed through never land in the file: nobody can wait for them.
             guard download.ready, !download.finished, !download.isPassThrough else { return nil }
-            guard let end = download.end, download.position < end else {
-                return download.end == nil ? InFlight(id: download.id, pending: download.position..<Int64.max) : nil
-            }
-            return InFlight(id: download.id, pending: download.position..<end)
+            let end = download.end ?? Int64.max
+            return download.position < end ? InFlight(id: download.id, pending: download.position..<end) : nil
         }
     }
 
@@ -66,5 +64,15 @@ final class ResourceState {
         let readers = waiting
         waiting.removeAll(keepingCapacity: true)
         for reader in readers.values { reader.resourceChanged() }
+    }
+
+    /// After a failed download: when no byte of the resource is cached and
+    /// nothing else is loading it, forget what the failed response's head said
+    /// (its length above all), so a response that broke its own framing —
+    /// more bytes than its Content-Length, say — leaves nothing behind.
+    func forgetHeadIfNothingCached() {
+        guard headKnown, downloads.isEmpty, resource.available.isEmpty else { return }
+        resource.setInfo(totalLength: nil, contentType: nil, etag: nil, lastModified: nil)
+        headKnown = false
     }
 }

@@ -9,7 +9,6 @@ import CSupport
 package final class TLSContext: @unchecked Sendable {
     /// The `SSL_CTX`.
     let raw: OpaquePointer
-    package let settings: TLSSettings
 
     /// Trusts the system CA store plus `settings.caFile`, TLS 1.2 at least,
     /// and verifies peers unless `settings.verifyCertificates` is false.
@@ -18,7 +17,6 @@ package final class TLSContext: @unchecked Sendable {
             throw .configuration("cannot create a TLS context: \(TLSContext.drainErrors())")
         }
         raw = context
-        self.settings = settings
         guard cs_ssl_ctx_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw .configuration("cannot require TLS 1.2: \(TLSContext.drainErrors())")
         }

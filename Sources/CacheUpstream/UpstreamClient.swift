@@ -16,7 +16,8 @@ package final class UpstreamClient {
     private var idle: [String: [UpstreamConnection]] = [:]
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
     private var pendingAddresses: [ObjectIdentifier: ArraySlice<SocketAddress>] = [:]
-    private var redirects = RedirectMemory()
+    /// Where URLs were last redirected to (tasks remember and forget them).
+    var redirects = RedirectMemory()
     /// Tasks waiting for a connection slot, the one due first (a player's CMCD `dl`) at the front.
     private var waiting = WaitingTasks()
     /// Slots held by tasks resolving their origin's name (no connection yet).
@@ -103,10 +104,7 @@ package final class UpstreamClient {
         let key = task.url.authorityKey
         while var list = idle[key], let connection = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
-            if connection.isIdle {
-                connection.run(task)
-                return
-            }
+            if connection.isIdle { return connection.run(task) }
         }
         open(for: task)
     }
@@ -148,10 +146,8 @@ package final class UpstreamClient {
     /// connection or a slot is free; when the oldest can have neither, an
     /// idle connection to another origin is closed so its slot frees up.
     private func serveWaiting() {
-        guard !servingWaiters else {
-            serveAgain = true  // a dispatch below ended in a call back here
-            return
-        }
+        // A dispatch below that ends in a call back here: the loop goes round again.
+        guard !servingWaiters else { return serveAgain = true }
         servingWaiters = true
         defer { servingWaiters = false }
         repeat {
@@ -199,14 +195,8 @@ package final class UpstreamClient {
         var tls: TLSSession?
         if url.scheme == "https" {
             do {
-                let context: TLSContext
-                if let made = tlsContext {
-                    context = made
-                } else {
-                    context = try TLSContext(settings: configuration.tls)
-                    tlsContext = context
-                }
-                tls = try TLSSession(context: context, host: url.host, isIPLiteral: url.isIPLiteral)
+                if tlsContext == nil { tlsContext = try TLSContext(settings: configuration.tls) }
+                tls = try TLSSession(context: tlsContext!, host: url.host, isIPLiteral: url.isIPLiteral)
             } catch {
                 task.fail(error)
                 serveWaiting()
@@ -229,15 +219,11 @@ package final class UpstreamClient {
     func connectionFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError) {
         let rest = pendingAddresses.removeValue(forKey: ObjectIdentifier(connection)) ?? []
         guard !task.isFinished else { return }
-        let triesNext: Bool
         switch error {
-        case .connect, .closedEarly: triesNext = !rest.isEmpty
-        default: triesNext = false
-        }
-        if triesNext {
+        case .connect where !rest.isEmpty, .closedEarly where !rest.isEmpty:
             logger.debug("trying the next address", metadata: ["host": "\(task.url.hostHeader)", "error": "\(error)"])
             connect(task, rest)
-        } else {
+        default:
             task.fail(error)
         }
     }
@@ -265,10 +251,7 @@ package final class UpstreamClient {
     func release(_ connection: UpstreamConnection) {
         pendingAddresses[ObjectIdentifier(connection)] = nil
         var list = idle[connection.poolKey] ?? []
-        if list.count >= configuration.maxIdlePerOrigin && waiting.isEmpty {
-            connection.close()
-            return
-        }
+        if list.count >= configuration.maxIdlePerOrigin && waiting.isEmpty { return connection.close() }
         list.append(connection)
         idle[connection.poolKey] = list
         if !waiting.isEmpty || !waitingTunnels.isEmpty { loop.executeLater { [weak self] in self?.serveWaiting() } }
@@ -345,10 +328,6 @@ package final class UpstreamClient {
 
     func logRedirect(_ status: Int, from: OriginURL, to: OriginURL) {
         logger.debug("redirect", metadata: ["status": "\(status)", "from": "\(from.string)", "to": "\(to.string)"])
-    }
-
-    func rememberRedirect(from url: OriginURL, to target: OriginURL) {
-        redirects.remember(url, target: target)
     }
 
     /// Where `url` was last redirected to (the final location), if it was.

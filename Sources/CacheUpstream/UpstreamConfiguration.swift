@@ -73,10 +73,7 @@ package enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible 
     case forbidden(String)
 
     /// Timeouts become 504 for the client; everything else 502.
-    package var isTimeout: Bool {
-        if case .timeout = self { return true }
-        return false
-    }
+    package var isTimeout: Bool { if case .timeout = self { true } else { false } }
 
     package var description: String {
         switch self {

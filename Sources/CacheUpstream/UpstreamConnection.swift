@@ -208,8 +208,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
             case .skipBody(let count):
                 task?.didSkipBody(count)
             case .complete(let reusable):
-                let task = self.task
-                self.task = nil
+                let task = takeTask()
                 // Pooled first: a redirect to the same origin may take this connection.
                 if reusable { client?.release(self) }
                 task?.exchangeDidComplete()

@@ -82,8 +82,6 @@ struct UpstreamConnectionStateMachine {
     }
 
     private(set) var state: State = .new
-    /// True once an exchange has completed on it: later exchanges are on a reused connection.
-    private(set) var wasUsed = false
     private let label: String
     private let connectTimeout: UInt64
     private let readTimeout: UInt64
@@ -151,7 +149,7 @@ struct UpstreamConnectionStateMachine {
             return bytes.count
         case .idle:
             // Bytes nobody asked for: the origin is confused; drop the connection.
-            close(&actions)
+            close(into: &actions)
             return bytes.count
         case .headDelivered:
             return 0  // the driver answers the head first
@@ -191,7 +189,7 @@ struct UpstreamConnectionStateMachine {
         case .body(let exchange, _, _, _):
             failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
         case .idle, .new:
-            close(&actions)
+            close(into: &actions)
         case .closed:
             break
         }
@@ -207,7 +205,7 @@ struct UpstreamConnectionStateMachine {
             if exchange.paused { return actions.append(.armTimer(.read)) }
             failExchange(.timeout("no data from \(label) for \(readTimeout) ms"), exchange, &actions)
         case .idle:
-            close(&actions)
+            close(into: &actions)
         case .new, .closed:
             break
         }
@@ -239,13 +237,8 @@ struct UpstreamConnectionStateMachine {
         case .idle, .new, .closed:
             break
         case .connecting, .awaitingHead, .headDelivered, .body:
-            close(&actions)
+            close(into: &actions)
         }
-    }
-
-    /// Closes without telling anyone (pool overflow, shutdown).
-    mutating func close(into actions: inout [Action]) {
-        close(&actions)
     }
 
     /// The stream closed; the error says why, if it broke.
@@ -257,7 +250,7 @@ struct UpstreamConnectionStateMachine {
         case .awaitingHead(let exchange, _), .headDelivered(let exchange, _, _, _), .body(let exchange, _, _, _):
             failExchange(error, exchange, &actions)
         case .new, .idle:
-            close(&actions)
+            close(into: &actions)
         case .closed:
             break
         }
@@ -271,32 +264,22 @@ struct UpstreamConnectionStateMachine {
     private mutating func readHead(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange, _ buffer: inout [UInt8],
                                    _ actions: inout [Action]) -> Int {
         var offset = 0
-        if !buffer.isEmpty {
-            buffer.append(contentsOf: bytes)
-            switch buffer.withUnsafeBytes({ ResponseHeadParser.parse($0) }) {
-            case .failure(let error):
-                failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
-                return bytes.count
-            case .success(nil):
-                state = .awaitingHead(exchange, buffer: buffer)
-                return bytes.count
-            case .success(let (head, consumed)?):
-                // No head was complete before this read, so what follows it lies in `bytes`.
-                offset = bytes.count - (buffer.count - consumed)
-                if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
-            }
-        }
+        // The first parse of a read that completes a partial head runs over the joined bytes.
+        var joined = !buffer.isEmpty
+        if joined { buffer.append(contentsOf: bytes) }
         while true {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            switch ResponseHeadParser.parse(rest) {
+            switch joined ? buffer.withUnsafeBytes({ ResponseHeadParser.parse($0) }) : ResponseHeadParser.parse(rest) {
             case .failure(let error):
                 failExchange(.protocolViolation("\(label): \(error)"), exchange, &actions)
                 return bytes.count
             case .success(nil):
-                state = .awaitingHead(exchange, buffer: Array(rest))
+                state = .awaitingHead(exchange, buffer: joined ? buffer : Array(rest))
                 return bytes.count
             case .success(let (head, consumed)?):
-                offset += consumed
+                // No head was complete before this read, so what follows a joined one lies in `bytes`.
+                offset = joined ? bytes.count - (buffer.count - consumed) : offset + consumed
+                joined = false
                 if let done = headParsed(head, offset, bytes.count, exchange, &actions) { return done }
             }
         }
@@ -380,9 +363,8 @@ struct UpstreamConnectionStateMachine {
 
     /// The response ended: idle and reusable, or closed.
     private mutating func complete(_ exchange: Exchange, keepAlive: Bool, _ actions: inout [Action]) {
-        wasUsed = true
         guard keepAlive else {
-            close(&actions)
+            close(into: &actions)
             return actions.append(.complete(reusable: false))
         }
         state = .idle
@@ -396,17 +378,18 @@ struct UpstreamConnectionStateMachine {
     /// retried: it may have been dropped while idle. A timeout is not (the
     /// client would wait a second timeout), nor is anything after a byte.
     private mutating func failExchange(_ error: UpstreamError, _ exchange: Exchange, _ actions: inout [Action]) {
-        close(&actions)
+        close(into: &actions)
         let retryable = exchange.reused && !exchange.receivedAny && !error.isTimeout
         actions.append(.exchangeFailed(error, retryable: retryable))
     }
 
     private mutating func failConnecting(_ error: UpstreamError, _ actions: inout [Action]) {
-        close(&actions)
+        close(into: &actions)
         actions.append(.connectFailed(error))
     }
 
-    private mutating func close(_ actions: inout [Action]) {
+    /// Closes without telling anyone (pool overflow, shutdown, a confused origin).
+    mutating func close(into actions: inout [Action]) {
         if case .closed = state { return }
         state = .closed
         actions.append(.close)

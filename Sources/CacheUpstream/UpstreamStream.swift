@@ -138,10 +138,7 @@ final class UpstreamStream: SocketDelegate {
             case .wantsInput:
                 return
             case .failed(let error):
-                closed = true
-                socket?.close()
-                delegate?.streamDidConnect(error)
-                return
+                return failConnecting(error)
             case .done:
                 delegate?.streamDidConnect(nil)
             }
@@ -208,10 +205,10 @@ final class UpstreamStream: SocketDelegate {
         tunnelAnswer.append(contentsOf: bytes)
         guard let (status, length) = ParentProxy.connectAnswer(tunnelAnswer) else {
             guard tunnelAnswer.count > 16 << 10 else { return }
-            return refuseTunnel(socket, "the parent proxy's answer to CONNECT is too long")
+            return refuseTunnel("the parent proxy's answer to CONNECT is too long")
         }
         guard (200..<300).contains(status) else {
-            return refuseTunnel(socket, "the parent proxy answered CONNECT with \(status)")
+            return refuseTunnel("the parent proxy answered CONNECT with \(status)")
         }
         let rest = Array(tunnelAnswer[length...])
         tunnelRequest = nil
@@ -227,10 +224,13 @@ final class UpstreamStream: SocketDelegate {
         }
     }
 
-    private func refuseTunnel(_ socket: Socket, _ why: String) {
+    private func refuseTunnel(_ why: String) { failConnecting(.connect("\(label): \(why)")) }
+
+    /// The socket is open but the stream never became ready (the parent's CONNECT, the TLS handshake).
+    private func failConnecting(_ error: UpstreamError) {
         closed = true
-        socket.close()
-        delegate?.streamDidConnect(.connect("\(label): \(why)"))
+        socket?.close()
+        delegate?.streamDidConnect(error)
     }
 
     func socketDidDrain(_ socket: Socket) {
@@ -239,12 +239,9 @@ final class UpstreamStream: SocketDelegate {
 
     func socketDidReachEOF(_ socket: Socket) {
         guard !closed else { return }
-        if tunnelRequest != nil { return refuseTunnel(socket, "the parent proxy closed the connection") }
+        if tunnelRequest != nil { return refuseTunnel("the parent proxy closed the connection") }
         if let tls, !tls.isHandshakeDone {
-            closed = true
-            socket.close()
-            delegate?.streamDidConnect(.tls("\(label) closed the connection during the handshake"))
-            return
+            return failConnecting(.tls("\(label) closed the connection during the handshake"))
         }
         guard !peerFinished else { return }
         peerFinished = true

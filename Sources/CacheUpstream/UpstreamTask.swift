@@ -100,7 +100,7 @@ package final class UpstreamTask {
         }
         headDelivered = true
         if url != originalURL && (head.status < 300 || head.status == 416) {
-            client?.rememberRedirect(from: originalURL, to: url)
+            client?.redirects.remember(originalURL, target: url)
         }
         delegate?.upstreamDidReceiveHead(head)
         return true

@@ -57,8 +57,4 @@ struct WaitingQueue<Element> {
             parent = best
         }
     }
-
-    mutating func removeAll() {
-        heap.removeAll()
-    }
 }

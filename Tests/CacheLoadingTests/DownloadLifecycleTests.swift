@@ -19,7 +19,7 @@ final class DownloadLifecycleTests: XCTestCase {
         p.bytesDone = done
         p.bytesKnown = known
         p.resourcesSized = sized
-        p.resourcesTotal = total
+        p.counts.resourcesTotal = total
         p.walkDone = walkDone
         return p
     }
@@ -97,7 +97,7 @@ final class DownloadLifecycleTests: XCTestCase {
     func testAnHLSTotalIsBandwidthTimesDurationUntilExact() {
         var machine = fresh(.running)
         var p = progress(done: 0, known: nil, sized: 0, total: 3)
-        p.estimatedBytes = 1_500_000
+        p.counts.estimatedBytes = 1_500_000
         _ = machine.handle(.progress(p, room: 1 << 40))
         XCTAssertEqual(machine.record.bytesTotal, 1_500_000)
         XCTAssertTrue(machine.record.totalIsEstimate)

@@ -1,3 +1,4 @@
+import CacheHTTP
 @testable import CacheLoading
 import XCTest
 
@@ -5,12 +6,12 @@ import XCTest
 /// alone (case, parameters and blanks around it do not matter).
 final class LoaderPolicyTests: XCTestCase {
     func testMediaTypeIgnoresCaseParametersAndBlanks() {
-        XCTAssertEqual(LoaderPolicy.mediaType("video/mp4"), "video/mp4")
-        XCTAssertEqual(LoaderPolicy.mediaType(" Video/MP4 ; codecs=\"avc1\""), "video/mp4")
-        XCTAssertEqual(LoaderPolicy.mediaType("\tAPPLICATION/vnd.Apple.MPEGURL;charset=utf-8"), "application/vnd.apple.mpegurl")
-        XCTAssertEqual(LoaderPolicy.mediaType(";x=1"), "")
-        XCTAssertEqual(LoaderPolicy.mediaType("   "), "")
-        XCTAssertEqual(LoaderPolicy.mediaType("vidéo/MP4"), "vidéo/mp4", "non-ASCII bytes are kept as they are")
+        XCTAssertEqual(bareMediaType("video/mp4"), "video/mp4")
+        XCTAssertEqual(bareMediaType(" Video/MP4 ; codecs=\"avc1\""), "video/mp4")
+        XCTAssertEqual(bareMediaType("\tAPPLICATION/vnd.Apple.MPEGURL;charset=utf-8"), "application/vnd.apple.mpegurl")
+        XCTAssertEqual(bareMediaType(";x=1"), "")
+        XCTAssertEqual(bareMediaType("   "), "")
+        XCTAssertEqual(bareMediaType("vidéo/MP4"), "vidéo/mp4", "non-ASCII bytes are kept as they are")
     }
 
     func testTheForwardAndReverseModesHeuristicNeedsLastModified() {

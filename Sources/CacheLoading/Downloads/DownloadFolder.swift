@@ -22,17 +22,12 @@ package struct DownloadFolder: Sendable {
 
     /// Every record in the folder; unreadable files are skipped (a crash mid-write leaves only temp files).
     package func load() -> [DownloadRecord] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var records: [DownloadRecord] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        FileIO.listDirectory(path).compactMap { name in
             // `.tmp`: left by an older release's interrupted write.
             guard !name.hasPrefix("."), !name.hasSuffix(".tmp"), let bytes = Self.read(path + "/" + name),
-                  let text = opened(bytes, id: name), let record = Self.decode(text), record.id == name else { continue }
-            records.append(record)
-        }
-        return records.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+                  let text = opened(bytes, id: name), let record = Self.decode(text), record.id == name else { return nil }
+            return record
+        }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
     }
 
     /// Replaces the record whole (temp file in the cache folder's `tmp`, synced, renamed):

@@ -18,16 +18,10 @@ package struct DownloadProgress: Sendable, Equatable {
     package var bytesKnown: Int64?
     /// How many resources' sizes are known.
     package var resourcesSized = 0
-    package var resourcesDone = 0
-    package var resourcesTotal = 0
-    package var segmentsDone = 0
-    package var segmentsTotal = 0
+    /// What the walk counted (HLS: its `estimatedBytes` is the estimate until sizes are known).
+    package var counts = PreloadCounts()
     /// The walk found everything there is to fetch (false while playlists may add more).
     package var walkDone = false
-    /// HLS: the variants' BANDWIDTH × duration (0: none), the estimate until sizes are known.
-    package var estimatedBytes: Int64 = 0
-
-    package init() {}
 }
 
 package struct DownloadLifecycle: Sendable, Equatable {
@@ -86,7 +80,7 @@ package struct DownloadLifecycle: Sendable, Equatable {
             return [.fetch, .persist, .announce]
         case (.running, .progress(let progress, let room)):
             apply(progress)
-            let needed = (progress.bytesKnown ?? 0) + Int64(progress.resourcesTotal) * StoreGroup.entryOverhead
+            let needed = (progress.bytesKnown ?? 0) + Int64(progress.counts.resourcesTotal) * StoreGroup.entryOverhead
             if needed > room {
                 record.state = .failed
                 record.failure = HTTPCacheError(.tooLarge, "needs at least \(needed) bytes; the cache limit leaves \(max(0, room)) for it")
@@ -104,12 +98,10 @@ package struct DownloadLifecycle: Sendable, Equatable {
                 record.bytesTotal = record.bytesDone
             }
             return [.persist, .announce]
-        case (.running, .pause):
+        case (.running, .pause), (.queued, .pause):
+            let wasRunning = record.state == .running
             record.state = .paused
-            return [.stopFetching, .persist, .announce]
-        case (.queued, .pause):
-            record.state = .paused
-            return [.persist, .announce]
+            return (wasRunning ? [.stopFetching] : []) + [.persist, .announce]
         case (.paused, .resume), (.failed, .resume):
             record.state = .queued
             record.failure = nil
@@ -124,23 +116,24 @@ package struct DownloadLifecycle: Sendable, Equatable {
     }
 
     private mutating func apply(_ progress: DownloadProgress) {
+        let counts = progress.counts
         record.bytesDone = progress.bytesDone
-        record.resourcesDone = progress.resourcesDone
-        record.resourcesTotal = progress.resourcesTotal
-        record.segmentsDone = progress.segmentsDone
-        record.segmentsTotal = progress.segmentsTotal
+        record.resourcesDone = counts.resourcesDone
+        record.resourcesTotal = counts.resourcesTotal
+        record.segmentsDone = counts.segmentsDone
+        record.segmentsTotal = counts.segmentsTotal
         let known = progress.bytesKnown ?? 0
-        if progress.walkDone && progress.resourcesSized >= progress.resourcesTotal && progress.bytesKnown != nil {
+        if progress.walkDone && progress.resourcesSized >= counts.resourcesTotal && progress.bytesKnown != nil {
             record.bytesTotal = known
             record.totalIsEstimate = false
-        } else if progress.estimatedBytes > 0 {
+        } else if counts.estimatedBytes > 0 {
             // HLS: BANDWIDTH × duration until every size is known.
-            record.bytesTotal = max(progress.estimatedBytes, known)
+            record.bytesTotal = max(counts.estimatedBytes, known)
             record.totalIsEstimate = true
         } else if progress.resourcesSized > 0 {
             // Not all sizes known yet: the known ones' average for the others.
             record.bytesTotal = known + known / Int64(progress.resourcesSized)
-                * Int64(max(0, progress.resourcesTotal - progress.resourcesSized))
+                * Int64(max(0, counts.resourcesTotal - progress.resourcesSized))
             record.totalIsEstimate = true
         }
     }

@@ -166,17 +166,10 @@ package final class DownloadManager {
 
     private func preloadReported(_ id: String, run: Int, _ status: PreloadStatus) {
         guard runs[id]?.generation == run else { return }
-        var progress = DownloadProgress()
-        progress.bytesDone = status.bytesDone
-        progress.bytesKnown = status.bytesTotal
-        progress.resourcesSized = status.resourcesSized
-        progress.resourcesDone = status.counts.resourcesDone
-        progress.resourcesTotal = status.counts.resourcesTotal
-        progress.segmentsDone = status.counts.segmentsDone
-        progress.segmentsTotal = status.counts.segmentsTotal
-        progress.estimatedBytes = status.counts.estimatedBytes
         // One resource too big to be a playlist: a plain file, whose size is then exact.
-        progress.walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
+        let walkDone = status.counts.resourcesTotal == 1 && (status.bytesTotal ?? 0) > PreloadRead.bodyLimit
+        let progress = DownloadProgress(bytesDone: status.bytesDone, bytesKnown: status.bytesTotal,
+                                        resourcesSized: status.resourcesSized, counts: status.counts, walkDone: walkDone)
         send(id, .progress(progress, room: room(for: id)))
         guard case .finished(let failure) = status.phase, runs[id]?.generation == run else { return }
         runs[id] = nil
@@ -195,7 +188,7 @@ package final class DownloadManager {
     private func schedule() {
         guard starts, !closed else { return }
         let running = lifecycles.values.filter { $0.state == .running }.count
-        let queued = lifecycles.values.filter { $0.state == .queued }.map(\.record).sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        let queued = records.filter { $0.state == .queued }
         for record in queued.prefix(max(0, engine.configuration.downloadParallel - running)) { send(record.id, .start) }
     }
 

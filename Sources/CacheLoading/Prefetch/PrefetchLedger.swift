@@ -49,8 +49,6 @@ package final class PrefetchLedger: Sendable {
     /// Entries remembered; older ones are forgotten (their hits no longer say prefetched).
     static let limit = 65_536
 
-    package init() {}
-
     package var counts: PrefetchCounts { state.withLock { $0.counts } }
 
     /// A prefetch began storing the entry `storeKey` (the origin sends what

@@ -284,7 +284,6 @@ package struct PrefetchPlan {
                 track.ahead = aheadURL.flatMap { track.positions[$0] } ?? k
                 // What the new listing holds is worth one more try (paced by the player's reloads).
                 track.pausedAt = nil
-                tracks[rendition.id] = track
                 actions += fill(&track, id: rendition.id)
                 tracks[rendition.id] = track
             } else {

@@ -42,17 +42,19 @@ package struct PrefetchRendition: Sendable, Equatable {
         var segments: [PrefetchSegment] = []
         segments.reserveCapacity(media.segments.count)
         for segment in media.segments where !segment.isGap && segment.byteRange == nil && isFetchable(segment.uri) {
-            var needs: [PrefetchResource] = []
-            for key in segment.keys where key.method != .none {
-                if let uri = key.uri, isFetchable(uri) { needs.append(PrefetchResource(url: uri)) }
-            }
-            if let map = segment.map, isFetchable(map.uri) {
-                needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range))
-            }
-            segments.append(PrefetchSegment(url: segment.uri, needs: needs))
+            segments.append(PrefetchSegment(url: segment.uri, needs: resourcesNeeded(by: segment)))
         }
         return PrefetchRendition(id: url, family: family ?? PrefetchFamily(group: url, title: url),
                                  isLive: media.isLive, segments: segments)
+    }
+
+    /// The keys and init section a client fetches over http(s) for `segment`.
+    private static func resourcesNeeded(by segment: HLSSegment) -> [PrefetchResource] {
+        var needs = segment.keys.compactMap { key in
+            key.method == .none ? nil : key.uri.flatMap { isFetchable($0) ? PrefetchResource(url: $0) : nil }
+        }
+        if let map = segment.map, isFetchable(map.uri) { needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range)) }
+        return needs
     }
 
     /// The parts of a low-latency HLS playlist read at `url` (EXT-X-PART,
@@ -67,10 +69,7 @@ package struct PrefetchRendition: Sendable, Equatable {
             parts.append(PrefetchSegment(url: part.uri, needs: needs))
         }
         for segment in media.segments {
-            needs = segment.keys.compactMap { key in
-                key.method == .none ? nil : key.uri.flatMap { isFetchable($0) ? PrefetchResource(url: $0) : nil }
-            }
-            if let map = segment.map, isFetchable(map.uri) { needs.append(PrefetchResource(url: map.uri, range: map.byteRange?.range)) }
+            needs = resourcesNeeded(by: segment)
             segment.parts.forEach(add)
         }
         media.trailingParts.forEach(add)
@@ -118,7 +117,5 @@ package struct PrefetchRendition: Sendable, Equatable {
     }
 
     /// Absolute http(s) URLs only (the parsers leave other schemes as written).
-    static func isFetchable(_ uri: String) -> Bool {
-        OriginURL.parse(uri) != nil
-    }
+    static func isFetchable(_ uri: String) -> Bool { OriginURL.parse(uri) != nil }
 }

@@ -14,7 +14,7 @@ package final class Prefetcher {
     private let logger: Logger
     private var plan: PrefetchPlan
     private var events = EventQueue<PrefetchPlan.Event>()
-    /// The fetches running or waiting for a slot, by rendition (CMCD hints: their own).
+    /// The fetches running or waiting for a slot, by rendition.
     private var fetches: [String: [ObjectIdentifier: PrefetchTask]] = [:]
     /// Playlists and MPDs being read, by URL.
     private var reads: [String: PrefetchTask] = [:]
@@ -66,18 +66,7 @@ package final class Prefetcher {
         if plan.knows(url) { ledger?.requested(engine.storeKey(for: url)) }
         send(.requested(url: url, now: now))
         // Waiting prefetches may start now (see `Preloader.admit`).
-        engine.preloaderIfMade?.admitWaiting()
-    }
-
-    /// Fetches `resources` in the background in this order, for the title
-    /// `title`, as prefetches (for hints of what a player fetches next, e.g.
-    /// CMCD `nor`): the same slots, counts and limits; at most `--prefetch`
-    /// of them.
-    package func prefetch(_ resources: [PrefetchResource], title: String) {
-        guard !closed else { return }
-        for resource in resources.prefix(plan.limits.depth) {
-            perform(.fetch(PrefetchItem(rendition: "hints " + title, title: title, resource: resource, index: nil)))
-        }
+        engine.preloaderIfMade?.admit()
     }
 
     /// `--prefetch` or the cache limit changed (a reload).

@@ -37,9 +37,8 @@ final class HintFetches: PreloadFetchOwner {
     /// `PreloadItem.clientFields`), `separateEntry` whether its requests have an entry of their own.
     func fetch(_ hint: CMCDHint, clientFields: HTTPHeaders?, separateEntry: Bool) -> HintOutcome {
         let url = hint.url.string
-        var item = PreloadItem(id: nextID + 1, url: url, range: hint.range, role: .segment)
-        item.clientFields = clientFields
-        item.separateEntry = separateEntry
+        let item = PreloadItem(id: nextID + 1, url: url, range: hint.range, role: .segment, clientFields: clientFields,
+                               separateEntry: separateEntry)
         let name = (hint.range.map { "\(url) \($0.lowerBound)-\($0.upperBound)" } ?? url) + (separateEntry ? " apart" : "")
         guard pending[name] == nil, !isCached(item, range: hint.range) else { return .known }
         guard pending.count < Self.maxPending else { return .dropped }
@@ -56,9 +55,7 @@ final class HintFetches: PreloadFetchOwner {
         let engine = preloader.engine
         if let group = engine.group, group.shard(ofURL: item.url) != engine.store.shardIndex { return false }
         guard let resource = engine.store.existing(storeKey: PreloadRead.storeKey(of: item, engine: engine)) else { return false }
-        if resource.isComplete { return true }
-        guard let range else { return false }
-        return resource.available.covers(range)
+        return resource.isComplete || range.map { resource.available.covers($0) } ?? false
     }
 
     func cancelAll() {

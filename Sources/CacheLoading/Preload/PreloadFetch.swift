@@ -28,7 +28,6 @@ final class PreloadFetch {
     /// A read on another shard's loop: where it runs, to cancel it there.
     private var remote: (group: EngineGroup, shard: Int, slot: RemoteSlot)?
     private var ended = false
-    /// Queued before the preloads' fetches (a prefetch).
     /// Who waits for the bytes, and so the order fetches get slots in.
     enum Priority: Int, Comparable {
         /// A preload or an offline download: only while no player is served.
@@ -65,8 +64,8 @@ final class PreloadFetch {
             remote = (group, shard, slot)
             let me = LoopBound(self, loop: engine.loop)
             let reports = PreloadRead.Reports(
-                sizeKnown: { size, cached in _ = me.loop.execute { me.value.sizeKnown(size, cached: cached) } },
-                fetched: { count in _ = me.loop.execute { me.value.fetched(count) } },
+                sizeKnown: { size, cached in _ = me.loop.execute { me.value.owner?.sizeKnown(size, cached: cached) } },
+                fetched: { count in _ = me.loop.execute { me.value.owner?.bytesFetched(count) } },
                 ended: { outcome, finalURL in _ = me.loop.execute { me.value.readEnded(outcome, finalURL: finalURL) } })
             // Its closures only post to this loop: used on the owner's.
             let carried = LoopBound(reports, loop: group.loops[shard])
@@ -78,8 +77,8 @@ final class PreloadFetch {
             if !sent { readEnded(.failure(.closed), finalURL: nil) }
             return
         }
-        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.sizeKnown($0, cached: $1) },
-                                          fetched: { [weak self] in self?.fetched($0) },
+        let reports = PreloadRead.Reports(sizeKnown: { [weak self] in self?.owner?.sizeKnown($0, cached: $1) },
+                                          fetched: { [weak self] in self?.owner?.bytesFetched($0) },
                                           ended: { [weak self] in self?.readEnded($0, finalURL: $1) })
         let read = PreloadRead(item: item, pin: pin, reports: reports)
         local = read
@@ -98,15 +97,8 @@ final class PreloadFetch {
         }
     }
 
-    private func sizeKnown(_ size: Int64?, cached: Int64) {
-        guard !ended else { return }
-        run?.sizeKnown(size, cached: cached)
-    }
-
-    private func fetched(_ count: Int64) {
-        guard !ended else { return }
-        run?.bytesFetched(count)
-    }
+    /// Who hears of the read's progress: nobody once it ended or was canceled.
+    private var owner: (any PreloadFetchOwner)? { ended ? nil : run }
 
     private func readEnded(_ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
         guard !ended else { return }
@@ -191,18 +183,13 @@ final class PreloadRead: ResourceReaderDelegate {
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard !ended else { return }
         let info: ContentInfo
-        switch result {
-        case .failure(let error): return end(.failure(PreloadFailure(url: item.url, error)))
-        case .success(let value): info = value
-        }
-        var range = 0..<(info.totalLength ?? Int64.max)
+        do { info = try result.get() } catch { return end(.failure(PreloadFailure(url: item.url, error))) }
+        var range = item.range ?? 0..<(info.totalLength ?? Int64.max)
         if let asked = item.range, let total = info.totalLength {
             guard asked.lowerBound < total else {
                 return end(.failure(.fetch(url: item.url, code: HTTPCacheError.Code.range.rawValue, message: "range \(asked.lowerBound)-\(asked.upperBound - 1) is outside the \(total) bytes")))
             }
             range = asked.clamped(to: 0..<total)
-        } else if let asked = item.range {
-            range = asked
         }
         // Playlists whole; a DASH segment index as its range (bounded by `collect`).
         if item.role == .segmentIndex || (item.wantsBody && item.range == nil && (info.totalLength ?? 0) <= Self.bodyLimit) {
@@ -256,25 +243,17 @@ final class PreloadRead: ResourceReaderDelegate {
     }
 
     private func collect(_ bytes: UnsafeRawBufferPointer) {
-        guard body != nil else { return }
-        if Int64(body!.count + bytes.count) > Self.bodyLimit {
-            body = nil  // too big to be a playlist: not walked
-        } else {
-            body!.append(contentsOf: bytes)
-        }
+        guard let count = body?.count else { return }
+        // Too big to be a playlist: not walked.
+        if Int64(count + bytes.count) > Self.bodyLimit { body = nil } else { body!.append(contentsOf: bytes) }
     }
 
     private func read(_ file: DataFile, _ range: Range<Int64>) {
-        let piece = Int(min(range.count, 64 << 10))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DataFile.readCapacity(piece), alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let want = min(Int64(piece), range.upperBound - offset)
-            guard let bytes = file.read(offset..<(offset + want), into: buffer) else { body = nil; return }
-            collect(bytes)
-            offset += want
+        // At most one byte past the limit: enough to tell a body too big to be a playlist.
+        guard let bytes = file.read(range.lowerBound..<min(range.upperBound, range.lowerBound + Self.bodyLimit + 1)) else {
+            return body = nil
         }
+        bytes.withUnsafeBytes { collect($0) }
     }
 
     private func end(_ outcome: Result<[UInt8]?, PreloadFailure>) {

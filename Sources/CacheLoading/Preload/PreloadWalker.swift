@@ -120,7 +120,6 @@ package struct PreloadCounts: Sendable, Equatable {
     /// Bytes the chosen variants' BANDWIDTH × their media's duration suggest
     /// (HLS; 0 while no variant playlist was walked): an estimate of the total.
     package var estimatedBytes: Int64 = 0
-    package init() {}
 }
 
 /// The walk of one preload.
@@ -190,7 +189,7 @@ package struct PreloadWalker {
         case .fetchFailed(let id, let failure):
             guard let item = running.removeValue(forKey: id) else { return [] }
             counts.resourcesDone += 1
-            if firstFailure == nil, item.role != .trailingSegment { firstFailure = failure }
+            if item.role != .trailingSegment { noteFailure(failure) }
         case .cancel:
             return stop(.canceled)
         case .abort(let failure):
@@ -222,7 +221,12 @@ package struct PreloadWalker {
         return actions
     }
 
-    private mutating func enqueue(_ url: String, range: Range<Int64>?, role: PreloadItem.Role, duration: Double = 0) {
+    /// Queues `url` (with `range`) once. Only absolute http(s) URIs a
+    /// playlist links (the parser leaves other schemes, skd:// and data:, as
+    /// written); the root is fetched whatever it is, to fail with its reason.
+    private mutating func enqueue(_ url: String?, range: Range<Int64>? = nil, role: PreloadItem.Role,
+                                  duration: Double = 0) {
+        guard let url, role == .root || OriginURL.parse(url) != nil else { return }
         let identity = range.map { "\($0.lowerBound)-\($0.upperBound) " } ?? "- "
         guard seen.insert(identity + url).inserted else { return }
         nextID += 1
@@ -247,22 +251,19 @@ package struct PreloadWalker {
             do {
                 walk(try MPDManifest.parse(body, manifestURL: playlistURL, now: now))
             } catch {
-                if firstFailure == nil { firstFailure = .manifest(url: item.url, error) }
+                noteFailure(.manifest(url: item.url, error))
             }
             return
         }
         guard HLS.startsWithPlaylistHeader(body) else {
-            if item.role == .mediaPlaylist, firstFailure == nil {
-                firstFailure = .playlist(url: item.url, .missingHeader)
-            }
+            if item.role == .mediaPlaylist { noteFailure(.playlist(url: item.url, .missingHeader)) }
             return
         }
         let playlist: HLSPlaylist
         do {
             playlist = try HLSPlaylist.parse(body, playlistURL: playlistURL)
         } catch {
-            if firstFailure == nil { firstFailure = .playlist(url: item.url, error) }
-            return
+            return noteFailure(.playlist(url: item.url, error))
         }
         switch playlist {
         case .master(let master):
@@ -273,22 +274,14 @@ package struct PreloadWalker {
     }
 
     private mutating func walk(_ master: HLSMasterPlaylist) {
-        let variants: [HLSVariant]
-        switch request.variants {
-        case .all: variants = master.variants
-        case .one(let preference): variants = master.variant(preference).map { [$0] } ?? []
-        }
-        for key in master.sessionKeys {
-            if let uri = key.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .key) }
-        }
-        for variant in variants where Self.isFetchable(variant.uri) {
-            enqueue(variant.uri, range: nil, role: .mediaPlaylist)
+        let variants = chosen(master.variants, master.variant)
+        for key in master.sessionKeys { enqueue(key.uri, role: .key) }
+        for variant in variants {
+            enqueue(variant.uri, role: .mediaPlaylist)
             bandwidths[variant.uri] = variant.averageBandwidth ?? variant.bandwidth
         }
         for variant in variants {
-            for rendition in master.renditions(for: variant) {
-                if let uri = rendition.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .mediaPlaylist) }
-            }
+            for rendition in master.renditions(for: variant) { enqueue(rendition.uri, role: .mediaPlaylist) }
         }
     }
 
@@ -299,15 +292,9 @@ package struct PreloadWalker {
             seconds += segment.duration
             if segment.isGap { continue }
             // Only keys a client fetches over http(s): skd:// and data: are not resources.
-            for key in segment.keys where key.method != .none {
-                if let uri = key.uri, Self.isFetchable(uri) { enqueue(uri, range: nil, role: .key) }
-            }
-            if let map = segment.map, Self.isFetchable(map.uri) {
-                enqueue(map.uri, range: map.byteRange?.range, role: .initSection)
-            }
-            if Self.isFetchable(segment.uri) {
-                enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
-            }
+            for key in segment.keys where key.method != .none { enqueue(key.uri, role: .key) }
+            if let map = segment.map { enqueue(map.uri, range: map.byteRange?.range, role: .initSection) }
+            enqueue(segment.uri, range: segment.byteRange?.range, role: .segment, duration: segment.duration)
         }
         if let bits = bandwidths[url] { counts.estimatedBytes += Int64(Double(bits) * seconds / 8) }
     }
@@ -318,29 +305,25 @@ package struct PreloadWalker {
         if manifest.isDynamic { counts.live = true }
         for period in manifest.periods {
             for set in period.adaptationSets(language: request.language) {
-                let chosen: [MPDRepresentation]
-                switch request.variants {
-                case .all: chosen = set.representations
-                case .one(let preference): chosen = set.representation(preference).map { [$0] } ?? []
-                }
-                for representation in chosen { walk(representation) }
+                for representation in chosen(set.representations, set.representation) { walk(representation) }
             }
         }
     }
 
+    /// All of `all`, or the one `pick` chooses for `--variant`.
+    private func chosen<T>(_ all: [T], _ pick: (HLSVariantPreference) -> T?) -> [T] {
+        guard case .one(let preference) = request.variants else { return all }
+        return pick(preference).map { [$0] } ?? []
+    }
+
     private mutating func walk(_ representation: MPDRepresentation) {
-        if let initialization = representation.initialization, Self.isFetchable(initialization.url) {
+        if let initialization = representation.initialization {
             enqueue(initialization.url, range: initialization.range, role: .initSection)
         }
-        for index in representation.indexes where Self.isFetchable(index.url) {
-            enqueue(index.url, range: index.range, role: .index)
-        }
-        if let index = representation.segmentIndex, Self.isFetchable(index.url) {
-            enqueue(index.url, range: index.range, role: .segmentIndex)
-        }
-        let all = enqueueSegments(representation.segments)
-        if all, let trailing = representation.trailingSegment, Self.isFetchable(trailing.url) {
-            enqueue(trailing.url, range: nil, role: .trailingSegment)
+        for index in representation.indexes { enqueue(index.url, range: index.range, role: .index) }
+        if let index = representation.segmentIndex { enqueue(index.url, range: index.range, role: .segmentIndex) }
+        if enqueueSegments(representation.segments) {
+            enqueue(representation.trailingSegment?.url, role: .trailingSegment)
         }
     }
 
@@ -348,7 +331,7 @@ package struct PreloadWalker {
     @discardableResult
     private mutating func enqueueSegments(_ segments: [MPDSegment]) -> Bool {
         var seconds = 0.0
-        for segment in segments where Self.isFetchable(segment.url) {
+        for segment in segments where OriginURL.parse(segment.url) != nil {
             if let limit = request.duration, seconds >= limit { return false }
             seconds += segment.duration
             enqueue(segment.url, range: segment.range, role: .segment, duration: segment.duration)
@@ -361,12 +344,12 @@ package struct PreloadWalker {
         do {
             enqueueSegments(try DASH.segments(fromIndex: body, url: item.url, indexRange: range))
         } catch {
-            if firstFailure == nil { firstFailure = .manifest(url: item.url, error) }
+            noteFailure(.manifest(url: item.url, error))
         }
     }
 
-    /// Absolute http(s) URIs only (the parser leaves other schemes as written).
-    static func isFetchable(_ uri: String) -> Bool {
-        OriginURL.parse(uri) != nil
+    /// The preload reports its first failure.
+    private mutating func noteFailure(_ failure: PreloadFailure) {
+        if firstFailure == nil { firstFailure = failure }
     }
 }

@@ -51,6 +51,10 @@ final class PreloadRun: PreloadFetchOwner {
     func send(_ event: PreloadWalker.Event) {
         guard events.push(event) else { return }
         while let next = events.next() { for action in walker.handle(next) { perform(action) } }
+        report()
+    }
+
+    private func report() {
         status.counts = walker.counts
         onUpdate(status)
     }
@@ -105,9 +109,14 @@ final class PreloadRun: PreloadFetchOwner {
     /// The failure of a run that cannot fit, once found (its abort runs after the current callback).
     private var tooLarge: PreloadFailure?
 
+    /// Bytes between walker events are reported at most every few hundred KB.
+    private var lastReportedBytes: Int64 = 0
+
     func bytesFetched(_ count: Int64) {
         status.bytesDone += count
-        preloader.progressed(self)
+        guard status.bytesDone - lastReportedBytes >= 256 << 10 else { return }
+        lastReportedBytes = status.bytesDone
+        report()
     }
 
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
@@ -118,17 +127,10 @@ final class PreloadRun: PreloadFetchOwner {
         case .failure(let failure): send(.fetchFailed(id: fetch.item.id, failure))
         }
     }
-
-    /// A progress report between walker events (bytes arriving), at most every few hundred KB.
-    var lastReportedBytes: Int64 = 0
-    func reportProgress() {
-        status.counts = walker.counts
-        onUpdate(status)
-    }
 }
 
 /// Runs the preloads of an engine at low priority: at most
-/// `maxConcurrentFetches` fetches across all preloads, and none started
+/// `--download-parallel` fetches across all preloads, and none started
 /// while a client's request is being served (a player pre-empts preloads;
 /// fetches already running go on, sharing their downloads with the player).
 /// Prefetches go first and start while players are served from the cache,
@@ -137,8 +139,6 @@ final class PreloadRun: PreloadFetchOwner {
 package final class Preloader {
     unowned let engine: Engine
     private let logger: Logger
-    /// Fetches of all preloads at once (2 by default).
-    package var maxConcurrentFetches = 2
     private var active: [ObjectIdentifier: PreloadFetch] = [:]
     private var waiting: [PreloadFetch] = []
     private var runs: [Int: PreloadRun] = [:]
@@ -233,9 +233,11 @@ package final class Preloader {
     }
 
     /// Starts waiting fetches while slots are free and no client is being
-    /// served (on any loop, with several).
-    private func admit() {
-        while active.count < maxConcurrentFetches, let next = waiting.first, foregroundIdle || next.priority > .preload && linkFree {
+    /// served (on any loop, with several); also when another shard's last
+    /// foreground reader closed.
+    func admit() {
+        while active.count < engine.configuration.downloadParallel, let next = waiting.first,
+              foregroundIdle || next.priority > .preload && linkFree {
             let fetch = waiting.removeFirst()
             active[ObjectIdentifier(fetch)] = fetch
             fetch.start(engine)
@@ -249,22 +251,12 @@ package final class Preloader {
     /// a busy proxy would never prefetch. Each player's request looks again.
     private var linkFree: Bool { !engine.loader.gauge.isDownloading }
 
-    /// Another shard's last foreground reader closed.
-    package func admitWaiting() { admit() }
-
     func fetchGone(_ fetch: PreloadFetch) {
         waiting.removeAll { $0 === fetch }
         if active.removeValue(forKey: ObjectIdentifier(fetch)) != nil {
             // Not re-entrant into the walker: a fetch started here that ends at
             // once reports to its run, which queues the event.
             engine.loop.executeLater { [weak self] in self?.admit() }
-        }
-    }
-
-    func progressed(_ run: PreloadRun) {
-        if run.status.bytesDone - run.lastReportedBytes >= 256 << 10 {
-            run.lastReportedBytes = run.status.bytesDone
-            run.reportProgress()
         }
     }
 
