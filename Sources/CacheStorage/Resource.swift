@@ -265,9 +265,6 @@ package final class Resource {
         store.noteAccess(self)
     }
 
-    /// The access time found in the journal at start.
-    func setLastAccess(_ milliseconds: Int64) { metadata.lastAccess = milliseconds }
-
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }
 
