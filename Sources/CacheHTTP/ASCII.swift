@@ -1,6 +1,15 @@
 // Byte-level helpers shared by the parsers. They work on UTF-8 code units so
 // nothing here allocates or goes through Character/grapheme logic.
 
+extension Collection<UInt8> {
+    /// `body` over the bytes in one buffer: in place when they are contiguous, else a copy.
+    func withContiguousBytes<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        let result = withContiguousStorageIfAvailable { b in Result { () throws(E) in try body(b) } }
+            ?? Array(self).withUnsafeBufferPointer { b in Result { () throws(E) in try body(b) } }
+        return try result.get()
+    }
+}
+
 enum ASCII {
     static let cr = UInt8(ascii: "\r")
     static let lf = UInt8(ascii: "\n")

@@ -24,18 +24,10 @@ extension DASH {
         _ manifest: Bytes, manifestURL: String,
         map: (_ absoluteURL: String, _ written: String, _ kind: MPDURLKind) -> String?
     ) throws(DASHError) -> [UInt8] {
-        let result = manifest.withContiguousStorageIfAvailable { b in
-            Result { () throws(DASHError) in
-                var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
-                return try rewrite.run(map)
-            }
-        } ?? Array(manifest).withUnsafeBufferPointer { b in
-            Result { () throws(DASHError) in
-                var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
-                return try rewrite.run(map)
-            }
+        try manifest.withContiguousBytes { b throws(DASHError) in
+            var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
+            return try rewrite.run(map)
         }
-        return try result.get()
     }
 }
 

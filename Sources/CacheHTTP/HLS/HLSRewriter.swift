@@ -54,12 +54,7 @@ extension HLS {
         map: (_ absoluteURI: String, _ written: UnsafeBufferPointer<UInt8>, _ kind: HLSURIKind) -> String?
     ) throws(HLSError) -> [UInt8] {
         let resolver = try HLSURIResolver(playlistURL: playlistURL)
-        let result = playlist.withContiguousStorageIfAvailable { b in
-            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
-        } ?? Array(playlist).withUnsafeBufferPointer { b in
-            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
-        }
-        return try result.get()
+        return try playlist.withContiguousBytes { b throws(HLSError) in try rewrite(b, resolver, map) }
     }
 
     private static func rewrite(
