@@ -109,6 +109,14 @@ enum ASCII {
         return true
     }
 
+    /// Whether the path of `path` (a path or a whole URL: the query and
+    /// fragment are not looked at) ends in `suffix` (lower-case), any case.
+    static func pathEnds(_ path: String, with suffix: String) -> Bool {
+        let u = path.utf8
+        let name = u[..<(u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex)]
+        return name.count >= suffix.utf8.count && zip(name.suffix(suffix.utf8.count), suffix.utf8).allSatisfy { lower($0) == $1 }
+    }
+
     /// Lowercases ASCII letters; other bytes (including UTF-8) pass through.
     static func lowercased(_ s: String) -> String {
         // Fast path: most hosts and schemes are already lowercase.

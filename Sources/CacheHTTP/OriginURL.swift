@@ -156,10 +156,7 @@ package struct OriginURL: Sendable, Equatable {
             let directory = basePath.lastIndex(of: UInt8(ascii: "/")).map { basePath[...$0] } ?? []
             path = removeDotSegments(directory + refPath)
         }
-        var out = Array((scheme + "://" + hostHeader).utf8)
-        out += path
-        out += query
-        return OriginURL.parse(String(decoding: out, as: UTF8.self))
+        return OriginURL.parse(scheme + "://" + hostHeader + String(decoding: path + query, as: UTF8.self))
     }
 
     /// scheme ":" before any "/", "?" or "#" (RFC 3986 §3.1).

@@ -92,7 +92,7 @@ package final class ResourceStore {
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
     /// The index's journal and snapshots.
-    private var log: IndexLog!
+    private(set) var log: IndexLog!
     /// Metadata written off the loop, in batches.
     private var flusher: MetadataFlusher!
     /// A ready data file for the next new resource (see SpareFolder).
@@ -351,11 +351,6 @@ package final class ResourceStore {
         noteVariant(removed, added: false)
         group.add(-removed.bytes)
         return removed
-    }
-
-    /// Removals of evicted entries whose files are gone, in one journal write.
-    func journalRemovals(_ records: [EntryIndex.Record]) {
-        log.appendAll(.remove, records)
     }
 
     /// Drops an entry that has no usable metadata: its files (of either

@@ -1,7 +1,6 @@
 // The value syntaxes of an MPD: xs:duration, xs:dateTime, byte ranges,
 // and URL templates with their identifiers.
 
-
 extension DASH {
     /// Seconds of an xs:duration ("PT1H2M3.5S", "P1DT2H"); nil when malformed.
     /// Years and months count as 365 and 30 days.
