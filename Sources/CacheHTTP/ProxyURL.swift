@@ -159,7 +159,8 @@ package enum ProxyURL {
     /// The origin URL string carried by a proxy request target, or nil when
     /// the target is not a well-formed proxy path for an http/https origin.
     package static func origin(fromTarget target: String) -> String? {
-        (isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)).flatMap { OriginURL.parse($0) != nil ? $0 : nil }
+        let origin = isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)
+        return origin.flatMap { OriginURL.parse($0) != nil ? $0 : nil }
     }
 
     /// The parsed origin URL a proxy request target carries, or nil as

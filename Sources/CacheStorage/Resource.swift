@@ -273,8 +273,8 @@ package final class Resource {
     func pendingWrite() -> MetadataWrite {
         var snapshot = metadata
         snapshot.ranges = available
-        return MetadataWrite(metadata: snapshot, dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key,
-                             attribute: layout != .twoFiles, identity: fileIdentity)
+        return MetadataWrite(metadata: snapshot, dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys,
+                             key: key, attribute: layout != .twoFiles, identity: fileIdentity)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {

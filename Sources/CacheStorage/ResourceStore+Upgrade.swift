@@ -52,7 +52,11 @@ extension ResourceStore {
         upgradeCursor = cursor < index.count ? cursor : nil
         upgrading = Set(batch)
         for key in batch {
-            if resources[key] != nil { convert(key) } else { whenAtHand(storeKey: key) { [weak self] in self?.convert(key) } }
+            if resources[key] != nil {
+                convert(key)
+            } else {
+                whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
+            }
         }
         // (A batch's last conversion to end calls it otherwise, once.)
         if batch.isEmpty { batchEnded() }

@@ -240,9 +240,8 @@ private struct HLSParseState {
             last = nil
             return nil
         }
-        guard let start = offset ?? last.flatMap({ $0.uri == uri && $0.end <= Int64.max - length ? $0.end : nil }) else {
-            throw .byteRangeWithoutOffset(line: line)
-        }
+        let previousEnd = last.flatMap { $0.uri == uri && $0.end <= Int64.max - length ? $0.end : nil }
+        guard let start = offset ?? previousEnd else { throw .byteRangeWithoutOffset(line: line) }
         let range = HLSByteRange(offset: start, length: length)
         last = (uri, range.range.upperBound)
         return range
