@@ -193,7 +193,7 @@ private struct MPDRewrite {
 
     /// Whether a value as written names a scheme (absolute) or a host.
     private func names(_ value: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        value.starts(with: "//".utf8) || HLSURIResolver.schemeLength(UnsafeBufferPointer(rebasing: value)) != nil
+        value.starts(with: "//".utf8) || OriginURL.schemeLength(UnsafeBufferPointer(rebasing: value)) != nil
     }
 
     /// Maps one value and splices the result in; returns the value's
