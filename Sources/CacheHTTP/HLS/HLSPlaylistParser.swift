@@ -115,14 +115,7 @@ private struct HLSParseState {
         case "EXT-X-MEDIA":
             try sawMasterTag(line)
             let a = try attributes(value, tag, line)
-            let type: HLSRenditionType
-            switch try a.required("TYPE") {
-            case "AUDIO": type = .audio
-            case "VIDEO": type = .video
-            case "SUBTITLES": type = .subtitles
-            case "CLOSED-CAPTIONS": type = .closedCaptions
-            default: throw a.invalid("TYPE")
-            }
+            guard let type = HLSRenditionType(rawValue: try a.required("TYPE")) else { throw a.invalid("TYPE") }
             master.renditions.append(HLSRendition(
                 type: type, groupID: try a.required("GROUP-ID"), name: try a.required("NAME"),
                 language: a.string("LANGUAGE"), uri: a.uri("URI"),
