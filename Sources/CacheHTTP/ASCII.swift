@@ -1,6 +1,15 @@
 // Byte-level helpers shared by the parsers. They work on UTF-8 code units so
 // nothing here allocates or goes through Character/grapheme logic.
 
+extension Collection<UInt8> {
+    /// `body` over the bytes in one buffer: in place when they are contiguous, else a copy.
+    func withContiguousBytes<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        let result = withContiguousStorageIfAvailable { b in Result { () throws(E) in try body(b) } }
+            ?? Array(self).withUnsafeBufferPointer { b in Result { () throws(E) in try body(b) } }
+        return try result.get()
+    }
+}
+
 enum ASCII {
     static let cr = UInt8(ascii: "\r")
     static let lf = UInt8(ascii: "\n")
@@ -98,6 +107,30 @@ enum ASCII {
             i += 1
         }
         return true
+    }
+
+    /// 1*DIGIT at `i`, which moves past them; nil without a digit. Past
+    /// Int64.max: `.max` when `saturating`, else nil.
+    static func decimal(_ b: UnsafeRawBufferPointer, _ i: inout Int, saturating: Bool) -> Int64? {
+        let start = i
+        var v: Int64 = 0
+        while i < b.count, isDigit(b[i]) {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(Int64(b[i] &- 0x30))
+            if (o1 || o2) && !saturating { return nil }
+            v = o1 || o2 ? .max : s
+            i += 1
+        }
+        return i == start ? nil : v
+    }
+
+    /// Whether the path of `path` (a path or a whole URL: the query and
+    /// fragment are not looked at) ends in `suffix` (lower-case), any case.
+    static func pathEnds(_ path: String, with suffix: String) -> Bool {
+        let u = path.utf8
+        let name = u[..<(u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex)]
+        return name.count >= suffix.utf8.count
+            && zip(name.suffix(suffix.utf8.count), suffix.utf8).allSatisfy { lower($0) == $1 }
     }
 
     /// Lowercases ASCII letters; other bytes (including UTF-8) pass through.

@@ -79,14 +79,6 @@ package enum RangeHeaderParser {
     /// 1*DIGIT, saturating at Int64.max so huge positions stay valid (and
     /// unsatisfiable) rather than making the whole header invalid.
     private static func digits(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
-        let start = i
-        var v: Int64 = 0
-        while i < b.count, ASCII.isDigit(b[i]) {
-            let (m, o1) = v.multipliedReportingOverflow(by: 10)
-            let (s, o2) = m.addingReportingOverflow(Int64(b[i] &- 0x30))
-            v = o1 || o2 ? .max : s
-            i += 1
-        }
-        return i == start ? nil : v
+        ASCII.decimal(b, &i, saturating: true)
     }
 }

@@ -6,7 +6,6 @@
 // fails a request: a key that is unknown or whose value is not of its type
 // is dropped (and counted), the rest is used.
 
-
 /// The keys CTA-5004 (version 1) defines, with their types.
 package enum CMCDKey: String, CaseIterable, Sendable {
     // CMCD-Request
@@ -147,9 +146,7 @@ package struct CMCD: Sendable, Equatable {
             let broken = key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ","))
             if broken {
                 malformed += 1
-                // Skip to the next comma outside a string.
-                let (_, after) = Self.member(rest)
-                rest = after
+                rest = Self.member(rest).1  // to the next comma outside a string
             } else {
                 store(key: key, value: value)
             }
@@ -203,12 +200,8 @@ package struct CMCD: Sendable, Equatable {
             case "?0", "false": return .boolean(false)
             default: return nil
             }
-        case .integer:
-            guard let raw, let number = integer(raw) else { return nil }
-            return .integer(number)
-        case .decimal:
-            guard let raw, let number = decimal(raw) else { return nil }
-            return .decimal(number)
+        case .integer: return raw.flatMap(integer).map(CMCDValue.integer)
+        case .decimal: return raw.flatMap(decimal).map(CMCDValue.decimal)
         case .string(let maxLength):
             guard let raw, let text = quoted(raw), text.count <= maxLength else { return nil }
             return .string(text)
@@ -236,8 +229,7 @@ package struct CMCD: Sendable, Equatable {
         guard parts.count == 2 else { return Double(integral) }
         let fraction = parts[1]
         guard (1...3).contains(fraction.count), fraction.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        let value = Double(String(decoding: raw, as: UTF8.self))
-        return value
+        return Double(String(decoding: raw, as: UTF8.self))
     }
 
     /// The text of an SF string: `"` … `"`, printable ASCII, `\"` and `\\` escaped.

@@ -163,12 +163,8 @@ package struct CacheControl: Sendable, Equatable {
                 i += 1
                 if spaced {
                     while i < b.count, b[i] != ASCII.comma { i += 1 }
-                    if !name.isEmpty {
-                        out.append((name: String(decoding: name.map(ASCII.lower), as: UTF8.self), value: ""))
-                    }
-                    continue
-                }
-                if i < b.count, b[i] == UInt8(ascii: "\"") {
+                    value = ""
+                } else if i < b.count, b[i] == UInt8(ascii: "\"") {
                     var bytes: [UInt8] = []
                     i += 1
                     while i < b.count, b[i] != UInt8(ascii: "\"") {

@@ -84,12 +84,8 @@ package struct ChunkedDecoder: Sendable {
                 try sizeDelimiter(b)
             case .sizeLF:
                 guard b == ASCII.lf else { throw .badFraming }
-                if size == 0 {
-                    state = .trailerStart
-                } else {
-                    remaining = size
-                    state = .data
-                }
+                state = size == 0 ? .trailerStart : .data
+                remaining = size
                 size = 0
                 digits = 0
                 lineLength = 0

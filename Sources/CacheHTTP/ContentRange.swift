@@ -44,16 +44,7 @@ package struct ContentRange: Sendable, Equatable {
 
     /// 1*DIGIT without overflow.
     private static func number(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
-        let start = i
-        var v: Int64 = 0
-        while i < b.count, ASCII.isDigit(b[i]) {
-            let (m, o1) = v.multipliedReportingOverflow(by: 10)
-            let (s, o2) = m.addingReportingOverflow(Int64(b[i] &- 0x30))
-            if o1 || o2 { return nil }
-            v = s
-            i += 1
-        }
-        return i == start ? nil : v
+        ASCII.decimal(b, &i, saturating: false)
     }
 
     /// "bytes 0-499/1234", "bytes 0-499/*" or "bytes */1234". An empty range

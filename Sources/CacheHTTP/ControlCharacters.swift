@@ -24,32 +24,28 @@ package enum ControlCharacters {
     /// `text` with each shown as `\xHH` (on every way out: a name stored
     /// before they were removed, a URL, an error message).
     package static func escaped(_ text: String) -> String {
-        guard occur(in: text) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += "\\x" + (hex.count < 2 ? "0" : "") + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
+        replacing(in: text) { value in
+            let hex = String(value, radix: 16, uppercase: true)
+            return "\\x" + (hex.count < 2 ? "0" : "") + hex
         }
-        return out
     }
 
     /// JSON text (as JSONEncoder writes it) with DEL and C1 controls, which
     /// JSON lets through raw, written as `\u00HH` escapes: the same value
     /// for a JSON reader, nothing a terminal acts on.
     package static func escapedInJSON(_ json: String) -> String {
-        guard occur(in: json) else { return json }
+        replacing(in: json) { value in
+            let hex = String(value, radix: 16)
+            return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+    }
+
+    /// `text` with each written as `escape` gives it.
+    private static func replacing(in text: String, _ escape: (UInt32) -> String) -> String {
+        guard occur(in: text) else { return text }
         var out = ""
-        for scalar in json.unicodeScalars {
-            if isControl(scalar) {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { out += escape(scalar.value) } else { out.unicodeScalars.append(scalar) }
         }
         return out
     }

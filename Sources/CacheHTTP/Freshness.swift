@@ -244,11 +244,8 @@ package enum Freshness {
         if response.sharedMaxAge != nil { return false }
         if let window = request.staleIfError, staleness <= window { return true }
         switch cause {
-        case .originError:
-            if let maxStale = request.maxStale { return staleness <= maxStale }
-            return false
-        case .disconnected:
-            return true
+        case .originError: return request.maxStale.map { staleness <= $0 } ?? false
+        case .disconnected: return true
         }
     }
 

@@ -13,7 +13,7 @@ extension HTTPDate {
     /// RFC 850's two-digit years map 70-99 to 19xx and 00-69 to 20xx, a fixed
     /// pivot because this function has no clock.
     package static func epochSeconds(_ value: String) -> Int? {
-        var scanner = DateScanner(Array(trimmedOWS(value).utf8))
+        var scanner = DateScanner(b: Array(trimmedOWS(value).utf8))
         guard let dayName = scanner.letters(), dayName.count >= 3 else { return nil }
         if scanner.take(UInt8(ascii: ",")) {
             guard scanner.take(ASCII.sp) else { return nil }
@@ -47,14 +47,17 @@ extension HTTPDate {
         guard (1...12).contains(month) else { return nil }
         let length = month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
         guard (1...length).contains(day) else { return nil }
+        return days(year: year, month: month, day: day) * 86_400 + seconds
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (not checked).
+    static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return days * 86_400 + seconds
+        return era * 146_097 + doe - 719_468
     }
 }
 
@@ -62,8 +65,6 @@ extension HTTPDate {
 private struct DateScanner {
     let b: [UInt8]
     var i = 0
-
-    init(_ bytes: [UInt8]) { b = bytes }
 
     var atEnd: Bool { i == b.count }
 

@@ -11,10 +11,7 @@ package struct HTTPVersion: Sendable, Equatable {
 /// RFC 9112 §9.3: persistence defaults to on from 1.1 and off before it.
 /// Any 1.x above 1.1 is treated like 1.1.
 private func persistent(_ version: HTTPVersion, _ headers: HTTPHeaders) -> Bool {
-    if version.major == 1 && version.minor >= 1 {
-        return !headers.hasToken("close", in: "Connection")
-    }
-    return headers.hasToken("keep-alive", in: "Connection")
+    ((version.major == 1 && version.minor >= 1) || headers.hasToken("keep-alive", in: "Connection"))
         && !headers.hasToken("close", in: "Connection")
 }
 

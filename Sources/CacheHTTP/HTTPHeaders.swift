@@ -34,9 +34,7 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
 
     /// Removes every field with this name.
     package mutating func remove(_ name: String) {
-        // Looked for first: removing nothing from shared fields would copy them.
-        guard fields.contains(where: { ASCII.equalsIgnoringCase($0.name, name) }) else { return }
-        fields.removeAll { ASCII.equalsIgnoringCase($0.name, name) }
+        removeAll { ASCII.equalsIgnoringCase($0.name, name) }
     }
 
     /// Removes the fields `shouldRemove` picks, in one pass; copies nothing

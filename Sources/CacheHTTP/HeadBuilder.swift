@@ -228,15 +228,5 @@ private struct Digits {
     }
 
     /// "00" "01" … "99", two ASCII digits each.
-    private static let pairs: [UInt8] = {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(200)
-        for n in 0..<100 {
-            let tens = UInt8(truncatingIfNeeded: n / 10)
-            let ones = UInt8(truncatingIfNeeded: n % 10)
-            bytes.append(0x30 + tens)
-            bytes.append(0x30 + ones)
-        }
-        return bytes
-    }()
+    private static let pairs: [UInt8] = (0..<100).flatMap { (n: Int) -> [UInt8] in [UInt8(48 + n / 10), UInt8(48 + n % 10)] }
 }

@@ -6,12 +6,15 @@ package enum RequestHeadParser {
     package static func parse(_ buffer: UnsafeRawBufferPointer, limits: HeadLimits = HeadLimits())
         -> Result<(head: HTTPRequestHead, consumed: Int)?, HeadParseError>
     {
-        let layout: HeadLayout
-        switch HeadScanner.scan(buffer, limits: limits) {
-        case .success(nil): return .success(nil)
-        case .success(let l?): layout = l
-        case .failure(let e): return .failure(e)
+        Result { () throws(HeadParseError) -> (head: HTTPRequestHead, consumed: Int)? in
+            guard let layout = try HeadScanner.scan(buffer, limits: limits).get() else { return nil }
+            return try parse(buffer, layout)
         }
+    }
+
+    private static func parse(_ buffer: UnsafeRawBufferPointer, _ layout: HeadLayout) throws(HeadParseError)
+        -> (head: HTTPRequestHead, consumed: Int)
+    {
         let line = layout.startLine
         // method SP request-target SP HTTP-version (RFC 9112 §3). Splitting at
         // the first and last SP lets a target containing spaces be reported
@@ -21,13 +24,13 @@ package enum RequestHeadParser {
         var lastSP = line.upperBound - 1
         while lastSP > firstSP, buffer[lastSP] != ASCII.sp { lastSP -= 1 }
         guard firstSP < line.upperBound, lastSP > firstSP else {
-            return .failure(.badRequest(containsCR(buffer, line) ? "bare CR" : "malformed request line"))
+            throw .badRequest(containsCR(buffer, line) ? "bare CR" : "malformed request line")
         }
-        if firstSP == line.lowerBound { return .failure(.badRequest("missing method")) }
+        if firstSP == line.lowerBound { throw .badRequest("missing method") }
         for i in line.lowerBound..<firstSP where !ASCII.isTokenChar(buffer[i]) {
-            return .failure(.badRequest(buffer[i] == ASCII.cr ? "bare CR" : "invalid method"))
+            throw .badRequest(buffer[i] == ASCII.cr ? "bare CR" : "invalid method")
         }
-        if lastSP == firstSP + 1 { return .failure(.badRequest("missing target")) }
+        if lastSP == firstSP + 1 { throw .badRequest("missing target") }
         // Targets are long and almost always clean: check 8 bytes at a time.
         var i = firstSP + 1
         while i + 8 <= lastSP, !ASCII.mayHoldNonVisible(buffer.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
@@ -35,25 +38,17 @@ package enum RequestHeadParser {
         }
         while i < lastSP {
             if !(0x21...0x7E).contains(buffer[i]) {
-                return .failure(.badRequest(buffer[i] == ASCII.cr ? "bare CR" : "invalid target"))
+                throw .badRequest(buffer[i] == ASCII.cr ? "bare CR" : "invalid target")
             }
             i += 1
         }
-        let version: HTTPVersion
-        switch parseVersion(buffer, (lastSP + 1)..<line.upperBound) {
-        case .success(let v): version = v
-        case .failure(let e): return .failure(e)
-        }
-        let headers: HTTPHeaders
-        switch HeadScanner.parseFields(buffer, layout) {
-        case .success(let h): headers = h
-        case .failure(let e): return .failure(e)
-        }
+        let version = try parseVersion(buffer, (lastSP + 1)..<line.upperBound)
+        let headers = try HeadScanner.parseFields(buffer, layout).get()
         let head = HTTPRequestHead(
             method: string(buffer, line.lowerBound..<firstSP),
             target: string(buffer, (firstSP + 1)..<lastSP),
             version: version, headers: headers)
-        return .success((head, layout.end))
+        return (head, layout.end)
     }
 }
 
@@ -61,53 +56,48 @@ package enum ResponseHeadParser {
     package static func parse(_ buffer: UnsafeRawBufferPointer, limits: HeadLimits = HeadLimits())
         -> Result<(head: HTTPResponseHead, consumed: Int)?, HeadParseError>
     {
-        let layout: HeadLayout
-        switch HeadScanner.scan(buffer, limits: limits) {
-        case .success(nil): return .success(nil)
-        case .success(let l?): layout = l
-        case .failure(let e): return .failure(e)
+        Result { () throws(HeadParseError) -> (head: HTTPResponseHead, consumed: Int)? in
+            guard let layout = try HeadScanner.scan(buffer, limits: limits).get() else { return nil }
+            return try parse(buffer, layout)
         }
+    }
+
+    private static func parse(_ buffer: UnsafeRawBufferPointer, _ layout: HeadLayout) throws(HeadParseError)
+        -> (head: HTTPResponseHead, consumed: Int)
+    {
         // HTTP-version SP 3DIGIT SP [reason] (RFC 9112 §4). A missing SP after
         // the code is tolerated: some servers send "HTTP/1.1 200".
         let line = layout.startLine
         let v = line.lowerBound
         guard line.count >= 12, buffer[v + 8] == ASCII.sp else {
-            return .failure(.badRequest(containsCR(buffer, line) ? "bare CR" : "malformed status line"))
+            throw .badRequest(containsCR(buffer, line) ? "bare CR" : "malformed status line")
         }
-        let version: HTTPVersion
-        switch parseVersion(buffer, v..<(v + 8)) {
-        case .success(let x): version = x
-        case .failure(let e): return .failure(e)
-        }
+        let version = try parseVersion(buffer, v..<(v + 8))
         var status = 0
         for i in (v + 9)..<(v + 12) {
-            guard ASCII.isDigit(buffer[i]) else { return .failure(.badRequest("invalid status code")) }
+            guard ASCII.isDigit(buffer[i]) else { throw .badRequest("invalid status code") }
             status = status * 10 + Int(buffer[i] &- 0x30)
         }
-        if status < 100 { return .failure(.badRequest("invalid status code")) }
+        if status < 100 { throw .badRequest("invalid status code") }
         var reasonStart = v + 12
         if reasonStart < line.upperBound {
-            guard buffer[reasonStart] == ASCII.sp else { return .failure(.badRequest("invalid status code")) }
+            guard buffer[reasonStart] == ASCII.sp else { throw .badRequest("invalid status code") }
             reasonStart += 1
         }
         for i in reasonStart..<line.upperBound where !ASCII.isFieldValueChar(buffer[i]) {
-            return .failure(.badRequest(buffer[i] == ASCII.cr ? "bare CR" : "control character in reason"))
+            throw .badRequest(buffer[i] == ASCII.cr ? "bare CR" : "control character in reason")
         }
-        let headers: HTTPHeaders
-        switch HeadScanner.parseFields(buffer, layout, response: true) {
-        case .success(let h): headers = h
-        case .failure(let e): return .failure(e)
-        }
+        let headers = try HeadScanner.parseFields(buffer, layout, response: true).get()
         let head = HTTPResponseHead(
             version: version, status: status,
             reason: string(buffer, reasonStart..<line.upperBound), headers: headers)
-        return .success((head, layout.end))
+        return (head, layout.end)
     }
 }
 
 /// "HTTP/" DIGIT "." DIGIT. Only major version 1 is served; 1.2 and up are
 /// read as 1.1-compatible (RFC 9110 §2.5 minor versions are compatible).
-private func parseVersion(_ buf: UnsafeRawBufferPointer, _ r: Range<Int>) -> Result<HTTPVersion, HeadParseError> {
+private func parseVersion(_ buf: UnsafeRawBufferPointer, _ r: Range<Int>) throws(HeadParseError) -> HTTPVersion {
     let s = r.lowerBound
     guard r.count == 8,
           buf[s] == UInt8(ascii: "H"), buf[s + 1] == UInt8(ascii: "T"),
@@ -115,11 +105,11 @@ private func parseVersion(_ buf: UnsafeRawBufferPointer, _ r: Range<Int>) -> Res
           buf[s + 4] == UInt8(ascii: "/"), ASCII.isDigit(buf[s + 5]),
           buf[s + 6] == UInt8(ascii: "."), ASCII.isDigit(buf[s + 7])
     else {
-        return .failure(.badRequest(containsCR(buf, r) ? "bare CR" : "malformed HTTP version"))
+        throw .badRequest(containsCR(buf, r) ? "bare CR" : "malformed HTTP version")
     }
     let major = Int(buf[s + 5] &- 0x30), minor = Int(buf[s + 7] &- 0x30)
-    if major != 1 { return .failure(.versionNotSupported) }
-    return .success(HTTPVersion(major: major, minor: minor))
+    if major != 1 { throw .versionNotSupported }
+    return HTTPVersion(major: major, minor: minor)
 }
 
 private func containsCR(_ buf: UnsafeRawBufferPointer, _ r: Range<Int>) -> Bool {

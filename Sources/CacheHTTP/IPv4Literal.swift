@@ -9,11 +9,8 @@ package enum IPv4Literal {
     package static func parse<S: StringProtocol>(_ text: S) -> UInt32? {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard (1...4).contains(parts.count) else { return nil }
-        var values: [UInt64] = []
-        for part in parts {
-            guard let value = number(part) else { return nil }
-            values.append(value)
-        }
+        let values = parts.compactMap { number($0) }
+        guard values.count == parts.count else { return nil }
         // Every part but the last is one byte; the last fills the bytes left.
         let lastBits = UInt64(8 * (5 - parts.count))
         guard values.dropLast().allSatisfy({ $0 <= 0xFF }), values[values.count - 1] < (1 << lastBits) else { return nil }
@@ -37,14 +34,7 @@ package enum IPv4Literal {
         }
         var value: UInt64 = 0
         for byte in digits {
-            let digit: UInt64
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt64(byte - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
-            guard digit < radix else { return nil }
+            guard let digit = ASCII.hexValue(byte).map(UInt64.init), digit < radix else { return nil }
             value = value * radix + digit
             guard value <= UInt64(UInt32.max) else { return nil }
         }

@@ -42,12 +42,8 @@ package enum Intermediary {
     /// A per-instance pseudonym for Via, `httpcache-` and 8 hex digits of
     /// `id` (the caller supplies the randomness).
     package static func pseudonym(id: UInt32) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out = Array("httpcache-".utf8)
-        for shift in stride(from: 28, through: 0, by: -4) {
-            out.append(hex[Int((id >> UInt32(shift)) & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        let hex = String(id, radix: 16)
+        return "httpcache-" + String(repeating: "0", count: 8 - hex.utf8.count) + hex
     }
 
     /// An interim (1xx) response as relayed to an HTTP/1.1 client: its

@@ -132,7 +132,7 @@ package struct OriginURL: Sendable, Equatable {
     /// absolute Location is taken as parse() takes it (path byte-exact).
     package func resolving(_ location: String) -> OriginURL? {
         let ref = Array(location.utf8)
-        if hasScheme(ref) { return OriginURL.parse(location) }
+        if ref.withUnsafeBufferPointer(Self.schemeLength) != nil { return OriginURL.parse(location) }
         if ref.starts(with: "//".utf8) { return OriginURL.parse(scheme + ":" + location) }
 
         let noFragment = ref[..<(ref.firstIndex(of: UInt8(ascii: "#")) ?? ref.count)]
@@ -156,22 +156,21 @@ package struct OriginURL: Sendable, Equatable {
             let directory = basePath.lastIndex(of: UInt8(ascii: "/")).map { basePath[...$0] } ?? []
             path = removeDotSegments(directory + refPath)
         }
-        var out = Array((scheme + "://" + hostHeader).utf8)
-        out += path
-        out += query
-        return OriginURL.parse(String(decoding: out, as: UTF8.self))
+        return OriginURL.parse(scheme + "://" + hostHeader + String(decoding: path + query, as: UTF8.self))
     }
 
-    /// scheme ":" before any "/", "?" or "#" (RFC 3986 §3.1).
-    private func hasScheme(_ ref: [UInt8]) -> Bool {
-        guard let first = ref.first, (ASCII.lower(first) &- 0x61) < 26 else { return false }
-        for c in ref.dropFirst() {
-            if c == ASCII.colon { return true }
+    /// The length of the scheme of an absolute reference: letters, digits,
+    /// "+-." before the first ":", starting with a letter (RFC 3986 §3.1).
+    static func schemeLength(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = r.first, (ASCII.lower(first) &- 0x61) < 26 else { return nil }
+        for i in 1..<r.count {
+            let c = r[i]
+            if c == ASCII.colon { return i }
             let ok = (ASCII.lower(c) &- 0x61) < 26 || ASCII.isDigit(c)
                 || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-            if !ok { return false }
+            if !ok { return nil }
         }
-        return false
+        return nil
     }
 }
 

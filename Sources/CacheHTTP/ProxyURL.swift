@@ -159,16 +159,14 @@ package enum ProxyURL {
     /// The origin URL string carried by a proxy request target, or nil when
     /// the target is not a well-formed proxy path for an http/https origin.
     package static func origin(fromTarget target: String) -> String? {
-        if isBaseForm(target) { return baseFormOrigin(target).flatMap { OriginURL.parse($0) != nil ? $0 : nil } }
-        guard let origin = decodedOrigin(target), OriginURL.parse(origin) != nil else { return nil }
-        return origin
+        let origin = isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)
+        return origin.flatMap { OriginURL.parse($0) != nil ? $0 : nil }
     }
 
     /// The parsed origin URL a proxy request target carries, or nil as
     /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
     package static func originURL(fromTarget target: String) -> OriginURL? {
-        if isBaseForm(target) { return baseFormOrigin(target).flatMap(OriginURL.parse) }
-        return decodedOrigin(target).flatMap(OriginURL.parse)
+        (isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)).flatMap(OriginURL.parse)
     }
 
     /// The segment after the encoded origin when another segment follows it

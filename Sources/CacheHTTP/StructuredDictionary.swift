@@ -30,7 +30,7 @@ package enum StructuredDictionary {
     /// The members in order (parameters left out), or nil when `values` is
     /// not a valid Dictionary.
     package static func members(_ values: [String]) -> [Member]? {
-        var parser = Parser(Array(values.joined(separator: ",").utf8))
+        var parser = Parser(s: Array(values.joined(separator: ",").utf8))
         return parser.dictionary() ? parser.members : nil
     }
 
@@ -40,7 +40,6 @@ package enum StructuredDictionary {
         var members: [Member] = []
         /// The type of the bare item just read.
         var kind = Kind.boolean(true)
-        init(_ s: [UInt8]) { self.s = s }
 
         var peek: UInt8? { i < s.count ? s[i] : nil }
 

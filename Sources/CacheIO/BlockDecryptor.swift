@@ -116,18 +116,12 @@ package final class BlockDecryptor {
     /// Convenience over `decrypt(_:atOffset:into:)` returning a new array.
     package func decrypt(_ input: [UInt8], atOffset offset: Int64) throws(DecryptionError) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: input.count)
-        // Typed throws do not pass through the buffer closures: carry the error out.
-        var failure: DecryptionError?
-        input.withUnsafeBytes { inBytes in
+        // Typed throws do not pass through the buffer closures: the error comes out as a Result.
+        try input.withUnsafeBytes { inBytes in
             output.withUnsafeMutableBytes { outBytes in
-                do throws(DecryptionError) {
-                    try decrypt(inBytes, atOffset: offset, into: outBytes)
-                } catch {
-                    failure = error
-                }
+                Result { () throws(DecryptionError) in try decrypt(inBytes, atOffset: offset, into: outBytes) }
             }
-        }
-        if let failure { throw failure }
+        }.get()
         return output
     }
 

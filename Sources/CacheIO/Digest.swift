@@ -12,14 +12,17 @@ package enum Digest {
                 cs_sha256(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
-        return withUnsafeBytes(of: digest) { raw in
-            String(unsafeUninitializedCapacity: 64) { hex in
-                for (i, byte) in raw.enumerated() {
-                    hex[2 * i] = hexDigit(byte >> 4)
-                    hex[2 * i + 1] = hexDigit(byte & 15)
-                }
-                return 64
+        return withUnsafeBytes(of: digest, hex)
+    }
+
+    /// Lowercase hex of bytes, written in place.
+    package static func hex(_ raw: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: 2 * raw.count) { hex in
+            for (i, byte) in raw.enumerated() {
+                hex[2 * i] = hexDigit(byte >> 4)
+                hex[2 * i + 1] = hexDigit(byte & 15)
             }
+            return 2 * raw.count
         }
     }
 

@@ -39,9 +39,7 @@ package final class EventLoop: @unchecked Sendable {
         let box = Unmanaged.passRetained(TaskBox(task)).toOpaque()
         let status = stopped.withLock { stopped -> Int32 in
             guard !stopped else { return -1 }
-            return cs_loop_post(raw, { ctx in
-                Unmanaged<TaskBox>.fromOpaque(ctx!).takeRetainedValue().task()
-            }, box)
+            return cs_loop_post(raw, { ctx in Unmanaged<TaskBox>.fromOpaque(ctx!).takeRetainedValue().value() }, box)
         }
         if status != 0 {
             Unmanaged<TaskBox>.fromOpaque(box).release()
@@ -64,8 +62,8 @@ package final class EventLoop: @unchecked Sendable {
     /// which is why it need not be Sendable.
     package func executeLater(_ task: @escaping () -> Void) {
         assertInLoop()
-        let box = LoopLocal(task)
-        execute { box.task() }
+        let box = Box(task)
+        execute { box.value() }
     }
 
     package var inLoop: Bool { cs_loop_is_current(raw) != 0 }
@@ -97,12 +95,13 @@ package final class EventLoop: @unchecked Sendable {
     package func offload<T: Sendable>(_ work: @escaping @Sendable () -> T, done: @escaping (T) -> Void) {
         assertInLoop()
         let slot = ResultSlot<T>()
-        let box = WorkBox(work: { slot.value = work() }, done: { done(slot.value!) })
+        // libuv orders the two phases (work happens-before done): the box is never touched concurrently.
+        let box = WorkBox((work: { slot.value = work() }, done: { done(slot.value!) }))
         let ctx = Unmanaged.passRetained(box).toOpaque()
         let status = cs_work_submit(raw, { ctx in
-            Unmanaged<WorkBox>.fromOpaque(ctx!).takeUnretainedValue().work()
+            Unmanaged<WorkBox>.fromOpaque(ctx!).takeUnretainedValue().value.work()
         }, { ctx in
-            Unmanaged<WorkBox>.fromOpaque(ctx!).takeRetainedValue().done()
+            Unmanaged<WorkBox>.fromOpaque(ctx!).takeRetainedValue().value.done()
         }, ctx)
         if status != 0 {
             // The pool refused (loop stopping): do the work inline rather than lose it.
@@ -116,50 +115,32 @@ package final class EventLoop: @unchecked Sendable {
         assertInLoop()
         let box = Unmanaged.passRetained(ResolveBox(completion)).toOpaque()
         let status = cs_resolve(raw, host, Int32(port), { ctx, status, addrs, count in
-            let box = Unmanaged<ResolveBox>.fromOpaque(ctx!).takeRetainedValue()
-            if status != 0 || count == 0 {
-                box.completion(.failure(IOError(code: status == 0 ? -2 : status, "resolve")))
-                return
+            let completion = Unmanaged<ResolveBox>.fromOpaque(ctx!).takeRetainedValue().value
+            guard status == 0, count > 0 else {
+                return completion(.failure(IOError(code: status == 0 ? -2 : status, "resolve")))
             }
-            let list = (0..<count).map { SocketAddress(storage: addrs![$0]) }
-            box.completion(.success(list))
+            completion(.success((0..<count).map { SocketAddress(storage: addrs![$0]) }))
         }, box)
         if status != 0 {
-            let box = Unmanaged<ResolveBox>.fromOpaque(box).takeRetainedValue()
-            box.completion(.failure(IOError(code: status, "resolve \(host)")))
+            let completion = Unmanaged<ResolveBox>.fromOpaque(box).takeRetainedValue().value
+            completion(.failure(IOError(code: status, "resolve \(host)")))
         }
     }
 }
 
-/// A closure that is created and run on the loop thread only.
-private final class LoopLocal: @unchecked Sendable {
-    let task: () -> Void
-    init(_ task: @escaping () -> Void) { self.task = task }
+/// A value handed through the C core as a context, or (`executeLater`) a
+/// closure created and run on the loop thread only: never used from two threads at once.
+private final class Box<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
-private final class TaskBox {
-    let task: @Sendable () -> Void
-    init(_ task: @escaping @Sendable () -> Void) { self.task = task }
-}
-
-/// Crosses from the loop to a pool thread and back. libuv orders the two
-/// phases (work happens-before done), so neither box is touched concurrently.
-private final class WorkBox: @unchecked Sendable {
-    let work: () -> Void
-    let done: () -> Void
-    init(work: @escaping () -> Void, done: @escaping () -> Void) {
-        self.work = work
-        self.done = done
-    }
-}
+private typealias TaskBox = Box<@Sendable () -> Void>
+private typealias WorkBox = Box<(work: () -> Void, done: () -> Void)>
+private typealias ResolveBox = Box<(Result<[SocketAddress], IOError>) -> Void>
 
 private final class ResultSlot<T>: @unchecked Sendable {
     var value: T?
-}
-
-private final class ResolveBox {
-    let completion: (Result<[SocketAddress], IOError>) -> Void
-    init(_ completion: @escaping (Result<[SocketAddress], IOError>) -> Void) { self.completion = completion }
 }
 
 extension String {

@@ -16,8 +16,6 @@
 public struct EventQueue<Event> {
     @usableFromInline var pending: [Event] = []
     @usableFromInline var driving = false
-    /// A drive is handling the queue (further up the stack).
-    public var isDriving: Bool { driving }
 
     @inlinable public init() {}
 
@@ -25,9 +23,7 @@ public struct EventQueue<Event> {
     /// (`next()` until nil), false when a drive further up will.
     @inlinable public mutating func push(_ event: Event) -> Bool {
         pending.append(event)
-        guard !driving else { return false }
-        driving = true
-        return true
+        return begin()
     }
 
     /// Claims the drive for work done in place before the queue is handled

@@ -11,15 +11,8 @@ package final class LoopTimer {
                  _ action: @escaping () -> Void) {
         loop.assertInLoop()
         self.action = action
-        start(loop, milliseconds, repeatMilliseconds)
-    }
-
-    private func start(_ loop: EventLoop, _ timeout: UInt64, _ repeatMs: UInt64) {
         var callbacks = cs_timer_callbacks(
-            on_fire: { ctx in
-                let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeUnretainedValue()
-                timer.action?()
-            },
+            on_fire: { ctx in Unmanaged<LoopTimer>.fromOpaque(ctx!).takeUnretainedValue().action?() },
             on_close: { ctx in
                 let timer = Unmanaged<LoopTimer>.fromOpaque(ctx!).takeRetainedValue()
                 timer.raw = nil
@@ -27,7 +20,7 @@ package final class LoopTimer {
             }
         )
         let ctx = Unmanaged.passRetained(self).toOpaque()
-        raw = cs_timer_start(loop.raw, timeout, repeatMs, &callbacks, ctx)
+        raw = cs_timer_start(loop.raw, milliseconds, repeatMilliseconds, &callbacks, ctx)
         if raw == nil { Unmanaged<LoopTimer>.fromOpaque(ctx).release() }
     }
 

@@ -21,7 +21,7 @@ package final class CacheLock: @unchecked Sendable {
         while true {
             attempts += 1
             let fd = try Self.openFresh(path)
-            if Self.isStillAt(path, fd) {
+            if let held = FileIdentity(fd: fd), held == FileIdentity(path: path) {  // still the file at `path`
                 self.fd = fd
                 break
             }
@@ -69,13 +69,6 @@ package final class CacheLock: @unchecked Sendable {
             throw StorageError("cache folder is in use by another httpcache process", code: EWOULDBLOCK)
         }
         return fd
-    }
-
-    /// Whether `fd` is still the file at `path` (same device and inode).
-    private static func isStillAt(_ path: String, _ fd: Int32) -> Bool {
-        var held = stat(), named = stat()
-        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
-        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     deinit { close(fd) }

@@ -26,24 +26,18 @@ package final class DataFile: @unchecked Sendable {
     /// Set once, before the first read or write (a spare gets its cipher when adopted).
     package private(set) var cipher: UnitCipher?
 
-    package init(path: String, cipher: UnitCipher? = nil) throws(StorageError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw StorageError("open \(path): \(FileIO.errorText(code))", code: code)
-        }
-        self.fd = fd
-        self.cipher = cipher
-        var info = stat()
-        let known = fstat(fd, &info) == 0
-        identity = known ? FileIdentity(info) : nil
-        sizeWhenOpened = known ? Int64(info.st_size) : 0
+    package convenience init(path: String, cipher: UnitCipher? = nil) throws(StorageError) {
+        try self.init(path, O_CREAT, cipher)
     }
 
     /// Opens an existing file, never creating one (an entry's file opened
     /// on the pool ahead of its first use: one removed meanwhile stays removed).
-    package init(existing path: String, cipher: UnitCipher? = nil) throws(StorageError) {
-        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+    package convenience init(existing path: String, cipher: UnitCipher? = nil) throws(StorageError) {
+        try self.init(path, 0, cipher)
+    }
+
+    private init(_ path: String, _ create: Int32, _ cipher: UnitCipher?) throws(StorageError) {
+        let fd = open(path, O_RDWR | create | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             let code = errno
             throw StorageError("open \(path): \(FileIO.errorText(code))", code: code)
@@ -108,15 +102,8 @@ package final class DataFile: @unchecked Sendable {
     }
 
     static func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw StorageError("write: \(FileIO.errorText(code))", code: code)
-            }
-            done += n
+        if let code = FileIO.writeAll(fd, bytes, at: offset) {
+            throw StorageError("write: \(FileIO.errorText(code))", code: code)
         }
     }
 

@@ -67,9 +67,6 @@ package struct EntryIndex: Sendable {
 
     package var count: Int { records.count }
 
-    /// The number of records the array can hold before it grows.
-    package var capacity: Int { records.capacity }
-
     package func find(_ key: EntryKey) -> Record? {
         slot(of: key).map { records[Int($0)] }
     }

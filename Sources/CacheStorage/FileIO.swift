@@ -57,29 +57,25 @@ package enum FileIO {
         return fsync(fd) == 0
     }
 
-    package static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                offset += n
-            }
-            return true
-        }
+    /// Writes all of `bytes` at `offset`, or where the file stands when nil.
+    package static func writeFully(_ fd: Int32, _ bytes: [UInt8], at offset: Int64? = nil) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) == nil }
     }
 
-    /// pwrite of all bytes at an offset.
-    package static func writeFully(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if n < 0 { if errno == EINTR { continue }; return false }
-                done += n
+    /// Writes all of `bytes` at `offset` (where the file stands when nil); the errno when it fails.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64? = nil) -> Int32? {
+        var done = 0
+        while done < bytes.count {
+            let start = bytes.baseAddress! + done
+            let n = if let offset { pwrite(fd, start, bytes.count - done, off_t(offset) + off_t(done)) }
+                else { write(fd, start, bytes.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
             }
-            return true
+            done += n
         }
+        return nil
     }
 
     /// Opens `path` for reading when it is a regular file, never through a
@@ -124,19 +120,13 @@ package enum FileIO {
         while done < size {
             let want = Int(min(Int64(chunk.count), size - done))
             let wanted = decrypting == nil ? want : roundUp(want)
-            var got = 0
-            while got < wanted {
-                let n = chunk.withUnsafeMutableBytes { pread(input, $0.baseAddress! + got, wanted - got, off_t(done) + off_t(got)) }
-                if n < 0 { if errno == EINTR { continue }; return false }
-                if n == 0 { break }
-                got += n
-            }
-            guard got >= want else {  // the file shrank while it was copied
-                errno = EIO
-                return false
-            }
             let firstUnit = done / Int64(unit)
             let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
+                let got = DataFile.readFully(input, UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: done)
+                guard got >= want else {  // a read error, or the file shrank while it was copied
+                    if got >= 0 { errno = EIO }
+                    return false
+                }
                 if let decrypting {
                     raw.baseAddress!.advanced(by: got).initializeMemory(as: UInt8.self, repeating: 0, count: wanted - got)
                     guard decrypting.decrypt(UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), firstUnit: firstUnit)
@@ -149,7 +139,7 @@ package enum FileIO {
                     guard encrypting.encrypt(UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]), firstUnit: firstUnit)
                     else { return false }
                 }
-                return writeFully(output, Array(raw[0..<count]))
+                return writeAll(output, UnsafeRawBufferPointer(rebasing: raw[0..<count])) == nil
             }
             guard ok else {
                 if errno == 0 { errno = EIO }
@@ -171,17 +161,19 @@ package enum FileIO {
     /// umask is kept), and a foreign one is left alone.
     package static func restrict(_ path: String, to mode: mode_t) {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_uid == geteuid() else { return }
-        let current = info.st_mode & 0o777
-        if current & ~mode != 0 { chmod(path, current & mode) }
+        if stat(path, &info) == 0, let narrower = narrowed(info, to: mode) { chmod(path, narrower) }
     }
 
     /// Narrows an open file of ours as `restrict(_:to:)`.
     package static func restrict(fd: Int32, to mode: mode_t) {
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid() else { return }
+        if fstat(fd, &info) == 0, let narrower = narrowed(info, to: mode) { fchmod(fd, narrower) }
+    }
+
+    /// The mode a file of ours narrowed to `mode` gets, nil when it needs no change.
+    private static func narrowed(_ info: stat, to mode: mode_t) -> mode_t? {
         let current = info.st_mode & 0o777
-        if current & ~mode != 0 { fchmod(fd, current & mode) }
+        return info.st_uid == geteuid() && current & ~mode != 0 ? current & mode : nil
     }
 
     /// Creates `path` and any missing parents.
@@ -196,6 +188,11 @@ package enum FileIO {
 
     package static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
+        return names(closing: dir)
+    }
+
+    /// The names in an open directory stream but `.` and `..`; closes it.
+    private static func names(closing dir: OpaquePointer) -> [String] {
         defer { closedir(dir) }
         var names: [String] = []
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
@@ -244,14 +241,7 @@ package enum FileIO {
         guard depth < maxRemovalDepth else { return }
         let listing = dup(fd)
         guard listing >= 0, let dir = fdopendir(listing) else { return }
-        var names: [String] = []
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-        while let entry = readdir(dir) {
-            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(dir)
-        for name in names {
+        for name in names(closing: dir) {
             var info = stat()
             guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             if info.st_mode & S_IFMT == S_IFDIR {

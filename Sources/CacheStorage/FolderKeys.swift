@@ -149,7 +149,8 @@ package final class FolderKeys: Sendable {
             throw StorageError("the cache folder \(root) was made without encryption: it cannot be opened with a key "
                                + "(use a new folder, or export, clear and import)", code: EKEYREJECTED)
         }
-        guard let folderKey = Digest.randomBytes(32), let wrapped = wrap(folderKey, userKey: userKey) else {
+        guard let folderKey = Digest.randomBytes(32),
+              let wrapped = wrap(Material(folderKey: folderKey), userKey: userKey) else {
             throw StorageError("cannot make a folder key: no random bytes or cipher")
         }
         // Linked into place: of two processes making the folder at once, one key wins.
@@ -164,10 +165,6 @@ package final class FolderKeys: Sendable {
         FileIO.syncFolder(root)
         guard let stored = FileIO.readAll(path) else { throw StorageError("\(path) vanished while being created") }
         return try unwrap(stored, userKey: userKey, path: path)
-    }
-
-    private static func wrap(_ folderKey: [UInt8], userKey: [UInt8]) -> [UInt8]? {
-        wrap(Material(folderKey: folderKey), userKey: userKey)
     }
 
     /// The content of an `encryption` file: `material` sealed under the user's key.
@@ -198,17 +195,8 @@ package final class FolderKeys: Sendable {
 
     /// The store key of a cache key: keyed, so file names reveal no URL.
     package func storeKey(for cacheKey: String) -> String {
-        let mac = nameKey.mac(cacheKey.utf8)
-        var hex = ""
-        hex.reserveCapacity(64)
-        for byte in mac {
-            hex.append(Self.digits[Int(byte >> 4)])
-            hex.append(Self.digits[Int(byte & 15)])
-        }
-        return hex
+        nameKey.mac(cacheKey.utf8).withUnsafeBytes(Digest.hex)
     }
-
-    private static let digits = Array("0123456789abcdef")
 
     /// The id in the XTS tweak of an entry's data file of `version`:
     /// different for every file, so equal bytes at equal offsets of two

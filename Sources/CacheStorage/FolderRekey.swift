@@ -142,10 +142,6 @@ package enum FolderRekey {
             let oldData: String
         }
 
-        init(root: String, old: FolderKeys, new: FolderKeys, progress: @escaping (Summary) -> Void) {
-            (self.root, self.old, self.new, self.progress) = (root, old, new, progress)
-        }
-
         var resources: String { root + "/resources" }
 
         mutating func entries() throws(StorageError) {
@@ -179,7 +175,7 @@ package enum FolderRekey {
         private mutating func entry(_ paths: EntryPaths, suffixes: [String]) throws(StorageError) {
             let dataNames = suffixes.filter { EntryPaths.version(ofDataName: $0) != nil }
             guard suffixes.contains("meta") else { return try oneFileEntry(paths, dataNames: dataNames) }
-            let stored = suffixes.contains("meta") ? FileIO.readAll(paths.meta) : nil
+            let stored = FileIO.readAll(paths.meta)
             if let stored, let metadata = Self.metadata(stored, new, paths.key) {
                 // Switched before: data files it does not name are what a kill left.
                 remove(dataNames.filter { $0 != metadata.dataName }, of: paths)
@@ -197,12 +193,7 @@ package enum FolderRekey {
                   Self.write(sealed, to: temp) else {
                 throw StorageError("cannot write \(temp): \(FileIO.errorText())", code: errno)
             }
-            remove(dataNames.filter { $0 != metadata.dataName && $0 != EntryPaths.dataName(version: version) }, of: paths)
-            pending.append(Switch(metaTemp: temp, meta: paths.meta, oldData: oldData))
-            pendingBytes += metadata.ranges.byteCount
-            summary.entries += 1
-            summary.bytes += metadata.ranges.byteCount
-            if pending.count >= batchEntries || pendingBytes >= batchBytes { try switchPending() }
+            try queue(Switch(metaTemp: temp, meta: paths.meta, oldData: oldData), metadata, version, dataNames, paths)
         }
 
         /// A one-file entry: the data file whose attribute opens under the new
@@ -228,8 +219,16 @@ package enum FolderRekey {
             guard let sealed = new.seal(Array(metadata.encoded().utf8), context: paths.key) else {
                 throw StorageError("cannot seal the metadata of \(paths.key)")
             }
+            try queue(Switch(meta: paths.meta, attribute: sealed, newData: paths.data(version: next), oldData: oldData),
+                      metadata, version, dataNames, paths)
+        }
+
+        /// A re-encrypted entry waits for its batch's switch; data files
+        /// other than its old and new one (what a kill left) go now.
+        private mutating func queue(_ entry: Switch, _ metadata: ResourceMetadata, _ version: Int, _ dataNames: [String],
+                                    _ paths: EntryPaths) throws(StorageError) {
             remove(dataNames.filter { $0 != metadata.dataName && $0 != EntryPaths.dataName(version: version) }, of: paths)
-            pending.append(Switch(meta: paths.meta, attribute: sealed, newData: paths.data(version: next), oldData: oldData))
+            pending.append(entry)
             pendingBytes += metadata.ranges.byteCount
             summary.entries += 1
             summary.bytes += metadata.ranges.byteCount

@@ -38,11 +38,9 @@ package enum IndexFiles {
                                generation: Int, keys: FolderKeys? = nil) -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(headerSize + records.count * recordSize + 8)
-        append(&bytes, snapshotMagic)
-        append(&bytes, UInt64(shards))
-        append(&bytes, UInt64(shard))
-        append(&bytes, UInt64(generation))
-        append(&bytes, UInt64(records.count))
+        for field in [snapshotMagic, UInt64(shards), UInt64(shard), UInt64(generation), UInt64(records.count)] {
+            append(&bytes, field)
+        }
         for record in records { appendRecord(&bytes, record) }
         append(&bytes, check(bytes, from: headerSize))
         guard let keys else { return bytes }
@@ -280,13 +278,10 @@ struct IndexJournal {
     /// Writes what is pending (touches wait here for the next change or timer).
     mutating func write() {
         guard !pending.isEmpty else { return }
-        if fd < 0 {
-            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        }
+        if fd < 0 { fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
         // A failing folder drops the changes: the store notices on its own
         // writes, and the next start rebuilds what the journal misses.
-        guard fd >= 0 else { return pending.removeAll(keepingCapacity: true) }
-        _ = FileIO.writeFully(fd, pending)
+        if fd >= 0 { _ = FileIO.writeFully(fd, pending) }
         pending.removeAll(keepingCapacity: true)
     }
 

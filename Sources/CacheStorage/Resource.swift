@@ -265,23 +265,16 @@ package final class Resource {
         store.noteAccess(self)
     }
 
-    /// The access time found in the journal at start.
-    func setLastAccess(_ milliseconds: Int64) { metadata.lastAccess = milliseconds }
-
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }
 
-    /// Snapshot of what a flush should claim.
-    func pendingMetadata() -> ResourceMetadata {
+    /// The metadata write a flush makes now: what it claims (every byte
+    /// written so far), where it goes.
+    func pendingWrite() -> MetadataWrite {
         var snapshot = metadata
         snapshot.ranges = available
-        return snapshot
-    }
-
-    /// The metadata write a flush makes now: what it claims, where it goes.
-    func pendingWrite() -> MetadataWrite {
-        MetadataWrite(metadata: pendingMetadata(), dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys, key: key,
-                      attribute: layout != .twoFiles, identity: fileIdentity)
+        return MetadataWrite(metadata: snapshot, dataPath: dataPath, metaPath: paths.meta, keys: store.group.keys,
+                             key: key, attribute: layout != .twoFiles, identity: fileIdentity)
     }
 
     func didFlush(_ snapshot: ResourceMetadata) {
@@ -289,8 +282,6 @@ package final class Resource {
         guard snapshot.dataName == metadata.dataName else { return }
         metadata.ranges = snapshot.ranges.intersection(available)
     }
-
-    var openFile: DataFile? { file }
 }
 
 extension RangeSet {

@@ -155,7 +155,7 @@ extension ResourceStore {
     private func batchRemoved() {
         let batch = removing
         removing = []
-        journalRemovals(batch.map(\.record))
+        log.appendAll(.remove, batch.map(\.record))  // in one journal write
         for entry in batch { doomed.remove(entry.record.key) }
         if removalQueue.isEmpty { evictIfNeeded() } else { removeNextBatch() }
     }

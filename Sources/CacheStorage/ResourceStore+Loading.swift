@@ -34,9 +34,8 @@ extension ResourceStore {
         guard !loadsStartDue else { return }
         loadsStartDue = true
         loop.executeLater { [weak self] in
-            guard let self else { return }
-            self.loadsStartDue = false
-            self.startLoads()
+            self?.loadsStartDue = false
+            self?.startLoads()
         }
     }
 

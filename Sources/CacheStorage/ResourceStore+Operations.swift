@@ -104,8 +104,7 @@ extension ResourceStore {
             doomed += record.files(paths)
             removeRecord(record.key)
         }
-        let paths = doomed
-        loop.offload({ for path in paths { unlink(path) } }, done: { _ in })
+        loop.offload({ [doomed] in for path in doomed { unlink(path) } }, done: { _ in })
     }
 
     /// Puts a copy of the complete cached resource at `path` (mode 0600),
@@ -154,10 +153,7 @@ extension ResourceStore {
         loop.offload({ FileIO.openRegularFile(path).map { OpenedFile(fd: $0.fd, size: $0.size) } },
                      done: { [self] (result: Result<OpenedFile, StorageError>) in
             let source: OpenedFile
-            switch result {
-            case .failure(let error): return completion(.failure(error))
-            case .success(let file): source = file
-            }
+            do throws(StorageError) { source = try result.get() } catch { return completion(.failure(error)) }
             var version = 0
             if let existing = existing(storeKey: key) {
                 guard existing.users == 0, !existing.flushing else {

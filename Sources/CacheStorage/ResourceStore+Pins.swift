@@ -54,15 +54,14 @@ extension ResourceStore {
     /// `pinned` bytes are pinned (in the whole folder): the log says once
     /// when that alone exceeds the limit.
     func notePinned(_ pinned: Int64) {
-        if pinned > maxBytes {
-            if !warnedAboutPins {
-                warnedAboutPins = true
-                logger.warning("pinned resources alone exceed the cache limit",
-                               metadata: ["pinned": "\(pinned)", "limit": "\(maxBytes)"])
-            }
-        } else {
+        guard pinned > maxBytes else {
             warnedAboutPins = false
+            return
         }
+        guard !warnedAboutPins else { return }
+        warnedAboutPins = true
+        logger.warning("pinned resources alone exceed the cache limit",
+                       metadata: ["pinned": "\(pinned)", "limit": "\(maxBytes)"])
     }
 }
 

@@ -92,7 +92,7 @@ package final class ResourceStore {
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
     /// The index's journal and snapshots.
-    private var log: IndexLog!
+    private(set) var log: IndexLog!
     /// Metadata written off the loop, in batches.
     private var flusher: MetadataFlusher!
     /// A ready data file for the next new resource (see SpareFolder).
@@ -160,7 +160,6 @@ package final class ResourceStore {
     /// loader calls it once a download's bytes have gone to its readers.
     package func refillSpares() { spare.refillIfNeeded() }
 
-    /// Milliseconds since 1970 (LRU order).
     /// The clock of the cache's time decisions (milliseconds since 1970; see
     /// `EngineConfiguration.clock`): the wall clock unless a test sets its own.
     package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
@@ -306,7 +305,7 @@ package final class ResourceStore {
         let isNew = !index.contains(record.key)
         index.put(record)
         group.add(record.bytes)
-        journaled(.put, record)
+        log.append(.put, record)
         guard isNew else { return }
         group.addEntries(1)
         noteVariant(record, added: true)
@@ -328,15 +327,12 @@ package final class ResourceStore {
         guard fresh.bytes != old.bytes || fresh.flags != old.flags else { return }
         index.update(resource.entryKey, bytes: fresh.bytes, flags: fresh.flags)
         group.add(fresh.bytes - old.bytes)
-        if fresh.flags != old.flags {
-            journaled(.put, fresh)
-        }
+        if fresh.flags != old.flags { log.append(.put, fresh) }
         if fresh.bytes > old.bytes && isOverLimit && !evictionScheduled {
             evictionScheduled = true
             loop.executeLater { [weak self] in
-                guard let self else { return }
-                self.evictionScheduled = false
-                self.evictIfNeeded()
+                self?.evictionScheduled = false
+                self?.evictIfNeeded()
             }
         }
     }
@@ -344,7 +340,7 @@ package final class ResourceStore {
     /// An entry leaves the index (its files already gone or going).
     func removeRecord(_ key: EntryKey) {
         guard let removed = dropRecord(key) else { return }
-        journaled(.remove, removed)
+        log.append(.remove, removed)
     }
 
     /// An entry leaves the index and the counts, not yet the journal (an
@@ -355,11 +351,6 @@ package final class ResourceStore {
         noteVariant(removed, added: false)
         group.add(-removed.bytes)
         return removed
-    }
-
-    /// Removals of evicted entries whose files are gone, in one journal write.
-    func journalRemovals(_ records: [EntryIndex.Record]) {
-        log.appendAll(.remove, records)
     }
 
     /// Drops an entry that has no usable metadata: its files (of either
@@ -386,12 +377,7 @@ package final class ResourceStore {
     /// and so the snapshot written at a stop, stays exact.
     private func touchRecord(_ key: EntryKey, at time: Int64) {
         guard let before = index.touch(key, at: time), before / 1000 != time / 1000 else { return }
-        journaled(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
-    }
-
-    /// A change of the index, appended to its journal and counted for the next snapshot.
-    private func journaled(_ op: IndexFiles.Op, _ change: EntryIndex.Record) {
-        log.append(op, change)
+        log.append(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
     }
 
     /// What a snapshot holds: the index, and the records of evicted entries
@@ -414,7 +400,6 @@ package final class ResourceStore {
     /// last before the folder is recreated and storing tried again.
     package var faultRetryInterval: Int64 = 5_000
     private var faultWarnings = LogThrottle()
-
 
     /// A write or open failed for a storage reason: serve by passing bytes
     /// through for a while. A full disk also frees what the cache itself can
@@ -497,11 +482,7 @@ package final class ResourceStore {
 
     /// Removes a resource now if idle, else as soon as its last user is done.
     package func remove(_ resource: Resource) {
-        if resource.users > 0 {
-            resource.makeTransient()
-        } else {
-            delete(resource)
-        }
+        if resource.users > 0 { resource.makeTransient() } else { delete(resource) }
     }
 
     /// Removes a resource at once, even in use (PURGE): the key is free for
@@ -625,9 +606,7 @@ package final class ResourceStore {
         } else {
             resource.didFlush(snapshot)
             // The journal records what the metadata now claims.
-            if let record = index.find(resource.entryKey) {
-                journaled(.put, record)
-            }
+            if let record = index.find(resource.entryKey) { log.append(.put, record) }
             if resource.layout == .converting { converted(resource, snapshot: snapshot) }
         }
         if resource.flushAgain {
@@ -680,7 +659,7 @@ package final class ResourceStore {
             resource.didFlush(items[position].metadata)
             resource.needsFlush = false
             resource.flushAgain = false
-            if let record = index.find(resource.entryKey) { journaled(.put, record) }
+            if let record = index.find(resource.entryKey) { log.append(.put, record) }
         }
         log.write()
         guard !log.isSnapshotting else { return }  // the one in progress is as good

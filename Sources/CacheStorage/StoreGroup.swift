@@ -101,11 +101,7 @@ package final class StoreGroup: Sendable {
         let result = IndexLoader(root: root, shards: max(1, count), route: { url in EntryKey(hex: routingKey(url))?.prefix32 ?? 0 },
                                  keys: keys).load()
         loaded = Locked(result)
-        if result.migrated > 0 || result.removed > 0 {
-            opening = (result.migrated, result.removed, result.scanned)
-        } else {
-            opening = nil
-        }
+        opening = result.migrated > 0 || result.removed > 0 ? (result.migrated, result.removed, result.scanned) : nil
     }
 
     /// What the start-up scan did, when it had to scan (for the first shard's log).

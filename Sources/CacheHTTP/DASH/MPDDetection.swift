@@ -54,13 +54,7 @@ extension DASH {
     }
 
     /// Whether the last path segment ends in `.mpd` (any case).
-    package static func hasManifestExtension(_ path: String) -> Bool {
-        let u = path.utf8
-        let end = u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex
-        let name = u[..<end]
-        guard name.count >= 4 else { return false }
-        return zip(name.suffix(4), ".mpd".utf8).allSatisfy { ASCII.lower($0) == $1 }
-    }
+    package static func hasManifestExtension(_ path: String) -> Bool { ASCII.pathEnds(path, with: ".mpd") }
 
     private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
         guard hay.count >= needle.count else { return nil }

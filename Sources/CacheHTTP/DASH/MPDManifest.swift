@@ -64,12 +64,7 @@ package struct MPDManifest: Sendable, Equatable {
     /// dynamic MPD are available.
     package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, manifestURL: String,
                                                         now: Double = 0) throws(DASHError) -> MPDManifest {
-        let parsed: Result<XMLElement, DASHError> = bytes.withContiguousStorageIfAvailable { b in
-            Result { () throws(DASHError) in try XMLElement.parse(b) }
-        } ?? Array(bytes).withUnsafeBufferPointer { b in
-            Result { () throws(DASHError) in try XMLElement.parse(b) }
-        }
-        let root = try parsed.get()
+        let root = try bytes.withContiguousBytes { b throws(DASHError) in try XMLElement.parse(b) }
         guard root.name == "MPD" else { throw .notMPD }
         guard OriginURL.parse(manifestURL) != nil else { throw .invalidManifestURL(manifestURL) }
         var reader = MPDReader(root: root, now: now)
@@ -93,11 +88,6 @@ private struct MPDReader {
     var maxSegment: Double?
     /// Segments still allowed (`MPDManifest.segmentLimit` in all).
     var budget = MPDManifest.segmentLimit
-
-    init(root: XMLElement, now: Double) {
-        self.root = root
-        self.now = now
-    }
 
     var isDynamic: Bool { root["type"] == "dynamic" }
 
@@ -308,16 +298,8 @@ private struct MPDReader {
             return slots
         }
         guard let d = DASH.positive(attributes["duration"]) else { return [] }
-        var total: Int
-        if let count {
-            total = count
-        } else if let periodDuration {
-            total = Self.segmentCount((periodDuration * timescale / d).rounded(.up), limit: limit)
-        } else if let available {
-            total = Self.segmentCount((available * timescale / d).rounded(.down), limit: limit)
-        } else {
-            total = 0
-        }
+        var total = count ?? periodDuration.map { Self.segmentCount(($0 * timescale / d).rounded(.up), limit: limit) }
+            ?? available.map { Self.segmentCount(($0 * timescale / d).rounded(.down), limit: limit) } ?? 0
         var first = 0
         if let available, let depth = root["timeShiftBufferDepth"].flatMap(DASH.seconds(ofDuration:)) {
             // Live: what is still in the time-shift window.

@@ -24,18 +24,10 @@ extension DASH {
         _ manifest: Bytes, manifestURL: String,
         map: (_ absoluteURL: String, _ written: String, _ kind: MPDURLKind) -> String?
     ) throws(DASHError) -> [UInt8] {
-        let result = manifest.withContiguousStorageIfAvailable { b in
-            Result { () throws(DASHError) in
-                var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
-                return try rewrite.run(map)
-            }
-        } ?? Array(manifest).withUnsafeBufferPointer { b in
-            Result { () throws(DASHError) in
-                var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
-                return try rewrite.run(map)
-            }
+        try manifest.withContiguousBytes { b throws(DASHError) in
+            var rewrite = try MPDRewrite(b, manifestURL: manifestURL)
+            return try rewrite.run(map)
         }
-        return try result.get()
     }
 }
 
@@ -201,7 +193,7 @@ private struct MPDRewrite {
 
     /// Whether a value as written names a scheme (absolute) or a host.
     private func names(_ value: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        value.starts(with: "//".utf8) || HLSURIResolver.schemeLength(UnsafeBufferPointer(rebasing: value)) != nil
+        value.starts(with: "//".utf8) || OriginURL.schemeLength(UnsafeBufferPointer(rebasing: value)) != nil
     }
 
     /// Maps one value and splices the result in; returns the value's

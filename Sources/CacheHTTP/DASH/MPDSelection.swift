@@ -5,18 +5,7 @@ extension MPDAdaptationSet {
     /// The representation a preference picks (by `bandwidth`, as
     /// `HLSMasterPlaylist.variant`); nil when there is none.
     package func representation(_ preference: HLSVariantPreference) -> MPDRepresentation? {
-        func pick(_ candidates: [MPDRepresentation], highest: Bool) -> MPDRepresentation? {
-            candidates.reduce(nil) { best, r in
-                best.map { (highest ? r.bandwidth > $0.bandwidth : r.bandwidth < $0.bandwidth) ? r : $0 } ?? r
-            }
-        }
-        switch preference {
-        case .highest: return pick(representations, highest: true)
-        case .lowest: return pick(representations, highest: false)
-        case .closest(let limit):
-            return pick(representations.filter { $0.bandwidth <= limit }, highest: true)
-                ?? pick(representations, highest: false)
-        }
+        preference.pick(representations) { $0.bandwidth }
     }
 
     /// Whether the set's language is `language` or a more specific tag of

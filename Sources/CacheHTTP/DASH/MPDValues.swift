@@ -1,7 +1,6 @@
 // The value syntaxes of an MPD: xs:duration, xs:dateTime, byte ranges,
 // and URL templates with their identifiers.
 
-
 extension DASH {
     /// Seconds of an xs:duration ("PT1H2M3.5S", "P1DT2H"); nil when malformed.
     /// Years and months count as 365 and 30 days.
@@ -62,13 +61,7 @@ extension DASH {
             }
         }
         guard i == u.count else { return nil }
-        // Days from the civil date (proleptic Gregorian).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146097 + doe - 719468
+        let days = HTTPDate.days(year: year, month: month, day: day)
         return Double(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
     }
 

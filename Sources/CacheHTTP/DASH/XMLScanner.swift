@@ -152,23 +152,16 @@ struct XMLScanner {
 
     private func fail(_ problem: String) -> DASHError { .malformedXML(offset: i, problem: problem) }
 
-    private func has(_ s: StaticString) -> Bool {
-        let n = s.utf8CodeUnitCount
-        guard i + n <= b.count else { return false }
-        for k in 0..<n where b[i + k] != s.utf8Start[k] { return false }
+    /// Whether `s` stands at `j` (where the scan is when nil).
+    private func has(_ s: StaticString, at j: Int? = nil) -> Bool {
+        let j = j ?? i, n = s.utf8CodeUnitCount
+        guard j + n <= b.count else { return false }
+        for k in 0..<n where b[j + k] != s.utf8Start[k] { return false }
         return true
     }
 
     private func find(_ s: StaticString, from: Int) -> Int? {
-        let n = s.utf8CodeUnitCount
-        var j = from
-        while j + n <= b.count {
-            var match = true
-            for k in 0..<n where b[j + k] != s.utf8Start[k] { match = false; break }
-            if match { return j }
-            j += 1
-        }
-        return nil
+        (from..<max(from, b.count)).first { has(s, at: $0) }
     }
 
     private func equal(_ x: Range<Int>, _ y: Range<Int>) -> Bool {

@@ -31,39 +31,22 @@ struct HLSAttributeValues {
         range(name).map { HLSBytes.string(bytes, $0) }
     }
 
-    func required(_ name: StaticString) throws(HLSError) -> String {
-        guard let s = string(name) else { throw missing(name) }
-        return s
-    }
+    func required(_ name: StaticString) throws(HLSError) -> String { try present(string(name), name) }
 
     /// A URI attribute: absolute when it resolves to http(s), else as written.
     func uri(_ name: StaticString) -> String? {
         string(name).map { resolver.resolve($0) ?? $0 }
     }
 
-    func requiredURI(_ name: StaticString) throws(HLSError) -> String {
-        guard let s = uri(name) else { throw missing(name) }
-        return s
-    }
+    func requiredURI(_ name: StaticString) throws(HLSError) -> String { try present(uri(name), name) }
 
     /// A decimal-integer.
-    func integer(_ name: StaticString) throws(HLSError) -> Int64? {
-        guard let r = range(name) else { return nil }
-        guard let v = HLSBytes.integer(bytes, r) else { throw invalid(name) }
-        return v
-    }
+    func integer(_ name: StaticString) throws(HLSError) -> Int64? { try typed(name, HLSBytes.integer) }
 
-    func requiredInteger(_ name: StaticString) throws(HLSError) -> Int64 {
-        guard let v = try integer(name) else { throw missing(name) }
-        return v
-    }
+    func requiredInteger(_ name: StaticString) throws(HLSError) -> Int64 { try present(integer(name), name) }
 
     /// A decimal-floating-point.
-    func decimal(_ name: StaticString) throws(HLSError) -> Double? {
-        guard let r = range(name) else { return nil }
-        guard let v = HLSBytes.decimal(bytes, r) else { throw invalid(name) }
-        return v
-    }
+    func decimal(_ name: StaticString) throws(HLSError) -> Double? { try typed(name, HLSBytes.decimal) }
 
     /// YES or NO; absent is NO.
     func flag(_ name: StaticString) throws(HLSError) -> Bool {
@@ -85,9 +68,20 @@ struct HLSAttributeValues {
 
     /// A quoted byte range "n[@o]" (EXT-X-MAP, EXT-X-PART).
     func byteRange(_ name: StaticString) throws(HLSError) -> (length: Int64, offset: Int64?)? {
+        try typed(name, HLSBytes.byteRange)
+    }
+
+    /// The attribute as `parse` reads it: nil when absent, `invalid` when it does not parse.
+    private func typed<T>(_ name: StaticString,
+                          _ parse: (UnsafeBufferPointer<UInt8>, Range<Int>) -> T?) throws(HLSError) -> T? {
         guard let r = range(name) else { return nil }
-        guard let v = HLSBytes.byteRange(bytes, r) else { throw invalid(name) }
+        guard let v = parse(bytes, r) else { throw invalid(name) }
         return v
+    }
+
+    private func present<T>(_ value: T?, _ name: StaticString) throws(HLSError) -> T {
+        guard let value else { throw missing(name) }
+        return value
     }
 
     func missing(_ name: StaticString) -> HLSError {

@@ -40,13 +40,6 @@ extension HLS {
     /// Whether the last path segment ends in `.m3u8` or `.m3u` (any case).
     /// Takes a path or a whole URL; the query and fragment are not looked at.
     package static func hasPlaylistExtension(_ path: String) -> Bool {
-        let u = path.utf8
-        let end = u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex
-        let name = u[..<end]
-        for ext in [".m3u8", ".m3u"] where name.count >= ext.utf8.count {
-            let tail = name.suffix(ext.utf8.count)
-            if zip(tail, ext.utf8).allSatisfy({ ASCII.lower($0) == $1 }) { return true }
-        }
-        return false
+        ASCII.pathEnds(path, with: ".m3u8") || ASCII.pathEnds(path, with: ".m3u")
     }
 }

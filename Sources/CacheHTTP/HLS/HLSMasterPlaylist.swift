@@ -35,9 +35,9 @@ package struct HLSIFrameStream: Sendable, Equatable {
     package var videoGroup: String?
 }
 
-/// TYPE of an EXT-X-MEDIA tag.
-package enum HLSRenditionType: Sendable, Equatable {
-    case audio, video, subtitles, closedCaptions
+/// TYPE of an EXT-X-MEDIA tag, spelled as the tag writes it.
+package enum HLSRenditionType: String, Sendable, Equatable {
+    case audio = "AUDIO", video = "VIDEO", subtitles = "SUBTITLES", closedCaptions = "CLOSED-CAPTIONS"
 }
 
 /// An EXT-X-MEDIA tag: an alternative rendition.

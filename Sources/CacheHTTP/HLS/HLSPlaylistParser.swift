@@ -16,12 +16,7 @@ extension HLSPlaylist {
         _ playlist: Bytes, playlistURL: String
     ) throws(HLSError) -> HLSPlaylist {
         let resolver = try HLSURIResolver(playlistURL: playlistURL)
-        let result = playlist.withContiguousStorageIfAvailable { b in
-            Result { () throws(HLSError) in try parse(b, resolver) }
-        } ?? Array(playlist).withUnsafeBufferPointer { b in
-            Result { () throws(HLSError) in try parse(b, resolver) }
-        }
-        return try result.get()
+        return try playlist.withContiguousBytes { b throws(HLSError) in try parse(b, resolver) }
     }
 
     private static func parse(_ b: UnsafeBufferPointer<UInt8>, _ resolver: HLSURIResolver) throws(HLSError) -> HLSPlaylist {
@@ -66,11 +61,6 @@ private struct HLSParseState {
     /// Where the last segment's (or part's) sub-range ended, for omitted offsets.
     var lastSegmentRange: (uri: String, end: Int64)?
     var lastPartRange: (uri: String, end: Int64)?
-
-    init(bytes: UnsafeBufferPointer<UInt8>, resolver: HLSURIResolver) {
-        self.bytes = bytes
-        self.resolver = resolver
-    }
 
     func attributes(_ value: Range<Int>?, _ tag: String, _ line: Int) throws(HLSError) -> HLSAttributeValues {
         try HLSAttributeValues(bytes, value, tag: tag, line: line, resolver: resolver)
@@ -125,14 +115,7 @@ private struct HLSParseState {
         case "EXT-X-MEDIA":
             try sawMasterTag(line)
             let a = try attributes(value, tag, line)
-            let type: HLSRenditionType
-            switch try a.required("TYPE") {
-            case "AUDIO": type = .audio
-            case "VIDEO": type = .video
-            case "SUBTITLES": type = .subtitles
-            case "CLOSED-CAPTIONS": type = .closedCaptions
-            default: throw a.invalid("TYPE")
-            }
+            guard let type = HLSRenditionType(rawValue: try a.required("TYPE")) else { throw a.invalid("TYPE") }
             master.renditions.append(HLSRendition(
                 type: type, groupID: try a.required("GROUP-ID"), name: try a.required("NAME"),
                 language: a.string("LANGUAGE"), uri: a.uri("URI"),
@@ -201,14 +184,8 @@ private struct HLSParseState {
             let a = try attributes(value, tag, line)
             let uri = try a.requiredURI("URI")
             guard let duration = try a.decimal("DURATION") else { throw a.missing("DURATION") }
-            var range: HLSByteRange?
-            if let r = try a.byteRange("BYTERANGE") {
-                let explicitRange = try explicit(r.length, r.offset, uri: uri, after: lastPartRange, line: line)
-                lastPartRange = (uri, explicitRange.range.upperBound)
-                range = explicitRange
-            } else {
-                lastPartRange = nil
-            }
+            let r = try a.byteRange("BYTERANGE")
+            let range = try Self.subRange(r?.length, r?.offset, uri: uri, after: &lastPartRange, line: line)
             parts.append(HLSPart(uri: uri, duration: duration, byteRange: range,
                                  isIndependent: try a.flag("INDEPENDENT"), isGap: try a.flag("GAP")))
         case "EXT-X-PRELOAD-HINT":
@@ -247,15 +224,20 @@ private struct HLSParseState {
                       keyFormatVersions: a.string("KEYFORMATVERSIONS"))
     }
 
-    /// A byte range with its offset: the given one, else the end of the
-    /// previous sub-range, which must be of the same resource.
-    func explicit(_ length: Int64, _ offset: Int64?, uri: String, after previous: (uri: String, end: Int64)?,
-                  line: Int) throws(HLSError) -> HLSByteRange {
-        if let offset { return HLSByteRange(offset: offset, length: length) }
-        guard let previous, previous.uri == uri, previous.end <= Int64.max - length else {
-            throw .byteRangeWithoutOffset(line: line)
+    /// A byte range with its offset (nil without a `length`): the given one,
+    /// else the end of the previous sub-range `last`, which must be of the
+    /// same resource. `last` becomes this one.
+    static func subRange(_ length: Int64?, _ offset: Int64?, uri: String, after last: inout (uri: String, end: Int64)?,
+                         line: Int) throws(HLSError) -> HLSByteRange? {
+        guard let length else {
+            last = nil
+            return nil
         }
-        return HLSByteRange(offset: previous.end, length: length)
+        let previousEnd = last.flatMap { $0.uri == uri && $0.end <= Int64.max - length ? $0.end : nil }
+        guard let start = offset ?? previousEnd else { throw .byteRangeWithoutOffset(line: line) }
+        let range = HLSByteRange(offset: start, length: length)
+        last = (uri, range.range.upperBound)
+        return range
     }
 
     mutating func uriLine(_ written: String, line: Int) throws(HLSError) {
@@ -271,14 +253,8 @@ private struct HLSParseState {
             throw .invalidValue(line: line, tag: firstMasterTagLine != nil ? "EXT-X-STREAM-INF" : "EXTINF",
                                 attribute: nil)
         }
-        var range: HLSByteRange?
-        if let r = pendingByteRange {
-            let explicitRange = try explicit(r.length, r.offset, uri: uri, after: lastSegmentRange, line: r.line)
-            lastSegmentRange = (uri, explicitRange.range.upperBound)
-            range = explicitRange
-        } else {
-            lastSegmentRange = nil
-        }
+        let r = pendingByteRange
+        let range = try Self.subRange(r?.length, r?.offset, uri: uri, after: &lastSegmentRange, line: r?.line ?? line)
         media.segments.append(HLSSegment(
             uri: uri, duration: pending.duration, title: pending.title,
             mediaSequence: 0, // numbered in finish(), once EXT-X-MEDIA-SEQUENCE is surely known

@@ -54,12 +54,7 @@ extension HLS {
         map: (_ absoluteURI: String, _ written: UnsafeBufferPointer<UInt8>, _ kind: HLSURIKind) -> String?
     ) throws(HLSError) -> [UInt8] {
         let resolver = try HLSURIResolver(playlistURL: playlistURL)
-        let result = playlist.withContiguousStorageIfAvailable { b in
-            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
-        } ?? Array(playlist).withUnsafeBufferPointer { b in
-            Result { () throws(HLSError) in try rewrite(b, resolver, map) }
-        }
-        return try result.get()
+        return try playlist.withContiguousBytes { b throws(HLSError) in try rewrite(b, resolver, map) }
     }
 
     private static func rewrite(
@@ -96,13 +91,7 @@ extension HLS {
                 guard let value, HLSBytes.hasPrefix(b, nameRange, "EXT-X-") else { continue }
                 let tag = HLSBytes.string(b, nameRange)
                 guard let wanted = uriAttributes(ofTag: tag) else { continue }
-                let attributes: [HLSAttribute]
-                do {
-                    attributes = try HLSAttributeList.parse(b, value)
-                } catch {
-                    throw .malformedAttributes(line: line.number, tag: tag, problem: error)
-                }
-                for a in attributes {
+                for a in try HLSAttributeValues(b, value, tag: tag, line: line.number, resolver: resolver).attributes {
                     guard let match = wanted.first(where: { HLSBytes.equals(b, a.name, $0.name) }) else { continue }
                     try replace(a.value, kind: match.kind, context: a.isQuoted ? .quoted : .unquoted)
                 }

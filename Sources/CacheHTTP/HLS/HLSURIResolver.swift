@@ -30,9 +30,9 @@ struct HLSURIResolver {
     /// `resolve` of the UTF-8 bytes of a reference.
     func resolve(bytes r: UnsafeBufferPointer<UInt8>) -> String? {
         guard !r.isEmpty, !Self.hasVariableReference(r) else { return nil }
-        if let schemeLength = Self.schemeLength(r) {
-            let scheme = UnsafeBufferPointer(rebasing: r[..<schemeLength])
-            guard Self.equalsIgnoringCase(scheme, "http") || Self.equalsIgnoringCase(scheme, "https") else { return nil }
+        if let schemeLength = OriginURL.schemeLength(r) {
+            let scheme = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: r[..<schemeLength]))[...]
+            guard ASCII.equalsIgnoringCase(scheme, "http") || ASCII.equalsIgnoringCase(scheme, "https") else { return nil }
             return OriginURL.parse(String(decoding: r, as: UTF8.self))?.string
         }
         if Self.isPlainRelativePath(r) {
@@ -50,26 +50,6 @@ struct HLSURIResolver {
         guard r.count >= 2 else { return false }
         for i in 0..<(r.count - 1) where r[i] == UInt8(ascii: "{") && r[i + 1] == UInt8(ascii: "$") { return true }
         return false
-    }
-
-    private static func equalsIgnoringCase(_ b: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
-        guard b.count == s.utf8CodeUnitCount else { return false }
-        for i in 0..<b.count where ASCII.lower(b[i]) != s.utf8Start[i] { return false }
-        return true
-    }
-
-    /// The length of the scheme of an absolute reference: letters, digits,
-    /// "+-." before the first ":", starting with a letter (RFC 3986 §3.1).
-    static func schemeLength(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let first = r.first, (ASCII.lower(first) &- 0x61) < 26 else { return nil }
-        for i in 1..<r.count {
-            let c = r[i]
-            if c == ASCII.colon { return i }
-            let ok = (ASCII.lower(c) &- 0x61) < 26 || ASCII.isDigit(c)
-                || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-            if !ok { return nil }
-        }
-        return nil
     }
 
     /// A relative-path reference that resolution only appends to the base

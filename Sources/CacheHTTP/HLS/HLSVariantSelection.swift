@@ -9,26 +9,30 @@ package enum HLSVariantPreference: Sendable, Equatable {
     /// The highest BANDWIDTH not above this many bits per second; the lowest
     /// variant when all are above.
     case closest(toBandwidth: Int)
+
+    /// What this preference picks of `candidates` by `bandwidth` (HLS
+    /// variants, DASH representations); nil when there are none. Among equal
+    /// bandwidths the one listed first wins (comparisons are strict).
+    func pick<T>(_ candidates: [T], bandwidth: (T) -> Int) -> T? {
+        func best(_ among: [T], highest: Bool) -> T? {
+            among.reduce(nil) { best, x in
+                best.map { (highest ? bandwidth(x) > bandwidth($0) : bandwidth(x) < bandwidth($0)) ? x : $0 } ?? x
+            }
+        }
+        switch self {
+        case .highest: return best(candidates, highest: true)
+        case .lowest: return best(candidates, highest: false)
+        case .closest(let limit):
+            return best(candidates.filter { bandwidth($0) <= limit }, highest: true) ?? best(candidates, highest: false)
+        }
+    }
 }
 
 extension HLSMasterPlaylist {
     /// The variant a preference picks; nil when there are no variants. Among
     /// equal bandwidths the one listed first wins.
     package func variant(_ preference: HLSVariantPreference) -> HLSVariant? {
-        // Strict comparisons keep the first of equals.
-        func lowest() -> HLSVariant? {
-            variants.reduce(nil) { best, v in best.map { v.bandwidth < $0.bandwidth ? v : $0 } ?? v }
-        }
-        switch preference {
-        case .highest:
-            return variants.reduce(nil) { best, v in best.map { v.bandwidth > $0.bandwidth ? v : $0 } ?? v }
-        case .lowest:
-            return lowest()
-        case .closest(let limit):
-            let fitting = variants.filter { $0.bandwidth <= limit }
-            return fitting.reduce(nil) { best, v in best.map { v.bandwidth > $0.bandwidth ? v : $0 } ?? v }
-                ?? lowest()
-        }
+        preference.pick(variants) { $0.bandwidth }
     }
 
     /// The renditions a variant refers to: its AUDIO, VIDEO and SUBTITLES
