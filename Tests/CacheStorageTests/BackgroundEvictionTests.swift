@@ -183,6 +183,9 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
         let halfDone = DispatchSemaphore(value: 0)
         let goOn = DispatchSemaphore(value: 0)
         let firstBatch = DispatchSemaphore(value: 1)
+        // Later removal tasks wait for the copy below: `cp` fails on a file removed while it copies.
+        let copied = DispatchGroup()
+        copied.enter()
         let store = try onLoop {
             LoopBound(try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
         }
@@ -194,6 +197,7 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
             s.removeEvictedFiles = { paths in
                 // Only the first task stalls (the batch's other half, and any later one, go through).
                 guard firstBatch.wait(timeout: .now()) == .success else {
+                    copied.wait()
                     for path in paths { unlink(path) }
                     return
                 }
@@ -210,8 +214,10 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
         XCTAssertEqual(halfDone.wait(timeout: .now() + 20), .success)
         // The crash: the folder as it is now, opened by a new process (store).
         let copy = folder + "-copy"
-        try CacheFolderSupport.copy(folder, to: copy)
-        goOn.signal()
+        let copying = Result { try CacheFolderSupport.copy(folder, to: copy) }
+        goOn.signal()  // whatever the copy did: a stalled pool thread would hang the tear-down
+        copied.leave()
+        try copying.get()
         let reopened = try onLoop {
             LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
         }
