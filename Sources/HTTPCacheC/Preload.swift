@@ -23,6 +23,8 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
         var doneCalled = false
     }
     private let state = Locked(State())
+    /// Signalled once `done` has run.
+    private let doneRan = Semaphore()
 
     init(task: PreloadTask, progress: HCProgressFunction?, done: HCDoneFunction?,
          userdata: UnsafeMutableRawPointer?, dependents: Dependents) {
@@ -51,15 +53,19 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
             let closing = state.withLock { $0.closing }
             done?(userdata, closing ? HTTPCacheError.Code.closed.rawValue : code)
             state.withLock { $0.doneCalled = true }
+            doneRan.signal()
         }
     }
 
     /// hc_close: end the preload with HC_ECLOSED and wait until `done` has
     /// run, so that no callback comes after hc_close returns.
     func cacheClosing() {
-        state.withLock { $0.closing = true }
+        let ended = state.withLock { state in
+            state.closing = true
+            return state.doneCalled
+        }
         task.cancel()
-        while !state.withLock({ $0.doneCalled }) { usleep(1000) }
+        if !ended { doneRan.wait() }
     }
 
     func unregister() { dependents.remove(self) }
