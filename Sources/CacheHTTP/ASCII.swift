@@ -1,3 +1,5 @@
+import Glibc
+
 // Byte-level helpers shared by the parsers. They work on UTF-8 code units so
 // nothing here allocates or goes through Character/grapheme logic.
 
@@ -7,6 +9,22 @@ extension Collection<UInt8> {
         let result = withContiguousStorageIfAvailable { b in Result { () throws(E) in try body(b) } }
             ?? Array(self).withUnsafeBufferPointer { b in Result { () throws(E) in try body(b) } }
         return try result.get()
+    }
+}
+
+extension String {
+    /// Whether the string starts with `prefix`'s bytes: one `memcmp`. Request
+    /// targets are checked against route prefixes on every request, where
+    /// `hasPrefix` and `utf8.starts(with:)` cost 220–300 instructions a call.
+    package func hasBytePrefix(_ prefix: String) -> Bool {
+        // In place (no copy, no retain) on native strings; `withUTF8` needs
+        // mutable copies and measured 350 instructions a hit more.
+        let inPlace = utf8.withContiguousStorageIfAvailable { s in
+            prefix.utf8.withContiguousStorageIfAvailable { p in
+                s.count >= p.count && (p.isEmpty || memcmp(s.baseAddress!, p.baseAddress!, p.count) == 0)
+            }
+        }
+        return inPlace.flatMap { $0 } ?? utf8.starts(with: prefix.utf8)
     }
 }
 

@@ -111,10 +111,10 @@ package enum Freshness {
     }
 
     /// `lifetime(status:headers:responseTime:options:)` of a stored head.
-    package static func lifetime(_ stored: StoredHead,
-                                 options: CachePolicyOptions = CachePolicyOptions()) -> FreshnessLifetime {
+    package static func lifetime(_ stored: StoredHead, options: CachePolicyOptions = CachePolicyOptions(),
+                                 directives: ResponseDirectives? = nil) -> FreshnessLifetime {
         lifetime(status: stored.status, headers: stored.headers, responseTime: stored.responseTime,
-                 options: options)
+                 options: options, directives: directives)
     }
 
     /// current_age of RFC 9111 §4.2.3, in seconds, never negative:
@@ -173,8 +173,7 @@ package enum Freshness {
             // Parsed once for both (an entry's first use works out the facts of each mode's policy).
             let directives = ResponseDirectives(stored.headers, options: options)
             response = directives.cacheControl
-            lifetime = Freshness.lifetime(status: stored.status, headers: stored.headers, responseTime: stored.responseTime,
-                                          options: options, directives: directives).seconds
+            lifetime = Freshness.lifetime(stored, options: options, directives: directives).seconds
             correctedInitialAge = Freshness.currentAge(stored, now: stored.responseTime)
             responseTime = stored.responseTime
         }
