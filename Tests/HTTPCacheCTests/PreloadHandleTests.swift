@@ -6,15 +6,9 @@ import XCTest
 /// hc_preload_* called from Swift against a loopback listener that never
 /// answers: what happens to a preload when its cache closes.
 final class PreloadHandleTests: XCTestCase {
-    private var folder = ""
+    private let folder = CacheFolder("preload")
 
-    override func setUp() {
-        folder = NSTemporaryDirectory() + "hc-capi-preload-\(UUID().uuidString)"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override func tearDown() { folder.remove() }
 
     /// A listening socket on 127.0.0.1 that accepts nothing: a request to it
     /// connects (the kernel's backlog) and is never answered.
@@ -38,11 +32,7 @@ final class PreloadHandleTests: XCTestCase {
     func testCloseEndsARunningPreloadBeforeReturning() throws {
         let listener = try silentListener()
         defer { close(listener.fd) }
-        let config = hc_config_new()!
-        XCTAssertEqual(hc_config_set(config, "cache-dir", folder), 0)
-        var cache: OpaquePointer?
-        XCTAssertEqual(hc_open(config, &cache), 0)
-        hc_config_free(config)
+        let cache = try folder.open()
         let outcome = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         outcome.initialize(to: 1)
         defer { outcome.deallocate() }

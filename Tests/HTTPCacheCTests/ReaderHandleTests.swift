@@ -6,24 +6,11 @@ import XCTest
 /// what needs no origin (arguments, positions, the registry, codes).
 /// examples/c/reader.c, cancel.c, decrypt.c and ffmpeg_host.c read real bytes.
 final class ReaderHandleTests: XCTestCase {
-    private var folder = ""
+    private let folder = CacheFolder("reader")
 
-    override func setUp() {
-        folder = NSTemporaryDirectory() + "hc-capi-reader-\(UUID().uuidString)"
-    }
+    override func tearDown() { folder.remove() }
 
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: folder)
-    }
-
-    private func openCache() throws -> OpaquePointer {
-        let config = hc_config_new()!
-        defer { hc_config_free(config) }
-        XCTAssertEqual(hc_config_set(config, "cache-dir", folder), 0)
-        var cache: OpaquePointer?
-        XCTAssertEqual(hc_open(config, &cache), 0)
-        return try XCTUnwrap(cache)
-    }
+    private func openCache() throws -> OpaquePointer { try folder.open() }
 
     /// hc_reader_info writes through a raw pointer bound to HCContentInfo:
     /// its fields must sit where hc_content_info's do on LP64.
