@@ -50,8 +50,10 @@ final class SharedCacheTests: XCTestCase {
         origin?.stop()
     }
 
-    /// The proxy's clock: lifetimes end when a test advances it, not after a sleep.
-    private let clock = TestClock()
+    /// The proxy's clock: lifetimes end when a test advances it, not after a
+    /// sleep, and only then: with the wall clock under it, a second ending
+    /// between two requests aged a max-age=1 response out of freshness.
+    private let clock = TestClock(stopped: true)
 
     private func startProxy(_ configure: (inout HTTPCacheConfiguration) -> Void = { _ in }) throws {
         var configuration = HTTPCacheConfiguration(cacheDirectory: directory.url.appendingPathComponent("cache").path)
