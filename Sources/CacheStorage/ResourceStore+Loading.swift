@@ -21,7 +21,12 @@ extension ResourceStore {
     /// else on the loop once its metadata is read and its data file opened
     /// on the pool (or it is found invalid and forgotten).
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
-        if resources[key] != nil || index.count == 0 { return body() }
+        if resources[key] != nil { return body() }
+        if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
+            afterRemoval[entryKey]!.append(body)
+            return
+        }
+        if index.count == 0 { return body() }
         guard let entryKey = EntryKey(hex: key), index.contains(entryKey) else { return body() }
         if loading[key] != nil {
             loading[key]!.append(body)
@@ -120,7 +125,7 @@ extension ResourceStore {
     }
 
     private func loaded(_ key: String, _ entryKey: EntryKey, _ loaded: LoadedEntry) {
-        let waiting = loading.removeValue(forKey: key) ?? []
+        var waiting = loading.removeValue(forKey: key) ?? []
         defer { for body in waiting { body() } }
         // At hand already (a synchronous lookup came first), or gone (purged,
         // removed): what was loaded is dropped (the file closes with it).
@@ -134,6 +139,9 @@ extension ResourceStore {
             // Both layouts' names: a crash may have left the entry between them.
             var files = [paths.meta, paths.data(version: dropped.version)]
             if let named, named != dropped.version { files.append(paths.data(version: named)) }
+            // Its requests go on once the files are gone, so the entry they make is kept.
+            afterRemoval[entryKey, default: []] += waiting
+            waiting = []
             queueRemoval(EvictedEntry(record: dropped, files: files))
         case .valid(var metadata, let file, let sample, let oneFile):
             metadata.lastAccess = record.lastAccess  // the index keeps the LRU order

@@ -55,6 +55,10 @@ package final class ResourceStore {
     /// Keys whose evicted files are not removed yet: a new entry under one
     /// is served but not kept (its files would share the old ones' names).
     var doomed: Set<EntryKey> = []
+    /// Requests for an entry found without metadata (a crash before its first
+    /// flush), waiting for its old files to go: the entry they then make is
+    /// kept, where one made while `doomed` would be served and not kept.
+    var afterRemoval: [EntryKey: [() -> Void]] = [:]
     /// Removes one batch of evicted files, on the pool (tests replace it to
     /// stop in the middle of a batch, as a crash would).
     package var removeEvictedFiles: @Sendable ([String]) -> Void = { paths in

@@ -66,6 +66,44 @@ final class CrashSafetyTests: XCTestCase {
         XCTAssertBytes(range.stdoutData, equal: file, range: 0..<kept)
     }
 
+    /// A download killed (-9) before its first metadata flush leaves a data
+    /// file nothing claims. The restarted proxy's first request for it
+    /// fetches it again and keeps it: with the origin gone, the next request
+    /// is served from the cache, byte for byte (it used to be served and
+    /// not kept, so the next request went to the origin again).
+    func testDownloadKilledBeforeItsFirstFlushIsKeptByTheNextRequest() throws {
+        let directory = try TemporaryDirectory(prefix: "httpcache-early-kill")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: 1_000_000, seed: 93, in: root, name: "early.bin")
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 400k;")
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        let curl = try TestTools.requireTool("curl")
+        let proxy = try ProxyProcess(cacheDirectory: cache)
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: curl)
+        client.arguments = ["-sS", "-o", "/dev/null", try proxy.proxyURL(origin.url("/early.bin"))]
+        try client.run()
+        // Bytes on disk, none claimed: the store's timer writes metadata after 5 s, the whole body takes 2.5 s.
+        let started = TestTools.waitUntil(timeout: 10, pollInterval: 0.01) {
+            CacheFolderFiles.dataPaths(cache).contains { ((try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int ?? 0) > 0 }
+        }
+        XCTAssertTrue(started, "the download wrote bytes")
+        proxy.kill9()
+        client.waitUntilExit()
+        XCTAssertEqual(CacheFolderFiles.metaPaths(cache), [], "killed before any metadata was written")
+
+        let restarted = try ProxyProcess(cacheDirectory: cache)
+        defer { restarted.terminate() }
+        let url = try restarted.proxyURL(origin.url("/early.bin"))
+        let first = try TestTools.run(curl, ["-sS", "-f", url])
+        XCTAssertBytes(first.stdoutData, equal: file)
+        origin.stop()
+        let second = try TestTools.run(curl, ["-sS", "-f", url])
+        XCTAssertBytes(second.stdoutData, equal: file, "served from the cache with the origin gone: " + second.stderr)
+    }
+
     func testSecondProxyOnTheSameFolderIsRefused() throws {
         let directory = try TemporaryDirectory(prefix: "httpcache-lock")
         let cache = directory.url.appendingPathComponent("cache").path
