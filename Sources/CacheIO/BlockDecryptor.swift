@@ -57,7 +57,8 @@ package final class BlockDecryptor {
 
     package init(_ spec: DecryptionSpec) throws(DecryptionError) {
         guard spec.key.count == 16 else { throw .badKeyLength(spec.key.count) }
-        if spec.iv.count != 16, spec.kind == .aes128CTR || !spec.iv.isEmpty { throw .badIVLength(spec.iv.count) }
+        let ivOK = spec.iv.count == 16 || (spec.kind == .aes128ECB && spec.iv.isEmpty)
+        guard ivOK else { throw .badIVLength(spec.iv.count) }
         let kind: Int32 = switch spec.kind {
         case .aes128CTR: Int32(CS_CIPHER_AES128_CTR)
         case .aes128ECB: Int32(CS_CIPHER_AES128_ECB)

@@ -105,11 +105,13 @@ private struct MPDRewrite {
             case .end:
                 let frame = frames.removeLast()
                 if let kind = frame.textKind, frame.plainText, let r = frame.text {
-                    let resolved = replace(XMLText.trimmed(b, r), quote: nil, kind: kind, base: frame.base, map)
+                    let value = XMLText.trimmed(b, r)
+                    let resolved = replace(value, quote: nil, kind: kind, base: frame.base, map)
                     if kind == .baseURL, !frames.isEmpty, !frames[frames.count - 1].sawBaseURL {
                         // The first BaseURL is the one children resolve against (others are alternatives).
                         frames[frames.count - 1].sawBaseURL = true
-                        frames[frames.count - 1].base = resolved.flatMap { try? HLSURIResolver(playlistURL: $0) }
+                        let resolver = resolved.flatMap { try? HLSURIResolver(playlistURL: $0) }
+                        frames[frames.count - 1].base = resolver
                     }
                 } else if frame.textKind == .baseURL, !frame.plainText, !frames.isEmpty,
                           !frames[frames.count - 1].sawBaseURL {
