@@ -75,9 +75,7 @@ package struct CacheStatusField: Sendable, Equatable {
 
     /// A serialized head (maybe followed by a body) with `Cache-Status: value` as its last field.
     package static func inserting(_ value: String, into head: [UInt8]) -> [UInt8] {
-        let end = Array("\r\n\r\n".utf8)
-        guard head.count >= 4, let at = (0...(head.count - 4)).first(where: { head[$0..<($0 + 4)].elementsEqual(end) })
-        else { return head }
+        guard let at = head.firstRange(of: Array("\r\n\r\n".utf8))?.lowerBound else { return head }
         var out = head
         out.insert(contentsOf: Array(("\r\nCache-Status: " + value).utf8), at: at)
         return out
