@@ -8,10 +8,8 @@ package struct CacheControl: Sendable, Equatable {
 
     /// `max-age` (§5.2.1.1, §5.2.2.1). Bad or missing value: 0 (stale, §4.2.1); duplicates: smallest.
     package var maxAge: Int?
-    /// `s-maxage` (§5.2.2.10), same rules as `maxAge`.
-    package var sharedMaxAge: Int?
-    /// `no-store` (§5.2.1.5, §5.2.2.5).
-    package var noStore = false
+    package var sharedMaxAge: Int?  // §5.2.2.10, rules as `maxAge`
+    package var noStore = false  // §5.2.1.5, §5.2.2.5
     /// Unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation.
     package var noCache = false
     /// Lower-cased names of `no-cache="a, b"`: not sent from the cache without validation.
@@ -20,28 +18,20 @@ package struct CacheControl: Sendable, Equatable {
     package var isPrivate = false
     /// Lower-cased names of `private="a, b"`: a shared cache may store the rest.
     package var privateFields: [String] = []
-    /// `public` (§5.2.2.9).
-    package var isPublic = false
-    /// `must-revalidate` (§5.2.2.2).
-    package var mustRevalidate = false
-    /// `proxy-revalidate` (§5.2.2.8).
-    package var proxyRevalidate = false
-    /// `must-understand` (§5.2.2.3).
-    package var mustUnderstand = false
-    /// `no-transform` (§5.2.1.6, §5.2.2.6).
-    package var noTransform = false
-    /// `immutable` (RFC 8246).
-    package var immutable = false
+    package var isPublic = false  // §5.2.2.9
+    package var mustRevalidate = false  // §5.2.2.2
+    package var proxyRevalidate = false  // §5.2.2.8
+    package var mustUnderstand = false  // §5.2.2.3
+    package var noTransform = false  // §5.2.1.6, §5.2.2.6
+    package var immutable = false  // RFC 8246
     /// `stale-while-revalidate` seconds (RFC 5861 §3). Bad values: no permission; duplicates: smallest.
     package var staleWhileRevalidate: Int?
-    /// `stale-if-error` seconds (RFC 5861 §4), same rules.
-    package var staleIfError: Int?
+    package var staleIfError: Int?  // RFC 5861 §4, rules as `staleWhileRevalidate`
     /// Request `max-stale` (§5.2.1.2), `anyStaleness` without a value. Bad: ignored; duplicates: smallest.
     package var maxStale: Int?
     /// Request `min-fresh` (§5.2.1.3). Bad: ignored; duplicates: largest.
     package var minFresh: Int?
-    /// Request `only-if-cached` (§5.2.1.7).
-    package var onlyIfCached = false
+    package var onlyIfCached = false  // request, §5.2.1.7
     /// No directive at all, known or not: RFC 9213 §2.2 then falls back to Cache-Control.
     package var isEmpty = true
 

@@ -24,38 +24,26 @@ package struct FreshnessLifetime: Sendable, Equatable {
 
 /// Can a stored response answer a request as it stands?
 package enum ReuseDecision: Sendable, Equatable {
-    /// Fresh, and within the request's limits: serve it.
-    case fresh
-    /// Stale, but the request's max-stale accepts it (§5.2.1.2): serve it.
-    case staleAcceptedByClient
-    /// Within stale-while-revalidate (RFC 5861 §3): serve, revalidate in the background.
-    case staleWhileRevalidate
-    /// Forward a (conditional) request to the origin first.
-    case revalidate(RevalidationReason)
-    /// only-if-cached, and the origin would be needed: answer 504 (§5.2.1.7).
-    case gatewayTimeout
+    case fresh  // and within the request's limits
+    case staleAcceptedByClient  // by max-stale (§5.2.1.2)
+    case staleWhileRevalidate  // RFC 5861 §3: serve, revalidate in the background
+    case revalidate(RevalidationReason)  // ask the origin first
+    case gatewayTimeout  // only-if-cached, and the origin would be needed: 504 (§5.2.1.7)
 }
 
 /// Why the origin must be asked; `rawValue` is a short phrase for logs.
 package enum RevalidationReason: String, Sendable, Equatable {
-    /// The response said no-cache (§5.2.2.4).
-    case responseNoCache = "response no-cache"
-    /// The request said no-cache, or Pragma: no-cache (§5.2.1.4, §5.4).
-    case requestNoCache = "request no-cache"
-    /// Older than the request's max-age (§5.2.1.1).
-    case olderThanRequestMaxAge = "older than request max-age"
-    /// Fresh, but not for the request's min-fresh (§5.2.1.3).
-    case notFreshEnough = "fresh for less than min-fresh"
-    /// Stale, and nothing allows serving it stale (§4.2.4).
-    case stale = "stale"
+    case responseNoCache = "response no-cache"  // §5.2.2.4
+    case requestNoCache = "request no-cache"  // or Pragma: no-cache (§5.2.1.4, §5.4)
+    case olderThanRequestMaxAge = "older than request max-age"  // §5.2.1.1
+    case notFreshEnough = "fresh for less than min-fresh"  // §5.2.1.3
+    case stale = "stale"  // and nothing allows serving it stale (§4.2.4)
 }
 
 /// Why a cache would like to serve a stale response it could not revalidate.
 package enum StaleCause: Sendable, Equatable {
-    /// The origin could not be reached (RFC 9111 §4.2.4).
-    case disconnected
-    /// The origin answered 500, 502, 503 or 504, or the exchange failed (RFC 5861 §4).
-    case originError
+    case disconnected  // the origin could not be reached (§4.2.4)
+    case originError  // 500, 502, 503, 504, or a failed exchange (RFC 5861 §4)
 }
 
 /// RFC 9111 §4.2 as pure functions of a stored head, a request and the time.

@@ -17,7 +17,6 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
     }
 
     package var count: Int { fields.count }
-
     package static func sameName(_ a: String, _ b: String) -> Bool { ASCII.equalsIgnoringCase(a, b) }
 
     package func makeIterator() -> IndexingIterator<[Element]> {

@@ -11,9 +11,7 @@ package struct OriginURL: Sendable, Equatable {
     package let pathAndQuery: String
 
     package var isIPv6: Bool { host.utf8.contains(ASCII.colon) }
-
     private var defaultPort: Int { scheme == "https" ? 443 : 80 }
-
     private var bracketedHost: String { isIPv6 ? "[" + host + "]" : host }
 
     /// The port only when not the scheme's default.

@@ -33,7 +33,6 @@ package enum StructuredDictionary {
         var kind = Kind.boolean(true)
 
         var peek: UInt8? { i < s.count ? s[i] : nil }
-
         mutating func skip(_ isBlank: (UInt8) -> Bool) { while let c = peek, isBlank(c) { i += 1 } }
 
         /// §4.2.2 with the leading and trailing SP of §4.2 (and OWS around commas).

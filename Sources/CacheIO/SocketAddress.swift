@@ -6,7 +6,6 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     package var storage: sockaddr_storage
 
     package init(storage: sockaddr_storage) { self.storage = storage }
-
     package var isIPv6: Bool { Int32(storage.ss_family) == AF_INET6 }
 
     package var description: String {

@@ -7,7 +7,7 @@ extension DASH {
         switch contentType.map(bareMediaType) ?? "" {
         case "application/dash+xml": return true
         case "", "application/octet-stream", "binary/octet-stream", "text/plain", "application/xml", "text/xml":
-            return hasManifestExtension(path) || startsWithMPDRoot(bodyPrefix)
+            return ASCII.pathEnds(path, with: ".mpd") || startsWithMPDRoot(bodyPrefix)
         default: return false
         }
     }
@@ -40,6 +40,4 @@ extension DASH {
             return local.elementsEqual("MPD".utf8)
         }
     }
-
-    package static func hasManifestExtension(_ path: String) -> Bool { ASCII.pathEnds(path, with: ".mpd") }
 }

@@ -7,9 +7,7 @@ struct XMLElement {
     var text = ""
 
     func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
-
     func children(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
-
     subscript(_ attribute: String) -> String? { attributes[attribute] }
 
     static func parse(_ b: UnsafeBufferPointer<UInt8>) throws(DASHError) -> XMLElement {

@@ -38,11 +38,8 @@ struct HLSAttributeValues {
     }
 
     func requiredURI(_ name: StaticString) throws(HLSError) -> String { try present(uri(name), name) }
-
     func integer(_ name: StaticString) throws(HLSError) -> Int64? { try typed(name, HLSBytes.integer) }
-
     func requiredInteger(_ name: StaticString) throws(HLSError) -> Int64 { try present(integer(name), name) }
-
     func decimal(_ name: StaticString) throws(HLSError) -> Double? { try typed(name, HLSBytes.decimal) }
 
     /// YES or NO; absent is NO.

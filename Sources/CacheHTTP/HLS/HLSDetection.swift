@@ -7,7 +7,8 @@ extension HLS {
         switch contentType.map(bareMediaType) ?? "" {
         case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl": return true
         case "", "application/octet-stream", "binary/octet-stream", "text/plain":
-            return hasPlaylistExtension(path) || startsWithPlaylistHeader(bodyPrefix)
+            return ASCII.pathEnds(path, with: ".m3u8") || ASCII.pathEnds(path, with: ".m3u")
+                || startsWithPlaylistHeader(bodyPrefix)
         default: return false
         }
     }
@@ -23,9 +24,5 @@ extension HLS {
         let header: StaticString = "#EXTM3U"
         return body.count >= header.utf8CodeUnitCount
             && header.withUTF8Buffer { body.prefix(header.utf8CodeUnitCount).elementsEqual($0) }
-    }
-
-    package static func hasPlaylistExtension(_ path: String) -> Bool {
-        ASCII.pathEnds(path, with: ".m3u8") || ASCII.pathEnds(path, with: ".m3u")
     }
 }

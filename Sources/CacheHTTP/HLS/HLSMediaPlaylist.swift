@@ -134,7 +134,6 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
 
     /// May still change: no EXT-X-ENDLIST and not VOD.
     package var isLive: Bool { !hasEndList && playlistType != .vod }
-
     package var liveReuseMilliseconds: Int { HLS.liveReuseMilliseconds(targetDuration: targetDuration) }
     /// Seconds.
     package var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
