@@ -1,12 +1,9 @@
 // RFC 9110 §14: Range request header and byte-range specs.
 
 package enum ByteRangeSpec: Sendable, Equatable {
-    /// first-pos "-" last-pos
-    case closed(first: Int64, last: Int64)
-    /// first-pos "-"
-    case from(first: Int64)
-    /// "-" suffix-length
-    case suffix(length: Int64)
+    case closed(first: Int64, last: Int64)  // first-pos "-" last-pos
+    case from(first: Int64)  // first-pos "-"
+    case suffix(length: Int64)  // "-" suffix-length
 
     /// Nil when unsatisfiable (§14.1.2).
     package func resolve(length: Int64) -> Range<Int64>? {

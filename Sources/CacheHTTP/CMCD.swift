@@ -45,16 +45,11 @@ package enum CMCDKey: String, CaseIterable, Sendable {
 }
 
 package enum CMCDType: Sendable, Equatable {
-    /// At most 15 digits (`bl=21300`).
-    case integer
-    /// At most three fraction digits (`pr=1.25`).
-    case decimal
-    /// A key alone is true; `=false` (or `?0`) false.
-    case boolean
-    /// Double-quoted, with `\"` and `\\` escapes.
-    case string(maxLength: Int)
-    /// One of a fixed set of unquoted tokens.
-    case token(Set<String>)
+    case integer  // at most 15 digits (`bl=21300`)
+    case decimal  // at most three fraction digits (`pr=1.25`)
+    case boolean  // a key alone is true; `=false` (or `?0`) false
+    case string(maxLength: Int)  // double-quoted, with `\"` and `\\` escapes
+    case token(Set<String>)  // one of a fixed set of unquoted tokens
 }
 
 package enum CMCDValue: Sendable, Equatable {

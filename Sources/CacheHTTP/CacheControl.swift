@@ -10,12 +10,10 @@ package struct CacheControl: Sendable, Equatable {
     package var maxAge: Int?
     package var sharedMaxAge: Int?  // §5.2.2.10, rules as `maxAge`
     package var noStore = false  // §5.2.1.5, §5.2.2.5
-    /// Unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation.
-    package var noCache = false
+    package var noCache = false  // unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation
     /// Lower-cased names of `no-cache="a, b"`: not sent from the cache without validation.
     package var noCacheFields: [String] = []
-    /// Unqualified `private` (§5.2.2.7): a shared cache must not store.
-    package var isPrivate = false
+    package var isPrivate = false  // unqualified `private` (§5.2.2.7): a shared cache must not store
     /// Lower-cased names of `private="a, b"`: a shared cache may store the rest.
     package var privateFields: [String] = []
     package var isPublic = false  // §5.2.2.9
@@ -29,8 +27,7 @@ package struct CacheControl: Sendable, Equatable {
     package var staleIfError: Int?  // RFC 5861 §4, rules as `staleWhileRevalidate`
     /// Request `max-stale` (§5.2.1.2), `anyStaleness` without a value. Bad: ignored; duplicates: smallest.
     package var maxStale: Int?
-    /// Request `min-fresh` (§5.2.1.3). Bad: ignored; duplicates: largest.
-    package var minFresh: Int?
+    package var minFresh: Int?  // request `min-fresh` (§5.2.1.3). Bad: ignored; duplicates: largest
     package var onlyIfCached = false  // request, §5.2.1.7
     /// No directive at all, known or not: RFC 9213 §2.2 then falls back to Cache-Control.
     package var isEmpty = true
@@ -185,8 +182,7 @@ package struct CachePolicyOptions: Sendable, Equatable {
 /// honoured, else Cache-Control.
 package struct ResponseDirectives: Sendable, Equatable {
     package var cacheControl: CacheControl
-    /// CDN-Cache-Control was used; Expires is then ignored too.
-    package var isTargeted: Bool
+    package var isTargeted: Bool  // CDN-Cache-Control was used; Expires is then ignored too
 
     package init(_ headers: HTTPHeaders, options: CachePolicyOptions = CachePolicyOptions()) {
         if options.honorsCDNCacheControl, case let lines = headers.values("CDN-Cache-Control"), !lines.isEmpty,

@@ -4,30 +4,21 @@ package struct CacheStatusField: Sendable, Equatable {
     /// Why the request went forward (§2.2); the raw values are the words of the field, the
     /// access log and /metrics.
     package enum Forward: String, Sendable, CaseIterable {
-        /// A local route, an error before any lookup, a request the cache must not handle.
-        case bypass
-        /// Not a cacheable method: passed through.
-        case method
+        case bypass  // a local route, an error before any lookup, a request the cache must not handle
+        case method  // not a cacheable method: passed through
         case uriMiss = "uri-miss"
-        /// Stored for the URI, but not this request's variant (Vary).
-        case varyMiss = "vary-miss"
-        /// Stale: validated with the origin.
-        case stale
-        /// Only some of the bytes asked for were stored.
-        case partial
-        /// A stored response could have answered, but the request (no-cache…) wanted the origin.
-        case request
+        case varyMiss = "vary-miss"  // stored for the URI, but not this request's variant (Vary)
+        case stale  // validated with the origin
+        case partial  // only some of the bytes asked for were stored
+        case request  // a stored response could have answered, but the request (no-cache…) wanted the origin
     }
 
-    /// No origin request for the response.
-    package var hit = false
+    package var hit = false  // no origin request for the response
     package var forward: Forward?
     package var forwardStatus: Int?
-    /// Seconds still fresh (negative: stale by that much).
-    package var ttl: Int?
+    package var ttl: Int?  // seconds still fresh (negative: stale by that much)
     package var stored = false
-    /// Joined another request's origin request.
-    package var collapsed = false
+    package var collapsed = false  // joined another request's origin request
     /// An sf-token (§2.8): `prefetched` for a hit a prefetch stored ahead of the player.
     package var detail: String?
 

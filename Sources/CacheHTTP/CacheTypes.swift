@@ -4,8 +4,7 @@
 package enum CacheTypes: Sendable, Equatable {
     case media
     case all
-    /// Lowercased media types; a `type/*` entry is kept as `type/`.
-    case types(Set<String>)
+    case types(Set<String>)  // lowercased media types; a `type/*` entry is kept as `type/`
 
     /// Nil for an empty list or a name without `/`.
     package static func parse(_ text: String) -> CacheTypes? {

@@ -2,18 +2,14 @@
 // as slices of it). Strict CRLF: lenient chunk parsing is a classic smuggling vector.
 
 package enum ChunkedError: Error, Sendable, Equatable {
-    /// Missing, non-hex, or past Int64.
-    case badSize
+    case badSize  // missing, non-hex, or past Int64
     case badFraming
-    /// A chunk-size line or the trailer section.
-    case lineTooLong
+    case lineTooLong  // a chunk-size line or the trailer section
 }
 
 package struct ChunkedDecoder: Sendable {
-    /// Size and extensions, without CRLF.
-    static let maxSizeLine = 1024
-    /// Trailers are skipped: this only bounds work.
-    static let maxTrailerBytes = 16384
+    static let maxSizeLine = 1024  // size and extensions, without CRLF
+    static let maxTrailerBytes = 16384  // trailers are skipped: this only bounds work
 
     private enum State: Sendable {
         case size           // reading hex digits

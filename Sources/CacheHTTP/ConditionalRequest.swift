@@ -3,8 +3,7 @@
 
 /// An entity-tag (§8.8.3).
 package struct EntityTag: Sendable, Equatable {
-    /// With its quotes: `"abc"`.
-    package var opaque: String
+    package var opaque: String  // with its quotes: `"abc"`
     package var isWeak: Bool
 
     package init(opaque: String, isWeak: Bool) {
@@ -59,8 +58,7 @@ package struct EntityTag: Sendable, Equatable {
 
 package enum PreconditionResult: Sendable, Equatable {
     case proceed
-    /// 304, only for GET and HEAD.
-    case notModified
+    case notModified  // 304, only for GET and HEAD
     case preconditionFailed
 }
 

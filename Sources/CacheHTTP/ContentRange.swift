@@ -1,9 +1,7 @@
 /// RFC 9110 §14.4, parsed from upstream 206/416 responses and formatted for ours.
 package struct ContentRange: Sendable, Equatable {
-    /// Nil for "bytes */N".
-    package var range: Range<Int64>?
-    /// Nil when unknown ("/*").
-    package var total: Int64?
+    package var range: Range<Int64>?  // nil for "bytes */N"
+    package var total: Int64?  // nil when unknown ("/*")
 
     /// Nil unless well-formed and consistent (last >= first, last < total, not both '*').
     /// Overflowing numbers are rejected: they describe real bytes.

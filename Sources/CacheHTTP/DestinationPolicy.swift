@@ -2,9 +2,8 @@
 /// asked for it (proxy URL, forward or reverse target, redirect hop, preload, signed URI). An
 /// entry is a host (any case: every port) or `HOST:PORT` (`[v6]:PORT`). No entry allows all.
 package struct DestinationPolicy: Sendable, Equatable {
-    /// Lowercase, IPv6 without brackets; `hostPorts` as "host port".
-    private let hosts: Set<String>
-    private let hostPorts: Set<String>
+    private let hosts: Set<String>  // lowercase, IPv6 without brackets
+    private let hostPorts: Set<String>  // "host port", likewise
 
     package static let any = DestinationPolicy(hosts: [], hostPorts: [])
 

@@ -7,8 +7,7 @@ package enum FreshnessSource: String, Sendable, Equatable {
     case maxAge = "max-age"
     case expires = "Expires"
     case heuristic = "heuristic"
-    /// No explicit or heuristic freshness: stale from the start.
-    case none = "none"
+    case none = "none"  // no explicit or heuristic freshness: stale from the start
 }
 
 /// A freshness lifetime in seconds and the rule that gave it.
@@ -129,8 +128,7 @@ package enum Freshness {
     package struct Facts: Sendable {
         package let response: CacheControl
         package let lifetime: Int
-        /// max(apparent_age, corrected_age_value) (RFC 9111 §4.2.3).
-        package let correctedInitialAge: Int
+        package let correctedInitialAge: Int  // max(apparent_age, corrected_age_value) (RFC 9111 §4.2.3)
         package let responseTime: Int
 
         package init(_ stored: StoredHead, options: CachePolicyOptions = CachePolicyOptions()) {

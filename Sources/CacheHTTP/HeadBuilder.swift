@@ -3,8 +3,7 @@
 // costs a capacity and uniqueness check). Same output as HTTPResponseHead.serialized().
 
 package struct HeadBuilder {
-    /// Written up to `used`; the rest is room.
-    private var storage: [UInt8]
+    private var storage: [UInt8]  // written up to `used`; the rest is room
     private var used = 0
 
     /// Without the closing blank line.

@@ -1,8 +1,6 @@
 package struct HeadLimits: Sendable {
-    /// The start line, without its terminator.
-    package var maxRequestLine = 8192
-    /// After the start line's terminator, through the blank line.
-    package var maxHeaderBytes = 16384
+    package var maxRequestLine = 8192  // the start line, without its terminator
+    package var maxHeaderBytes = 16384  // after the start line's terminator, through the blank line
     package var maxHeaderCount = 100
 
     package init() {}
@@ -15,15 +13,12 @@ package struct HeadLimits: Sendable {
 }
 
 package enum HeadParseError: Error, Equatable, Sendable {
-    /// Short and safe for a response body or a log.
-    case badRequest(String)
+    case badRequest(String)  // short and safe for a response body or a log
     case uriTooLong
     case headersTooLarge
     case versionNotSupported
-    /// A request body past the proxy's buffer (RFC 9110 §15.5.14).
-    case contentTooLarge
-    /// An unimplemented request transfer coding (RFC 9112 §6.1).
-    case codingNotImplemented
+    case contentTooLarge  // a request body past the proxy's buffer (RFC 9110 §15.5.14)
+    case codingNotImplemented  // an unimplemented request transfer coding (RFC 9112 §6.1)
 
     package var status: Int {
         switch self {

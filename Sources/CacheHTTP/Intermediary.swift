@@ -110,8 +110,7 @@ package enum HostError: String, Sendable, Error, Equatable {
 
 /// A Host field value split into host and port (RFC 3986 §3.2.2-3).
 package struct HostAuthority: Sendable, Equatable {
-    /// Lower-cased; IPv6 literals keep their brackets.
-    package var host: String
+    package var host: String  // lower-cased; IPv6 literals keep their brackets
     package var port: Int?
 
     package init(host: String, port: Int?) {

@@ -2,13 +2,10 @@
 // on purpose: what an upstream client can connect to and put on a request line.
 
 package struct OriginURL: Sendable, Equatable {
-    /// "http" or "https".
-    package let scheme: String
-    /// Lowercased; IPv6 literals without brackets.
-    package let host: String
+    package let scheme: String  // "http" or "https"
+    package let host: String  // lowercased; IPv6 literals without brackets
     package let port: Int
-    /// Origin-form request target: starts with "/", kept byte-exact.
-    package let pathAndQuery: String
+    package let pathAndQuery: String  // origin-form request target: starts with "/", kept byte-exact
 
     package var isIPv6: Bool { host.utf8.contains(ASCII.colon) }
     private var defaultPort: Int { scheme == "https" ? 443 : 80 }

@@ -1,13 +1,9 @@
 /// The stored response after a revalidation's answer (RFC 9111 §4.3.3, §4.3.4).
 package enum RevalidationOutcome: Sendable, Equatable {
-    /// 304 (§4.3.4): fields freshened, body kept.
-    case notModified
-    /// The stored status: compared (length, validators), kept or replaced.
-    case compare
-    /// Another status (§4.3.3) replaces it: a stored 404 answered by a 200 is now the 200.
-    case replace
-    /// 5xx (§4.3.3): kept; it may stand in (§4.2.4, RFC 5861 §4), else the error is forwarded.
-    case error
+    case notModified  // 304 (§4.3.4): fields freshened, body kept
+    case compare  // the stored status: compared (length, validators), kept or replaced
+    case replace  // another status (§4.3.3) replaces it: a stored 404 answered by a 200 is now the 200
+    case error  // 5xx (§4.3.3): kept; it may stand in (§4.2.4, RFC 5861 §4), else the error is forwarded
 }
 
 package enum Revalidation {

@@ -7,26 +7,20 @@ package enum StorageDecision: Sendable, Equatable {
 
 /// Why a response is not stored; `rawValue` is a short phrase for logs.
 package enum NotStorableReason: String, Sendable, Equatable, CaseIterable {
-    /// §3: only GET and HEAD are cached here.
-    case method = "request method is not cacheable"
-    /// §5.2.1.5: the request said no-store.
-    case requestNoStore = "request no-store"
-    /// §3: 1xx responses are not final.
-    case notFinal = "status is not final"
+    case method = "request method is not cacheable"  // §3: only GET and HEAD are cached here
+    case requestNoStore = "request no-store"  // §5.2.1.5: the request said no-store
+    case notFinal = "status is not final"  // §3: 1xx responses are not final
     /// §4.3.4: a 304 updates a stored response, it is not stored itself.
     case notModified = "304 updates, is not stored"
     /// §5.2.2.3: must-understand with a status this cache does not implement.
     case mustUnderstandUnknownStatus = "must-understand with an unknown status"
-    /// §5.2.2.5.
-    case responseNoStore = "response no-store"
-    /// §5.2.2.7: unqualified private.
-    case `private` = "private"
+    case responseNoStore = "response no-store"  // §5.2.2.5
+    case `private` = "private"  // §5.2.2.7: unqualified private
     /// §3.5: Authorization without public, s-maxage or must-revalidate.
     case authorization = "request has Authorization"
     /// §7.3: a cookie for one client must not be replayed to another.
     case setCookie = "Set-Cookie without public"
-    /// §4.1: `Vary: *` never matches a later request.
-    case varyAll = "Vary: *"
+    case varyAll = "Vary: *"  // §4.1: `Vary: *` never matches a later request
     /// §3: no explicit freshness, and the status is not cacheable by default.
     case statusNotCacheable = "status not cacheable by default and no explicit freshness"
 }

@@ -4,9 +4,8 @@ package struct StoredHead: Sendable, Equatable {
     package var status: Int
     /// End-to-end fields as received, Date and Age included: age is recomputed on every use.
     package var headers: HTTPHeaders
-    /// §4.2.3 request_time and response_time.
-    package var requestTime: Int
-    package var responseTime: Int
+    package var requestTime: Int  // §4.2.3 request_time
+    package var responseTime: Int  // §4.2.3 response_time
 
     package init(status: Int, headers: HTTPHeaders, requestTime: Int, responseTime: Int) {
         self.status = status

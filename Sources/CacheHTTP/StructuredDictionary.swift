@@ -29,8 +29,7 @@ package enum StructuredDictionary {
         let s: [UInt8]
         var i = 0
         var members: [Member] = []
-        /// Of the bare item just read.
-        var kind = Kind.boolean(true)
+        var kind = Kind.boolean(true)  // of the bare item just read
 
         var peek: UInt8? { i < s.count ? s[i] : nil }
         mutating func skip(_ isBlank: (UInt8) -> Bool) { while let c = peek, isBlank(c) { i += 1 } }

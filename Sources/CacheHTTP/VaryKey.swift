@@ -4,8 +4,7 @@
 /// ordered by q-values, not position) are also lower-cased, unblanked around `;` and `=`,
 /// deduplicated and sorted, so `en, fr` and `FR,en` select one variant. Missing ≠ empty.
 package struct VaryKey: Sendable, Hashable {
-    /// A nil value: the field is absent.
-    package var entries: [Entry]
+    package var entries: [Entry]  // a nil value: the field is absent
 
     package struct Entry: Sendable, Hashable {
         package var name: String

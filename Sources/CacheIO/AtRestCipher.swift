@@ -8,8 +8,7 @@ package final class UnitCipher: @unchecked Sendable {
     /// The data unit: reads widen to it, partial writes rewrite whole units.
     package static let unitSize = Int(CS_XTS_UNIT)
 
-    /// Tells this file's units from every other file's.
-    package let fileID: UInt64
+    package let fileID: UInt64  // tells this file's units from every other file's
     /// A socket's loop decrypts with it through a context of its own while this object lives.
     package let raw: OpaquePointer
 

@@ -6,16 +6,13 @@ package enum CipherKind: Sendable, Equatable {
     /// The IV is the first counter block, one big-endian 128-bit integer (as
     /// `openssl enc -aes-128-ctr`). Any length.
     case aes128CTR
-    /// No padding: lengths are multiples of 16.
-    case aes128ECB
+    case aes128ECB  // no padding: lengths are multiples of 16
 }
 
 package struct DecryptionSpec: Sendable, Equatable {
     package var kind: CipherKind
-    /// 16 bytes.
-    package var key: [UInt8]
-    /// 16 bytes for CTR (the counter block of byte 0); ECB ignores it (may be empty).
-    package var iv: [UInt8]
+    package var key: [UInt8]  // 16 bytes
+    package var iv: [UInt8]  // 16 bytes for CTR (the counter block of byte 0); ECB ignores it (may be empty)
 
     package init(kind: CipherKind, key: [UInt8], iv: [UInt8] = []) {
         self.kind = kind
@@ -26,13 +23,11 @@ package struct DecryptionSpec: Sendable, Equatable {
 
 package enum DecryptionError: Error, Equatable, Sendable, CustomStringConvertible {
     case badKeyLength(Int)
-    /// ECB also takes an empty IV.
-    case badIVLength(Int)
+    case badIVLength(Int)  // ECB also takes an empty IV
     case unalignedOffset(Int64)
     case lengthNotBlockAligned(Int)
     case outputTooSmall(needed: Int, available: Int)
-    /// OpenSSL's error string.
-    case openSSL(String)
+    case openSSL(String)  // OpenSSL's error string
 
     package var description: String {
         switch self {

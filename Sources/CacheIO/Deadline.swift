@@ -5,9 +5,8 @@ package final class Deadline {
     private let loop: EventLoop
     private var timer: LoopTimer?
     private var action: (() -> Void)?
-    /// Loop times (ms); `firesAt` while armed.
-    private var due: UInt64
-    private var firesAt: UInt64?
+    private var due: UInt64  // loop time (ms)
+    private var firesAt: UInt64?  // when the timer fires, while armed
 
     package init(on loop: EventLoop, after milliseconds: UInt64, _ action: @escaping () -> Void) {
         self.loop = loop

@@ -4,12 +4,9 @@ import Glibc
 /// files that, with what is open and a margin, never exceed the limit. Totals over every
 /// loop; `perLoop` splits them.
 package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
-    /// The soft limit.
-    package var limit: Int
-    /// Open at start (stdio, loops' epoll and wakeups, logs) plus `margin`.
-    package var reserved: Int
-    /// The listeners pause at it.
-    package var clientConnections: Int
+    package var limit: Int  // the soft limit
+    package var reserved: Int  // open at start (stdio, loops' epoll and wakeups, logs) plus `margin`
+    package var clientConnections: Int  // the listeners pause at it
     /// CONNECT tunnels' origin sides included; beyond it requests and tunnels wait.
     package var originConnections: Int
     package var dataFiles: Int

@@ -18,8 +18,7 @@ package struct IOError: Error, CustomStringConvertible, Sendable {
 package final class EventLoop: @unchecked Sendable {
     // Immutable after init; the C loop does its own locking for posts.
     let raw: OpaquePointer
-    /// Set by shutdown; held while posting so no post can race the free.
-    private let stopped = Locked(false)
+    private let stopped = Locked(false)  // set by shutdown; held while posting so no post can race the free
 
     package init() throws {
         var message = [CChar](repeating: 0, count: 256)

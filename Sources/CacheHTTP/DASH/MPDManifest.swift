@@ -9,8 +9,7 @@ package enum MPDTrackKind: Sendable, Equatable {
 package struct MPDSegment: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
-    /// Seconds of media (0 for initialization and index segments).
-    package var duration: Double = 0
+    package var duration: Double = 0  // seconds of media (0 for initialization and index segments)
 }
 
 package struct MPDRepresentation: Sendable, Equatable {
@@ -41,8 +40,7 @@ package struct MPDPeriod: Sendable, Equatable {
 
 /// The parts of an MPD a preload and the live rules need.
 package struct MPDManifest: Sendable, Equatable {
-    /// `type="dynamic"`: live, segments appear over time.
-    package var isDynamic: Bool
+    package var isDynamic: Bool  // `type="dynamic"`: live, segments appear over time
     package var minimumUpdatePeriod: Double?
     /// The longest segment of any representation (seconds), when known.
     package var maxSegmentDuration: Double?
@@ -75,8 +73,7 @@ private struct MPDReader {
     let root: XMLElement
     let now: Double
     var maxSegment: Double?
-    /// Segments still allowed (`MPDManifest.segmentLimit` in all).
-    var budget = MPDManifest.segmentLimit
+    var budget = MPDManifest.segmentLimit  // segments still allowed (`MPDManifest.segmentLimit` in all)
 
     var isDynamic: Bool { root["type"] == "dynamic" }
 

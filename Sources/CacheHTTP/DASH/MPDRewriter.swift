@@ -32,8 +32,7 @@ private struct MPDRewrite {
         /// The base from above: what each of its BaseURLs (alternatives) resolves against.
         var inherited: HLSURIResolver?
         var sawBaseURL = false
-        /// A text carrier's kind and text seen so far.
-        var textKind: MPDURLKind?
+        var textKind: MPDURLKind?  // a text carrier's kind and text seen so far
         var text: Range<Int>?
         var plainText = true
         var inContentProtection = false

@@ -4,18 +4,12 @@ package enum MPDURLKind: Sendable, Equatable, CaseIterable {
     case baseURL
     /// `SegmentTemplate@media`, `@initialization`, `@index`, `@bitstreamSwitching`.
     case mediaTemplate, initializationTemplate, indexTemplate, bitstreamSwitchingTemplate
-    /// `SegmentURL@media` and `SegmentURL@index`.
-    case segment, segmentIndex
-    /// `@sourceURL` of these elements.
-    case initialization, representationIndex, bitstreamSwitching
-    /// Where the MPD (or its patches) is fetched again.
-    case location, patchLocation
-    /// `xlink:href`.
-    case remoteElement
-    /// In `ContentProtection`: `Laurl`, `laurl@licenseUrl`.
-    case licence
-    /// `UTCTiming@value` of an http scheme.
-    case timing
+    case segment, segmentIndex  // `SegmentURL@media` and `SegmentURL@index`
+    case initialization, representationIndex, bitstreamSwitching  // `@sourceURL` of these elements
+    case location, patchLocation  // where the MPD (or its patches) is fetched again
+    case remoteElement  // `xlink:href`
+    case licence  // in `ContentProtection`: `Laurl`, `laurl@licenseUrl`
+    case timing  // `UTCTiming@value` of an http scheme
 
     package var isTemplate: Bool {
         switch self {

@@ -13,8 +13,7 @@ enum XMLToken {
     case end(name: Range<Int>)
     case text(Range<Int>)
     case cdata(Range<Int>)
-    /// A comment, processing instruction or document type declaration.
-    case other
+    case other  // a comment, processing instruction or document type declaration
 }
 
 /// Throws at the first construct that is not well-formed, or at the end when an element is open.
@@ -22,8 +21,7 @@ struct XMLScanner {
     let b: UnsafeBufferPointer<UInt8>
     private(set) var i = 0
     private var open: [Range<Int>] = []
-    /// An MPD nests about six deep; a deeper tree's release would recurse as deep.
-    static let maxDepth = 256
+    static let maxDepth = 256  // an MPD nests about six deep; a deeper tree's release would recurse as deep
     private(set) var sawRoot = false
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -3,8 +3,7 @@
 
 struct HLSAttribute {
     var name: Range<Int>
-    /// Without its quotes.
-    var value: Range<Int>
+    var value: Range<Int>  // without its quotes
     var isQuoted: Bool
 }
 

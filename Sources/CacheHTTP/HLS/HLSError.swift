@@ -2,23 +2,17 @@
 
 /// What is wrong with an attribute list (RFC 8216bis §4.2).
 package enum HLSAttributeProblem: Error, Sendable, Equatable {
-    /// No closing quote before the end of the line.
-    case unterminatedQuote
-    /// `METHOD=NONE,FOO`
-    case missingEquals
-    /// `URI=,`
-    case missingValue
+    case unterminatedQuote  // no closing quote before the end of the line
+    case missingEquals  // `METHOD=NONE,FOO`
+    case missingValue  // `URI=,`
     case emptyName
-    /// `URI="a"b`
-    case textAfterQuotedString
+    case textAfterQuotedString  // `URI="a"b`
 }
 
 /// The rewriter fails only on the first four cases; the parser also on the values it reads.
 package enum HLSError: Error, Sendable, Equatable {
-    /// Empty input, binary data, or a first line other than `#EXTM3U`.
-    case missingHeader
-    /// Not an absolute http(s) URL.
-    case invalidPlaylistURL(String)
+    case missingHeader  // empty input, binary data, or a first line other than `#EXTM3U`
+    case invalidPlaylistURL(String)  // not an absolute http(s) URL
     case malformedAttributes(line: Int, tag: String, problem: HLSAttributeProblem)
     /// The map's value cannot stand where the URI stood (a line break; a `"` in a
     /// quoted-string; a comma, quote or blank unquoted).
@@ -29,9 +23,7 @@ package enum HLSError: Error, Sendable, Equatable {
     case invalidValue(line: Int, tag: String, attribute: String?)
     /// Not after a sub-range of the same resource (RFC 8216bis §4.4.4.2).
     case byteRangeWithoutOffset(line: Int)
-    /// EXT-X-STREAM-INF or EXTINF with no URI line after it.
-    case missingURI(line: Int)
-    /// Both multivariant and media tags: clients must reject it (§4.1).
-    case mixedPlaylist(line: Int)
+    case missingURI(line: Int)  // EXT-X-STREAM-INF or EXTINF with no URI line after it
+    case mixedPlaylist(line: Int)  // both multivariant and media tags: clients must reject it (§4.1)
     case missingTargetDuration
 }

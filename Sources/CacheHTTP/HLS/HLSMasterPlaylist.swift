@@ -10,18 +10,15 @@ package struct HLSResolution: Sendable, Equatable {
 /// EXT-X-STREAM-INF with its URI line.
 package struct HLSVariant: Sendable, Equatable {
     package var uri: String
-    /// BANDWIDTH: peak bits per second.
-    package var bandwidth: Int
+    package var bandwidth: Int  // BANDWIDTH: peak bits per second
     package var averageBandwidth: Int?
     package var resolution: HLSResolution?
     package var codecs: String?
     package var frameRate: Double?
-    /// GROUP-ID of the EXT-X-MEDIA renditions of each type this variant uses.
-    package var audioGroup: String?
+    package var audioGroup: String?  // GROUP-ID of the EXT-X-MEDIA renditions of each type this variant uses
     package var videoGroup: String?
     package var subtitlesGroup: String?
-    /// CLOSED-CAPTIONS group; nil for absent or NONE.
-    package var closedCaptionsGroup: String?
+    package var closedCaptionsGroup: String?  // CLOSED-CAPTIONS group; nil for absent or NONE
 }
 
 /// EXT-X-I-FRAME-STREAM-INF.
@@ -44,8 +41,7 @@ package struct HLSRendition: Sendable, Equatable {
     package var groupID: String
     package var name: String
     package var language: String?
-    /// nil when carried inside the variant streams.
-    package var uri: String?
+    package var uri: String?  // nil when carried inside the variant streams
     package var isDefault: Bool = false
     package var autoselect: Bool = false
 }
@@ -57,8 +53,7 @@ package struct HLSContentSteering: Sendable, Equatable {
 }
 
 package struct HLSMasterPlaylist: Sendable, Equatable {
-    /// In playlist order.
-    package var variants: [HLSVariant] = []
+    package var variants: [HLSVariant] = []  // in playlist order
     package var iFrameStreams: [HLSIFrameStream] = []
     package var renditions: [HLSRendition] = []
     package var sessionKeys: [HLSKey] = []

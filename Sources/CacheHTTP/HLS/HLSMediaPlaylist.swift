@@ -27,11 +27,9 @@ package enum HLSKeyMethod: Sendable, Equatable {
 /// EXT-X-KEY or EXT-X-SESSION-KEY.
 package struct HLSKey: Sendable, Equatable {
     package var method: HLSKeyMethod
-    /// Absolute when http(s); `skd://…`, `data:…` as written. nil for NONE.
-    package var uri: String?
+    package var uri: String?  // absolute when http(s); `skd://…`, `data:…` as written. nil for NONE
     package var iv: [UInt8]?
-    /// KEYFORMAT, "identity" when absent.
-    package var keyFormat: String
+    package var keyFormat: String  // KEYFORMAT, "identity" when absent
     package var keyFormatVersions: String?
 
     package init(method: HLSKeyMethod, uri: String? = nil, iv: [UInt8]? = nil,
@@ -59,8 +57,7 @@ package struct HLSKey: Sendable, Equatable {
 /// EXT-X-MAP: the media initialization section.
 package struct HLSMap: Sendable, Equatable {
     package var uri: String
-    /// BYTERANGE; an omitted offset is 0.
-    package var byteRange: HLSByteRange?
+    package var byteRange: HLSByteRange?  // BYTERANGE; an omitted offset is 0
 }
 
 /// EXT-X-PART.
@@ -89,19 +86,15 @@ package struct HLSPreloadHint: Sendable, Equatable {
 
 package struct HLSSegment: Sendable, Equatable {
     package var uri: String
-    /// EXTINF duration, seconds.
-    package var duration: Double
-    /// EXTINF title; nil when empty.
-    package var title: String?
+    package var duration: Double  // EXTINF duration, seconds
+    package var title: String?  // EXTINF title; nil when empty
     package var mediaSequence: Int = 0
     package var byteRange: HLSByteRange?
     /// Every EXT-X-KEY in effect, one per KEYFORMAT; `[NONE]` after METHOD=NONE, empty before any.
     package var keys: [HLSKey] = []
     package var map: HLSMap?
-    /// EXT-X-DISCONTINUITY before this segment.
-    package var discontinuity: Bool = false
-    /// EXT-X-GAP: the segment is missing.
-    package var isGap: Bool = false
+    package var discontinuity: Bool = false  // EXT-X-DISCONTINUITY before this segment
+    package var isGap: Bool = false  // EXT-X-GAP: the segment is missing
     package var parts: [HLSPart] = []
 
     /// The "identity" key (the one a proxy can use), else the first.
@@ -118,18 +111,14 @@ package enum HLSPlaylistType: Sendable, Equatable {
 }
 
 package struct HLSMediaPlaylist: Sendable, Equatable {
-    /// EXT-X-TARGETDURATION, seconds.
-    package var targetDuration: Int
-    /// EXT-X-MEDIA-SEQUENCE (0 when absent).
-    package var mediaSequence: Int = 0
+    package var targetDuration: Int  // EXT-X-TARGETDURATION, seconds
+    package var mediaSequence: Int = 0  // EXT-X-MEDIA-SEQUENCE (0 when absent)
     package var discontinuitySequence: Int = 0
     package var playlistType: HLSPlaylistType?
     package var hasEndList = false
-    /// PART-TARGET of EXT-X-PART-INF (low-latency playlists).
-    package var partTargetDuration: Double?
+    package var partTargetDuration: Double?  // PART-TARGET of EXT-X-PART-INF (low-latency playlists)
     package var segments: [HLSSegment] = []
-    /// Parts after the last segment: the segment being produced.
-    package var trailingParts: [HLSPart] = []
+    package var trailingParts: [HLSPart] = []  // parts after the last segment: the segment being produced
     package var preloadHints: [HLSPreloadHint] = []
 
     /// May still change: no EXT-X-ENDLIST and not VOD.
