@@ -34,9 +34,7 @@ enum ASCII {
     static let comma = UInt8(ascii: ",")
 
     @inline(__always)
-    static func lower(_ b: UInt8) -> UInt8 {
-        (b &- 0x41) < 26 ? b | 0x20 : b
-    }
+    static func lower(_ b: UInt8) -> UInt8 { (b &- 0x41) < 26 ? b | 0x20 : b }
 
     @inline(__always)
     static func isDigit(_ b: UInt8) -> Bool { (b &- 0x30) < 10 }
@@ -74,9 +72,7 @@ enum ASCII {
 
     /// HTAB, SP, VCHAR, obs-text.
     @inline(__always)
-    static func isFieldValueChar(_ b: UInt8) -> Bool {
-        b == ht || (b >= 0x20 && b != 0x7F)
-    }
+    static func isFieldValueChar(_ b: UInt8) -> Bool { b == ht || (b >= 0x20 && b != 0x7F) }
 
     @inline(__always)
     static func hexValue(_ b: UInt8) -> UInt8? {

@@ -29,9 +29,7 @@ package struct EntityTag: Sendable, Equatable {
     }
 
     /// Weak comparison (§8.8.3.2): same opaque-tag, either may be weak.
-    package func weakMatch(_ other: EntityTag) -> Bool {
-        opaque.utf8.elementsEqual(other.opaque.utf8)
-    }
+    package func weakMatch(_ other: EntityTag) -> Bool { opaque.utf8.elementsEqual(other.opaque.utf8) }
 
     /// An If-Match/If-None-Match list, nil for `*`; members that are not entity-tags can never
     /// match and are skipped.

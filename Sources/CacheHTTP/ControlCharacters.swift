@@ -6,9 +6,7 @@ package enum ControlCharacters {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    package static func occur(in text: String) -> Bool {
-        text.unicodeScalars.contains(where: isControl)
-    }
+    package static func occur(in text: String) -> Bool { text.unicodeScalars.contains(where: isControl) }
 
     /// `text` without them (on the way in).
     package static func removed(from text: String) -> String {

@@ -32,9 +32,7 @@ package struct DestinationPolicy: Sendable, Equatable {
 
     package var allowsAll: Bool { hosts.isEmpty && hostPorts.isEmpty }
 
-    package func allows(_ url: OriginURL) -> Bool {
-        allows(host: url.host, port: url.port)
-    }
+    package func allows(_ url: OriginURL) -> Bool { allows(host: url.host, port: url.port) }
 
     /// `host` lowercase, IPv6 literals without brackets (as `OriginURL` keeps it).
     package func allows(host: String, port: Int) -> Bool {

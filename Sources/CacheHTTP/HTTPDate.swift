@@ -26,9 +26,7 @@ package enum HTTPDate {
 
         var out: [UInt8] = []
         out.reserveCapacity(29)
-        func name(_ s: StaticString) {
-            s.withUTF8Buffer { out.append(contentsOf: $0) }
-        }
+        func name(_ s: StaticString) { s.withUTF8Buffer { out.append(contentsOf: $0) } }
         func two(_ v: Int) {
             out.append(UInt8(truncatingIfNeeded: 0x30 + v / 10))
             out.append(UInt8(truncatingIfNeeded: 0x30 + v % 10))

@@ -7,9 +7,7 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
 
     package init() { fields = [] }
 
-    package init(_ pairs: [(String, String)]) {
-        fields = pairs.map { (name: $0.0, value: $0.1) }
-    }
+    package init(_ pairs: [(String, String)]) { fields = pairs.map { (name: $0.0, value: $0.1) } }
 
     init(reservingCapacity n: Int) {
         fields = []
@@ -19,17 +17,11 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
     package var count: Int { fields.count }
     package static func sameName(_ a: String, _ b: String) -> Bool { ASCII.equalsIgnoringCase(a, b) }
 
-    package func makeIterator() -> IndexingIterator<[Element]> {
-        fields.makeIterator()
-    }
+    package func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
 
-    package mutating func add(_ name: String, _ value: String) {
-        fields.append((name: name, value: value))
-    }
+    package mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
-    package mutating func remove(_ name: String) {
-        removeAll { ASCII.equalsIgnoringCase($0.name, name) }
-    }
+    package mutating func remove(_ name: String) { removeAll { ASCII.equalsIgnoringCase($0.name, name) } }
 
     /// Copies nothing when it picks none.
     package mutating func removeAll(where shouldRemove: ((name: String, value: String)) -> Bool) {

@@ -23,9 +23,7 @@ package struct HeadBuilder {
     }
 
     /// Field lines only: a part rendered once, used in many heads.
-    package init(fieldsCapacity: Int) {
-        storage = [UInt8](repeating: 0, count: max(fieldsCapacity, 64))
-    }
+    package init(fieldsCapacity: Int) { storage = [UInt8](repeating: 0, count: max(fieldsCapacity, 64)) }
 
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
@@ -37,9 +35,7 @@ package struct HeadBuilder {
     }
 
     /// Whole field lines ("Name: value\r\n"…) rendered before.
-    package mutating func append(lines: [UInt8]) {
-        lines.withUnsafeBytes { write($0) }
-    }
+    package mutating func append(lines: [UInt8]) { lines.withUnsafeBytes { write($0) } }
 
     /// A name known only at run time (a stored origin field). No CR or LF in either.
     package mutating func add(name: String, _ value: String) {
@@ -81,9 +77,7 @@ package struct HeadBuilder {
         return storage
     }
 
-    private mutating func endLine() {
-        pair(ASCII.cr, ASCII.lf)
-    }
+    private mutating func endLine() { pair(ASCII.cr, ASCII.lf) }
 
     private mutating func append(_ text: StaticString) {
         write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

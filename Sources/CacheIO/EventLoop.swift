@@ -8,9 +8,7 @@ package struct IOError: Error, CustomStringConvertible, Sendable {
         self.code = code
         self.context = context
     }
-    package var description: String {
-        "\(context): \(String(cString: cs_strerror(code)))"
-    }
+    package var description: String { "\(context): \(String(cString: cs_strerror(code)))" }
 }
 
 /// The C core's libuv loop thread. `execute` and `shutdown` are thread-safe; everything else

@@ -23,7 +23,5 @@ package enum FileLimit {
     }
 
     /// 80%; the rest for the listener, origin connections, data files and logs.
-    package static func defaultConnectionCap(softLimit: Int) -> Int {
-        max(16, softLimit / 5 * 4)
-    }
+    package static func defaultConnectionCap(softLimit: Int) -> Int { max(16, softLimit / 5 * 4) }
 }

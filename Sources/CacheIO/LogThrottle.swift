@@ -5,9 +5,7 @@ package struct LogThrottle: Sendable {
     private var lastLoggedAt: Int64?
     private var suppressed: UInt64 = 0
 
-    package init(intervalMilliseconds: Int64 = 60_000) {
-        self.intervalMilliseconds = intervalMilliseconds
-    }
+    package init(intervalMilliseconds: Int64 = 60_000) { self.intervalMilliseconds = intervalMilliseconds }
 
     /// `now`: monotonic milliseconds. When a line is due, the occurrences it reports (this one
     /// and those suppressed before), else nil.

@@ -5,13 +5,9 @@ import CSupport
 /// embedding the library keeps its own settings.
 package enum MallocArenas {
     @discardableResult
-    package static func limit(to count: Int) -> Bool {
-        cs_limit_malloc_arenas(Int32(count)) == 1
-    }
+    package static func limit(to count: Int) -> Bool { cs_limit_malloc_arenas(Int32(count)) == 1 }
 
     /// The heap's free pages back to the system.
     @discardableResult
-    package static func trimFreeMemory() -> Bool {
-        cs_trim_heap() == 1
-    }
+    package static func trimFreeMemory() -> Bool { cs_trim_heap() == 1 }
 }

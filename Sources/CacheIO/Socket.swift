@@ -91,9 +91,7 @@ package final class Socket {
         cs_conn_write(raw, bytes.baseAddress, bytes.count)
     }
 
-    package func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { write($0) }
-    }
+    package func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }
 
     /// Sends a response head and its body from memory in one system call.
     package func write(head: [UInt8], body: [UInt8]) {

@@ -158,9 +158,7 @@ struct XMLScanner {
         x.count == y.count && b[x].elementsEqual(b[y])
     }
 
-    private func isBlank(_ c: UInt8) -> Bool {
-        c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D
-    }
+    private func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
 
     private func isNameByte(_ c: UInt8) -> Bool {
         !isBlank(c) && c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c != UInt8(ascii: "=")
@@ -175,9 +173,7 @@ extension XMLScanner {
         return UnsafeBufferPointer(rebasing: b[colon..<name.upperBound])
     }
 
-    func isNamed(_ name: Range<Int>, _ s: String) -> Bool {
-        localName(name).elementsEqual(s.utf8)
-    }
+    func isNamed(_ name: Range<Int>, _ s: String) -> Bool { localName(name).elementsEqual(s.utf8) }
 }
 
 enum XMLText {

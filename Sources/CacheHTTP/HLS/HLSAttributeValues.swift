@@ -26,16 +26,12 @@ struct HLSAttributeValues {
     }
 
     /// As written, without quotes.
-    func string(_ name: StaticString) -> String? {
-        range(name).map { HLSBytes.string(bytes, $0) }
-    }
+    func string(_ name: StaticString) -> String? { range(name).map { HLSBytes.string(bytes, $0) } }
 
     func required(_ name: StaticString) throws(HLSError) -> String { try present(string(name), name) }
 
     /// Absolute when it resolves to http(s), else as written.
-    func uri(_ name: StaticString) -> String? {
-        string(name).map { resolver.resolve($0) ?? $0 }
-    }
+    func uri(_ name: StaticString) -> String? { string(name).map { resolver.resolve($0) ?? $0 } }
 
     func requiredURI(_ name: StaticString) throws(HLSError) -> String { try present(uri(name), name) }
     func integer(_ name: StaticString) throws(HLSError) -> Int64? { try typed(name, HLSBytes.integer) }

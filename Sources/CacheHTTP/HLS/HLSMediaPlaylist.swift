@@ -98,9 +98,7 @@ package struct HLSSegment: Sendable, Equatable {
     package var parts: [HLSPart] = []
 
     /// The "identity" key (the one a proxy can use), else the first.
-    package var key: HLSKey? {
-        keys.first { $0.keyFormat == "identity" } ?? keys.first
-    }
+    package var key: HLSKey? { keys.first { $0.keyFormat == "identity" } ?? keys.first }
 
     package var isEncrypted: Bool { keys.contains { $0.method != .none } }
 }
@@ -127,9 +125,7 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
     /// Seconds.
     package var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
 
-    package init(targetDuration: Int) {
-        self.targetDuration = targetDuration
-    }
+    package init(targetDuration: Int) { self.targetDuration = targetDuration }
 }
 
 package enum HLSPlaylist: Sendable, Equatable {
