@@ -10,11 +10,6 @@ package struct DestinationPolicy: Sendable, Equatable {
     /// A host with a space names none: an unreadable allow-list becomes this, never "allow all".
     package static let nothing = DestinationPolicy(hosts: [" "], hostPorts: [])
 
-    private init(hosts: Set<String>, hostPorts: Set<String>) {
-        self.hosts = hosts
-        self.hostPorts = hostPorts
-    }
-
     /// Fails with the first entry that is neither a host nor `HOST:PORT`.
     package static func parse(_ entries: [String]) -> Result<DestinationPolicy, InvalidEntry> {
         var hosts = Set<String>()

@@ -16,6 +16,6 @@ package func bareMediaType(_ contentType: String) -> String {
 /// After a UTF-8 BOM and, when `blanks`, whitespace: what sniffing a playlist or manifest skips.
 package func textStart(_ bytes: UnsafeBufferPointer<UInt8>, skippingBlanks blanks: Bool) -> Int {
     var i = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
-    while blanks, i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+    while blanks, i < bytes.count, XMLText.isBlank(bytes[i]) { i += 1 }
     return i
 }

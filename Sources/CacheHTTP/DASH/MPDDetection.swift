@@ -25,7 +25,7 @@ extension DASH {
         var body = Array(bytes.prefix(4096))[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         while true {
-            while let c = body.first, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { body = body.dropFirst() }
+            while let c = body.first, XMLText.isBlank(c) { body = body.dropFirst() }
             if body.starts(with: "<?".utf8) || body.starts(with: "<!".utf8) {
                 let end: [UInt8] = body.starts(with: "<!--".utf8) ? Array("-->".utf8) : Array(">".utf8)
                 guard let close = body.firstRange(of: end)?.lowerBound else { return false }
@@ -34,7 +34,7 @@ extension DASH {
             }
             guard body.first == UInt8(ascii: "<") else { return false }
             let name = body.dropFirst().prefix { c in
-                !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ">") || c == UInt8(ascii: "/"))
+                !(XMLText.isBlank(c) || c == UInt8(ascii: ">") || c == UInt8(ascii: "/"))
             }
             let local = name.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).last ?? name
             return local.elementsEqual("MPD".utf8)

@@ -134,8 +134,8 @@ extension String {
     /// Without XML white space at either end.
     var trimmingBlanks: String {
         let u = utf8
-        func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
-        guard let first = u.firstIndex(where: { !blank($0) }), let last = u.lastIndex(where: { !blank($0) }) else { return "" }
+        guard let first = u.firstIndex(where: { !XMLText.isBlank($0) }),
+              let last = u.lastIndex(where: { !XMLText.isBlank($0) }) else { return "" }
         return String(self[first...last])
     }
 }

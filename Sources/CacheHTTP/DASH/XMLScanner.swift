@@ -79,7 +79,7 @@ struct XMLScanner {
             var j = nameStart
             while j < b.count, isNameByte(b[j]) { j += 1 }
             let name = nameStart..<j
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: ">"), !name.isEmpty else { throw fail("bad end tag") }
             guard let top = open.last, equal(top, name) else { throw fail("end tag does not match its start tag") }
             open.removeLast()
@@ -99,7 +99,7 @@ struct XMLScanner {
         var attributes: [XMLAttribute] = []
         while true {
             var blanks = 0
-            while j < b.count, isBlank(b[j]) { j += 1; blanks += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1; blanks += 1 }
             guard j < b.count else { throw fail("start tag not terminated") }
             if b[j] == UInt8(ascii: ">") {
                 guard open.count < Self.maxDepth else { throw fail("elements nested deeper than \(Self.maxDepth)") }
@@ -119,10 +119,10 @@ struct XMLScanner {
             while j < b.count, isNameByte(b[j]) { j += 1 }
             let attributeName = attributeStart..<j
             guard !attributeName.isEmpty else { throw fail("bad attribute name") }
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: "=") else { throw fail("attribute without a value") }
             j += 1
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: "\"") || b[j] == UInt8(ascii: "'") else {
                 throw fail("attribute value not quoted")
             }
@@ -158,10 +158,9 @@ struct XMLScanner {
         x.count == y.count && b[x].elementsEqual(b[y])
     }
 
-    private func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
 
     private func isNameByte(_ c: UInt8) -> Bool {
-        !isBlank(c) && c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c != UInt8(ascii: "=")
+        !XMLText.isBlank(c) && c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c != UInt8(ascii: "=")
             && c != UInt8(ascii: "<") && c != UInt8(ascii: "\"") && c != UInt8(ascii: "'")
     }
 }
@@ -177,6 +176,8 @@ extension XMLScanner {
 }
 
 enum XMLText {
+    static func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+
     /// The five predefined entities and character references decoded; nil on any other
     /// reference (DTD-declared: such a value is left alone).
     static func decode<C: Collection<UInt8>>(_ bytes: C) -> String? {
@@ -225,9 +226,8 @@ enum XMLText {
 
     static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
         var lo = r.lowerBound, hi = r.upperBound
-        func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
-        while lo < hi, blank(b[lo]) { lo += 1 }
-        while hi > lo, blank(b[hi - 1]) { hi -= 1 }
+        while lo < hi, isBlank(b[lo]) { lo += 1 }
+        while hi > lo, isBlank(b[hi - 1]) { hi -= 1 }
         return lo..<hi
     }
 }
