@@ -1,6 +1,5 @@
-// base64url without padding (RFC 4648 §5). Strict decoding (no padding or whitespace, zero
-// unused bits): each byte string has exactly one encoding.
-
+/// base64url without padding (RFC 4648 §5). Strict decoding (no padding or whitespace, zero
+/// unused bits): each byte string has exactly one encoding.
 package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 

@@ -1,6 +1,5 @@
-// Common Media Client Data (CTA-5004): a player's telemetry, as a percent-encoded `CMCD=`
-// query argument or the `CMCD-Request/-Object/-Status/-Session` fields: `key[=value]` members
-// separated by commas, a key alone true. Telemetry never fails a request: unknown or mistyped
+// Common Media Client Data (CTA-5004): `key[=value]` members (a key alone true) in a `CMCD=`
+// query argument or the `CMCD-*` fields. Telemetry never fails a request: unknown or mistyped
 // keys are dropped (and counted), the rest is used.
 
 /// The keys of CTA-5004 version 1.

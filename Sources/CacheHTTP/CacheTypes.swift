@@ -1,12 +1,11 @@
 /// `--cache-types`: `media` (proxy URLs' default: video, audio, playlists, manifests, octet
-/// streams, no type), `all` (what RFC 9111 allows; forward and reverse modes' default), or a
-/// list of media types, `type/*` for a whole top-level type (`text/html,image/*`).
+/// streams, no type), `all` (what RFC 9111 allows: the other modes' default), or media types.
 package enum CacheTypes: Sendable, Equatable {
     case media
     case all
     case types(Set<String>)  // lowercased media types; a `type/*` entry is kept as `type/`
 
-    /// Nil for an empty list or a name without `/`.
+    /// A list of `type/subtype` and `type/*` (a whole top-level type); nil when empty or without `/`.
     package static func parse(_ text: String) -> CacheTypes? {
         let trimmed = String(trimmedOWS(text)).lowercased()
         if trimmed == "media" { return .media }

@@ -1,12 +1,11 @@
-// RFC 9112 §7.1 chunked coding, decoded incrementally (input split anywhere, data handed out
-// as slices of it). Strict CRLF: lenient chunk parsing is a classic smuggling vector.
-
 package enum ChunkedError: Error, Sendable, Equatable {
     case badSize  // missing, non-hex, or past Int64
     case badFraming
     case lineTooLong  // a chunk-size line or the trailer section
 }
 
+/// RFC 9112 §7.1 chunked coding, decoded incrementally (input split anywhere, data handed out
+/// as slices of it). Strict CRLF: lenient chunk parsing is a classic smuggling vector.
 package struct ChunkedDecoder: Sendable {
     static let maxSizeLine = 1024  // size and extensions, without CRLF
     static let maxTrailerBytes = 16384  // trailers are skipped: this only bounds work

@@ -1,6 +1,5 @@
-// IMF-fixdate (RFC 9110 §5.6.7) by arithmetic, not gmtime_r: no libc, no locale, the same
-// everywhere.
-
+/// IMF-fixdate (RFC 9110 §5.6.7) by arithmetic, not gmtime_r: no libc, no locale, the same
+/// everywhere.
 package enum HTTPDate {
     private static let dayNames: [StaticString] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let monthNames: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",

@@ -1,5 +1,3 @@
-// Parsed request/response heads and the response serializer.
-
 package struct HTTPVersion: Sendable, Equatable {
     package var major: Int
     package var minor: Int

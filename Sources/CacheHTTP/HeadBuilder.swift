@@ -1,7 +1,6 @@
-// A response head straight into bytes, on the hot path: no HTTPHeaders, no String per field,
-// digits written in place, runs copied into a buffer sized up front (an Array append per piece
-// costs a capacity and uniqueness check). Same output as HTTPResponseHead.serialized().
-
+/// A response head straight into bytes, on the hot path: no HTTPHeaders, no String per field,
+/// digits written in place, runs copied into a buffer sized up front (an Array append per piece
+/// costs a capacity and uniqueness check). Same output as HTTPResponseHead.serialized().
 package struct HeadBuilder {
     private var storage: [UInt8]  // written up to `used`; the rest is room
     private var used = 0

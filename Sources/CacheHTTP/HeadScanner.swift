@@ -89,10 +89,9 @@ enum HeadScanner {
         return .success(HeadLayout(startLine: startLine, fieldsStart: fieldsStart, end: end, fieldCount: count))
     }
 
-    /// Finds line ends again while checking values, so scan() keeps none. A `response` with
-    /// Transfer-Encoding and Content-Length is framed by the former (RFC 9112 §6.3 ¶3): its
-    /// Content-Length goes and `Connection: close` keeps the suspect connection from reuse.
-    /// A request with both is refused.
+    /// Finds line ends again while checking values. A `response` with Transfer-Encoding and
+    /// Content-Length is framed by the former (RFC 9112 §6.3 ¶3): Content-Length goes, and
+    /// `Connection: close` keeps the suspect connection from reuse. A request with both fails.
     static func parseFields(_ buf: UnsafeRawBufferPointer, _ layout: HeadLayout,
                             response: Bool = false) -> Result<HTTPHeaders, HeadParseError> {
         var headers = HTTPHeaders(reservingCapacity: layout.fieldCount)

@@ -1,6 +1,5 @@
-/// IPv4 in every spelling inet_aton takes (`a.b.c.d`, `a.b.c`, `a.b`, `a`; decimal, octal `0`,
-/// hex `0x`): `2130706433`, `0177.0.0.1` and `127.1` all reach 127.0.0.1, so "is this the
-/// machine itself" must read them as the resolver will.
+/// IPv4 in every spelling inet_aton takes (`a.b.c.d` to `a`; decimal, octal `0`, hex `0x`):
+/// `0177.0.0.1` and `127.1` reach 127.0.0.1, so "this machine" checks read them as it does.
 package enum IPv4Literal {
     /// Host byte order.
     package static func parse<S: StringProtocol>(_ text: S) -> UInt32? {

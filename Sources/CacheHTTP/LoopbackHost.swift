@@ -46,9 +46,8 @@ package enum LoopbackHost {
         IPv4Literal.parse(text).map { $0 >> 24 == 127 } ?? false
     }
 
-    /// What `contains` accepts, and the unspecified addresses (`0.0.0.0` in any spelling, `::`),
-    /// which a connect takes here too; `host` as a URL has it (no port, brackets optional). The
-    /// one test of "a destination that is this machine" (a CONNECT back into the proxy).
+    /// The one "destination is this machine" test (a CONNECT back into the proxy): `contains`, and
+    /// `0.0.0.0` (any spelling) and `::`, which connect here too. `host` as in a URL, no port.
     package static func isThisMachine(_ host: String) -> Bool {
         var name = Substring(host.lowercased())
         if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }

@@ -1,6 +1,5 @@
-/// The proxy's own routes (`/_httpcache/ping`, `stats`, `metrics`, `admin/…`, `p/…`) answer in
-/// every mode, never reaching the origin: in reverse mode every other path is the origin's.
-/// The CLI always uses them.
+/// The proxy's own routes (`/_httpcache/ping`, `stats`, `metrics`, `admin/…`, `p/…`), used by the
+/// CLI, answer in every mode: in reverse mode every other path is the origin's.
 package enum OwnRoutes {
     package static let prefix = "/_httpcache"
 

@@ -1,14 +1,13 @@
-// Proxy URL paths that carry the origin URL:
-//   /p/<base64url, no padding, of the origin's exact UTF-8>/<name>
-//   /p/<base64url origin>/<43 base64url chars of HMAC-SHA256>/<name>      (signed, LAN mode)
-// The origin travels byte-exact (a fragment too; OriginURL drops it when fetching). <name> is
-// for humans and extension-sniffing players; decoding ignores it and any appended query.
-// Base form, for URLs a player builds itself (DASH `$Number$` templates) or resolves:
-//   /t/<base64url of "scheme://host[:port]/dir/">/<tail>
-//   /t/<base64url base>~<43 base64url chars of HMAC-SHA256>/<tail>        (signed)
-// The origin is base + tail verbatim (query included). A tail may not climb out of its base
-// (no "." or ".." segment, escaped or not); the signature covers the base (`baseSubject`).
-
+/// Proxy URL paths that carry the origin URL:
+///   /p/<base64url, no padding, of the origin's exact UTF-8>/<name>
+///   /p/<base64url origin>/<43 base64url chars of HMAC-SHA256>/<name>      (signed, LAN mode)
+/// The origin travels byte-exact (a fragment too; OriginURL drops it when fetching). <name> is
+/// for humans and extension-sniffing players; decoding ignores it and any appended query.
+/// Base form, for URLs a player builds itself (DASH `$Number$` templates) or resolves:
+///   /t/<base64url of "scheme://host[:port]/dir/">/<tail>
+///   /t/<base64url base>~<43 base64url chars of HMAC-SHA256>/<tail>        (signed)
+/// The origin is base + tail verbatim (query included). A tail may not climb out of its base
+/// (no "." or ".." segment, escaped or not); the signature covers the base (`baseSubject`).
 package enum ProxyURL {
     private static let prefix = "/p/"
     private static let basePrefix = "/t/"

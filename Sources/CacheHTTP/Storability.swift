@@ -33,9 +33,8 @@ package enum Storability {
     /// Whose caching rules this cache implements, for must-understand (§5.2.2.3).
     package static let understoodStatuses: Set<Int> = cacheableByDefault.union([302, 303, 307])
 
-    /// The first refusing rule, in §3's order, gives the reason. 206 is storable (partial
-    /// content is kept); so is qualified private or no-cache (`StoredHead(storing:)` drops the
-    /// named fields).
+    /// The first refusing rule, in §3's order, gives the reason. 206 is storable (partial content
+    /// is kept); so are qualified private and no-cache (`StoredHead(storing:)` drops the fields).
     package static func decide(method: String, requestHeaders: HTTPHeaders, status: Int,
                                responseHeaders: HTTPHeaders,
                                options: CachePolicyOptions = CachePolicyOptions()) -> StorageDecision {

@@ -1,8 +1,7 @@
-/// The secondary cache key of RFC 9111 §4.1: the request's values of the fields Vary names,
-/// normalised (§4.1 allows it). Names lower-cased, deduplicated, sorted; values' field lines
-/// joined, OWS around commas and at the ends dropped. Accept* members (case-insensitive,
-/// ordered by q-values, not position) are also lower-cased, unblanked around `;` and `=`,
-/// deduplicated and sorted, so `en, fr` and `FR,en` select one variant. Missing ≠ empty.
+/// The secondary cache key (RFC 9111 §4.1): the request's values of the fields Vary names,
+/// normalised as §4.1 allows: names lower-cased, deduplicated, sorted; field lines joined, OWS
+/// dropped. Accept* members (ordered by q-values, any case) are also lower-cased, unblanked,
+/// deduplicated and sorted: `en, fr` and `FR,en` select one variant. Missing ≠ empty.
 package struct VaryKey: Sendable, Hashable {
     package var entries: [Entry]  // a nil value: the field is absent
 

@@ -1,8 +1,7 @@
 import Glibc
 
-/// RLIMIT_NOFILE shared out once at start: caps for client sockets, origin sockets and data
-/// files that, with what is open and a margin, never exceed the limit. Totals over every
-/// loop; `perLoop` splits them.
+/// RLIMIT_NOFILE shared out once at start: client and origin socket and data file caps (totals;
+/// `perLoop` splits them) that, with what is open and a margin, never exceed the limit.
 package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
     package var limit: Int  // the soft limit
     package var reserved: Int  // open at start (stdio, loops' epoll and wakeups, logs) plus `margin`

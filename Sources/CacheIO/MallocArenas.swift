@@ -1,8 +1,7 @@
 import CSupport
 
-/// glibc's malloc arenas: the server's loop thread does nearly all allocation, and every arena
-/// a thread touches costs resident memory. Only the `httpcache` server touches them: a host
-/// embedding the library keeps its own settings.
+/// Only the `httpcache` server (a host embedding the library keeps its own settings): its loop
+/// thread does nearly all allocation, and every arena a thread touches costs resident memory.
 package enum MallocArenas {
     @discardableResult
     package static func limit(to count: Int) -> Bool { cs_limit_malloc_arenas(Int32(count)) == 1 }

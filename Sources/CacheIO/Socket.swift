@@ -15,9 +15,8 @@ extension SocketDelegate {
     package func socketDidConnect(_ socket: Socket, error: IOError?) {}
 }
 
-/// A TCP connection owned by the C core. The C side retains the socket until its close
-/// callback, and the socket its delegate, so a connection lives as long as its socket.
-/// Loop thread only.
+/// A TCP connection owned by the C core, loop thread only. The C side retains the socket until
+/// its close callback, and the socket its delegate: a connection lives as long as its socket.
 package final class Socket {
     private var raw: OpaquePointer?
     package var delegate: SocketDelegate?

@@ -1,6 +1,5 @@
-// MPEG-DASH manifests (ISO/IEC 23009-1) as far as a caching proxy needs them: detection,
-// rewriting every URL with every other byte kept, reading the segments a preload fetches.
-
+/// MPEG-DASH manifests (ISO/IEC 23009-1) as far as a caching proxy needs them: detection,
+/// rewriting every URL with every other byte kept, reading the segments a preload fetches.
 package enum DASH {}
 
 package enum DASHError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,6 +1,3 @@
-// An MPD as a preloader reads it: periods, adaptation sets, representations, each with the
-// resources a player would fetch, BaseURLs resolved and templates filled in.
-
 package enum MPDTrackKind: Sendable, Equatable {
     case video, audio, text, other
 }
@@ -38,7 +35,8 @@ package struct MPDPeriod: Sendable, Equatable {
     package var adaptationSets: [MPDAdaptationSet]
 }
 
-/// The parts of an MPD a preload and the live rules need.
+/// An MPD as a preloader reads it: periods, adaptation sets, representations, each with the
+/// resources a player would fetch, BaseURLs resolved and templates filled in.
 package struct MPDManifest: Sendable, Equatable {
     package var isDynamic: Bool  // `type="dynamic"`: live, segments appear over time
     package var minimumUpdatePeriod: Double?
@@ -243,9 +241,8 @@ private struct MPDReader {
         for s in segments where s.duration > (maxSegment ?? 0) { maxSegment = s.duration }
     }
 
-    /// Segment times and durations in timescale units, from a SegmentTimeline (`r="-1"` repeats
-    /// to the next `S`, the period's end or, live, now), else `@duration` (up to `count`, the
-    /// period's end or what is available now).
+    /// Times and durations (timescale units) from a SegmentTimeline (`r="-1"` repeats to the next
+    /// `S`, the period's end or, live, now), else `@duration` (to `count`, the end or now).
     func timeline(_ timeline: XMLElement?, attributes: [String: String], timescale: Double, periodStart: Double,
                   periodDuration: Double?, count: Int? = nil) -> [(index: Int64, time: Int64, duration: Double)] {
         let limit = budget

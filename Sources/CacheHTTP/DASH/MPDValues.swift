@@ -1,5 +1,3 @@
-// The value syntaxes of an MPD.
-
 extension DASH {
     /// An xs:duration ("PT1H2M3.5S", "P1DT2H"); years and months count as 365 and 30 days.
     package static func seconds(ofDuration text: String) -> Double? {

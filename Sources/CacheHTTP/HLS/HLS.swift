@@ -1,8 +1,6 @@
-// HLS playlists (RFC 8216, draft-pantos-hls-rfc8216bis), pure and byte-based: `HLS.isPlaylist`,
-// `HLS.rewrite` (every URI mapped, so it leads back to the proxy), `HLSPlaylist.parse` (what a
-// preloader fetches), the live rules. On bad input the rewriter and parser throw `HLSError`
-// (never trap) rather than guess; a proxy may fall back to the origin's bytes.
-
+/// HLS (RFC 8216, rfc8216bis), pure and byte-based: detection, `rewrite` (every URI leads back
+/// to the proxy), parsing (what a preloader fetches), live rules. Bad input throws `HLSError`
+/// (never traps) rather than guessing; a proxy may fall back to the origin's bytes.
 package enum HLS {}
 
 extension HLSPlaylist {

@@ -1,6 +1,3 @@
-// The multivariant playlist as values: what a preloader needs to pick a variant and its
-// renditions. http(s) URIs are absolute, others as written.
-
 /// RESOLUTION ("1920x1080").
 package struct HLSResolution: Sendable, Equatable {
     package var width: Int
@@ -52,6 +49,8 @@ package struct HLSContentSteering: Sendable, Equatable {
     package var pathwayID: String?
 }
 
+/// The multivariant playlist as values: what a preloader needs to pick a variant and its
+/// renditions. http(s) URIs are absolute, others as written.
 package struct HLSMasterPlaylist: Sendable, Equatable {
     package var variants: [HLSVariant] = []  // in playlist order
     package var iFrameStreams: [HLSIFrameStream] = []

@@ -1,6 +1,3 @@
-// The media playlist as values: segments with what fetching needs (absolute URI, explicit
-// byte range, key and map in effect), low-latency parts and hints, and the live rules.
-
 /// A sub-range of a resource, implicit offsets made explicit.
 package struct HLSByteRange: Sendable, Equatable {
     package var offset: Int64
@@ -108,6 +105,8 @@ package enum HLSPlaylistType: Sendable, Equatable {
     case vod, event
 }
 
+/// The media playlist as values: segments with what fetching needs (absolute URI, explicit
+/// byte range, key and map in effect), low-latency parts and hints, and the live rules.
 package struct HLSMediaPlaylist: Sendable, Equatable {
     package var targetDuration: Int  // EXT-X-TARGETDURATION, seconds
     package var mediaSequence: Int = 0  // EXT-X-MEDIA-SEQUENCE (0 when absent)

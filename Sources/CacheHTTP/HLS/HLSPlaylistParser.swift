@@ -1,11 +1,9 @@
-// A playlist as values for a preloader and live handling. Strict where a wrong answer would
-// fetch wrong bytes (byte ranges, keys, required attributes); unknown tags are ignored, as
-// clients must (RFC 8216bis §6.3.1).
-
+/// A playlist as values for a preloader and live handling. Strict where a wrong answer would
+/// fetch wrong bytes (byte ranges, keys, required attributes); unknown tags are ignored, as
+/// clients must (RFC 8216bis §6.3.1).
 extension HLSPlaylist {
-    /// URIs resolve against `playlistURL` (after redirects); not http(s) ones stay as written.
-    /// Multivariant with EXT-X-STREAM-INF, EXT-X-I-FRAME-STREAM-INF or EXT-X-MEDIA, else media,
-    /// which needs EXT-X-TARGETDURATION.
+    /// URIs resolve against `playlistURL` (after redirects), but for not http(s) ones. Multivariant
+    /// with EXT-X-STREAM-INF, -I-FRAME-STREAM-INF or -MEDIA, else media (needs -TARGETDURATION).
     package static func parse<Bytes: Collection<UInt8>>(
         _ playlist: Bytes, playlistURL: String
     ) throws(HLSError) -> HLSPlaylist {
