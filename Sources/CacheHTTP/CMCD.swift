@@ -120,8 +120,7 @@ package struct CMCD: Sendable, Equatable {
                 rest = after
             }
             rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
-            let broken = key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ","))
-            if broken {
+            if key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ",")) {
                 malformed += 1
                 rest = Self.member(rest).1  // to the next comma outside a string
             } else {

@@ -28,8 +28,7 @@ package struct HeadBuilder {
     package mutating func add(_ name: StaticString, _ value: String) {
         let n = Self.bytes(of: name)
         if value.utf8.withContiguousStorageIfAvailable({ line(n, UnsafeRawBufferPointer($0)) }) == nil {
-            let copy = Array(value.utf8)
-            copy.withUnsafeBytes { line(n, $0) }
+            Array(value.utf8).withUnsafeBytes { line(n, $0) }
         }
     }
 
@@ -84,8 +83,7 @@ package struct HeadBuilder {
 
     private mutating func append(_ text: String) {
         if text.utf8.withContiguousStorageIfAvailable({ write(UnsafeRawBufferPointer($0)) }) == nil {
-            let copy = Array(text.utf8)
-            copy.withUnsafeBytes { write($0) }
+            Array(text.utf8).withUnsafeBytes { write($0) }
         }
     }
 

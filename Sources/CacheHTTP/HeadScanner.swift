@@ -119,8 +119,7 @@ enum HeadScanner {
     private static func parseField(_ buf: UnsafeRawBufferPointer, _ start: Int, _ limit: Int)
         -> Result<(name: String, value: String, framing: Bool, next: Int), HeadParseError>
     {
-        let first = buf[start]
-        if ASCII.isOWS(first) { return .failure(.badRequest("obsolete line folding")) }
+        if ASCII.isOWS(buf[start]) { return .failure(.badRequest("obsolete line folding")) }
         var i = start
         while ASCII.isTokenChar(buf[i]) { i += 1 }
         let stop = buf[i]

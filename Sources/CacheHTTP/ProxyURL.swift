@@ -152,8 +152,7 @@ package enum ProxyURL {
 
     private static func decodedOrigin(_ target: String) -> String? {
         let t = target.utf8
-        let end = t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex
-        let path = t[..<end]
+        let path = t[..<(t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex)]
         guard path.starts(with: prefix.utf8) else { return nil }
         let encoded = path.dropFirst(prefix.utf8.count)
         // "/p/<b64>/": the name segment must be present, if empty.

@@ -21,8 +21,7 @@ package final class EventLoop: @unchecked Sendable {
     package init() throws {
         var message = [CChar](repeating: 0, count: 256)
         guard let loop = cs_loop_start(&message, message.count) else {
-            let text = String(cChars: message)
-            throw IOError(code: -1, "cannot start event loop (\(text))")
+            throw IOError(code: -1, "cannot start event loop (\(String(cChars: message)))")
         }
         raw = loop
     }

@@ -94,8 +94,7 @@ enum HLSBytes {
     /// The index after an optional BOM, when `#EXTM3U` follows alone on its line (blanks aside).
     static func headerStart(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
         let start = hasPrefix(b, 0..<b.count, "\u{FEFF}") ? 3 : 0
-        let rest = start..<b.count
-        guard hasPrefix(b, rest, "#EXTM3U") else { return nil }
+        guard hasPrefix(b, start..<b.count, "#EXTM3U") else { return nil }
         var i = start + 7
         while i < b.count, ASCII.isOWS(b[i]) { i += 1 }
         guard i == b.count || b[i] == ASCII.lf || b[i] == ASCII.cr else { return nil }
