@@ -34,7 +34,7 @@ package enum CMCDKey: String, CaseIterable, Sendable {
             return .integer
         case .playbackRate: return .decimal
         case .startup, .bufferStarvation: return .boolean
-        case .contentID, .sessionID: return .string(maxLength: 64)
+        case .contentID, .sessionID: return .string(maxLength: 64)  // the spec bounds identifiers
         case .nextObject, .nextRange: return .string(maxLength: 2048)
         case .objectType: return .token(["m", "a", "v", "av", "i", "c", "tt", "k", "o"])
         case .streamingFormat: return .token(["d", "h", "s", "o"])

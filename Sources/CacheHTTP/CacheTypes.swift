@@ -5,7 +5,7 @@ package enum CacheTypes: Sendable, Equatable {
     case all
     case types(Set<String>)  // lowercased media types; a `type/*` entry is kept as `type/`
 
-    /// A list of `type/subtype` and `type/*` (a whole top-level type); nil when empty or without `/`.
+    /// `media`, `all`, or a list of `type/subtype` and `type/*`; nil when empty or without `/`.
     package static func parse(_ text: String) -> CacheTypes? {
         let trimmed = String(trimmedOWS(text)).lowercased()
         if trimmed == "media" { return .media }

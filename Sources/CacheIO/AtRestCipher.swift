@@ -12,7 +12,7 @@ package final class UnitCipher: @unchecked Sendable {
     /// A socket's loop decrypts with it through a context of its own while this object lives.
     package let raw: OpaquePointer
 
-    /// `key`: two distinct AES-256 keys.
+    /// `key`: 64 bytes (two distinct AES-256 keys); nil when OpenSSL refuses.
     package init?(key: [UInt8], fileID: UInt64) {
         guard key.count == 64, let raw = key.withUnsafeBufferPointer({ cs_xts_new($0.baseAddress) }) else { return nil }
         self.raw = raw
