@@ -116,6 +116,13 @@ enum ASCII {
         return true
     }
 
+    /// 1 to 5 digits, at most 65535.
+    static func port<C: Collection<UInt8>>(_ digits: C) -> Int? {
+        guard (1...5).contains(digits.count), digits.allSatisfy(isDigit) else { return nil }
+        let p = digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
+        return p <= 65_535 ? p : nil
+    }
+
     /// 1*DIGIT at `i`, moving past them; nil without one. Past Int64.max: `.max` when
     /// `saturating`, else nil.
     static func decimal(_ b: UnsafeRawBufferPointer, _ i: inout Int, saturating: Bool) -> Int64? {

@@ -73,9 +73,5 @@ package struct DestinationPolicy: Sendable, Equatable {
         return (String(host), portNumber)
     }
 
-    private static func port(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.count <= 5, text.utf8.allSatisfy(ASCII.isDigit),
-              let value = Int(text), (1...65535).contains(value) else { return nil }
-        return value
-    }
+    private static func port(_ text: Substring) -> Int? { ASCII.port(text.utf8).flatMap { $0 > 0 ? $0 : nil } }
 }

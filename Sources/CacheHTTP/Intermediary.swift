@@ -148,11 +148,8 @@ package struct HostAuthority: Sendable, Equatable {
         var port: Int? = nil
         if hostEnd < b.count {
             guard b[hostEnd] == ASCII.colon else { return nil }
-            let digits = b[(hostEnd + 1)...]
-            guard digits.count <= 5, digits.allSatisfy(ASCII.isDigit) else { return nil }
-            if !digits.isEmpty {
-                let p = digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
-                guard p <= 65_535 else { return nil }
+            if hostEnd + 1 < b.count {
+                guard let p = ASCII.port(b[(hostEnd + 1)...]) else { return nil }
                 port = p
             }
         }

@@ -97,13 +97,7 @@ package struct OriginURL: Sendable, Equatable {
             i += 1
             // An empty port means the default (RFC 3986 §3.2.3).
             if i < authorityEnd {
-                guard authorityEnd - i <= 5 else { return nil }
-                var p = 0
-                for c in b[i..<authorityEnd] {
-                    guard ASCII.isDigit(c) else { return nil }
-                    p = p * 10 + Int(c &- 0x30)
-                }
-                guard (1...65535).contains(p) else { return nil }
+                guard let p = ASCII.port(b[i..<authorityEnd]), p > 0 else { return nil }
                 port = p
             }
         }
