@@ -11,6 +11,16 @@ extension Collection<UInt8> {
     }
 }
 
+extension BidirectionalCollection<UInt8> {
+    /// Without SP and HTAB at either end.
+    func trimmingOWS() -> SubSequence {
+        var lo = startIndex, hi = endIndex
+        while lo < hi, ASCII.isOWS(self[lo]) { formIndex(after: &lo) }
+        while hi > lo, ASCII.isOWS(self[index(before: hi)]) { formIndex(before: &hi) }
+        return self[lo..<hi]
+    }
+}
+
 extension String {
     /// One `memcmp`: route prefixes are checked on every request, where `hasPrefix` and
     /// `utf8.starts(with:)` cost 220–300 instructions a call.

@@ -117,7 +117,7 @@ package struct CacheControl: Sendable, Equatable {
             while i < b.count, ASCII.isOWS(b[i]) || b[i] == ASCII.comma { i += 1 }
             let nameStart = i
             while i < b.count, b[i] != ASCII.comma, b[i] != UInt8(ascii: "=") { i += 1 }
-            let name = trimmed(b[nameStart..<i])
+            let name = b[nameStart..<i].trimmingOWS()
             var value: String? = nil
             if i < b.count, b[i] == UInt8(ascii: "=") {
                 let spaced = (i > nameStart && ASCII.isOWS(b[i - 1])) || (i + 1 < b.count && ASCII.isOWS(b[i + 1]))
@@ -139,7 +139,7 @@ package struct CacheControl: Sendable, Equatable {
                 } else {
                     let start = i
                     while i < b.count, b[i] != ASCII.comma { i += 1 }
-                    value = String(decoding: trimmed(b[start..<i]), as: UTF8.self)
+                    value = String(decoding: b[start..<i].trimmingOWS(), as: UTF8.self)
                 }
             }
             if !name.isEmpty {
@@ -147,13 +147,6 @@ package struct CacheControl: Sendable, Equatable {
             }
         }
         return out
-    }
-
-    private static func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var lo = s.startIndex, hi = s.endIndex
-        while lo < hi, ASCII.isOWS(s[lo]) { lo += 1 }
-        while hi > lo, ASCII.isOWS(s[hi - 1]) { hi -= 1 }
-        return s[lo..<hi]
     }
 }
 

@@ -68,11 +68,8 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
             var start = v.startIndex
             while true {
                 let end = v[start...].firstIndex(of: ASCII.comma) ?? v.endIndex
-                var lo = start, hi = end
-                while lo < hi, ASCII.isOWS(v[lo]) { lo = v.index(after: lo) }
-                while hi > lo, ASCII.isOWS(v[v.index(before: hi)]) { hi = v.index(before: hi) }
-                if v.distance(from: lo, to: hi) == t.count,
-                   zip(v[lo..<hi], t).allSatisfy({ ASCII.lower($0) == ASCII.lower($1) }) {
+                let item = v[start..<end].trimmingOWS()
+                if item.count == t.count, zip(item, t).allSatisfy({ ASCII.lower($0) == ASCII.lower($1) }) {
                     return true
                 }
                 if end == v.endIndex { break }

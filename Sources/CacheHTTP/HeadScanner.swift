@@ -191,12 +191,10 @@ enum HeadScanner {
     private static func parseContentLength(_ value: String) -> Int64? {
         var result: Int64? = nil
         for element in value.utf8.split(separator: ASCII.comma, omittingEmptySubsequences: false) {
-            var lo = element.startIndex, hi = element.endIndex
-            while lo < hi, ASCII.isOWS(element[lo]) { lo = element.index(after: lo) }
-            while hi > lo, ASCII.isOWS(element[element.index(before: hi)]) { hi = element.index(before: hi) }
-            guard lo < hi else { return nil }
+            let digits = element.trimmingOWS()
+            guard !digits.isEmpty else { return nil }
             var v: Int64 = 0
-            for b in element[lo..<hi] {
+            for b in digits {
                 guard ASCII.isDigit(b) else { return nil }
                 let (m, o1) = v.multipliedReportingOverflow(by: 10)
                 let (s, o2) = m.addingReportingOverflow(Int64(b &- 0x30))

@@ -20,10 +20,4 @@ package enum IfRange {
     }
 }
 
-func trimmedOWS(_ s: String) -> Substring {
-    let u = s.utf8
-    var lo = u.startIndex, hi = u.endIndex
-    while lo < hi, ASCII.isOWS(u[lo]) { lo = u.index(after: lo) }
-    while hi > lo, ASCII.isOWS(u[u.index(before: hi)]) { hi = u.index(before: hi) }
-    return s[lo..<hi]
-}
+func trimmedOWS(_ s: String) -> Substring { Substring(s.utf8.trimmingOWS()) }
