@@ -1,7 +1,6 @@
 import Glibc
 
-// Byte-level helpers shared by the parsers. They work on UTF-8 code units so
-// nothing here allocates or goes through Character/grapheme logic.
+// Byte helpers of the parsers: UTF-8 code units, no allocation, no grapheme logic.
 
 extension Collection<UInt8> {
     /// `body` over the bytes in one buffer: in place when they are contiguous, else a copy.
@@ -12,13 +11,21 @@ extension Collection<UInt8> {
     }
 }
 
+extension BidirectionalCollection<UInt8> {
+    /// Without SP and HTAB at either end.
+    func trimmingOWS() -> SubSequence {
+        var lo = startIndex, hi = endIndex
+        while lo < hi, ASCII.isOWS(self[lo]) { formIndex(after: &lo) }
+        while hi > lo, ASCII.isOWS(self[index(before: hi)]) { formIndex(before: &hi) }
+        return self[lo..<hi]
+    }
+}
+
 extension String {
-    /// Whether the string starts with `prefix`'s bytes: one `memcmp`. Request
-    /// targets are checked against route prefixes on every request, where
-    /// `hasPrefix` and `utf8.starts(with:)` cost 220–300 instructions a call.
+    /// One `memcmp`: route prefixes are checked on every request, where `hasPrefix` and
+    /// `utf8.starts(with:)` cost 220–300 instructions a call.
     package func hasBytePrefix(_ prefix: String) -> Bool {
-        // In place (no copy, no retain) on native strings; `withUTF8` needs
-        // mutable copies and measured 350 instructions a hit more.
+        // In place on native strings; `withUTF8` needs mutable copies (350 instructions a hit more).
         let inPlace = utf8.withContiguousStorageIfAvailable { s in
             prefix.utf8.withContiguousStorageIfAvailable { p in
                 s.count >= p.count && (p.isEmpty || memcmp(s.baseAddress!, p.baseAddress!, p.count) == 0)
@@ -37,9 +44,7 @@ enum ASCII {
     static let comma = UInt8(ascii: ",")
 
     @inline(__always)
-    static func lower(_ b: UInt8) -> UInt8 {
-        (b &- 0x41) < 26 ? b | 0x20 : b
-    }
+    static func lower(_ b: UInt8) -> UInt8 { (b &- 0x41) < 26 ? b | 0x20 : b }
 
     @inline(__always)
     static func isDigit(_ b: UInt8) -> Bool { (b &- 0x30) < 10 }
@@ -55,8 +60,7 @@ enum ASCII {
             : b < 128 ? (hi >> UInt64(b &- 64)) & 1 != 0 : false
     }
 
-    /// Whether any of the 8 bytes in `w` is below 0x20 or is 0x7F: the word
-    /// may hold a control (or HTAB, or a line end) and needs a byte look.
+    /// Any of the 8 bytes below 0x20 or 0x7F: a control (or HTAB, or line end) to look at.
     @inline(__always)
     static func mayHoldControl(_ w: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
@@ -66,7 +70,7 @@ enum ASCII {
         return (below20 | is7F) != 0
     }
 
-    /// Whether any of the 8 bytes in `w` is outside VCHAR (0x21-0x7E).
+    /// Any of the 8 bytes outside VCHAR (0x21-0x7E).
     @inline(__always)
     static func mayHoldNonVisible(_ w: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
@@ -76,13 +80,10 @@ enum ASCII {
         return (below21 | is7F | (w & highs)) != 0
     }
 
-    /// Field-value bytes: HTAB, SP, VCHAR, obs-text. Everything else is a control.
+    /// HTAB, SP, VCHAR, obs-text.
     @inline(__always)
-    static func isFieldValueChar(_ b: UInt8) -> Bool {
-        b == ht || (b >= 0x20 && b != 0x7F)
-    }
+    static func isFieldValueChar(_ b: UInt8) -> Bool { b == ht || (b >= 0x20 && b != 0x7F) }
 
-    /// Hex digit value, or nil.
     @inline(__always)
     static func hexValue(_ b: UInt8) -> UInt8? {
         switch b {
@@ -93,7 +94,6 @@ enum ASCII {
         }
     }
 
-    /// Case-insensitive ASCII equality without lowercasing copies.
     @inline(__always)
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
         let ua = a.utf8, ub = b.utf8
@@ -114,7 +114,6 @@ enum ASCII {
         return true
     }
 
-    /// Case-insensitive comparison of a byte slice with an ASCII string.
     @inline(__always)
     static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer.SubSequence, _ s: String) -> Bool {
         let us = s.utf8
@@ -127,8 +126,15 @@ enum ASCII {
         return true
     }
 
-    /// 1*DIGIT at `i`, which moves past them; nil without a digit. Past
-    /// Int64.max: `.max` when `saturating`, else nil.
+    /// 1 to 5 digits, at most 65535.
+    static func port<C: Collection<UInt8>>(_ digits: C) -> Int? {
+        guard (1...5).contains(digits.count), digits.allSatisfy(isDigit) else { return nil }
+        let p = digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
+        return p <= 65_535 ? p : nil
+    }
+
+    /// 1*DIGIT at `i`, moving past them; nil without one. Past Int64.max: `.max` when
+    /// `saturating`, else nil.
     static func decimal(_ b: UnsafeRawBufferPointer, _ i: inout Int, saturating: Bool) -> Int64? {
         let start = i
         var v: Int64 = 0
@@ -142,8 +148,7 @@ enum ASCII {
         return i == start ? nil : v
     }
 
-    /// Whether the path of `path` (a path or a whole URL: the query and
-    /// fragment are not looked at) ends in `suffix` (lower-case), any case.
+    /// The path of a path or URL (query and fragment ignored) ends in lower-case `suffix`, any case.
     static func pathEnds(_ path: String, with suffix: String) -> Bool {
         let u = path.utf8
         let name = u[..<(u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex)]
@@ -151,9 +156,9 @@ enum ASCII {
             && zip(name.suffix(suffix.utf8.count), suffix.utf8).allSatisfy { lower($0) == $1 }
     }
 
-    /// Lowercases ASCII letters; other bytes (including UTF-8) pass through.
+    /// Other bytes (UTF-8 too) pass through.
     static func lowercased(_ s: String) -> String {
-        // Fast path: most hosts and schemes are already lowercase.
+        // Most hosts and schemes are already lowercase.
         if !s.utf8.contains(where: { (0x41...0x5A).contains($0) }) { return s }
         return String(decoding: s.utf8.map(lower), as: UTF8.self)
     }

@@ -1,7 +1,5 @@
-// base64url without padding (RFC 4648 §5), as used in proxy URL paths.
-// Decoding is strict (no padding, no whitespace, zero unused bits) so each
-// byte string has exactly one encoding.
-
+/// base64url without padding (RFC 4648 §5). Strict decoding (no padding or whitespace, zero
+/// unused bits): each byte string has exactly one encoding.
 package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
@@ -46,7 +44,6 @@ package enum Base64URL {
                 acc &= (1 << UInt32(bits)) - 1
             }
         }
-        // Leftover bits must be zero, or two strings would decode alike.
         return acc == 0 ? out : nil
     }
 }

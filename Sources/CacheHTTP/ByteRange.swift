@@ -1,15 +1,11 @@
 // RFC 9110 §14: Range request header and byte-range specs.
 
 package enum ByteRangeSpec: Sendable, Equatable {
-    /// first-pos "-" last-pos
-    case closed(first: Int64, last: Int64)
-    /// first-pos "-"
-    case from(first: Int64)
-    /// "-" suffix-length
-    case suffix(length: Int64)
+    case closed(first: Int64, last: Int64)  // first-pos "-" last-pos
+    case from(first: Int64)  // first-pos "-"
+    case suffix(length: Int64)  // "-" suffix-length
 
-    /// The bytes this spec selects from a representation of `length` bytes, as
-    /// a half-open range; nil when unsatisfiable (§14.1.2).
+    /// Nil when unsatisfiable (§14.1.2).
     package func resolve(length: Int64) -> Range<Int64>? {
         guard length > 0 else { return nil }
         switch self {
@@ -27,9 +23,7 @@ package enum ByteRangeSpec: Sendable, Equatable {
 }
 
 package enum RangeHeaderParser {
-    /// The specs of a `Range: bytes=...` value, or nil when the value is not
-    /// valid syntax (the server then ignores the header, §14.2). Satisfiability
-    /// is not judged here: "bytes=-0" parses.
+    /// Nil for invalid syntax (the header is then ignored, §14.2); "bytes=-0" parses.
     package static func parse(_ value: String) -> [ByteRangeSpec]? {
         var v = value
         return v.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
@@ -40,8 +34,7 @@ package enum RangeHeaderParser {
         guard b.count > 6, ASCII.equalsIgnoringCase(b[0..<5], "bytes"), b[5] == UInt8(ascii: "=") else {
             return nil
         }
-        // #range-spec = [ spec ] *( OWS "," OWS [ spec ] ) (RFC 9110 §5.6.1):
-        // whitespace only next to a comma, empty elements tolerated.
+        // #range-spec (§5.6.1): whitespace only next to a comma, empty elements tolerated.
         var specs: [ByteRangeSpec] = []
         let n = b.count
         var i = 6
@@ -62,23 +55,17 @@ package enum RangeHeaderParser {
         return specs.isEmpty ? nil : specs
     }
 
-    /// first-pos "-" [last-pos] / "-" suffix-length, advancing `i`.
+    /// Saturating at Int64.max: huge positions stay valid (and unsatisfiable).
     private static func parseSpec(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> ByteRangeSpec? {
-        let first = digits(b, &i)
+        let first = ASCII.decimal(b, &i, saturating: true)
         guard i < b.count, b[i] == UInt8(ascii: "-") else { return nil }
         i += 1
-        let last = digits(b, &i)
+        let last = ASCII.decimal(b, &i, saturating: true)
         switch (first, last) {
         case let (f?, l?): return l < f ? nil : .closed(first: f, last: l)
         case let (f?, nil): return .from(first: f)
         case let (nil, l?): return .suffix(length: l)
         case (nil, nil): return nil
         }
-    }
-
-    /// 1*DIGIT, saturating at Int64.max so huge positions stay valid (and
-    /// unsatisfiable) rather than making the whole header invalid.
-    private static func digits(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
-        ASCII.decimal(b, &i, saturating: true)
     }
 }

@@ -1,12 +1,11 @@
-// Where CMCD is in a request (the `CMCD` query argument, the `CMCD-*`
-// fields), found cheaply first: every request asks, most carry none.
+// CMCD in a request (the `CMCD` query argument, the `CMCD-*` fields), found cheaply first:
+// every request asks, most carry none.
 
 import Glibc
 
 extension CMCD {
-    /// Whether a request may carry CMCD, without parsing anything: a
-    /// `CMCD=` in its target or a field whose name starts with `CMCD-`. This
-    /// runs for every request, hits included, so it only compares bytes.
+    /// A `CMCD=` in the target or a `CMCD-` field, by comparing bytes only (every request, hits
+    /// included, asks).
     package static func mayBePresent(target: String, headers: HTTPHeaders) -> Bool {
         var bytes = target  // shares the storage: withUTF8 copies only a bridged string
         if bytes.withUTF8(hasQueryName) { return true }
@@ -14,8 +13,7 @@ extension CMCD {
         return false
     }
 
-    /// The CMCD of a request: from its target's `CMCD` query argument
-    /// (percent-decoded) and its CMCD fields. nil when it carries none.
+    /// From the target's `CMCD` query argument and the CMCD fields; nil when none.
     package static func parse(target: String, headers: HTTPHeaders) -> CMCD? {
         let query = queryValue(in: target)
         let fields = headers.fields.filter { isFieldName($0.name) }
@@ -34,7 +32,7 @@ extension CMCD {
         return result
     }
 
-    /// Whether `name` is one of the CMCD fields (`CMCD-` and anything: the four, in any case).
+    /// One of the four, any case.
     package static func isFieldName(_ name: String) -> Bool {
         let u = name.utf8
         // The first byte decides for almost every field of a request.
@@ -42,7 +40,7 @@ extension CMCD {
         return fieldNames.contains { ASCII.equalsIgnoringCase($0, name) }
     }
 
-    /// Whether the bytes hold `CMCD=` right after `?` or `&` (after the first `?`).
+    /// `CMCD=` right after `?` or `&`, past the first `?`.
     private static func hasQueryName(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress, let mark = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else {
             return false
@@ -59,7 +57,7 @@ extension CMCD {
         return false
     }
 
-    /// The raw (still percent-encoded) value of the first `CMCD` query argument.
+    /// The first `CMCD` query argument, still percent-encoded.
     static func queryValue(in target: String) -> [UInt8]? {
         let bytes = Array(target.utf8)
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return nil }
@@ -72,20 +70,18 @@ extension CMCD {
         return nil
     }
 
-    /// `url` with the `CMCD` argument a player appended to a proxy URL
-    /// (`/p/…?CMCD=…`, a query decoding ignores), so that a miss carries it to
-    /// the origin as the player sent it; nil when there is none to carry
-    /// (the base form `/t/` keeps its query in the origin URL already).
+    /// `url` with the `CMCD` argument a player appended to a `/p/` proxy URL (a query decoding
+    /// ignores), so a miss carries it to the origin; nil for none (`/t/` keeps its query already).
     package static func carried(from proxyTarget: String, to url: String) -> String? {
         guard proxyTarget.hasBytePrefix("/p/"), let value = queryValue(in: proxyTarget),
               queryValue(in: url) == nil else { return nil }
-        let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[$0...]) } ?? ""
-        let base = url.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(url[..<$0]) } ?? url
+        let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) ?? url.endIndex
+        let base = String(url[..<hash]), fragment = String(url[hash...])
         let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
         return base + separator + queryName + "=" + String(decoding: value, as: UTF8.self) + fragment
     }
 
-    /// `%HH` decoded (an invalid escape stays as it is).
+    /// An invalid escape stays as it is.
     static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)

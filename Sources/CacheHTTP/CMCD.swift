@@ -1,12 +1,8 @@
-// Common Media Client Data (CTA-5004): what a player says about itself with
-// every request, as a `CMCD=` query argument (the percent-encoded payload)
-// or in the `CMCD-Request`, `CMCD-Object`, `CMCD-Status` and `CMCD-Session`
-// fields. The payload is a structured-field style list: `key[=value]`
-// separated by commas; a key alone is a true Boolean. Telemetry never
-// fails a request: a key that is unknown or whose value is not of its type
-// is dropped (and counted), the rest is used.
+// Common Media Client Data (CTA-5004): `key[=value]` members (a key alone true) in a `CMCD=`
+// query argument or the `CMCD-*` fields. Telemetry never fails a request: unknown or mistyped
+// keys are dropped (and counted), the rest is used.
 
-/// The keys CTA-5004 (version 1) defines, with their types.
+/// The keys of CTA-5004 version 1.
 package enum CMCDKey: String, CaseIterable, Sendable {
     // CMCD-Request
     case bufferLength = "bl"
@@ -31,7 +27,6 @@ package enum CMCDKey: String, CaseIterable, Sendable {
     case streamType = "st"
     case version = "v"
 
-    /// What the key's value must be.
     package var type: CMCDType {
         switch self {
         case .bufferLength, .deadline, .measuredThroughput, .bitrate, .duration, .topBitrate, .requestedThroughput,
@@ -39,8 +34,7 @@ package enum CMCDKey: String, CaseIterable, Sendable {
             return .integer
         case .playbackRate: return .decimal
         case .startup, .bufferStarvation: return .boolean
-        // The spec bounds the identifiers to 64 characters.
-        case .contentID, .sessionID: return .string(maxLength: 64)
+        case .contentID, .sessionID: return .string(maxLength: 64)  // the spec bounds identifiers
         case .nextObject, .nextRange: return .string(maxLength: 2048)
         case .objectType: return .token(["m", "a", "v", "av", "i", "c", "tt", "k", "o"])
         case .streamingFormat: return .token(["d", "h", "s", "o"])
@@ -49,21 +43,14 @@ package enum CMCDKey: String, CaseIterable, Sendable {
     }
 }
 
-/// The type of a CMCD key's value.
 package enum CMCDType: Sendable, Equatable {
-    /// A decimal integer (`bl=21300`), at most 15 digits.
-    case integer
-    /// A decimal number with at most three fraction digits (`pr=1.25`).
-    case decimal
-    /// A key alone is true; `=false` (or `?0`) false.
-    case boolean
-    /// A double-quoted string with `\"` and `\\` escapes.
-    case string(maxLength: Int)
-    /// One of a fixed set of unquoted tokens.
-    case token(Set<String>)
+    case integer  // at most 15 digits (`bl=21300`)
+    case decimal  // at most three fraction digits (`pr=1.25`)
+    case boolean  // a key alone is true; `=false` (or `?0`) false
+    case string(maxLength: Int)  // double-quoted, with `\"` and `\\` escapes
+    case token(Set<String>)  // one of a fixed set of unquoted tokens
 }
 
-/// A parsed value.
 package enum CMCDValue: Sendable, Equatable {
     case integer(Int64)
     case decimal(Double)
@@ -72,25 +59,21 @@ package enum CMCDValue: Sendable, Equatable {
     case token(String)
 }
 
-/// The CMCD of one request: every key that parsed with its type, and how
-/// many were dropped.
+/// The CMCD of one request: the keys that parsed, and how many were dropped.
 package struct CMCD: Sendable, Equatable {
     package private(set) var values: [CMCDKey: CMCDValue] = [:]
-    /// Keys dropped: unknown ones (not custom, which carry a "-"), values not
-    /// of their key's type, a payload past `maxPayloadBytes`, a broken one.
+    /// Dropped: unknown keys (custom ones carry a "-" and are not counted), mistyped values,
+    /// a payload past `maxPayloadBytes`, a broken member.
     package internal(set) var malformed = 0
 
-    /// The most payload bytes read (query value and fields together);
-    /// anything longer is dropped whole and counted as malformed.
+    /// Query value and fields together; longer is dropped whole, counted as malformed.
     package static let maxPayloadBytes = 4096
-
-    /// The query argument's name and the fields' names (lower-cased).
     package static let queryName = "CMCD"
     package static let fieldNames = ["cmcd-request", "cmcd-object", "cmcd-status", "cmcd-session"]
 
     package init() {}
 
-    /// Parses one payload (already percent-decoded), as a field carries it.
+    /// One payload, already percent-decoded.
     package static func parse(payload: String) -> CMCD {
         var result = CMCD()
         let bytes = Array(payload.utf8)
@@ -103,8 +86,6 @@ package struct CMCD: Sendable, Equatable {
     }
 
     package subscript(key: CMCDKey) -> CMCDValue? { values[key] }
-
-    // MARK: typed accessors
 
     package func integer(_ key: CMCDKey) -> Int64? {
         if case .integer(let value)? = values[key] { return value }
@@ -123,15 +104,11 @@ package struct CMCD: Sendable, Equatable {
         return false
     }
 
-    // MARK: parsing
-
-    /// Reads `key[=value]` members separated by commas (blanks around them allowed).
     mutating func read(_ bytes: ArraySlice<UInt8>) {
         var rest = bytes
         while true {
             rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
             guard !rest.isEmpty else { return }
-            // The key: lower-case letters, digits and the characters SF keys allow.
             let keyEnd = rest.firstIndex { !Self.isKeyByte($0) } ?? rest.endIndex
             let key = rest[rest.startIndex..<keyEnd]
             rest = rest[keyEnd...]
@@ -143,8 +120,7 @@ package struct CMCD: Sendable, Equatable {
                 rest = after
             }
             rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
-            let broken = key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ","))
-            if broken {
+            if key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ",")) {
                 malformed += 1
                 rest = Self.member(rest).1  // to the next comma outside a string
             } else {
@@ -190,7 +166,6 @@ package struct CMCD: Sendable, Equatable {
         values[key] = parsed
     }
 
-    /// `raw` read as `type`, or nil when it is not one.
     static func value(_ raw: ArraySlice<UInt8>?, as type: CMCDType) -> CMCDValue? {
         switch type {
         case .boolean:
@@ -212,7 +187,6 @@ package struct CMCD: Sendable, Equatable {
         }
     }
 
-    /// An SF integer: an optional "-" and 1 to 15 digits.
     private static func integer(_ raw: ArraySlice<UInt8>) -> Int64? {
         var digits = raw
         let negative = digits.first == UInt8(ascii: "-")
@@ -222,7 +196,7 @@ package struct CMCD: Sendable, Equatable {
         return negative ? -magnitude : magnitude
     }
 
-    /// An SF decimal: an integer part of 1 to 12 digits, optionally "." and 1 to 3 digits.
+    /// 1 to 12 integer digits, optionally "." and 1 to 3 digits.
     private static func decimal(_ raw: ArraySlice<UInt8>) -> Double? {
         let parts = raw.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, let integral = integer(whole), whole.count <= 13 else { return nil }
@@ -232,7 +206,7 @@ package struct CMCD: Sendable, Equatable {
         return Double(String(decoding: raw, as: UTF8.self))
     }
 
-    /// The text of an SF string: `"` … `"`, printable ASCII, `\"` and `\\` escaped.
+    /// Printable ASCII between quotes, `\"` and `\\` escaped.
     private static func quoted(_ raw: ArraySlice<UInt8>) -> String? {
         guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
         var out: [UInt8] = []

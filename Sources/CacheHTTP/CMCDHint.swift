@@ -1,11 +1,7 @@
-/// What a player says it fetches next (CMCD `nor`, next object request, and
-/// `nrr`, next range request): an origin URL and maybe a byte range, on the
-/// origin of the request that carried it. Pure: where it is fetched from is
-/// the caller's.
+/// What a player says it fetches next (CMCD `nor`, `nrr`): an origin URL and maybe a byte
+/// range, on the origin of the request that carried it.
 package struct CMCDHint: Sendable, Equatable {
-    /// The origin URL of the next object.
     package var url: OriginURL
-    /// The bytes named by `nrr`, when it names a range.
     package var range: Range<Int64>?
 
     package init(url: OriginURL, range: Range<Int64>?) {
@@ -13,16 +9,11 @@ package struct CMCDHint: Sendable, Equatable {
         self.range = range
     }
 
-    /// The hint of `cmcd` for a request of `origin`; nil when it names none,
-    /// a malformed one, or one on another origin (a hint never widens what
-    /// the player could have asked for itself).
-    ///
-    /// `nor` is a URL-encoded reference relative to the request's URL. Through
-    /// a proxy URL (`proxyTarget`, the request's target) it is resolved against
-    /// that target first, and the proxy URL it names decoded; a reference that
-    /// stays in the request's own proxy URL (`/p/…/seg-2.ts`: only the name,
-    /// which decoding ignores, changed) is resolved against the origin URL.
-    /// Without `nor`, `nrr` names a range of the object being requested.
+    /// Nil for none, a malformed one, or one on another origin (a hint never widens what the
+    /// player could ask itself). `nor` is URL-encoded, relative to the request's URL: through a
+    /// proxy URL (`proxyTarget`) resolved against it and the named proxy URL decoded, unless it
+    /// stays in the same proxy URL (`/p/…/seg-2.ts`: only the ignored name changed), then
+    /// against the origin. Without `nor`, `nrr` is a range of the requested object.
     package init?(_ cmcd: CMCD, origin: OriginURL, proxyTarget: String? = nil) {
         let range = cmcd.string(.nextRange).flatMap(Self.range)
         if cmcd.string(.nextRange) != nil && range == nil { return nil }
@@ -47,7 +38,7 @@ package struct CMCDHint: Sendable, Equatable {
         return origin.resolving(reference)
     }
 
-    /// `first-last` (inclusive, as CTA-5004 writes a range) as a range.
+    /// `first-last`, inclusive.
     static func range(_ text: String) -> Range<Int64>? {
         let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ (1...18).contains($0.utf8.count) && $0.utf8.allSatisfy(ASCII.isDigit) }),

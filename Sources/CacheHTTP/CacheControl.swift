@@ -1,69 +1,39 @@
-// RFC 9111 §5.2 Cache-Control directives, and RFC 9213 CDN-Cache-Control
-// (same directives, targeted at the CDN in front of an origin). One value
-// type holds request and response directives: the parser does not know which
-// side it reads, and each caller looks only at the directives of its side.
-
-/// Parsed Cache-Control (or CDN-Cache-Control) directives.
-///
-/// Parsing is lenient (RFC 9111 §5.2): names are case-insensitive, values
-/// may be tokens or quoted strings, unknown directives are ignored, and
-/// several field lines form one list. Duplicates and bad values resolve to
-/// the most restrictive reading (§4.2.1): see each property.
+/// Parsed Cache-Control (RFC 9111 §5.2) or CDN-Cache-Control (RFC 9213) directives, of
+/// either side: each caller reads its side's. Lenient: names case-insensitive, token or
+/// quoted values, unknown directives ignored, field lines one list. Duplicates and bad
+/// values take the most restrictive reading (§4.2.1): see each property.
 package struct CacheControl: Sendable, Equatable {
     /// Largest delta-seconds kept; larger values are clamped to it (§1.2.2).
     package static let maxDeltaSeconds = 2_147_483_648
 
-    /// `max-age` (§5.2.1.1 request, §5.2.2.1 response). A bad or missing
-    /// value reads as 0 (the response is stale, §4.2.1); duplicates keep the
-    /// smallest.
+    /// `max-age` (§5.2.1.1, §5.2.2.1). Bad or missing value: 0 (stale, §4.2.1); duplicates: smallest.
     package var maxAge: Int?
-    /// `s-maxage` (§5.2.2.10), same rules as `maxAge`.
-    package var sharedMaxAge: Int?
-    /// `no-store` (§5.2.1.5, §5.2.2.5).
-    package var noStore = false
-    /// Unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation.
-    package var noCache = false
-    /// Field names of the qualified form `no-cache="a, b"`, lower-cased: those
-    /// fields must not be sent from the cache without validation.
+    package var sharedMaxAge: Int?  // §5.2.2.10, rules as `maxAge`
+    package var noStore = false  // §5.2.1.5, §5.2.2.5
+    package var noCache = false  // unqualified `no-cache` (§5.2.1.4, §5.2.2.4): reuse only after validation
+    /// Lower-cased names of `no-cache="a, b"`: not sent from the cache without validation.
     package var noCacheFields: [String] = []
-    /// Unqualified `private` (§5.2.2.7): a shared cache must not store.
-    package var isPrivate = false
-    /// Field names of `private="a, b"`, lower-cased: a shared cache may store
-    /// the response without those fields.
+    package var isPrivate = false  // unqualified `private` (§5.2.2.7): a shared cache must not store
+    /// Lower-cased names of `private="a, b"`: a shared cache may store the rest.
     package var privateFields: [String] = []
-    /// `public` (§5.2.2.9).
-    package var isPublic = false
-    /// `must-revalidate` (§5.2.2.2).
-    package var mustRevalidate = false
-    /// `proxy-revalidate` (§5.2.2.8).
-    package var proxyRevalidate = false
-    /// `must-understand` (§5.2.2.3).
-    package var mustUnderstand = false
-    /// `no-transform` (§5.2.1.6, §5.2.2.6).
-    package var noTransform = false
-    /// `immutable` (RFC 8246).
-    package var immutable = false
-    /// `stale-while-revalidate` seconds (RFC 5861 §3). Bad values are ignored
-    /// (no permission); duplicates keep the smallest.
+    package var isPublic = false  // §5.2.2.9
+    package var mustRevalidate = false  // §5.2.2.2
+    package var proxyRevalidate = false  // §5.2.2.8
+    package var mustUnderstand = false  // §5.2.2.3
+    package var noTransform = false  // §5.2.1.6, §5.2.2.6
+    package var immutable = false  // RFC 8246
+    /// `stale-while-revalidate` seconds (RFC 5861 §3). Bad values: no permission; duplicates: smallest.
     package var staleWhileRevalidate: Int?
-    /// `stale-if-error` seconds (RFC 5861 §4), same rules.
-    package var staleIfError: Int?
-    /// Request `max-stale` (§5.2.1.2): `anyStaleness` without a value. A bad
-    /// value is ignored; duplicates keep the smallest.
+    package var staleIfError: Int?  // RFC 5861 §4, rules as `staleWhileRevalidate`
+    /// Request `max-stale` (§5.2.1.2), `anyStaleness` without a value. Bad: ignored; duplicates: smallest.
     package var maxStale: Int?
-    /// Request `min-fresh` (§5.2.1.3). A bad value is ignored; duplicates
-    /// keep the largest.
-    package var minFresh: Int?
-    /// Request `only-if-cached` (§5.2.1.7).
-    package var onlyIfCached = false
-    /// Whether any directive was found, known or not. RFC 9213 §2.2 falls
-    /// back to Cache-Control when the targeted field has none.
+    package var minFresh: Int?  // request `min-fresh` (§5.2.1.3). Bad: ignored; duplicates: largest
+    package var onlyIfCached = false  // request, §5.2.1.7
+    /// No directive at all, known or not: RFC 9213 §2.2 then falls back to Cache-Control.
     package var isEmpty = true
 
-    /// `max-stale` with no value: any staleness is acceptable.
     package static let anyStaleness = Int.max
 
-    /// No directives (as for a message without the field).
     package init() {}
 
     /// Parses every field line named `field` in `headers` as one list.
@@ -71,16 +41,13 @@ package struct CacheControl: Sendable, Equatable {
         self.init(values: headers.values(field))
     }
 
-    /// Parses field values (one per field line).
     package init(values: [String]) {
         for value in values {
             for d in CacheControl.directives(value) { apply(d.name, d.value) }
         }
     }
 
-    /// Directives of a request: Cache-Control, or `Pragma: no-cache` when the
-    /// request has no Cache-Control (RFC 9111 §5.4 keeps that for HTTP/1.0
-    /// clients).
+    /// Cache-Control, or `Pragma: no-cache` without it (§5.4, for HTTP/1.0 clients).
     package init(request headers: HTTPHeaders) {
         self.init(headers)
         if !headers.contains("Cache-Control"), headers.hasToken("no-cache", in: "Pragma") {
@@ -121,8 +88,7 @@ package struct CacheControl: Sendable, Equatable {
         }
     }
 
-    /// delta-seconds (RFC 9111 §1.2.2): 1*DIGIT, clamped to 2^31; nil when
-    /// absent or not all digits.
+    /// delta-seconds (§1.2.2), clamped to 2^31; nil when absent or not all digits.
     static func seconds(_ value: String?) -> Int? {
         guard let value, !value.isEmpty else { return nil }
         var v = 0
@@ -133,7 +99,6 @@ package struct CacheControl: Sendable, Equatable {
         return v
     }
 
-    /// The comma-separated field names of a qualified directive, lower-cased.
     static func fieldNames(_ value: String) -> [String] {
         value.split(separator: ",").compactMap { part in
             let name = trimmedOWS(String(part))
@@ -142,12 +107,8 @@ package struct CacheControl: Sendable, Equatable {
         }
     }
 
-    /// Splits one field value into (lower-cased name, unquoted value)
-    /// pairs. Commas inside quoted strings do not split; a missing closing
-    /// quote ends the value at the end of the field. The grammar allows no
-    /// whitespace around `=` (RFC 9111 §5.2, `token [ "=" ( token /
-    /// quoted-string ) ]`): `max-age= 5` or `max-age =5` has the empty,
-    /// invalid value (so a max-age reads as 0, stale: §4.2.1).
+    /// (lower-cased name, unquoted value) pairs; an unclosed quote runs to the end. The grammar
+    /// (§5.2) allows no whitespace around `=`: `max-age= 5` has the invalid empty value (stale).
     static func directives(_ field: String) -> [(name: String, value: String?)] {
         var out: [(name: String, value: String?)] = []
         let b = Array(field.utf8)
@@ -156,7 +117,7 @@ package struct CacheControl: Sendable, Equatable {
             while i < b.count, ASCII.isOWS(b[i]) || b[i] == ASCII.comma { i += 1 }
             let nameStart = i
             while i < b.count, b[i] != ASCII.comma, b[i] != UInt8(ascii: "=") { i += 1 }
-            let name = trimmed(b[nameStart..<i])
+            let name = b[nameStart..<i].trimmingOWS()
             var value: String? = nil
             if i < b.count, b[i] == UInt8(ascii: "=") {
                 let spaced = (i > nameStart && ASCII.isOWS(b[i - 1])) || (i + 1 < b.count && ASCII.isOWS(b[i + 1]))
@@ -174,12 +135,11 @@ package struct CacheControl: Sendable, Equatable {
                     }
                     i += 1
                     value = String(decoding: bytes, as: UTF8.self)
-                    // Anything after the closing quote up to the comma is junk.
                     while i < b.count, b[i] != ASCII.comma { i += 1 }
                 } else {
                     let start = i
                     while i < b.count, b[i] != ASCII.comma { i += 1 }
-                    value = String(decoding: trimmed(b[start..<i]), as: UTF8.self)
+                    value = String(decoding: b[start..<i].trimmingOWS(), as: UTF8.self)
                 }
             }
             if !name.isEmpty {
@@ -188,32 +148,18 @@ package struct CacheControl: Sendable, Equatable {
         }
         return out
     }
-
-    private static func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var lo = s.startIndex, hi = s.endIndex
-        while lo < hi, ASCII.isOWS(s[lo]) { lo += 1 }
-        while hi > lo, ASCII.isOWS(s[hi - 1]) { hi -= 1 }
-        return s[lo..<hi]
-    }
 }
 
 /// Settings of the policy that are the cache's choice, not the protocol's.
 package struct CachePolicyOptions: Sendable, Equatable {
-    /// Upper bound of a heuristic freshness lifetime in seconds (RFC 9111
-    /// §4.2.2 leaves it to the cache).
+    /// Upper bound of a heuristic lifetime in seconds (§4.2.2 leaves it to the cache).
     package var heuristicCap: Int
-    /// Reverse-proxy mode: the proxy is the origin's CDN, so CDN-Cache-Control
-    /// (RFC 9213) applies and, when present, replaces Cache-Control and Expires.
+    /// Reverse-proxy mode: as the origin's CDN, CDN-Cache-Control replaces Cache-Control and Expires.
     package var honorsCDNCacheControl: Bool
-    /// Lower bound of a heuristic freshness lifetime in seconds (never above
-    /// `heuristicCap`). RFC 9111 §4.2.2 lets the cache choose its heuristic
-    /// for heuristically cacheable statuses without explicit freshness; a
-    /// media cache gives such responses a few minutes even when they lack
-    /// Last-Modified or were modified moments ago. 0: the plain 10% rule.
+    /// Lower bound of a heuristic lifetime in seconds (at most `heuristicCap`; 0: the plain 10%
+    /// rule): a media cache gives a few minutes even without Last-Modified or when just modified.
     package var heuristicMinimum: Int
-    /// Heuristic freshness only for a response with Last-Modified (RFC
-    /// 9111 §4.2.2's fraction of its age); without one the response has
-    /// no freshness and is revalidated before each reuse.
+    /// Heuristic freshness only with Last-Modified; without, revalidated before each reuse.
     package var heuristicNeedsLastModified: Bool
 
     package init(heuristicCap: Int = 86_400, honorsCDNCacheControl: Bool = false, heuristicMinimum: Int = 0,
@@ -225,13 +171,11 @@ package struct CachePolicyOptions: Sendable, Equatable {
     }
 }
 
-/// The response directives that govern this cache (RFC 9213 §2.2): the
-/// targeted CDN-Cache-Control when the options honour it and it holds at
-/// least one directive, else Cache-Control.
+/// The governing response directives (RFC 9213 §2.2): a non-empty CDN-Cache-Control when
+/// honoured, else Cache-Control.
 package struct ResponseDirectives: Sendable, Equatable {
     package var cacheControl: CacheControl
-    /// True when CDN-Cache-Control was used; Expires is then ignored too.
-    package var isTargeted: Bool
+    package var isTargeted: Bool  // CDN-Cache-Control was used; Expires is then ignored too
 
     package init(_ headers: HTTPHeaders, options: CachePolicyOptions = CachePolicyOptions()) {
         if options.honorsCDNCacheControl, case let lines = headers.values("CDN-Cache-Control"), !lines.isEmpty,
@@ -247,12 +191,9 @@ package struct ResponseDirectives: Sendable, Equatable {
         isTargeted = false
     }
 
-    /// The directives of a CDN-Cache-Control field as Cache-Control text,
-    /// or nil when the field is to be ignored whole (RFC 9213 §2.1, §2.2):
-    /// not a Structured Field Dictionary (`Max-Age=60`, `max-age=60s`, a
-    /// trailing comma…), or a known directive with a value of the wrong
-    /// type (`s-maxage="60"`, `max-age=-1`, `max-age=1.5`, `no-store=5`).
-    /// A Boolean false (`no-store=?0`) is the directive's absence.
+    /// CDN-Cache-Control as Cache-Control text, or nil to ignore the field (RFC 9213 §2.1):
+    /// no Structured Dictionary (`Max-Age=60`, `max-age=60s`), or a known directive of the wrong
+    /// type (`s-maxage="60"`, `max-age=-1`, `no-store=5`). `no-store=?0` is absence.
     static func targetedDirectives(_ lines: [String]) -> [String]? {
         guard let members = StructuredDictionary.members(lines) else { return nil }
         var out: [String] = []

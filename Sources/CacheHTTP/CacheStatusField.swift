@@ -1,44 +1,27 @@
-/// One member of a Cache-Status field (RFC 9211): how this cache handled a
-/// response, as the value `name; hit; ttl=120` or
+/// One member of a Cache-Status field (RFC 9211), as `name; hit; ttl=120` or
 /// `name; fwd=uri-miss; fwd-status=200; stored`.
 package struct CacheStatusField: Sendable, Equatable {
-    /// Why the request went forward (RFC 9211 §2.2). The raw values are the
-    /// words of the field, the access log and /metrics.
+    /// Why the request went forward (§2.2); the raw values are the words of the field, the
+    /// access log and /metrics.
     package enum Forward: String, Sendable, CaseIterable {
-        /// The cache had to be bypassed: a local route, an error found before
-        /// any lookup, a request the cache was told not to handle.
-        case bypass
-        /// The method is not cacheable (POST, PUT, DELETE…): passed through.
-        case method
-        /// Nothing stored for the URI.
+        case bypass  // a local route, an error before any lookup, a request the cache must not handle
+        case method  // not a cacheable method: passed through
         case uriMiss = "uri-miss"
-        /// Something stored for the URI, but not this request's variant (Vary).
-        case varyMiss = "vary-miss"
-        /// Stored, but stale: validated with the origin.
-        case stale
-        /// Stored, but only some of the bytes asked for: the rest fetched.
-        case partial
-        /// A stored response could have answered, but the request (no-cache,
-        /// max-age…) wanted the origin.
-        case request
+        case varyMiss = "vary-miss"  // stored for the URI, but not this request's variant (Vary)
+        case stale  // validated with the origin
+        case partial  // only some of the bytes asked for were stored
+        case request  // a stored response could have answered, but the request (no-cache…) wanted the origin
     }
 
-    /// The response came from the cache (no origin request for it).
-    package var hit = false
+    package var hit = false  // no origin request for the response
     package var forward: Forward?
-    /// The status the origin answered the forwarded request with.
     package var forwardStatus: Int?
-    /// Seconds the response is still fresh (negative: stale by that much).
-    package var ttl: Int?
-    /// The forwarded response was stored.
+    package var ttl: Int?  // seconds still fresh (negative: stale by that much)
     package var stored = false
-    /// The request joined another's origin request for the same response.
-    package var collapsed = false
-    /// More on how (RFC 9211 §2.8), an sf-token: `prefetched` for a hit a
-    /// prefetch stored ahead of the player.
+    package var collapsed = false  // joined another request's origin request
+    /// An sf-token (§2.8): `prefetched` for a hit a prefetch stored ahead of the player.
     package var detail: String?
 
-    /// The detail of a hit a prefetch stored.
     package static let prefetched = "prefetched"
 
     package init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttl: Int? = nil,
@@ -51,7 +34,6 @@ package struct CacheStatusField: Sendable, Equatable {
         self.collapsed = collapsed
     }
 
-    /// A response answered without the cache (RFC 9211 `fwd=bypass`).
     package static let bypass = CacheStatusField(forward: .bypass)
 
     /// The field value with this cache's `name` (an sf-token, see `isValidName`).
@@ -67,18 +49,14 @@ package struct CacheStatusField: Sendable, Equatable {
         return text
     }
 
-    /// The word the access log and /metrics use for this outcome: `hit`, or
-    /// the forward reason (`uri-miss`, `stale`, `partial`, …).
+    /// The outcome's word in the access log and /metrics: `hit` or the forward reason.
     package var word: String { hit ? "hit" : forward?.rawValue ?? "hit" }
-
-    /// The access log's word: `word`, with the detail when there is one (`hit;detail=prefetched`).
+    /// `word` with any detail (`hit;detail=prefetched`), for the access log.
     package var logWord: String { detail.map { word + ";detail=" + $0 } ?? word }
-
-    /// Every word `word` gives, in a fixed order (for /metrics).
+    /// Every `word`, in a fixed order (for /metrics).
     package static let words = ["hit"] + Forward.allCases.map(\.rawValue)
 
-    /// Whether `name` can stand as a cache name: an sf-token (RFC 8941
-    /// §3.3.4), a letter or `*` then token characters, `:` or `/`.
+    /// An sf-token (RFC 8941 §3.3.4): a letter or `*`, then token characters, `:` or `/`.
     package static func isValidName(_ name: String) -> Bool {
         let u = Array(name.utf8)
         guard let first = u.first, (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z")
@@ -86,12 +64,9 @@ package struct CacheStatusField: Sendable, Equatable {
         return u.dropFirst().allSatisfy { ASCII.isTokenChar($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "/") }
     }
 
-    /// `head` (a serialized response head, possibly followed by a body) with
-    /// a `Cache-Status: value` line added at the end of its fields.
+    /// A serialized head (maybe followed by a body) with `Cache-Status: value` as its last field.
     package static func inserting(_ value: String, into head: [UInt8]) -> [UInt8] {
-        let end = Array("\r\n\r\n".utf8)
-        guard head.count >= 4, let at = (0...(head.count - 4)).first(where: { head[$0..<($0 + 4)].elementsEqual(end) })
-        else { return head }
+        guard let at = head.firstRange(of: Array("\r\n\r\n".utf8))?.lowerBound else { return head }
         var out = head
         out.insert(contentsOf: Array(("\r\nCache-Status: " + value).utf8), at: at)
         return out

@@ -1,18 +1,11 @@
-/// Which responses a cache keeps by content type: `--cache-types`.
-///
-/// `media` is the media policy proxy URLs have by default (video, audio,
-/// playlists, manifests, octet streams, and no type at all); `all` keeps
-/// whatever RFC 9111 allows, the default of the forward and reverse modes; a
-/// list keeps the named media types, where `type/*` names a whole top-level
-/// type (`text/html,image/*`).
+/// `--cache-types`: `media` (proxy URLs' default: video, audio, playlists, manifests, octet
+/// streams, no type), `all` (what RFC 9111 allows: the other modes' default), or media types.
 package enum CacheTypes: Sendable, Equatable {
     case media
     case all
-    /// Lowercased media types; a `type/*` entry is kept as `type/`.
-    case types(Set<String>)
+    case types(Set<String>)  // lowercased media types; a `type/*` entry is kept as `type/`
 
-    /// Parses `media`, `all` or a comma-separated list of `type/subtype` and
-    /// `type/*`; nil for anything else (an empty list, a name without `/`).
+    /// `media`, `all`, or a list of `type/subtype` and `type/*`; nil when empty or without `/`.
     package static func parse(_ text: String) -> CacheTypes? {
         let trimmed = String(trimmedOWS(text)).lowercased()
         if trimmed == "media" { return .media }
@@ -30,9 +23,7 @@ package enum CacheTypes: Sendable, Equatable {
         return types.isEmpty ? nil : .types(types)
     }
 
-    /// Whether a response of this Content-Type is kept. A response without
-    /// one is kept by `media` and `all`, by a list only when it is kept by
-    /// every type (never).
+    /// Without a Content-Type: kept by `media` and `all`, never by a list.
     package func allows(_ contentType: String?, media: (String?) -> Bool) -> Bool {
         switch self {
         case .all: return true

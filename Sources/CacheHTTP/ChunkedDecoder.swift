@@ -1,22 +1,14 @@
-// RFC 9112 §7.1 chunked transfer coding, decoded incrementally: input may be
-// split anywhere, and chunk data is handed out as slices of the input
-// (no copy). Framing is strict CRLF, since lenient chunk parsing is a
-// classic smuggling vector.
-
 package enum ChunkedError: Error, Sendable, Equatable {
-    /// Missing or non-hex chunk size, or one that does not fit in Int64.
-    case badSize
-    /// CRLF missing where the framing requires one.
+    case badSize  // missing, non-hex, or past Int64
     case badFraming
-    /// A chunk-size line or the trailer section exceeds its limit.
-    case lineTooLong
+    case lineTooLong  // a chunk-size line or the trailer section
 }
 
+/// RFC 9112 §7.1 chunked coding, decoded incrementally (input split anywhere, data handed out
+/// as slices of it). Strict CRLF: lenient chunk parsing is a classic smuggling vector.
 package struct ChunkedDecoder: Sendable {
-    /// Longest chunk-size line (size + extensions), without CRLF.
-    static let maxSizeLine = 1024
-    /// Largest trailer section; trailers are skipped, so this only bounds work.
-    static let maxTrailerBytes = 16384
+    static let maxSizeLine = 1024  // size and extensions, without CRLF
+    static let maxTrailerBytes = 16384  // trailers are skipped: this only bounds work
 
     private enum State: Sendable {
         case size           // reading hex digits
@@ -40,13 +32,10 @@ package struct ChunkedDecoder: Sendable {
 
     package init() {}
 
-    /// Whether the last-chunk and trailer section have been consumed.
     package var isDone: Bool { if case .done = state { return true } else { return false } }
 
-    /// Decodes as much of `input` as possible, passing chunk data to `onData`.
-    /// `consumed` is how many input bytes were used; once `done`, bytes past
-    /// the end of the chunked body are left unconsumed. After a throw the
-    /// decoder is in an unspecified state; the message is unusable anyway.
+    /// Bytes past the end of the body are left unconsumed. After a throw the state is
+    /// unspecified; the message is unusable anyway.
     package mutating func feed(_ input: UnsafeRawBufferPointer,
                                onData: (UnsafeRawBufferPointer) -> Void) throws(ChunkedError) -> (consumed: Int, done: Bool)
     {
@@ -122,8 +111,8 @@ package struct ChunkedDecoder: Sendable {
         return (i, isDone)
     }
 
-    /// A byte after the size digits: CR ends the line; anything else belongs
-    /// to BWS / chunk extensions, which are ignored (bare LF is not a line end).
+    /// After the size digits: CR ends the line, bare LF is wrong, the rest is ignored BWS and
+    /// extensions.
     private mutating func sizeDelimiter(_ b: UInt8) throws(ChunkedError) {
         if b == ASCII.cr {
             state = .sizeLF

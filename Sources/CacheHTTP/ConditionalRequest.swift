@@ -1,11 +1,9 @@
-// A client's preconditions evaluated against the stored representation's
-// validators (RFC 9110 §13.1, in the order of §13.2.2). If-Range is
-// `IfRange`'s job: it decides about Range, not about the whole response.
+// Preconditions against the stored validators (RFC 9110 §13.1, §13.2.2). If-Range is
+// `IfRange`'s job: it decides about Range, not the whole response.
 
-/// An entity-tag (RFC 9110 §8.8.3).
+/// An entity-tag (§8.8.3).
 package struct EntityTag: Sendable, Equatable {
-    /// The opaque-tag with its quotes, e.g. `"abc"`.
-    package var opaque: String
+    package var opaque: String  // with its quotes: `"abc"`
     package var isWeak: Bool
 
     package init(opaque: String, isWeak: Bool) {
@@ -31,13 +29,10 @@ package struct EntityTag: Sendable, Equatable {
     }
 
     /// Weak comparison (§8.8.3.2): same opaque-tag, either may be weak.
-    package func weakMatch(_ other: EntityTag) -> Bool {
-        opaque.utf8.elementsEqual(other.opaque.utf8)
-    }
+    package func weakMatch(_ other: EntityTag) -> Bool { opaque.utf8.elementsEqual(other.opaque.utf8) }
 
-    /// The members of an If-Match/If-None-Match list, or nil for `*`.
-    /// Commas inside quotes do not split; members that are not entity-tags
-    /// are skipped (they can never match).
+    /// An If-Match/If-None-Match list, nil for `*`; members that are not entity-tags can never
+    /// match and are skipped.
     static func list(_ lines: [String]) -> [EntityTag]? {
         var tags: [EntityTag] = []
         for line in lines {
@@ -59,31 +54,17 @@ package struct EntityTag: Sendable, Equatable {
     }
 }
 
-/// What to answer after evaluating preconditions.
 package enum PreconditionResult: Sendable, Equatable {
-    /// Serve the request as if it had no preconditions.
     case proceed
-    /// 304 Not Modified (only for GET and HEAD).
-    case notModified
-    /// 412 Precondition Failed.
+    case notModified  // 304, only for GET and HEAD
     case preconditionFailed
 }
 
-/// RFC 9110 §13.2 precondition evaluation by a cache holding the representation.
 package enum ConditionalRequest {
-    /// Evaluates If-Match, If-Unmodified-Since, If-None-Match and
-    /// If-Modified-Since of a `method` request with `requestHeaders`
-    /// against the selected representation's `etag` and `lastModified`
-    /// field values, in RFC 9110 §13.2.2 order:
-    /// 1. If-Match (strong comparison, `*` matches) false → 412.
-    /// 2. Without If-Match, If-Unmodified-Since earlier than Last-Modified → 412.
-    /// 3. If-None-Match (weak comparison, `*` matches) true → 304 for
-    ///    GET/HEAD, else 412.
-    /// 4. Without If-None-Match, for GET/HEAD only, If-Modified-Since not
-    ///    earlier than Last-Modified → 304.
-    /// Dates that do not parse, and date conditions without a Last-Modified
-    /// to compare with, are ignored (§13.1.3, §13.1.4). Preconditions apply
-    /// only when the response would be 2xx (§13.2.1): pass its `status`.
+    /// In §13.2.2 order: If-Match (strong, `*` matches) false → 412; else If-Unmodified-Since
+    /// before Last-Modified → 412; If-None-Match (weak, `*` matches) true → 304 for GET/HEAD,
+    /// else 412; else for GET/HEAD If-Modified-Since not before Last-Modified → 304. Bad dates,
+    /// or no Last-Modified, void date conditions (§13.1.3-4). Only for a 2xx `status` (§13.2.1).
     package static func evaluate(method: String, requestHeaders: HTTPHeaders, status: Int = 200,
                                  etag: String?, lastModified: String?) -> PreconditionResult {
         guard (200..<300).contains(status) else { return .proceed }
@@ -93,7 +74,6 @@ package enum ConditionalRequest {
 
         let ifMatch = requestHeaders.values("If-Match")
         if !ifMatch.isEmpty {
-            // `*` matches because a stored representation exists.
             if let tags = EntityTag.list(ifMatch) {
                 guard let current, tags.contains(where: { $0.strongMatch(current) }) else {
                     return .preconditionFailed

@@ -1,7 +1,5 @@
-/// Comparisons of secrets (admin token, URL signatures) whose running time
-/// depends only on the lengths, never on where the first difference is.
+/// Secrets (admin token, URL signatures) compared in time that depends only on the lengths.
 package enum ConstantTime {
-    /// Whether `a` and `b` hold the same bytes.
     package static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }  // lengths are not secret
         var difference: UInt8 = 0

@@ -1,12 +1,7 @@
-// Accept-Encoding as a cache reads it (RFC 9110 §12.5.3): may a stored
-// response with this Content-Encoding be sent to this client?
-
 package enum ContentCoding {
-    /// Whether `request` accepts `coding` (a Content-Encoding value, possibly
-    /// a list). "identity" always passes. A request without Accept-Encoding
-    /// is taken to want identity only: RFC 9110 would allow any coding, but
-    /// players and curl without `--compressed` cannot decode, and the cost
-    /// of the conservative reading is one more variant.
+    /// Accept-Encoding (RFC 9110 §12.5.3) against a Content-Encoding value or list; "identity"
+    /// always passes. Without Accept-Encoding, identity only: RFC 9110 would allow any, but
+    /// players and curl without `--compressed` cannot decode; the cost is one more variant.
     package static func accepts(_ request: HTTPHeaders, coding: String) -> Bool {
         let codings = coding.split(separator: ",").map { ASCII.lowercased(String(trimmedOWS(String($0)))) }
             .filter { !$0.isEmpty && $0 != "identity" }

@@ -1,15 +1,10 @@
-// RFC 9110 §14.4 Content-Range: parsed from upstream 206/416 responses and
-// formatted for ours.
-
+/// RFC 9110 §14.4, parsed from upstream 206/416 responses and formatted for ours.
 package struct ContentRange: Sendable, Equatable {
-    /// The bytes carried (half-open); nil for the unsatisfied form "bytes */N".
-    package var range: Range<Int64>?
-    /// Complete length; nil when unknown ("/*").
-    package var total: Int64?
+    package var range: Range<Int64>?  // nil for "bytes */N"
+    package var total: Int64?  // nil when unknown ("/*")
 
-    /// nil unless the value is well-formed and self-consistent: last >= first,
-    /// last < total, not both parts '*'. Numbers that overflow are rejected:
-    /// these describe real bytes and must be exact.
+    /// Nil unless well-formed and consistent (last >= first, last < total, not both '*').
+    /// Overflowing numbers are rejected: they describe real bytes.
     package static func parse(_ value: String) -> ContentRange? {
         var v = value
         return v.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
@@ -42,13 +37,11 @@ package struct ContentRange: Sendable, Equatable {
         return ContentRange(range: range, total: total)
     }
 
-    /// 1*DIGIT without overflow.
     private static func number(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int64? {
         ASCII.decimal(b, &i, saturating: false)
     }
 
-    /// "bytes 0-499/1234", "bytes 0-499/*" or "bytes */1234". An empty range
-    /// has no wire form; "bytes */*" comes out only for a value parse rejects.
+    /// An empty range has no wire form; "bytes */*" comes only of a value parse rejects.
     package var headerValue: String {
         var out: [UInt8] = []
         out.reserveCapacity(48)

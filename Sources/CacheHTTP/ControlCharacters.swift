@@ -1,17 +1,12 @@
-/// C0 controls (U+0000–U+001F), DEL and C1 controls (U+0080–U+009F) in
-/// text that ends up on a terminal or a page (a download's name): ESC or
-/// CSI would drive the terminal, CR and LF forge lines. Decided per Unicode
-/// scalar, never per Character: "\r\n" is one Character made of two
-/// controls, and a control can hide in a Character with combining marks.
+/// C0, DEL and C1 controls in text bound for a terminal or page (a download's name): ESC or
+/// CSI drive terminals, CR and LF forge lines. Per scalar, never Character: "\r\n" is one
+/// Character of two controls, and combining marks can hide one.
 package enum ControlCharacters {
     package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    /// Whether `text` holds any.
-    package static func occur(in text: String) -> Bool {
-        text.unicodeScalars.contains(where: isControl)
-    }
+    package static func occur(in text: String) -> Bool { text.unicodeScalars.contains(where: isControl) }
 
     /// `text` without them (on the way in).
     package static func removed(from text: String) -> String {
@@ -21,8 +16,7 @@ package enum ControlCharacters {
         return String(out)
     }
 
-    /// `text` with each shown as `\xHH` (on every way out: a name stored
-    /// before they were removed, a URL, an error message).
+    /// `\xHH` on every way out (a name stored before they were removed, a URL, an error).
     package static func escaped(_ text: String) -> String {
         replacing(in: text) { value in
             let hex = String(value, radix: 16, uppercase: true)
@@ -30,9 +24,7 @@ package enum ControlCharacters {
         }
     }
 
-    /// JSON text (as JSONEncoder writes it) with DEL and C1 controls, which
-    /// JSON lets through raw, written as `\u00HH` escapes: the same value
-    /// for a JSON reader, nothing a terminal acts on.
+    /// DEL and C1, which JSON lets through raw, as `\u00HH`: the same value to a JSON reader.
     package static func escapedInJSON(_ json: String) -> String {
         replacing(in: json) { value in
             let hex = String(value, radix: 16)
@@ -40,7 +32,6 @@ package enum ControlCharacters {
         }
     }
 
-    /// `text` with each written as `escape` gives it.
     private static func replacing(in text: String, _ escape: (UInt32) -> String) -> String {
         guard occur(in: text) else { return text }
         var out = ""

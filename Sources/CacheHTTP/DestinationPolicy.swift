@@ -1,29 +1,16 @@
-/// Which origins the proxy may fetch from (`--allow-origin`): every fetch is
-/// checked against it, whatever asked for it (a proxy URL, a forward or
-/// reverse target, a redirect hop, a preload, a signed playlist URI). Pure.
-///
-/// An entry is a host (name or literal, any case: every port of it) or
-/// `HOST:PORT` (`[v6]:PORT` for IPv6 literals): that port only. No entry
-/// allows everything.
+/// Which origins the proxy may fetch from (`--allow-origin`), checked on every fetch whatever
+/// asked for it (proxy URL, forward or reverse target, redirect hop, preload, signed URI). An
+/// entry is a host (any case: every port) or `HOST:PORT` (`[v6]:PORT`). No entry allows all.
 package struct DestinationPolicy: Sendable, Equatable {
-    /// Hosts allowed on any port (lowercase, IPv6 without brackets).
-    private let hosts: Set<String>
-    /// "host:port" pairs allowed (lowercase, IPv6 without brackets).
-    private let hostPorts: Set<String>
+    private let hosts: Set<String>  // lowercase, IPv6 without brackets
+    private let hostPorts: Set<String>  // "host port", likewise
 
     package static let any = DestinationPolicy(hosts: [], hostPorts: [])
 
-    /// Allows no destination (a host with a space names none): what an
-    /// allow-list that could not be read becomes, never "allow all".
+    /// A host with a space names none: an unreadable allow-list becomes this, never "allow all".
     package static let nothing = DestinationPolicy(hosts: [" "], hostPorts: [])
 
-    private init(hosts: Set<String>, hostPorts: Set<String>) {
-        self.hosts = hosts
-        self.hostPorts = hostPorts
-    }
-
-    /// The policy of these entries; nil with the first one that is not a
-    /// host nor `HOST:PORT` (returned in `invalid`).
+    /// Fails with the first entry that is neither a host nor `HOST:PORT`.
     package static func parse(_ entries: [String]) -> Result<DestinationPolicy, InvalidEntry> {
         var hosts = Set<String>()
         var hostPorts = Set<String>()
@@ -34,17 +21,13 @@ package struct DestinationPolicy: Sendable, Equatable {
         return .success(DestinationPolicy(hosts: hosts, hostPorts: hostPorts))
     }
 
-    /// An entry that is neither a host nor `HOST:PORT`.
     package struct InvalidEntry: Error, Equatable {
         package let entry: String
     }
 
-    /// Every destination is allowed (no entry).
     package var allowsAll: Bool { hosts.isEmpty && hostPorts.isEmpty }
 
-    package func allows(_ url: OriginURL) -> Bool {
-        allows(host: url.host, port: url.port)
-    }
+    package func allows(_ url: OriginURL) -> Bool { allows(host: url.host, port: url.port) }
 
     /// `host` lowercase, IPv6 literals without brackets (as `OriginURL` keeps it).
     package func allows(host: String, port: Int) -> Bool {
@@ -55,7 +38,7 @@ package struct DestinationPolicy: Sendable, Equatable {
         return hosts.contains(name) || hostPorts.contains(name + " " + String(port))
     }
 
-    /// (host, port?) of an entry: "host", "host:port", "[v6]", "[v6]:port", "v6".
+    /// "host", "host:port", "[v6]", "[v6]:port", "v6".
     private static func split(_ entry: String) -> (String, Int?)? {
         var text = Substring(entry)
         if text.hasSuffix(".") { text = text.dropLast() }
@@ -90,9 +73,5 @@ package struct DestinationPolicy: Sendable, Equatable {
         return (String(host), portNumber)
     }
 
-    private static func port(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.count <= 5, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let value = Int(text), (1...65535).contains(value) else { return nil }
-        return value
-    }
+    private static func port(_ text: Substring) -> Int? { ASCII.port(text.utf8).flatMap { $0 > 0 ? $0 : nil } }
 }

@@ -1,9 +1,5 @@
-// Freshness of a stored response and whether it may answer a request without
-// the origin: RFC 9111 §4.2 (lifetime, age, staleness), the request
-// directives of §5.2.1, and the stale extensions of RFC 5861.
-//
-// Every time is the caller's clock in whole seconds since the epoch; nothing
-// here reads a clock.
+// RFC 9111 §4.2 freshness, the request directives of §5.2.1 and RFC 5861's stale
+// extensions. Times are the caller's clock in whole epoch seconds; nothing here reads a clock.
 
 /// Where a freshness lifetime came from (RFC 9111 §4.2.1, in precedence order).
 package enum FreshnessSource: String, Sendable, Equatable {
@@ -11,8 +7,7 @@ package enum FreshnessSource: String, Sendable, Equatable {
     case maxAge = "max-age"
     case expires = "Expires"
     case heuristic = "heuristic"
-    /// No explicit or heuristic freshness: stale from the start.
-    case none = "none"
+    case none = "none"  // no explicit or heuristic freshness: stale from the start
 }
 
 /// A freshness lifetime in seconds and the rule that gave it.
@@ -28,56 +23,35 @@ package struct FreshnessLifetime: Sendable, Equatable {
 
 /// Can a stored response answer a request as it stands?
 package enum ReuseDecision: Sendable, Equatable {
-    /// Fresh, and within the request's limits: serve it.
-    case fresh
-    /// Stale, but the request's max-stale accepts it (§5.2.1.2): serve it.
-    case staleAcceptedByClient
-    /// Stale within the response's stale-while-revalidate window
-    /// (RFC 5861 §3): serve it and revalidate in the background.
-    case staleWhileRevalidate
-    /// Forward a (conditional) request to the origin first.
-    case revalidate(RevalidationReason)
-    /// The request said only-if-cached and the stored response cannot be
-    /// used without the origin: answer 504 (§5.2.1.7).
-    case gatewayTimeout
+    case fresh  // and within the request's limits
+    case staleAcceptedByClient  // by max-stale (§5.2.1.2)
+    case staleWhileRevalidate  // RFC 5861 §3: serve, revalidate in the background
+    case revalidate(RevalidationReason)  // ask the origin first
+    case gatewayTimeout  // only-if-cached, and the origin would be needed: 504 (§5.2.1.7)
 }
 
 /// Why the origin must be asked; `rawValue` is a short phrase for logs.
 package enum RevalidationReason: String, Sendable, Equatable {
-    /// The response said no-cache (§5.2.2.4).
-    case responseNoCache = "response no-cache"
-    /// The request said no-cache, or Pragma: no-cache (§5.2.1.4, §5.4).
-    case requestNoCache = "request no-cache"
-    /// Older than the request's max-age (§5.2.1.1).
-    case olderThanRequestMaxAge = "older than request max-age"
-    /// Fresh, but not for the request's min-fresh (§5.2.1.3).
-    case notFreshEnough = "fresh for less than min-fresh"
-    /// Stale, and nothing allows serving it stale (§4.2.4).
-    case stale = "stale"
+    case responseNoCache = "response no-cache"  // §5.2.2.4
+    case requestNoCache = "request no-cache"  // or Pragma: no-cache (§5.2.1.4, §5.4)
+    case olderThanRequestMaxAge = "older than request max-age"  // §5.2.1.1
+    case notFreshEnough = "fresh for less than min-fresh"  // §5.2.1.3
+    case stale = "stale"  // and nothing allows serving it stale (§4.2.4)
 }
 
 /// Why a cache would like to serve a stale response it could not revalidate.
 package enum StaleCause: Sendable, Equatable {
-    /// The origin could not be reached (RFC 9111 §4.2.4).
-    case disconnected
-    /// The origin answered 500, 502, 503 or 504, or the exchange failed
-    /// (RFC 5861 §4).
-    case originError
+    case disconnected  // the origin could not be reached (§4.2.4)
+    case originError  // 500, 502, 503, 504, or a failed exchange (RFC 5861 §4)
 }
 
 /// RFC 9111 §4.2 as pure functions of a stored head, a request and the time.
 package enum Freshness {
-    /// The freshness lifetime of a shared cache (RFC 9111 §4.2.1): s-maxage,
-    /// then max-age, then Expires minus Date (the receipt time when Date is
-    /// missing or invalid), then the heuristic of §4.2.2. An Expires that is
-    /// not a valid date, or several Expires that disagree, give lifetime 0.
-    /// The heuristic is 10% of Date minus Last-Modified, at most
-    /// `options.heuristicCap`, and only for statuses heuristically cacheable
-    /// (RFC 9110 §15.1), never below `options.heuristicMinimum` (which also
-    /// applies without Last-Modified, unless `options.heuristicNeedsLastModified`:
-    /// then a response without it has lifetime 0). With `options.honorsCDNCacheControl` and a
-    /// CDN-Cache-Control present, its directives replace Cache-Control and
-    /// Expires is ignored (RFC 9213 §2.2).
+    /// A shared cache's lifetime (§4.2.1): s-maxage, max-age, Expires minus Date (or receipt
+    /// time), then the §4.2.2 heuristic. Invalid or disagreeing Expires give 0. The heuristic
+    /// (heuristically cacheable statuses only) is 10% of Date minus Last-Modified, capped by
+    /// `heuristicCap`, floored by `heuristicMinimum`, which also applies without Last-Modified
+    /// unless `heuristicNeedsLastModified`. Targeted CDN-Cache-Control voids Expires (RFC 9213 §2.2).
     package static func lifetime(status: Int, headers: HTTPHeaders, responseTime: Int,
                                  options: CachePolicyOptions = CachePolicyOptions(),
                                  directives parsed: ResponseDirectives? = nil) -> FreshnessLifetime {
@@ -117,12 +91,9 @@ package enum Freshness {
                  options: options, directives: directives)
     }
 
-    /// current_age of RFC 9111 §4.2.3, in seconds, never negative:
-    /// max(apparent_age, Age + response_delay) + resident_time, where
-    /// apparent_age = max(0, responseTime - Date). A missing or invalid Date
-    /// counts as `responseTime` (RFC 9110 §6.6.1); an invalid Age is ignored
-    /// and of a list only the first member counts (§5.1). Clock readings
-    /// that run backwards count as no time passed.
+    /// current_age of §4.2.3 in seconds, never negative. A missing or invalid Date counts as
+    /// `responseTime` (RFC 9110 §6.6.1); of Age only a valid first member counts (§5.1); clocks
+    /// running backwards count as no time passed.
     package static func currentAge(headers: HTTPHeaders, requestTime: Int, responseTime: Int, now: Int) -> Int {
         let apparentAge = max(0, responseTime - dateValue(headers, responseTime: responseTime))
         let responseDelay = max(0, responseTime - requestTime)
@@ -143,34 +114,24 @@ package enum Freshness {
         lifetime(stored, options: options).seconds > currentAge(stored, now: now)
     }
 
-    /// Whether `stored` may answer a request with `requestHeaders` at `now`
-    /// without asking the origin first (RFC 9111 §4.2, §5.2). In order:
-    /// response no-cache and request no-cache (or Pragma: no-cache) force
-    /// validation; request max-age bounds the age; a fresh response must
-    /// stay fresh for min-fresh more seconds; a stale one is served only
-    /// under the request's max-stale or the response's stale-while-
-    /// revalidate, never when must-revalidate or proxy-revalidate (or, for
-    /// this shared cache, s-maxage, §5.2.2.10) forbid it. The explicit
-    /// stale-while-revalidate of the origin lifts the proxy-revalidate
-    /// implied by s-maxage, not an explicit must-/proxy-revalidate. With
-    /// only-if-cached every "ask the origin" becomes `.gatewayTimeout`.
+    /// Whether `stored` may answer without the origin (§4.2, §5.2). No-cache (either side, or
+    /// Pragma) forces validation; request max-age bounds the age; min-fresh must remain; stale
+    /// is served only under max-stale or stale-while-revalidate, never against must-/proxy-
+    /// revalidate. s-maxage implies proxy-revalidate (§5.2.2.10), which the origin's explicit
+    /// stale-while-revalidate lifts. With only-if-cached, "ask the origin" is `.gatewayTimeout`.
     package static func reuse(_ stored: StoredHead, requestHeaders: HTTPHeaders, now: Int,
                               options: CachePolicyOptions = CachePolicyOptions()) -> ReuseDecision {
         reuse(Facts(stored, options: options), requestHeaders: requestHeaders, now: now)
     }
 
-    /// What the reuse decision needs of a stored head, worked out once per
-    /// head: its directives, its freshness lifetime and the age it had when
-    /// received. Only the resident time changes between requests.
+    /// What reuse needs of a stored head, worked out once; only the resident time changes.
     package struct Facts: Sendable {
         package let response: CacheControl
         package let lifetime: Int
-        /// max(apparent_age, corrected_age_value) (RFC 9111 §4.2.3).
-        package let correctedInitialAge: Int
+        package let correctedInitialAge: Int  // max(apparent_age, corrected_age_value) (RFC 9111 §4.2.3)
         package let responseTime: Int
 
         package init(_ stored: StoredHead, options: CachePolicyOptions = CachePolicyOptions()) {
-            // Parsed once for both (an entry's first use works out the facts of each mode's policy).
             let directives = ResponseDirectives(stored.headers, options: options)
             response = directives.cacheControl
             lifetime = Freshness.lifetime(stored, options: options, directives: directives).seconds
@@ -181,8 +142,7 @@ package enum Freshness {
         package func age(now: Int) -> Int { correctedInitialAge + max(0, now - responseTime) }
     }
 
-    /// `reuse` with the stored head's facts worked out already; the request's
-    /// directives are parsed only when it has some.
+    /// `reuse` with the facts ready; the request's directives are parsed only when present.
     package static func reuse(_ facts: Facts, requestHeaders: HTTPHeaders, now: Int) -> ReuseDecision {
         let hasDirectives = requestHeaders.contains("Cache-Control") || requestHeaders.contains("Pragma")
         let request = hasDirectives ? CacheControl(request: requestHeaders) : CacheControl()
@@ -191,8 +151,7 @@ package enum Freshness {
         return decision
     }
 
-    /// Whether a request may go to the origin when nothing is stored for
-    /// it: not with only-if-cached, which then gets 504 (RFC 9111 §5.2.1.7).
+    /// False for only-if-cached, whose miss gets 504 (§5.2.1.7).
     package static func mayForwardMiss(requestHeaders: HTTPHeaders) -> Bool {
         !requestHeaders.contains("Cache-Control") || !CacheControl(request: requestHeaders).onlyIfCached
     }
@@ -219,15 +178,10 @@ package enum Freshness {
         return .revalidate(.stale)
     }
 
-    /// Whether `stored` may be served stale because the origin failed
-    /// (`cause`). Fresh responses always may. Never when the response says
-    /// no-cache, must-revalidate or proxy-revalidate, or the request says
-    /// no-cache (RFC 9111 §4.2.4). Otherwise:
-    /// - `.originError`: within the stale-if-error window of the response or
-    ///   the request (RFC 5861 §4), or within the request's max-stale.
-    /// - `.disconnected`: always (§4.2.4), except that s-maxage implies
-    ///   proxy-revalidate (§5.2.2.10); then only within a stale-if-error
-    ///   window, the origin's explicit permission.
+    /// Whether `stored` may be served stale because the origin failed. Fresh: always. Never
+    /// against no-cache (either side) or must-/proxy-revalidate (§4.2.4). `.originError`: within
+    /// either side's stale-if-error (RFC 5861 §4) or max-stale. `.disconnected`: always, but
+    /// with s-maxage (implied proxy-revalidate, §5.2.2.10) only within stale-if-error.
     package static func mayServeStale(_ stored: StoredHead, requestHeaders: HTTPHeaders, now: Int,
                                       cause: StaleCause,
                                       options: CachePolicyOptions = CachePolicyOptions()) -> Bool {
@@ -248,8 +202,7 @@ package enum Freshness {
         }
     }
 
-    /// must-revalidate (§5.2.2.2) and, for a shared cache, proxy-revalidate
-    /// (§5.2.2.8): once stale, never served without validation.
+    /// must-revalidate (§5.2.2.2), proxy-revalidate for a shared cache (§5.2.2.8).
     private static func explicitlyForbidsStale(_ cc: CacheControl) -> Bool {
         cc.mustRevalidate || cc.proxyRevalidate
     }

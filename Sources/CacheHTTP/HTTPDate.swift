@@ -1,22 +1,18 @@
-// IMF-fixdate (RFC 9110 §5.6.7) for Date and Last-Modified. Pure arithmetic
-// (days-to-civil conversion) instead of gmtime_r: no libc, no locale, and
-// the result is identical on every platform.
-
+/// IMF-fixdate (RFC 9110 §5.6.7) by arithmetic, not gmtime_r: no libc, no locale, the same
+/// everywhere.
 package enum HTTPDate {
     private static let dayNames: [StaticString] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let monthNames: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// e.g. "Sun, 06 Nov 1994 08:49:37 GMT". Clamped to years 1970...9999,
-    /// the range the four-digit format can express for our purposes.
+    /// Clamped to years 1970...9999, what four digits hold.
     package static func string(epochSeconds: Int) -> String {
         let t = min(max(epochSeconds, 0), 253_402_300_799)
         let days = t / 86_400
         let secs = t % 86_400
         let weekday = (days + 4) % 7 // 1970-01-01 was a Thursday
 
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm,
-        // eras of 400 years starting on 0000-03-01).
+        // Days-to-civil over 400-year eras from 0000-03-01.
         let z = days + 719_468
         let era = z / 146_097
         let doe = z - era * 146_097
@@ -29,9 +25,7 @@ package enum HTTPDate {
 
         var out: [UInt8] = []
         out.reserveCapacity(29)
-        func name(_ s: StaticString) {
-            s.withUTF8Buffer { out.append(contentsOf: $0) }
-        }
+        func name(_ s: StaticString) { s.withUTF8Buffer { out.append(contentsOf: $0) } }
         func two(_ v: Int) {
             out.append(UInt8(truncatingIfNeeded: 0x30 + v / 10))
             out.append(UInt8(truncatingIfNeeded: 0x30 + v % 10))

@@ -1,17 +1,8 @@
-// Parsing HTTP-date (RFC 9110 §5.6.7) for the cache policy: Date, Expires,
-// Last-Modified, If-Modified-Since, If-Unmodified-Since. Recipients must
-// accept all three historic formats, so all three are read here.
-
 extension HTTPDate {
-    /// Seconds since the epoch for an HTTP-date, or nil when `value` is not
-    /// one. Accepts IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), RFC 850
-    /// ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37
-    /// 1994"); surrounding whitespace is ignored, day names are not checked
-    /// against the date (RFC 9110 §5.6.7 lets recipients be lenient there),
-    /// and case does not matter (RFC 9111 §4.2: a cache matches dates
-    /// case-insensitively).
-    /// RFC 850's two-digit years map 70-99 to 19xx and 00-69 to 20xx, a fixed
-    /// pivot because this function has no clock.
+    /// An HTTP-date (RFC 9110 §5.6.7) in all three formats recipients must accept: IMF-fixdate
+    /// ("Sun, 06 Nov 1994 08:49:37 GMT"), RFC 850 ("Sunday, 06-Nov-94 08:49:37 GMT"), asctime
+    /// ("Sun Nov  6 08:49:37 1994"). Surrounding OWS ignored, day names unchecked (§5.6.7
+    /// allows it), any case (RFC 9111 §4.2). Two-digit years 70-99 are 19xx, else 20xx: no clock.
     package static func epochSeconds(_ value: String) -> Int? {
         var scanner = DateScanner(b: Array(trimmedOWS(value).utf8))
         guard let dayName = scanner.letters(), dayName.count >= 3 else { return nil }
@@ -40,8 +31,7 @@ extension HTTPDate {
         return epoch(year: year, month: month, day: day, seconds: secs)
     }
 
-    /// Days-from-civil over 400-year eras starting on 0000-03-01, the inverse
-    /// of the conversion in `string(epochSeconds:)`. Nil for impossible dates.
+    /// Nil for impossible dates.
     static func epoch(year: Int, month: Int, day: Int, seconds: Int) -> Int? {
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         guard (1...12).contains(month) else { return nil }
@@ -50,7 +40,8 @@ extension HTTPDate {
         return days(year: year, month: month, day: day) * 86_400 + seconds
     }
 
-    /// Days from 1970-01-01 to a proleptic Gregorian date (not checked).
+    /// Days from 1970-01-01 to a proleptic Gregorian date (not checked): days-from-civil over
+    /// 400-year eras from 0000-03-01, the inverse of `string(epochSeconds:)`'s conversion.
     static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
@@ -61,7 +52,7 @@ extension HTTPDate {
     }
 }
 
-/// A cursor over the date's bytes; every method consumes only on success.
+/// Every method consumes only on success.
 private struct DateScanner {
     let b: [UInt8]
     var i = 0
@@ -104,10 +95,10 @@ private struct DateScanner {
         return m + 1
     }
 
-    /// "jan" … "dec", three ASCII bytes each packed as in `month()`.
+    /// "jan" … "dec", packed as in `month()`.
     private static let months: [UInt32] = [0x6a616e, 0x666562, 0x6d6172, 0x617072, 0x6d6179, 0x6a756e, 0x6a756c, 0x617567, 0x736570, 0x6f6374, 0x6e6f76, 0x646563]
 
-    /// HH:MM:SS as seconds into the day; a leap second 60 is read as 59.
+    /// Seconds into the day; a leap second 60 reads as 59.
     mutating func time() -> Int? {
         guard let h = digits(2...2), h < 24, take(ASCII.colon),
               let m = digits(2...2), m < 60, take(ASCII.colon),

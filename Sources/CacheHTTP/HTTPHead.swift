@@ -1,5 +1,3 @@
-// Parsed request/response heads and the response serializer.
-
 package struct HTTPVersion: Sendable, Equatable {
     package var major: Int
     package var minor: Int
@@ -8,8 +6,7 @@ package struct HTTPVersion: Sendable, Equatable {
     package static let http11 = HTTPVersion(major: 1, minor: 1)
 }
 
-/// RFC 9112 §9.3: persistence defaults to on from 1.1 and off before it.
-/// Any 1.x above 1.1 is treated like 1.1.
+/// RFC 9112 §9.3: persistent by default from 1.1 (any 1.x above too), not before.
 private func persistent(_ version: HTTPVersion, _ headers: HTTPHeaders) -> Bool {
     ((version.major == 1 && version.minor >= 1) || headers.hasToken("keep-alive", in: "Connection"))
         && !headers.hasToken("close", in: "Connection")
@@ -49,8 +46,7 @@ package struct HTTPResponseHead: Sendable, Equatable {
 
     package var keepAlive: Bool { persistent(version, headers) }
 
-    /// Status line, fields and the blank line, ready for the socket. Names and
-    /// values are written as given; callers must not put CR/LF in them.
+    /// Ready for the socket; names and values as given (callers put no CR/LF in them).
     package func serialized() -> [UInt8] {
         var size = 17 + reason.utf8.count
         for f in headers.fields { size += f.name.utf8.count + f.value.utf8.count + 4 }
@@ -80,9 +76,9 @@ package struct HTTPResponseHead: Sendable, Equatable {
     }
 }
 
-/// Appends a non-negative decimal without going through String.
-func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-    let v = max(value, 0)
+/// Non-negative, without going through String.
+func appendDecimal(_ value: some BinaryInteger, to out: inout [UInt8]) {
+    let v = max(Int64(value), 0)
     var div: Int64 = 1
     while div <= v / 10 { div *= 10 }
     var rest = v
@@ -93,12 +89,8 @@ func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
     }
 }
 
-func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-    appendDecimal(Int64(value), to: &out)
-}
-
 package enum HTTPStatus {
-    /// Standard reason phrase; unknown codes get their class's generic phrase.
+    /// Unknown codes get their class's phrase.
     package static func reason(_ code: Int) -> String {
         if let phrase = phrases[code] { return phrase }
         return (100..<600).contains(code) ? classes[code / 100 - 1] : ""

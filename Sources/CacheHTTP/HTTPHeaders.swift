@@ -1,7 +1,5 @@
-// Ordered header fields. Order and duplicates are kept because some fields
-// (Set-Cookie, Via) must be forwarded as received; names compare
-// case-insensitively as RFC 9110 §5.1 requires.
-
+/// Ordered fields, duplicates kept: some (Set-Cookie, Via) must be forwarded as received.
+/// Names compare case-insensitively (RFC 9110 §5.1).
 package struct HTTPHeaders: Sendable, Sequence, Equatable {
     package typealias Element = (name: String, value: String)
 
@@ -9,36 +7,23 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
 
     package init() { fields = [] }
 
-    package init(_ pairs: [(String, String)]) {
-        fields = pairs.map { (name: $0.0, value: $0.1) }
-    }
+    package init(_ pairs: [(String, String)]) { fields = pairs.map { (name: $0.0, value: $0.1) } }
 
-    /// Used by the parser, which knows roughly how many fields follow.
     init(reservingCapacity n: Int) {
         fields = []
         fields.reserveCapacity(n)
     }
 
     package var count: Int { fields.count }
-
-    /// Whether two field names are the same (ASCII case-insensitive, RFC 9110 §5.1).
     package static func sameName(_ a: String, _ b: String) -> Bool { ASCII.equalsIgnoringCase(a, b) }
 
-    package func makeIterator() -> IndexingIterator<[Element]> {
-        fields.makeIterator()
-    }
+    package func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
 
-    package mutating func add(_ name: String, _ value: String) {
-        fields.append((name: name, value: value))
-    }
+    package mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
-    /// Removes every field with this name.
-    package mutating func remove(_ name: String) {
-        removeAll { ASCII.equalsIgnoringCase($0.name, name) }
-    }
+    package mutating func remove(_ name: String) { removeAll { ASCII.equalsIgnoringCase($0.name, name) } }
 
-    /// Removes the fields `shouldRemove` picks, in one pass; copies nothing
-    /// when it picks none.
+    /// Copies nothing when it picks none.
     package mutating func removeAll(where shouldRemove: ((name: String, value: String)) -> Bool) {
         guard fields.contains(where: shouldRemove) else { return }
         fields.removeAll(where: shouldRemove)
@@ -49,13 +34,12 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
         add(name, value)
     }
 
-    /// First value for the name.
     package subscript(name: String) -> String? {
         for f in fields where ASCII.equalsIgnoringCase(f.name, name) { return f.value }
         return nil
     }
 
-    /// The value when exactly one field has this name; nil for none or several.
+    /// Nil for none or several.
     package func single(_ name: String) -> String? {
         var found: String?
         for f in fields where ASCII.equalsIgnoringCase(f.name, name) {
@@ -75,8 +59,7 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
         fields.contains { ASCII.equalsIgnoringCase($0.name, name) }
     }
 
-    /// Whether any field named `name` lists `token` in its comma-separated
-    /// value (e.g. `Connection: keep-alive, Upgrade`). Scans UTF-8 in place.
+    /// `token` in a comma list (`Connection: keep-alive, Upgrade`), scanned in place.
     package func hasToken(_ token: String, in name: String) -> Bool {
         let t = token.utf8
         if t.isEmpty { return false }
@@ -85,11 +68,8 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
             var start = v.startIndex
             while true {
                 let end = v[start...].firstIndex(of: ASCII.comma) ?? v.endIndex
-                var lo = start, hi = end
-                while lo < hi, ASCII.isOWS(v[lo]) { lo = v.index(after: lo) }
-                while hi > lo, ASCII.isOWS(v[v.index(before: hi)]) { hi = v.index(before: hi) }
-                if v.distance(from: lo, to: hi) == t.count,
-                   zip(v[lo..<hi], t).allSatisfy({ ASCII.lower($0) == ASCII.lower($1) }) {
+                let item = v[start..<end].trimmingOWS()
+                if item.count == t.count, zip(item, t).allSatisfy({ ASCII.lower($0) == ASCII.lower($1) }) {
                     return true
                 }
                 if end == v.endIndex { break }
@@ -99,8 +79,7 @@ package struct HTTPHeaders: Sendable, Sequence, Equatable {
         return false
     }
 
-    /// Same fields in the same order; names compare case-insensitively,
-    /// values exactly.
+    /// Values compare exactly.
     package static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
         guard a.fields.count == b.fields.count else { return false }
         for (x, y) in zip(a.fields, b.fields) {

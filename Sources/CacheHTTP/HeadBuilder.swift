@@ -1,18 +1,13 @@
-// Builds a response head straight into bytes. The proxy writes one head per
-// response, so this is a hot path: no HTTPHeaders array, no String per field,
-// numbers written as digits in place, and runs copied into a buffer sized up
-// front (an Array append per piece costs a capacity and uniqueness check
-// each). Same output as HTTPResponseHead.serialized().
-
+/// A response head straight into bytes, on the hot path: no HTTPHeaders, no String per field,
+/// digits written in place, runs copied into a buffer sized up front (an Array append per piece
+/// costs a capacity and uniqueness check). Same output as HTTPResponseHead.serialized().
 package struct HeadBuilder {
-    /// Written up to `used`; the rest is room.
-    private var storage: [UInt8]
+    private var storage: [UInt8]  // written up to `used`; the rest is room
     private var used = 0
 
-    /// The head so far (without the closing blank line).
+    /// Without the closing blank line.
     package var bytes: [UInt8] { Array(storage[..<used]) }
 
-    /// Starts with the status line, e.g. "HTTP/1.1 206 Partial Content".
     package init(status: Int, reason: String? = nil, capacity: Int = 384) {
         storage = [UInt8](repeating: 0, count: max(capacity, 64))
         append("HTTP/1.1 ")
@@ -26,27 +21,21 @@ package struct HeadBuilder {
         endLine()
     }
 
-    /// Field lines only, no status line (a part rendered once, used in many heads).
-    package init(fieldsCapacity: Int) {
-        storage = [UInt8](repeating: 0, count: max(fieldsCapacity, 64))
-    }
+    /// Field lines only: a part rendered once, used in many heads.
+    package init(fieldsCapacity: Int) { storage = [UInt8](repeating: 0, count: max(fieldsCapacity, 64)) }
 
     /// "Name: value". Callers must not put CR or LF in either.
     package mutating func add(_ name: StaticString, _ value: String) {
         let n = Self.bytes(of: name)
         if value.utf8.withContiguousStorageIfAvailable({ line(n, UnsafeRawBufferPointer($0)) }) == nil {
-            let copy = Array(value.utf8)
-            copy.withUnsafeBytes { line(n, $0) }
+            Array(value.utf8).withUnsafeBytes { line(n, $0) }
         }
     }
 
     /// Whole field lines ("Name: value\r\n"…) rendered before.
-    package mutating func append(lines: [UInt8]) {
-        lines.withUnsafeBytes { write($0) }
-    }
+    package mutating func append(lines: [UInt8]) { lines.withUnsafeBytes { write($0) } }
 
-    /// A field whose name is only known at run time (a stored origin field).
-    /// Callers must not put CR or LF in either.
+    /// A name known only at run time (a stored origin field). No CR or LF in either.
     package mutating func add(name: String, _ value: String) {
         append(name)
         pair(ASCII.colon, ASCII.sp)
@@ -54,7 +43,6 @@ package struct HeadBuilder {
         endLine()
     }
 
-    /// "Name: 1234".
     package mutating func add(_ name: StaticString, decimal value: Int64) {
         var digits = Digits()
         digits.append(value)
@@ -75,27 +63,19 @@ package struct HeadBuilder {
 
     /// "Content-Range: bytes */total" (416).
     package mutating func addUnsatisfiedRange(total: Int64) {
-        startField("Content-Range")
-        append("bytes */" as StaticString)
-        decimal(total)
-        endLine()
+        var value = Digits()
+        value.append("bytes */")
+        value.append(total)
+        value.withBytes { line(Self.bytes(of: "Content-Range"), $0) }
     }
 
-    /// The head with its closing blank line.
     package consuming func finish() -> [UInt8] {
         endLine()
         storage.removeLast(storage.count - used)
         return storage
     }
 
-    private mutating func startField(_ name: StaticString) {
-        append(name)
-        pair(ASCII.colon, ASCII.sp)
-    }
-
-    private mutating func endLine() {
-        pair(ASCII.cr, ASCII.lf)
-    }
+    private mutating func endLine() { pair(ASCII.cr, ASCII.lf) }
 
     private mutating func append(_ text: StaticString) {
         write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
@@ -103,8 +83,7 @@ package struct HeadBuilder {
 
     private mutating func append(_ text: String) {
         if text.utf8.withContiguousStorageIfAvailable({ write(UnsafeRawBufferPointer($0)) }) == nil {
-            let copy = Array(text.utf8)
-            copy.withUnsafeBytes { write($0) }
+            Array(text.utf8).withUnsafeBytes { write($0) }
         }
     }
 
@@ -119,19 +98,11 @@ package struct HeadBuilder {
         used += b == nil ? 1 : 2
     }
 
-    /// A non-negative decimal (negative values are written as 0).
-    private mutating func decimal(_ value: Int64) {
-        var digits = Digits()
-        digits.append(value)
-        digits.withBytes { write($0) }
-    }
-
     private static func bytes(of text: StaticString) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
-    /// "Name: value\r\n" in one access to the storage: piece by piece, each
-    /// write cost a capacity and uniqueness check (~4 per field line).
+    /// "Name: value\r\n" in one storage access (piece by piece cost ~4 checks a line).
     private mutating func line(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         let total = name.count + value.count + 4
         reserve(total)
@@ -166,10 +137,8 @@ package struct HeadBuilder {
     }
 }
 
-/// A field value of up to 72 bytes of text and decimals, built on the stack:
-/// numbers two digits per division ("1048575" is four divisions, not seven,
-/// and no digit is counted first). Longer text is cut (never happens: its
-/// users write at most "bytes " and three numbers of 20 digits).
+/// Up to 72 bytes of text and decimals on the stack, two digits per division ("1048575": four,
+/// not seven). Longer text is cut (users write at most "bytes " and three 20-digit numbers).
 private struct Digits {
     private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -185,7 +154,7 @@ private struct Digits {
         count += n
     }
 
-    /// A non-negative decimal (negative values are written as 0).
+    /// Negative values are written as 0.
     mutating func append(_ value: Int64) {
         guard count + 20 <= Self.capacity else { return }
         var v = UInt64(max(value, 0))
@@ -227,6 +196,6 @@ private struct Digits {
         return withUnsafeBytes(of: &storage) { body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
     }
 
-    /// "00" "01" … "99", two ASCII digits each.
+    /// "00" "01" … "99".
     private static let pairs: [UInt8] = (0..<100).flatMap { (n: Int) -> [UInt8] in [UInt8(48 + n / 10), UInt8(48 + n % 10)] }
 }

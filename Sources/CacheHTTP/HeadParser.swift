@@ -1,6 +1,5 @@
-// Request and response head parsers. Both take the bytes received so far and
-// return nil until the blank line ending the head has arrived; `consumed`
-// then says where the body (or the next pipelined request) starts.
+// Head parsers: nil until the blank line has arrived; `consumed` is where the body (or the
+// next pipelined request) starts.
 
 package enum RequestHeadParser {
     package static func parse(_ buffer: UnsafeRawBufferPointer, limits: HeadLimits = HeadLimits())
@@ -16,9 +15,8 @@ package enum RequestHeadParser {
         -> (head: HTTPRequestHead, consumed: Int)
     {
         let line = layout.startLine
-        // method SP request-target SP HTTP-version (RFC 9112 §3). Splitting at
-        // the first and last SP lets a target containing spaces be reported
-        // as a bad target rather than a bad version.
+        // RFC 9112 §3. Split at the first and last SP: a target with spaces is a bad target,
+        // not a bad version.
         var firstSP = line.lowerBound
         while firstSP < line.upperBound, buffer[firstSP] != ASCII.sp { firstSP += 1 }
         var lastSP = line.upperBound - 1
@@ -65,8 +63,7 @@ package enum ResponseHeadParser {
     private static func parse(_ buffer: UnsafeRawBufferPointer, _ layout: HeadLayout) throws(HeadParseError)
         -> (head: HTTPResponseHead, consumed: Int)
     {
-        // HTTP-version SP 3DIGIT SP [reason] (RFC 9112 §4). A missing SP after
-        // the code is tolerated: some servers send "HTTP/1.1 200".
+        // RFC 9112 §4; no SP after the code is tolerated: some servers send "HTTP/1.1 200".
         let line = layout.startLine
         let v = line.lowerBound
         guard line.count >= 12, buffer[v + 8] == ASCII.sp else {
@@ -95,8 +92,7 @@ package enum ResponseHeadParser {
     }
 }
 
-/// "HTTP/" DIGIT "." DIGIT. Only major version 1 is served; 1.2 and up are
-/// read as 1.1-compatible (RFC 9110 §2.5 minor versions are compatible).
+/// Only major version 1; minor versions are compatible (RFC 9110 §2.5).
 private func parseVersion(_ buf: UnsafeRawBufferPointer, _ r: Range<Int>) throws(HeadParseError) -> HTTPVersion {
     let s = r.lowerBound
     guard r.count == 8,

@@ -1,10 +1,6 @@
-// Finds the extent of a head (start line + field lines + blank line) and
-// parses its fields. Shared by RequestHeadParser and ResponseHeadParser.
-//
-// Parsing is two passes over bytes that are usually already in cache: a cheap
-// memchr-driven scan that only looks for line ends (so an incomplete head,
-// the common case on a slow socket, costs little and limits fire early), then
-// one validating pass once the head is complete.
+// The extent and fields of a head, for RequestHeadParser and ResponseHeadParser. Two passes:
+// a cheap memchr scan for line ends (an incomplete head, common on a slow socket, costs
+// little and limits fire early), then one validating pass once the head is complete.
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Where the parts of a complete head lie in the buffer (absolute offsets).
+/// Absolute offsets of a complete head's parts.
 struct HeadLayout {
     var startLine: Range<Int>     // without its terminator
     var fieldsStart: Int          // first byte after the start line's LF
@@ -21,8 +17,7 @@ struct HeadLayout {
 }
 
 enum HeadScanner {
-    /// Empty lines tolerated before the start line (RFC 9112 §2.2 asks
-    /// servers to ignore at least one, e.g. a stray CRLF after a body).
+    /// Before the start line (RFC 9112 §2.2: ignore at least one, say a CRLF after a body).
     static let maxLeadingEmptyLines = 2
 
     @inline(__always)
@@ -94,13 +89,9 @@ enum HeadScanner {
         return .success(HeadLayout(startLine: startLine, fieldsStart: fieldsStart, end: end, fieldCount: count))
     }
 
-    /// Validating pass over the field lines of a complete head. It finds
-    /// each line's end itself while checking the value's bytes, so the line
-    /// ends found by scan() need not be kept.
-    /// `response`: a response with both Transfer-Encoding and Content-Length
-    /// is framed by Transfer-Encoding (RFC 9112 §6.3 ¶3): its Content-Length
-    /// is removed and `Connection: close` added, so the connection that
-    /// carried it, suspect, is not reused. A request with both is refused.
+    /// Finds line ends again while checking values. A `response` with Transfer-Encoding and
+    /// Content-Length is framed by the former (RFC 9112 §6.3 ¶3): Content-Length goes, and
+    /// `Connection: close` keeps the suspect connection from reuse. A request with both fails.
     static func parseFields(_ buf: UnsafeRawBufferPointer, _ layout: HeadLayout,
                             response: Bool = false) -> Result<HTTPHeaders, HeadParseError> {
         var headers = HTTPHeaders(reservingCapacity: layout.fieldCount)
@@ -124,13 +115,11 @@ enum HeadScanner {
         return .success(headers)
     }
 
-    /// One field line starting at `start`. The scan guaranteed an LF ends it
-    /// before `limit` (the end of the head), so the loops need no other bound.
+    /// The scan guaranteed an LF before `limit`, so the loops need no other bound.
     private static func parseField(_ buf: UnsafeRawBufferPointer, _ start: Int, _ limit: Int)
         -> Result<(name: String, value: String, framing: Bool, next: Int), HeadParseError>
     {
-        let first = buf[start]
-        if ASCII.isOWS(first) { return .failure(.badRequest("obsolete line folding")) }
+        if ASCII.isOWS(buf[start]) { return .failure(.badRequest("obsolete line folding")) }
         var i = start
         while ASCII.isTokenChar(buf[i]) { i += 1 }
         let stop = buf[i]
@@ -149,8 +138,7 @@ enum HeadScanner {
         i += 1
         while ASCII.isOWS(buf[i]) { i += 1 }
         let valueStart = i
-        // Find the line end, rejecting controls on the way: 8 bytes at a time
-        // while clean, byte by byte in a word that may hold one.
+        // To the line end, rejecting controls: 8 bytes at a time while clean.
         var end = -1
         while end < 0 {
             if i + 8 <= limit, !ASCII.mayHoldControl(buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
@@ -180,8 +168,7 @@ enum HeadScanner {
         return .success((name, value, framing, next))
     }
 
-    /// RFC 9112 §6.3: conflicting Content-Length values, or Content-Length
-    /// together with Transfer-Encoding, are smuggling vectors; refuse them.
+    /// RFC 9112 §6.3: conflicting Content-Lengths, or one with Transfer-Encoding, smuggle.
     private static func checkFraming(_ headers: HTTPHeaders) -> HeadParseError? {
         var length: Int64? = nil
         var sawTE = false
@@ -201,16 +188,13 @@ enum HeadScanner {
         return nil
     }
 
-    /// Digits, or a comma list of equal digit strings; nil if invalid.
     private static func parseContentLength(_ value: String) -> Int64? {
         var result: Int64? = nil
         for element in value.utf8.split(separator: ASCII.comma, omittingEmptySubsequences: false) {
-            var lo = element.startIndex, hi = element.endIndex
-            while lo < hi, ASCII.isOWS(element[lo]) { lo = element.index(after: lo) }
-            while hi > lo, ASCII.isOWS(element[element.index(before: hi)]) { hi = element.index(before: hi) }
-            guard lo < hi else { return nil }
+            let digits = element.trimmingOWS()
+            guard !digits.isEmpty else { return nil }
             var v: Int64 = 0
-            for b in element[lo..<hi] {
+            for b in digits {
                 guard ASCII.isDigit(b) else { return nil }
                 let (m, o1) = v.multipliedReportingOverflow(by: 10)
                 let (s, o2) = m.addingReportingOverflow(Int64(b &- 0x30))

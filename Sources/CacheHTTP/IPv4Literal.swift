@@ -1,17 +1,12 @@
-/// IPv4 addresses in every spelling the system resolver takes for one
-/// (inet_aton): `a.b.c.d`, `a.b.c` (c is 16 bits), `a.b` (b is 24 bits) and
-/// `a` (32 bits), each part decimal, octal with a leading `0`, or hex with
-/// `0x`. `2130706433`, `0x7f000001`, `0177.0.0.1` and `127.1` all connect
-/// to 127.0.0.1, so a check of "is this the machine itself" must read them
-/// all as the resolver will. Pure.
+/// IPv4 in every spelling inet_aton takes (`a.b.c.d` to `a`; decimal, octal `0`, hex `0x`):
+/// `0177.0.0.1` and `127.1` reach 127.0.0.1, so "this machine" checks read them as it does.
 package enum IPv4Literal {
-    /// The address `text` names, host byte order; nil when it is not one of those spellings.
+    /// Host byte order.
     package static func parse<S: StringProtocol>(_ text: S) -> UInt32? {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard (1...4).contains(parts.count) else { return nil }
         let values = parts.compactMap { number($0) }
         guard values.count == parts.count else { return nil }
-        // Every part but the last is one byte; the last fills the bytes left.
         let lastBits = UInt64(8 * (5 - parts.count))
         guard values.dropLast().allSatisfy({ $0 <= 0xFF }), values[values.count - 1] < (1 << lastBits) else { return nil }
         var address: UInt64 = 0
@@ -19,7 +14,7 @@ package enum IPv4Literal {
         return UInt32(address | values[values.count - 1])
     }
 
-    /// One part: `0x…` hex, `0…` octal, else decimal; nil past 32 bits.
+    /// Nil past 32 bits.
     private static func number<C: Collection>(_ bytes: C) -> UInt64? where C.Element == UInt8 {
         var digits = bytes[...]
         guard !digits.isEmpty else { return nil }

@@ -1,23 +1,18 @@
-// What a proxy must do to messages it forwards (RFC 9110 §7.6): drop
-// hop-by-hop fields, add itself to Via, notice when a request comes back to
-// it, and refuse a request whose Host is missing or broken (RFC 9112 §3.2).
+// What a proxy does to messages it forwards (RFC 9110 §7.6): drop hop-by-hop fields, add
+// itself to Via, notice loops, refuse a missing or broken Host (RFC 9112 §3.2).
 
 package enum Intermediary {
-    /// Fields that describe one connection, never forwarded nor stored
-    /// (RFC 9110 §7.6.1; Proxy-Connection and Keep-Alive are historic ones
-    /// still sent in the wild; Proxy-Authenticate/-Authorization are consumed
-    /// by the proxy they address, §11.7).
+    /// Never forwarded nor stored (§7.6.1; Proxy-Connection and Keep-Alive are historic but
+    /// still sent; Proxy-Authenticate/-Authorization are for the proxy they address, §11.7).
     package static let hopByHopFields = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer",
         "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization",
     ]
 
-    /// `headers` without the hop-by-hop fields and without every field that a
-    /// Connection (or Proxy-Connection) field names (RFC 9110 §7.6.1).
-    /// Order of the rest is kept.
+    /// `headers`, in order, without hop-by-hop fields and those Connection or Proxy-Connection
+    /// names (§7.6.1).
     package static func removingHopByHop(_ headers: HTTPHeaders) -> HTTPHeaders {
-        // Names compared in place, without lowercased copies or a set: this
-        // runs on every request to an origin and every response from one.
+        // Compared in place, no lowercased copies or set: runs on every origin exchange.
         var named: [String] = []
         for field in headers.fields
         where ASCII.equalsIgnoringCase(field.name, "Connection") || ASCII.equalsIgnoringCase(field.name, "Proxy-Connection") {
@@ -39,23 +34,19 @@ package enum Intermediary {
         return out
     }
 
-    /// A per-instance pseudonym for Via, `httpcache-` and 8 hex digits of
-    /// `id` (the caller supplies the randomness).
+    /// `httpcache-` and 8 hex digits of `id` (the caller's randomness).
     package static func pseudonym(id: UInt32) -> String {
         let hex = String(id, radix: 16)
         return "httpcache-" + String(repeating: "0", count: 8 - hex.utf8.count) + hex
     }
 
-    /// An interim (1xx) response as relayed to an HTTP/1.1 client: its
-    /// end-to-end fields, this proxy in Via (RFC 9110 §15.2, §7.6).
+    /// A 1xx as relayed to an HTTP/1.1 client: end-to-end fields, this proxy in Via (§15.2).
     package static func interimHead(_ head: HTTPResponseHead, pseudonym: String) -> [UInt8] {
         let headers = appendingVia(removingHopByHop(head.headers), receivedWith: head.version, pseudonym: pseudonym)
         return HTTPResponseHead(version: .http11, status: head.status, reason: head.reason, headers: headers).serialized()
     }
 
-    /// `headers` with one more Via member, "<major>.<minor> <pseudonym>", for
-    /// the protocol the message was received with (RFC 9110 §7.6.3). Earlier
-    /// Via field lines are kept in order; ours comes last.
+    /// Adds Via "<major>.<minor> <pseudonym>" of the received protocol last (§7.6.3).
     package static func appendingVia(_ headers: HTTPHeaders, receivedWith version: HTTPVersion = .http11,
                                      pseudonym: String) -> HTTPHeaders {
         var out = headers
@@ -63,9 +54,7 @@ package enum Intermediary {
         return out
     }
 
-    /// Whether a Via member names `pseudonym` as its received-by: the request
-    /// has passed through this proxy already, and forwarding it again would
-    /// loop (RFC 9110 §7.6.3). Comments in parentheses are skipped.
+    /// A Via member names `pseudonym` as received-by: forwarding again would loop (§7.6.3).
     package static func isLoop(_ headers: HTTPHeaders, pseudonym: String) -> Bool {
         guard !pseudonym.isEmpty else { return false }
         for value in headers.values("Via") {
@@ -97,10 +86,7 @@ package enum Intermediary {
         return members
     }
 
-    /// The request's Host, checked as RFC 9112 §3.2 requires of a server:
-    /// exactly one Host field line holding a valid uri-host [ ":" port ]
-    /// (RFC 3986 §3.2.2). HTTP/1.0 requests may omit Host (then nil). Any
-    /// other failure is a 400.
+    /// RFC 9112 §3.2: exactly one valid uri-host [ ":" port ]; HTTP/1.0 may omit it (nil).
     package static func validateHost(_ request: HTTPRequestHead) -> Result<HostAuthority?, HostError> {
         let values = request.headers.values("Host")
         if values.isEmpty {
@@ -124,8 +110,7 @@ package enum HostError: String, Sendable, Error, Equatable {
 
 /// A Host field value split into host and port (RFC 3986 §3.2.2-3).
 package struct HostAuthority: Sendable, Equatable {
-    /// Lower-cased; IPv6 literals keep their brackets.
-    package var host: String
+    package var host: String  // lower-cased; IPv6 literals keep their brackets
     package var port: Int?
 
     package init(host: String, port: Int?) {
@@ -133,17 +118,14 @@ package struct HostAuthority: Sendable, Equatable {
         self.port = port
     }
 
-    /// Nil unless `value` is IP-literal / IPv4address / reg-name, optionally
-    /// followed by ":" and a port of at most 65535 (an empty port is allowed
-    /// by the grammar and read as none). No userinfo, no path.
+    /// IP-literal / IPv4address / reg-name, optionally ":" port (≤ 65535; empty reads as none).
     package init?(_ value: String) {
         let b = Array(value.utf8)
         var hostEnd: Int
         if b.first == UInt8(ascii: "[") {
             guard let close = b.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return nil }
             let inner = b[1..<close]
-            // IPv6address or IPvFuture: hex digits, colons, dots (a v4 tail),
-            // and the letters a "v" future form needs; at least one colon.
+            // IPv6address or IPvFuture: hex digits, colons, dots (a v4 tail), "v".
             guard inner.contains(ASCII.colon) || inner.first.map(ASCII.lower) == UInt8(ascii: "v"),
                   inner.allSatisfy({ ASCII.hexValue($0) != nil || $0 == ASCII.colon || $0 == UInt8(ascii: ".")
                       || ASCII.lower($0) == UInt8(ascii: "v") }) else { return nil }
@@ -155,7 +137,6 @@ package struct HostAuthority: Sendable, Equatable {
             while i < hostEnd {
                 let c = b[i]
                 if c == UInt8(ascii: "%") {
-                    // pct-encoded
                     guard i + 2 < hostEnd, ASCII.hexValue(b[i + 1]) != nil, ASCII.hexValue(b[i + 2]) != nil else { return nil }
                     i += 3
                     continue
@@ -167,11 +148,8 @@ package struct HostAuthority: Sendable, Equatable {
         var port: Int? = nil
         if hostEnd < b.count {
             guard b[hostEnd] == ASCII.colon else { return nil }
-            let digits = b[(hostEnd + 1)...]
-            guard digits.count <= 5, digits.allSatisfy(ASCII.isDigit) else { return nil }
-            if !digits.isEmpty {
-                let p = digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
-                guard p <= 65_535 else { return nil }
+            if hostEnd + 1 < b.count {
+                guard let p = ASCII.port(b[(hostEnd + 1)...]) else { return nil }
                 port = p
             }
         }

@@ -1,13 +1,11 @@
-/// Names and addresses that can only mean this machine: what a Host field
-/// must say to a loopback-bound proxy (a web page that rebinds its own DNS
-/// name to 127.0.0.1 still sends that name, and is refused), and what tells
-/// a loopback bind from a LAN one.
+/// Names that can only mean this machine: what a Host field must say to a loopback-bound proxy
+/// (a page rebinding its DNS name to 127.0.0.1 still sends that name, and is refused), and
+/// what tells a loopback bind from a LAN one.
 package enum LoopbackHost {
-    /// True for `localhost`, `*.localhost` (RFC 6761), 127.0.0.0/8 and
-    /// `::1` (bracketed in a Host field), each with an optional port.
+    /// `localhost`, `*.localhost` (RFC 6761), 127.0.0.0/8, `::1` (bracketed in a Host field),
+    /// each with an optional port.
     package static func contains(_ hostField: String) -> Bool {
-        // Nearly every request says `127.0.0.1:PORT` or `localhost:PORT`:
-        // decide those on the bytes, without building strings (a hot path).
+        // Nearly every request says `127.0.0.1:PORT` or `localhost:PORT`: decided on the bytes.
         if let answer = commonForm(hostField.utf8) { return answer }
         var host = Substring(hostField.lowercased())
         if host.hasPrefix("[") {
@@ -26,8 +24,7 @@ package enum LoopbackHost {
         return host == "localhost" || host.hasSuffix(".localhost") || isIPv4Loopback(host)
     }
 
-    /// `127.0.0.1` or `localhost` (any case), with an optional `:port`; nil
-    /// for every other spelling (the general rules decide those).
+    /// Nil for other spellings than `127.0.0.1` or `localhost`, any case, optional `:port`.
     private static func commonForm(_ bytes: String.UTF8View) -> Bool? {
         var rest = bytes[...]
         if rest.starts(with: "127.0.0.1".utf8) {
@@ -40,21 +37,17 @@ package enum LoopbackHost {
         if rest.isEmpty { return true }
         guard rest.first == UInt8(ascii: ":") else { return nil }
         let port = rest.dropFirst()
-        guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        guard !port.isEmpty, port.count <= 5, port.allSatisfy(ASCII.isDigit) else { return nil }
         return true
     }
 
-    /// An IPv4 literal in 127.0.0.0/8, in any spelling the resolver takes
-    /// (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`: see `IPv4Literal`).
+    /// In any spelling the resolver takes (`127.1`, `0x7f000001`, `0177.0.0.1`: `IPv4Literal`).
     private static func isIPv4Loopback(_ text: Substring) -> Bool {
         IPv4Literal.parse(text).map { $0 >> 24 == 127 } ?? false
     }
 
-    /// True for every name `contains` accepts and for the unspecified
-    /// addresses (`0.0.0.0` in any IPv4 spelling, `::`, `[::]`), which a
-    /// connect also takes to this machine; `host` as a URL keeps it (no
-    /// port, IPv6 with or without brackets). The one test of "a destination
-    /// that is this machine" (a CONNECT back into the proxy is refused by it).
+    /// The one "destination is this machine" test (a CONNECT back into the proxy): `contains`, and
+    /// `0.0.0.0` (any spelling) and `::`, which connect here too. `host` as in a URL, no port.
     package static func isThisMachine(_ host: String) -> Bool {
         var name = Substring(host.lowercased())
         if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
@@ -71,7 +64,7 @@ package enum LoopbackHost {
     }
 
     private static func isPort(_ text: Substring) -> Bool {
-        !text.isEmpty && text.count <= 5 && text.allSatisfy(\.isASCIIDigit)
+        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// `::1` in any zero spelling, and `::ffff:127.x.y.z`.
@@ -86,6 +79,3 @@ package enum LoopbackHost {
     }
 }
 
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
-}

@@ -1,38 +1,32 @@
-// Absolute http/https URLs of origin resources, and redirect resolution
-// (RFC 3986 §5.2). Deliberately narrow: what an upstream client can connect
-// to and put on a request line, nothing else.
+// Absolute http(s) URLs of origin resources and redirect resolution (RFC 3986 §5.2). Narrow
+// on purpose: what an upstream client can connect to and put on a request line.
 
 package struct OriginURL: Sendable, Equatable {
-    /// "http" or "https".
-    package let scheme: String
-    /// Lowercased; IPv6 literals without brackets.
-    package let host: String
+    package let scheme: String  // "http" or "https"
+    package let host: String  // lowercased; IPv6 literals without brackets
     package let port: Int
-    /// Origin-form request target: starts with "/", kept byte-exact.
-    package let pathAndQuery: String
+    package let pathAndQuery: String  // origin-form request target: starts with "/", kept byte-exact
 
     package var isIPv6: Bool { host.utf8.contains(ASCII.colon) }
-
     private var defaultPort: Int { scheme == "https" ? 443 : 80 }
-
     private var bracketedHost: String { isIPv6 ? "[" + host + "]" : host }
 
-    /// Value for the Host header: port only when not the scheme's default.
+    /// The port only when not the scheme's default.
     package var hostHeader: String {
         port == defaultPort ? bracketedHost : bracketedHost + ":" + String(port)
     }
 
-    /// "host:port" with an IPv6 literal in brackets (an authority, a Host value).
+    /// "host:port", an IPv6 literal in brackets.
     package static func authority(host: String, port: Int) -> String {
         (host.utf8.contains(ASCII.colon) ? "[" + host + "]" : host) + ":" + String(port)
     }
 
-    /// "scheme://host:port", always with the port: the key for a connection pool.
+    /// Always with the port: a connection pool's key.
     package var authorityKey: String {
         scheme + "://" + bracketedHost + ":" + String(port)
     }
 
-    /// Normalized absolute URL (no fragment, default port omitted).
+    /// Normalized: no fragment, no default port.
     package var string: String { scheme + "://" + hostHeader + pathAndQuery }
 
     private init(scheme: String, host: String, port: Int, pathAndQuery: String) {
@@ -42,8 +36,7 @@ package struct OriginURL: Sendable, Equatable {
         self.pathAndQuery = pathAndQuery
     }
 
-    /// Accepts only absolute http/https URLs with a host; rejects userinfo,
-    /// whitespace and control characters. The fragment is dropped.
+    /// Absolute http(s) with a host; no userinfo, whitespace or controls. Drops the fragment.
     package static func parse(_ s: String) -> OriginURL? {
         var copy = s
         return copy.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
@@ -90,7 +83,7 @@ package struct OriginURL: Sendable, Equatable {
             let start = i
             while i < authorityEnd, b[i] != ASCII.colon {
                 let c = b[i]
-                // Letters, digits, '-', '.', '_': what a resolvable name can hold.
+                // What a resolvable name can hold.
                 guard (c &- 0x30) < 10 || (ASCII.lower(c) &- 0x61) < 26 || c == UInt8(ascii: "-")
                     || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") else { return nil }
                 i += 1
@@ -104,13 +97,7 @@ package struct OriginURL: Sendable, Equatable {
             i += 1
             // An empty port means the default (RFC 3986 §3.2.3).
             if i < authorityEnd {
-                guard authorityEnd - i <= 5 else { return nil }
-                var p = 0
-                for c in b[i..<authorityEnd] {
-                    guard ASCII.isDigit(c) else { return nil }
-                    p = p * 10 + Int(c &- 0x30)
-                }
-                guard (1...65535).contains(p) else { return nil }
+                guard let p = ASCII.port(b[i..<authorityEnd]), p > 0 else { return nil }
                 port = p
             }
         }
@@ -126,10 +113,8 @@ package struct OriginURL: Sendable, Equatable {
         ASCII.lowercased(String(decoding: UnsafeRawBufferPointer(rebasing: b[r]), as: UTF8.self))
     }
 
-    /// Resolves a redirect's Location against this URL (RFC 3986 §5.2.2):
-    /// absolute, scheme-relative, absolute-path, relative-path and query-only
-    /// references. nil when the result is not an acceptable http(s) URL. An
-    /// absolute Location is taken as parse() takes it (path byte-exact).
+    /// A redirect's Location against this URL (RFC 3986 §5.2.2); nil unless an acceptable
+    /// http(s) URL. An absolute Location is taken as parse() takes it (path byte-exact).
     package func resolving(_ location: String) -> OriginURL? {
         let ref = Array(location.utf8)
         if ref.withUnsafeBufferPointer(Self.schemeLength) != nil { return OriginURL.parse(location) }
@@ -152,15 +137,13 @@ package struct OriginURL: Sendable, Equatable {
         } else if refPath.first == UInt8(ascii: "/") {
             path = removeDotSegments(refPath)
         } else {
-            // Merge: the base path up to its last "/", then the reference.
             let directory = basePath.lastIndex(of: UInt8(ascii: "/")).map { basePath[...$0] } ?? []
             path = removeDotSegments(directory + refPath)
         }
         return OriginURL.parse(scheme + "://" + hostHeader + String(decoding: path + query, as: UTF8.self))
     }
 
-    /// The length of the scheme of an absolute reference: letters, digits,
-    /// "+-." before the first ":", starting with a letter (RFC 3986 §3.1).
+    /// The scheme's length in an absolute reference (RFC 3986 §3.1).
     static func schemeLength(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let first = r.first, (ASCII.lower(first) &- 0x61) < 26 else { return nil }
         for i in 1..<r.count {

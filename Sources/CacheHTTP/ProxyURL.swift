@@ -1,31 +1,13 @@
-// Proxy URL paths that carry the origin URL:
-//
-//   /p/<base64url, no padding, of the origin URL's exact UTF-8>/<name>
-//
-// The origin travels byte-exact (fragment included, if the caller gave one;
-// OriginURL drops it when fetching). <name> is only for humans and players
-// that sniff the file extension; decoding ignores it, as it ignores any query
-// a player appends to the proxy URL.
-//
-// Signed (LAN mode), the signature of the origin is one more segment:
-//
-//   /p/<base64url origin>/<43 base64url characters of HMAC-SHA256>/<name>
-//
-// The origin is decoded the same way from both forms; only the proxy's access
-// policy looks at the signature.
-//
-// Base form, for URLs a player builds itself (DASH templates: it fills in
-// `$Number$` and the like) and for relative references:
-//
-//   /t/<base64url of the origin's base "scheme://host[:port]/dir/">/<tail>
-//   /t/<base64url base>~<43 base64url characters of HMAC-SHA256>/<tail>  (signed)
-//
-// The origin is the base followed by the tail, verbatim (its query
-// included), so whatever a player substitutes into the tail, or resolves
-// against it, maps to the origin URL it stands for. A tail may not climb out
-// of its base (no "." or ".." segment, escaped or not). Signed, the
-// signature covers the base (`baseSubject`): every path under it is allowed.
-
+/// Proxy URL paths that carry the origin URL:
+///   /p/<base64url, no padding, of the origin's exact UTF-8>/<name>
+///   /p/<base64url origin>/<43 base64url chars of HMAC-SHA256>/<name>      (signed, LAN mode)
+/// The origin travels byte-exact (a fragment too; OriginURL drops it when fetching). <name> is
+/// for humans and extension-sniffing players; decoding ignores it and any appended query.
+/// Base form, for URLs a player builds itself (DASH `$Number$` templates) or resolves:
+///   /t/<base64url of "scheme://host[:port]/dir/">/<tail>
+///   /t/<base64url base>~<43 base64url chars of HMAC-SHA256>/<tail>        (signed)
+/// The origin is base + tail verbatim (query included). A tail may not climb out of its base
+/// (no "." or ".." segment, escaped or not); the signature covers the base (`baseSubject`).
 package enum ProxyURL {
     private static let prefix = "/p/"
     private static let basePrefix = "/t/"
@@ -35,11 +17,9 @@ package enum ProxyURL {
         target.hasBytePrefix(prefix) || isBaseForm(target)
     }
 
-    /// The base-form path of `origin`: its base is cut at the last "/"
-    /// before `cutBefore` (the first template identifier, "$") or before the
-    /// query, so the tail keeps what a player fills in. nil unless `origin`
-    /// parses as an http/https OriginURL whose tail is usable (see the form
-    /// above). With `sign`, the signed form (`sign` gets `baseSubject(base)`).
+    /// The base-form path of `origin`, cut at the last "/" before `cutBefore` (the first
+    /// template "$") or the query, so the tail keeps what a player fills in. nil unless an
+    /// http(s) OriginURL with a safe tail. With `sign` (given `baseSubject(base)`), signed.
     package static func basePath(forOrigin origin: String, cutBefore: UInt8? = UInt8(ascii: "$"),
                                  sign: ((String) -> String)? = nil) -> String? {
         guard let url = OriginURL.parse(origin) else { return nil }
@@ -63,13 +43,11 @@ package enum ProxyURL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// What the signature of a base-form URL signs: told apart from an
-    /// origin URL, so one never stands for the other.
+    /// What a base-form signature signs: never equal to an origin URL's subject.
     package static func baseSubject(_ base: String) -> String { "base " + base }
 
-    /// The string a signed target's signature must match (the origin for
-    /// the first form, `baseSubject` of the base for the base form) and the
-    /// signature; nil when the target carries no signature or no origin.
+    /// What a signed target's signature must match (origin, or `baseSubject`) and the
+    /// signature; nil without either.
     package static func signedSubject(fromTarget target: String) -> (subject: String, signature: Substring)? {
         if isBaseForm(target) {
             guard let parts = baseParts(target), let signature = parts.signature else { return nil }
@@ -79,12 +57,9 @@ package enum ProxyURL {
         return (origin, signature)
     }
 
-    /// Whether a target is of the base form. Targets are split at bytes,
-    /// never at Characters: a "/" followed by a combining mark is one
-    /// Character, and would hide the separator.
+    /// Targets are split at bytes, never Characters: "/" plus a combining mark is one Character.
     private static func isBaseForm(_ target: String) -> Bool { target.hasBytePrefix(basePrefix) }
 
-    /// The base form split: the decoded base, the signature and the tail.
     private static func baseParts(_ target: String) -> (base: String, signature: Substring?, tail: Substring)? {
         guard isBaseForm(target) else { return nil }
         let rest = target.utf8.dropFirst(basePrefix.utf8.count)
@@ -98,8 +73,7 @@ package enum ProxyURL {
         return (base, signature, Substring(rest[rest.index(after: slash)...]))
     }
 
-    /// The origin of a base-form target, checked: the base is an http(s)
-    /// URL ending in "/" without a query, and the tail stays below it.
+    /// Checked: the base is an http(s) URL ending in "/" without a query; the tail stays below.
     private static func baseFormOrigin(_ target: String) -> String? {
         guard let parts = baseParts(target), parts.base.utf8.last == UInt8(ascii: "/"),
               !parts.base.utf8.contains(UInt8(ascii: "?")),
@@ -108,21 +82,18 @@ package enum ProxyURL {
         return parts.base + parts.tail
     }
 
-    /// A tail that cannot leave its base: no "." or ".." path segment (also
-    /// escaped as %2E), no "/" at its start, no "\\" or escaped "/" or "\\"
-    /// in its path, no fragment or blank.
+    /// No "." or ".." segment (%2E too), leading "/", "\\" or escaped "/" or "\\" (an origin
+    /// may decode them before removing dot segments), fragment or blank.
     private static func isSafeTail<S: Sequence<UInt8>>(_ tail: S) -> Bool {
         var bytes = Array(tail)
         if let query = bytes.firstIndex(of: UInt8(ascii: "?")) { bytes.removeSubrange(query...) }
         if bytes.first == UInt8(ascii: "/") { return false }
         for c in bytes where c <= 0x20 || c == 0x7F || c == UInt8(ascii: "#") || c == UInt8(ascii: "\\") { return false }
-        // An escaped "/" or "\\" that an origin decodes before removing dot segments.
         for k in bytes.indices.dropLast(2) where bytes[k] == UInt8(ascii: "%") {
             let code = (ASCII.hexValue(bytes[k + 1]) ?? 0) << 4 | (ASCII.hexValue(bytes[k + 2]) ?? 0)
             if code == 0x2F || code == 0x5C { return false }
         }
         for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            // "." and "..", each dot possibly escaped as %2E.
             var s = segment[...], dots = 0
             while let c = s.first {
                 if c == UInt8(ascii: ".") {
@@ -141,8 +112,7 @@ package enum ProxyURL {
         return true
     }
 
-    /// nil unless `origin` parses as an http/https OriginURL. With a
-    /// `signature` (see URLSigner), the signed form.
+    /// nil unless `origin` is an http(s) OriginURL. With a `signature` (URLSigner), signed.
     package static func path(forOrigin origin: String, signature: String? = nil) -> String? {
         guard let url = OriginURL.parse(origin) else { return nil }
         var out: [UInt8] = Array(prefix.utf8)
@@ -156,21 +126,18 @@ package enum ProxyURL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The origin URL string carried by a proxy request target, or nil when
-    /// the target is not a well-formed proxy path for an http/https origin.
+    /// The origin a proxy target carries; nil unless well-formed with an http(s) origin.
     package static func origin(fromTarget target: String) -> String? {
         let origin = isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)
         return origin.flatMap { OriginURL.parse($0) != nil ? $0 : nil }
     }
 
-    /// The parsed origin URL a proxy request target carries, or nil as
-    /// `origin(fromTarget:)`. Parses the URL once (the proxy's per-request path).
+    /// `origin(fromTarget:)` parsed, once (the proxy's per-request path).
     package static func originURL(fromTarget target: String) -> OriginURL? {
         (isBaseForm(target) ? baseFormOrigin(target) : decodedOrigin(target)).flatMap(OriginURL.parse)
     }
 
-    /// The segment after the encoded origin when another segment follows it
-    /// (the signed form), else nil. Not checked here: the policy verifies it.
+    /// The segment after the origin when another follows (signed form); the policy verifies it.
     package static func signature(fromTarget target: String) -> Substring? {
         if isBaseForm(target) { return baseParts(target)?.signature }
         let t = target.utf8
@@ -183,23 +150,20 @@ package enum ProxyURL {
         return Substring(afterOrigin[..<second])
     }
 
-    /// The decoded (not yet URL-checked) UTF-8 string of a proxy path.
     private static func decodedOrigin(_ target: String) -> String? {
         let t = target.utf8
-        let end = t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex
-        let path = t[..<end]
+        let path = t[..<(t.firstIndex(of: UInt8(ascii: "?")) ?? t.endIndex)]
         guard path.starts(with: prefix.utf8) else { return nil }
         let encoded = path.dropFirst(prefix.utf8.count)
-        // The name segment must be present (possibly empty): "/p/<b64>/".
+        // "/p/<b64>/": the name segment must be present, if empty.
         guard let slash = encoded.firstIndex(of: UInt8(ascii: "/")), slash > encoded.startIndex,
               let bytes = Base64URL.decode(encoded[..<slash])
         else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 
-    /// Last path segment (before the query), made safe as one path segment:
-    /// RFC 3986 unreserved bytes and existing valid %XX escapes are kept,
-    /// everything else is percent-encoded. "index" stands in for an empty name.
+    /// The last path segment as one safe segment: RFC 3986 unreserved bytes and valid %XX
+    /// kept, the rest percent-encoded; "index" for an empty name.
     private static func appendName(of pathAndQuery: String, to out: inout [UInt8]) {
         let u = Array(pathAndQuery.utf8)
         let pathEnd = u.firstIndex(of: UInt8(ascii: "?")) ?? u.count

@@ -1,7 +1,3 @@
-// May a shared cache store this response to this request? RFC 9111 §3, with
-// the Authorization rule of §3.5 and the Set-Cookie caution of §7.3.
-
-/// The answer of `Storability.decide`.
 package enum StorageDecision: Sendable, Equatable {
     case store
     case doNotStore(NotStorableReason)
@@ -11,46 +7,34 @@ package enum StorageDecision: Sendable, Equatable {
 
 /// Why a response is not stored; `rawValue` is a short phrase for logs.
 package enum NotStorableReason: String, Sendable, Equatable, CaseIterable {
-    /// §3: only GET and HEAD are cached here.
-    case method = "request method is not cacheable"
-    /// §5.2.1.5: the request said no-store.
-    case requestNoStore = "request no-store"
-    /// §3: 1xx responses are not final.
-    case notFinal = "status is not final"
+    case method = "request method is not cacheable"  // §3: only GET and HEAD are cached here
+    case requestNoStore = "request no-store"  // §5.2.1.5: the request said no-store
+    case notFinal = "status is not final"  // §3: 1xx responses are not final
     /// §4.3.4: a 304 updates a stored response, it is not stored itself.
     case notModified = "304 updates, is not stored"
     /// §5.2.2.3: must-understand with a status this cache does not implement.
     case mustUnderstandUnknownStatus = "must-understand with an unknown status"
-    /// §5.2.2.5.
-    case responseNoStore = "response no-store"
-    /// §5.2.2.7: unqualified private.
-    case `private` = "private"
+    case responseNoStore = "response no-store"  // §5.2.2.5
+    case `private` = "private"  // §5.2.2.7: unqualified private
     /// §3.5: Authorization without public, s-maxage or must-revalidate.
     case authorization = "request has Authorization"
     /// §7.3: a cookie for one client must not be replayed to another.
     case setCookie = "Set-Cookie without public"
-    /// §4.1: `Vary: *` never matches a later request.
-    case varyAll = "Vary: *"
+    case varyAll = "Vary: *"  // §4.1: `Vary: *` never matches a later request
     /// §3: no explicit freshness, and the status is not cacheable by default.
     case statusNotCacheable = "status not cacheable by default and no explicit freshness"
 }
 
-/// RFC 9111 §3 for a shared cache.
+/// RFC 9111 §3 for a shared cache, with §3.5 (Authorization) and §7.3 (Set-Cookie).
 package enum Storability {
-    /// Status codes a cache may store and reuse with heuristic freshness
-    /// (RFC 9110 §15.1, "heuristically cacheable").
+    /// Heuristically cacheable (RFC 9110 §15.1).
     package static let cacheableByDefault: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
-    /// Status codes whose caching rules this cache implements, for
-    /// must-understand (RFC 9111 §5.2.2.3).
+    /// Whose caching rules this cache implements, for must-understand (§5.2.2.3).
     package static let understoodStatuses: Set<Int> = cacheableByDefault.union([302, 303, 307])
 
-    /// Whether a shared cache may store `status`/`responseHeaders` received
-    /// for a `method` request carrying `requestHeaders` (RFC 9111 §3). The
-    /// first rule that refuses gives the reason, in the order of §3's list.
-    /// 206 is storable: this cache keeps partial content. A response with
-    /// qualified private or no-cache is storable; `StoredHead(storing:)`
-    /// drops the named fields.
+    /// The first refusing rule, in §3's order, gives the reason. 206 is storable (partial content
+    /// is kept); so are qualified private and no-cache (`StoredHead(storing:)` drops the fields).
     package static func decide(method: String, requestHeaders: HTTPHeaders, status: Int,
                                responseHeaders: HTTPHeaders,
                                options: CachePolicyOptions = CachePolicyOptions()) -> StorageDecision {

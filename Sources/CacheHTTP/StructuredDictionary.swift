@@ -1,11 +1,7 @@
-// The syntax of a Structured Field Dictionary (RFC 8941 §3.2, §4.2.2), only
-// to tell valid from invalid: CDN-Cache-Control is one (RFC 9213 §2.1),
-// and a recipient ignores the whole field when it does not parse.
-
-/// Whether text is a valid RFC 8941 Dictionary, and the type of each member's value.
+/// The syntax of a Structured Field Dictionary (RFC 8941 §3.2, §4.2.2), to tell valid from
+/// invalid: a recipient ignores a CDN-Cache-Control that does not parse (RFC 9213 §2.1).
 package enum StructuredDictionary {
-    /// The type of a member's bare item (RFC 8941 §3.3); a member without
-    /// a value is Boolean true.
+    /// A member's bare item (§3.3); a member without a value is Boolean true.
     package enum Kind: Sendable, Equatable {
         case integer(negative: Bool)
         case decimal
@@ -15,20 +11,15 @@ package enum StructuredDictionary {
         case boolean(Bool)
     }
 
-    /// One member: its key, its value's type and the value as written
-    /// (nil for a bare key).
+    /// `text`: the value as written, nil for a bare key.
     package struct Member: Sendable, Equatable {
         package var key: String
         package var kind: Kind
         package var text: String?
     }
 
-    /// `values` are the field lines, combined as one list (RFC 8941 §4.2).
-    /// An empty field is no dictionary at all (RFC 9213 §2.1: ignored too).
-    package static func isValid(_ values: [String]) -> Bool { members(values) != nil }
-
-    /// The members in order (parameters left out), or nil when `values` is
-    /// not a valid Dictionary.
+    /// The members in order, parameters left out; nil when invalid. The field lines form one
+    /// list (§4.2); an empty field is no dictionary (RFC 9213 §2.1: ignored too).
     package static func members(_ values: [String]) -> [Member]? {
         var parser = Parser(s: Array(values.joined(separator: ",").utf8))
         return parser.dictionary() ? parser.members : nil
@@ -38,11 +29,9 @@ package enum StructuredDictionary {
         let s: [UInt8]
         var i = 0
         var members: [Member] = []
-        /// The type of the bare item just read.
-        var kind = Kind.boolean(true)
+        var kind = Kind.boolean(true)  // of the bare item just read
 
         var peek: UInt8? { i < s.count ? s[i] : nil }
-
         mutating func skip(_ isBlank: (UInt8) -> Bool) { while let c = peek, isBlank(c) { i += 1 } }
 
         /// §4.2.2 with the leading and trailing SP of §4.2 (and OWS around commas).

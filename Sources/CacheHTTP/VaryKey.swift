@@ -1,20 +1,9 @@
-// The secondary cache key of RFC 9111 §4.1: the request's values of the
-// fields a stored response's Vary names. A later request may reuse the
-// response only if its own values give the same key.
-
-/// A normalised secondary key. Field names are lower-cased, deduplicated and
-/// sorted; each value is the request's field lines joined with ", ", with
-/// whitespace around commas folded away and the ends trimmed (§4.1 allows
-/// such normalisation). The content-negotiation fields (Accept,
-/// Accept-Charset, Accept-Encoding, Accept-Language), whose members are
-/// case-insensitive and whose preference their q-values say, not their
-/// order, are normalised further: members lower-cased, blanks around `;`
-/// and `=` dropped, empty and repeated members dropped, sorted; so
-/// `en, fr` and `FR,en` select one variant. A missing field is distinct
-/// from an empty one.
+/// The secondary cache key (RFC 9111 §4.1): the request's values of the fields Vary names,
+/// normalised as §4.1 allows: names lower-cased, deduplicated, sorted; field lines joined, OWS
+/// dropped. Accept* members (ordered by q-values, any case) are also lower-cased, unblanked,
+/// deduplicated and sorted: `en, fr` and `FR,en` select one variant. Missing ≠ empty.
 package struct VaryKey: Sendable, Hashable {
-    /// (lower-cased name, normalised value or nil when the field is absent).
-    package var entries: [Entry]
+    package var entries: [Entry]  // a nil value: the field is absent
 
     package struct Entry: Sendable, Hashable {
         package var name: String
@@ -28,16 +17,14 @@ package struct VaryKey: Sendable, Hashable {
 
     package init(entries: [Entry]) { self.entries = entries }
 
-    /// The key of `request` under the response's Vary, or nil for `Vary: *`,
-    /// which no request ever matches (§4.1). No Vary gives the empty key.
+    /// Nil for `Vary: *`, which nothing matches (§4.1); no Vary gives the empty key.
     package init?(vary responseHeaders: HTTPHeaders, request requestHeaders: HTTPHeaders) {
         var names = Set<String>()
         for value in responseHeaders.values("Vary") {
             for part in value.split(separator: ",") {
                 let name = trimmedOWS(String(part))
                 if name == "*" { return nil }
-                // Player telemetry (CMCD) changes with every request and chooses
-                // no content: a Vary naming it would make every request a miss.
+                // CMCD changes with every request and chooses no content: every request would miss.
                 let lowered = ASCII.lowercased(String(name))
                 if !name.isEmpty, !CMCD.fieldNames.contains(lowered) { names.insert(lowered) }
             }
@@ -50,26 +37,20 @@ package struct VaryKey: Sendable, Hashable {
         }
     }
 
-    /// Whether a new request selects the response stored under this key:
-    /// the key the stored Vary gives for it equals this one (§4.1).
     package static func matches(storedKey: VaryKey?, storedResponseHeaders: HTTPHeaders,
                                 request: HTTPHeaders) -> Bool {
         guard let storedKey, let key = VaryKey(vary: storedResponseHeaders, request: request) else { return false }
         return key == storedKey
     }
 
-    /// One line per entry, "name: value" or "name" alone when absent, for
-    /// storage or hashing. Field values cannot hold line breaks, so the
-    /// encoding is unambiguous.
+    /// "name: value" lines ("name" when absent): unambiguous, as values hold no line breaks.
     package var text: String {
         entries.map { e in e.value.map { "\(e.name): \($0)" } ?? e.name }.joined(separator: "\n")
     }
 
-    /// Fields of proactive negotiation (RFC 9110 §12.5) whose list order and case mean nothing.
+    /// Proactive negotiation fields (RFC 9110 §12.5).
     static let negotiationFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
 
-    /// A negotiation field's members as a set: lower-cased, without blanks
-    /// around parameters, empty and repeated members dropped, sorted.
     static func unorderedMembers(_ lines: [String]) -> String {
         var members = Set<String>()
         for member in lines.joined(separator: ",").split(separator: ",") {
@@ -83,8 +64,7 @@ package struct VaryKey: Sendable, Hashable {
         return members.sorted().joined(separator: ",")
     }
 
-    /// Field lines combined as one list (RFC 9110 §5.3), OWS around commas
-    /// and at the ends removed; everything else, case included, kept.
+    /// One list (RFC 9110 §5.3), only OWS removed.
     static func normalised(_ lines: [String]) -> String {
         lines.joined(separator: ",")
             .split(separator: ",", omittingEmptySubsequences: false)

@@ -1,23 +1,18 @@
-// The ciphers of an encrypted cache folder (see CacheStorage/FolderKeys.swift
-// for which key does what): AES-256-XTS over fixed units for data files,
-// AES-256-GCM for everything sealed whole. OpenSSL EVP behind cs_atrest.
+// An encrypted folder's ciphers (which key does what: CacheStorage/FolderKeys.swift), OpenSSL
+// EVP behind cs_atrest.
 import CSupport
 
-/// AES-256-XTS over `unitSize`-byte units of one data file, in place.
-///
-/// Holds OpenSSL contexts: one thread at a time (a data file is used on its
-/// loop; an export makes its own). Freed in deinit.
+/// AES-256-XTS over `unitSize`-byte units of one data file, in place. Its OpenSSL contexts
+/// take one thread at a time (a data file is used on its loop; an export makes its own).
 package final class UnitCipher: @unchecked Sendable {
     /// The data unit: reads widen to it, partial writes rewrite whole units.
     package static let unitSize = Int(CS_XTS_UNIT)
 
-    /// Distinguishes this file's units from every other file's (see FolderKeys).
-    package let fileID: UInt64
-    /// The C context; a socket's loop decrypts with it through a context of
-    /// its own (cs_conn_send_xts), on any thread, while this object lives.
+    package let fileID: UInt64  // tells this file's units from every other file's
+    /// A socket's loop decrypts with it through a context of its own while this object lives.
     package let raw: OpaquePointer
 
-    /// `key`: 64 bytes (two distinct AES-256 keys). Nil when OpenSSL refuses.
+    /// `key`: 64 bytes (two distinct AES-256 keys); nil when OpenSSL refuses.
     package init?(key: [UInt8], fileID: UInt64) {
         guard key.count == 64, let raw = key.withUnsafeBufferPointer({ cs_xts_new($0.baseAddress) }) else { return nil }
         self.raw = raw
@@ -26,21 +21,18 @@ package final class UnitCipher: @unchecked Sendable {
 
     deinit { cs_xts_free(raw) }
 
-    /// Encrypts whole units in place; `firstUnit` is the unit number of the buffer's start.
+    /// Whole units; `firstUnit` is the unit number of the buffer's start.
     package func encrypt(_ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
         run(encrypt: true, buffer, firstUnit: firstUnit)
     }
 
-    /// Decrypts whole units in place.
     package func decrypt(_ buffer: UnsafeMutableRawBufferPointer, firstUnit: Int64) -> Bool {
         run(encrypt: false, buffer, firstUnit: firstUnit)
     }
 
-    /// Reads and decrypts the plaintext bytes `range` of data file `fd` into
-    /// `buffer` (at least `range.count + 2 * unitSize` bytes: the read widens
-    /// to whole units); where the range's first byte is in `buffer`, or nil
-    /// when the file is shorter or a read or the cipher fails. The one
-    /// encrypted read: the sockets' sends use the same C function.
+    /// Plaintext `range` of `fd` into `buffer` (widened to whole units: `range.count + 2 *
+    /// unitSize` bytes at least); returns where the range starts in it, nil when the file is
+    /// short or a read or the cipher fails. The sockets' sends use the same C function.
     package func read(_ fd: Int32, _ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         precondition(buffer.count >= range.count + 2 * Self.unitSize, "scratch too small for the widened read")
         var start = 0
@@ -56,12 +48,10 @@ package final class UnitCipher: @unchecked Sendable {
     }
 }
 
-/// AES-256-GCM sealing of whole small things (metadata, index records, the
-/// folder key): `nonce (12) ‖ ciphertext ‖ tag (16)`, a fresh random nonce
-/// each time, `context` authenticated with it (so a sealed file moved under
-/// another name does not open).
+/// AES-256-GCM for small things sealed whole (metadata, index records, the folder key):
+/// `nonce (12) ‖ ciphertext ‖ tag (16)`, a fresh random nonce each time, `context`
+/// authenticated with it (a sealed file moved under another name does not open).
 package enum Sealing {
-    /// Bytes a sealed message adds to its plaintext.
     package static let overhead = 12 + 16
 
     package static func seal(_ plaintext: [UInt8], key: [UInt8], context: [UInt8]) -> [UInt8]? {
@@ -75,8 +65,7 @@ package enum Sealing {
         return status == 0 ? out : nil
     }
 
-    /// The plaintext of `sealed`; nil when it does not open (wrong key or
-    /// context, damaged, altered or cut).
+    /// Nil for a wrong key or context, or damaged, altered or cut input.
     package static func open(_ sealed: UnsafeRawBufferPointer, key: [UInt8], context: [UInt8]) -> [UInt8]? {
         guard key.count == 32, sealed.count >= overhead else { return nil }
         let count = sealed.count - overhead

@@ -1,28 +1,18 @@
-// Decryption of cached ciphertext at any block offset, so readers and proxy
-// clients get plaintext for any byte range: widen the asked range to whole
-// 16-byte blocks, decrypt that run at its block offset, cut the asked bytes
-// back out. The cipher work is OpenSSL EVP behind cs_cipher (CSupport).
+// Plaintext of any byte range of cached ciphertext: widen the range to whole 16-byte
+// blocks, decrypt that run at its offset (OpenSSL EVP behind cs_cipher), cut the bytes out.
 import CSupport
 
-/// The block cipher schemes an origin's ciphertext may use.
 package enum CipherKind: Sendable, Equatable {
-    /// AES-128 in counter mode: the IV is the initial counter block and the
-    /// whole 16-byte block counts as one big-endian 128-bit integer (as
-    /// `openssl enc -aes-128-ctr` does). Any length; a short last block is fine.
+    /// The IV is the first counter block, one big-endian 128-bit integer (as
+    /// `openssl enc -aes-128-ctr`). Any length.
     case aes128CTR
-    /// AES-128 in ECB mode without padding: each block on its own, lengths
-    /// are multiples of 16.
-    case aes128ECB
+    case aes128ECB  // no padding: lengths are multiples of 16
 }
 
-/// How one resource is encrypted: scheme, key and IV.
 package struct DecryptionSpec: Sendable, Equatable {
     package var kind: CipherKind
-    /// 16 bytes.
-    package var key: [UInt8]
-    /// 16 bytes for CTR (the counter block of byte 0). Unused by ECB, where
-    /// it may be empty.
-    package var iv: [UInt8]
+    package var key: [UInt8]  // 16 bytes
+    package var iv: [UInt8]  // 16 bytes for CTR (the counter block of byte 0); ECB ignores it (may be empty)
 
     package init(kind: CipherKind, key: [UInt8], iv: [UInt8] = []) {
         self.kind = kind
@@ -31,20 +21,13 @@ package struct DecryptionSpec: Sendable, Equatable {
     }
 }
 
-/// Why a decryption could not be set up or run.
 package enum DecryptionError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The key is not 16 bytes (the count given).
     case badKeyLength(Int)
-    /// The IV is not 16 bytes (the count given); ECB also takes an empty one.
-    case badIVLength(Int)
-    /// The offset is negative or not a multiple of 16.
+    case badIVLength(Int)  // ECB also takes an empty IV
     case unalignedOffset(Int64)
-    /// ECB input whose length is not a multiple of 16.
     case lengthNotBlockAligned(Int)
-    /// The output buffer is shorter than the input.
     case outputTooSmall(needed: Int, available: Int)
-    /// OpenSSL refused; its error string.
-    case openSSL(String)
+    case openSSL(String)  // OpenSSL's error string
 
     package var description: String {
         switch self {
@@ -59,13 +42,9 @@ package enum DecryptionError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// Decrypts runs of whole cipher blocks of one resource at their offsets.
-///
-/// Holds one OpenSSL context, so it is single-threaded: use it from one
-/// thread at a time (it is deliberately not Sendable), and make one per
-/// thread when decrypting in parallel. The context is freed in deinit.
+/// Decrypts runs of whole blocks of one resource at their offsets. One OpenSSL context, so
+/// deliberately not Sendable: one per thread when decrypting in parallel.
 package final class BlockDecryptor {
-    /// The cipher block size: offsets and widened ranges are multiples of it.
     package static let blockSize = 16
 
     package let spec: DecryptionSpec
@@ -73,8 +52,8 @@ package final class BlockDecryptor {
 
     package init(_ spec: DecryptionSpec) throws(DecryptionError) {
         guard spec.key.count == 16 else { throw .badKeyLength(spec.key.count) }
-        if spec.kind == .aes128CTR, spec.iv.count != 16 { throw .badIVLength(spec.iv.count) }
-        if spec.kind == .aes128ECB, !spec.iv.isEmpty, spec.iv.count != 16 { throw .badIVLength(spec.iv.count) }
+        let ivOK = spec.iv.count == 16 || (spec.kind == .aes128ECB && spec.iv.isEmpty)
+        guard ivOK else { throw .badIVLength(spec.iv.count) }
         let kind: Int32 = switch spec.kind {
         case .aes128CTR: Int32(CS_CIPHER_AES128_CTR)
         case .aes128ECB: Int32(CS_CIPHER_AES128_ECB)
@@ -88,11 +67,8 @@ package final class BlockDecryptor {
 
     deinit { cs_cipher_free(raw) }
 
-    /// Decrypts `input`, the ciphertext at byte `offset` of the resource, into
-    /// the start of `output` (which may be the same memory as `input`, but
-    /// must not partly overlap it).
-    /// `offset` must be a multiple of 16. For CTR the length is free (a short
-    /// tail is the end of the resource); for ECB it must be a multiple of 16.
+    /// Decrypts the ciphertext at byte `offset` (a multiple of 16) into the start of `output`,
+    /// which may be `input` but not partly overlap it. ECB lengths must be multiples of 16.
     package func decrypt(_ input: UnsafeRawBufferPointer, atOffset offset: Int64,
                          into output: UnsafeMutableRawBufferPointer) throws(DecryptionError) {
         guard offset >= 0, offset % Int64(Self.blockSize) == 0 else { throw .unalignedOffset(offset) }
@@ -113,7 +89,6 @@ package final class BlockDecryptor {
         guard status == 0 else { throw .openSSL(Self.lastOpenSSLError()) }
     }
 
-    /// Convenience over `decrypt(_:atOffset:into:)` returning a new array.
     package func decrypt(_ input: [UInt8], atOffset offset: Int64) throws(DecryptionError) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: input.count)
         // Typed throws do not pass through the buffer closures: the error comes out as a Result.
@@ -125,17 +100,12 @@ package final class BlockDecryptor {
         return output
     }
 
-    // MARK: range arithmetic
-
-    /// `range` widened to whole 16-byte blocks (start rounded down, end
-    /// rounded up), then clamped to `totalLength` when it is known, so the
-    /// last block of a CTR resource may be short. A range that starts at or
-    /// past the end comes back empty; so does an empty range.
+    /// `range` widened to whole blocks, then clamped to a known `totalLength` (a CTR resource's
+    /// last block may be short). Empty when empty or starting at or past the end.
     package static func widen(_ range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
         precondition(range.lowerBound >= 0, "byte ranges start at 0 or later")
         let block = Int64(blockSize)
-        // Bytes past the end do not exist: drop them before rounding, so a
-        // range beyond the end cannot pull in the last block.
+        // Clamped before rounding, so a range beyond the end cannot pull in the last block.
         let range = totalLength.map { range.clamped(to: 0..<max($0, 0)) } ?? range
         let lower = range.lowerBound / block * block
         guard !range.isEmpty else { return lower..<lower }
@@ -144,23 +114,19 @@ package final class BlockDecryptor {
         return lower..<upper
     }
 
-    /// Where the bytes of `requested` sit inside plaintext that covers
-    /// `widened` (as returned by `widen`): indices into that buffer. Parts of
-    /// `requested` outside `widened` (past the resource's end) are dropped.
+    /// Indices of `requested` in plaintext covering `widened`; parts outside it are dropped.
     package static func cut(_ requested: Range<Int64>, from widened: Range<Int64>) -> Range<Int> {
         let kept = requested.clamped(to: widened)
         return Int(kept.lowerBound - widened.lowerBound)..<Int(kept.upperBound - widened.lowerBound)
     }
 
-    /// The bytes of `requested` out of `plaintext`, which holds the
-    /// plaintext of `widened` (a view into the same memory, no copy).
+    /// The bytes of `requested` in `plaintext` of `widened`, without a copy.
     package static func cut(_ requested: Range<Int64>, from plaintext: UnsafeRawBufferPointer,
                             covering widened: Range<Int64>) -> UnsafeRawBufferPointer {
         precondition(plaintext.count >= widened.count, "plaintext shorter than the widened range")
         return UnsafeRawBufferPointer(rebasing: plaintext[cut(requested, from: widened)])
     }
 
-    /// The calling thread's OpenSSL error, taken from its queue.
     private static func lastOpenSSLError() -> String {
         var message = [CChar](repeating: 0, count: 256)
         cs_cipher_last_error(&message, message.count)
@@ -168,6 +134,5 @@ package final class BlockDecryptor {
     }
 }
 
-/// One OpenSSL context is mutable state without a lock: not shareable.
 @available(*, unavailable)
 extension BlockDecryptor: Sendable {}

@@ -1,33 +1,22 @@
 import Glibc
 
-/// How the process's open-file limit (RLIMIT_NOFILE) is shared out, computed
-/// once at start: client sockets, origin sockets and data files each get a
-/// cap, and together with what is already open (and a margin) they never
-/// exceed the limit. Each part is a total over every loop; `perLoop` splits it.
+/// RLIMIT_NOFILE shared out once at start: client and origin socket and data file caps (totals;
+/// `perLoop` splits them) that, with what is open and a margin, never exceed the limit.
 package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
-    /// The soft limit the split is made for.
-    package var limit: Int
-    /// Kept out of the split: descriptors open at start (stdio, the loops'
-    /// epoll and wakeup descriptors, logs) plus a margin for the listeners,
-    /// the folder's lock and journal, the access log and name resolution.
-    package var reserved: Int
-    /// Client connections accepted at once (the listeners pause at it).
-    package var clientConnections: Int
-    /// Origin connections open at once, the origin sides of CONNECT tunnels
-    /// included (requests and tunnels wait for a slot beyond it).
+    package var limit: Int  // the soft limit
+    package var reserved: Int  // open at start (stdio, loops' epoll and wakeups, logs) plus `margin`
+    package var clientConnections: Int  // the listeners pause at it
+    /// CONNECT tunnels' origin sides included; beyond it requests and tunnels wait.
     package var originConnections: Int
-    /// Data files the store may hold open at once.
     package var dataFiles: Int
 
-    /// The split for `limit` with `reserved` kept aside. `requestedClients`
-    /// (`--max-connections`) is honoured up to what is left once origins and
-    /// data files have their share; without it clients get the rest.
+    /// `requestedClients` (`--max-connections`) is honoured up to what origins and data files
+    /// leave; without it clients get the rest.
     package static func split(limit: Int, reserved: Int, loops: Int = 1, requestedClients: Int? = nil) -> DescriptorBudget {
         let loops = max(1, loops)
         let usable = max(0, limit - reserved)
-        // An eighth each for origins and files: every miss needs one of each
-        // while it downloads, and past the cap it waits rather than fails.
-        // At least one per loop of each, so every loop can make progress.
+        // An eighth each for origins and files: a downloading miss needs one of each, and past
+        // the cap waits rather than fails. At least one per loop, so every loop progresses.
         let origins = max(loops, usable / 8)
         let files = max(loops, usable / 8)
         let room = max(loops, usable - origins - files)
@@ -36,10 +25,8 @@ package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
                                 originConnections: origins, dataFiles: files)
     }
 
-    /// The split for this process: counts what is open now. A process that
-    /// owns its limits (the `httpcache` binary) first raises the soft limit to
-    /// the hard one; a host embedding the library keeps its own. Call once,
-    /// after the loops exist.
+    /// Counts what is open now; call once, after the loops exist. The `httpcache` binary raises
+    /// the soft limit to the hard one first; a host embedding the library keeps its own.
     package static func forThisProcess(loops: Int, requestedClients: Int? = nil,
                                        raisingLimit: Bool = false) -> DescriptorBudget {
         let limit = raisingLimit ? FileLimit.raiseToHard() : FileLimit.soft()
@@ -47,16 +34,14 @@ package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
         return split(limit: limit, reserved: reserved, loops: loops, requestedClients: requestedClients)
     }
 
-    /// Descriptors opened after the count, outside the three parts: per loop
-    /// its listener and a resolution in flight, and a few for the process
-    /// (lock file, journal, access log, log file, a CA file, /proc reads).
+    /// Opened after the count, outside the parts: per loop a listener and a resolution, and a
+    /// few for the process (lock, journal, access log, log file, a CA file, /proc reads).
     static func margin(loops: Int) -> Int { 16 + 4 * max(1, loops) }
 
-    /// `total` shared by `loops` (each loop owns its share; at least one).
+    /// At least one.
     package static func perLoop(_ total: Int, loops: Int) -> Int { max(1, total / max(1, loops)) }
 
-    /// Descriptors this process has open (entries of /proc/self/fd, less the
-    /// one reading it); a conservative guess when /proc is not there.
+    /// /proc/self/fd less the one reading it; a conservative guess without /proc.
     static func openDescriptors() -> Int {
         guard let dir = opendir("/proc/self/fd") else { return 64 }
         defer { closedir(dir) }

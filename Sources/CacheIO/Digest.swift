@@ -1,9 +1,7 @@
 import CSupport
 
 package enum Digest {
-    /// Lowercase hex SHA-256 of a string's UTF-8 bytes.
-    /// Runs once per proxied request (the cache key), so it hashes the string's
-    /// own storage and writes the hex in place: no intermediate arrays.
+    /// Lowercase hex. Once per proxied request (the cache key): no intermediate arrays.
     package static func sha256Hex(_ text: String) -> String {
         var text = text
         var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
@@ -15,7 +13,6 @@ package enum Digest {
         return withUnsafeBytes(of: digest, hex)
     }
 
-    /// Lowercase hex of bytes, written in place.
     package static func hex(_ raw: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: 2 * raw.count) { hex in
             for (i, byte) in raw.enumerated() {
@@ -26,7 +23,6 @@ package enum Digest {
         }
     }
 
-    /// HMAC-SHA256 of `message` under `key`; nil if OpenSSL fails.
     package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: 32)
         let status = key.withUnsafeBytes { k in
@@ -37,7 +33,7 @@ package enum Digest {
         return status == 0 ? out : nil
     }
 
-    /// SHA-256 of bytes (the project's own, no OpenSSL lookup per call).
+    /// The project's own: no OpenSSL lookup per call.
     package static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBytes { input in
@@ -46,9 +42,8 @@ package enum Digest {
         return out
     }
 
-    /// A key for HMAC-SHA256 on the hot path: its padded forms made once, so
-    /// each MAC is two SHA-256 runs and no OpenSSL lookup (`hmacSHA256` costs
-    /// a MAC fetch per call). Keys longer than 64 bytes are not taken.
+    /// For the hot path: padded once, each MAC is two SHA-256 runs (`hmacSHA256` fetches a MAC
+    /// each call). At most 64 bytes.
     package struct HMACKey: Sendable {
         private let inner: [UInt8]
         private let outer: [UInt8]
@@ -60,7 +55,7 @@ package enum Digest {
             outer = padded.map { $0 ^ 0x5c }
         }
 
-        /// HMAC-SHA256 of `message` (RFC 2104).
+        /// RFC 2104.
         package func mac(_ message: some Sequence<UInt8>) -> [UInt8] {
             var first = inner
             first.append(contentsOf: message)
@@ -68,7 +63,7 @@ package enum Digest {
         }
     }
 
-    /// `count` bytes from OpenSSL's CSPRNG (keys); nil if it cannot supply them.
+    /// From OpenSSL's CSPRNG.
     package static func randomBytes(_ count: Int) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         let status = bytes.withUnsafeMutableBufferPointer { cs_random_bytes($0.baseAddress, $0.count) }

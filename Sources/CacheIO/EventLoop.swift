@@ -1,6 +1,6 @@
 import CSupport
 
-/// An error from the C core, carrying its negative error code.
+/// An error of the C core, with its negative error code.
 package struct IOError: Error, CustomStringConvertible, Sendable {
     package let code: Int32
     package let context: String
@@ -8,27 +8,20 @@ package struct IOError: Error, CustomStringConvertible, Sendable {
         self.code = code
         self.context = context
     }
-    package var description: String {
-        "\(context): \(String(cString: cs_strerror(code)))"
-    }
+    package var description: String { "\(context): \(String(cString: cs_strerror(code)))" }
 }
 
-/// The libuv loop thread of the C core.
-///
-/// `execute` and `shutdown` are thread-safe. Everything else that touches the
-/// loop (sockets, timers, storage bookkeeping) must run on the loop thread;
-/// `assertInLoop()` states that invariant where the compiler cannot check it.
+/// The C core's libuv loop thread. `execute` and `shutdown` are thread-safe; everything else
+/// touching the loop runs on its thread, which `assertInLoop()` checks where the compiler can't.
 package final class EventLoop: @unchecked Sendable {
     // Immutable after init; the C loop does its own locking for posts.
     let raw: OpaquePointer
-    /// Set by shutdown; held while posting so no post can race the free.
-    private let stopped = Locked(false)
+    private let stopped = Locked(false)  // set by shutdown; held while posting so no post can race the free
 
     package init() throws {
         var message = [CChar](repeating: 0, count: 256)
         guard let loop = cs_loop_start(&message, message.count) else {
-            let text = String(cChars: message)
-            throw IOError(code: -1, "cannot start event loop (\(text))")
+            throw IOError(code: -1, "cannot start event loop (\(String(cChars: message)))")
         }
         raw = loop
     }
@@ -57,9 +50,8 @@ package final class EventLoop: @unchecked Sendable {
         return done.take()
     }
 
-    /// From the loop thread: runs `task` on a later turn of the loop (after
-    /// the current callback unwinds). The closure never leaves the loop thread,
-    /// which is why it need not be Sendable.
+    /// Runs `task` on a later turn, after the current callback unwinds. It never leaves the loop
+    /// thread, so it need not be Sendable.
     package func executeLater(_ task: @escaping () -> Void) {
         assertInLoop()
         let box = Box(task)
@@ -68,18 +60,15 @@ package final class EventLoop: @unchecked Sendable {
 
     package var inLoop: Bool { cs_loop_is_current(raw) != 0 }
 
-    /// Checked in release builds too: comparing thread ids costs a few
-    /// nanoseconds, and loop state touched from another thread would be a
-    /// silent data race.
+    /// Checked in release builds too: a few nanoseconds against a silent data race.
     package func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
         precondition(inLoop, "must run on the event loop thread", file: file, line: line)
     }
 
-    /// The loop's monotonic clock in milliseconds (loop thread).
+    /// Monotonic (loop thread).
     package var nowMilliseconds: UInt64 { cs_loop_now_ms(raw) }
 
-    /// Closes every handle, runs their close callbacks, joins the thread.
-    /// Later calls do nothing, and later posts are refused.
+    /// Closes every handle, runs their close callbacks, joins the thread; then posts are refused.
     package func shutdown() {
         let wasStopped = stopped.withLock { stopped in
             defer { stopped = true }
@@ -90,8 +79,7 @@ package final class EventLoop: @unchecked Sendable {
         cs_loop_stop(raw)
     }
 
-    /// Runs `work` on the thread pool, then `done` with its result on the loop thread.
-    /// For blocking file work: fsync, unlink, directory scans.
+    /// `work` on the thread pool (blocking file work), then `done` on the loop thread.
     package func offload<T: Sendable>(_ work: @escaping @Sendable () -> T, done: @escaping (T) -> Void) {
         assertInLoop()
         let slot = ResultSlot<T>()
@@ -110,7 +98,6 @@ package final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Resolves a host name for TCP off the loop thread.
     package func resolve(host: String, port: Int, _ completion: @escaping (Result<[SocketAddress], IOError>) -> Void) {
         assertInLoop()
         let box = Unmanaged.passRetained(ResolveBox(completion)).toOpaque()
@@ -128,8 +115,7 @@ package final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// A value handed through the C core as a context, or (`executeLater`) a
-/// closure created and run on the loop thread only: never used from two threads at once.
+/// A C context, or (`executeLater`) a loop-thread closure: never used from two threads at once.
 private final class Box<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
@@ -144,7 +130,7 @@ private final class ResultSlot<T>: @unchecked Sendable {
 }
 
 extension String {
-    /// A string from a NUL-terminated C character buffer.
+    /// From a NUL-terminated buffer.
     package init(cChars buffer: [CChar]) {
         self = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

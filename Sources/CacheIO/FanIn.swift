@@ -1,12 +1,7 @@
-/// One answer from each of several loops (or threads), gathered: `done`
-/// runs once, after the last, with the answers in slot order (nil for a
-/// slot that could not be reached). The one way work fans out across the
-/// loops and back (admin and stats over every server, cache operations
-/// over every store).
+/// The one way work fans out across loops and back (admin, stats, cache operations).
 package enum FanIn {
-    /// Calls `start(slot, answer)` for each slot in 0..<count; a `start` that
-    /// returns false (its loop has stopped) counts as a nil answer. `done`
-    /// runs on the thread of the last answer (at once for `count == 0`).
+    /// `start(slot, answer)` per slot; false (its loop stopped) is a nil answer. `done` runs once,
+    /// on the thread of the last answer (at once for none), with the answers in slot order.
     package static func gather<T: Sendable>(_ count: Int,
                                             start: (_ slot: Int, _ answer: @escaping @Sendable (T?) -> Void) -> Bool,
                                             done: @escaping @Sendable ([T?]) -> Void) {

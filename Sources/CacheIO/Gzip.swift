@@ -1,20 +1,19 @@
 import CSupport
 
-/// Whole-body gzip (RFC 1952) over zlib, for playlists an origin stores
-/// with `Content-Encoding: gzip`: decoded to be rewritten, encoded again.
-/// Pure functions of their input; any thread.
+/// Whole-body gzip (RFC 1952) over zlib, for playlists an origin gzips: decoded to be
+/// rewritten, encoded again. Any thread.
 package enum Gzip {
-    /// Whether `bytes` start like a gzip member (ID1 ID2 and deflate).
+    /// ID1 ID2 and deflate.
     package static func isGzip(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 3 && bytes[0] == 0x1F && bytes[1] == 0x8B && bytes[2] == 0x08
     }
 
-    /// The decoded body; nil when it is malformed, truncated or larger than `cap`.
+    /// Nil when malformed, truncated or larger than `cap`.
     package static func decode(_ bytes: [UInt8], cap: Int) -> [UInt8]? {
         call { out, length in bytes.withUnsafeBufferPointer { cs_gunzip($0.baseAddress, $0.count, cap, &out, &length) } }
     }
 
-    /// The body encoded as one gzip member; nil only when out of memory.
+    /// One member; nil only when out of memory.
     package static func encode(_ bytes: [UInt8]) -> [UInt8]? {
         call { out, length in bytes.withUnsafeBufferPointer { cs_gzip($0.baseAddress, $0.count, &out, &length) } }
     }

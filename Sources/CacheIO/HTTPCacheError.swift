@@ -1,11 +1,7 @@
-/// An error from HTTPCache: a stable code and a readable message.
-///
-/// The codes are shared by the Swift API, the C API (`HC_E…`, same numbers)
-/// and the CLI (exit status `10 + |code|`, see `exitStatus`), so a script,
-/// a C host and a Swift app see the same failure the same way. It lives in
-/// the lowest layer so that every layer reports in it, and the admin routes
-/// send it as it is (Codable): the CLI shows the same error whether it opened
-/// the folder itself or asked the proxy serving it.
+/// An error from HTTPCache: a stable code and a readable message. The codes are shared by the
+/// Swift API, the C API (`HC_E…`, same numbers) and the CLI (`exitStatus`). It lives in the
+/// lowest layer so every layer reports in it; the admin routes send it as is (Codable), so the
+/// CLI shows the same error whether it opened the folder or asked the proxy serving it.
 public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatable, Codable {
     /// Stable error codes. Never renumbered; new ones are only added.
     public enum Code: Int32, Sendable, CaseIterable, Codable {
@@ -28,20 +24,17 @@ public struct HTTPCacheError: Error, CustomStringConvertible, Sendable, Equatabl
         case range = -10
         /// The cache (or the reader, or the proxy) is closed.
         case closed = -11
-        /// The cache folder's encryption key is wrong, missing (an encrypted
-        /// folder), or given for a folder made without encryption.
+        /// The folder's key is wrong, missing, or given for a folder made without encryption.
         case key = -12
         /// A download does not fit in the cache's size limit (with what other downloads hold).
         case tooLarge = -13
-        /// The proxy's address cannot be listened on: something else (another
-        /// proxy, another program) listens on that port already.
+        /// Something else listens on the proxy's port already.
         case addressInUse = -14
 
         /// A short fixed text for the code.
         public var text: String { staticText.description }
 
-        /// The text as a static, NUL-terminated literal: `hc_strerror` hands
-        /// out its address, so the C API needs no copy of these texts.
+        /// NUL-terminated: `hc_strerror` hands out its address, no copy.
         public var staticText: StaticString {
             switch self {
             case .invalidArgument: "invalid argument"

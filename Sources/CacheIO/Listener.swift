@@ -1,7 +1,6 @@
 import CSupport
 
-/// A listening TCP socket; hands each accepted connection to `onAccept`.
-/// Loop thread only. Lives until closed (the C side holds it).
+/// Loop thread only; lives until closed (the C side holds it).
 package final class Listener {
     private var raw: OpaquePointer?
     private var onAccept: ((Socket) -> Void)?
@@ -9,10 +8,8 @@ package final class Listener {
 
     private init(onAccept: @escaping (Socket) -> Void) { self.onAccept = onAccept }
 
-    /// `sharedPort`: SO_REUSEPORT, for one listener per loop on the same port
-    /// (the kernel spreads connections over them); set it on every one, and
-    /// `first` on the first only: it refuses a port something listens on
-    /// already, such as another process that shares ports too.
+    /// `sharedPort`: SO_REUSEPORT, one listener per loop (the kernel spreads connections); on
+    /// every one, `first` on the first only: it refuses a port in use, even one shared too.
     package static func listen(on loop: EventLoop, host: String, port: Int, backlog: Int = 1024,
                                sharedPort: Bool = false, first: Bool = true, onAccept: @escaping (Socket) -> Void) throws -> Listener {
         loop.assertInLoop()
@@ -41,8 +38,7 @@ package final class Listener {
         return listener
     }
 
-    /// Not accepting: new connections wait in the kernel's backlog (the
-    /// connection cap is reached; see `ProxyServer`).
+    /// At the connection cap: new connections wait in the kernel's backlog.
     package private(set) var isPaused = false
 
     package func pause() {

@@ -1,12 +1,8 @@
 import Glibc
 
-/// A value behind a pthread mutex, for state shared between threads.
-///
-/// Used instead of `Synchronization.Mutex`: on Linux that lock is built on
-/// futexes ThreadSanitizer cannot see, so every access it guards is reported
-/// as a race and `--sanitize thread` would say nothing useful. The cost (one
-/// allocation per lock, an uncontended pthread lock per use) does not matter
-/// off the hot path, which is all this guards.
+/// A value behind a pthread mutex, not `Synchronization.Mutex`: on Linux that one's futexes are
+/// invisible to ThreadSanitizer, which then reports every guarded access. The cost (an
+/// allocation per lock) does not matter off the hot path, all this guards.
 package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
@@ -24,7 +20,6 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with the value, holding the lock.
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -1,6 +1,5 @@
-/// A loop-thread object carried across threads; every access asserts it is
-/// on its loop, which is the invariant that makes the unchecked Sendable
-/// sound (the check is a thread-id compare, kept in release builds).
+/// A loop-thread object carried across threads; every access asserts its loop (also in release
+/// builds), the invariant that makes the unchecked Sendable sound.
 package struct LoopBound<Value>: @unchecked Sendable {
     private let wrapped: Value
     package let loop: EventLoop
@@ -15,8 +14,7 @@ package struct LoopBound<Value>: @unchecked Sendable {
         return wrapped
     }
 
-    /// The value off its loop, to be passed on only (to a type that posts to
-    /// `loop` before touching it) or read for what never changes, never used
-    /// for its loop-confined state.
+    /// Off its loop: only to pass on (to a type posting to `loop` first) or to read what never
+    /// changes.
     package var unchecked: Value { wrapped }
 }

@@ -1,12 +1,11 @@
 import CSupport
 
-/// A libuv timer calling a closure on the loop thread.
-/// It stays alive (held by the C side) until `cancel()` or loop shutdown.
+/// Held by the C side until `cancel()` or loop shutdown.
 package final class LoopTimer {
     private var raw: OpaquePointer?
     private var action: (() -> Void)?
 
-    /// Fires after `milliseconds`, then every `repeatMilliseconds` if non-zero.
+    /// Then every `repeatMilliseconds` if non-zero.
     package init(on loop: EventLoop, after milliseconds: UInt64, repeat repeatMilliseconds: UInt64 = 0,
                  _ action: @escaping () -> Void) {
         loop.assertInLoop()
@@ -24,7 +23,6 @@ package final class LoopTimer {
         if raw == nil { Unmanaged<LoopTimer>.fromOpaque(ctx).release() }
     }
 
-    /// Restarts the countdown.
     package func reset(milliseconds: UInt64) {
         if let raw { cs_timer_reset(raw, milliseconds) }
     }

@@ -1,6 +1,6 @@
 import Glibc
 
-/// A value handed from one thread to another exactly once (blocking take).
+/// Handed between threads exactly once; `take` blocks.
 package final class OneShot<T: Sendable>: Sendable {
     private let state = Locked<T?>(nil)
     private let ready = Semaphore()
@@ -18,7 +18,7 @@ package final class OneShot<T: Sendable>: Sendable {
     }
 }
 
-/// A counting semaphore over a POSIX semaphore (no Foundation needed).
+/// POSIX, no Foundation.
 package final class Semaphore: @unchecked Sendable {
     // sem_t is only ever used through its stable heap address.
     private let sem: UnsafeMutablePointer<sem_t>

@@ -1,13 +1,12 @@
 import CSupport
 
-/// A process signal delivered as a call on a loop thread (libuv's handler
-/// only notes it; nothing runs inside the signal handler). It stays alive
-/// (held by the C side) until `cancel()` or loop shutdown.
+/// A signal as a call on a loop thread (nothing runs in the handler). Held by the C side until
+/// `cancel()` or loop shutdown.
 package final class SignalWatcher {
     private var raw: OpaquePointer?
     private var action: ((Int32) -> Void)?
 
-    /// Watches `signal` on `loop`; nil when libuv cannot (the caller keeps the default action).
+    /// Nil when libuv cannot (the default action stays).
     package init?(on loop: EventLoop, signal: Int32, _ action: @escaping (Int32) -> Void) {
         loop.assertInLoop()
         self.action = action
@@ -29,7 +28,7 @@ package final class SignalWatcher {
         }
     }
 
-    /// Stops watching; the signal's default action applies again.
+    /// The default action applies again.
     package func cancel() {
         action = nil
         if let raw { cs_signal_close(raw) }

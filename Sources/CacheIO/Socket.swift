@@ -15,22 +15,17 @@ extension SocketDelegate {
     package func socketDidConnect(_ socket: Socket, error: IOError?) {}
 }
 
-/// A TCP connection owned by the C core (client or upstream).
-///
-/// The C side keeps the socket object alive (a retained context) until its
-/// close callback, and the socket keeps its delegate until then, so a
-/// connection lives exactly as long as its socket. Loop thread only.
+/// A TCP connection owned by the C core, loop thread only. The C side retains the socket until
+/// its close callback, and the socket its delegate: a connection lives as long as its socket.
 package final class Socket {
     private var raw: OpaquePointer?
     package var delegate: SocketDelegate?
     package private(set) var isClosed = false
-    /// Whether reads were last started (not stopped).
     package private(set) var isReading = false
 
     private init() {}
 
-    /// Adopts a connected socket handed over by another loop (see `detach()`).
-    /// Reading is off until started. On failure the descriptor is closed.
+    /// Adopts a socket `detach()`ed by another loop, not reading yet; on failure it is closed.
     package static func adopt(_ descriptor: HandedSocket, on loop: EventLoop) throws -> Socket {
         loop.assertInLoop()
         var conn: OpaquePointer?
@@ -39,9 +34,8 @@ package final class Socket {
         return adopt(conn)
     }
 
-    /// Takes the socket off this loop for another loop to adopt: the delegate
-    /// hears nothing more and the descriptor is returned, still open. Nil
-    /// (nothing changed) while bytes are queued or the socket is closing.
+    /// Hands the open descriptor over for another loop to adopt; the delegate hears no more.
+    /// Nil, changing nothing, while bytes are queued or the socket is closing.
     package func detach() -> HandedSocket? {
         guard let raw, !isClosed, queuedBytes == 0 else { return nil }
         let delegate = self.delegate
@@ -54,7 +48,7 @@ package final class Socket {
         return HandedSocket(fd)
     }
 
-    /// Adopts a conn handed over by the listener.
+    /// A conn handed over by the listener.
     static func adopt(_ conn: OpaquePointer) -> Socket {
         let socket = Socket()
         socket.raw = conn
@@ -96,9 +90,7 @@ package final class Socket {
         cs_conn_write(raw, bytes.baseAddress, bytes.count)
     }
 
-    package func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { write($0) }
-    }
+    package func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }
 
     /// Sends a response head and its body from memory in one system call.
     package func write(head: [UInt8], body: [UInt8]) {
@@ -108,8 +100,7 @@ package final class Socket {
         }
     }
 
-    /// Sends a response head, then a file range of its body: a small body
-    /// shares the head's packet (see cs_conn_send_head_file).
+    /// A head, then a file range of its body; a small body shares the head's packet.
     package func send(head: [UInt8], fileDescriptor fd: Int32, offset: Int64, count: Int) {
         guard let raw else { return }
         head.withUnsafeBytes { _ = cs_conn_send_head_file(raw, $0.baseAddress, $0.count, fd, offset, count) }
@@ -121,9 +112,8 @@ package final class Socket {
         cs_conn_sendfile(raw, fd, offset, count)
     }
 
-    /// Queues a range of a file encrypted at rest, decrypted a piece at a
-    /// time as the socket takes it (cs_conn_send_xts); `fd` and `cipher`
-    /// must stay alive until drained or closed.
+    /// A range of a file encrypted at rest, decrypted piecewise as the socket takes it; `fd`
+    /// and `cipher` must stay alive until drained or closed.
     package func sendEncrypted(_ fd: Int32, cipher: UnitCipher, offset: Int64, count: Int) {
         guard let raw, count > 0 else { return }
         cs_conn_send_xts(raw, fd, cipher.raw, cipher.fileID, offset, count)
@@ -138,12 +128,9 @@ package final class Socket {
     }
 
     package var queuedBytes: Int { raw.map { cs_conn_queued($0) } ?? 0 }
-
     package var bytesSent: UInt64 { raw.map { cs_conn_bytes_sent($0) } ?? 0 }
 
-    /// The address of the other end (nil once closed, or before an outgoing
-    /// connection is connected). Asks the kernel each time: call once per
-    /// connection and keep the value.
+    /// Nil once closed or before connecting. Asks the kernel each time: keep the value.
     package var peerAddress: SocketAddress? {
         guard let raw, !isClosed else { return nil }
         var storage = sockaddr_storage()
@@ -192,9 +179,7 @@ package final class Socket {
     )
 }
 
-/// A connected socket on its way from one loop to another. It closes the
-/// descriptor if it is dropped before being adopted (say the adopting loop
-/// stopped first), so no socket is ever leaked open.
+/// A socket on its way between loops; closed if dropped unadopted (the loop stopped first).
 package final class HandedSocket: @unchecked Sendable {
     // Moved to exactly one owner: `take()` runs at most once, on the adopting loop.
     private var fd: Int32

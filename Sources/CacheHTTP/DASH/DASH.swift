@@ -1,19 +1,11 @@
-// MPEG-DASH manifests (MPD, ISO/IEC 23009-1) as far as a caching proxy needs
-// them: detection, rewriting every URL on the way out with every other byte
-// kept, and reading the segments a preload fetches.
-
-/// Namespace for MPD detection, rewriting and parsing.
+/// MPEG-DASH manifests (ISO/IEC 23009-1) as far as a caching proxy needs them: detection,
+/// rewriting every URL with every other byte kept, reading the segments a preload fetches.
 package enum DASH {}
 
-/// Why an MPD cannot be rewritten or read.
 package enum DASHError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The bytes are not well-formed XML (at this byte offset).
     case malformedXML(offset: Int, problem: String)
-    /// Well-formed, but the root element is not `MPD`.
     case notMPD
-    /// The manifest's own URL is not an absolute http(s) URL.
     case invalidManifestURL(String)
-    /// A value the reader needs is missing or unusable.
     case invalidValue(element: String, attribute: String)
 
     package var description: String {

@@ -1,32 +1,20 @@
-// Is this response an MPD? By its type when the origin names one, else (a
-// generic or missing type) by the path's extension or an `<MPD` root
-// element in the first bytes.
-
 extension DASH {
-    /// Whether a response is an MPEG-DASH manifest.
-    ///
-    /// - `application/dash+xml` (any case, parameters ignored) says yes.
-    /// - A generic type (`application/octet-stream`, `binary/octet-stream`,
-    ///   `text/plain`, `application/xml`, `text/xml`) or none defers to the
-    ///   path (`.mpd`, any case; query and fragment ignored) or to the body
-    ///   whose root element is `MPD` (`startsWithMPDRoot`).
-    /// - Any other type says no.
+    /// By `application/dash+xml` (any case, parameters ignored); for a generic type or none, by
+    /// the path's `.mpd` or an `MPD` root element in the first bytes; other types: no.
     package static func isManifest<Prefix: Collection<UInt8>>(
         contentType: String?, path: String, bodyPrefix: Prefix
     ) -> Bool {
         switch contentType.map(bareMediaType) ?? "" {
         case "application/dash+xml": return true
         case "", "application/octet-stream", "binary/octet-stream", "text/plain", "application/xml", "text/xml":
-            return hasManifestExtension(path) || startsWithMPDRoot(bodyPrefix)
+            return ASCII.pathEnds(path, with: ".mpd") || startsWithMPDRoot(bodyPrefix)
         default: return false
         }
     }
 
-    /// Whether the first element of `bytes` is `<MPD` (any namespace
-    /// prefix), after an optional BOM, XML declaration, comments and blanks.
+    /// `<MPD` (any namespace prefix) after an optional BOM, XML declaration, comments and blanks.
     package static func startsWithMPDRoot<Prefix: Collection<UInt8>>(_ bytes: Prefix) -> Bool {
-        // On contiguous bytes (every caller's), without generic iteration: an
-        // entry's first use asks this of its first bytes.
+        // Every caller's bytes are contiguous: no generic iteration on an entry's first use.
         bytes.withContiguousStorageIfAvailable(startsWithMPDRoot) ?? startsWithMPDRoot(Array(bytes.prefix(4096)))
     }
 
@@ -37,32 +25,19 @@ extension DASH {
         var body = Array(bytes.prefix(4096))[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         while true {
-            while let c = body.first, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { body = body.dropFirst() }
+            while let c = body.first, XMLText.isBlank(c) { body = body.dropFirst() }
             if body.starts(with: "<?".utf8) || body.starts(with: "<!".utf8) {
                 let end: [UInt8] = body.starts(with: "<!--".utf8) ? Array("-->".utf8) : Array(">".utf8)
-                guard let close = firstIndex(of: end, in: body) else { return false }
+                guard let close = body.firstRange(of: end)?.lowerBound else { return false }
                 body = body[(close + end.count)...]
                 continue
             }
             guard body.first == UInt8(ascii: "<") else { return false }
             let name = body.dropFirst().prefix { c in
-                !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ">") || c == UInt8(ascii: "/"))
+                !(XMLText.isBlank(c) || c == UInt8(ascii: ">") || c == UInt8(ascii: "/"))
             }
             let local = name.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).last ?? name
             return local.elementsEqual("MPD".utf8)
         }
-    }
-
-    /// Whether the last path segment ends in `.mpd` (any case).
-    package static func hasManifestExtension(_ path: String) -> Bool { ASCII.pathEnds(path, with: ".mpd") }
-
-    private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
-        guard hay.count >= needle.count else { return nil }
-        var i = hay.startIndex
-        while i + needle.count <= hay.endIndex {
-            if hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }

@@ -1,9 +1,3 @@
-// An MPD as a preloader reads it: periods, adaptation sets and
-// representations, each with the resources a player would fetch
-// (initialization, index and media segments), BaseURLs resolved and
-// templates filled in.
-
-/// What kind of media an adaptation set carries.
 package enum MPDTrackKind: Sendable, Equatable {
     case video, audio, text, other
 }
@@ -12,8 +6,7 @@ package enum MPDTrackKind: Sendable, Equatable {
 package struct MPDSegment: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
-    /// Seconds of media (0 for initialization and index segments).
-    package var duration: Double = 0
+    package var duration: Double = 0  // seconds of media (0 for initialization and index segments)
 }
 
 package struct MPDRepresentation: Sendable, Equatable {
@@ -23,13 +16,10 @@ package struct MPDRepresentation: Sendable, Equatable {
     /// Index segments a player fetches (RepresentationIndex, SegmentURL@index, …).
     package var indexes: [MPDSegment] = []
     package var segments: [MPDSegment] = []
-    /// SegmentBase@indexRange: the `sidx` to read for the segments (byte
-    /// ranges of `indexedURL`, see `DASH.segments(fromIndex:…)`).
+    /// SegmentBase@indexRange: the `sidx` that lists the segments (`DASH.segments(fromIndex:…)`).
     package var segmentIndex: MPDSegment?
-    /// The segment after the last one a `@duration` template counts from
-    /// a period's duration: a duration rounded down in the MPD may hide a
-    /// short last segment, which players fetch until they get a 404. It
-    /// may not exist.
+    /// The segment after the last a `@duration` template counts: a period duration rounded down
+    /// may hide a short last segment, which players fetch until a 404. May not exist.
     package var trailingSegment: MPDSegment?
 }
 
@@ -45,23 +35,21 @@ package struct MPDPeriod: Sendable, Equatable {
     package var adaptationSets: [MPDAdaptationSet]
 }
 
-/// The parts of an MPD a preload and the live rules need.
+/// An MPD as a preloader reads it: periods, adaptation sets, representations, each with the
+/// resources a player would fetch, BaseURLs resolved and templates filled in.
 package struct MPDManifest: Sendable, Equatable {
-    /// `type="dynamic"`: live, segments appear over time.
-    package var isDynamic: Bool
+    package var isDynamic: Bool  // `type="dynamic"`: live, segments appear over time
     package var minimumUpdatePeriod: Double?
     /// The longest segment of any representation (seconds), when known.
     package var maxSegmentDuration: Double?
     package var periods: [MPDPeriod]
 
-    /// The most segments a manifest expands to (all representations
-    /// together): a bound on what a malformed or hostile manifest can make a
-    /// preload queue.
+    /// The most segments a manifest expands to, all representations together: a bound on what
+    /// a hostile manifest can make a preload queue.
     package static let segmentLimit = 100_000
 
-    /// Reads an MPD. `manifestURL` is the URL it was fetched from (after
-    /// redirects); `now` (seconds since 1970) tells which segments of a
-    /// dynamic MPD are available.
+    /// `manifestURL`: where it was fetched from (after redirects); `now` (epoch seconds) tells
+    /// which segments of a dynamic MPD are available.
     package static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, manifestURL: String,
                                                         now: Double = 0) throws(DASHError) -> MPDManifest {
         let root = try bytes.withContiguousBytes { b throws(DASHError) in try XMLElement.parse(b) }
@@ -71,9 +59,7 @@ package struct MPDManifest: Sendable, Equatable {
         return reader.read(manifestURL: manifestURL)
     }
 
-    /// How long a cached copy of a dynamic MPD may be reused, in
-    /// milliseconds: its `minimumUpdatePeriod`, else half its longest
-    /// segment, else 1 s; nil for a static MPD.
+    /// Reuse time of a dynamic MPD: `minimumUpdatePeriod`, else half the longest segment, else 1 s.
     package var liveReuseMilliseconds: Int64? {
         guard isDynamic else { return nil }
         let seconds = minimumUpdatePeriod ?? maxSegmentDuration.map { $0 / 2 } ?? 1
@@ -81,13 +67,11 @@ package struct MPDManifest: Sendable, Equatable {
     }
 }
 
-/// One reading of an MPD's tree.
 private struct MPDReader {
     let root: XMLElement
     let now: Double
     var maxSegment: Double?
-    /// Segments still allowed (`MPDManifest.segmentLimit` in all).
-    var budget = MPDManifest.segmentLimit
+    var budget = MPDManifest.segmentLimit  // segments still allowed (`MPDManifest.segmentLimit` in all)
 
     var isDynamic: Bool { root["type"] == "dynamic" }
 
@@ -114,8 +98,7 @@ private struct MPDReader {
                            maxSegmentDuration: declaredMax ?? maxSegment, periods: periods)
     }
 
-    /// The BaseURL of an element resolved against its parent's; the
-    /// parent's when it has none (or it does not resolve).
+    /// The element's BaseURL resolved against the parent's; the parent's without one.
     static func resolve(_ element: XMLElement, against parent: String?) -> String? {
         guard let parent else { return nil }
         guard let written = element.child("BaseURL")?.text.trimmingBlanks, !written.isEmpty else { return parent }
@@ -150,9 +133,8 @@ private struct MPDReader {
         return .other
     }
 
-    /// The attributes of the segment element `name` merged from Period to
-    /// Representation (lower levels win), the deepest of its children, and
-    /// whether any level has one.
+    /// The attributes of segment element `name` merged from Period down (lower levels win), and
+    /// the levels that have one; nil for none.
     static func merged(_ name: String, _ chain: [XMLElement]) -> (attributes: [String: String], levels: [XMLElement])? {
         let levels = chain.compactMap { $0.child(name) }
         guard !levels.isEmpty else { return nil }
@@ -161,7 +143,6 @@ private struct MPDReader {
         return (attributes, levels)
     }
 
-    /// The deepest level's child `name`.
     static func deepest(_ name: String, in levels: [XMLElement]) -> XMLElement? {
         levels.reversed().lazy.compactMap { $0.child(name) }.first
     }
@@ -209,7 +190,6 @@ private struct MPDReader {
             noteMax(out.segments)
             return out
         }
-        // The Initialization and RepresentationIndex of a SegmentList or SegmentBase.
         func initializationAndIndex(_ levels: [XMLElement]) {
             if let initialization = Self.deepest("Initialization", in: levels) {
                 out.initialization = url(initialization["sourceURL"]).map {
@@ -261,10 +241,8 @@ private struct MPDReader {
         for s in segments where s.duration > (maxSegment ?? 0) { maxSegment = s.duration }
     }
 
-    /// The segments' start times and durations (in timescale units): from
-    /// a SegmentTimeline (`r="-1"` repeating up to the next `S`, the
-    /// period's end or, live, now), else from `@duration` (up to `count`,
-    /// the period's end or, live, what is available now).
+    /// Times and durations (timescale units) from a SegmentTimeline (`r="-1"` repeats to the next
+    /// `S`, the period's end or, live, now), else `@duration` (to `count`, the end or now).
     func timeline(_ timeline: XMLElement?, attributes: [String: String], timescale: Double, periodStart: Double,
                   periodDuration: Double?, count: Int? = nil) -> [(index: Int64, time: Int64, duration: Double)] {
         let limit = budget
@@ -310,12 +288,12 @@ private struct MPDReader {
         return (first..<total).map { (Int64($0), DASH.clamped(Double($0) * d), d) }
     }
 
-    /// A count of segments from a computed number: 0 to `limit` (NaN: 0).
+    /// 0 to `limit`; NaN: 0.
     static func segmentCount(_ x: Double, limit: Int) -> Int {
         x.isNaN ? 0 : Int(max(0, min(Double(limit), x)))
     }
 
-    /// For a dynamic MPD, seconds of the period available now (nil: static).
+    /// Seconds of the period available now; nil when static.
     func availableUntil(periodStart: Double) -> Double? {
         guard isDynamic else { return nil }
         guard let start = root["availabilityStartTime"].flatMap(DASH.seconds(ofDateTime:)) else { return 0 }

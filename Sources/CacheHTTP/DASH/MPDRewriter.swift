@@ -1,25 +1,14 @@
-// Rewriting every URL of an MPD through a mapping, and nothing else: the
-// output is the input with only the URL bytes replaced, so namespaces,
-// comments, unknown elements, attribute order and quoting survive byte for
-// byte. Relative URLs resolve hierarchically through the BaseURLs in scope.
+// Rewriting every URL of an MPD and nothing else: only URL bytes are replaced, so namespaces,
+// comments, unknown elements, attribute order and quoting survive byte for byte.
 
 extension DASH {
-    /// Rewrites every URL of an MPD.
-    ///
-    /// Each URL carrier (see `MPDURLKind`) is resolved against the BaseURL
-    /// in scope (itself resolved against the one above, up to
-    /// `manifestURL`), then passed to `map` with the value as written;
-    /// the result (XML-escaped) replaces it, nil keeps it. Values that are
-    /// not http(s) URLs, that use an entity a DTD declares, or whose text
-    /// is not plain character data are kept and not passed to `map`.
-    ///
-    /// A relative URL of segment information above BaseURLs (a
-    /// SegmentTemplate of an AdaptationSet whose Representations have
-    /// BaseURLs of their own) is kept as written: it resolves against each
-    /// Representation's BaseURL, which is rewritten.
-    ///
-    /// Throws, rather than a partial rewrite, on XML that is not
-    /// well-formed, a root that is not `MPD`, or an unusable `manifestURL`.
+    /// Each URL carrier (`MPDURLKind`), resolved through the BaseURLs in scope up to
+    /// `manifestURL`, goes to `map` with the value as written; the result (XML-escaped)
+    /// replaces it, nil keeps it. Not http(s), DTD entities, or not plain character data: kept,
+    /// not mapped. A relative URL of segment information above BaseURLs (an AdaptationSet's
+    /// SegmentTemplate over Representations with BaseURLs) stays as written: it resolves
+    /// against each rewritten BaseURL. Throws, never rewriting partly, on malformed XML, a
+    /// root other than `MPD`, or an unusable `manifestURL`.
     package static func rewrite<Bytes: Collection<UInt8>>(
         _ manifest: Bytes, manifestURL: String,
         map: (_ absoluteURL: String, _ written: String, _ kind: MPDURLKind) -> String?
@@ -31,28 +20,24 @@ extension DASH {
     }
 }
 
-/// One rewrite: two passes over the tokens (the first finds which elements
-/// have a BaseURL below them), the second splices.
+/// Two passes: the first finds which elements have a BaseURL below, the second splices.
 private struct MPDRewrite {
     let b: UnsafeBufferPointer<UInt8>
     let root: HLSURIResolver
     typealias Map = (String, String, MPDURLKind) -> String?
 
-    /// An open element: the base its children resolve against (nil: not
-    /// usable, nothing below is rewritten) and what it is.
+    /// An open element; a nil `base` (unusable) means nothing below is rewritten.
     struct Frame {
         var base: HLSURIResolver?
-        /// The base from above, before a BaseURL of its own: what each of its
-        /// BaseURLs (alternatives) resolves against.
+        /// The base from above: what each of its BaseURLs (alternatives) resolves against.
         var inherited: HLSURIResolver?
         var sawBaseURL = false
-        /// A text carrier: its kind and text seen so far (nil: not plain text).
-        var textKind: MPDURLKind?
+        var textKind: MPDURLKind?  // a text carrier's kind and text seen so far
         var text: Range<Int>?
         var plainText = true
         var inContentProtection = false
-        /// Whether the Period, AdaptationSet or Representation this element
-        /// is in (or is) has a BaseURL below its children (first pass).
+        /// The enclosing (or own) Period, AdaptationSet or Representation has a BaseURL below its
+        /// children (first pass).
         var levelBaseBelow = false
     }
 
@@ -68,7 +53,6 @@ private struct MPDRewrite {
         }
     }
 
-    /// Elements in document order that have a BaseURL below their children.
     func elementsAboveBaseURLs() throws(DASHError) -> [Bool] {
         var scanner = XMLScanner(b)
         var flags: [Bool] = []
@@ -119,23 +103,22 @@ private struct MPDRewrite {
                 if !frames.isEmpty { frames[frames.count - 1].plainText = false }
             case .end:
                 let frame = frames.removeLast()
-                guard let kind = frame.textKind, frame.plainText, let r = frame.text else {
-                    if frame.textKind == .baseURL, !frame.plainText, !frames.isEmpty, !frames[frames.count - 1].sawBaseURL {
-                        // A BaseURL this cannot read: nothing below it is resolved (nor rewritten).
+                if let kind = frame.textKind, frame.plainText, let r = frame.text {
+                    let value = XMLText.trimmed(b, r)
+                    let resolved = replace(value, quote: nil, kind: kind, base: frame.base, map)
+                    if kind == .baseURL, !frames.isEmpty, !frames[frames.count - 1].sawBaseURL {
+                        // The first BaseURL is the one children resolve against (others are alternatives).
                         frames[frames.count - 1].sawBaseURL = true
-                        frames[frames.count - 1].base = nil
+                        let resolver = resolved.flatMap { try? HLSURIResolver(playlistURL: $0) }
+                        frames[frames.count - 1].base = resolver
                     }
-                    // Another element inside a carrier: not plain text.
-                    if !frames.isEmpty, frames[frames.count - 1].textKind != nil { frames[frames.count - 1].plainText = false }
-                    continue
-                }
-                let value = XMLText.trimmed(b, r)
-                let resolved = replace(value, quote: nil, kind: kind, base: frame.base, map)
-                if kind == .baseURL, !frames.isEmpty, !frames[frames.count - 1].sawBaseURL {
-                    // The first BaseURL is the one children resolve against (others are alternatives).
+                } else if frame.textKind == .baseURL, !frame.plainText, !frames.isEmpty,
+                          !frames[frames.count - 1].sawBaseURL {
+                    // A BaseURL this cannot read: nothing below it is resolved (nor rewritten).
                     frames[frames.count - 1].sawBaseURL = true
-                    frames[frames.count - 1].base = resolved.flatMap { try? HLSURIResolver(playlistURL: $0) }
+                    frames[frames.count - 1].base = nil
                 }
+                // Another element inside a carrier: not plain text.
                 if !frames.isEmpty, frames[frames.count - 1].textKind != nil { frames[frames.count - 1].plainText = false }
             }
         }
@@ -147,8 +130,7 @@ private struct MPDRewrite {
                                             frame: Frame, _ map: Map) {
         for a in attributes {
             guard let kind = attributeKind(scanner, element: name, attribute: a.name, frame: frame) else { continue }
-            // Segment information above BaseURLs applies under each of them: a
-            // relative URL in it resolves against each, left as written.
+            // Segment information above BaseURLs: a relative URL resolves against each, kept.
             if kind.isSegmentInformation, frame.levelBaseBelow, !names(b[a.value]) { continue }
             replace(a.value, quote: b[a.value.lowerBound - 1], kind: kind, base: frame.base, map)
         }
@@ -191,13 +173,11 @@ private struct MPDRewrite {
         return nil
     }
 
-    /// Whether a value as written names a scheme (absolute) or a host.
     private func names(_ value: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         value.starts(with: "//".utf8) || OriginURL.schemeLength(UnsafeBufferPointer(rebasing: value)) != nil
     }
 
-    /// Maps one value and splices the result in; returns the value's
-    /// absolute URL (nil when it is not one).
+    /// Returns the value's absolute URL, nil when it is not one.
     @discardableResult
     private mutating func replace(_ r: Range<Int>, quote: UInt8?, kind: MPDURLKind, base: HLSURIResolver?,
                                   _ map: Map) -> String? {

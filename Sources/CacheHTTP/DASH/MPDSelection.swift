@@ -1,15 +1,11 @@
-// Which representations of an MPD a preload fetches: per adaptation set,
-// by bandwidth (as HLS variants), and audio and text tracks by language.
+// Which representations a preload fetches: by bandwidth, and audio and text by language.
 
 extension MPDAdaptationSet {
-    /// The representation a preference picks (by `bandwidth`, as
-    /// `HLSMasterPlaylist.variant`); nil when there is none.
     package func representation(_ preference: HLSVariantPreference) -> MPDRepresentation? {
         preference.pick(representations) { $0.bandwidth }
     }
 
-    /// Whether the set's language is `language` or a more specific tag of
-    /// it ("en" matches "en-GB"; any case).
+    /// "en" matches "en-GB"; any case.
     package func speaks(_ language: String) -> Bool {
         guard let lang = self.language?.lowercased() else { return false }
         let wanted = language.lowercased()
@@ -18,9 +14,7 @@ extension MPDAdaptationSet {
 }
 
 extension MPDPeriod {
-    /// The adaptation sets a preload keeps: every video set; audio and text
-    /// sets all, or with `language` those in it (all of a kind when none of
-    /// that kind is).
+    /// Every video set; audio and text all, or those in `language` (all of a kind when none is).
     package func adaptationSets(language: String?) -> [MPDAdaptationSet] {
         guard let language else { return adaptationSets }
         return adaptationSets.filter { set in

@@ -1,9 +1,5 @@
-// The value syntaxes of an MPD: xs:duration, xs:dateTime, byte ranges,
-// and URL templates with their identifiers.
-
 extension DASH {
-    /// Seconds of an xs:duration ("PT1H2M3.5S", "P1DT2H"); nil when malformed.
-    /// Years and months count as 365 and 30 days.
+    /// An xs:duration ("PT1H2M3.5S", "P1DT2H"); years and months count as 365 and 30 days.
     package static func seconds(ofDuration text: String) -> Double? {
         var s = Substring(text.trimmingBlanks)
         var sign = 1.0
@@ -32,8 +28,7 @@ extension DASH {
         return sign * total
     }
 
-    /// Seconds since 1970 of an xs:dateTime ("2026-11-27T10:00:00Z",
-    /// fractions and offsets allowed; none means UTC); nil when malformed.
+    /// An xs:dateTime ("2026-11-27T10:00:00Z"; fractions, offsets; none means UTC).
     package static func seconds(ofDateTime text: String) -> Double? {
         let u = Array(text.trimmingBlanks.utf8)
         guard u.count >= 19, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"), u[10] == UInt8(ascii: "T"),
@@ -65,29 +60,27 @@ extension DASH {
         return Double(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
     }
 
-    /// The largest time, number or offset an MPD value may have here (2^53):
-    /// exact in a Double, and far from Int64 overflow when added to.
+    /// The largest time, number or offset here: exact in a Double, far from Int64 overflow.
     package static let valueLimit: Int64 = 1 << 53
 
-    /// A finite number above 0, or nil ("nan", "inf", 0 and negatives too).
+    /// Finite and above 0.
     static func positive(_ text: String?) -> Double? {
         guard let text, let value = Double(text.trimmingBlanks), value.isFinite, value > 0 else { return nil }
         return value
     }
 
-    /// A whole number from 0 to `valueLimit`, or nil.
     static func count(_ text: String?) -> Int64? {
         guard let text, let value = Int64(text.trimmingBlanks), value >= 0, value <= valueLimit else { return nil }
         return value
     }
 
-    /// `x` as a whole number, toward 0, held to ±`valueLimit` (NaN: 0).
+    /// Toward 0, held to ±`valueLimit`; NaN: 0.
     static func clamped(_ x: Double) -> Int64 {
         guard !x.isNaN else { return 0 }
         return Int64(max(-Double(valueLimit), min(Double(valueLimit), x)))
     }
 
-    /// "FIRST-LAST" (inclusive) → FIRST..<LAST+1; nil when malformed.
+    /// "FIRST-LAST" (inclusive).
     package static func byteRange(_ text: String) -> Range<Int64>? {
         let parts = text.trimmingBlanks.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]),
@@ -95,11 +88,8 @@ extension DASH {
         return first..<(last + 1)
     }
 
-    /// A URL template with its identifiers filled in (ISO/IEC 23009-1
-    /// 5.3.9.4.4): `$RepresentationID$`, `$Bandwidth$`, `$Number$`, `$Time$`
-    /// (the last three with an optional `%0Nd` width), `$$`. nil when it
-    /// uses an identifier without a value here (`$SubNumber$`, `$Number$`
-    /// for an initialization) or is malformed.
+    /// Identifiers filled in (ISO/IEC 23009-1 5.3.9.4.4), `%0Nd` widths too; nil when
+    /// malformed or one has no value here (`$SubNumber$`, `$Number$` of an initialization).
     package static func fill(template: String, representationID: String, bandwidth: Int,
                              number: Int64? = nil, time: Int64? = nil) -> String? {
         var out = ""
@@ -124,7 +114,6 @@ extension DASH {
             guard let value else { return nil }
             var digits = String(value)
             if !format.isEmpty {
-                // "%0Nd" (and "%d"): zero-padded to N digits.
                 guard format.hasPrefix("%"), format.hasSuffix("d") else { return nil }
                 let width = format.dropFirst().dropLast()
                 guard width.isEmpty || (width.hasPrefix("0") && Int(width.dropFirst()) != nil) || Int(width) != nil
@@ -143,8 +132,8 @@ extension String {
     /// Without XML white space at either end.
     var trimmingBlanks: String {
         let u = utf8
-        func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
-        guard let first = u.firstIndex(where: { !blank($0) }), let last = u.lastIndex(where: { !blank($0) }) else { return "" }
+        guard let first = u.firstIndex(where: { !XMLText.isBlank($0) }),
+              let last = u.lastIndex(where: { !XMLText.isBlank($0) }) else { return "" }
         return String(self[first...last])
     }
 }

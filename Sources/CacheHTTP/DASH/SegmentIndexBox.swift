@@ -1,11 +1,7 @@
-// The `sidx` box of ISO/IEC 14496-12 (8.16.3): how a SegmentBase
-// representation's single file divides into segments.
-
 extension DASH {
-    /// The segments an index segment (`sidx` at `indexRange` of `url`)
-    /// names, as byte ranges of `url` with their durations. References to
-    /// further `sidx` boxes are fetched as byte ranges like the media.
-    /// Throws when `index` does not start with a well-formed `sidx` box.
+    /// The segments a `sidx` box (ISO/IEC 14496-12 8.16.3) at `indexRange` of `url` names, as
+    /// byte ranges with durations; further `sidx` boxes are fetched like the media. Throws
+    /// unless `index` starts with a well-formed `sidx`.
     package static func segments(fromIndex index: [UInt8], url: String,
                                  indexRange: Range<Int64>) throws(DASHError) -> [MPDSegment] {
         func fail() -> DASHError { .invalidValue(element: "SegmentBase", attribute: "indexRange") }

@@ -1,42 +1,32 @@
-// Just enough XML to find URL carriers: tags, attributes and text as byte
-// ranges of the input, so a rewrite can splice values and copy everything
-// else verbatim. Checks well-formedness where a rewrite depends on it
-// (tags closed in order, quoted attributes, terminated comments, CDATA and
-// processing instructions); entities are decoded only where a value is read.
+// Just enough XML to find URL carriers: tags, attributes and text as byte ranges, so a rewrite
+// can splice values and copy the rest verbatim. Well-formedness is checked where a rewrite
+// depends on it; entities are decoded only where a value is read.
 
-/// One attribute of a start tag: the ranges of its name and of its value
-/// (inside the quotes).
+/// `value` is inside the quotes.
 struct XMLAttribute {
     var name: Range<Int>
     var value: Range<Int>
 }
 
-/// A piece of an XML document.
 enum XMLToken {
     case start(name: Range<Int>, attributes: [XMLAttribute], selfClosing: Bool)
     case end(name: Range<Int>)
     case text(Range<Int>)
-    /// The content of a CDATA section.
     case cdata(Range<Int>)
-    /// A comment, processing instruction or document type declaration.
-    case other
+    case other  // a comment, processing instruction or document type declaration
 }
 
-/// Tokens of a document, in order. Throws at the first construct that is
-/// not well-formed; after the last token, `finish` checks every element was closed.
+/// Throws at the first construct that is not well-formed, or at the end when an element is open.
 struct XMLScanner {
     let b: UnsafeBufferPointer<UInt8>
     private(set) var i = 0
-    /// Names of the open elements.
     private var open: [Range<Int>] = []
-    /// Open elements at most: an MPD nests about six deep, and a document
-    /// nested without end would build a tree whose release recurses as deep.
-    static let maxDepth = 256
+    static let maxDepth = 256  // an MPD nests about six deep; a deeper tree's release would recurse as deep
     private(set) var sawRoot = false
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         b = bytes
-        // A UTF-8 byte order mark is not part of the document.
+        // Past a UTF-8 byte order mark.
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
     }
 
@@ -71,7 +61,7 @@ struct XMLScanner {
             return .other
         }
         if has("<!") {
-            // A document type declaration, possibly with an internal subset in brackets.
+            // A document type declaration, maybe with an internal subset in brackets.
             var j = i + 2, brackets = 0
             while j < b.count {
                 let c = b[j]
@@ -89,7 +79,7 @@ struct XMLScanner {
             var j = nameStart
             while j < b.count, isNameByte(b[j]) { j += 1 }
             let name = nameStart..<j
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: ">"), !name.isEmpty else { throw fail("bad end tag") }
             guard let top = open.last, equal(top, name) else { throw fail("end tag does not match its start tag") }
             open.removeLast()
@@ -109,7 +99,7 @@ struct XMLScanner {
         var attributes: [XMLAttribute] = []
         while true {
             var blanks = 0
-            while j < b.count, isBlank(b[j]) { j += 1; blanks += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1; blanks += 1 }
             guard j < b.count else { throw fail("start tag not terminated") }
             if b[j] == UInt8(ascii: ">") {
                 guard open.count < Self.maxDepth else { throw fail("elements nested deeper than \(Self.maxDepth)") }
@@ -129,10 +119,10 @@ struct XMLScanner {
             while j < b.count, isNameByte(b[j]) { j += 1 }
             let attributeName = attributeStart..<j
             guard !attributeName.isEmpty else { throw fail("bad attribute name") }
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: "=") else { throw fail("attribute without a value") }
             j += 1
-            while j < b.count, isBlank(b[j]) { j += 1 }
+            while j < b.count, XMLText.isBlank(b[j]) { j += 1 }
             guard j < b.count, b[j] == UInt8(ascii: "\"") || b[j] == UInt8(ascii: "'") else {
                 throw fail("attribute value not quoted")
             }
@@ -152,7 +142,7 @@ struct XMLScanner {
 
     private func fail(_ problem: String) -> DASHError { .malformedXML(offset: i, problem: problem) }
 
-    /// Whether `s` stands at `j` (where the scan is when nil).
+    /// `j` nil: where the scan is.
     private func has(_ s: StaticString, at j: Int? = nil) -> Bool {
         let j = j ?? i, n = s.utf8CodeUnitCount
         guard j + n <= b.count else { return false }
@@ -168,12 +158,9 @@ struct XMLScanner {
         x.count == y.count && b[x].elementsEqual(b[y])
     }
 
-    private func isBlank(_ c: UInt8) -> Bool {
-        c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D
-    }
 
     private func isNameByte(_ c: UInt8) -> Bool {
-        !isBlank(c) && c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c != UInt8(ascii: "=")
+        !XMLText.isBlank(c) && c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c != UInt8(ascii: "=")
             && c != UInt8(ascii: "<") && c != UInt8(ascii: "\"") && c != UInt8(ascii: "'")
     }
 }
@@ -185,17 +172,14 @@ extension XMLScanner {
         return UnsafeBufferPointer(rebasing: b[colon..<name.upperBound])
     }
 
-    /// Whether the local part of `name` is `s`.
-    func isNamed(_ name: Range<Int>, _ s: String) -> Bool {
-        localName(name).elementsEqual(s.utf8)
-    }
+    func isNamed(_ name: Range<Int>, _ s: String) -> Bool { localName(name).elementsEqual(s.utf8) }
 }
 
-/// Character data as XML writes it: entity and character references.
 enum XMLText {
-    /// The value of attribute or text bytes with the five predefined entities
-    /// and character references decoded; nil on any other reference (one
-    /// declared in a DTD: such a value is left alone).
+    static func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+
+    /// The five predefined entities and character references decoded; nil on any other
+    /// reference (DTD-declared: such a value is left alone).
     static func decode<C: Collection<UInt8>>(_ bytes: C) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
@@ -223,7 +207,7 @@ enum XMLText {
         return String(validating: out, as: UTF8.self)
     }
 
-    /// `s` escaped to stand in an attribute value quoted with `quote` (nil: in text).
+    /// `quote` of the attribute value; nil: in text.
     static func escape(_ s: String, quote: UInt8?) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count)
@@ -240,12 +224,10 @@ enum XMLText {
         return out
     }
 
-    /// The range of `r` without XML white space at either end.
     static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
         var lo = r.lowerBound, hi = r.upperBound
-        func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
-        while lo < hi, blank(b[lo]) { lo += 1 }
-        while hi > lo, blank(b[hi - 1]) { hi -= 1 }
+        while lo < hi, isBlank(b[lo]) { lo += 1 }
+        while hi > lo, isBlank(b[hi - 1]) { hi -= 1 }
         return lo..<hi
     }
 }

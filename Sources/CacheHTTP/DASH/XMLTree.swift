@@ -1,23 +1,15 @@
-// A small element tree of a document, for reading an MPD's values (the
-// rewriter works on byte ranges instead). Local names, decoded values.
-
-/// One element: its local name, attributes by name as written (values
-/// decoded), child elements and its own character data.
+/// An element tree for reading an MPD's values (the rewriter works on byte ranges): local
+/// element names, attribute names as written, values decoded.
 struct XMLElement {
     var name: String
     var attributes: [String: String] = [:]
     var children: [XMLElement] = []
     var text = ""
 
-    /// The first child of that local name.
     func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
-
-    /// Every child of that local name.
     func children(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
-
     subscript(_ attribute: String) -> String? { attributes[attribute] }
 
-    /// Parses a document into its root element.
     static func parse(_ b: UnsafeBufferPointer<UInt8>) throws(DASHError) -> XMLElement {
         var scanner = XMLScanner(b)
         var stack: [XMLElement] = []

@@ -1,13 +1,9 @@
-// Attribute lists (RFC 8216bis §4.2): NAME=value pairs separated by commas,
-// where a quoted-string value may hold commas and "=". Blanks around names,
-// values and commas are tolerated (some packagers write ", "), and a
-// trailing comma is too; anything that leaves a value ambiguous is an error.
+// Attribute lists (RFC 8216bis §4.2). Blanks around names, values and commas (some packagers
+// write ", ") and a trailing comma are tolerated; anything leaving a value ambiguous is an error.
 
-/// One attribute as ranges into the playlist bytes.
 struct HLSAttribute {
     var name: Range<Int>
-    /// The value, without its quotes when quoted.
-    var value: Range<Int>
+    var value: Range<Int>  // without its quotes
     var isQuoted: Bool
 }
 
@@ -44,7 +40,7 @@ enum HLSAttributeList {
                 out.append(HLSAttribute(name: name, value: value, isQuoted: false))
             }
             guard i < end else { break }
-            i += 1 // the comma
+            i += 1
         }
         return out
     }

@@ -1,5 +1,4 @@
-// Typed reads of one tag's attribute list, each failure naming the tag,
-// the attribute and the line, so a bad playlist says where it is bad.
+// Typed reads of one tag's attribute list; each failure names the tag, attribute and line.
 
 struct HLSAttributeValues {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -26,26 +25,17 @@ struct HLSAttributeValues {
         attributes.first { HLSBytes.equals(bytes, $0.name, name) }?.value
     }
 
-    /// The value as written (without quotes).
-    func string(_ name: StaticString) -> String? {
-        range(name).map { HLSBytes.string(bytes, $0) }
-    }
+    /// As written, without quotes.
+    func string(_ name: StaticString) -> String? { range(name).map { HLSBytes.string(bytes, $0) } }
 
     func required(_ name: StaticString) throws(HLSError) -> String { try present(string(name), name) }
 
-    /// A URI attribute: absolute when it resolves to http(s), else as written.
-    func uri(_ name: StaticString) -> String? {
-        string(name).map { resolver.resolve($0) ?? $0 }
-    }
+    /// Absolute when it resolves to http(s), else as written.
+    func uri(_ name: StaticString) -> String? { string(name).map { resolver.resolve($0) ?? $0 } }
 
     func requiredURI(_ name: StaticString) throws(HLSError) -> String { try present(uri(name), name) }
-
-    /// A decimal-integer.
     func integer(_ name: StaticString) throws(HLSError) -> Int64? { try typed(name, HLSBytes.integer) }
-
     func requiredInteger(_ name: StaticString) throws(HLSError) -> Int64 { try present(integer(name), name) }
-
-    /// A decimal-floating-point.
     func decimal(_ name: StaticString) throws(HLSError) -> Double? { try typed(name, HLSBytes.decimal) }
 
     /// YES or NO; absent is NO.
@@ -56,7 +46,7 @@ struct HLSAttributeValues {
         throw invalid(name)
     }
 
-    /// RESOLUTION: decimal-resolution "WxH".
+    /// "WxH".
     func resolution(_ name: StaticString) throws(HLSError) -> HLSResolution? {
         guard let r = range(name) else { return nil }
         guard let x = r.first(where: { bytes[$0] == UInt8(ascii: "x") || bytes[$0] == UInt8(ascii: "X") }),
@@ -66,12 +56,12 @@ struct HLSAttributeValues {
         return HLSResolution(width: Int(w), height: Int(h))
     }
 
-    /// A quoted byte range "n[@o]" (EXT-X-MAP, EXT-X-PART).
+    /// Quoted "n[@o]" (EXT-X-MAP, EXT-X-PART).
     func byteRange(_ name: StaticString) throws(HLSError) -> (length: Int64, offset: Int64?)? {
         try typed(name, HLSBytes.byteRange)
     }
 
-    /// The attribute as `parse` reads it: nil when absent, `invalid` when it does not parse.
+    /// Nil when absent, `invalid` when it does not parse.
     private func typed<T>(_ name: StaticString,
                           _ parse: (UnsafeBufferPointer<UInt8>, Range<Int>) -> T?) throws(HLSError) -> T? {
         guard let r = range(name) else { return nil }
@@ -94,8 +84,7 @@ struct HLSAttributeValues {
 }
 
 extension HLSBytes {
-    /// decimal-floating-point: digits with at most one ".", no sign or
-    /// exponent (Double's own parser would also take "inf", "0x1p3", …).
+    /// Digits with at most one ".": Double's own parser would also take "inf", "0x1p3", ….
     static func decimal(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Double? {
         guard !r.isEmpty, r.count <= 64 else { return nil }
         var dots = 0
@@ -116,8 +105,7 @@ extension HLSBytes {
         return (length, offset)
     }
 
-    /// A hexadecimal-sequence ("0x…") of at most 16 bytes, as 16 bytes
-    /// (a shorter value is an integer: zeros on the left).
+    /// "0x…" of at most 16 bytes, as 16 (an integer: zeros on the left).
     static func iv(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> [UInt8]? {
         guard r.count > 2, r.count <= 34, b[r.lowerBound] == UInt8(ascii: "0"),
               ASCII.lower(b[r.lowerBound + 1]) == UInt8(ascii: "x") else { return nil }

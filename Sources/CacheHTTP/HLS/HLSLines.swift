@@ -1,15 +1,11 @@
-// Splitting a playlist into lines and telling tags, comments and URI lines
-// apart, without copying: everything is a range into the caller's bytes, so
-// the rewriter can copy untouched bytes through verbatim.
+// Playlist lines told apart as ranges into the caller's bytes, so the rewriter copies the rest.
 
-/// One line: its bytes without the line end (LF or CR LF), and its number.
+/// `content` without the line end (LF or CR LF).
 struct HLSLine {
     var content: Range<Int>
     var number: Int
 }
 
-/// Lines of a buffer, each ended by LF (a CR before it belongs to the line
-/// end) or by the end of the buffer.
 struct HLSLineScanner: IteratorProtocol {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position: Int
@@ -34,13 +30,11 @@ struct HLSLineScanner: IteratorProtocol {
     }
 }
 
-/// What a line is (RFC 8216bis §4.1): a tag ("#EXT…"), another comment, a
-/// blank line, or a URI. Surrounding blanks are not part of names or URIs.
+/// RFC 8216bis §4.1; surrounding blanks are not part of names or URIs.
 enum HLSLineKind {
     case blank
     case comment
-    /// `name` excludes the "#"; `value` is what follows the first ":", nil
-    /// when there is no ":".
+    /// `name` without the "#"; `value` after the first ":", nil without one.
     case tag(name: Range<Int>, value: Range<Int>?)
     case uri(Range<Int>)
 
@@ -56,7 +50,6 @@ enum HLSLineKind {
     }
 }
 
-/// Small helpers over byte ranges.
 enum HLSBytes {
     @inline(__always)
     static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
@@ -84,7 +77,7 @@ enum HLSBytes {
         String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self)
     }
 
-    /// A non-negative decimal-integer (§4.2) that fits an Int64, else nil.
+    /// A decimal-integer (§4.2) within Int64.
     static func integer(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Int64? {
         guard !r.isEmpty, r.count <= 19 else { return nil }
         var v: Int64 = 0
@@ -98,13 +91,10 @@ enum HLSBytes {
         return v
     }
 
-    /// The start of the first line after the playlist header: the buffer must
-    /// begin with `#EXTM3U` (after an optional UTF-8 BOM), alone on its line
-    /// but for trailing blanks. Returns the index just after the BOM.
+    /// The index after an optional BOM, when `#EXTM3U` follows alone on its line (blanks aside).
     static func headerStart(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
         let start = hasPrefix(b, 0..<b.count, "\u{FEFF}") ? 3 : 0
-        let rest = start..<b.count
-        guard hasPrefix(b, rest, "#EXTM3U") else { return nil }
+        guard hasPrefix(b, start..<b.count, "#EXTM3U") else { return nil }
         var i = start + 7
         while i < b.count, ASCII.isOWS(b[i]) { i += 1 }
         guard i == b.count || b[i] == ASCII.lf || b[i] == ASCII.cr else { return nil }

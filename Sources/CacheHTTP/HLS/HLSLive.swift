@@ -1,23 +1,14 @@
-// Live playlists: how long a proxy may reuse one, and which requests must
-// reach the origin every time.
-
 extension HLS {
-    /// Half the target duration, in milliseconds: a client must not reload
-    /// an unchanged live playlist sooner than that (RFC 8216 §6.3.4), so a
-    /// proxy serving the same copy for that long never hides a new segment
-    /// from a client for longer than the protocol already allows. Negative
-    /// durations count as 0.
+    /// Half the target duration: a client must not reload an unchanged live playlist sooner
+    /// (RFC 8216 §6.3.4), so reusing a copy that long hides nothing the protocol does not.
     package static func liveReuseMilliseconds(targetDuration seconds: Int) -> Int {
         let s = max(0, seconds)
         return s > Int.max / 500 ? Int.max : s * 500
     }
 
-    /// Whether a request URL (or its path and query) asks for a blocking
-    /// playlist reload or a delta update of low-latency HLS: a query
-    /// parameter named `_HLS_msn`, `_HLS_part` or `_HLS_skip` (RFC 8216bis §6.2.5). Such
-    /// requests wait for a future playlist and must pass through uncached.
+    /// A blocking reload or delta update (RFC 8216bis §6.2.5): it waits for a future playlist
+    /// and passes through uncached. Asked of every new resource: no allocation.
     package static func isBlockingReloadRequest(_ url: String) -> Bool {
-        // Asked of every new resource: a scan of the bytes, no allocation.
         var url = url
         return url.withUTF8 { u in
             guard let mark = u.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),

@@ -1,31 +1,24 @@
-// The multivariant ("master") playlist as values: what a preloader needs to
-// pick a variant and the renditions that go with it. URIs are absolute
-// (resolved against the playlist URL) when they are http(s), else as written.
-
-/// Width and height of a RESOLUTION attribute ("1920x1080").
+/// RESOLUTION ("1920x1080").
 package struct HLSResolution: Sendable, Equatable {
     package var width: Int
     package var height: Int
 }
 
-/// An EXT-X-STREAM-INF tag with its URI line.
+/// EXT-X-STREAM-INF with its URI line.
 package struct HLSVariant: Sendable, Equatable {
     package var uri: String
-    /// BANDWIDTH: peak bits per second.
-    package var bandwidth: Int
+    package var bandwidth: Int  // BANDWIDTH: peak bits per second
     package var averageBandwidth: Int?
     package var resolution: HLSResolution?
     package var codecs: String?
     package var frameRate: Double?
-    /// GROUP-ID of the EXT-X-MEDIA renditions of each type this variant uses.
-    package var audioGroup: String?
+    package var audioGroup: String?  // GROUP-ID of the EXT-X-MEDIA renditions of each type this variant uses
     package var videoGroup: String?
     package var subtitlesGroup: String?
-    /// CLOSED-CAPTIONS group; nil for absent or NONE.
-    package var closedCaptionsGroup: String?
+    package var closedCaptionsGroup: String?  // CLOSED-CAPTIONS group; nil for absent or NONE
 }
 
-/// An EXT-X-I-FRAME-STREAM-INF tag: an I-frame media playlist.
+/// EXT-X-I-FRAME-STREAM-INF.
 package struct HLSIFrameStream: Sendable, Equatable {
     package var uri: String
     package var bandwidth: Int
@@ -35,19 +28,17 @@ package struct HLSIFrameStream: Sendable, Equatable {
     package var videoGroup: String?
 }
 
-/// TYPE of an EXT-X-MEDIA tag, spelled as the tag writes it.
 package enum HLSRenditionType: String, Sendable, Equatable {
     case audio = "AUDIO", video = "VIDEO", subtitles = "SUBTITLES", closedCaptions = "CLOSED-CAPTIONS"
 }
 
-/// An EXT-X-MEDIA tag: an alternative rendition.
+/// EXT-X-MEDIA.
 package struct HLSRendition: Sendable, Equatable {
     package var type: HLSRenditionType
     package var groupID: String
     package var name: String
     package var language: String?
-    /// nil when the rendition is carried inside the variant streams.
-    package var uri: String?
+    package var uri: String?  // nil when carried inside the variant streams
     package var isDefault: Bool = false
     package var autoselect: Bool = false
 }
@@ -58,13 +49,12 @@ package struct HLSContentSteering: Sendable, Equatable {
     package var pathwayID: String?
 }
 
-/// A multivariant playlist.
+/// The multivariant playlist as values: what a preloader needs to pick a variant and its
+/// renditions. http(s) URIs are absolute, others as written.
 package struct HLSMasterPlaylist: Sendable, Equatable {
-    /// In playlist order.
-    package var variants: [HLSVariant] = []
+    package var variants: [HLSVariant] = []  // in playlist order
     package var iFrameStreams: [HLSIFrameStream] = []
     package var renditions: [HLSRendition] = []
-    /// EXT-X-SESSION-KEY tags.
     package var sessionKeys: [HLSKey] = []
     package var contentSteering: HLSContentSteering?
 }

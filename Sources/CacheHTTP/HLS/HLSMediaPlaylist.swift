@@ -1,13 +1,7 @@
-// The media playlist as values: segments with everything needed to fetch
-// them (absolute URI, byte range with implicit offsets made explicit, the
-// key and map in effect), low-latency parts and hints, and the live rules.
-
-/// A sub-range of a resource, offsets made explicit.
+/// A sub-range of a resource, implicit offsets made explicit.
 package struct HLSByteRange: Sendable, Equatable {
     package var offset: Int64
     package var length: Int64
-
-    /// Half-open, for a Range header or a cache lookup.
     package var range: Range<Int64> { offset..<(offset + length) }
 }
 
@@ -27,15 +21,12 @@ package enum HLSKeyMethod: Sendable, Equatable {
     }
 }
 
-/// An EXT-X-KEY (or EXT-X-SESSION-KEY) tag.
+/// EXT-X-KEY or EXT-X-SESSION-KEY.
 package struct HLSKey: Sendable, Equatable {
     package var method: HLSKeyMethod
-    /// Absolute when http(s); `skd://…`, `data:…` as written. nil for NONE.
-    package var uri: String?
-    /// The 16 bytes of IV, when the tag gives one.
+    package var uri: String?  // absolute when http(s); `skd://…`, `data:…` as written. nil for NONE
     package var iv: [UInt8]?
-    /// KEYFORMAT, "identity" when absent.
-    package var keyFormat: String
+    package var keyFormat: String  // KEYFORMAT, "identity" when absent
     package var keyFormatVersions: String?
 
     package init(method: HLSKeyMethod, uri: String? = nil, iv: [UInt8]? = nil,
@@ -47,8 +38,7 @@ package struct HLSKey: Sendable, Equatable {
         self.keyFormatVersions = keyFormatVersions
     }
 
-    /// The IV to decrypt a segment with: the tag's, else the segment's media
-    /// sequence number as a 128-bit big-endian integer (RFC 8216bis §5.2).
+    /// The tag's IV, else the media sequence number, 128-bit big-endian (RFC 8216bis §5.2).
     package func iv(forMediaSequence sequence: Int) -> [UInt8] {
         if let iv { return iv }
         var out = [UInt8](repeating: 0, count: 16)
@@ -61,14 +51,13 @@ package struct HLSKey: Sendable, Equatable {
     }
 }
 
-/// An EXT-X-MAP tag: the media initialization section.
+/// EXT-X-MAP: the media initialization section.
 package struct HLSMap: Sendable, Equatable {
     package var uri: String
-    /// BYTERANGE; an omitted offset is 0.
-    package var byteRange: HLSByteRange?
+    package var byteRange: HLSByteRange?  // BYTERANGE; an omitted offset is 0
 }
 
-/// An EXT-X-PART tag.
+/// EXT-X-PART.
 package struct HLSPart: Sendable, Equatable {
     package var uri: String
     package var duration: Double
@@ -83,7 +72,7 @@ package enum HLSPreloadHintType: Sendable, Equatable {
     case other(String)
 }
 
-/// An EXT-X-PRELOAD-HINT tag: a resource the server will soon have.
+/// EXT-X-PRELOAD-HINT: a resource the server will soon have.
 package struct HLSPreloadHint: Sendable, Equatable {
     package var type: HLSPreloadHintType
     package var uri: String
@@ -92,34 +81,22 @@ package struct HLSPreloadHint: Sendable, Equatable {
     package var byteRangeLength: Int64?
 }
 
-/// A media segment.
 package struct HLSSegment: Sendable, Equatable {
     package var uri: String
-    /// EXTINF duration, seconds.
-    package var duration: Double
-    /// EXTINF title; nil when empty.
-    package var title: String?
+    package var duration: Double  // EXTINF duration, seconds
+    package var title: String?  // EXTINF title; nil when empty
     package var mediaSequence: Int = 0
     package var byteRange: HLSByteRange?
-    /// Every EXT-X-KEY in effect (one per KEYFORMAT); `[NONE]` after
-    /// METHOD=NONE, empty before any EXT-X-KEY.
+    /// Every EXT-X-KEY in effect, one per KEYFORMAT; `[NONE]` after METHOD=NONE, empty before any.
     package var keys: [HLSKey] = []
-    /// The EXT-X-MAP in effect.
     package var map: HLSMap?
-    /// EXT-X-DISCONTINUITY before this segment.
-    package var discontinuity: Bool = false
-    /// EXT-X-GAP: the segment is missing.
-    package var isGap: Bool = false
-    /// The EXT-X-PART tags of this segment, in order.
+    package var discontinuity: Bool = false  // EXT-X-DISCONTINUITY before this segment
+    package var isGap: Bool = false  // EXT-X-GAP: the segment is missing
     package var parts: [HLSPart] = []
 
-    /// The key in effect for the "identity" key format (the one a proxy can
-    /// use), else the first one; nil when none is in effect.
-    package var key: HLSKey? {
-        keys.first { $0.keyFormat == "identity" } ?? keys.first
-    }
+    /// The "identity" key (the one a proxy can use), else the first.
+    package var key: HLSKey? { keys.first { $0.keyFormat == "identity" } ?? keys.first }
 
-    /// Whether some key in effect encrypts the segment.
     package var isEncrypted: Bool { keys.contains { $0.method != .none } }
 }
 
@@ -128,38 +105,28 @@ package enum HLSPlaylistType: Sendable, Equatable {
     case vod, event
 }
 
-/// A media playlist.
+/// The media playlist as values: segments with what fetching needs (absolute URI, explicit
+/// byte range, key and map in effect), low-latency parts and hints, and the live rules.
 package struct HLSMediaPlaylist: Sendable, Equatable {
-    /// EXT-X-TARGETDURATION, seconds.
-    package var targetDuration: Int
-    /// EXT-X-MEDIA-SEQUENCE (0 when absent).
-    package var mediaSequence: Int = 0
+    package var targetDuration: Int  // EXT-X-TARGETDURATION, seconds
+    package var mediaSequence: Int = 0  // EXT-X-MEDIA-SEQUENCE (0 when absent)
     package var discontinuitySequence: Int = 0
     package var playlistType: HLSPlaylistType?
     package var hasEndList = false
-    /// PART-TARGET of EXT-X-PART-INF (low-latency playlists).
-    package var partTargetDuration: Double?
+    package var partTargetDuration: Double?  // PART-TARGET of EXT-X-PART-INF (low-latency playlists)
     package var segments: [HLSSegment] = []
-    /// Parts after the last segment: the segment being produced.
-    package var trailingParts: [HLSPart] = []
+    package var trailingParts: [HLSPart] = []  // parts after the last segment: the segment being produced
     package var preloadHints: [HLSPreloadHint] = []
 
-    /// Whether the playlist may still change: no EXT-X-ENDLIST and not VOD.
+    /// May still change: no EXT-X-ENDLIST and not VOD.
     package var isLive: Bool { !hasEndList && playlistType != .vod }
-
-    /// How long a proxy may serve this playlist again without asking the
-    /// origin: half the target duration (see `HLS.liveReuseMilliseconds`).
     package var liveReuseMilliseconds: Int { HLS.liveReuseMilliseconds(targetDuration: targetDuration) }
-
-    /// Sum of the segment durations, seconds.
+    /// Seconds.
     package var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
 
-    package init(targetDuration: Int) {
-        self.targetDuration = targetDuration
-    }
+    package init(targetDuration: Int) { self.targetDuration = targetDuration }
 }
 
-/// A parsed playlist.
 package enum HLSPlaylist: Sendable, Equatable {
     case master(HLSMasterPlaylist)
     case media(HLSMediaPlaylist)

@@ -1,17 +1,9 @@
-// Parsing a playlist into values for a preloader and for live handling.
-// Strict where a wrong answer would fetch wrong bytes (byte ranges, keys,
-// required attributes), silent about tags it does not use: unknown tags are
-// ignored, as clients must (RFC 8216bis §6.3.1).
-
+/// A playlist as values for a preloader and live handling. Strict where a wrong answer would
+/// fetch wrong bytes (byte ranges, keys, required attributes); unknown tags are ignored, as
+/// clients must (RFC 8216bis §6.3.1).
 extension HLSPlaylist {
-    /// Parses a multivariant or media playlist. URIs are resolved against
-    /// `playlistURL` (the URL after redirects); URIs that are not http(s)
-    /// are kept as written.
-    ///
-    /// A playlist is multivariant when it holds EXT-X-STREAM-INF,
-    /// EXT-X-I-FRAME-STREAM-INF or EXT-X-MEDIA, else a media playlist, which
-    /// must then have EXT-X-TARGETDURATION. Throws `HLSError` for input that
-    /// is not a playlist or breaks the rules of a tag read here.
+    /// URIs resolve against `playlistURL` (after redirects), but for not http(s) ones. Multivariant
+    /// with EXT-X-STREAM-INF, -I-FRAME-STREAM-INF or -MEDIA, else media (needs -TARGETDURATION).
     package static func parse<Bytes: Collection<UInt8>>(
         _ playlist: Bytes, playlistURL: String
     ) throws(HLSError) -> HLSPlaylist {
@@ -35,7 +27,6 @@ extension HLSPlaylist {
     }
 }
 
-/// What the parser knows so far; one method per kind of line.
 private struct HLSParseState {
     let bytes: UnsafeBufferPointer<UInt8>
     let resolver: HLSURIResolver
@@ -66,7 +57,6 @@ private struct HLSParseState {
         try HLSAttributeValues(bytes, value, tag: tag, line: line, resolver: resolver)
     }
 
-    /// The value of a tag that is not an attribute list.
     func plain(_ value: Range<Int>?, _ tag: String, _ line: Int) throws(HLSError) -> Range<Int> {
         guard let value else { throw .invalidValue(line: line, tag: tag, attribute: nil) }
         return value
@@ -91,7 +81,6 @@ private struct HLSParseState {
 
     mutating func tag(_ tag: String, _ value: Range<Int>?, line: Int) throws(HLSError) {
         switch tag {
-        // Multivariant playlist tags.
         case "EXT-X-STREAM-INF":
             try sawMasterTag(line)
             if let pending = pendingVariant { throw .missingURI(line: pending.line) }
@@ -126,8 +115,6 @@ private struct HLSParseState {
             let a = try attributes(value, tag, line)
             master.contentSteering = HLSContentSteering(
                 serverURI: try a.requiredURI("SERVER-URI"), pathwayID: a.string("PATHWAY-ID"))
-
-        // Media playlist tags.
         case "EXT-X-TARGETDURATION":
             try sawMediaTag(line)
             targetDuration = try integerValue(value, tag, line)
@@ -224,9 +211,7 @@ private struct HLSParseState {
                       keyFormatVersions: a.string("KEYFORMATVERSIONS"))
     }
 
-    /// A byte range with its offset (nil without a `length`): the given one,
-    /// else the end of the previous sub-range `last`, which must be of the
-    /// same resource. `last` becomes this one.
+    /// An omitted offset is where `last`, of the same resource, ended; `last` becomes this one.
     static func subRange(_ length: Int64?, _ offset: Int64?, uri: String, after last: inout (uri: String, end: Int64)?,
                          line: Int) throws(HLSError) -> HLSByteRange? {
         guard let length else {
@@ -249,7 +234,6 @@ private struct HLSParseState {
             return
         }
         guard let pending = pendingSegment else {
-            // A URI line needs an EXT-X-STREAM-INF or EXTINF before it.
             throw .invalidValue(line: line, tag: firstMasterTagLine != nil ? "EXT-X-STREAM-INF" : "EXTINF",
                                 attribute: nil)
         }

@@ -1,7 +1,5 @@
-// Rewriting every URI of a playlist through a mapping, and nothing else: the
-// output is the input with only the URI bytes replaced, so line ends, unknown
-// tags, attribute order, quoting, blanks and comments survive byte for byte.
-// One pass over the bytes; untouched runs are copied in bulk into one array.
+// Rewriting every URI of a playlist and nothing else, in one pass: only URI bytes are
+// replaced, so line ends, unknown tags, attribute order, quoting, blanks and comments survive.
 
 extension HLS {
     /// Which attributes of which tag hold URIs.
@@ -22,33 +20,19 @@ extension HLS {
         }
     }
 
-    /// Rewrites every URI of a playlist.
-    ///
-    /// Each URI (URI lines, and the URI attributes of EXT-X-KEY,
-    /// EXT-X-SESSION-KEY, EXT-X-MAP, EXT-X-MEDIA, EXT-X-I-FRAME-STREAM-INF,
-    /// EXT-X-SESSION-DATA, EXT-X-PART, EXT-X-PRELOAD-HINT,
-    /// EXT-X-RENDITION-REPORT, EXT-X-CONTENT-STEERING's SERVER-URI and
-    /// EXT-X-DATERANGE's X-ASSET-URI and X-ASSET-LIST) is first resolved
-    /// against `playlistURL` (RFC 3986, query kept, fragment dropped), then
-    /// passed to `map`, whose result replaces the URI as written; nil keeps
-    /// it. URIs that are not http(s) (`skd://`, `data:`, …), that hold an
-    /// EXT-X-DEFINE variable (`{$name}`, the client substitutes it) or that
-    /// do not resolve to a usable URL are kept and never passed to `map`.
-    ///
-    /// Errors rather than a partial rewrite: a missing `#EXTM3U` header
-    /// (empty or binary input included), an unusable `playlistURL`, a
-    /// malformed attribute list in one of the tags above, or a mapped value
-    /// that cannot stand where the URI stood. A caller that prefers to pass
-    /// the playlist through unchanged on error can use `try?` and fall back
-    /// to the input. Other tags are not checked.
+    /// Each URI (URI lines and the `uriAttributes`) is resolved against `playlistURL`
+    /// (RFC 3986, query kept, fragment dropped) and passed to `map`, whose result replaces it;
+    /// nil keeps it. Not http(s) (`skd://`, `data:`), an EXT-X-DEFINE variable (`{$name}`, the
+    /// client's to substitute) or unresolvable: kept, never mapped. Throws, never rewriting
+    /// partly, on a missing `#EXTM3U` (empty or binary input), an unusable `playlistURL`, a
+    /// malformed attribute list of those tags, or a mapped value that cannot stand there.
     package static func rewrite<Bytes: Collection<UInt8>>(
         _ playlist: Bytes, playlistURL: String, map: (_ absoluteURI: String, _ kind: HLSURIKind) -> String?
     ) throws(HLSError) -> [UInt8] {
         try rewrite(playlist, playlistURL: playlistURL) { absolute, _, kind in map(absolute, kind) }
     }
 
-    /// `rewrite(_:playlistURL:map:)` whose mapping also sees the URI as
-    /// written (relative or absolute), for mappings that keep relative URIs.
+    /// The mapping also sees the URI as written, to keep relative URIs.
     package static func rewrite<Bytes: Collection<UInt8>>(
         _ playlist: Bytes, playlistURL: String,
         map: (_ absoluteURI: String, _ written: UnsafeBufferPointer<UInt8>, _ kind: HLSURIKind) -> String?
@@ -102,7 +86,6 @@ extension HLS {
     }
 }
 
-/// Where a replacement goes, and so which bytes it must not hold.
 private enum ReplacementContext {
     case line, quoted, unquoted
 

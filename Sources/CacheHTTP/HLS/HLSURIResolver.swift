@@ -1,12 +1,8 @@
-// Turning a URI written in a playlist into the absolute URL it names
-// (RFC 3986 §5.2, through OriginURL), or deciding to leave it alone.
-
-/// Resolves playlist URIs against the playlist's own (final) URL.
+/// Resolves playlist URIs against the playlist's final URL (RFC 3986 §5.2, through OriginURL).
 struct HLSURIResolver {
     let base: OriginURL
-    /// "scheme://host[:port]/dir/" of the base, dot segments removed: a plain
-    /// relative reference ("seg-1.ts?x"), by far the most common kind,
-    /// resolves to this plus itself.
+    /// "scheme://host[:port]/dir/", dot segments removed: a plain relative reference
+    /// ("seg-1.ts?x"), by far the most common, resolves to this plus itself.
     private let directory: [UInt8]
 
     init(playlistURL: String) throws(HLSError) {
@@ -17,17 +13,13 @@ struct HLSURIResolver {
         directory = Array((base.scheme + "://" + base.hostHeader).utf8) + removeDotSegments(directoryPath)
     }
 
-    /// The absolute http(s) URL of `reference`, or nil when it must stay as
-    /// written: empty, another scheme (`skd:`, `data:`, …), not a URL
-    /// OriginURL accepts (blanks, userinfo, a bad host), or holding an
-    /// EXT-X-DEFINE variable reference `{$name}` that only the client can
-    /// substitute (RFC 8216bis §4.3).
+    /// Nil to keep it as written: empty, another scheme (`skd:`, `data:`), refused by OriginURL,
+    /// or holding an EXT-X-DEFINE `{$name}` only the client can substitute (RFC 8216bis §4.3).
     func resolve(_ reference: String) -> String? {
         var copy = reference
         return copy.withUTF8 { resolve(bytes: $0) }
     }
 
-    /// `resolve` of the UTF-8 bytes of a reference.
     func resolve(bytes r: UnsafeBufferPointer<UInt8>) -> String? {
         guard !r.isEmpty, !Self.hasVariableReference(r) else { return nil }
         if let schemeLength = OriginURL.schemeLength(r) {
@@ -52,11 +44,9 @@ struct HLSURIResolver {
         return false
     }
 
-    /// A relative-path reference that resolution only appends to the base
-    /// directory, with nothing OriginURL would refuse or rewrite: no leading
-    /// "/" or "?", no "." or ".." segment, no fragment, no blank or control
-    /// byte. The same result as `base.resolving(reference)?.string` (a test
-    /// holds the two side by side), without its copies.
+    /// A reference resolution only appends to `directory`, nothing OriginURL would refuse or
+    /// rewrite (leading "/" or "?", "." or ".." segment, fragment, blank, control): the result
+    /// of `base.resolving(reference)?.string` (a test compares them) without its copies.
     static func isPlainRelativePath(_ r: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = r.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "?") else { return false }
         var segmentStart = true, dots = 0, inQuery = false
