@@ -170,11 +170,9 @@ static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
     return queue_range(c, CS_OUT_FILE, fd, NULL, 0, offset, len);
 }
 
-/*
- * Sends from a file range until it is done, the socket is full or the budget
+/* Sends from a file range until it is done, the socket is full or the budget
  * is spent; advances offset and len. Returns 0 or -errno. sendfile returning 0
- * means the file ended before the range did.
- */
+ * means the file ended before the range did. */
 static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *budget)
 {
     while (*len > 0 && *budget > 0) {
@@ -197,12 +195,10 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
     return 0;
 }
 
-/*
- * Reads the piece of an encrypted file starting at plaintext offset `from`
+/* Reads the piece of an encrypted file starting at plaintext offset `from`
  * (at most `most` bytes of whole units, not past `end`; `most` at most
  * CS_XTS_PIECE) into piece, decrypted (cs_xts_read); *start and *len tell
- * where the bytes from `from` are.
- */
+ * where the bytes from `from` are. */
 static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
                       int64_t most, uint8_t *piece, size_t *start, size_t *len)
 {
@@ -229,14 +225,12 @@ static int xts_fill(cs_conn *c, cs_out_item *it)
                       CS_XTS_LOOP_READ, it->piece, &it->start, &it->piece_len);
 }
 
-/*
- * The read-ahead: while the loop sends one piece of a long range, a pool
+/* The read-ahead: while the loop sends one piece of a long range, a pool
  * thread reads and decrypts the next, so a second core shares the work. At
  * most one per range (two pieces per connection at most, whatever the
  * client reads). The conn waits for it before closing (cs__conn_finish_close
  * runs when it ends), so its item, the descriptor and the key it reads stay
- * valid: their owner lets them go only after on_close.
- */
+ * valid: their owner lets them go only after on_close. */
 struct cs_xts_job {
     uv_work_t req;
     cs_conn *conn;
@@ -313,16 +307,14 @@ static void job_done(uv_work_t *req, int status)
     }
 }
 
-/*
- * Starts reading the piece after the ready one, if the range goes on. Best
+/* Starts reading the piece after the ready one, if the range goes on. Best
  * effort: without a job (no memory) the piece is read on the loop when its
  * turn comes. Whole units of the range only: a unit it holds in part (its
  * last) may be rewritten by the loop meanwhile (a download re-enciphers a
  * unit it completes), and a read racing that write could see a block half
  * old, half new; such a unit is read on the loop, which does the writes.
  * (The first piece is read on the loop too, and every piece after it starts
- * on a unit boundary.)
- */
+ * on a unit boundary.) */
 static void read_ahead(cs_conn *c, cs_out_item *it)
 {
     int64_t from = it->offset + (int64_t)it->piece_len;
@@ -353,12 +345,10 @@ static void read_ahead(cs_conn *c, cs_out_item *it)
     c->xts_jobs++;
 }
 
-/*
- * Sends an encrypted range until it is done, the socket is full, the budget
+/* Sends an encrypted range until it is done, the socket is full, the budget
  * is spent or the next piece is still being read ahead (c->out_waiting).
  * The ready piece's buffer goes back to the loop whenever nothing decrypted
- * waits in it. Returns 0 or -errno.
- */
+ * waits in it. Returns 0 or -errno. */
 static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
 {
     int r = 0;
@@ -511,10 +501,8 @@ static int can_send_now(const cs_conn *c)
     return c->head == NULL && !c->connecting;
 }
 
-/*
- * Sends head then body (either may be empty) with as few system calls as the
- * socket allows, one sendmsg of both; what it does not take now is queued.
- */
+/* Sends head then body (either may be empty) with as few system calls as the
+ * socket allows, one sendmsg of both; what it does not take now is queued. */
 static int write_two(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len, int flags)
 {
     if (conn->closing || conn->drain_close)
@@ -616,12 +604,10 @@ static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id,
     return r < 0 ? r : cs__conn_update_poll(conn);
 }
 
-/*
- * A head (may be empty) and an encrypted range. With nothing queued, the
+/* A head (may be empty) and an encrypted range. With nothing queued, the
  * first piece is decrypted first and goes out with the head in one sendmsg
  * (one call and one packet train instead of two sends), then as much more
- * as the socket takes; the rest is queued.
- */
+ * as the socket takes; the rest is queued. */
 static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, int fd, const cs_xts *xts,
                          uint64_t file_id, int64_t offset, size_t len)
 {

@@ -34,11 +34,9 @@ static void begin_shutdown(cs_loop *loop)
     uv_walk(&loop->uv, shutdown_walk_cb, NULL);
 }
 
-/*
- * Runs queued tasks in order. Tasks may post more tasks; those run in the
+/* Runs queued tasks in order. Tasks may post more tasks; those run in the
  * same wakeup. Once `stopping` is seen with an empty queue under the mutex
- * no further task can be accepted, so shutdown can start.
- */
+ * no further task can be accepted, so shutdown can start. */
 static void wake_cb(uv_async_t *async)
 {
     cs_loop *loop = async->loop->data;
