@@ -3,30 +3,22 @@ import Glibc
 
 /// The keys of an encrypted cache folder.
 ///
-/// The user's key (32 bytes) never encrypts data itself: it wraps a random
-/// folder key, kept sealed (AES-256-GCM) in `FOLDER/encryption`. Opening
-/// unwraps it: the GCM tag is the key check, so a wrong key is refused
-/// before anything is read or removed. The folder key is two secrets: the
-/// name seed, which file names are keyed by, and the content key, which
-/// everything else is derived from (HMAC-SHA256 with a label each). A new
-/// folder uses one random key for both; `cache rekey` (FolderRekey)
-/// re-encrypts every file under a new content key and keeps the name seed
-/// (the cache key behind a file name is not stored, so names cannot be
-/// recomputed):
+/// The user's key (32 bytes) only wraps a random folder key, sealed (AES-256-GCM) in
+/// `FOLDER/encryption`; the GCM tag is the key check, so a wrong key is refused before anything
+/// is read or removed. The folder key is two secrets: the name seed (file names) and the content
+/// key (everything else, HMAC-SHA256 with a label each). A new folder uses one random key for
+/// both; `cache rekey` replaces the content key and keeps the name seed (a file name's cache key
+/// is not stored, so names cannot be recomputed):
 ///
-/// - data files: AES-256-XTS over 4 KiB units, the tweak made of the unit
-///   number and a file id (`fileID(key:version:)`), so every unit of every
-///   file is enciphered differently; random access and partial rewrites
-///   need no stored nonce and no counter can be reused;
-/// - metadata, index snapshots and journal entries: AES-256-GCM, a fresh
-///   random nonce per write, the entry's key (or the file's role) bound as
-///   associated data;
-/// - file names: store keys are HMAC-SHA256 of the cache key, so nobody
-///   without the key can confirm which URL a file holds by hashing it.
+/// - data files: AES-256-XTS over 4 KiB units, tweaked with unit number and file id
+///   (`fileID(key:version:)`): every unit enciphered differently, random access and rewrites
+///   without stored nonce or counter reuse;
+/// - metadata, index snapshots, journal entries: AES-256-GCM, a fresh random nonce per write, the
+///   entry's key (or the file's role) as associated data;
+/// - file names: HMAC-SHA256 of the cache key, so nobody without the key can confirm a URL by hashing.
 ///
 /// Immutable and thread-safe.
 package final class FolderKeys: Sendable {
-    /// The name of the sealed folder key inside the cache folder.
     package static let fileName = "encryption"
     static let magic: [UInt8] = Array("HCKEY001".utf8)
 
@@ -74,9 +66,8 @@ package final class FolderKeys: Sendable {
 
     // MARK: the user's key
 
-    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around them
-    /// ignored). It must be a regular file of this user's, readable and
-    /// writable by no one else (`TrustedFile`); every refusal is ENOKEY-coded
+    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around ignored), a regular file of
+    /// this user's that no one else may read or write (`TrustedFile`); every refusal is ENOKEY
     /// (`HTTPCacheError.Code.key`, exit status 22) and says why.
     package static func readKeyFile(_ path: String) throws(StorageError) -> [UInt8] {
         let bytes = try TrustedFile.read(path, what: "key file", maxBytes: keyFileMaxBytes, secret: true, code: ENOKEY)
@@ -125,11 +116,9 @@ package final class FolderKeys: Sendable {
         access(root + "/" + fileName, F_OK) == 0
     }
 
-    /// The folder's keys under `userKey`: unwrapped from its file, or made
-    /// (and sealed into it) when the folder is new (`isNew`). Throws
-    /// ENOKEY-coded when the folder is encrypted and no key is given,
-    /// EKEYREJECTED-coded for a wrong key or a key given to a folder made
-    /// without one; nothing in the folder is touched then.
+    /// The folder's keys under `userKey`: unwrapped, or made and sealed when the folder `isNew`.
+    /// Throws, touching nothing, ENOKEY for an encrypted folder without key, EKEYREJECTED for a
+    /// wrong key or a key to a folder made without one.
     package static func open(root: String, userKey: [UInt8]?, isNew: Bool) throws(StorageError) -> FolderKeys? {
         let path = root + "/" + fileName
         if access(root + "/" + FolderRekey.journalName, F_OK) == 0 {
@@ -198,9 +187,8 @@ package final class FolderKeys: Sendable {
         nameKey.mac(cacheKey.utf8).withUnsafeBytes(Digest.hex)
     }
 
-    /// The id in the XTS tweak of an entry's data file of `version`:
-    /// different for every file, so equal bytes at equal offsets of two
-    /// files differ on disk.
+    /// The XTS tweak's id of an entry's data file of `version`: per file, so equal bytes at equal
+    /// offsets of two files differ on disk.
     func fileID(key: String, version: Int) -> UInt64 {
         let mac = Digest.hmacSHA256(key: idKey, message: Array("\(key).\(version)".utf8)) ?? []
         return mac.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
