@@ -1,7 +1,5 @@
-/// A run of stored metadata bytes (a whole text, a line, a key or a value):
-/// the decoder's one view, so an entry's first use slices and compares
-/// bytes instead of building Substrings. Valid only while the buffer it
-/// views is (inside one `withUnsafeBufferPointer`).
+/// A run of stored metadata bytes (text, line, key or value): the decoder slices and compares bytes
+/// instead of building Substrings. Valid only while its buffer is (one `withUnsafeBufferPointer`).
 struct MetadataBytes {
     private let base: UnsafeBufferPointer<UInt8>
     private let start: Int
@@ -77,8 +75,7 @@ struct MetadataBytes {
         return pieces
     }
 
-    /// What `Int64(String)` accepts: an optional sign, then decimal digits
-    /// that fit; nil for anything else.
+    /// What `Int64(String)` accepts: an optional sign, then decimal digits that fit.
     var int64: Int64? {
         var i = start
         var negative = false

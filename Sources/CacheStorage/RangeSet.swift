@@ -1,6 +1,5 @@
-/// A set of byte offsets kept as sorted, disjoint, non-adjacent half-open ranges.
-///
-/// Pure value type: what a resource has cached, or what a download covers.
+/// Byte offsets as sorted, disjoint, non-adjacent half-open ranges: what a resource has cached,
+/// or what a download covers.
 package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     package private(set) var ranges: [Range<Int64>] = []
 
@@ -12,10 +11,8 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
 
     package var isEmpty: Bool { ranges.isEmpty }
 
-    /// Total number of bytes in the set.
     package var byteCount: Int64 { ranges.reduce(0) { $0 + Int64($1.count) } }
 
-    /// Index of the first range whose upper bound is above `offset`.
     private func firstIndex(endingAfter offset: Int64) -> Int {
         var low = 0, high = ranges.count
         while low < high {
@@ -62,7 +59,6 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         return ranges[index]
     }
 
-    /// True when every byte of `range` is in the set.
     package func covers(_ range: Range<Int64>) -> Bool {
         if range.isEmpty { return true }
         guard let run = run(containing: range.lowerBound) else { return false }
@@ -110,8 +106,7 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         self = parsed
     }
 
-    /// "first-last,first-last" (inclusive bounds, as `description` writes);
-    /// empty for none.
+    /// "first-last,first-last" (inclusive, as `description` writes); empty for none.
     init?(parsing text: MetadataBytes) {
         self.init()
         if text.isEmpty { return }
