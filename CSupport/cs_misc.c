@@ -1,7 +1,4 @@
-/*
- * cs_misc.c — name resolution, thread-pool work, error strings, SHA-256,
- * the malloc arena cap and syncfs.
- */
+/* cs_misc.c — name resolution, pool work, error strings, SHA-256, malloc arenas, syncfs, xattrs. */
 #define _GNU_SOURCE /* syncfs */
 #include <errno.h>
 #include <malloc.h>
