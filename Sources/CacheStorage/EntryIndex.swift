@@ -18,7 +18,6 @@ package struct EntryIndex: Sendable {
         /// are variants of one URL.
         package var route: UInt32
         package var flags: UInt32
-
         package var isPinned: Bool { flags & Self.pinned != 0 }
         package static let pinned: UInt32 = 1
 

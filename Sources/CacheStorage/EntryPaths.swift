@@ -30,7 +30,6 @@ package struct EntryPaths: Sendable {
     }
 
     package var meta: String { base + ".meta" }
-
     /// Which of the 4,096 folders the entry is in.
     package var folderNumber: Int { Int(String(key.utf8.prefix(3)).flatMap { Int($0, radix: 16) } ?? 0) }
 

@@ -21,12 +21,10 @@ import Glibc
 package final class FolderKeys: Sendable {
     package static let fileName = "encryption"
     static let magic: [UInt8] = Array("HCKEY001".utf8)
-
     let dataKey: [UInt8]
     let sealKey: [UInt8]
     let nameKey: Digest.HMACKey
     let idKey: [UInt8]
-
     /// The secrets these keys come from (what the `encryption` file seals).
     let material: Material
 
@@ -111,7 +109,6 @@ package final class FolderKeys: Sendable {
 
     private static let wrapContext = Array("httpcache folder key".utf8)
 
-    /// Whether `root` has a sealed folder key.
     package static func isEncrypted(_ root: String) -> Bool {
         access(root + "/" + fileName, F_OK) == 0
     }
@@ -194,7 +191,6 @@ package final class FolderKeys: Sendable {
         return mac.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    /// The cipher of an entry's data file of `version`.
     func cipher(key: String, version: Int) -> UnitCipher? {
         UnitCipher(key: dataKey, fileID: fileID(key: key, version: version))
     }

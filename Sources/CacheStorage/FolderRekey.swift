@@ -22,7 +22,6 @@ package enum FolderRekey {
     static let journalMagic: [UInt8] = Array("HCREKEY1".utf8)
     static let journalContext = Array("httpcache rekey".utf8)
 
-    /// What a rekey did.
     package struct Summary: Sendable, Equatable {
         /// Entries re-encrypted (those a resumed run found done are not counted).
         package var entries = 0

@@ -44,7 +44,6 @@ package enum IndexFiles {
     static let snapshotContext = "httpcache index"
     static let journalContext = "httpcache journal"
 
-    /// A journal entry's size on disk.
     static func journalEntrySize(keys: FolderKeys?) -> Int {
         keys == nil ? journalEntrySize : journalEntrySize + Sealing.overhead
     }
@@ -238,7 +237,6 @@ struct IndexJournal {
     private(set) var generation: Int
     private var fd: Int32 = -1
     private var pending: [UInt8] = []
-    /// Entries in the current journal file.
     private(set) var entries = 0
 
     init(root: String, shard: Int, generation: Int, keys: FolderKeys? = nil) {

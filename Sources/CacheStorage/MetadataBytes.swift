@@ -15,7 +15,6 @@ struct MetadataBytes {
 
     var count: Int { end - start }
     var isEmpty: Bool { start == end }
-
     /// The text, invalid UTF-8 repaired as `String(decoding:as:)` does.
     var string: String { String(decoding: UnsafeBufferPointer(rebasing: base[start..<end]), as: UTF8.self) }
 

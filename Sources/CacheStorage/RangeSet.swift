@@ -10,7 +10,6 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     }
 
     package var isEmpty: Bool { ranges.isEmpty }
-
     package var byteCount: Int64 { ranges.reduce(0) { $0 + Int64($1.count) } }
 
     private func firstIndex(endingAfter offset: Int64) -> Int {
@@ -52,7 +51,6 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
 
     package func contains(_ offset: Int64) -> Bool { run(containing: offset) != nil }
 
-    /// The stored range that contains `offset`, if any.
     package func run(containing offset: Int64) -> Range<Int64>? {
         let index = firstIndex(endingAfter: offset)
         guard index < ranges.count, ranges[index].lowerBound <= offset else { return nil }
@@ -89,7 +87,6 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
-    /// Keeps only the bytes below `limit`.
     package mutating func clip(to limit: Int64) {
         remove(limit..<Int64.max)
     }

@@ -40,7 +40,6 @@ package final class Resource {
     @exclusivity(unchecked) package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
-
     private var file: DataFile?
     /// This version's data file, kept after the descriptor closes: metadata goes only to it.
     private var fileIdentity: FileIdentity?

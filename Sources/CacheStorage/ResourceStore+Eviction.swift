@@ -21,14 +21,10 @@ extension ResourceStore {
     /// How far under the limit a round goes (a 64th, at most 16 MiB and a batch of entries): the
     /// room the next misses fill before another round.
     package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
-
     /// Where a round aims (it starts past the limit: a full cache holds what it may).
     var lowWater: Int64 { maxBytes - evictionSlack }
-
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
-
-    /// Evicted entries whose files are not removed yet.
     var pendingRemovals: Int { removing.count + removalQueue.count }
 
     /// A batch of files waits for the pool (unlinks slower than misses: a disk busy syncing): new

@@ -14,7 +14,6 @@ package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
     let logger: Logger
-    /// What this store shares with the other shards of its folder.
     package let group: StoreGroup
     package let shardIndex: Int
     package var lock: CacheLock { group.lock }
@@ -79,11 +78,9 @@ package final class ResourceStore {
     private var flushTimer: LoopTimer?
     private(set) var log: IndexLog!
     private var flusher: MetadataFlusher!
-    /// A ready data file for the next new resource (see SpareFolder).
     let spare: SpareFolder
     /// Called when an idle resource is let go, so holders of loading state drop theirs.
     package var resourceReleased: ((Resource) -> Void)?
-
     var resourcesRoot: String { root + "/resources" }
     var tempRoot: String { root + "/tmp" }
 
@@ -148,7 +145,6 @@ package final class ResourceStore {
     /// The unkeyed store key (SHA-256); `storeKey(for:)` is keyed in an encrypted folder.
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
 
-    /// The store key of a cache key in this folder (see StoreGroup.key(for:)).
     package func storeKey(for cacheKey: String) -> String { group.key(for: cacheKey) }
 
     /// The resource under an already hashed key (the proxy hashes a URL's key once), created

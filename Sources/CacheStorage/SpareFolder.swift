@@ -49,7 +49,6 @@ final class SpareFolder: @unchecked Sendable {
         prepare()
     }
 
-    /// Starts making spares until the stock is full.
     func prepare() {
         let missing = stockState.withLock { stock in
             let missing = max(0, Self.stock - stock.ready.count - stock.making)

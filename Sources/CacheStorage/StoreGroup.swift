@@ -23,7 +23,6 @@ package final class StoreGroup: Sendable {
     private let routingKey: @Sendable (String) -> String
     /// Every shard's index, read once before any opens; each shard takes its own.
     private let loaded: Locked<IndexLoader.Loaded?>
-
     private let stores = Locked<[Shard]>([])
 
     private struct Shard: @unchecked Sendable {
@@ -33,11 +32,9 @@ package final class StoreGroup: Sendable {
         let index: Int
     }
 
-    /// The folder's keys when it is encrypted.
     package let keys: FolderKeys?
     /// The entry folders made so far (made with their first entry).
     package let folders = LevelFolders()
-
     /// The file system refused a user attribute (ENOTSUP): new entries keep a `.meta` file for
     /// the rest of this process, and none is converted.
     private let attributesRefused = Atomic<Bool>(false)
@@ -121,18 +118,7 @@ package final class StoreGroup: Sendable {
     }
 
     package static func shard(ofKey key: String, count: Int) -> Int {
-        guard count > 1 else { return 0 }
-        var value: UInt32 = 0
-        for byte in key.utf8.prefix(8) {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            default: digit = 0
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        return Int(value % UInt32(count))
+        count > 1 ? shard(ofRoute: EntryKey(hex: key)?.prefix32 ?? 0, count: count) : 0
     }
 
     /// The shard owning the resources of `url` (stored with that URL).
@@ -154,7 +140,6 @@ package final class StoreGroup: Sendable {
     /// The shard of a route (the same as `shard(ofKey:)` of the primary key).
     static func shard(ofRoute route: UInt32, count: Int) -> Int { count > 1 ? Int(route % UInt32(count)) : 0 }
 
-    /// Bytes stored by all shards.
     package var totalBytes: Int64 { bytes.load(ordering: .relaxed) }
 
     func add(_ delta: Int64) { bytes.add(delta, ordering: .relaxed) }
@@ -163,7 +148,6 @@ package final class StoreGroup: Sendable {
     /// so a million tiny entries cannot fill the disk while the cached bytes look small.
     package static let entryOverhead: Int64 = 4096
 
-    /// Entries of all shards.
     package var entryCount: Int64 { entries.load(ordering: .relaxed) }
 
     func addEntries(_ delta: Int64) { entries.add(delta, ordering: .relaxed) }

@@ -10,7 +10,6 @@ package struct URLSigner: Sendable {
     package static let signatureLength = 43
     /// Bound into every MAC so a signature never means anything else.
     private static let label = Array("httpcache-url-v1\u{0}".utf8)
-
     private let key: [UInt8]
 
     package init(key: [UInt8]) {
@@ -18,7 +17,6 @@ package struct URLSigner: Sendable {
         self.key = key
     }
 
-    /// The signature of `origin`, base64url-encoded.
     package func signature(forOrigin origin: String) -> String {
         var out: [UInt8] = []
         Base64URL.encode(mac(origin), into: &out)

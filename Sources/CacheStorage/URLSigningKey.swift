@@ -11,7 +11,6 @@ package enum URLSigningKey {
     /// What the key is sealed as in an encrypted folder.
     static let context = "httpcache url key"
 
-    /// Reads the key, creating it (and the folder) when missing.
     package static func loadOrCreate(folder: String, keys: FolderKeys? = nil) throws(StorageError) -> [UInt8] {
         let path = path(folder: folder)
         if let stored = try load(path) {

@@ -127,7 +127,6 @@ public final class PreloadTask: Sendable {
 
     /// The latest progress.
     public var progress: PreloadProgress { state.withLock { $0.progress } }
-
     /// nil while running; then the final progress, or why it failed.
     public var result: Result<PreloadProgress, HTTPCacheError>? { state.withLock { $0.result } }
 
