@@ -3,14 +3,13 @@ import Glibc
 
 /// The sparse data file of one resource: bytes live at their real offsets.
 ///
-/// The descriptor is immutable, closed on deinit; responses keep the object alive while its
-/// sendfile ranges are queued. Positional I/O, so sharing across threads (fdatasync on the pool)
-/// is safe.
+/// The descriptor is immutable, closed on deinit; responses keep the object alive while its sendfile ranges
+/// are queued. Positional I/O, so sharing across threads (fdatasync on the pool) is safe.
 ///
-/// Encrypted, it holds AES-256-XTS units: a read decrypts the whole units it touches; a partial
-/// unit write decrypts the unit on disk, merges and writes it back (other bytes stay as they were,
-/// so a torn write never spoils claimed bytes: XTS enciphers each 16-byte block alone). Never sent
-/// with sendfile (`isEncrypted`). Encrypted reads and writes run on one thread at a time (the loop).
+/// Encrypted, it holds AES-256-XTS units: a read decrypts the whole units it touches; a partial unit write
+/// decrypts the unit on disk, merges and writes it back (other bytes stay as they were, so a torn write
+/// never spoils claimed bytes: XTS enciphers each 16-byte block alone). Never sent with sendfile
+/// (`isEncrypted`). Encrypted reads and writes run on one thread at a time (the loop).
 package final class DataFile: @unchecked Sendable {
     package let fd: Int32
     /// Read at open: a later metadata write checks the entry's name still leads here.

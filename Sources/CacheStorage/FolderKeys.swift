@@ -3,12 +3,11 @@ import Glibc
 
 /// The keys of an encrypted cache folder.
 ///
-/// The user's key (32 bytes) only wraps a random folder key, sealed (AES-256-GCM) in
-/// `FOLDER/encryption`; the GCM tag is the key check, so a wrong key is refused before anything
-/// is read or removed. The folder key is two secrets: the name seed (file names) and the content
-/// key (everything else, HMAC-SHA256 with a label each). A new folder uses one random key for
-/// both; `cache rekey` replaces the content key and keeps the name seed (a file name's cache key
-/// is not stored, so names cannot be recomputed):
+/// The user's key (32 bytes) only wraps a random folder key, sealed (AES-256-GCM) in `FOLDER/encryption`;
+/// the GCM tag is the key check, so a wrong key is refused before anything is read or removed. The folder
+/// key is two secrets: the name seed (file names) and the content key (everything else, HMAC-SHA256 with a
+/// label each). A new folder uses one random key for both; `cache rekey` replaces the content key and keeps
+/// the name seed (a file name's cache key is not stored, so names cannot be recomputed):
 ///
 /// - data files: AES-256-XTS over 4 KiB units, tweaked with unit number and file id
 ///   (`fileID(key:version:)`): every unit enciphered differently, random access and rewrites

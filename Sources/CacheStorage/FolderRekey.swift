@@ -1,19 +1,18 @@
 import CacheIO
 import Glibc
 
-/// `cache rekey`: re-encrypts an encrypted cache folder in place under a new user key and a new
-/// content key, so the old key, even with an old copy of `encryption`, opens nothing left.
+/// `cache rekey`: re-encrypts an encrypted cache folder in place under a new user key and a new content
+/// key, so the old key, even with an old copy of `encryption`, opens nothing left.
 ///
-/// Offline (lock held) and resumable. First a journal, `encryption.rekey`: old and new content
-/// key sealed under the new user key; while it exists the folder refuses to open
-/// (FolderKeys.open) and the same rekey run again finishes the work. Then per entry: the data is
-/// re-encrypted into its next data file version, metadata sealed under the new key names it and
-/// replaces the old by a rename (one file: the new data file's attribute), and only then the old
-/// data goes. Killed anywhere, an entry's metadata is the old naming intact old data, or the new
-/// naming complete new data; the key its seal opens with tells which. Download records and the
-/// URL-signing key (same key: signed URLs keep working) are resealed by rename; the index (naming
-/// old versions) is removed and rebuilt by the next start. Last, the new `encryption` file
-/// replaces the old and the journal goes.
+/// Offline (lock held) and resumable. First a journal, `encryption.rekey`: old and new content key sealed
+/// under the new user key; while it exists the folder refuses to open (FolderKeys.open) and the same rekey
+/// run again finishes the work. Then per entry: the data is re-encrypted into its next data file version,
+/// metadata sealed under the new key names it and replaces the old by a rename (one file: the new data
+/// file's attribute), and only then the old data goes. Killed anywhere, an entry's metadata is the old
+/// naming intact old data, or the new naming complete new data; the key its seal opens with tells which.
+/// Download records and the URL-signing key (same key: signed URLs keep working) are resealed by rename;
+/// the index (naming old versions) is removed and rebuilt by the next start. Last, the new `encryption`
+/// file replaces the old and the journal goes.
 ///
 /// File names stay (keyed by the kept name seed). Blocking: a command's work, never a loop's.
 package enum FolderRekey {

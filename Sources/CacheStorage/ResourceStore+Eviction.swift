@@ -7,13 +7,12 @@ struct EvictedEntry {
     let files: [String]
 }
 
-// Eviction runs in the background, in batches. A round takes the least recently used idle
-// entries out of the index at once (on the loop: the counts fall under the limit there and then)
-// and their files go in one pool task; the journal hears of the removals once the files are gone,
-// so a crash mid-batch leaves listed entries without files, forgotten at first use (as after any
-// crash). A round starts past the limit and goes a slack under it: rounds come once per slack of
-// new bytes, a miss never waits for a file, and with one batch on the pool at a time the folder
-// is over its limit by at most one batch's files.
+// Eviction runs in the background, in batches. A round takes the least recently used idle entries out of
+// the index at once (on the loop: the counts fall under the limit there and then) and their files go in one
+// pool task; the journal hears of the removals once the files are gone, so a crash mid-batch leaves listed
+// entries without files, forgotten at first use (as after any crash). A round starts past the limit and
+// goes a slack under it: rounds come once per slack of new bytes, a miss never waits for a file, and with
+// one batch on the pool at a time the folder is over its limit by at most one batch's files.
 extension ResourceStore {
     /// Most entries a round evicts: one task on the pool, an unlink each (two in the older layout).
     package static let evictionBatch = 256

@@ -196,8 +196,7 @@ package final class ResourceStore {
         return resource
     }
 
-    /// Keeps a resource at hand; past the bound lets go of the least recently used idle half
-    /// (amortised).
+    /// Keeps a resource at hand; past the bound lets go of the least recently used idle half (amortised).
     func keep(_ resource: Resource) {
         resources[resource.key] = resource
         guard resources.count > maxIdleResources * 2 else { return }

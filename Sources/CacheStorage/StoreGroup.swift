@@ -47,10 +47,9 @@ package final class StoreGroup: Sendable {
         !attributesRefused.exchange(true, ordering: .relaxed)
     }
 
-    /// Creates (if needed) and locks the folder, clearing an earlier run's scratch folders. Throws,
-    /// reading and removing nothing, while another process holds it or when `encryptionKey` does
-    /// not fit the folder (wrong, or present/missing against how it was made). `cacheKey` maps a
-    /// URL to its cache key.
+    /// Creates (if needed) and locks the folder, clearing an earlier run's scratch folders. Throws, reading
+    /// and removing nothing, while another process holds it or when `encryptionKey` does not fit the folder
+    /// (wrong, or present/missing against how it was made). `cacheKey` maps a URL to its cache key.
     package init(root: String, count: Int = 1, encryptionKey: [UInt8]? = nil,
                  cacheKey: @escaping @Sendable (String) -> String = { $0 }) throws(StorageError) {
         self.root = root

@@ -4,10 +4,9 @@
 import CacheHTTP
 #endif
 
-/// The part of an origin response head kept to replay and judge it later (RFC 9111 §3, §4):
-/// status, end-to-end fields, the two clock readings age needs, the request's secondary key (§4.1).
-/// Framing fields (Content-Length, Content-Range, Transfer-Encoding) are not kept: each response
-/// computes its own.
+/// The part of an origin response head kept to replay and judge it later (RFC 9111 §3, §4): status,
+/// end-to-end fields, the two clock readings age needs, the request's secondary key (§4.1). Framing fields
+/// (Content-Length, Content-Range, Transfer-Encoding) are not kept: each response computes its own.
 package struct StoredResponseHead: Sendable, Equatable {
     /// 0 only while decoding.
     package var status = 0

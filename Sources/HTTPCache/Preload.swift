@@ -202,17 +202,16 @@ public final class PreloadTask: Sendable {
 }
 
 extension MediaCache {
-    /// Fetches `url` into the cache in the background through the downloads players use (a player
-    /// wanting the same bytes shares the fetch), at lower priority (no new fetch while a player's
-    /// request is served; at most two preload fetches at once).
+    /// Fetches `url` into the cache in the background through the downloads players use (a player wanting
+    /// the same bytes shares the fetch), at lower priority (no new fetch while a player's request is
+    /// served; at most two preload fetches at once).
     ///
-    /// With `range` (inclusive byte offsets), exactly those bytes; without, the whole resource, and
-    /// an HLS playlist's walk goes on: master → variants (`options.variants`) → their audio, video
-    /// and subtitle renditions → keys, init sections and segments (all, or the first
-    /// `options.duration` seconds of each media playlist). A DASH MPD walks every period and
-    /// adaptation set: the chosen representations' initialization, index and media segments
-    /// (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase via `sidx`); a live one what is
-    /// available now (`PreloadProgress.live`).
+    /// With `range` (inclusive byte offsets), exactly those bytes; without, the whole resource, and an HLS
+    /// playlist's walk goes on: master → variants (`options.variants`) → their audio, video and subtitle
+    /// renditions → keys, init sections and segments (all, or the first `options.duration` seconds of each
+    /// media playlist). A DASH MPD walks every period and adaptation set: the chosen representations'
+    /// initialization, index and media segments (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase
+    /// via `sidx`); a live one what is available now (`PreloadProgress.live`).
     public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
         guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }
