@@ -121,13 +121,8 @@ extension ResourceStore {
             var files = [paths.meta, paths.data(version: dropped.version)]
             if let named, named != dropped.version { files.append(paths.data(version: named)) }
             queueRemoval(EvictedEntry(record: dropped, files: files))
-        case .valid(var metadata, let file, let sample, let oneFile):
-            metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
-            let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                    metadata: metadata, store: self, onDisk: true, route: record.route, oneFile: oneFile)
-            keep(resource)
-            // The record follows the metadata when a crash left them apart.
-            recount(resource)
+        case .valid(let metadata, let file, let sample, let oneFile):
+            let resource = keepStored(key, record, metadata, oneFile: oneFile)
             if let file { resource.use(opened: file) }
             resource.derived.headSample = sample
         }

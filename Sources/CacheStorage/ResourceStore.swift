@@ -170,28 +170,30 @@ package final class ResourceStore {
         return materialize(record, key: key)
     }
 
-    /// An entry's metadata (nil, and the entry dropped, when it has none: a crash before its
-    /// first flush, or files removed by hand).
-    private func readMetadata(_ record: EntryIndex.Record, key: String) -> StoredMetadata? {
+    /// The entry read from disk now (nil, and the entry dropped, when it has no metadata: a crash before
+    /// its first flush, or files removed by hand).
+    private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
+        readsOnLoop += 1
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
         let stored = paths.readMetadata(keys: group.keys, oneFile: record.isOneFile, version: record.version)
-        guard var found = stored, !found.metadata.ranges.isEmpty else {
+        guard let found = stored, !found.metadata.ranges.isEmpty else {
             if let named = stored?.version, named != record.version { unlink(paths.data(version: named)) }
             forget(record, paths: paths)
             return nil
         }
-        found.metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
-        return found
+        return keepStored(key, record, found.metadata, oneFile: found.oneFile)
     }
 
-    private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
-        readsOnLoop += 1
-        guard let found = readMetadata(record, key: key) else { return nil }
+    /// A stored entry kept at hand: the index keeps the LRU order, and the record follows the metadata
+    /// when a crash left them apart.
+    func keepStored(_ key: String, _ record: EntryIndex.Record, _ stored: ResourceMetadata,
+                    oneFile: Bool) -> Resource {
+        var metadata = stored
+        metadata.lastAccess = record.lastAccess
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                metadata: found.metadata, store: self, onDisk: true, route: record.route,
-                                oneFile: found.oneFile)
+                                metadata: metadata, store: self, onDisk: true, route: record.route,
+                                oneFile: oneFile)
         keep(resource)
-        // The record follows the metadata when a crash left them apart.
         recount(resource)
         return resource
     }
