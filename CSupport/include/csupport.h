@@ -49,7 +49,6 @@ int cs_loop_post(cs_loop *loop, cs_task_fn fn, void *ctx);
 
 /** 1 when called on the loop's thread, else 0. Thread-safe. */
 int cs_loop_is_current(const cs_loop *loop);
-
 /** The loop's cached monotonic clock in milliseconds (loop thread). */
 uint64_t cs_loop_now_ms(cs_loop *loop);
 
@@ -87,7 +86,6 @@ void cs_listener_pause(cs_listener *listener);
 
 /** Accepts again after cs_listener_pause (no-op when not paused). */
 void cs_listener_resume(cs_listener *listener);
-
 /** Stops accepting and closes the listener. */
 void cs_listener_close(cs_listener *listener);
 
@@ -159,7 +157,6 @@ int cs_conn_send_head_xts(cs_conn *conn, const void *head, size_t head_len, int 
 
 /** Bytes queued and not yet sent. */
 size_t cs_conn_queued(const cs_conn *conn);
-
 /** Total bytes sent on this conn so far (memory and file). */
 uint64_t cs_conn_bytes_sent(const cs_conn *conn);
 
@@ -197,7 +194,6 @@ cs_timer *cs_timer_start(cs_loop *loop, uint64_t timeout_ms, uint64_t repeat_ms,
 
 /** Restarts the countdown with a new timeout (keeps repeat). */
 void cs_timer_reset(cs_timer *timer, uint64_t timeout_ms);
-
 /** Stops and closes the timer. */
 void cs_timer_close(cs_timer *timer);
 
@@ -264,7 +260,6 @@ int cs_gunzip(const uint8_t *in, size_t len, size_t cap, uint8_t **out, size_t *
 
 /** Encodes a whole body as gzip into a new buffer, freed with cs_free. Returns 0 or -errno. */
 int cs_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
-
 /** Frees a buffer this API allocated. */
 void cs_free(void *pointer);
 
@@ -272,10 +267,8 @@ void cs_free(void *pointer);
 
 /** SHA-256 of data into out (32 bytes); plain C, no libcrypto (see cs_misc.c). */
 void cs_sha256(const void *data, size_t len, uint8_t out[32]);
-
 /** HMAC-SHA256 of data under key into out (32 bytes). Returns 0, or -1 (out zeroed). */
 int cs_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32]);
-
 /** len bytes from OpenSSL's CSPRNG. Returns 0, or -1 when it cannot supply them. */
 int cs_random_bytes(uint8_t *out, size_t len);
 

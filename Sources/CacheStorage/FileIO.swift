@@ -48,6 +48,15 @@ package enum FileIO {
         return true
     }
 
+    /// Creates `path` whole unless it exists (the existing file wins): written aside, synced and linked
+    /// into place, so no reader sees half a file and of two creators one wins. False with errno set.
+    package static func createOnce(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
+        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        guard writeAtomically(temp, bytes, tempFolder: tempFolder) else { return false }
+        defer { unlink(temp) }
+        return link(temp, path) == 0 || errno == EEXIST
+    }
+
     /// Makes a folder's entries (renames, links) durable; false when it cannot.
     @discardableResult
     package static func syncFolder(_ path: String) -> Bool {

@@ -138,13 +138,8 @@ package final class FolderKeys: Sendable {
               let wrapped = wrap(Material(folderKey: folderKey), userKey: userKey) else {
             throw StorageError("cannot make a folder key: no random bytes or cipher")
         }
-        // Linked into place: of two processes making the folder at once, one key wins.
-        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        guard FileIO.writeAtomically(temp, wrapped, tempFolder: root) else {
-            throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
-        }
-        defer { unlink(temp) }
-        if link(temp, path) != 0 && errno != EEXIST {
+        // Of two processes making the folder at once, one key wins.
+        guard FileIO.createOnce(path, wrapped, tempFolder: root) else {
             throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
         }
         FileIO.syncFolder(root)

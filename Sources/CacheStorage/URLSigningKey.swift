@@ -37,13 +37,7 @@ package enum URLSigningKey {
         guard let key = Digest.randomBytes(32), let content = keys.map({ $0.seal(key, context: context) }) ?? key else {
             throw StorageError("no random bytes or cipher for a new URL key")
         }
-        // Written aside and linked into place: no reader sees half a key; of two creators one wins.
-        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        guard FileIO.writeAtomically(temp, content, tempFolder: folder) else {
-            throw StorageError("cannot write \(temp): \(FileIO.errorText())", code: errno)
-        }
-        defer { unlink(temp) }
-        if link(temp, path) != 0 && errno != EEXIST {
+        guard FileIO.createOnce(path, content, tempFolder: folder) else {
             throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
         }
         return try loadOrCreate(folder: folder, keys: keys)
