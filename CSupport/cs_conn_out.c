@@ -161,11 +161,6 @@ static int queue_range(cs_conn *c, int kind, int fd, const cs_xts *xts, uint64_t
     return 0;
 }
 
-static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
-{
-    return queue_range(c, CS_OUT_FILE, fd, NULL, 0, offset, len);
-}
-
 /* Sends a file range until done, the socket full or the budget spent, advancing offset and len.
  * 0 or -errno (-EIO: sendfile returned 0, the file ended before the range). */
 static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *budget)
@@ -571,7 +566,7 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
         if (len == 0)
             return 0;
     }
-    int r = queue_file(conn, fd, offset, len);
+    int r = queue_range(conn, CS_OUT_FILE, fd, NULL, 0, offset, len);
     if (r == 0)
         r = cs__conn_update_poll(conn);
     if (r < 0)
