@@ -54,7 +54,7 @@ package final class CacheLock: @unchecked Sendable {
                 let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
                 throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
             }
-            // Stale and ours: replaced, not reused (its mode or an old descriptor could expose what we write).
+            // Stale and ours: replaced, not reused (its mode or an old descriptor could expose our writes).
             unlink(path)
             fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
         }

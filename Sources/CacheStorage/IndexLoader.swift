@@ -177,10 +177,11 @@ struct IndexLoader {
                 stored.metadata.dataName)
     }
 
-    private func indexRecord(_ key: EntryKey, _ metadata: ResourceMetadata, version: Int, oneFile: Bool) -> EntryIndex.Record {
-        EntryIndex.Record(key: key, bytes: metadata.ranges.byteCount, lastAccess: metadata.lastAccess,
-                          route: route(metadata.url),
-                          flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: version, oneFile: oneFile))
+    private func indexRecord(_ key: EntryKey, _ metadata: ResourceMetadata, version: Int,
+                             oneFile: Bool) -> EntryIndex.Record {
+        let flags = EntryIndex.Record.flags(pinned: metadata.pin != nil, version: version, oneFile: oneFile)
+        return EntryIndex.Record(key: key, bytes: metadata.ranges.byteCount, lastAccess: metadata.lastAccess,
+                                 route: route(metadata.url), flags: flags)
     }
 
     /// Moves an older-layout entry into the hashed one: its data file renamed (no copy); the
