@@ -229,9 +229,9 @@ const char *cs_strerror(int error);
 
 /* --------------------------------------------------------------- process */
 
-/** Caps glibc's malloc arenas at count (mallopt M_ARENA_MAX): the loop thread does nearly all allocation,
- * and each arena a thread touches costs resident memory. Server binary only, never called by the
- * library on its host's behalf. Returns 1 on success, 0 otherwise. */
+/** Caps glibc's malloc arenas at count (mallopt M_ARENA_MAX): the loop thread does nearly all
+ * allocation, and each arena a thread touches costs resident memory. Server binary only, never
+ * called by the library on its host's behalf. Returns 1 on success, 0 otherwise. */
 int cs_limit_malloc_arenas(int count);
 
 /** Gives the heap's free pages back (malloc_trim(0)): for the idle server binary, so its resident
