@@ -8,8 +8,10 @@ enum ReuseAction: Equatable {
     case serve
     /// Serve it, and revalidate in the background (RFC 5861 stale-while-revalidate).
     case serveAndRevalidate
-    /// Ask the origin first (a conditional request).
-    case revalidate
+    /// Ask the origin first (a conditional request): for the request's
+    /// directives (`byRequest`, Cache-Status `fwd=request`) or for the stored
+    /// response's state: stale, its own no-cache, invalidated (`fwd=stale`).
+    case revalidate(byRequest: Bool)
     /// only-if-cached and the stored response is not usable: 504.
     case refuse
 }
@@ -98,7 +100,7 @@ extension Loader {
     func reuse(_ state: ResourceState, request: HTTPHeaders, transparent: Bool = false) -> ReuseAction {
         let stored = storedHead(state.resource)
         if stored.invalidated {
-            return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate
+            return CacheControl(request: request).onlyIfCached ? .refuse : .revalidate(byRequest: false)
         }
         let facts = freshnessFacts(state.resource, stored.policyHead, transparent: transparent)
         switch Freshness.reuse(facts, requestHeaders: request, now: Int(nowSeconds)) {
@@ -108,7 +110,9 @@ extension Loader {
             return .serveAndRevalidate
         case .revalidate(let reason):
             logger.debug("revalidating", metadata: ["url": "\(state.resource.url)", "reason": "\(reason.rawValue)"])
-            return .revalidate
+            // RFC 9211 §2.2: `request` only for a fresh response the request would not take.
+            let fresh = facts.lifetime > facts.age(now: Int(nowSeconds))
+            return .revalidate(byRequest: fresh && reason != .responseNoCache && reason != .stale)
         case .gatewayTimeout:
             return .refuse
         }

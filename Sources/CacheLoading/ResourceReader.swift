@@ -102,16 +102,18 @@ package final class ResourceReader {
         if state.headKnown {
             // The freshness decision is made once, before planning (RFC 9111 §4);
             // a live playlist past its window is checked whatever it says.
-            let action = state.validation != nil || loader.needsValidation(state)
-                ? .revalidate : loader.reuse(state, request: request, transparent: transparent)
+            let action: ReuseAction = state.validation != nil
+                ? .revalidate(byRequest: loader.isFresh(state, transparent: transparent))
+                : loader.needsValidation(state) ? .revalidate(byRequest: false)
+                : loader.reuse(state, request: request, transparent: transparent)
             switch action {
             case .serve:
                 break
             case .serveAndRevalidate:
                 _ = loader.validation(for: state, headers: fields.headers, request: request,
                                       followsRedirects: followsRedirects)
-            case .revalidate:
-                forwardReason = loader.isFresh(state, transparent: transparent) ? .request : .stale
+            case .revalidate(let byRequest):
+                forwardReason = byRequest ? .request : .stale
                 collapsed = state.validation != nil
                 join(loader.validation(for: state, headers: fields.headers, request: request,
                                        followsRedirects: followsRedirects), awaiting: true)

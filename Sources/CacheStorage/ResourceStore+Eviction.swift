@@ -137,7 +137,9 @@ extension ResourceStore {
         removing = []
         log.appendAll(.remove, batch.map(\.record))  // in one journal write
         for entry in batch { doomed.remove(entry.record.key) }
+        let waiting = afterRemoval.isEmpty ? [] : batch.flatMap { afterRemoval.removeValue(forKey: $0.record.key) ?? [] }
         if removalQueue.isEmpty { evictIfNeeded() } else { removeNextBatch() }
+        for body in waiting { body() }
     }
 
     /// Evicted records whose files may still exist: a snapshot keeps them, so a crash before the

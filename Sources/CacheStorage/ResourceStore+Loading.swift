@@ -14,7 +14,12 @@ extension ResourceStore {
     /// Runs `body` once the entry is at hand: at once when it is, or when the index lacks it; else
     /// on the loop once the pool read its metadata and opened its file (or found it invalid).
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
-        if resources[key] != nil || index.count == 0 { return body() }
+        if resources[key] != nil { return body() }
+        if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
+            afterRemoval[entryKey]!.append(body)
+            return
+        }
+        if index.count == 0 { return body() }
         guard let entryKey = EntryKey(hex: key), index.contains(entryKey) else { return body() }
         if loading[key] != nil {
             loading[key]!.append(body)
@@ -107,7 +112,7 @@ extension ResourceStore {
     }
 
     private func loaded(_ key: String, _ entryKey: EntryKey, _ loaded: LoadedEntry) {
-        let waiting = loading.removeValue(forKey: key) ?? []
+        var waiting = loading.removeValue(forKey: key) ?? []
         defer { for body in waiting { body() } }
         // At hand already (a synchronous lookup came first), or gone: the load is dropped.
         guard resources[key] == nil, let record = index.find(entryKey) else { return }
@@ -120,6 +125,9 @@ extension ResourceStore {
             // Both layouts' names: a crash may have left the entry between them.
             var files = [paths.meta, paths.data(version: dropped.version)]
             if let named, named != dropped.version { files.append(paths.data(version: named)) }
+            // Its requests go on once the files are gone, so the entry they make is kept.
+            afterRemoval[entryKey, default: []] += waiting
+            waiting = []
             queueRemoval(EvictedEntry(record: dropped, files: files))
         case .valid(let metadata, let file, let sample, let oneFile):
             let resource = keepStored(key, record, metadata, oneFile: oneFile)

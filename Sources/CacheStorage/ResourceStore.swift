@@ -45,6 +45,9 @@ package final class ResourceStore {
     /// Keys whose evicted files are not removed yet: a new entry under one is served, not kept
     /// (its files would share the old ones' names).
     var doomed: Set<EntryKey> = []
+    /// Requests for an entry found without metadata (a crash before its first flush), waiting for its
+    /// old files to go: the entry they then make is kept (made while `doomed`, it would not be).
+    var afterRemoval: [EntryKey: [() -> Void]] = [:]
     /// Removes one batch of evicted files, on the pool (tests replace it to stop mid-batch, as a crash).
     package var removeEvictedFiles: @Sendable ([String]) -> Void = { paths in
         for path in paths { _ = unlink(path) }

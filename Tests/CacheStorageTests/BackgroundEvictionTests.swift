@@ -172,6 +172,49 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
         XCTAssertTrue(again)
     }
 
+    /// A crash before an entry's first flush leaves its data file without
+    /// metadata. The request that finds so on its first use, and one asking
+    /// meanwhile, go on once those files are removed: the entry they make
+    /// under the same key is kept (in the index, its bytes on disk), not
+    /// served and dropped, which would send the next request to the origin again.
+    func testTheRequestThatFindsAnEntryWithoutMetadataStoresItAgain() throws {
+        let (folder, loop) = (self.folder, self.loop!)
+        try onLoop {
+            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
+            for n in 0..<5 { try Self.store(n, in: store) }
+            store.flushAllNow()
+        }
+        let copy = folder + "-copy"
+        try CacheFolderSupport.copy(folder, to: copy)
+        XCTAssertTrue(CacheFolderSupport.removeMetadata(EntryPaths(resourcesRoot: copy + "/resources", key: Self.key(3))))
+        let store = try onLoop {
+            LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
+        }
+        final class Outcomes: @unchecked Sendable { var kept: [Bool] = [] }  // loop thread only
+        let outcomes = Outcomes()
+        let both = DispatchSemaphore(value: 0)
+        try onLoop {
+            let s = store.value
+            for _ in 0..<2 {
+                s.whenAtHand(storeKey: Self.key(3)) {
+                    // What a miss does: the resource under the key, written.
+                    let resource = s.atHand(storeKey: Self.key(3)) ?? (try? Self.store(3, in: s))
+                    outcomes.kept.append(resource.map { !$0.isTransient && s.index.contains(EntryKey(hex: Self.key(3))!) } ?? false)
+                    if outcomes.kept.count == 2 { both.signal() }
+                }
+            }
+        }
+        XCTAssertEqual(both.wait(timeout: .now() + 20), .success)
+        let after = try onLoop { () -> [Bool] in
+            let s = store.value
+            s.flushAllNow()
+            let resource = s.atHand(storeKey: Self.key(3))
+            return outcomes.kept + [resource?.isComplete == true,
+                                    (try? resource?.dataFile().read(0..<Int64(Self.entryBytes))) == Self.body(3)]
+        }
+        XCTAssertEqual(after, [true, true, true, true], "both requests find the entry kept; complete, bytes exact")
+    }
+
     /// A crash in the middle of a batch (the process gone after half its
     /// files, one entry's metadata removed and its data not): the folder
     /// opens consistent. Every entry the index lists either comes back

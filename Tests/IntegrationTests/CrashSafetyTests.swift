@@ -27,19 +27,9 @@ final class CrashSafetyTests: XCTestCase {
     /// proxy keeps what arrived up to that flush, and those bytes are served
     /// exact with the origin gone.
     func testSlowDownloadKilledKeepsWhatItsLastFlushClaimed() throws {
-        let directory = try TemporaryDirectory(prefix: "httpcache-slow-kill")
-        let root = directory.url.appendingPathComponent("www")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let file = try TestFile.random(size: 6_000_000, seed: 91, in: root, name: "slow.bin")
-        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 400k;")
+        let (directory, file, origin, proxy, client) = try slowDownload("slow.bin", size: 6_000_000, seed: 91)
         defer { origin.stop() }
         let cache = directory.url.appendingPathComponent("cache").path
-        let proxy = try ProxyProcess(cacheDirectory: cache)
-        let url = try proxy.proxyURL(origin.url("/slow.bin"))
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: try TestTools.requireTool("curl"))
-        client.arguments = ["-sS", "-o", "/dev/null", url]
-        try client.run()
         // Metadata on disk claiming over 1 MB (the whole 6 MB take 15 s): a flush by the timer.
         let flushed = TestTools.waitUntil(timeout: 12, pollInterval: 0.05) {
             CacheFolderFiles.metaPaths(cache).compactMap(CacheFolderFiles.metadataText).contains {
@@ -64,6 +54,52 @@ final class CrashSafetyTests: XCTestCase {
         let range = try TestTools.run(TestTools.requireTool("curl"), ["-sS", "-r", "0-\(kept - 1)",
                                                                       try restarted.proxyURL(origin.url("/slow.bin"))])
         XCTAssertBytes(range.stdoutData, equal: file, range: 0..<kept)
+    }
+
+    /// A download killed (-9) before its first metadata flush leaves a data
+    /// file nothing claims. The restarted proxy's first request for it
+    /// fetches it again and keeps it: with the origin gone, the next request
+    /// is served from the cache, byte for byte (it used to be served and
+    /// not kept, so the next request went to the origin again).
+    func testDownloadKilledBeforeItsFirstFlushIsKeptByTheNextRequest() throws {
+        let (directory, file, origin, proxy, client) = try slowDownload("early.bin", size: 1_000_000, seed: 93)
+        defer { origin.stop() }
+        let cache = directory.url.appendingPathComponent("cache").path
+        let curl = try TestTools.requireTool("curl")
+        // Bytes on disk, none claimed: the store's timer writes metadata after 5 s, the whole body takes 2.5 s.
+        let started = TestTools.waitUntil(timeout: 10, pollInterval: 0.01) {
+            CacheFolderFiles.dataPaths(cache).contains { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int ?? 0 > 0 }
+        }
+        XCTAssertTrue(started, "the download wrote bytes")
+        proxy.kill9()
+        client.waitUntilExit()
+        XCTAssertEqual(CacheFolderFiles.metaPaths(cache), [], "killed before any metadata was written")
+
+        let restarted = try ProxyProcess(cacheDirectory: cache)
+        defer { restarted.terminate() }
+        let url = try restarted.proxyURL(origin.url("/early.bin"))
+        let first = try TestTools.run(curl, ["-sS", "-f", url])
+        XCTAssertBytes(first.stdoutData, equal: file)
+        origin.stop()
+        let second = try TestTools.run(curl, ["-sS", "-f", url])
+        XCTAssertBytes(second.stdoutData, equal: file, "served from the cache with the origin gone: " + second.stderr)
+    }
+
+    /// curl downloading `size` random bytes through a proxy on a new cache
+    /// folder (`directory`/cache) from an nginx origin sending 400 KB/s.
+    private func slowDownload(_ name: String, size: Int, seed: UInt64) throws
+        -> (TemporaryDirectory, TestFile, NginxOrigin, ProxyProcess, Process) {
+        let directory = try TemporaryDirectory(prefix: "httpcache-slow-kill")
+        let root = directory.url.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = try TestFile.random(size: size, seed: seed, in: root, name: name)
+        let origin = try NginxOrigin(root: root, extraServerConfig: "limit_rate 400k;")
+        let proxy = try ProxyProcess(cacheDirectory: directory.url.appendingPathComponent("cache").path)
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: try TestTools.requireTool("curl"))
+        client.arguments = ["-sS", "-o", "/dev/null", try proxy.proxyURL(origin.url("/" + name))]
+        try client.run()
+        return (directory, file, origin, proxy, client)
     }
 
     func testSecondProxyOnTheSameFolderIsRefused() throws {

@@ -13,6 +13,7 @@ final class WebCacheTests: TransparentCacheCase {
         location /html/ { default_type text/html; add_header Cache-Control "max-age=600"; }
         location /stamp/ { default_type text/plain; add_header Cache-Control "max-age=0"; add_header X-Stamp $request_id; }
         location /zero/ { default_type text/plain; add_header Cache-Control "max-age=0"; }
+        location /nocache/ { default_type text/plain; add_header Cache-Control "max-age=600, no-cache"; }
         location = /st/404 { default_type text/plain; add_header Cache-Control "max-age=600" always; return 404 "gone\\n"; }
         location = /st/404z { default_type text/plain; add_header Cache-Control "max-age=0" always; return 404 "gone0\n"; }
         location = /st/404h { default_type text/plain; add_header Last-Modified $yesterday always; return 404 "heuristic\\n"; }
@@ -47,6 +48,7 @@ final class WebCacheTests: TransparentCacheCase {
     override func setUpWithError() throws {
         try startOrigin(prefix: "httpcache-web", files: [
             "txt/a.txt": "alpha\n", "html/p.html": "<p>page</p>\n", "zero/z.txt": "zero\n", "stamp/s.txt": "stamp\n",
+            "nocache/n.txt": "validated\n",
             "cdnok/c.txt": "cdn\n", "cdnbad/c.txt": "cdn\n", "cdntype/c.txt": "cdn\n",
             "en/vary/v.txt": "english\n", "fr/vary/v.txt": "french\n",
         ], locations: Self.locations, httpConfig: Self.httpConfig)
@@ -182,6 +184,12 @@ final class WebCacheTests: TransparentCacheCase {
             let stale = try client.request(path: target("/zero/z.txt"))
             XCTAssertTrue(stale.header("Cache-Status")?.hasPrefix("edge-1; fwd=stale; fwd-status=304") ?? false,
                           "\(mode): \(stale.header("Cache-Status") ?? "none")")
+            // The response's own no-cache (fresh by max-age, never used unvalidated) is not the request's doing.
+            _ = try client.request(path: target("/nocache/n.txt"))
+            let validated = try client.request(path: target("/nocache/n.txt"))
+            XCTAssertEqual(validated.bodyString, "validated\n")
+            XCTAssertTrue(validated.header("Cache-Status")?.hasPrefix("edge-1; fwd=stale; fwd-status=304") ?? false,
+                          "\(mode): \(validated.header("Cache-Status") ?? "none")")
             // Another variant of a URL (Vary: Accept-Language).
             _ = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "en")])
             let variant = try client.request(path: target("/vary/v.txt"), headers: [("Accept-Language", "fr")])
