@@ -1,6 +1,4 @@
-/*
- * cs_atrest.c — AES-256-XTS data units and AES-256-GCM sealing (see cs_atrest.h).
- */
+/* cs_atrest.c — AES-256-XTS data units and AES-256-GCM sealing (see cs_atrest.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -17,9 +15,8 @@ struct cs_xts {
     /* XTS keeps distinct key schedules for each direction: one context each. */
     EVP_CIPHER_CTX *enc;
     EVP_CIPHER_CTX *dec;
-    /* For cs_xts_dec, which keys its own context from it on another thread:
-     * read-only after cs_xts_new. The serial tells a context keyed for this
-     * cs_xts from one keyed for a freed one at the same address. */
+    /* Read-only after cs_xts_new, for cs_xts_dec keying its own context on another thread; the
+     * serial tells this cs_xts from a freed one at the same address. */
     uint8_t key[64];
     uint64_t serial;
 };

@@ -1,6 +1,4 @@
-/*
- * cs_cipher.c — block-addressed AES-128 CTR/ECB decryption over OpenSSL EVP.
- */
+/* cs_cipher.c — block-addressed AES-128 CTR/ECB decryption over OpenSSL EVP. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,14 +14,12 @@ struct cs_cipher {
     int kind;
 };
 
-/* EVP_DecryptUpdate takes an int length; feed it in block-aligned pieces
- * below INT_MAX so CTR keeps counting across pieces without a partial block. */
+/* EVP_DecryptUpdate takes an int length: block-aligned pieces below INT_MAX keep CTR counting. */
 #define CS_CIPHER_PIECE ((size_t)1 << 30)
 
 void cs_cipher_counter_at(const uint8_t iv[16], uint64_t block_index, uint8_t out[16])
 {
-    /* Add from the low-order (last) byte; the carry runs through all 16
-     * bytes, and what overflows the top byte is dropped (mod 2^128). */
+    /* From the low-order (last) byte; the carry runs through all 16, overflow dropped (mod 2^128). */
     unsigned int carry = 0;
     for (int i = 15; i >= 0; i--) {
         unsigned int sum = (unsigned int)iv[i] + (unsigned int)(block_index & 0xff) + carry;
@@ -68,8 +64,7 @@ int cs_cipher_decrypt_at(cs_cipher *c, const uint8_t iv[16], uint64_t block_inde
             return -EINVAL;
         uint8_t counter[16];
         cs_cipher_counter_at(iv, block_index, counter);
-        /* NULL cipher and key: only the IV changes, which also resets the
-         * keystream position, so a previous call's short tail never leaks in. */
+        /* Only the IV changes, which resets the keystream position: no earlier short tail leaks in. */
         if (EVP_DecryptInit_ex(c->ctx, NULL, NULL, NULL, counter) != 1)
             return -EIO;
     }
@@ -81,8 +76,7 @@ int cs_cipher_decrypt_at(cs_cipher *c, const uint8_t iv[16], uint64_t block_inde
         if (EVP_DecryptUpdate(c->ctx, out + done, &outl, in + done, (int)piece) != 1)
             return -EIO;
         if ((size_t)outl != piece) {
-            /* Cannot happen for CTR or unpadded ECB; refuse rather than return
-             * a buffer with bytes nobody wrote. */
+            /* Cannot happen for CTR or unpadded ECB; refused rather than return unwritten bytes. */
             ERR_raise_data(ERR_LIB_EVP, ERR_R_INTERNAL_ERROR, "short EVP_DecryptUpdate output");
             return -EIO;
         }

@@ -1,7 +1,6 @@
 /*
- * cs_conn.c — TCP connections: a raw non-blocking socket whose only owner is
- * a uv_poll_t. Reading, connecting, closing and the close-after-drain linger.
- * The output queue lives in cs_conn_out.c.
+ * cs_conn.c — TCP connections: a raw non-blocking socket owned by a uv_poll_t. Reading,
+ * connecting, closing and the close-after-drain linger (the output queue: cs_conn_out.c).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -91,8 +90,7 @@ cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err)
         *err = -ENOMEM;
         return NULL;
     }
-    /* Responses are written in few large pieces; Nagle would only delay
-     * the last partial segment. */
+    /* Responses go in few large pieces: Nagle would only delay the last partial segment. */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
@@ -131,8 +129,7 @@ void cs__conn_begin_linger(cs_conn *c)
     cs__conn_update_poll(c);
 }
 
-/* Discards input so that close() does not reset the connection while the
- * peer is still reading the response. */
+/* Discards input so close() does not reset the connection while the peer still reads. */
 static void conn_linger_read(cs_conn *c)
 {
     for (int i = 0; i < READS_PER_WAKEUP; i++) {
@@ -162,8 +159,7 @@ static void conn_read_some(cs_conn *c)
         if (n > 0) {
             if (c->cbs.on_read != NULL)
                 c->cbs.on_read(c->ctx, buf, (size_t)n);
-            /* A short read most likely emptied the socket; the level-
-             * triggered poll calls again if not. */
+            /* A short read likely emptied the socket (the level-triggered poll calls again if not). */
             if ((size_t)n < CS_READ_BUF_SIZE)
                 return;
             continue;
@@ -224,8 +220,7 @@ static void conn_on_poll(uv_poll_t *poll, int status, int events)
     if (c->closing)
         return;
     if (status < 0) {
-        /* libuv reports EPOLLERR as UV_EBADF and stops the poll; the socket
-         * knows the real reason (ECONNREFUSED, ECONNRESET, ...). */
+        /* libuv reports EPOLLERR as UV_EBADF and stops the poll; the socket knows the real reason. */
         c->events = 0;
         if (c->connecting) {
             conn_finish_connect(c, status);
@@ -272,8 +267,7 @@ int cs_connect(cs_loop *loop, const struct sockaddr *addr, const cs_conn_callbac
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    /* Even an immediate success is reported through the writable event, so
-     * on_connect never runs inside this call. */
+    /* Even an immediate success comes through the writable event: on_connect never runs in here. */
     if (connect(fd, addr, addrlen) < 0 && errno != EINPROGRESS && errno != EINTR) {
         int r = -errno;
         close(fd);
@@ -337,8 +331,7 @@ int cs_conn_detach(cs_conn *conn)
 {
     if (conn == NULL || conn->closing || conn->drain_close || conn->head != NULL || conn->connecting)
         return -EBUSY;
-    /* uv_close of the poll takes the fd out of this loop's epoll set at
-     * once, so the adopting loop is the only one watching it. */
+    /* uv_close of the poll takes the fd out of this loop's epoll set at once: only the adopter watches. */
     conn->detached = 1;
     cs__conn_begin_close(conn, 0);
     return conn->fd;

@@ -1,7 +1,6 @@
 /*
- * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and
- * ranges of encrypted files, sent in order with sendmsg (gathering memory
- * items), sendfile(2), and pread + decryption + send from a reused piece.
+ * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and encrypted file ranges, sent
+ * in order with sendmsg (gathering memory items), sendfile(2), and pread + decrypt + send of pieces.
  */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <errno.h>
@@ -22,21 +21,18 @@ _Static_assert(CS_XTS_PIECE % CS_XTS_UNIT == 0 && CS_XTS_LOOP_READ % CS_XTS_UNIT
                    && CS_XTS_LOOP_READ <= CS_XTS_PIECE,
                "pieces hold whole units");
 
-/* A new memory item has at least this capacity so later small writes are
- * appended in place instead of each costing an allocation. */
+/* A new memory item's least capacity, so later small writes append in place, not allocate. */
 #define MEM_ITEM_MIN (16 * 1024)
 /* Memory items gathered into one sendmsg. */
 #define IOV_BATCH 64
-/* Bytes sent per writable event, so one fast peer cannot starve the loop;
- * the level-triggered poll calls again while the socket stays writable. */
+/* Bytes sent per writable event, so a fast peer cannot starve the loop (the level-triggered poll
+ * calls again while the socket stays writable). */
 #define FLUSH_BUDGET (2 * 1024 * 1024)
 /* Bytes cs_conn_sendfile sends before returning; the rest is queued. */
 #define DIRECT_FILE_BUDGET (1024 * 1024)
-/* Largest body whose head is sent with MSG_MORE (cs_conn_send_head_file).
- * Measured on loopback: 16 KiB responses +30% req/s (one packet, one client
- * wake-up), but 64 KiB ones -45%: head plus body then exceed one 64 KiB
- * segment and sending them together costs twice the CPU per response (also
- * with TCP_CORK: 21 -> 42 us). So only bodies well inside a segment. */
+/* Largest body whose head goes with MSG_MORE (cs_conn_send_head_file). On loopback 16 KiB
+ * responses gained 30% req/s (one packet, one wake-up), 64 KiB ones lost 45% (past one 64 KiB
+ * segment, twice the CPU, also with TCP_CORK: 21 -> 42 us): only bodies well inside a segment. */
 #define CS_SHARED_PACKET_MAX (32 * 1024)
 
 static size_t min_size(size_t a, size_t b)
@@ -165,16 +161,8 @@ static int queue_range(cs_conn *c, int kind, int fd, const cs_xts *xts, uint64_t
     return 0;
 }
 
-static int queue_file(cs_conn *c, int fd, int64_t offset, size_t len)
-{
-    return queue_range(c, CS_OUT_FILE, fd, NULL, 0, offset, len);
-}
-
-/*
- * Sends from a file range until it is done, the socket is full or the budget
- * is spent; advances offset and len. Returns 0 or -errno. sendfile returning 0
- * means the file ended before the range did.
- */
+/* Sends a file range until done, the socket full or the budget spent, advancing offset and len.
+ * 0 or -errno (-EIO: sendfile returned 0, the file ended before the range). */
 static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *budget)
 {
     while (*len > 0 && *budget > 0) {
@@ -197,12 +185,8 @@ static int send_file(cs_conn *c, int fd, int64_t *offset, size_t *len, size_t *b
     return 0;
 }
 
-/*
- * Reads the piece of an encrypted file starting at plaintext offset `from`
- * (at most `most` bytes of whole units, not past `end`; `most` at most
- * CS_XTS_PIECE) into piece, decrypted (cs_xts_read); *start and *len tell
- * where the bytes from `from` are.
- */
+/* Reads and decrypts (cs_xts_read) into piece the encrypted file's bytes from `from`, at most
+ * `most` (<= CS_XTS_PIECE) of whole units, not past `end`; *start and *len locate them. */
 static int read_piece(cs_xts_dec *dec, int fd, const cs_xts *xts, uint64_t file_id, int64_t from, int64_t end,
                       int64_t most, uint8_t *piece, size_t *start, size_t *len)
 {
@@ -229,14 +213,10 @@ static int xts_fill(cs_conn *c, cs_out_item *it)
                       CS_XTS_LOOP_READ, it->piece, &it->start, &it->piece_len);
 }
 
-/*
- * The read-ahead: while the loop sends one piece of a long range, a pool
- * thread reads and decrypts the next, so a second core shares the work. At
- * most one per range (two pieces per connection at most, whatever the
- * client reads). The conn waits for it before closing (cs__conn_finish_close
- * runs when it ends), so its item, the descriptor and the key it reads stay
- * valid: their owner lets them go only after on_close.
- */
+/* The read-ahead: while the loop sends a piece of a long range, a pool thread reads and decrypts
+ * the next (a second core shares the work). At most one per range (two pieces per connection).
+ * The conn's close waits for it (cs__conn_finish_close runs at its end), so its item, descriptor
+ * and key stay valid: their owner lets them go only after on_close. */
 struct cs_xts_job {
     uv_work_t req;
     cs_conn *conn;
@@ -313,16 +293,11 @@ static void job_done(uv_work_t *req, int status)
     }
 }
 
-/*
- * Starts reading the piece after the ready one, if the range goes on. Best
- * effort: without a job (no memory) the piece is read on the loop when its
- * turn comes. Whole units of the range only: a unit it holds in part (its
- * last) may be rewritten by the loop meanwhile (a download re-enciphers a
- * unit it completes), and a read racing that write could see a block half
- * old, half new; such a unit is read on the loop, which does the writes.
- * (The first piece is read on the loop too, and every piece after it starts
- * on a unit boundary.)
- */
+/* Starts reading the piece after the ready one, if the range goes on; best effort (without memory
+ * the loop reads it in turn). Whole units of the range only: its partly held last unit may be
+ * re-enciphered meanwhile by a download completing it, and a racing read could see a block half
+ * old, half new, so the loop, which does the writes, reads it. (The first piece is the loop's too;
+ * every later one starts on a unit boundary.) */
 static void read_ahead(cs_conn *c, cs_out_item *it)
 {
     int64_t from = it->offset + (int64_t)it->piece_len;
@@ -353,12 +328,8 @@ static void read_ahead(cs_conn *c, cs_out_item *it)
     c->xts_jobs++;
 }
 
-/*
- * Sends an encrypted range until it is done, the socket is full, the budget
- * is spent or the next piece is still being read ahead (c->out_waiting).
- * The ready piece's buffer goes back to the loop whenever nothing decrypted
- * waits in it. Returns 0 or -errno.
- */
+/* Sends an encrypted range until done, the socket full, the budget spent or the next piece still
+ * read ahead (c->out_waiting); an emptied piece buffer goes back to the loop. 0 or -errno. */
 static int send_xts(cs_conn *c, cs_out_item *it, size_t *budget)
 {
     int r = 0;
@@ -424,8 +395,7 @@ static void consume_memory(cs_conn *c, size_t n)
     }
 }
 
-/* Gathers the consecutive memory items at the head into one sendmsg.
- * Returns 1 if everything offered was taken, 0 if the socket is full, or -errno. */
+/* The memory items at the head in one sendmsg: 1 when all were taken, 0 when full, or -errno. */
 static int send_memory(cs_conn *c, size_t *budget)
 {
     struct iovec iov[IOV_BATCH];
@@ -441,8 +411,7 @@ static int send_memory(cs_conn *c, size_t *budget)
     memset(&msg, 0, sizeof msg);
     msg.msg_iov = iov;
     msg.msg_iovlen = (size_t)n;
-    /* More queued data follows (typically a file body after its head):
-     * let the kernel hold a partial segment so they can share a packet. */
+    /* More queued data follows (a body after its head): a partial segment may wait to share a packet. */
     int flags = MSG_NOSIGNAL | (it != NULL ? MSG_MORE : 0);
     ssize_t w;
     do {
@@ -456,8 +425,7 @@ static int send_memory(cs_conn *c, size_t *budget)
     return (size_t)w == total ? 1 : 0;
 }
 
-/* Sends queued items in order. Returns 0 (done, socket full or budget
- * spent) or -errno. */
+/* Sends queued items in order: 0 (done, socket full or budget spent) or -errno. */
 static int flush(cs_conn *c)
 {
     size_t budget = FLUSH_BUDGET;
@@ -505,16 +473,14 @@ void cs__out_on_writable(cs_conn *c)
         c->cbs.on_drain(c->ctx);
 }
 
-/* Whether new output may be sent at once rather than queued behind others. */
+/* Whether new output may go at once rather than queue behind others. */
 static int can_send_now(const cs_conn *c)
 {
     return c->head == NULL && !c->connecting;
 }
 
-/*
- * Sends head then body (either may be empty) with as few system calls as the
- * socket allows, one sendmsg of both; what it does not take now is queued.
- */
+/* Sends head then body (either may be empty) in one sendmsg while the socket takes them; the
+ * rest is queued. */
 static int write_two(cs_conn *conn, const void *head, size_t head_len, const void *body, size_t body_len, int flags)
 {
     if (conn->closing || conn->drain_close)
@@ -573,9 +539,8 @@ int cs_conn_send_head_file(cs_conn *conn, const void *head, size_t head_len, int
 {
     if (fd < 0 || offset < 0)
         return -EINVAL;
-    /* MSG_MORE only with a body to follow at once: the sendfile below
-     * (sent now, or queued and flushed without MSG_MORE at its end)
-     * pushes the held head out with it. */
+    /* MSG_MORE only with a body to follow at once: the sendfile below (now, or queued and flushed
+     * without MSG_MORE at its end) pushes the held head out. */
     int flags = len > 0 && len <= CS_SHARED_PACKET_MAX ? MSG_MORE : 0;
     int r = write_two(conn, head, head_len, NULL, 0, flags);
     if (r < 0)
@@ -601,7 +566,7 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
         if (len == 0)
             return 0;
     }
-    int r = queue_file(conn, fd, offset, len);
+    int r = queue_range(conn, CS_OUT_FILE, fd, NULL, 0, offset, len);
     if (r == 0)
         r = cs__conn_update_poll(conn);
     if (r < 0)
@@ -616,12 +581,8 @@ static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id,
     return r < 0 ? r : cs__conn_update_poll(conn);
 }
 
-/*
- * A head (may be empty) and an encrypted range. With nothing queued, the
- * first piece is decrypted first and goes out with the head in one sendmsg
- * (one call and one packet train instead of two sends), then as much more
- * as the socket takes; the rest is queued.
- */
+/* A head (may be empty) and an encrypted range. With nothing queued, the first piece is decrypted
+ * and leaves with the head in one sendmsg, then as much more as the socket takes; the rest queues. */
 static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, int fd, const cs_xts *xts,
                          uint64_t file_id, int64_t offset, size_t len)
 {

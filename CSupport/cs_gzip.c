@@ -1,7 +1,4 @@
-/*
- * cs_gzip.c — gzip for playlists stored with Content-Encoding: gzip: decoded
- * to be rewritten, encoded again for the client (zlib).
- */
+/* cs_gzip.c — gzip (zlib) for playlists stored gzipped: decoded to rewrite, encoded for the client. */
 #include "csupport.h"
 
 #include <errno.h>

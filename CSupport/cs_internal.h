@@ -1,10 +1,8 @@
 /*
  * cs_internal.h — private structures shared by the CSupport sources.
  *
- * Every libuv handle owned by a cs_ object has `data` pointing at that
- * object, whose first member is a cs_base. The loop's shutdown walk uses it
- * to close the owner (not just the raw handle) so that the owner's user
- * close callback runs exactly once.
+ * A libuv handle owned by a cs_ object has `data` pointing at it, its first member a cs_base: the
+ * shutdown walk closes the owner, not just the handle, so the user's close callback runs once.
  */
 #ifndef CS_INTERNAL_H
 #define CS_INTERNAL_H
@@ -14,9 +12,8 @@
 
 #include "csupport.h"
 
-/* Size of the per-loop read buffer shared by all conns (reads never nest).
- * 256 KiB rather than 64: a download from a fast origin then costs a quarter
- * of the read and pwrite calls (cold loopback throughput 0.75 -> 1.05 GB/s). */
+/* The per-loop read buffer shared by all conns (reads never nest). 256 KiB, not 64: a fast
+ * download costs a quarter of the reads and pwrites (cold loopback 0.75 -> 1.05 GB/s). */
 #define CS_READ_BUF_SIZE (256 * 1024)
 
 typedef struct cs_base cs_base;
@@ -34,15 +31,11 @@ struct cs_task {
 
 typedef struct cs_resolve_req cs_resolve_req;
 
-/* Plaintext bytes one read of an encrypted file range decrypts (whole units,
- * see cs_conn_send_xts): a read-ahead on the pool fills a whole piece; a
- * read on the loop (a range's first piece) takes at most CS_XTS_LOOP_READ,
- * so a loop turn stays short. Each read-ahead is a hand-off to a pool
- * thread and back (15-48 us of CPU each on a 2-core VM, more than
- * decrypting 64 KiB): large pieces mean few hand-offs per MiB streamed,
- * at the cost of two pieces of memory per streaming connection. The idle
- * piece buffers a loop keeps for reuse (a fresh one per piece would cost
- * its page faults each time). */
+/* Plaintext bytes one read of an encrypted range decrypts (whole units): a pool read-ahead fills
+ * a piece, a loop read (a range's first) at most CS_XTS_LOOP_READ, so a loop turn stays short. A
+ * pool hand-off costs 15-48 us of CPU (2-core VM; more than decrypting 64 KiB): large pieces mean
+ * few per MiB, at two pieces of memory per streaming connection. Spare pieces a loop keeps for
+ * reuse (a fresh one would cost its page faults each time). */
 #define CS_XTS_PIECE (512 * 1024)
 #define CS_XTS_LOOP_READ (256 * 1024)
 #define CS_XTS_SPARE_PIECES 4
@@ -131,8 +124,7 @@ struct cs_conn {
 cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err);
 /* Starts closing; on_close follows from the uv_close callback. Idempotent. */
 void cs__conn_begin_close(cs_conn *c, int error);
-/* Frees the queue, calls on_close and frees the conn, once its handles are
- * closed and no read-ahead is in flight. */
+/* Frees queue and conn, calling on_close, once its handles closed and no read-ahead is in flight. */
 void cs__conn_finish_close(cs_conn *c);
 /* Matches the poll's events to the conn's state; closes the conn on error. */
 int cs__conn_update_poll(cs_conn *c);

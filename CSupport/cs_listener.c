@@ -1,7 +1,4 @@
-/*
- * cs_listener.c — listening sockets: a raw non-blocking socket watched by a
- * uv_poll_t, accepting with accept4 in bounded batches.
- */
+/* cs_listener.c — listening sockets: raw non-blocking sockets under a uv_poll_t, accept4 in batches. */
 #define _GNU_SOURCE /* accept4, MSG_MORE */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +12,7 @@
 
 /* Accepts per wakeup, so one busy listener cannot starve the loop. */
 #define ACCEPT_BATCH 64
-/* Pause after EMFILE/ENFILE: the pending connection keeps the socket
- * readable, so polling on would spin until a descriptor is freed. */
+/* Pause after EMFILE/ENFILE: the pending connection keeps the socket readable (polling would spin). */
 #define ACCEPT_BACKOFF_MS 50
 
 struct cs_listener {
@@ -194,8 +190,7 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     uv_timer_init(&loop->uv, &l->backoff); /* cannot fail on unix */
     l->backoff.data = l;
     if ((r = uv_poll_start(&l->poll, UV_READABLE, listener_on_poll)) < 0) {
-        /* Handles exist now, so they must be closed; drop user callbacks so
-         * the caller, who gets an error, hears nothing more. */
+        /* The handles must be closed; the caller, who gets an error, hears nothing more. */
         memset(&l->cbs, 0, sizeof l->cbs);
         listener_begin_close(l);
         return r;

@@ -1,6 +1,4 @@
-/*
- * cs_loop.c — the loop thread, the cross-thread post queue and shutdown.
- */
+/* cs_loop.c — the loop thread, the cross-thread post queue and shutdown. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,11 +32,8 @@ static void begin_shutdown(cs_loop *loop)
     uv_walk(&loop->uv, shutdown_walk_cb, NULL);
 }
 
-/*
- * Runs queued tasks in order. Tasks may post more tasks; those run in the
- * same wakeup. Once `stopping` is seen with an empty queue under the mutex
- * no further task can be accepted, so shutdown can start.
- */
+/* Runs queued tasks in order (tasks they post run in the same wakeup). `stopping` seen with an
+ * empty queue under the mutex: no task can be accepted any more, so shutdown starts. */
 static void wake_cb(uv_async_t *async)
 {
     cs_loop *loop = async->loop->data;
@@ -147,8 +142,7 @@ int cs_loop_post(cs_loop *loop, cs_task_fn fn, void *ctx)
     else
         loop->head = t;
     loop->tail = t;
-    /* Sent under the mutex: the loop closes `wake` only after seeing
-     * `stopping` under this mutex, so the handle is still alive here. */
+    /* Under the mutex: the loop closes `wake` only after seeing `stopping` under it, so it is alive. */
     uv_async_send(&loop->wake);
     uv_mutex_unlock(&loop->mutex);
     return 0;
@@ -175,12 +169,10 @@ void cs_loop_stop(cs_loop *loop)
     uv_mutex_unlock(&loop->mutex);
 
     uv_thread_join(&loop->thread);
-    /* Destroyed only now: the thread may still be inside uv_sem_post when
-     * cs_loop_start returns. */
+    /* Only now: the thread may still be in uv_sem_post when cs_loop_start returns. */
     uv_sem_destroy(&loop->started);
 
-    /* Nothing can be queued after `stopping`, and the thread drained the
-     * queue before shutting down; free defensively anyway. */
+    /* Nothing is queued after `stopping` and the thread drained the queue; freed defensively. */
     while (loop->head != NULL) {
         cs_task *t = loop->head;
         loop->head = t->next;

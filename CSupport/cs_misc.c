@@ -1,10 +1,8 @@
-/*
- * cs_misc.c — name resolution, thread-pool work, error strings, SHA-256,
- * the malloc arena cap and syncfs.
- */
+/* cs_misc.c — name resolution, pool work, error strings, SHA-256, malloc arenas, syncfs, xattrs. */
 #define _GNU_SOURCE /* syncfs */
 #include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,22 +51,19 @@ static int collect(const struct addrinfo *res, int port,
         return UV_ENOMEM;
     size_t i = 0;
     for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        struct sockaddr_storage *ss = &addrs[i];
-        if (ai->ai_family == AF_INET) {
-            memcpy(ss, ai->ai_addr, sizeof(struct sockaddr_in));
-            ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
-        } else if (ai->ai_family == AF_INET6) {
-            memcpy(ss, ai->ai_addr, sizeof(struct sockaddr_in6));
-            ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
-        } else {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
             continue;
-        }
-        i++;
+        size_t size = ai->ai_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+        memcpy(&addrs[i], ai->ai_addr, size);
+        /* sin_port and sin6_port share their offset (asserted below). */
+        ((struct sockaddr_in *)&addrs[i++])->sin_port = htons((uint16_t)port);
     }
     *out = addrs;
     *count = n;
     return 0;
 }
+
+_Static_assert(offsetof(struct sockaddr_in, sin_port) == offsetof(struct sockaddr_in6, sin6_port), "ports");
 
 static void resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
@@ -120,8 +115,7 @@ int cs_resolve(cs_loop *loop, const char *host, int port, cs_resolve_fn cb, void
 
 void cs__resolve_cancel_all(cs_loop *loop)
 {
-    /* Lookups already running cannot be cancelled; they finish normally.
-     * Either way the callback runs before the loop thread exits. */
+    /* Running lookups cannot be cancelled and finish; either way the callback runs before the loop exits. */
     for (cs_resolve_req *r = loop->resolves; r != NULL; r = r->next)
         uv_cancel((uv_req_t *)&r->req);
 }
@@ -171,19 +165,16 @@ const char *cs_strerror(int error)
 {
     if (error >= 0)
         return "success";
-    /* uv_strerror would allocate (and leak) a string for unknown codes; a
-     * per-thread buffer keeps every case allocation-free. libuv's codes are
-     * negated errno values plus its own UV_EAI_* range, so this covers both. */
+    /* uv_strerror would allocate (and leak) for unknown codes; a per-thread buffer does not.
+     * libuv's codes are negated errno values plus UV_EAI_*: this covers both. */
     static _Thread_local char buf[128];
     return uv_strerror_r(error, buf, sizeof buf);
 }
 
 /* --------------------------------------------------------------- crypto */
 
-/* SHA-256 (FIPS 180-4) in plain C. It runs once per new cache key; doing
- * it here rather than through EVP keeps a proxy of http origins from
- * initialising libcrypto at all (about 2 MB of resident memory). The tests
- * check it against the standard's vectors and against sha256sum. */
+/* SHA-256 (FIPS 180-4) in plain C, once per new cache key: no EVP keeps a proxy of http origins
+ * from initialising libcrypto (about 2 MB resident). Tested on the standard's vectors and sha256sum. */
 static const uint32_t sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -203,7 +194,7 @@ static uint32_t rotr32(uint32_t x, int n)
 /* Folds one 64-byte block into the state. */
 static void sha256_block(uint32_t h[8], const uint8_t block[64])
 {
-    uint32_t w[64];
+    uint32_t w[64], v[8];
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
                (uint32_t)block[4 * i + 2] << 8 | (uint32_t)block[4 * i + 3];
@@ -212,27 +203,18 @@ static void sha256_block(uint32_t h[8], const uint8_t block[64])
         uint32_t s1 = rotr32(w[i - 2], 17) ^ rotr32(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+    memcpy(v, h, sizeof v); /* a..h of the standard */
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = k + (rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[i] + w[i];
-        uint32_t t2 = (rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        k = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
+        uint32_t e = v[4], a = v[0];
+        uint32_t t1 = v[7] + (rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)) + ((e & v[5]) ^ (~e & v[6]))
+                      + sha256_k[i] + w[i];
+        uint32_t t2 = (rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)) + ((a & (v[1] | v[2])) | (v[1] & v[2]));
+        memmove(v + 1, v, 7 * sizeof *v);
+        v[4] += t1;
+        v[0] = t1 + t2;
     }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-    h[5] += f;
-    h[6] += g;
-    h[7] += k;
+    for (int i = 0; i < 8; i++)
+        h[i] += v[i];
 }
 
 void cs_sha256(const void *data, size_t len, uint8_t out[32])
@@ -254,12 +236,8 @@ void cs_sha256(const void *data, size_t len, uint8_t out[32])
         tail[blocks * 64 - 1 - i] = (uint8_t)(bits >> (8 * i));
     for (size_t i = 0; i < blocks; i++)
         sha256_block(h, tail + 64 * i);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)h[i];
-    }
+    for (int i = 0; i < 32; i++)
+        out[i] = (uint8_t)(h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
 int cs_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32])

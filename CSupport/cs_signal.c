@@ -1,10 +1,5 @@
-/*
- * cs_signal.c — process signals delivered on the loop thread (uv_signal_t).
- *
- * libuv's handler only writes the signal into a pipe its loop reads, so the
- * callback runs on the loop thread like any other, whichever thread the
- * kernel interrupted.
- */
+/* cs_signal.c — process signals delivered on the loop thread (uv_signal_t): libuv's handler only
+ * writes to a pipe the loop reads, whichever thread the kernel interrupted. */
 #include <stdlib.h>
 
 #include "cs_internal.h"

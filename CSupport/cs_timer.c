@@ -1,6 +1,4 @@
-/*
- * cs_timer.c — one-shot and repeating timers over uv_timer_t.
- */
+/* cs_timer.c — one-shot and repeating timers over uv_timer_t. */
 #include <stdlib.h>
 
 #include "cs_internal.h"
@@ -38,8 +36,7 @@ static void timer_shutdown(cs_base *self)
 static void timer_fired(uv_timer_t *uv)
 {
     cs_timer *t = uv->data;
-    /* The memory stays valid until timer_closed, so closing from inside
-     * on_fire is safe. */
+    /* Valid until timer_closed: closing from inside on_fire is safe. */
     if (!t->closing && t->cbs.on_fire != NULL)
         t->cbs.on_fire(t->ctx);
 }

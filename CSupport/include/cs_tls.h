@@ -1,14 +1,10 @@
 /*
  * cs_tls.h — OpenSSL for the Swift layer, and shims for the macros it cannot import.
  *
- * The Swift upstream client drives TLS itself (SSL objects over memory BIOs,
- * fed from CSupport sockets). OpenSSL's functions and integer constants are
- * imported directly through this header; function-like macros are not, so
- * each one Swift needs gets a one-line C function here, named cs_ssl_... and
- * documented with the macro it stands for.
- *
- * All of these are plain OpenSSL calls: they may be used on any thread, with
- * OpenSSL's own rules (one SSL object used by one thread at a time).
+ * The Swift upstream client drives TLS itself (SSL objects over memory BIOs fed from CSupport
+ * sockets). OpenSSL's functions and integer constants import through this header; function-like
+ * macros do not, so each one Swift needs gets a one-line cs_ssl_... function naming the macro.
+ * All are plain OpenSSL calls: any thread, with OpenSSL's rules (one SSL object, one thread at a time).
  */
 #ifndef CS_TLS_H
 #define CS_TLS_H
@@ -21,22 +17,16 @@
 extern "C" {
 #endif
 
-/**
- * SSL_set_tlsext_host_name: the server name sent with SNI. For host names
- * only (RFC 6066 forbids IP literals). Returns 1 on success, 0 on failure.
- */
+/** SSL_set_tlsext_host_name: the SNI server name, host names only (RFC 6066 forbids IP literals).
+ * Returns 1 on success, 0 on failure. */
 int cs_ssl_set_sni(SSL *ssl, const char *name);
 
-/**
- * SSL_CTX_set_min_proto_version: the lowest protocol version the context
- * negotiates, e.g. TLS1_2_VERSION. Returns 1 on success, 0 on failure.
- */
+/** SSL_CTX_set_min_proto_version: the lowest version negotiated, e.g. TLS1_2_VERSION. Returns 1 on
+ * success, 0 on failure. */
 int cs_ssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version);
 
-/**
- * SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS): idle connections give
- * their read/write buffers back (a keep-alive pool holds many of them).
- */
+/** SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS): idle connections give their read/write buffers
+ * back (a keep-alive pool holds many). */
 void cs_ssl_ctx_release_buffers(SSL_CTX *ctx);
 
 #ifdef __cplusplus

@@ -1,8 +1,7 @@
 import Glibc
 
-/// An exclusive lock on a cache folder (flock on `CACHE/lock`), held for the
-/// life of the process that owns the folder, so two writers never share it.
-/// The file also tells other processes how to reach the owner.
+/// An exclusive lock on a cache folder (flock on `CACHE/lock`) for the owning process's life, so
+/// two writers never share it; the file tells other processes how to reach the owner.
 package final class CacheLock: @unchecked Sendable {
     // The descriptor is only closed in deinit; flock state is the kernel's.
     private let fd: Int32
@@ -10,11 +9,9 @@ package final class CacheLock: @unchecked Sendable {
 
     /// Takes the lock or throws a clear error naming the owner.
     ///
-    /// The file receives the admin token, so it must be ours alone from the
-    /// start: it is created fresh (O_EXCL, 0600). A lock file left behind is
-    /// replaced only when it belongs to this user and no process holds it;
-    /// one owned by another user is refused, since whoever made it could
-    /// still have it open and read the token later.
+    /// The file gets the admin token, so it is created fresh (O_EXCL, 0600). A leftover is replaced
+    /// only when this user's and unheld; another user's is refused (its maker could still have it
+    /// open and read the token later).
     package init(folder: String) throws(StorageError) {
         path = folder + "/lock"
         var attempts = 0
@@ -25,16 +22,15 @@ package final class CacheLock: @unchecked Sendable {
                 self.fd = fd
                 break
             }
-            // A racing process replaced the file after we opened it: the lock
-            // on our descriptor guards nothing. Try again (bounded).
+            // A racing process replaced the file after we opened it: our lock guards nothing. Again.
             close(fd)
             guard attempts < 5 else { throw StorageError("cannot take the lock \(path): it keeps being replaced") }
         }
         publish(address: nil, token: nil)
     }
 
-    /// Creates the lock file with O_EXCL and locks it, replacing a stale one
-    /// of ours; throws for a lock held by another process or a foreign file.
+    /// Creates (O_EXCL) and locks the file, replacing a stale one of ours; throws for a lock held
+    /// elsewhere or a foreign file.
     private static func openFresh(_ path: String) throws(StorageError) -> Int32 {
         let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW
         var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
@@ -50,16 +46,15 @@ package final class CacheLock: @unchecked Sendable {
             guard flock(old, LOCK_EX | LOCK_NB) == 0 else {
                 let folder = String(path.dropLast("/lock".count))
                 let owner = CacheLock.readOwner(folder: folder)
-                // flock belongs to the open file, not the process: a second open in
-                // this process is refused as well, which is what callers rely on.
+                // flock belongs to the open file, not the process: a second open here is refused
+                // too, as callers rely on.
                 if owner?.pid == getpid() {
                     throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
                 }
                 let who = owner.map { " (pid \($0.pid)\($0.address.map { ", serving \($0)" } ?? ""))" } ?? ""
                 throw StorageError("cache folder \(folder) is in use by another httpcache process\(who)", code: EWOULDBLOCK)
             }
-            // Stale and ours: replace it rather than reuse it (its mode or an
-            // old open descriptor could expose what we write next).
+            // Stale and ours: replaced, not reused (its mode or an old descriptor could expose our writes).
             unlink(path)
             fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
         }
@@ -73,14 +68,13 @@ package final class CacheLock: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Lets another owner take the folder now, before this object goes away
-    /// (a closed cache may still be referenced). Safe to call more than once.
+    /// Lets another owner take the folder now (a closed cache may still be referenced). Idempotent.
     package func release() {
         flock(fd, LOCK_UN)
     }
 
-    /// Writes who owns the folder: pid, and for a serving proxy its address
-    /// and the admin token that `httpcache cache …` uses to talk to it.
+    /// Writes who owns the folder: pid, and for a serving proxy its address and the admin token
+    /// `httpcache cache …` talks to it with.
     package func publish(address: String?, token: String?) {
         var text = "pid \(getpid())\n"
         if let address { text += "address \(address)\n" }
@@ -95,8 +89,7 @@ package final class CacheLock: @unchecked Sendable {
         package var token: String?
     }
 
-    /// The owner recorded in a folder's lock file, if the lock is held now
-    /// (a record left by a killed process is ignored).
+    /// The owner in a folder's lock file while the lock is held (a killed process's record is ignored).
     package static func readOwner(folder: String) -> Owner? {
         let probe = open(folder + "/lock", O_RDONLY | O_CLOEXEC)
         guard probe >= 0 else { return nil }

@@ -15,14 +15,12 @@ package struct CachedResourceInfo: Sendable, Equatable {
     package var variant: EntryVariant = .primary
 }
 
-/// Which stored entry of a URL one is: `cache list` says it, so that two
-/// rows of one URL are told apart (issue 35).
+/// Which stored entry of a URL one is, so `cache list` tells two rows of one URL apart (issue 35).
 package enum EntryVariant: String, Sendable, Codable, Equatable {
-    /// The entry proxy URLs read, and forward or reverse requests sending
-    /// the fields a proxy URL's request would.
+    /// The entry proxy URLs read, and forward or reverse requests with a proxy URL's fields.
     case primary
-    /// A forward or reverse request whose fields differ from a proxy URL's
-    /// (a player's own header): kept apart, as the origin may answer it otherwise.
+    /// A forward or reverse request with other fields (a player's own header): kept apart, as the
+    /// origin may answer it otherwise.
     case forward
     /// A variant the origin's Vary field selects (RFC 9111 §4.1).
     case vary

@@ -3,23 +3,16 @@ import Glibc
 
 /// The sparse data file of one resource: bytes live at their real offsets.
 ///
-/// The descriptor is immutable and closed on deinit; responses keep the
-/// object alive while sendfile ranges of it are queued. Reads and writes
-/// use positional I/O, so sharing across threads (fdatasync on the pool) is safe.
+/// The descriptor is immutable, closed on deinit; responses keep the object alive while its sendfile ranges
+/// are queued. Positional I/O, so sharing across threads (fdatasync on the pool) is safe.
 ///
-/// In an encrypted folder the file holds AES-256-XTS units (see FolderKeys):
-/// a read decrypts the whole units it touches and cuts the asked bytes out;
-/// a write that covers part of a unit decrypts the unit as it is on disk,
-/// merges the new bytes and writes the whole unit back (bytes already there
-/// stay as they were, so a torn write never spoils claimed bytes: XTS
-/// enciphers each 16-byte block on its own). Such a file cannot be sent
-/// with sendfile (`isEncrypted`). Encrypted reads and writes run on one
-/// thread at a time (the owning loop).
+/// Encrypted, it holds AES-256-XTS units: a read decrypts the whole units it touches; a partial unit write
+/// decrypts the unit on disk, merges and writes it back (other bytes stay as they were, so a torn write
+/// never spoils claimed bytes: XTS enciphers each 16-byte block alone). Never sent with sendfile
+/// (`isEncrypted`). Encrypted reads and writes run on one thread at a time (the loop).
 package final class DataFile: @unchecked Sendable {
     package let fd: Int32
-    /// The file itself (device and inode), read when it was opened: a
-    /// metadata write opening the entry's name later checks it still names
-    /// this file (see `MetadataWrite.identity`).
+    /// Read at open: a later metadata write checks the entry's name still leads here.
     let identity: FileIdentity?
     /// Its size when it was opened (0 when unknown), read with its identity.
     let sizeWhenOpened: Int64
@@ -30,8 +23,8 @@ package final class DataFile: @unchecked Sendable {
         try self.init(path, O_CREAT, cipher)
     }
 
-    /// Opens an existing file, never creating one (an entry's file opened
-    /// on the pool ahead of its first use: one removed meanwhile stays removed).
+    /// Opens an existing file, never creating one (opened on the pool ahead of use: one removed
+    /// meanwhile stays removed).
     package convenience init(existing path: String, cipher: UnitCipher? = nil) throws(StorageError) {
         try self.init(path, 0, cipher)
     }
@@ -61,9 +54,8 @@ package final class DataFile: @unchecked Sendable {
     /// The scratch a `read` of `count` bytes needs (room to widen to whole units).
     package static func readCapacity(_ count: Int) -> Int { count + 2 * UnitCipher.unitSize }
 
-    /// The plaintext of `range`, read into `scratch` (at least
-    /// `readCapacity(range.count)` bytes); nil when the file is shorter or
-    /// a read or the cipher fails.
+    /// The plaintext of `range`, read into `scratch` (at least `readCapacity(range.count)` bytes);
+    /// nil when the file is shorter or a read or the cipher fails.
     package func read(_ range: Range<Int64>, into scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer? {
         let count = Int(range.count)
         guard let cipher else {
@@ -95,7 +87,6 @@ package final class DataFile: @unchecked Sendable {
         return done
     }
 
-    /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
         if let cipher { return try writeEncrypted(bytes, at: offset, cipher) }
         try Self.writeFully(fd, bytes, at: offset)
@@ -159,20 +150,18 @@ package struct StorageError: Error, CustomStringConvertible, Sendable {
         self.code = code
     }
 
-    /// The file system is full (or the quota spent).
     package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
 
-    /// The cache folder cannot take writes: full, deleted, made read-only or
-    /// failing. The proxy then passes bytes through instead of failing.
+    /// The cache folder cannot take writes (full, deleted, read-only, failing): the proxy then
+    /// passes bytes through instead of failing.
     package var isStorageFault: Bool {
         guard let code else { return false }
         return [ENOSPC, EDQUOT, ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EIO].contains(code)
     }
 }
 
-/// Which file a descriptor or name leads to (device and inode): a name can
-/// be given to a new file while an old descriptor or a queued write still
-/// means the old one.
+/// Which file a descriptor or name leads to: a name may go to a new file while an old descriptor
+/// or queued write still means the old one.
 struct FileIdentity: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64

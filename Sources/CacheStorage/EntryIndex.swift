@@ -1,28 +1,23 @@
-/// Every entry of one store (shard) in a fixed-size record of 64 bytes:
-/// what a lookup, the size limit and the LRU order need, and nothing a
-/// response needs (URL, stored head, ranges stay in the entry's metadata
-/// file, read when the entry is used).
+/// Every entry of one shard in a 64-byte record: what lookups, the size limit and the LRU order
+/// need; nothing a response needs (URL, head, ranges stay in the metadata, read on use).
 ///
-/// Records live in one array; an open-addressing table (linear probing, at
-/// most 3/4 full) maps keys to them; the least-recently-used order is a
-/// doubly linked list threaded through the records, so a touch, an insertion
-/// and a removal cost the same at any size and eviction takes the oldest
-/// without sorting. Pinned entries are kept out of the list: eviction never
-/// walks past them. Loop thread only (a value owned by its store).
+/// Records live in one array, mapped by an open-addressing table (linear probing, at most 3/4
+/// full); the LRU order is a doubly linked list through the records, so touch, insert and remove
+/// cost the same at any size and eviction takes the oldest unsorted. Pinned entries stay out of
+/// the list (eviction never walks past them). Loop thread only (a value owned by its store).
 package struct EntryIndex: Sendable {
     package struct Record: Sendable, Equatable {
         package var key: EntryKey
         /// Bytes held on disk (what the size limit counts).
         package var bytes: Int64
-        /// Milliseconds since 1970 of the last use.
+        /// Milliseconds since 1970.
         package var lastAccess: Int64
         fileprivate var prev: Int32
         fileprivate var next: Int32
-        /// The first 32 bits of the store key of the entry's URL (its primary
-        /// key): which shard owns it, and which entries are variants of one URL.
+        /// The first 32 bits of the URL's primary store key: the owning shard, and which entries
+        /// are variants of one URL.
         package var route: UInt32
         package var flags: UInt32
-
         package var isPinned: Bool { flags & Self.pinned != 0 }
         package static let pinned: UInt32 = 1
 
@@ -85,9 +80,8 @@ package struct EntryIndex: Sendable {
         }
     }
 
-    /// Inserts an entry, or replaces an existing one's bytes, route and
-    /// flags (keeping its place in the order unless it becomes pinned or
-    /// unpinned). A new entry is the most recently used; `lastAccess` as given.
+    /// Inserts an entry (the most recently used, `lastAccess` as given), or replaces an existing
+    /// one's fields, keeping its place unless it becomes pinned or unpinned.
     package mutating func put(_ record: Record) {
         if let slot = slot(of: record.key) {
             let index = Int(slot)
@@ -117,8 +111,7 @@ package struct EntryIndex: Sendable {
         if record.isPinned { pinnedBytes += record.bytes } else { linkAtTail(slot) }
     }
 
-    /// Sets an entry's bytes and flags in place (its place in the order
-    /// changes only when it becomes pinned or unpinned).
+    /// Sets an entry's bytes and flags (its place changes only when (un)pinned).
     package mutating func update(_ key: EntryKey, bytes: Int64, flags: UInt32) {
         guard let slot = slot(of: key) else { return }
         var record = records[Int(slot)]
@@ -127,8 +120,7 @@ package struct EntryIndex: Sendable {
         put(record)
     }
 
-    /// Marks an entry just used: it becomes the most recently used.
-    /// Returns its access time before (nil: no such entry).
+    /// Makes an entry the most recently used; its access time before (nil: no such entry).
     @discardableResult
     package mutating func touch(_ key: EntryKey, at time: Int64) -> Int64? {
         guard let slot = slot(of: key) else { return nil }
@@ -140,7 +132,6 @@ package struct EntryIndex: Sendable {
         return before
     }
 
-    /// Removes an entry; returns it if it was there.
     @discardableResult
     package mutating func remove(_ key: EntryKey) -> Record? {
         guard let slot = slot(of: key) else { return nil }
@@ -187,9 +178,8 @@ package struct EntryIndex: Sendable {
     /// Pinned entries (in no particular order).
     package var pinned: [Record] { records.filter(\.isPinned) }
 
-    /// Every entry in the order a snapshot keeps: pinned ones, then the
-    /// others least recently used first (re-inserting them in this order
-    /// rebuilds the same LRU order).
+    /// Every entry as a snapshot keeps them: pinned ones, then the others oldest first
+    /// (re-inserted in this order they rebuild the same LRU order).
     package func inOrder() -> ContiguousArray<Record> {
         var result = ContiguousArray<Record>()
         result.reserveCapacity(records.count)
@@ -223,8 +213,7 @@ package struct EntryIndex: Sendable {
         tail = slot
     }
 
-    /// An entry unpinned rejoins the list where its last use puts it (walked
-    /// from the old end: unpinned entries are usually old, so the walk is short).
+    /// An unpinned entry rejoins the list by its last use (walked from the old end: usually short).
     private mutating func linkByTime(_ slot: Int32) {
         let time = records[Int(slot)].lastAccess
         var cursor = head
@@ -237,8 +226,8 @@ package struct EntryIndex: Sendable {
         if before >= 0 { records[Int(before)].next = slot } else { head = slot }
     }
 
-    /// Backward-shift deletion: later members of the probe run move up so
-    /// lookups never stop at a hole that was not there when they were inserted.
+    /// Backward-shift deletion: later members of the probe run move up, so lookups never stop at a
+    /// hole that was not there when they were inserted.
     private mutating func removeFromTable(_ key: EntryKey) {
         var hole = home(key)
         while records[Int(table[hole])].key != key { hole = (hole + 1) & mask }

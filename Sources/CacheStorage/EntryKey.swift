@@ -1,5 +1,4 @@
-/// A store key (the SHA-256 of a cache key) as 32 bytes: what the compact
-/// index holds per entry instead of a 64-character string.
+/// A store key (SHA-256 of a cache key) as 32 bytes, what the index holds instead of 64 characters.
 package struct EntryKey: Hashable, Sendable, Comparable {
     package var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
@@ -58,7 +57,7 @@ package struct EntryKey: Hashable, Sendable, Comparable {
         }
     }
 
-    /// The first 32 bits: what shards are chosen by (see StoreGroup.shard).
+    /// The first 32 bits: what shards are chosen by.
     package var prefix32: UInt32 { UInt32(truncatingIfNeeded: w0 >> 32) }
 
     package static func < (a: EntryKey, b: EntryKey) -> Bool {

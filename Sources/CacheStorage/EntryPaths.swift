@@ -1,20 +1,15 @@
 import CacheIO
 import Glibc
 
-/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N`
-/// after N changes of version), its metadata in an attribute of it (see
-/// MetadataAttribute) or, in the older layout and where attributes are
-/// refused, in `resources/a/bc/<key>.meta` beside it; in
-/// 4,096 folders chosen by the key's first three hex digits (nginx's
-/// `levels=1:2`): no folder grows past a few thousand names at ten million
-/// entries, and an entry costs one inode (two in the older layout). The folders are made
-/// when their first entry is (`makeFolder`, remembered by `LevelFolders`):
-/// making all 4,112 up front took 2 s on some file systems, and as long again
-/// to remove an empty cache folder.
+/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes),
+/// its metadata in an attribute of it or (older layout, attributes refused) in `<key>.meta` beside
+/// it. 4,096 folders by the key's first three hex digits (nginx's `levels=1:2`): a few thousand
+/// names each at ten million entries, one inode an entry (two in the older layout). Folders are
+/// made with their first entry (`LevelFolders`): all 4,112 up front took 2 s on some file systems,
+/// and as long again to remove an empty cache folder.
 package struct EntryPaths: Sendable {
     /// `resources/a/bc/<key>` without a suffix.
     package let base: String
-    /// The store key the names are made of.
     package let key: String
 
     package init(resourcesRoot: String, key: String) {
@@ -35,13 +30,11 @@ package struct EntryPaths: Sendable {
     }
 
     package var meta: String { base + ".meta" }
-
-    /// Which of the 4,096 folders the entry is in (its key's first three hex digits).
+    /// Which of the 4,096 folders the entry is in.
     package var folderNumber: Int { Int(String(key.utf8.prefix(3)).flatMap { Int($0, radix: 16) } ?? 0) }
 
-    /// Makes `resources/a` and `resources/a/bc` where missing; false when
-    /// they cannot be made (the resources folder itself is never made here:
-    /// a deleted cache folder stays a storage fault for the store to recover).
+    /// Makes `resources/a` and `resources/a/bc` where missing, never `resources` itself (a deleted
+    /// cache folder stays a storage fault for the store to recover).
     package func makeFolder() -> Bool {
         guard let slash = base.utf8.lastIndex(of: UInt8(ascii: "/")) else { return false }
         let folder = String(base[..<slash])
@@ -50,13 +43,10 @@ package struct EntryPaths: Sendable {
         return true
     }
 
-    /// The entry's metadata wherever it is kept (see `StoredMetadata`): the
-    /// layout the index names is tried first, the other one when the first
-    /// holds nothing (a crash between a layout change and its journal entry).
-    /// A `.meta` file, when present, is the entry's metadata (an attribute
-    /// beside it is a conversion's leftover, ignored). Ranges are clipped to
-    /// the data file's size (never a claim beyond its end); nil when there is
-    /// no valid metadata. Blocking: an open and a small read or two.
+    /// The entry's metadata: the layout the index names first, the other when it holds nothing (a
+    /// crash between a layout change and its journal entry). A present `.meta` file wins (an
+    /// attribute beside it is a conversion's leftover). Ranges clipped to the data file's size; nil
+    /// when no valid metadata. Blocking: an open and a small read or two.
     package func readMetadata(keys: FolderKeys?, oneFile: Bool, version: Int) -> StoredMetadata? {
         if oneFile, let found = readAttribute(keys: keys, version: version) { return found }
         if let stored = FileIO.readAll(meta) {
@@ -79,8 +69,7 @@ package struct EntryPaths: Sendable {
         return StoredMetadata(metadata: metadata, version: version, oneFile: true)
     }
 
-    /// The metadata in the attribute of the open data file of `version`
-    /// (unclipped); nil when it has none, or one naming another file.
+    /// The attribute's metadata (unclipped); nil when none, or naming another file.
     func attributeMetadata(fd: Int32, keys: FolderKeys?, version: Int) -> ResourceMetadata? {
         guard let stored = MetadataAttribute.read(fd: fd), let metadata = Self.decode(stored, keys: keys, key: key),
               metadata.dataName == Self.dataName(version: version) else { return nil }
@@ -94,21 +83,17 @@ package struct EntryPaths: Sendable {
         return (metadata, version)
     }
 
-    /// Stored bytes (a `.meta` file's or an attribute's) decoded; in an
-    /// encrypted folder they are sealed, bound to the entry's key, and bytes
-    /// that do not open count as invalid.
+    /// Stored metadata decoded; encrypted, it is sealed to the entry's key (not opening: invalid).
     static func decode(_ stored: [UInt8], keys: FolderKeys?, key: String) -> ResourceMetadata? {
         guard let bytes = keys == nil ? stored : keys!.open(stored, context: key) else { return nil }
         return ResourceMetadata(decoding: bytes)
     }
 
-    /// The data file of a version (see `dataName(version:)`).
     package func data(version: Int) -> String { base + "." + Self.dataName(version: version) }
 
     package func data(named name: String) -> String { base + "." + name }
 
-    /// `data` for the first version, `data-N` for later ones: a new version
-    /// gets a new file, so metadata of an old one never claims its bytes.
+    /// `data`, then `data-N`: a new version gets a new file, so old metadata never claims its bytes.
     package static func dataName(version: Int) -> String { version == 0 ? "data" : "data-\(version)" }
 
     /// The version a data file name stands for; nil for names of older releases.
@@ -122,8 +107,7 @@ package struct EntryPaths: Sendable {
     /// Versions are kept in 24 bits of the index record's flags.
     package static let maxVersion = 0xFF_FFFF
 
-    /// The two levels of folders under `resources/` (those not made yet are
-    /// missing: walkers skip them).
+    /// The two levels of folders under `resources/` (walkers skip those not made yet).
     package static var levelFolders: [String] {
         let digits = Array("0123456789abcdef")
         var folders: [String] = []
@@ -137,8 +121,7 @@ package struct EntryPaths: Sendable {
     }
 }
 
-/// Which entry folders are known to exist, so a new entry costs no system
-/// call for its folder once one entry was made there. Shared by the shards.
+/// Entry folders known to exist: a new entry there costs no system call. Shared by the shards.
 package final class LevelFolders: Sendable {
     private let made = Locked([UInt64](repeating: 0, count: 4096 / 64))
 
@@ -158,8 +141,7 @@ package final class LevelFolders: Sendable {
     package func forget() { made.withLock { $0 = [UInt64](repeating: 0, count: 4096 / 64) } }
 }
 
-/// An entry's metadata as stored, the data file version it names, and
-/// where it was found.
+/// An entry's metadata as stored, the data file version it names, and where it was found.
 package struct StoredMetadata: Sendable {
     package var metadata: ResourceMetadata
     package var version: Int

@@ -4,8 +4,8 @@ import Glibc
 /// Small blocking file helpers (POSIX, no Foundation). Callers keep the
 /// slow ones (fsync, tree removal) off the loop thread.
 package enum FileIO {
-    /// Never through a symlink: every file it reads is inside the cache folder.
-    /// `limit`: at most that many bytes are read (a file that grows without end cannot fill memory).
+    /// Never through a symlink (every file it reads is in the cache folder); at most `limit` bytes
+    /// (a file growing without end cannot fill memory).
     package static func readAll(_ path: String, limit: Int = .max) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
@@ -26,8 +26,8 @@ package enum FileIO {
         return result
     }
 
-    /// Writes `bytes` to `path` so that a crash leaves either the old or the new
-    /// file whole: temp file (in `tempFolder`, on the same file system), fsync, rename.
+    /// Writes `path` so a crash leaves the old or the new file whole: temp file (in `tempFolder`,
+    /// same file system), fsync, rename.
     package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
         // A unique temp name: two writers never share a temp file.
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -48,6 +48,15 @@ package enum FileIO {
         return true
     }
 
+    /// Creates `path` whole unless it exists (the existing file wins): written aside, synced and linked
+    /// into place, so no reader sees half a file and of two creators one wins. False with errno set.
+    package static func createOnce(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
+        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        guard writeAtomically(temp, bytes, tempFolder: tempFolder) else { return false }
+        defer { unlink(temp) }
+        return link(temp, path) == 0 || errno == EEXIST
+    }
+
     /// Makes a folder's entries (renames, links) durable; false when it cannot.
     @discardableResult
     package static func syncFolder(_ path: String) -> Bool {
@@ -57,7 +66,6 @@ package enum FileIO {
         return fsync(fd) == 0
     }
 
-    /// Writes all of `bytes` at `offset`, or where the file stands when nil.
     package static func writeFully(_ fd: Int32, _ bytes: [UInt8], at offset: Int64? = nil) -> Bool {
         bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) == nil }
     }
@@ -78,12 +86,9 @@ package enum FileIO {
         return nil
     }
 
-    /// Opens `path` for reading when it is a regular file, never through a
-    /// symlink as its last component: a device (`/dev/zero`) would never
-    /// end, a FIFO would block the opening thread, and a symlink would make
-    /// the cache (or an export) share another file's later content. The
-    /// open does not block (O_NONBLOCK, cleared once it is known regular).
-    /// Returns the descriptor and the size, or why not.
+    /// Opens `path` for reading if it is a regular file and not a symlink: a device (`/dev/zero`)
+    /// never ends, a FIFO blocks the opener, a symlink would share another file's later content.
+    /// The open does not block (O_NONBLOCK, cleared once known regular). Descriptor and size, or why not.
     package static func openRegularFile(_ path: String) -> Result<(fd: Int32, size: Int64), StorageError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
@@ -100,12 +105,9 @@ package enum FileIO {
         return .success((fd, Int64(info.st_size)))
     }
 
-    /// Copies exactly `size` bytes from `input` into a new file at
-    /// `destination` (replacing a file there, never writing through a
-    /// symlink), mode 0600, synced. Never a hard link: the copy shares no
-    /// inode, so writing into one never changes the other. `decrypting`:
-    /// the input is an encrypted data file (its plaintext is copied);
-    /// `encrypting`: the copy is written as one (whole units, see DataFile).
+    /// Copies exactly `size` bytes from `input` into a new file at `destination` (replacing one
+    /// there, never through a symlink), mode 0600, synced; never a hard link, so neither changes the
+    /// other. `decrypting`: the input is an encrypted data file; `encrypting`: the copy becomes one.
     package static func copy(_ input: Int32, size: Int64, to destination: String,
                              from decrypting: UnitCipher? = nil, to encrypting: UnitCipher? = nil) -> Bool {
         unlink(destination)
@@ -150,33 +152,28 @@ package enum FileIO {
         return fsync(output) == 0
     }
 
-    /// Cache folders are private (0700): metadata holds URLs with their tokens.
-    /// The umask can only narrow it.
+    /// Cache folders are private (0700; the umask can only narrow it): metadata holds URLs with tokens.
     package static func makeDirectory(_ path: String) -> Bool {
         mkdir(path, 0o700) == 0 || errno == EEXIST
     }
 
-    /// Narrows an existing folder of ours (made by an older version, or by
-    /// hand) to `mode` when it allows more; bits it lacks stay off (a tighter
-    /// umask is kept), and a foreign one is left alone.
+    /// Narrows an existing folder of ours (older version, by hand) to `mode` when it allows more;
+    /// bits it lacks stay off (a tighter umask is kept); a foreign one is left alone.
     package static func restrict(_ path: String, to mode: mode_t) {
         var info = stat()
         if stat(path, &info) == 0, let narrower = narrowed(info, to: mode) { chmod(path, narrower) }
     }
 
-    /// Narrows an open file of ours as `restrict(_:to:)`.
     package static func restrict(fd: Int32, to mode: mode_t) {
         var info = stat()
         if fstat(fd, &info) == 0, let narrower = narrowed(info, to: mode) { fchmod(fd, narrower) }
     }
 
-    /// The mode a file of ours narrowed to `mode` gets, nil when it needs no change.
     private static func narrowed(_ info: stat, to mode: mode_t) -> mode_t? {
         let current = info.st_mode & 0o777
         return info.st_uid == geteuid() && current & ~mode != 0 ? current & mode : nil
     }
 
-    /// Creates `path` and any missing parents.
     package static func makeDirectories(_ path: String) -> Bool {
         var current = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
@@ -197,8 +194,7 @@ package enum FileIO {
         var names: [String] = []
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
-            // Read the name in place: a dirent record can be shorter than
-            // the struct, so copying the d_name field would read past it.
+            // In place: a dirent record can be shorter than the struct (copying d_name reads past it).
             let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
@@ -215,10 +211,8 @@ package enum FileIO {
         return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
-    /// Removes a file or a directory tree, never following a symlink: a
-    /// symlink is removed itself, and the tree is walked with descriptors
-    /// (openat with O_NOFOLLOW, unlinkat), so a link swapped in anywhere
-    /// below `path` never leads the removal outside it.
+    /// Removes a file or directory tree, never following a symlink: walked with descriptors
+    /// (openat O_NOFOLLOW, unlinkat), so a link swapped in below `path` never leads outside it.
     package static func removeTree(_ path: String) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
@@ -236,7 +230,6 @@ package enum FileIO {
     /// Cache trees are two or three levels deep: deeper ones are not ours to walk.
     private static let maxRemovalDepth = 32
 
-    /// Removes every entry of the open directory `fd`.
     private static func removeContents(of fd: Int32, depth: Int) {
         guard depth < maxRemovalDepth else { return }
         let listing = dup(fd)
@@ -256,10 +249,8 @@ package enum FileIO {
         }
     }
 
-    /// Why the cache folder at `root` cannot be trusted, or nil: it must be
-    /// the user's own and writable by nobody else (another user could swap
-    /// its contents: poisoned entries, or symlinks the clean-up would follow),
-    /// and the folders the cache keeps in it must be real folders of its own.
+    /// Why the cache folder cannot be trusted, or nil: it must be the user's own, writable by nobody
+    /// else (who could swap in poisoned entries or symlinks), with real folders of its own inside.
     package static func untrustedFolderProblem(_ root: String, inside: [String]) -> String? {
         var info = stat()
         guard stat(root, &info) == 0 else { return "cannot read cache folder \(root): \(errorText())" }

@@ -3,38 +3,27 @@ import Glibc
 
 /// The keys of an encrypted cache folder.
 ///
-/// The user's key (32 bytes) never encrypts data itself: it wraps a random
-/// folder key, kept sealed (AES-256-GCM) in `FOLDER/encryption`. Opening
-/// unwraps it: the GCM tag is the key check, so a wrong key is refused
-/// before anything is read or removed. The folder key is two secrets: the
-/// name seed, which file names are keyed by, and the content key, which
-/// everything else is derived from (HMAC-SHA256 with a label each). A new
-/// folder uses one random key for both; `cache rekey` (FolderRekey)
-/// re-encrypts every file under a new content key and keeps the name seed
-/// (the cache key behind a file name is not stored, so names cannot be
-/// recomputed):
+/// The user's key (32 bytes) only wraps a random folder key, sealed (AES-256-GCM) in `FOLDER/encryption`;
+/// the GCM tag is the key check, so a wrong key is refused before anything is read or removed. The folder
+/// key is two secrets: the name seed (file names) and the content key (everything else, HMAC-SHA256 with a
+/// label each). A new folder uses one random key for both; `cache rekey` replaces the content key and keeps
+/// the name seed (a file name's cache key is not stored, so names cannot be recomputed):
 ///
-/// - data files: AES-256-XTS over 4 KiB units, the tweak made of the unit
-///   number and a file id (`fileID(key:version:)`), so every unit of every
-///   file is enciphered differently; random access and partial rewrites
-///   need no stored nonce and no counter can be reused;
-/// - metadata, index snapshots and journal entries: AES-256-GCM, a fresh
-///   random nonce per write, the entry's key (or the file's role) bound as
-///   associated data;
-/// - file names: store keys are HMAC-SHA256 of the cache key, so nobody
-///   without the key can confirm which URL a file holds by hashing it.
+/// - data files: AES-256-XTS over 4 KiB units, tweaked with unit number and file id
+///   (`fileID(key:version:)`): every unit enciphered differently, random access and rewrites
+///   without stored nonce or counter reuse;
+/// - metadata, index snapshots, journal entries: AES-256-GCM, a fresh random nonce per write, the
+///   entry's key (or the file's role) as associated data;
+/// - file names: HMAC-SHA256 of the cache key, so nobody without the key can confirm a URL by hashing.
 ///
 /// Immutable and thread-safe.
 package final class FolderKeys: Sendable {
-    /// The name of the sealed folder key inside the cache folder.
     package static let fileName = "encryption"
     static let magic: [UInt8] = Array("HCKEY001".utf8)
-
     let dataKey: [UInt8]
     let sealKey: [UInt8]
     let nameKey: Digest.HMACKey
     let idKey: [UInt8]
-
     /// The secrets these keys come from (what the `encryption` file seals).
     let material: Material
 
@@ -74,9 +63,8 @@ package final class FolderKeys: Sendable {
 
     // MARK: the user's key
 
-    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around them
-    /// ignored). It must be a regular file of this user's, readable and
-    /// writable by no one else (`TrustedFile`); every refusal is ENOKEY-coded
+    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around ignored), a regular file of
+    /// this user's that no one else may read or write (`TrustedFile`); every refusal is ENOKEY
     /// (`HTTPCacheError.Code.key`, exit status 22) and says why.
     package static func readKeyFile(_ path: String) throws(StorageError) -> [UInt8] {
         let bytes = try TrustedFile.read(path, what: "key file", maxBytes: keyFileMaxBytes, secret: true, code: ENOKEY)
@@ -120,16 +108,13 @@ package final class FolderKeys: Sendable {
 
     private static let wrapContext = Array("httpcache folder key".utf8)
 
-    /// Whether `root` has a sealed folder key.
     package static func isEncrypted(_ root: String) -> Bool {
         access(root + "/" + fileName, F_OK) == 0
     }
 
-    /// The folder's keys under `userKey`: unwrapped from its file, or made
-    /// (and sealed into it) when the folder is new (`isNew`). Throws
-    /// ENOKEY-coded when the folder is encrypted and no key is given,
-    /// EKEYREJECTED-coded for a wrong key or a key given to a folder made
-    /// without one; nothing in the folder is touched then.
+    /// The folder's keys under `userKey`: unwrapped, or made and sealed when the folder `isNew`.
+    /// Throws, touching nothing, ENOKEY for an encrypted folder without key, EKEYREJECTED for a
+    /// wrong key or a key to a folder made without one.
     package static func open(root: String, userKey: [UInt8]?, isNew: Bool) throws(StorageError) -> FolderKeys? {
         let path = root + "/" + fileName
         if access(root + "/" + FolderRekey.journalName, F_OK) == 0 {
@@ -153,13 +138,8 @@ package final class FolderKeys: Sendable {
               let wrapped = wrap(Material(folderKey: folderKey), userKey: userKey) else {
             throw StorageError("cannot make a folder key: no random bytes or cipher")
         }
-        // Linked into place: of two processes making the folder at once, one key wins.
-        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        guard FileIO.writeAtomically(temp, wrapped, tempFolder: root) else {
-            throw StorageError("cannot write \(path): \(FileIO.errorText())", code: errno)
-        }
-        defer { unlink(temp) }
-        if link(temp, path) != 0 && errno != EEXIST {
+        // Of two processes making the folder at once, one key wins.
+        guard FileIO.createOnce(path, wrapped, tempFolder: root) else {
             throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
         }
         FileIO.syncFolder(root)
@@ -198,15 +178,13 @@ package final class FolderKeys: Sendable {
         nameKey.mac(cacheKey.utf8).withUnsafeBytes(Digest.hex)
     }
 
-    /// The id in the XTS tweak of an entry's data file of `version`:
-    /// different for every file, so equal bytes at equal offsets of two
-    /// files differ on disk.
+    /// The XTS tweak's id of an entry's data file of `version`: per file, so equal bytes at equal
+    /// offsets of two files differ on disk.
     func fileID(key: String, version: Int) -> UInt64 {
         let mac = Digest.hmacSHA256(key: idKey, message: Array("\(key).\(version)".utf8)) ?? []
         return mac.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    /// The cipher of an entry's data file of `version`.
     func cipher(key: String, version: Int) -> UnitCipher? {
         UnitCipher(key: dataKey, fileID: fileID(key: key, version: version))
     }

@@ -1,36 +1,26 @@
 import CacheIO
 import Glibc
 
-/// `cache rekey`: re-encrypts an encrypted cache folder in place under a
-/// new user key and a new content key, so that the old key, even with an
-/// old copy of the `encryption` file, opens nothing that is left.
+/// `cache rekey`: re-encrypts an encrypted cache folder in place under a new user key and a new content
+/// key, so the old key, even with an old copy of `encryption`, opens nothing left.
 ///
-/// Offline (the folder's lock held) and resumable. It first writes a
-/// journal, `encryption.rekey`: the old and the new content key sealed
-/// under the new user key. While it exists the folder refuses to open
-/// (FolderKeys.open) and running the same rekey again finishes the work.
-/// Then, entry by entry: the data is written re-encrypted to the entry's
-/// next data file version, the metadata sealed under the new key names it
-/// and replaces the old metadata by a rename (the switch; for a one-file
-/// entry, it is set as the new data file's attribute), and only then
-/// is the old data file removed. Killed at any point, an entry's metadata
-/// is the old one naming intact old data, or the new one naming complete
-/// new data; which one is told by the key its seal opens with. Download
-/// records and the URL-signing key (the same key: signed URLs keep
-/// working) are resealed by rename; the index (sealed, and naming the old
-/// versions) is removed, and the next start reads every entry once to
-/// build it again. Last, the new `encryption` file replaces the old and
-/// the journal goes.
+/// Offline (lock held) and resumable. First a journal, `encryption.rekey`: old and new content key sealed
+/// under the new user key; while it exists the folder refuses to open (FolderKeys.open) and the same rekey
+/// run again finishes the work. Then per entry: the data is re-encrypted into its next data file version,
+/// metadata sealed under the new key names it and replaces the old by a rename (one file: the new data
+/// file's attribute), and only then the old data goes. Killed anywhere, an entry's metadata is the old
+/// naming intact old data, or the new naming complete new data; the key its seal opens with tells which.
+/// Download records and the URL-signing key (same key: signed URLs keep working) are resealed by rename;
+/// the index (naming old versions) is removed and rebuilt by the next start. Last, the new `encryption`
+/// file replaces the old and the journal goes.
 ///
-/// File names stay: they are keyed by the name seed, which is kept (see
-/// FolderKeys). Blocking: a command's work, never a loop's.
+/// File names stay (keyed by the kept name seed). Blocking: a command's work, never a loop's.
 package enum FolderRekey {
     /// The journal of a rekey in progress, in the folder's root.
     package static let journalName = "encryption.rekey"
     static let journalMagic: [UInt8] = Array("HCREKEY1".utf8)
     static let journalContext = Array("httpcache rekey".utf8)
 
-    /// What a rekey did.
     package struct Summary: Sendable, Equatable {
         /// Entries re-encrypted (those a resumed run found done are not counted).
         package var entries = 0
@@ -46,10 +36,8 @@ package enum FolderRekey {
     static let batchEntries = 512
     static let batchBytes: Int64 = 256 << 20
 
-    /// Re-encrypts the folder at `root` (its lock held by the caller).
-    /// Throws EKEYREJECTED-coded errors for a wrong old key, a folder
-    /// without encryption, or an unfinished rekey to another new key;
-    /// nothing is changed then.
+    /// Re-encrypts the folder at `root` (lock held by the caller). Throws EKEYREJECTED, changing
+    /// nothing, for a wrong old key, a folder without encryption, or an unfinished rekey to another key.
     package static func run(root: String, oldKey: [UInt8], newKey: [UInt8],
                             progress: @escaping (Summary) -> Void = { _ in }) throws(StorageError) -> Summary {
         let (old, new) = try begin(root: root, oldKey: oldKey, newKey: newKey)
@@ -63,9 +51,8 @@ package enum FolderRekey {
 
     // MARK: the journal
 
-    /// The old and the new keys: from the journal of an interrupted run
-    /// (it opens with the new user key), or checked against `encryption`
-    /// and written into a new journal.
+    /// The old and new keys: from an interrupted run's journal (opens with the new user key), or
+    /// checked against `encryption` and written into a new journal.
     private static func begin(root: String, oldKey: [UInt8], newKey: [UInt8]) throws(StorageError) -> (FolderKeys, FolderKeys) {
         let journalPath = root + "/" + journalName
         if let journal = FileIO.readAll(journalPath) {
@@ -132,8 +119,7 @@ package enum FolderRekey {
         var pending: [Switch] = []
         var pendingBytes: Int64 = 0
 
-        /// An entry's switch: its sealed metadata renamed over the `.meta`
-        /// file, or (one file) set as the attribute of the new data file.
+        /// An entry's switch: sealed metadata renamed over `.meta`, or set as the new data file's attribute.
         struct Switch {
             var metaTemp: String? = nil
             let meta: String
@@ -196,10 +182,9 @@ package enum FolderRekey {
             try queue(Switch(metaTemp: temp, meta: paths.meta, oldData: oldData), metadata, version, dataNames, paths)
         }
 
-        /// A one-file entry: the data file whose attribute opens under the new
-        /// key is the switched one; else the one whose attribute opens under
-        /// the old key is re-encrypted to the next version, which gets the
-        /// attribute sealed under the new key at the batch's switch.
+        /// A one-file entry: a data file whose attribute opens under the new key is switched; else
+        /// the one opening under the old key is re-encrypted to the next version, which gets the
+        /// new attribute at the batch's switch.
         private mutating func oneFileEntry(_ paths: EntryPaths, dataNames: [String]) throws(StorageError) {
             var found: (metadata: ResourceMetadata, version: Int)?
             for name in dataNames {
@@ -223,8 +208,7 @@ package enum FolderRekey {
                       metadata, version, dataNames, paths)
         }
 
-        /// A re-encrypted entry waits for its batch's switch; data files
-        /// other than its old and new one (what a kill left) go now.
+        /// A re-encrypted entry waits for its batch's switch; other data files (a kill's) go now.
         private mutating func queue(_ entry: Switch, _ metadata: ResourceMetadata, _ version: Int, _ dataNames: [String],
                                     _ paths: EntryPaths) throws(StorageError) {
             remove(dataNames.filter { $0 != metadata.dataName && $0 != EntryPaths.dataName(version: version) }, of: paths)
@@ -235,8 +219,7 @@ package enum FolderRekey {
             if pending.count >= batchEntries || pendingBytes >= batchBytes { try switchPending() }
         }
 
-        /// The entry's cached ranges re-encrypted into its next data file, which
-        /// `metadata` then names; the old file's path and the next version.
+        /// The cached ranges re-encrypted into the next data file, which `metadata` then names.
         private func toNextVersion(_ metadata: inout ResourceMetadata, from version: Int,
                                    _ paths: EntryPaths) throws(StorageError) -> (oldData: String, next: Int) {
             let next = version == EntryPaths.maxVersion ? 0 : version + 1
@@ -306,8 +289,7 @@ package enum FolderRekey {
             return FileIO.writeFully(fd, bytes)
         }
 
-        /// The batch's switch: everything written reaches the disk, the
-        /// metadata renames, those reach the disk, then the old data goes.
+        /// The batch's switch: writes synced, metadata renamed, synced, then the old data goes.
         private mutating func switchPending() throws(StorageError) {
             guard !pending.isEmpty else { return }
             try sync()
@@ -340,8 +322,7 @@ package enum FolderRekey {
             }
         }
 
-        /// The URL-signing key (`url-key`): resealed, the same key (signed
-        /// URLs keep working); a plain one (an earlier release's) is sealed now too.
+        /// The URL-signing key, resealed (signed URLs keep working); a plain one (earlier release) too.
         mutating func urlKey() throws(StorageError) {
             _ = try reseal(URLSigningKey.path(folder: root), context: URLSigningKey.context,
                            plain: { $0.count == 32 ? $0 : nil })
@@ -356,10 +337,8 @@ package enum FolderRekey {
             FileIO.syncFolder(folder)
         }
 
-        /// A file sealed whole as `context`, resealed under the new keys and
-        /// replaced by a rename; one sealed under neither key is removed
-        /// (nobody can use it). `plain` recognises an unsealed content. True
-        /// when it was resealed now.
+        /// A file sealed whole as `context`, resealed under the new keys by rename (true); one
+        /// under neither key is useless, removed. `plain` recognises unsealed content.
         private mutating func reseal(_ path: String, context: String,
                                      plain: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(StorageError) -> Bool {
             guard let stored = FileIO.readAll(path), new.open(stored, context: context) == nil else { return false }

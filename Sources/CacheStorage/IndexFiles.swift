@@ -1,23 +1,17 @@
 import CacheIO
 import Glibc
 
-/// The compact index on disk: per shard, a snapshot (`index.N`) of every
-/// entry's record in LRU order, and journals (`journal.N.G`) of the changes
-/// made since, appended as they happen. Start-up reads one file and replays
-/// the journals instead of reading every entry's metadata (Squid's
-/// `swap.state` is the model).
+/// The compact index on disk: per shard, a snapshot (`index.N`) of every record in LRU order and
+/// journals (`journal.N.G`) of the changes since. Start-up reads one file and replays the journals
+/// instead of every entry's metadata (after Squid's `swap.state`).
 ///
-/// A snapshot of generation G covers every change up to journal G-1: a
-/// store takes a snapshot by switching its appends to journal G, writing
-/// the records off the loop, renaming the snapshot into place (atomic) and
-/// only then deleting the older journals. A crash at any point leaves
-/// either the old snapshot with every journal since it, or the new one.
+/// A snapshot of generation G covers journals up to G-1: appends switch to journal G, the records
+/// are written off the loop, renamed into place (atomic), and only then older journals go. A
+/// crash leaves the old snapshot with every journal since, or the new one.
 ///
-/// Binary, little-endian, fixed-size records (56 bytes in a snapshot, 64 in
-/// a journal, with a check value each, so a torn last append is skipped).
-/// In an encrypted folder (`keys`) a snapshot is sealed whole and each
-/// journal entry on its own (92 bytes: nonce, ciphertext, tag), so a torn
-/// last entry fails to open and ends the replay as it would.
+/// Binary, little-endian, fixed-size records (snapshot 56 bytes, journal 64 with a check value, so
+/// a torn last append is skipped). Encrypted (`keys`): a snapshot sealed whole, each journal entry
+/// alone (92 bytes: nonce, ciphertext, tag), so a torn last entry fails to open and ends the replay.
 package enum IndexFiles {
     static let snapshotMagic: UInt64 = 0x3158_4544_4E49_4348  // "HCINDEX1"
     static let headerSize = 40
@@ -50,7 +44,6 @@ package enum IndexFiles {
     static let snapshotContext = "httpcache index"
     static let journalContext = "httpcache journal"
 
-    /// A journal entry's size on disk.
     static func journalEntrySize(keys: FolderKeys?) -> Int {
         keys == nil ? journalEntrySize : journalEntrySize + Sealing.overhead
     }
@@ -63,9 +56,8 @@ package enum IndexFiles {
         bytes += keys.seal(plain, context: journalContext) ?? []
     }
 
-    /// Op (1), 3 zero bytes, route (4), key, bytes, time, flags (52), check (4).
-    /// Built in place and appended once: every hit journals a touch, and
-    /// field-by-field appends cost ~1,000 instructions per entry.
+    /// Op (1), 3 zero bytes, route (4), key, bytes, time, flags (52), check (4). Built in place and
+    /// appended once: hits journal touches, and field-by-field appends cost ~1,000 instructions each.
     private static func encodePlainEntry(_ op: Op, _ record: EntryIndex.Record, into bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(byteCount: journalEntrySize, alignment: 8) { entry in
             entry.storeBytes(of: UInt32(op.rawValue).littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -113,8 +105,8 @@ package enum IndexFiles {
         }
     }
 
-    /// Replays a journal's entries over `index`; returns how many were valid.
-    /// Reading stops at the first damaged entry (a torn append at a crash).
+    /// Replays a journal over `index` up to the first damaged entry (a torn append); returns how
+    /// many were valid.
     @discardableResult
     package static func replayJournal(_ path: String, into index: inout EntryIndex, keys: FolderKeys? = nil) -> Int {
         replayJournal(path, keys: keys) { op, record in
@@ -187,8 +179,8 @@ package enum IndexFiles {
         }
     }
 
-    /// key (32), bytes (8), last access (8), flags (4), little-endian, at `offset`:
-    /// the body of a snapshot's record and of a journal entry.
+    /// key (32), bytes (8), last access (8), flags (4), little-endian: a snapshot record's and a
+    /// journal entry's body.
     private static func storeRecordBody(_ record: EntryIndex.Record, into raw: UnsafeMutableRawBufferPointer, at offset: Int) {
         raw.storeBytes(of: record.key.w0.littleEndian, toByteOffset: offset, as: UInt64.self)
         raw.storeBytes(of: record.key.w1.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
@@ -213,8 +205,8 @@ package enum IndexFiles {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    /// A 64-bit check value of bytes [from, to): catches torn and damaged
-    /// files, not tampering (the folder is trusted: see StoreGroup).
+    /// A 64-bit check value of bytes [from, to): catches torn and damaged files, not tampering
+    /// (the folder is trusted).
     static func check(_ bytes: [UInt8], from start: Int, to end: Int? = nil) -> UInt64 {
         bytes.withUnsafeBytes { check($0, from: start, to: end ?? $0.count) }
     }
@@ -235,20 +227,16 @@ package enum IndexFiles {
     }
 }
 
-/// The journal a store appends to: structural changes (an entry put or
-/// removed) are written at once, before the files they describe exist or
-/// after they are gone, so a killed process leaves no file the index does
-/// not know; touches are batched (a crash loses at most recent access times).
-/// Loop thread only; each write is one small `write(2)` to the page cache.
+/// The journal a store appends to: puts and removals are written at once, before their files
+/// exist or after they are gone, so a kill leaves no file the index does not know; touches are
+/// batched (a crash loses recent access times). Loop thread only; a write is one small `write(2)`.
 struct IndexJournal {
     let root: String
     let shard: Int
-    /// The folder's keys when it is encrypted (entries sealed).
     let keys: FolderKeys?
     private(set) var generation: Int
     private var fd: Int32 = -1
     private var pending: [UInt8] = []
-    /// Entries in the current journal file.
     private(set) var entries = 0
 
     init(root: String, shard: Int, generation: Int, keys: FolderKeys? = nil) {
@@ -279,8 +267,8 @@ struct IndexJournal {
     mutating func write() {
         guard !pending.isEmpty else { return }
         if fd < 0 { fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        // A failing folder drops the changes: the store notices on its own
-        // writes, and the next start rebuilds what the journal misses.
+        // A failing folder drops the changes: the store notices on its own writes, and the next
+        // start rebuilds what the journal misses.
         if fd >= 0 { _ = FileIO.writeFully(fd, pending) }
         pending.removeAll(keepingCapacity: true)
     }

@@ -1,22 +1,17 @@
 import Glibc
 
-/// Start-up: every shard's index read once, before any shard opens, on the
-/// thread that opens the folder — so the cost does not grow with the number
-/// of loops.
+/// Start-up: every shard's index read once, before any shard opens, on the opening thread (the
+/// cost does not grow with the number of loops).
 ///
-/// The usual case reads one snapshot per shard and replays its journals.
-/// A folder without index files (new, written by an older release, or
-/// whose index was lost) is scanned once: entries of the older layout
-/// (`resources/<key>/meta` and data) are moved into the hashed one, and the
-/// shards write snapshots so the next start reads one file again. When the
-/// number of loops changed, the records are dealt out to the new shards by
-/// their route.
+/// Usually one snapshot per shard plus its journals. A folder without index files (new, an older
+/// release's, or index lost) is scanned once: older-layout entries (`resources/<key>/meta` and
+/// data) move into the hashed one, and the shards write snapshots for the next start. When the
+/// number of loops changed, records are dealt out to the new shards by route.
 struct IndexLoader {
     let root: String
     let shards: Int
     /// The route (first 32 bits of the primary key) of an entry's URL.
     let route: (String) -> UInt32
-    /// The folder's keys when it is encrypted.
     let keys: FolderKeys?
 
     struct Loaded: Sendable {
@@ -25,8 +20,7 @@ struct IndexLoader {
         var generations: [Int]
         /// Journal entries each shard's index was rebuilt from (compaction).
         var journalEntries: [Int]
-        /// Built by a scan or for another number of shards: each shard
-        /// writes a snapshot at open, and files of the old layout go.
+        /// Built by a scan or for another shard count: each shard writes a snapshot at open.
         var rewrite: Bool
         var scanned = 0
         var migrated = 0
@@ -79,8 +73,7 @@ struct IndexLoader {
                       journalEntries: Array(repeating: 0, count: shards), rewrite: true)
     }
 
-    /// Records in LRU order (by time when they come from several orders),
-    /// each to the shard of its route.
+    /// Records in LRU order (by time when from several orders), each to its route's shard.
     private func deal(_ records: [EntryIndex.Record], sortByTime: Bool) -> [EntryIndex] {
         var ordered = records
         if sortByTime {
@@ -98,15 +91,13 @@ struct IndexLoader {
 
     // MARK: scanning (no index, or the older layout)
 
-    /// Reads every entry's metadata: the hashed layout's, and the older
-    /// layout's (moved into the hashed one on the way).
+    /// Reads every entry's metadata, moving older-layout entries into the hashed layout.
     private func scan() -> Loaded {
         var loaded = Loaded(indexes: [], generations: [], journalEntries: [], rewrite: true)
         var records: [EntryIndex.Record] = []
         let times = Self.oldAccessTimes(root)
         var moved: [MetadataWrite] = []
-        // The hashed layout first: entries moved from the older one then
-        // join it with their metadata already written.
+        // The hashed layout first: moved entries then join it with their metadata written.
         for name in FileIO.listDirectory(resourcesRoot).sorted(by: { $0.utf8.count < $1.utf8.count }) {
             let path = resourcesRoot + "/" + name
             if name.utf8.count == 64 {
@@ -136,10 +127,8 @@ struct IndexLoader {
         return loaded
     }
 
-    /// One leaf folder of the hashed layout: entries with valid metadata
-    /// become records (a `.meta` file's, else a data file's attribute: both
-    /// layouts); files of entries without (a crash before their first
-    /// flush) are removed.
+    /// One leaf folder: entries with valid metadata (`.meta` file, else attribute) become records;
+    /// files of entries without (a crash before their first flush) are removed.
     private func scanLevel(_ folder: String, into records: inout [EntryIndex.Record], loaded: inout Loaded) {
         let names = FileIO.listDirectory(folder)
         var kept = Set<String>()
@@ -172,9 +161,8 @@ struct IndexLoader {
         for name in names where !kept.contains(name) { unlink(folder + "/" + name) }
     }
 
-    /// The record of an entry of the hashed layout (metadata where the
-    /// layout puts it); nil (a `.meta` file and what it names removed) when
-    /// its metadata is not valid or claims no byte.
+    /// An entry's record; nil (a `.meta` file and what it names removed) when its metadata is
+    /// invalid or claims no byte.
     private func record(paths: EntryPaths, key: String, oneFile: Bool,
                         version: Int) -> (record: EntryIndex.Record, dataName: String)? {
         let stored = paths.readMetadata(keys: keys, oneFile: oneFile, version: version)
@@ -185,17 +173,19 @@ struct IndexLoader {
             }
             return nil
         }
-        let metadata = stored.metadata
-        return (EntryIndex.Record(key: entryKey, bytes: metadata.ranges.byteCount,
-                                  lastAccess: metadata.lastAccess, route: route(metadata.url),
-                                  flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: stored.version,
-                                                                 oneFile: stored.oneFile)),
-                metadata.dataName)
+        return (indexRecord(entryKey, stored.metadata, version: stored.version, oneFile: stored.oneFile),
+                stored.metadata.dataName)
     }
 
-    /// Moves an entry of the older layout into the hashed one: its data file
-    /// renamed (no copy); its metadata, naming it, is written by the caller
-    /// (`writeMigrated`, in batches with one sync each).
+    private func indexRecord(_ key: EntryKey, _ metadata: ResourceMetadata, version: Int,
+                             oneFile: Bool) -> EntryIndex.Record {
+        let flags = EntryIndex.Record.flags(pinned: metadata.pin != nil, version: version, oneFile: oneFile)
+        return EntryIndex.Record(key: key, bytes: metadata.ranges.byteCount, lastAccess: metadata.lastAccess,
+                                 route: route(metadata.url), flags: flags)
+    }
+
+    /// Moves an older-layout entry into the hashed one: its data file renamed (no copy); the
+    /// caller writes its metadata (`writeMigrated`, batches with one sync each).
     private func migrate(folder: String, key: String, accessed: Int64?) -> MetadataWrite? {
         guard EntryKey(hex: key) != nil, let bytes = FileIO.readAll(folder + "/meta"),
               var metadata = ResourceMetadata(decoding: bytes) else { return nil }
@@ -223,11 +213,7 @@ struct IndexLoader {
                 loaded.removed += 1
                 continue
             }
-            let metadata = write.metadata
-            records.append(EntryIndex.Record(key: key, bytes: metadata.ranges.byteCount, lastAccess: metadata.lastAccess,
-                                             route: route(metadata.url),
-                                             flags: EntryIndex.Record.flags(pinned: metadata.pin != nil, version: 0,
-                                                                            oneFile: written[position].oneFile)))
+            records.append(indexRecord(key, write.metadata, version: 0, oneFile: written[position].oneFile))
             loaded.migrated += 1
         }
         return records
@@ -251,20 +237,17 @@ struct IndexLoader {
 }
 
 extension EntryIndex.Record {
-    /// Flags: bit 0 pinned, bit 1 one file (the metadata in the data file's
-    /// attribute, see MetadataAttribute; clear in every record written before
-    /// it existed, which all name two files), bits 8-31 the data file's version.
+    /// Flags: bit 0 pinned, bit 1 one file (metadata in the data file's attribute; clear in records
+    /// older than it, all two files), bits 8-31 the data file's version.
     package static func flags(pinned: Bool, version: Int, oneFile: Bool = false) -> UInt32 {
         (pinned ? Self.pinned : 0) | (oneFile ? Self.oneFile : 0) | UInt32(version & EntryPaths.maxVersion) << 8
     }
 
     package static let oneFile: UInt32 = 2
 
-    /// The entry is one file: its metadata is in its data file's attribute.
     package var isOneFile: Bool { flags & Self.oneFile != 0 }
 
-    /// The files the entry has in its layout, the metadata first (once it
-    /// is gone nothing claims the data).
+    /// The entry's files, the metadata first (once it is gone nothing claims the data).
     func files(_ paths: EntryPaths) -> [String] {
         isOneFile ? [paths.data(version: version)] : [paths.meta, paths.data(version: version)]
     }

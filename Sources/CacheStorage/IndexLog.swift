@@ -1,11 +1,9 @@
 import CacheIO
 import Glibc
 
-/// One shard's index on disk between snapshots: every change appended to
-/// the journal (written out with the store's timer and at shutdown), and a
-/// snapshot, written off the loop, once the journals hold more changes than
-/// there are entries, so that replaying them at the next start never costs
-/// more than reading the snapshot. Loop thread only.
+/// One shard's index on disk: changes appended to the journal (written with the store's timer
+/// and at shutdown), and a snapshot, off the loop, once the journals hold more changes than there
+/// are entries (so replaying them never costs more than the snapshot). Loop thread only.
 final class IndexLog {
     private var journal: IndexJournal
     /// Changes a snapshot would fold in (replayed at start and appended since).
@@ -30,19 +28,16 @@ final class IndexLog {
         self.loop = loop
     }
 
-    /// A change of the index.
     func append(_ op: IndexFiles.Op, _ record: EntryIndex.Record) {
         journal.append(op, record)
         changes += 1
     }
 
-    /// Changes of one kind in one append (an eviction batch's removals).
     func appendAll(_ op: IndexFiles.Op, _ records: [EntryIndex.Record]) {
         journal.appendAll(op, records)
         changes += records.count
     }
 
-    /// Writes the appended changes to the journal file.
     func write() { journal.write() }
 
     func close() { journal.close() }
@@ -53,9 +48,8 @@ final class IndexLog {
         snapshot(records(), blocking: false)
     }
 
-    /// A snapshot of `records`: appends switch to the next journal first, the
-    /// older journals go once the snapshot is in place. `blocking`: here and
-    /// now (opening, shutdown), else on the pool.
+    /// A snapshot: appends switch to the next journal first, older journals go once it is in place.
+    /// `blocking`: here and now (opening, shutdown), else on the pool.
     func snapshot(_ records: ContiguousArray<EntryIndex.Record>, blocking: Bool) {
         journal.rotate()
         changes = 0

@@ -2,17 +2,13 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// An entry's metadata kept in an extended attribute of its data file
-/// (`user.httpcache.meta`): the same bytes a `.meta` file holds (the text,
-/// sealed in an encrypted folder), so an entry is one file and one inode,
-/// and its first use one open. The body stays at offset 0: `sendfile`, the
-/// encrypted send path, `DataFile` and rekey see the same file as before.
+/// An entry's metadata in an extended attribute of its data file (`user.httpcache.meta`): the
+/// bytes a `.meta` file holds, so an entry is one file, one inode, and its first use one open. The
+/// body stays at offset 0 (sendfile, the encrypted send path, `DataFile` and rekey see no change).
 ///
-/// A file system that refuses user attributes (ENOTSUP), or a value too big
-/// for it (ext4 takes about 4 KB in one attribute block: E2BIG, ENOSPC,
-/// ERANGE), leaves the entry with a `.meta` file as before (see
-/// `MetadataWrite`). Blocking: pool threads (and the loop's rare
-/// synchronous reads, as `.meta` files were).
+/// A file system refusing user attributes (ENOTSUP), or a value too big (ext4 takes about 4 KB:
+/// E2BIG, ENOSPC, ERANGE), leaves the entry with a `.meta` file. Blocking: pool threads (and the
+/// loop's rare synchronous reads).
 package enum MetadataAttribute {
     package static let name = "user.httpcache.meta"
 
@@ -24,8 +20,7 @@ package enum MetadataAttribute {
         case tooBig
     }
 
-    /// Tests only: an errno every write fails with (0: none), standing for a
-    /// file system that refuses attributes (a real one cannot be made to on demand).
+    /// Tests only: an errno every write fails with (0: none), as a refusing file system would.
     package static let failWritesWith = Atomic<Int32>(0)
 
     /// What a failed write's errno means for the layout; nil for other failures.
@@ -37,9 +32,7 @@ package enum MetadataAttribute {
         }
     }
 
-    /// Sets the whole value (an atomic replace: a reader sees the old value or
-    /// the new one, never a mix). Not durable until the file is fsynced.
-    /// False with errno set when it fails.
+    /// Replaces the whole value atomically (never a mix); durable once fsynced. False with errno set.
     static func write(_ bytes: [UInt8], fd: Int32) -> Bool {
         let injected = failWritesWith.load(ordering: .relaxed)
         if injected != 0 {
@@ -64,8 +57,7 @@ package enum MetadataAttribute {
         return Array(buffer[0..<n])
     }
 
-    /// The value of the file at `path` (never through a symlink), nil when
-    /// the file or the value is missing.
+    /// The value of the file at `path` (never through a symlink), nil when either is missing.
     package static func read(path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }

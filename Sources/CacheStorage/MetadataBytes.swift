@@ -1,7 +1,5 @@
-/// A run of stored metadata bytes (a whole text, a line, a key or a value):
-/// the decoder's one view, so an entry's first use slices and compares
-/// bytes instead of building Substrings. Valid only while the buffer it
-/// views is (inside one `withUnsafeBufferPointer`).
+/// A run of stored metadata bytes (text, line, key or value): the decoder slices and compares bytes
+/// instead of building Substrings. Valid only while its buffer is (one `withUnsafeBufferPointer`).
 struct MetadataBytes {
     private let base: UnsafeBufferPointer<UInt8>
     private let start: Int
@@ -17,7 +15,6 @@ struct MetadataBytes {
 
     var count: Int { end - start }
     var isEmpty: Bool { start == end }
-
     /// The text, invalid UTF-8 repaired as `String(decoding:as:)` does.
     var string: String { String(decoding: UnsafeBufferPointer(rebasing: base[start..<end]), as: UTF8.self) }
 
@@ -77,8 +74,7 @@ struct MetadataBytes {
         return pieces
     }
 
-    /// What `Int64(String)` accepts: an optional sign, then decimal digits
-    /// that fit; nil for anything else.
+    /// What `Int64(String)` accepts: an optional sign, then decimal digits that fit.
     var int64: Int64? {
         var i = start
         var negative = false

@@ -1,13 +1,9 @@
 import CacheIO
 
-/// Writes resources' metadata off the loop, in batches of up to
-/// `batchSize`, one batch at a time, each with one sync of the file system
-/// for the data and one for the metadata (`MetadataWrite.perform`): a burst
-/// of new entries costs a few syncs, not two per entry. What a written (or
-/// failed, or refused) metadata write means for
-/// the entry is the store's (`done`). Loop thread only.
+/// Writes metadata off the loop in batches (one at a time, each one sync for the data and one for
+/// the metadata): a burst of new entries costs a few syncs, not two each. What an outcome means
+/// is the store's (`done`). Loop thread only.
 final class MetadataFlusher {
-    /// Most metadata files written in one batch.
     static let batchSize = 256
 
     private var queue: [Resource] = []
@@ -15,7 +11,6 @@ final class MetadataFlusher {
     private let root: String
     private let tempRoot: String
     private let loop: EventLoop
-    /// A resource's write ended: the metadata it wrote, or why it failed.
     private let done: (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void
 
     init(root: String, tempRoot: String, loop: EventLoop,

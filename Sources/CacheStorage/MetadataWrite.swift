@@ -1,10 +1,8 @@
 import CacheIO
 import Glibc
 
-/// One entry's metadata to write, naming the data file whose bytes it
-/// claims: in that file's attribute (one file per entry, see
-/// MetadataAttribute) or in a `.meta` file beside it. `perform` writes a
-/// batch: blocking, for the pool.
+/// One entry's metadata, naming the data file whose bytes it claims: in that file's attribute or
+/// a `.meta` file beside it. `perform` writes a batch: blocking, for the pool.
 struct MetadataWrite: Sendable {
     let metadata: ResourceMetadata
     let dataPath: String
@@ -12,25 +10,18 @@ struct MetadataWrite: Sendable {
     /// The folder's keys when it is encrypted: the bytes are sealed, bound to their entry's key.
     var keys: FolderKeys? = nil
     var key: String = ""
-    /// In the data file's attribute, else in the `.meta` file. The data
-    /// file is opened by its name on the pool (a batch holds no entry's
-    /// descriptor while it waits for a sync); a successor that took the name
-    /// meanwhile is flushed again by the store (see `ResourceStore.flushed`).
+    /// In the data file's attribute, else the `.meta` file. The pool opens the data file by name (a
+    /// waiting batch holds no descriptor); a successor that took the name is flushed again (`flushed`).
     var attribute = false
-    /// The data file this metadata belongs to, when known (see
-    /// `Resource.fileIdentity`). The name may have been given to a new
-    /// file meanwhile (the entry deleted, a new one stored under its key):
-    /// metadata written there would claim old ranges over new bytes until
-    /// the new entry's own write, and a crash in between would serve them.
-    /// A name that leads elsewhere is not written (`superseded`).
+    /// The data file this metadata belongs to, when known. Its name may have gone to a new entry's
+    /// file meanwhile: metadata written there would claim old ranges over new bytes (served after a
+    /// crash), so a name leading elsewhere is not written (`superseded`).
     var identity: FileIdentity? = nil
 
-    /// What became of one write.
     enum Outcome: Sendable {
         case written
         case failed(StorageError)
-        /// The attribute was refused (see MetadataAttribute.Refusal): nothing
-        /// written; the entry needs a `.meta` file instead.
+        /// The attribute was refused: nothing written; the entry needs a `.meta` file instead.
         case refused(MetadataAttribute.Refusal)
         /// The data file's name leads to another file now: nothing written.
         case superseded
@@ -47,7 +38,6 @@ struct MetadataWrite: Sendable {
         }
     }
 
-    /// The stored bytes: the text, sealed in an encrypted folder.
     func fileBytes() -> [UInt8]? {
         let text = Array(metadata.encoded().utf8)
         guard let keys else { return text }
@@ -61,24 +51,17 @@ struct MetadataWrite: Sendable {
         return write
     }
 
-    /// Batches this large sync the whole file system once instead of each
-    /// file: a few syncs for a burst of small entries.
+    /// Batches this large sync the whole file system once instead of each file.
     static let syncWholeFileSystemFrom = 8
 
-    /// Data first, then the metadata that claims it: the data files synced,
-    /// then each metadata either set as its data file's attribute (one
-    /// system call replacing the whole value, atomically) or written to a
-    /// temp file renamed into place (atomic); then those made durable.
-    /// Returns an outcome per item (errno read on the thread that failed).
+    /// Data first, then the metadata claiming it: data files synced, then each metadata set as its
+    /// data file's attribute (one atomic system call) or a temp file renamed into place, then those
+    /// made durable. An outcome per item (errno read on the failing thread).
     ///
-    /// Durability of an attribute on ext4: the value lives in the inode or in
-    /// an attribute block, both journalled metadata that `fsync` commits;
-    /// `fdatasync` may skip them (nothing needed to read the data changed),
-    /// so an attribute write is followed by `fsync`, or by the batch's
-    /// `syncfs`. No temp file, rename or folder sync is needed: the name
-    /// does not change. The data's own `fdatasync` (or `syncfs`) comes before
-    /// the attribute is set: with delayed allocation the journal could
-    /// otherwise commit the attribute before the data blocks exist.
+    /// On ext4 an attribute lives in the inode or an attribute block, journalled metadata that
+    /// `fsync` commits and `fdatasync` may skip: so `fsync` (or the batch's `syncfs`) follows; no
+    /// temp file, rename or folder sync (the name stays). The data's `fdatasync`/`syncfs` comes
+    /// first: with delayed allocation the attribute could otherwise commit before the data blocks.
     static func perform(_ items: [MetadataWrite], root: String, tempFolder: String) -> [Outcome] {
         guard !items.isEmpty else { return [] }
         var outcomes = [Outcome](repeating: .written, count: items.count)
@@ -89,8 +72,7 @@ struct MetadataWrite: Sendable {
         let wholeFileSystem = items.count >= syncWholeFileSystemFrom
         let folder = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if folder >= 0 { close(folder) } }
-        // Data files opened here: at most one at a time in a large batch,
-        // fewer than `syncWholeFileSystemFrom` in a small one.
+        // Data files opened here: one at a time in a large batch, a few in a small one.
         var descriptors = [Int32](repeating: -1, count: items.count)
         var opened = [Bool](repeating: false, count: items.count)
         func done(_ position: Int) {
@@ -190,10 +172,8 @@ struct MetadataWrite: Sendable {
         return outcomes
     }
 
-    /// `perform` where no index orders the layouts (an entry not yet
-    /// indexed: an import, a migration at start-up): a refused attribute is
-    /// written as a `.meta` file at once. Per item, the failure if any and
-    /// whether the entry is one file.
+    /// `perform` for entries not indexed yet (import, start-up migration): a refused attribute
+    /// becomes a `.meta` file at once. Per item, the failure if any and whether it is one file.
     static func performFallingBack(_ items: [MetadataWrite], root: String,
                                    tempFolder: String) -> [(failure: StorageError?, oneFile: Bool)] {
         var results: [(failure: StorageError?, oneFile: Bool)] = []

@@ -1,6 +1,5 @@
-/// A set of byte offsets kept as sorted, disjoint, non-adjacent half-open ranges.
-///
-/// Pure value type: what a resource has cached, or what a download covers.
+/// Byte offsets as sorted, disjoint, non-adjacent half-open ranges: what a resource has cached,
+/// or what a download covers.
 package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     package private(set) var ranges: [Range<Int64>] = []
 
@@ -11,11 +10,8 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     }
 
     package var isEmpty: Bool { ranges.isEmpty }
-
-    /// Total number of bytes in the set.
     package var byteCount: Int64 { ranges.reduce(0) { $0 + Int64($1.count) } }
 
-    /// Index of the first range whose upper bound is above `offset`.
     private func firstIndex(endingAfter offset: Int64) -> Int {
         var low = 0, high = ranges.count
         while low < high {
@@ -55,14 +51,12 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
 
     package func contains(_ offset: Int64) -> Bool { run(containing: offset) != nil }
 
-    /// The stored range that contains `offset`, if any.
     package func run(containing offset: Int64) -> Range<Int64>? {
         let index = firstIndex(endingAfter: offset)
         guard index < ranges.count, ranges[index].lowerBound <= offset else { return nil }
         return ranges[index]
     }
 
-    /// True when every byte of `range` is in the set.
     package func covers(_ range: Range<Int64>) -> Bool {
         if range.isEmpty { return true }
         guard let run = run(containing: range.lowerBound) else { return false }
@@ -93,7 +87,6 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
-    /// Keeps only the bytes below `limit`.
     package mutating func clip(to limit: Int64) {
         remove(limit..<Int64.max)
     }
@@ -110,8 +103,7 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         self = parsed
     }
 
-    /// "first-last,first-last" (inclusive bounds, as `description` writes);
-    /// empty for none.
+    /// "first-last,first-last" (inclusive, as `description` writes); empty for none.
     init?(parsing text: MetadataBytes) {
         self.init()
         if text.isEmpty { return }

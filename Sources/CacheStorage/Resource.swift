@@ -1,62 +1,50 @@
 import CacheHTTP
 import Glibc
 
-/// One cached resource: its metadata, its sparse data file and the bytes
-/// written so far. Loop thread only.
+/// One cached resource: metadata, sparse data file, bytes written so far. Loop thread only.
 ///
-/// `available` is what has been written to the data file (served at once);
-/// `metadata.ranges` is the subset made durable, the only one persisted, so a
-/// crash can lose recent bytes but never claim bytes that are not on disk.
+/// `available` is what the data file holds (served at once); `metadata.ranges` the durable subset,
+/// the only one persisted: a crash can lose recent bytes, never claim bytes not on disk.
 package final class Resource {
     package let key: String
     let entryKey: EntryKey
-    /// Where its files are.
     let paths: EntryPaths
-    /// Where its metadata is kept (see `Layout`).
     var layout: Layout
     /// The first 32 bits of its URL's primary key (see EntryIndex.Record.route).
     let route: UInt32
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
     @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
     @exclusivity(unchecked) package private(set) var available: RangeSet
-    /// No byte stored, and not a complete empty body (a stored 204 or empty
-    /// 200 is kept: its head is the response): nothing worth keeping.
+    /// No byte stored and not a complete empty body (a stored 204 or empty 200 is its head).
     package var holdsNothing: Bool { available.isEmpty && totalLength != 0 }
     /// Readers and downloads using the resource; in use means not evictable.
     @exclusivity(unchecked) package var users = 0 {
         didSet { if users == 0 && leases == 0 { store.resourceBecameIdle(self) } }
     }
-    /// Copies of its hit handed to other loops, and responses sent from them
-    /// (see PlainHit): they keep it from eviction, not from removal (a
-    /// removed resource's copies stop at once; their responses end on the
-    /// open data file).
+    /// Copies of its hit on other loops and responses sent from them (PlainHit): they keep it from
+    /// eviction, not removal (copies then stop at once; responses end on the open data file).
     package var leases = 0 {
         didSet { if leases == 0 && users == 0 { store.resourceBecameIdle(self) } }
     }
     /// Used or leased: not evictable, listed as in use.
     package var isBusy: Bool { users > 0 || leases > 0 }
-    /// Bumped when the bytes are dropped because the origin's version changed;
-    /// a reader that began on another generation must stop.
+    /// Bumped when the origin's version changed and the bytes went; older readers must stop.
     package private(set) var generation = 0
-    /// Served but not kept: deleted once unused (outside the content-type
-    /// policy, larger than the whole cache, or removed while in use).
+    /// Served, not kept: deleted once unused (outside the content-type policy, larger than the
+    /// cache, or removed while in use).
     package private(set) var isTransient = false
-    /// When an origin response last confirmed the cached version (store
-    /// clock, this process only).
+    /// When the origin last confirmed the cached version (store clock, this process only).
     package var validatedAt: Int64?
-    /// Facts worked out from this version's head and bytes (is it a playlist,
-    /// is it live), kept in memory so a hit does not work them out again.
-    /// Cleared whenever the head or the version changes.
+    /// Facts of this version's head and bytes (playlist? live?), so a hit does not work them out
+    /// again; cleared when the head or version changes.
     @exclusivity(unchecked) package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
-
     private var file: DataFile?
-    /// The identity of this version's data file, kept after the descriptor
-    /// closes: its metadata is written only to that file (see `pendingWrite`).
+    /// This version's data file, kept after the descriptor closes: metadata goes only to it.
     private var fileIdentity: FileIdentity?
-    /// The entry is in the store's index (its files may exist): set before
-    /// its data file is first created, so no file exists the index does not know.
+    /// In the store's index (files may exist): set before the data file is created, so the index
+    /// knows every file.
     var onDisk: Bool
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
@@ -65,19 +53,16 @@ package final class Resource {
     var flushing = false
     var flushAgain = false
     var needsFlush = false
-    /// Waiting in the store's flush queue.
     var flushQueued = false
 
     /// Where a resource's metadata is kept.
     enum Layout {
-        /// A `.meta` file beside the data file (the older layout, and where
-        /// attributes are refused).
+        /// A `.meta` file beside the data file (older layout; attributes refused).
         case twoFiles
-        /// Being moved into the data file's attribute (see
-        /// ResourceStore+Upgrade): its writes go to the attribute, the
-        /// index still says two files until the `.meta` file is gone.
+        /// Moving into the attribute (ResourceStore+Upgrade): writes go there, the index says two
+        /// files until the `.meta` file is gone.
         case converting
-        /// The data file's attribute: one file.
+        /// The data file's attribute.
         case oneFile
     }
 
@@ -98,9 +83,8 @@ package final class Resource {
     package var url: String { metadata.url }
     package var totalLength: Int64? { metadata.totalLength }
     package var dataPath: String { paths.data(named: metadata.dataName) }
-    /// The data file's version (see EntryPaths.dataName(version:)).
     var version: Int { EntryPaths.version(ofDataName: metadata.dataName) ?? 0 }
-    /// What the size limit counts for it: nothing while it is not kept.
+    /// What the size limit counts: nothing while not kept.
     var countedBytes: Int64 { isTransient ? 0 : available.byteCount }
     package var isComplete: Bool {
         guard let totalLength else { return false }
@@ -150,7 +134,6 @@ package final class Resource {
         file = nil
     }
 
-    /// Records what the origin said about the resource.
     package func setInfo(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?) {
         changingComplete()
         derived = DerivedFacts()
@@ -177,9 +160,8 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// The origin's version changed: drops every byte and the old validators.
-    /// The old data file is unlinked (responses still sending from it keep
-    /// their descriptor); a fresh one is created on the next write.
+    /// The origin's version changed: drops every byte and validator; the old data file is unlinked
+    /// (responses keep their descriptor), a fresh one created on the next write.
     package func reset(url: String) {
         changingComplete()
         available = RangeSet()
@@ -197,15 +179,13 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// Only a complete resource can have been handed to other loops as a hit
-    /// (see StoreEpoch): changing one tells them. Changes to partial ones,
-    /// the usual case during downloads, cost nothing.
+    /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them;
+    /// partial ones (downloads) cost nothing.
     private func changingComplete() {
         if isComplete { store.epoch.bump() }
     }
 
-    /// Pins the resource for the preload of `root` (nil unpins): a pinned
-    /// resource is never evicted by the size limit.
+    /// Pins the resource for the preload of `root` (nil unpins): never evicted by the size limit.
     package func setPin(_ root: String?) {
         guard metadata.pin != root else { return }
         metadata.pin = root
@@ -216,8 +196,8 @@ package final class Resource {
 
     package var isPinned: Bool { metadata.pin != nil }
 
-    /// The data file cannot be opened any more (its folder was deleted): the
-    /// bytes it held are no longer available. Same version, so readers go on.
+    /// The data file cannot be opened any more (folder deleted): its bytes are gone. Same
+    /// version, so readers go on.
     package func lostData() {
         changingComplete()
         available = RangeSet()
@@ -226,8 +206,7 @@ package final class Resource {
         closeFile()
     }
 
-    /// Keeps the resource out of the cache: it is deleted once unused, and
-    /// its bytes no longer count against the limit (they are not kept).
+    /// Keeps the resource out of the cache: deleted once unused, its bytes uncounted.
     package func makeTransient() {
         guard !isTransient else { return }
         changingComplete()
@@ -252,14 +231,12 @@ package final class Resource {
         if unflushedBytes >= store.flushThreshold || now - unflushedSince >= store.flushDelay { store.flush(self) }
     }
 
-    /// Bytes within `range` the metadata on disk claims (as of the last
-    /// flush): what a crash now would keep.
+    /// Bytes within `range` the metadata on disk claims: what a crash now would keep.
     package func recordedBytes(in range: Range<Int64>) -> Int64 {
         metadata.ranges.intersection(range).reduce(0) { $0 + Int64($1.count) }
     }
 
-    /// Marks the resource as just used (LRU order). Batched into the access
-    /// journal: a hit causes no metadata write of its own.
+    /// Marks the resource as just used (LRU order; batched into the journal, no metadata write).
     package func touch() {
         metadata.lastAccess = store.clock()
         store.noteAccess(self)
@@ -268,8 +245,7 @@ package final class Resource {
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }
 
-    /// The metadata write a flush makes now: what it claims (every byte
-    /// written so far), where it goes.
+    /// The metadata write a flush makes now: every byte written so far, and where it goes.
     func pendingWrite() -> MetadataWrite {
         var snapshot = metadata
         snapshot.ranges = available
@@ -285,7 +261,6 @@ package final class Resource {
 }
 
 extension RangeSet {
-    /// The bytes present in both sets.
     package func intersection(_ other: RangeSet) -> RangeSet {
         var result = RangeSet()
         for range in ranges {
@@ -295,8 +270,7 @@ extension RangeSet {
     }
 }
 
-/// Per-version facts a reader of the resource would otherwise recompute on
-/// every request. In memory only.
+/// Per-version facts a reader would otherwise recompute on every request. In memory only.
 package struct DerivedFacts: Sendable {
     /// The first bytes once cached (content sniffing).
     package var headSample: [UInt8]?
@@ -304,22 +278,17 @@ package struct DerivedFacts: Sendable {
     package var isPlaylist: Bool?
     /// Whether the resource is a DASH manifest; nil until decided.
     package var isManifest: Bool?
-    /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`
-    /// when it was looked at and is not live.
+    /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`: looked at, not live.
     package var liveReuse: Int64??
-    /// The stored head's freshness facts (directives, lifetime, initial age)
-    /// under the proxy URLs' policy, and under the forward and reverse
-    /// modes' (their heuristics differ, see `LoaderPolicy.transparentCache`).
+    /// The stored head's freshness facts under the proxy URLs' policy, and under the forward and
+    /// reverse modes' (their heuristics differ, `LoaderPolicy.transparentCache`).
     package var freshness: Freshness.Facts?
     package var transparentFreshness: Freshness.Facts?
-    /// The stored end-to-end fields as every hit replays them (Via added,
-    /// Age left out), and the same rendered as head lines.
+    /// The stored end-to-end fields as hits replay them (Via added, no Age), also as head lines.
     package var serving: (fields: HTTPHeaders, lines: [UInt8])?
-    /// `serving.fields` with an Age, kept for the second it is right in
-    /// (hits in the same second share it instead of copying the fields).
+    /// `serving.fields` with an Age, shared by the hits of the second it is right in.
     package var servingAged: (age: Int, fields: HTTPHeaders)?
-    /// Whether the stored head has Vary, and its Content-Encoding: what
-    /// choosing a variant reads on every request.
+    /// Whether the stored head has Vary, and its Content-Encoding (read on every request).
     package var variance: (varies: Bool, coding: String?)?
     package init() {}
 }

@@ -1,7 +1,5 @@
-/// What is known about one cached resource, as persisted next to its data file.
-///
-/// Stored as a small line-oriented text file (fast to parse at start-up, easy
-/// to read by hand). Only byte ranges that were made durable are listed.
+/// What is known about one cached resource, persisted with its data file as small line-oriented
+/// text (fast to parse, easy to read by hand). Only durable byte ranges are listed.
 package struct ResourceMetadata: Sendable, Equatable {
     package var url: String
     package var totalLength: Int64?
@@ -9,17 +7,14 @@ package struct ResourceMetadata: Sendable, Equatable {
     package var etag: String?
     package var lastModified: String?
     package var ranges: RangeSet
-    /// Milliseconds since 1970 of the last use (drives LRU).
+    /// Milliseconds since 1970 of the last use (LRU).
     package var lastAccess: Int64
-    /// Name of the data file in the resource folder. A new version gets a new
-    /// name, so metadata of an old version can never claim bytes of a new one.
+    /// The data file's name: a new version gets a new one, so old metadata never claims its bytes.
     package var dataName: String = "data"
-    /// The origin's response head as a shared cache keeps it (RFC 9111 §3),
-    /// nil in metadata written before heads were stored.
+    /// The origin's response head as a shared cache keeps it (RFC 9111 §3); nil in older metadata.
     package var head: StoredResponseHead?
-    /// Set while a preload pinned the resource: the URL that preload started
-    /// from (`unpin` of that URL releases all of it). Pinned resources are
-    /// never evicted by the size limit. Absent in files of older versions.
+    /// What pins the resource against eviction (PinHolders: a preload's URL, `unpin` of it releases
+    /// all; downloads' tags). Absent in older files.
     package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
@@ -35,7 +30,6 @@ package struct ResourceMetadata: Sendable, Equatable {
 
     package static let magic = "httpcache-meta 1"
 
-    /// True when every byte of a resource of known length is cached.
     package var isComplete: Bool {
         guard let totalLength else { return false }
         return totalLength == 0 || ranges.covers(0..<totalLength)
@@ -68,11 +62,9 @@ package struct ResourceMetadata: Sendable, Equatable {
         self = decoded
     }
 
-    /// The decoder works on bytes, not Characters or Substrings: "\r\n" is one
-    /// Character, and so is a space followed by a combining mark, so a value
-    /// ending in CR or starting with a combining mark would not read back as
-    /// written; and an entry's first use decodes this, so it must be cheap
-    /// (splitting into Substrings cost ~100,000 instructions an entry).
+    /// On bytes, not Characters: "\r\n" is one Character, as is a space and a combining mark, so
+    /// such values would not read back as written; and it must be cheap (an entry's first use;
+    /// Substrings cost ~100,000 instructions an entry).
     private static func decode(_ text: MetadataBytes) -> ResourceMetadata? {
         var lines = text.lines()
         guard let first = lines.next(), first.equalsText(magic) else { return nil }

@@ -7,44 +7,31 @@ struct EvictedEntry {
     let files: [String]
 }
 
-// Eviction runs in the background, in batches. A round takes the least
-// recently used idle entries out of the index at once (on the loop, a few
-// memory operations each: the counts fall under the limit there and then)
-// and their files go in one task on the pool; the journal hears of the
-// removals once the files are gone, so a crash in the middle of a batch
-// leaves entries the index still lists, some without files: their first use
-// finds no metadata and forgets them (as it does after any crash). A round
-// starts when the limit is passed and goes a slack under it, so rounds come
-// once per slack's worth of new bytes, not with every miss, and a miss never
-// waits for a file to go; one batch is on the pool at a time, so the folder
-// is over its limit by at most one batch's files while they go.
+// Eviction runs in the background, in batches. A round takes the least recently used idle entries out of
+// the index at once (on the loop: the counts fall under the limit there and then) and their files go in one
+// pool task; the journal hears of the removals once the files are gone, so a crash mid-batch leaves listed
+// entries without files, forgotten at first use (as after any crash). A round starts past the limit and
+// goes a slack under it: rounds come once per slack of new bytes, a miss never waits for a file, and with
+// one batch on the pool at a time the folder is over its limit by at most one batch's files.
 extension ResourceStore {
     /// Most entries a round evicts: one task on the pool, an unlink each (two in the older layout).
     package static let evictionBatch = 256
 
-    /// How far under the limit a round goes (a 64th of it, at most 16 MiB,
-    /// and at most a batch of entries): the room the next misses fill
-    /// before another round.
+    /// How far under the limit a round goes (a 64th, at most 16 MiB and a batch of entries): the
+    /// room the next misses fill before another round.
     package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
-
-    /// Where a round aims (it starts once the limit is passed: a full
-    /// cache holds what it may).
+    /// Where a round aims (it starts past the limit: a full cache holds what it may).
     var lowWater: Int64 { maxBytes - evictionSlack }
-
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
-
-    /// Evicted entries whose files are not removed yet.
     var pendingRemovals: Int { removing.count + removalQueue.count }
 
-    /// A batch's worth of files waits for the pool (unlinks slower than
-    /// misses: a disk busy syncing): new entries are served, not kept,
-    /// until it drains, so the folder is never over its limit by more than
-    /// one batch and a miss still never waits.
+    /// A batch of files waits for the pool (unlinks slower than misses: a disk busy syncing): new
+    /// entries are served, not kept, until it drains, so the folder stays within a batch of its
+    /// limit and a miss never waits.
     var isRemovalBacklogFull: Bool { pendingRemovals >= Self.evictionBatch }
 
-    /// In use (read, downloaded into, leased, being loaded, or not kept):
-    /// not evictable now.
+    /// In use (read, downloaded into, leased, loading, or not kept): not evictable now.
     func isInUse(_ record: EntryIndex.Record) -> Bool {
         guard !resources.isEmpty || !loading.isEmpty else { return false }
         let key = record.key.hex
@@ -53,11 +40,9 @@ extension ResourceStore {
         return resource.isBusy || resource.isTransient
     }
 
-    /// Starts a round when the folder is over its limit: the least recently
-    /// used idle entries leave the index until it is a slack under it, at
-    /// most `evictionBatch` of them (their files follow on the pool). With
-    /// several shards, the oldest over all of them go (see StoreGroup), each
-    /// evicted by its own shard.
+    /// Over the limit: the least recently used idle entries (at most `evictionBatch`) leave the
+    /// index until it is a slack under it, their files following on the pool. With several shards
+    /// the oldest of all go (StoreGroup), each evicted by its own shard.
     package func evictIfNeeded() {
         guard isOverLimit else { return }
         guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes, lowWater: lowWater) }
@@ -67,9 +52,8 @@ extension ResourceStore {
         evict(StoreGroup.victims(offer.candidates, excess: excess))
     }
 
-    /// This shard's part of a round: its least recently used idle entries
-    /// until they cover `excess` or make a batch (walked from the old end
-    /// of the LRU list, never sorted), and its pinned bytes.
+    /// This shard's part of a round: its oldest idle entries (LRU walk, no sort) until they cover
+    /// `excess` or make a batch, and its pinned bytes.
     func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
         var candidates: [StoreGroup.Candidate] = []
         var left = excess
@@ -84,8 +68,7 @@ extension ResourceStore {
         return (candidates, index.pinnedBytes)
     }
 
-    /// Evicts the entries a round chose, those still idle: out of the index
-    /// now, their files queued for the pool.
+    /// Evicts a round's choice, those still idle: out of the index now, files queued for the pool.
     func evict(_ victims: [StoreGroup.Candidate], counting: Bool = true) {
         for victim in victims {
             guard let record = index.find(victim.key), !record.isPinned else { continue }
@@ -129,10 +112,8 @@ extension ResourceStore {
         removeNextBatch()
     }
 
-    /// Sends the next batch of evicted files to the pool (one at a time).
-    /// The batch goes in two tasks at once (unlinks in different folders
-    /// proceed in parallel; one at a time fell behind new entries arriving
-    /// at 2,000 a second); the journal hears of it when both are done.
+    /// Sends the next batch of evicted files to the pool (one batch at a time), in two parallel
+    /// tasks (one fell behind 2,000 new entries a second); the journal hears when both are done.
     private func removeNextBatch() {
         guard removing.isEmpty, !removalQueue.isEmpty else { return }
         let batch = Array(removalQueue.prefix(Self.evictionBatch))
@@ -150,8 +131,7 @@ extension ResourceStore {
         }
     }
 
-    /// A batch's files are gone: the journal says so, their keys are free
-    /// again, and the next batch or round follows.
+    /// A batch's files are gone: journaled, keys free again, the next batch or round follows.
     private func batchRemoved() {
         let batch = removing
         removing = []
@@ -162,8 +142,7 @@ extension ResourceStore {
         for body in waiting { body() }
     }
 
-    /// Records of evicted entries whose files may still exist: a snapshot
-    /// keeps them (the journal's removal follows once the files are gone),
-    /// so a crash before then leaves no file the index does not know.
+    /// Evicted records whose files may still exist: a snapshot keeps them, so a crash before the
+    /// journal's removal leaves no file the index does not know.
     var recordsBeingRemoved: [EntryIndex.Record] { (removing + removalQueue).map(\.record) }
 }

@@ -1,25 +1,18 @@
 import Glibc
 
-/// What the pool found for an entry not at hand: its metadata (and whether
-/// it was in the data file's attribute: one file), its data file opened and
-/// its first bytes (content sniffing), or no valid metadata (and the data
-/// version it named, if any).
+/// What the pool found for an entry not at hand: metadata (one file or not), data file opened,
+/// first bytes (content sniffing); or no valid metadata (and the data version it named).
 enum LoadedEntry: Sendable {
     case valid(ResourceMetadata, DataFile?, sample: [UInt8]?, oneFile: Bool)
     case invalid(namedVersion: Int?)
 }
 
-// An entry's first use (after a restart, or once it was let go) opens its
-// data file and reads its metadata (the file's attribute: one open; in the
-// older layout its `.meta` file too): on the pool, not on the loop, so a
-// hit at a million entries costs the loop what it costs at a thousand. The
-// request waits for that (one hop to the pool and back); requests for the
-// same entry meanwhile wait for the same load.
+// An entry's first use (after a restart, or once let go) opens its data file and reads its
+// metadata on the pool, not the loop, so a hit at a million entries costs the loop what it costs
+// at a thousand. The request waits one hop; requests for the same entry share the load.
 extension ResourceStore {
-    /// Runs `body` once the entry under `key` is at hand: at once (before
-    /// returning) when it is already, or when the index has no such entry;
-    /// else on the loop once its metadata is read and its data file opened
-    /// on the pool (or it is found invalid and forgotten).
+    /// Runs `body` once the entry is at hand: at once when it is, or when the index lacks it; else
+    /// on the loop once the pool read its metadata and opened its file (or found it invalid).
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
         if resources[key] != nil { return body() }
         if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
@@ -34,8 +27,7 @@ extension ResourceStore {
         }
         loading[key] = [body]
         loadQueue.append(entryKey)
-        // Started once this turn's requests are in (one task for all of them):
-        // each task is a hand-off to a pool thread and back.
+        // Started once this turn's requests are in: one task (a pool round trip) for all.
         guard !loadsStartDue else { return }
         loadsStartDue = true
         loop.executeLater { [weak self] in
@@ -44,11 +36,9 @@ extension ResourceStore {
         }
     }
 
-    /// Most entries one task on the pool loads, and most such tasks at once
-    /// (the pool's four threads): under load, first uses share a task (one
-    /// wake-up of the pool and one of the loop for several), and a slow disk
-    /// still has four reads going. (64 × 2 measured 5–10% fewer hits at
-    /// 80,000 entries than 16 × 4.)
+    /// Most entries a pool task loads, and most tasks at once (the pool's four threads): first uses
+    /// share wake-ups, a slow disk still has four reads going. (64 × 2 measured 5–10% fewer hits
+    /// at 80,000 entries than 16 × 4.)
     static let loadBatch = 16
     static let loadsAtOnce = 4
 
@@ -73,18 +63,15 @@ extension ResourceStore {
         }
     }
 
-    /// Whether the entry is at hand (a lookup that reads nothing).
+    /// The entry if at hand (a lookup that reads nothing).
     package func atHand(storeKey key: String) -> Resource? { resources[key] }
 
-    /// Bytes of a body's start read with its metadata: what the proxy's
-    /// content sniffing (playlist, manifest) looks at.
+    /// Bytes of a body's start read with its metadata, for content sniffing (playlist, manifest).
     package static let sampleBytes: Int64 = 512
 
-    /// On the pool: the entry's metadata (ranges clipped to its data file),
-    /// its data file opened, and its first bytes when stored. A one-file
-    /// entry costs one open and the attribute's read; the layout the index
-    /// names is tried first, the other when it holds nothing (see
-    /// `EntryPaths.readMetadata(keys:oneFile:version:)`).
+    /// On the pool: metadata (clipped to the data file), data file opened, first bytes if stored.
+    /// One file: one open and the attribute's read; the indexed layout first, then the other
+    /// (as `EntryPaths.readMetadata`).
     private static func load(_ paths: EntryPaths, oneFile: Bool, version: Int, keys: FolderKeys?) -> LoadedEntry {
         var file: DataFile?
         var found: (metadata: ResourceMetadata, version: Int, oneFile: Bool)?
@@ -127,13 +114,12 @@ extension ResourceStore {
     private func loaded(_ key: String, _ entryKey: EntryKey, _ loaded: LoadedEntry) {
         var waiting = loading.removeValue(forKey: key) ?? []
         defer { for body in waiting { body() } }
-        // At hand already (a synchronous lookup came first), or gone (purged,
-        // removed): what was loaded is dropped (the file closes with it).
+        // At hand already (a synchronous lookup came first), or gone: the load is dropped.
         guard resources[key] == nil, let record = index.find(entryKey) else { return }
         switch loaded {
         case .invalid(let named):
-            // A crash before its first flush, or files removed by hand: the
-            // entry goes, its files through eviction's removal on the pool.
+            // A crash before its first flush, or files removed by hand: the entry goes, its files
+            // through eviction's removal.
             guard let dropped = dropRecord(entryKey) else { return }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
             // Both layouts' names: a crash may have left the entry between them.
@@ -143,13 +129,8 @@ extension ResourceStore {
             afterRemoval[entryKey, default: []] += waiting
             waiting = []
             queueRemoval(EvictedEntry(record: dropped, files: files))
-        case .valid(var metadata, let file, let sample, let oneFile):
-            metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
-            let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                    metadata: metadata, store: self, onDisk: true, route: record.route, oneFile: oneFile)
-            keep(resource)
-            // The record follows the metadata when a crash left them apart.
-            recount(resource)
+        case .valid(let metadata, let file, let sample, let oneFile):
+            let resource = keepStored(key, record, metadata, oneFile: oneFile)
             if let file { resource.use(opened: file) }
             resource.derived.headSample = sample
         }

@@ -3,9 +3,8 @@ import Glibc
 /// Cache management: what `httpcache cache …` and the Swift API do.
 /// Loop thread only; blocking file copies are offloaded.
 extension ResourceStore {
-    /// Every entry, most recently used first, to `done` on the loop. The
-    /// metadata of entries not at hand is read on the pool (a file each: at
-    /// a million entries that is seconds the loop keeps serving through).
+    /// Every entry, most recently used first, to `done` on the loop. Entries not at hand are read
+    /// on the pool (a file each: at a million entries, seconds the loop keeps serving through).
     package func list(_ done: @escaping ([CachedResourceInfo]) -> Void) {
         var items: [CachedResourceInfo] = []
         var stored: [(key: String, lastAccess: Int64, oneFile: Bool, version: Int)] = []
@@ -47,12 +46,12 @@ extension ResourceStore {
                            isComplete: complete, inUse: inUse, isPinned: pinned)
     }
 
-    /// The store key of the entry kept apart for forward and reverse
-    /// requests whose fields differ from a proxy URL's (see `EntryVariant.forward`).
+    /// The store key of the entry kept for forward and reverse requests whose fields differ from a
+    /// proxy URL's (`EntryVariant.forward`).
     package func transparentKey(primary: String) -> String { group.transparentKey(primary: primary) }
 
-    /// Every stored entry of `url` (see `entries(ofURL:)`), and the one its
-    /// cache key names when that is another (a key that ignores query parameters).
+    /// Every stored entry of `url`, and the one its cache key names when another (a key ignoring
+    /// query parameters).
     package func everyEntry(cacheKey: String, url: String) -> [Resource] {
         var found = entries(ofURL: url)
         if let named = find(cacheKey: cacheKey, url: url), !found.contains(where: { $0 === named }) { found.insert(named, at: 0) }
@@ -65,16 +64,15 @@ extension ResourceStore {
         return resources.values.first { $0.url == url && !$0.isTransient }
     }
 
-    /// PURGE of `url`: every stored entry of it (its variants too) goes at
-    /// once (see `purge(_:)`); returns how many.
+    /// PURGE of `url`: every stored entry (variants too) goes at once; returns how many.
     package func purge(url: String) -> Int {
         let found = entries(ofURL: url)
         for resource in found { purge(resource) }
         return found.count
     }
 
-    /// Purges every entry whose URL starts with `prefix` (on this store);
-    /// `done` gets how many. Reads every entry's URL, as `list` does.
+    /// Purges every entry of this store whose URL starts with `prefix`; `done` gets how many.
+    /// Reads every entry's URL, as `list` does.
     package func purge(prefix: String, _ done: @escaping (Int) -> Void) {
         list { [self] entries in
             let urls = Set(entries.lazy.map(\.url).filter { $0.hasPrefix(prefix) })
@@ -82,8 +80,8 @@ extension ResourceStore {
         }
     }
 
-    /// Purges every entry `holder` pins (a download's tag), whoever else
-    /// pins it too; returns how many. Reads only the pinned entries.
+    /// Purges every entry `holder` (a download's tag) pins, whoever else does; returns how many.
+    /// Reads only the pinned entries.
     package func purge(holder: String) -> Int {
         var urls = Set<String>()
         for record in index.pinned {
@@ -94,8 +92,7 @@ extension ResourceStore {
         return urls.reduce(0) { $0 + purge(url: $1) }
     }
 
-    /// Removes every entry (those in use once their readers are done). The
-    /// files of idle ones are removed on the pool.
+    /// Removes every entry (those in use once their readers are done); idle files go on the pool.
     package func removeAll() {
         for resource in Array(resources.values) { remove(resource) }
         var doomed: [String] = []
@@ -107,9 +104,8 @@ extension ResourceStore {
         loop.offload({ [doomed] in for path in doomed { unlink(path) } }, done: { _ in })
     }
 
-    /// Puts a copy of the complete cached resource at `path` (mode 0600),
-    /// off the loop. Never a hard link: writing into or truncating the
-    /// export must not change what the cache serves.
+    /// Copies the complete cached resource to `path` (mode 0600) off the loop; never a hard link,
+    /// so changing the export cannot change what the cache serves.
     package func export(_ resource: Resource, to path: String,
                         completion: @escaping (Result<Void, StorageError>) -> Void) {
         guard resource.isComplete else {
@@ -137,9 +133,8 @@ extension ResourceStore {
         })
     }
 
-    /// Makes a copy of a local regular file the complete cached copy of
-    /// `url` (stored under `cacheKey`). Everything touching `path` runs off
-    /// the loop; a device, FIFO, folder or symlink is refused (EINVAL).
+    /// Makes a copy of a local regular file the complete cached copy of `url` (under `cacheKey`),
+    /// everything touching `path` off the loop; a device, FIFO, folder or symlink is refused (EINVAL).
     package func importFile(_ path: String, url: String, cacheKey: String, contentType: String?,
                             completion: @escaping (Result<Void, StorageError>) -> Void) {
         let key = storeKey(for: cacheKey)
@@ -150,9 +145,9 @@ extension ResourceStore {
             case done(ResourceMetadata, oneFile: Bool)
         }
         // The source is checked (and the entry replaced) only once it is known to be a regular file.
-        loop.offload({ FileIO.openRegularFile(path).map { OpenedFile(fd: $0.fd, size: $0.size) } },
-                     done: { [self] (result: Result<OpenedFile, StorageError>) in
-            let source: OpenedFile
+        loop.offload({ FileIO.openRegularFile(path) },
+                     done: { [self] (result: Result<(fd: Int32, size: Int64), StorageError>) in
+            let source: (fd: Int32, size: Int64)
             do throws(StorageError) { source = try result.get() } catch { return completion(.failure(error)) }
             var version = 0
             if let existing = existing(storeKey: key) {
@@ -202,10 +197,6 @@ extension ResourceStore {
     }
 }
 
-private struct OpenedFile: Sendable {
-    let fd: Int32
-    let size: Int64
-}
 
 extension StoreGroup {
     /// Which entry of its URL the one under store key `key` is. Any thread.
@@ -216,6 +207,5 @@ extension StoreGroup {
         return metadata.head?.varyKey != nil ? .vary : .encoding
     }
 
-    /// See `ResourceStore.transparentKey(primary:)`.
     func transparentKey(primary: String) -> String { key(for: primary + "\ntransparent request") }
 }

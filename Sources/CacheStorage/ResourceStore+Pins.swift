@@ -1,14 +1,11 @@
-// Pinned resources (kept by a preload with --pin) are skipped by eviction but
-// still count toward the size limit, so the limit can be exceeded by pins
-// alone: the log says so once each time it happens.
+// Pinned resources (a preload with --pin) are skipped by eviction but count toward the size limit,
+// so pins alone can exceed it: the log says so once each time it happens.
 
 extension ResourceStore {
-    /// Bytes of pinned resources.
     package var pinnedBytes: Int64 { index.pinnedBytes }
 
-    /// Unpins every resource pinned by the preload of `url`, and `url`'s own
-    /// entry (`cacheKey` its cache key). Returns how many were unpinned.
-    /// Only pinned entries are read (the index flags them).
+    /// Unpins every resource the preload of `url` pinned, and `url`'s own entry (under `cacheKey`);
+    /// returns how many. Only pinned entries are read (the index flags them).
     @discardableResult
     package func unpin(url: String, cacheKey: String) -> Int {
         let own = storeKey(for: cacheKey)
@@ -27,10 +24,8 @@ extension ResourceStore {
         return count
     }
 
-    /// Lets go of every resource held by `holder` (a download's pin tag):
-    /// one still held by another keeps its pin, the others are deleted (an
-    /// entry in use goes once its readers are done). Returns how many
-    /// entries were deleted and their bytes.
+    /// Lets go of every resource `holder` (a download's pin tag) holds: one held by another keeps
+    /// its pin, the others are deleted (in use: once their readers are done). Deleted entries, bytes.
     package func release(holder: String) -> (entries: Int, bytes: Int64) {
         var deleted = 0
         var bytes: Int64 = 0
@@ -51,8 +46,7 @@ extension ResourceStore {
         return (deleted, bytes)
     }
 
-    /// `pinned` bytes are pinned (in the whole folder): the log says once
-    /// when that alone exceeds the limit.
+    /// The folder's pinned bytes: the log says once when they alone exceed the limit.
     func notePinned(_ pinned: Int64) {
         guard pinned > maxBytes else {
             warnedAboutPins = false
@@ -65,9 +59,8 @@ extension ResourceStore {
     }
 }
 
-/// A resource's pin is the list of what holds it (a pinning preload's URL,
-/// downloads' tags), space-separated in its metadata: a resource shared by
-/// two downloads stays until both let go of it.
+/// A resource's pin lists what holds it (a pinning preload's URL, downloads' tags),
+/// space-separated: a resource shared by two downloads stays until both let go.
 package enum PinHolders {
     package static func list(_ pin: String?) -> [Substring] { pin?.split(separator: " ") ?? [] }
 

@@ -1,18 +1,14 @@
 import Glibc
 
-// Entries of the older layout (a `.meta` file beside the data file) are
-// converted to one file in the background: in batches, idle entries only,
-// never with file-system work on the loop. A conversion is an ordinary
-// metadata flush into the data file's attribute (the flusher's ordering:
-// data synced, attribute set, made durable), then the `.meta` file removed
-// on the pool, and only then the index told that the entry is one file.
+// Older-layout entries (a `.meta` file beside the data file) are converted to one file in the
+// background: in batches, idle entries only, no file-system work on the loop. A conversion is a
+// metadata flush into the attribute (data synced, attribute set, made durable), then the `.meta`
+// file removed on the pool, and only then the index told the entry is one file.
 //
-// A crash at any step leaves a consistent entry: before the attribute is
-// durable, the index says two files and the `.meta` file is read (an
-// attribute beside it is ignored, and replaced by the next attempt); after
-// the `.meta` file is gone and before the journal says so, the index says
-// two files, finds no `.meta` file and reads the attribute (its record then
-// follows). The index never says one file while a `.meta` file exists,
+// A crash at any step leaves a consistent entry: before the attribute is durable, the index says
+// two files and the `.meta` file is read (the attribute ignored, replaced next time); once the
+// `.meta` file is gone but not journaled, the index says two files, finds none and reads the
+// attribute (the record then follows). The index never says one file while a `.meta` file exists,
 // so no file outlives its entry unknown.
 extension ResourceStore {
     /// Entries one conversion batch takes (one flusher batch: two syncs of the file system).
@@ -21,8 +17,7 @@ extension ResourceStore {
     /// Whether entries are still being converted (tests wait on it).
     package var isUpgrading: Bool { upgradeCursor != nil || !upgrading.isEmpty }
 
-    /// Pinned entries stay as they are: a pin is held by a preload or a
-    /// download that may write them.
+    /// Pinned entries stay as they are: their preload or download may write them.
     private static func needsConversion(_ record: EntryIndex.Record) -> Bool { !record.isOneFile && !record.isPinned }
 
     /// At open: a pass over the index converts its entries of the older layout.
@@ -36,12 +31,9 @@ extension ResourceStore {
         loop.executeLater { [weak self] in self?.upgradeNextBatch() }
     }
 
-    /// Starts the next batch once the last one has ended: the next entries
-    /// of the older layout in the index's records (one pass: an entry moved
-    /// behind the cursor by a removal waits for the next start). Entries at
-    /// hand and idle are flushed into their attribute at once, the others
-    /// loaded on the pool first (as a first use is). Entries in use, being
-    /// loaded for a request or pinned are skipped.
+    /// Starts the next batch once the last ended: the next older-layout records (one pass: an
+    /// entry a removal moved behind the cursor waits for the next start). Idle entries at hand flush
+    /// at once, others load on the pool first; entries in use, loading or pinned are skipped.
     func upgradeNextBatch() {
         guard upgrading.isEmpty, var cursor = upgradeCursor else { return }
         guard group.usesAttributes, !isDiskFull else {
@@ -62,9 +54,8 @@ extension ResourceStore {
         if batch.isEmpty { batchEnded() }
     }
 
-    /// The keys of the next batch from `cursor` on. (Its own function: the
-    /// records' buffer is let go before the batch changes the index, which
-    /// would otherwise copy it whole.)
+    /// The next batch's keys. (Its own function: the records' buffer is let go before the batch
+    /// changes the index, which would otherwise copy it whole.)
     private func nextUpgradeBatch(from cursor: inout Int) -> [String] {
         var batch: [String] = []
         let records = index.all
@@ -80,9 +71,8 @@ extension ResourceStore {
         return batch
     }
 
-    /// The pass ends where it is (everything is being written now, or the
-    /// store stops): an entry it had taken and not converted keeps its `.meta`
-    /// file, and a load still on its way converts nothing.
+    /// The pass ends where it is (all being written, or stopping): taken entries keep their
+    /// `.meta` file, and a load on its way converts nothing.
     func endUpgrade() {
         upgradeCursor = nil
         upgrading.removeAll()
@@ -103,8 +93,7 @@ extension ResourceStore {
         if !resource.flushQueued && !resource.flushing { conversionFailed(resource) }
     }
 
-    /// The attribute of a converting entry is durable: its `.meta` file goes
-    /// (on the pool), then the index says one file.
+    /// A converting entry's attribute is durable: its `.meta` file goes (pool), then the index says one file.
     func converted(_ resource: Resource, snapshot: ResourceMetadata) {
         // A new version meanwhile: the attribute went on the old file; the new one is written as two files.
         guard snapshot.dataName == resource.metadata.dataName, !resource.isRemoved else {
@@ -143,8 +132,8 @@ extension ResourceStore {
             "entries": "\(upgradedEntries)", "folder": "\(root)", "shard": "\(shardIndex)"])
     }
 
-    /// The file system refused the attribute of a flush: the entry keeps (or
-    /// goes back to) a `.meta` file, the index saying so before it is written.
+    /// The file system refused a flush's attribute: the entry keeps (or returns to) a `.meta` file,
+    /// the index saying so before it is written.
     func attributeRefused(_ resource: Resource, _ refusal: MetadataAttribute.Refusal) {
         noteRefusal(refusal)
         switch resource.layout {

@@ -2,24 +2,19 @@ import CacheIO
 import Glibc
 import Logging
 
-/// The cache folder: each entry a sparse data file holding its metadata in
-/// an attribute (or, in the older layout, two files: data and `.meta`) in
-/// hashed folders, keyed by the SHA-256 of its cache key, under a byte
-/// limit with least-recently-used eviction. With several loops the folder's
-/// entries are split among stores by key hash (`StoreGroup`): each store
-/// owns its shard, on its loop.
+/// The cache folder: each entry a sparse data file with its metadata in an attribute (older
+/// layout: data and `.meta` files), in hashed folders keyed by the SHA-256 of its cache key, under
+/// a byte limit with LRU eviction. Several loops split the entries by key hash (`StoreGroup`):
+/// each store owns its shard, on its loop.
 ///
-/// Every entry of the shard is a 64-byte record in the `EntryIndex` (what
-/// lookups, the size limit and the LRU order need); an entry's metadata is
-/// read from disk when it is used and kept while it is in use or recently
-/// used (`resources`, bounded while idle). Loop thread only.
+/// Each entry is a 64-byte record in the `EntryIndex` (lookups, size limit, LRU order); its
+/// metadata is read when used and kept while in use or recently used (`resources`, bounded while
+/// idle). Loop thread only.
 package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
     let logger: Logger
-    /// What this store shares with the other shards of its folder.
     package let group: StoreGroup
-    /// Which shard of the group this store owns.
     package let shardIndex: Int
     package var lock: CacheLock { group.lock }
     /// Bumped when a complete resource changes (see StoreEpoch); readable from any thread.
@@ -28,66 +23,55 @@ package final class ResourceStore {
     package var maxBytes: Int64
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
-    /// Milliseconds a received byte may wait unrecorded while more keep
-    /// arriving: the next write after that flushes (a stalled stream waits
-    /// for the 5 s timer). So what a crash loses is bounded in time, and a
-    /// download's progress, which counts recorded bytes only, lags by as
-    /// much (issue 35: 3 s of a 500 KB/s download were all lost).
+    /// Milliseconds a received byte may wait unrecorded while more arrive; the next write after
+    /// flushes (a stalled stream waits for the 5 s timer). Bounds what a crash loses, and how far
+    /// progress (recorded bytes only) lags (issue 35: 3 s of a 500 KB/s download were lost).
     package var flushDelay: Int64 = 2_000
-    /// Every entry of this shard: the one owner of what is stored, its
-    /// bytes and the LRU order.
+    /// Every entry of this shard: the one owner of what is stored, its bytes and the LRU order.
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (looked up on every request).
     @exclusivity(unchecked) package private(set) var index: EntryIndex
-    /// Entries in use or recently used, their metadata read, by store key;
-    /// idle ones past `maxIdleResources` are let go (they stay in the index).
+    /// Entries in use or recently used, metadata read, by store key; idle ones past
+    /// `maxIdleResources` are let go (they stay in the index).
     @exclusivity(unchecked) package private(set) var resources: [String: Resource] = [:]
     /// Idle resources kept with their metadata (a hit of one reads nothing).
     package var maxIdleResources = 2048
     /// Bytes of this shard's entries (what the size limit counts).
     package var totalBytes: Int64 { index.totalBytes }
-    /// Entries in the cache.
     package var count: Int { index.count }
     private var evictionScheduled = false
-    /// Files of evicted entries waiting for the pool, oldest first (see
-    /// ResourceStore+Eviction); `removing` is the batch there now.
+    /// Evicted entries' files waiting for the pool, oldest first; `removing` is the batch there now.
     var removalQueue: [EvictedEntry] = []
     var removing: [EvictedEntry] = []
-    /// Keys whose evicted files are not removed yet: a new entry under one
-    /// is served but not kept (its files would share the old ones' names).
+    /// Keys whose evicted files are not removed yet: a new entry under one is served, not kept
+    /// (its files would share the old ones' names).
     var doomed: Set<EntryKey> = []
-    /// Requests for an entry found without metadata (a crash before its first
-    /// flush), waiting for its old files to go: the entry they then make is
-    /// kept, where one made while `doomed` would be served and not kept.
+    /// Requests for an entry found without metadata (a crash before its first flush), waiting for its
+    /// old files to go: the entry they then make is kept (made while `doomed`, it would not be).
     var afterRemoval: [EntryKey: [() -> Void]] = [:]
-    /// Removes one batch of evicted files, on the pool (tests replace it to
-    /// stop in the middle of a batch, as a crash would).
+    /// Removes one batch of evicted files, on the pool (tests replace it to stop mid-batch, as a crash).
     package var removeEvictedFiles: @Sendable ([String]) -> Void = { paths in
         for path in paths { _ = unlink(path) }
     }
-    /// Entries whose metadata is being read on the pool (see `whenAtHand`),
-    /// with what waits for each; not evictable meanwhile.
+    /// Entries whose metadata the pool is reading (`whenAtHand`), with their waiters; not evictable.
     var loading: [String: [() -> Void]] = [:]
-    /// Where the conversion of older entries to one file has got to in the
-    /// index's records (nil: not converting), and the entries being
-    /// converted now (see ResourceStore+Upgrade).
+    /// How far the conversion of older entries to one file got in the index's records (nil: not
+    /// converting), and the entries being converted now (ResourceStore+Upgrade).
     var upgradeCursor: Int?
     var upgrading: Set<String> = []
-    /// Entries converted to one file since start.
     package internal(set) var upgradedEntries = 0
-    /// Removes a converted entry's `.meta` file, on the pool (tests replace
-    /// it to stop in the middle of a conversion batch, as a crash would).
+    /// Removes a converted entry's `.meta` file, on the pool (tests replace it to stop mid-batch).
     package var removeConvertedMetadata: @Sendable (String) -> Void = { path in _ = unlink(path) }
     /// Entries waiting for a load task, and the tasks on the pool.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
-    /// A start of load tasks is due at the end of this turn of the loop.
+    /// Load tasks start at the end of this turn of the loop.
     var loadsStartDue = false
-    /// Entries whose metadata was read on the loop (a synchronous first use
-    /// through `existing`); the proxy's requests go through `whenAtHand`.
+    /// Metadata reads on the loop (a synchronous first use through `existing`; requests go
+    /// through `whenAtHand`).
     package internal(set) var readsOnLoop = 0
-    /// Whether the log already said that pinned bytes alone exceed the limit.
+    /// The log already said that pinned bytes alone exceed the limit.
     var warnedAboutPins = false
-    /// Resources evicted by the size limit since start.
+    /// Evicted by the size limit since start.
     package internal(set) var evictions: UInt64 = 0
     /// Told the store key of each entry the size limit evicts (prefetch counts).
     package var onEvict: ((String) -> Void)?
@@ -95,20 +79,15 @@ package final class ResourceStore {
     @exclusivity(unchecked) var openFiles = 0
     package var maxOpenFiles = 512
     private var flushTimer: LoopTimer?
-    /// The index's journal and snapshots.
     private(set) var log: IndexLog!
-    /// Metadata written off the loop, in batches.
     private var flusher: MetadataFlusher!
-    /// A ready data file for the next new resource (see SpareFolder).
     let spare: SpareFolder
     /// Called when an idle resource is let go, so holders of loading state drop theirs.
     package var resourceReleased: ((Resource) -> Void)?
-
     var resourcesRoot: String { root + "/resources" }
     var tempRoot: String { root + "/tmp" }
 
-    /// Opens (creating if needed) a cache folder, locks it against other
-    /// processes, and loads its index.
+    /// Opens (creating if needed) a cache folder, locks it against other processes, loads its index.
     package convenience init(root: String, maxBytes: Int64, loop: EventLoop, logger: Logger,
                              encryptionKey: [UInt8]? = nil) throws(StorageError) {
         let group = try StoreGroup(root: root, encryptionKey: encryptionKey)
@@ -116,8 +95,7 @@ package final class ResourceStore {
         group.everyShardOpened()
     }
 
-    /// Opens shard `shard` of a folder already opened as `group`: takes the
-    /// index the group read for it.
+    /// Opens shard `shard` of a folder opened as `group`, with the index the group read for it.
     package init(group: StoreGroup, shard: Int, maxBytes: Int64, loop: EventLoop, logger: Logger) {
         loop.assertInLoop()
         self.root = group.root
@@ -160,23 +138,20 @@ package final class ResourceStore {
         startUpgrade()
     }
 
-    /// Replaces the spare files new resources took (see SpareFolder). The
-    /// loader calls it once a download's bytes have gone to its readers.
+    /// Replaces the spare files new resources took; the loader calls it once a download's bytes
+    /// reached its readers.
     package func refillSpares() { spare.refillIfNeeded() }
 
-    /// The clock of the cache's time decisions (milliseconds since 1970; see
-    /// `EngineConfiguration.clock`): the wall clock unless a test sets its own.
+    /// The clock of the cache's time decisions (ms since 1970; `EngineConfiguration.clock`).
     package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
 
-    /// The unkeyed store key (SHA-256) of a folder without encryption; use
-    /// `storeKey(for:)`, which is keyed in an encrypted one.
+    /// The unkeyed store key (SHA-256); `storeKey(for:)` is keyed in an encrypted folder.
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
 
-    /// The store key of a cache key in this folder (see StoreGroup.key(for:)).
     package func storeKey(for cacheKey: String) -> String { group.key(for: cacheKey) }
 
-    /// The resource under a key already hashed with `key(for:)`, created
-    /// empty if unknown (the proxy hashes each proxy URL's key once).
+    /// The resource under an already hashed key (the proxy hashes a URL's key once), created
+    /// empty if unknown.
     package func resource(storeKey key: String, url: @autoclosure () -> String) -> Resource {
         if let existing = existing(storeKey: key) { return existing }
         let url = url()
@@ -186,48 +161,47 @@ package final class ResourceStore {
                                 metadata: ResourceMetadata(url: url, lastAccess: clock()), store: self, onDisk: false,
                                 route: group.route(ofURL: url), oneFile: group.usesAttributes)
         keep(resource)
-        // Its old files are still being removed on the pool, or a batch's worth
-        // of removals waits (see `isRemovalBacklogFull`): served, not kept.
+        // Its old files are still being removed, or a batch of removals waits: served, not kept.
         if !doomed.isEmpty && (isRemovalBacklogFull || doomed.contains(resource.entryKey)) { resource.makeTransient() }
         return resource
     }
 
-    /// The resource stored under a key, if any: at hand when in use or
-    /// recently used, else its metadata read from disk now.
+    /// The resource stored under a key: at hand if recently used, else its metadata read now.
     package func existing(storeKey key: String) -> Resource? {
         if let resource = resources[key] { return resource }
         guard index.count > 0, let entryKey = EntryKey(hex: key), let record = index.find(entryKey) else { return nil }
         return materialize(record, key: key)
     }
 
-    /// An entry's metadata, read (nil, and the entry dropped, when it has
-    /// none: a crash before its first flush, or files removed by hand).
-    private func readMetadata(_ record: EntryIndex.Record, key: String) -> StoredMetadata? {
+    /// The entry read from disk now (nil, and the entry dropped, when it has no metadata: a crash before
+    /// its first flush, or files removed by hand).
+    private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
+        readsOnLoop += 1
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
         let stored = paths.readMetadata(keys: group.keys, oneFile: record.isOneFile, version: record.version)
-        guard var found = stored, !found.metadata.ranges.isEmpty else {
+        guard let found = stored, !found.metadata.ranges.isEmpty else {
             if let named = stored?.version, named != record.version { unlink(paths.data(version: named)) }
             forget(record, paths: paths)
             return nil
         }
-        found.metadata.lastAccess = record.lastAccess  // the index keeps the LRU order
-        return found
+        return keepStored(key, record, found.metadata, oneFile: found.oneFile)
     }
 
-    private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
-        readsOnLoop += 1
-        guard let found = readMetadata(record, key: key) else { return nil }
+    /// A stored entry kept at hand: the index keeps the LRU order, and the record follows the metadata
+    /// when a crash left them apart.
+    func keepStored(_ key: String, _ record: EntryIndex.Record, _ stored: ResourceMetadata,
+                    oneFile: Bool) -> Resource {
+        var metadata = stored
+        metadata.lastAccess = record.lastAccess
         let resource = Resource(key: key, paths: EntryPaths(resourcesRoot: resourcesRoot, key: key),
-                                metadata: found.metadata, store: self, onDisk: true, route: record.route,
-                                oneFile: found.oneFile)
+                                metadata: metadata, store: self, onDisk: true, route: record.route,
+                                oneFile: oneFile)
         keep(resource)
-        // The record follows the metadata when a crash left them apart.
         recount(resource)
         return resource
     }
 
-    /// Keeps a resource at hand; lets go of idle ones past the bound (the
-    /// least recently used half, so the cost is amortised).
+    /// Keeps a resource at hand; past the bound lets go of the least recently used idle half (amortised).
     func keep(_ resource: Resource) {
         resources[resource.key] = resource
         guard resources.count > maxIdleResources * 2 else { return }
@@ -270,9 +244,8 @@ package final class ResourceStore {
                                                          oneFile: resource.layout == .oneFile))
     }
 
-    /// Variants (Vary, content coding) by their URL's route: stored under
-    /// keys of their own, found through this when their URL is invalidated.
-    /// Only variants are here: most URLs have none.
+    /// Variants (Vary, content coding) by their URL's route, found through this when their URL is
+    /// invalidated. Only variants: most URLs have none.
     private var variants: [UInt32: [EntryKey]] = [:]
 
     private func noteVariant(_ record: EntryIndex.Record, added: Bool) {
@@ -297,13 +270,11 @@ package final class ResourceStore {
         return found.filter { !$0.isTransient }
     }
 
-    /// Variants kept per URL: a client choosing a new value of a varied
-    /// field for every request (`Vary: X-Variant`) cannot fill the cache with
-    /// one URL; past this, the URL's least recently used idle variant goes.
+    /// Variants kept per URL (past it the least recently used idle one goes), so a client varying
+    /// a field per request (`Vary: X-Variant`) cannot fill the cache with one URL.
     package var maxVariantsPerURL = 32
 
-    /// A resource's files are about to be created: it enters the index,
-    /// and the journal says so at once.
+    /// A resource's files are about to be created: it enters the index and the journal at once.
     func entryCreated(_ resource: Resource) {
         let record = record(of: resource)
         let isNew = !index.contains(record.key)
@@ -323,8 +294,8 @@ package final class ResourceStore {
         }
     }
 
-    /// A resource's bytes, version or pin changed: the record follows (the
-    /// journal hears of it when the metadata is written, see `flushed`).
+    /// A resource's bytes, version or pin changed: the record follows (the journal when the
+    /// metadata is written, `flushed`).
     func recount(_ resource: Resource) {
         guard resource.onDisk, let old = index.find(resource.entryKey) else { return }
         let fresh = record(of: resource)
@@ -347,8 +318,7 @@ package final class ResourceStore {
         log.append(.remove, removed)
     }
 
-    /// An entry leaves the index and the counts, not yet the journal (an
-    /// evicted one: the journal hears of it once its files are gone).
+    /// An entry leaves the index and counts, not the journal (evicted: that waits for its files).
     func dropRecord(_ key: EntryKey) -> EntryIndex.Record? {
         guard let removed = index.remove(key) else { return nil }
         group.addEntries(-1)
@@ -357,36 +327,31 @@ package final class ResourceStore {
         return removed
     }
 
-    /// Drops an entry that has no usable metadata: its files (of either
-    /// layout: a crash may have left it between them) and record.
+    /// Drops an entry without usable metadata: its files (either layout: a crash may have left it
+    /// between them) and record.
     private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
         unlink(paths.meta)
         unlink(paths.data(version: record.version))
         removeRecord(record.key)
     }
 
-    /// Touches of copied hits (other loops), by store key: the LRU order
-    /// moves without reading the entry.
+    /// Touches of copied hits (other loops): the LRU order moves without reading the entry.
     package func touch(storeKey key: String) {
         if let resource = resources[key] { return resource.touch() }
         guard let entryKey = EntryKey(hex: key), index.contains(entryKey) else { return }
         touchRecord(entryKey, at: clock())
     }
 
-    /// The entry becomes the most recently used; the journal hears of it
-    /// (batched) at most once per entry and second of the clock: a hit's
-    /// record costs ~1.4 µs in an encrypted folder (each is sealed), and a
-    /// crash then loses at most the order of one second's hits, as touches
-    /// sent from other loops once a second already do. The order in memory,
-    /// and so the snapshot written at a stop, stays exact.
+    /// The entry becomes the most recently used; the journal hears of it at most once per entry
+    /// and second: a sealed record costs ~1.4 µs, and a crash loses at most a second's order of
+    /// hits (as other loops' once-a-second touches do). Memory, and a stop's snapshot, stay exact.
     private func touchRecord(_ key: EntryKey, at time: Int64) {
         guard let before = index.touch(key, at: time), before / 1000 != time / 1000 else { return }
         log.append(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
     }
 
-    /// What a snapshot holds: the index, and the records of evicted entries
-    /// whose files are still being removed (so that no file outlives a crash
-    /// unknown to the index).
+    /// The index plus evicted entries whose files are still being removed (no file outlives a
+    /// crash unknown to the index).
     private func snapshotRecords() -> ContiguousArray<EntryIndex.Record> {
         var inOrder = index.inOrder()
         if isRemovingEvictedFiles { inOrder.insert(contentsOf: recordsBeingRemoved, at: 0) }
@@ -395,19 +360,16 @@ package final class ResourceStore {
 
     // MARK: storage faults (full, deleted, read-only, failing)
 
-    /// Until when new downloads pass bytes through instead of storing them
-    /// (store clock); 0 while storage works.
+    /// Until when new downloads pass bytes through (store clock); 0 while storage works.
     private var degradedUntil: Int64 = 0
     /// How long a full disk is assumed full before storing is tried again.
     package var diskFullBackoff: Int64 = 30_000
-    /// How long other faults (folder deleted or read-only) are assumed to
-    /// last before the folder is recreated and storing tried again.
+    /// How long other faults (folder deleted or read-only) last before the folder is recreated.
     package var faultRetryInterval: Int64 = 5_000
     private var faultWarnings = LogThrottle()
 
-    /// A write or open failed for a storage reason: serve by passing bytes
-    /// through for a while. A full disk also frees what the cache itself can
-    /// (idle entries, oldest first). Warned about at most once a minute.
+    /// A write or open failed for a storage reason: pass bytes through for a while; a full disk
+    /// also frees idle entries, oldest first. Warned about at most once a minute.
     package func noteStorageFault(_ error: StorageError) {
         let wasDegraded = degradedUntil > 0
         // A fault while degraded does not push the next recovery attempt back.
@@ -428,8 +390,8 @@ package final class ResourceStore {
         evict(StoreGroup.victims(candidates, excess: idleBytes / 2), counting: false)
     }
 
-    /// Whether new bytes may be stored now. Once a fault's back-off is over,
-    /// the folder is recreated if it was deleted and storing is tried again.
+    /// Whether new bytes may be stored now; after a fault's back-off the folder is recreated if
+    /// deleted and storing tried again.
     package func isWritable() -> Bool {
         guard degradedUntil > 0 else { return true }
         guard clock() >= degradedUntil else { return false }
@@ -458,13 +420,12 @@ package final class ResourceStore {
 
     // MARK: size accounting and eviction
 
-    /// Whether the folder holds more than the limit (all shards together).
+    /// Over the limit (all shards together).
     var isOverLimit: Bool { group.usedBytes > maxBytes }
 
     func resourceBecameIdle(_ resource: Resource) {
-        // Transient, or no byte stored (a failure, a HEAD of an uncached URL):
-        // nothing worth keeping. A complete empty body is kept (it counts
-        // `StoreGroup.entryOverhead` against the limit like every entry).
+        // Transient, or no byte stored (a failure, a HEAD of an uncached URL): nothing to keep. A
+        // complete empty body is kept (it counts `StoreGroup.entryOverhead` like every entry).
         if resource.isTransient || resource.holdsNothing {
             delete(resource)
             return
@@ -474,8 +435,8 @@ package final class ResourceStore {
         if isOverLimit { evictIfNeeded() }
     }
 
-    /// Before a data file is opened: at the cap, idle resources' files are
-    /// closed (responses keep their own references to files they send from).
+    /// Before a data file opens: at the cap, idle resources' files close (responses keep their
+    /// own references to files they send from).
     func makeRoomForFile() {
         guard openFiles >= maxOpenFiles else { return }
         for resource in resources.values where resource.hasOpenFile && !resource.isBusy {
@@ -489,13 +450,10 @@ package final class ResourceStore {
         if resource.users > 0 { resource.makeTransient() } else { delete(resource) }
     }
 
-    /// Removes a resource at once, even in use (PURGE): the key is free for
-    /// a fresh resource from now on, so no new request is served from this
-    /// one. Requests reading it keep its open data file (renamed away and
-    /// unlinked on the pool: its bytes stay readable through the
-    /// descriptor) and end when they have read what they asked for; a
-    /// download into it stops (its bytes have nowhere to go), so its
-    /// waiting readers end with a short body rather than a wrong byte.
+    /// Removes a resource at once, even in use (PURGE): its key is free for a fresh resource now.
+    /// Readers keep its open data file (renamed away, unlinked on the pool, readable through the
+    /// descriptor) until done; a download into it stops, so its waiting readers end with a short
+    /// body rather than a wrong byte.
     package func purge(_ resource: Resource) {
         guard resource.users > 0 else { return delete(resource) }
         let wasOnDisk = resource.onDisk
@@ -506,8 +464,7 @@ package final class ResourceStore {
         guard wasOnDisk else { return }
         // A flush in progress writes the metadata again: `flushed` drops it then.
         if !resource.flushing && resource.layout != .oneFile { unlink(resource.paths.meta) }
-        let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        if rename(resource.paths.data(version: resource.version), trash) == 0 { unlinkLater(trash) }
+        moveAsideAndUnlink(resource.paths.data(version: resource.version))
         removeRecord(resource.entryKey)
     }
 
@@ -529,39 +486,30 @@ package final class ResourceStore {
         loop.offload({ _ = unlink(path) }, done: { _ in })
     }
 
-    /// A resource's files go (see `removeFiles(_:version:bytes:oneFile:)`).
+    /// A resource's files go: the `.meta` file at once (nothing claims the bytes then), the data
+    /// file at once when small, else moved aside.
     func removeFiles(of resource: Resource) {
-        removeFiles(resource.paths, version: resource.version, bytes: resource.available.byteCount,
-                    oneFile: resource.layout == .oneFile)
+        if resource.layout != .oneFile { unlink(resource.paths.meta) }
+        let data = resource.paths.data(version: resource.version)
+        if resource.available.byteCount > 1 << 20 { moveAsideAndUnlink(data) } else { unlink(data) }
     }
 
-    /// An entry's files go: the metadata file at once (nothing claims the
-    /// bytes any more; none in the one-file layout), the data file at once
-    /// when small, else moved aside (one rename: the key may get new files
-    /// right away) and unlinked on the pool. What a crash leaves in tmp/ is
-    /// removed at the next start.
-    private func removeFiles(_ paths: EntryPaths, version: Int, bytes: Int64, oneFile: Bool) {
-        if !oneFile { unlink(paths.meta) }
-        let data = paths.data(version: version)
-        guard bytes > 1 << 20 else {
-            unlink(data)
-            return
-        }
+    /// One rename (the key may get new files right away), then unlinked on the pool; the next
+    /// start clears what a crash leaves in tmp/.
+    private func moveAsideAndUnlink(_ path: String) {
         let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        if rename(data, trash) == 0 { unlinkLater(trash) }
+        if rename(path, trash) == 0 { unlinkLater(trash) }
     }
 
     // MARK: flushing
 
-    /// A hit: the resource was just used. Only the LRU order changes: a
-    /// touch in the index, batched into the journal (no metadata write).
+    /// A hit: only the LRU order changes (a touch, batched into the journal; no metadata write).
     func noteAccess(_ resource: Resource) {
         guard resource.onDisk, !resource.isTransient else { return }
         touchRecord(resource.entryKey, at: resource.metadata.lastAccess)
     }
 
-    /// Queues the resource's metadata to be written (after the data it
-    /// claims is synced), by the flusher's batches off the loop.
+    /// Queues the resource's metadata for the flusher's batches (written after its data is synced).
     func flush(_ resource: Resource) {
         loop.assertInLoop()
         // While storage fails, metadata waits (still marked) for the recovery.
@@ -579,18 +527,16 @@ package final class ResourceStore {
         if resource.isRemoved {
             if resource.layout == .converting { conversionFailed(resource) }
             if let successor = resources[resource.key], successor !== resource {
-                // The key has a new resource, which owns the files now: this
-                // flush may have written the old metadata, claiming old
-                // ranges over the new bytes. Drop it; the new one writes its own
-                // (an attribute is replaced by the successor's write).
+                // The key's new resource owns the files: this flush may have written old ranges
+                // over the new bytes. Drop it; the successor writes its own (replacing an attribute).
                 if successor.layout == .twoFiles { unlink(resource.paths.meta) }
                 successor.needsFlush = true
                 flush(successor)
             } else if index.find(resource.entryKey) == nil {
                 removeFiles(of: resource)
             }
-            // (Else a successor was stored and let go meanwhile: its metadata
-            // was written after this one, batches being one at a time.)
+            // (Else a successor was stored and let go meanwhile: batches run one at a time, so its
+            // metadata was written after this.)
             return
         }
         if case .refused(let refusal) = outcome {
@@ -623,8 +569,8 @@ package final class ResourceStore {
         }
     }
 
-    /// Flushes every resource and the index synchronously (shutdown;
-    /// blocking is acceptable there): the next start reads one snapshot.
+    /// Flushes every resource and the index synchronously (shutdown may block): the next start
+    /// reads one snapshot.
     package func flushAllNow() {
         flushTimer?.cancel()
         flushTimer = nil

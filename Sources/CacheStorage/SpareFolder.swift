@@ -2,21 +2,15 @@ import CacheIO
 import Dispatch
 import Glibc
 
-/// Empty data files, made ahead of need and renamed into place when a new
-/// resource gets its first byte.
+/// Empty data files made ahead of need, renamed into place when a new resource gets its first byte.
 ///
-/// Creating a file takes a few hundred microseconds on ext4, and over a
-/// millisecond while other writes are being synced; the first byte of a
-/// cache miss would wait for it. Renaming a ready file takes tens of
-/// microseconds, and it stays open across the rename, so no path is
-/// opened on the loop. The folders are made on a queue of their own rather
-/// than the loop's thread pool, whose queue fills with metadata fsyncs when
-/// misses come fast — exactly when spares are needed.
+/// Creating a file takes hundreds of microseconds on ext4 (over a millisecond during syncs), which
+/// a miss's first byte would wait for; renaming a ready, already open file takes tens, and no path
+/// is opened on the loop. They are made on a queue of their own, not the pool, whose queue fills
+/// with metadata fsyncs when misses come fast: exactly when spares are needed.
 ///
-/// `prepare` and `adopt` run on the loop thread; the maker queue only creates
-/// files and hands them over through the mutex, never touching the loop (it
-/// may outlive it). Spares left over by a stop or a crash are removed at the
-/// next start.
+/// `prepare` and `adopt` run on the loop; the maker queue only creates files and hands them over
+/// through the mutex, never touching the loop (it may outlive it). The next start removes leftovers.
 final class SpareFolder: @unchecked Sendable {
     /// Spares kept ready: enough for a burst of new resources.
     static let stock = 4
@@ -39,8 +33,7 @@ final class SpareFolder: @unchecked Sendable {
         prepare()
     }
 
-    /// Names its spares with `tag` (the store's shard): the shards of one
-    /// folder share `parent`, emptied by `StoreGroup` before any opens.
+    /// Names its spares with `tag` (the shard): a folder's shards share `parent`.
     private let tag: Int
 
     init(parent: String, tag: Int) {
@@ -49,15 +42,13 @@ final class SpareFolder: @unchecked Sendable {
         _ = FileIO.makeDirectory(parent)
     }
 
-    /// Recreates the spares' folder after the cache folder was deleted and
-    /// drops the spares that went with it.
+    /// After the cache folder was deleted: the folder recreated, the spares gone with it dropped.
     func restore() {
         _ = FileIO.makeDirectory(parent)
         stockState.withLock { $0.ready.removeAll { FileIO.fileSize($0.path) == nil } }
         prepare()
     }
 
-    /// Starts making spares until the stock is full.
     func prepare() {
         let missing = stockState.withLock { stock in
             let missing = max(0, Self.stock - stock.ready.count - stock.making)
@@ -78,11 +69,9 @@ final class SpareFolder: @unchecked Sendable {
         }
     }
 
-    /// Moves a spare to `path` and returns it open; nil when no spare is
-    /// ready or the rename fails (the caller then creates the file itself).
-    /// The stock is refilled by `refillIfNeeded()`, which the store runs
-    /// once the bytes that needed the spare are on their way to the client
-    /// (waking the maker costs a few microseconds on the first byte's path).
+    /// Moves a spare to `path` and returns it open; nil when none is ready or the rename fails (the
+    /// caller creates the file). `refillIfNeeded()` restocks once the bytes are on their way to the
+    /// client (waking the maker costs microseconds on the first byte's path).
     func adopt(as path: String) -> DataFile? {
         needsRefill = true
         guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }

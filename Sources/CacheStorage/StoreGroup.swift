@@ -2,36 +2,27 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// What the stores of one cache folder share when its resources are split
-/// among several loops (shards, by key hash): the folder's lock, the epoch
-/// of complete resources, the byte count the size limit applies to, and a
-/// least-recently-used order that spans them all.
+/// What the stores (shards, by key hash, one a loop) of one cache folder share: its lock, the
+/// epoch of complete resources, the byte count the limit applies to, an LRU order over all.
 ///
-/// Each shard is a `ResourceStore` owning the resources whose key hashes to
-/// it, on its own loop. Nothing here is on the hot path: a hit touches only
-/// its shard; the shared count moves with stored bytes (atomically), and an
-/// eviction round, run when the count passes the limit, asks every shard
-/// for its oldest idle entries (as many as cover the excess), picks the
-/// oldest over all of them and has each shard delete its own. Thread-safe.
+/// Nothing here is on the hot path: a hit touches only its shard; the shared count moves
+/// atomically; an eviction round (count past the limit) asks every shard for its oldest idle
+/// entries covering the excess, picks the oldest of all, and each shard deletes its own. Thread-safe.
 package final class StoreGroup: Sendable {
     /// Shards of the folder (1: one store owns everything).
     package let count: Int
     package let root: String
     package let lock: CacheLock
-    /// Bumped when any shard's complete resource changes (see StoreEpoch).
+    /// Bumped when any shard's complete resource changes.
     package let epoch = StoreEpoch()
     private let bytes = Atomic<Int64>(0)
     private let entries = Atomic<Int64>(0)
     private let evicting = Atomic<Bool>(false)
-    /// The store key requests for a URL are routed by (the hashed cache key):
-    /// a resource belongs to the shard of its URL's key, so variants (Vary,
-    /// content coding), stored under keys of their own, stay with it.
+    /// The store key a URL's requests are routed by: variants (Vary, coding), under keys of their
+    /// own, stay in the shard of their URL's key.
     private let routingKey: @Sendable (String) -> String
-    /// Every shard's index, read once before any shard opens (see
-    /// IndexLoader); each shard takes its own as it opens.
+    /// Every shard's index, read once before any opens; each shard takes its own.
     private let loaded: Locked<IndexLoader.Loaded?>
-
-    /// The shards, registered as they open (touched only on their own loops).
     private let stores = Locked<[Shard]>([])
 
     private struct Shard: @unchecked Sendable {
@@ -41,18 +32,14 @@ package final class StoreGroup: Sendable {
         let index: Int
     }
 
-    /// The folder's keys when it is encrypted (see FolderKeys); nil when not.
     package let keys: FolderKeys?
     /// The entry folders made so far (made with their first entry).
     package let folders = LevelFolders()
-
-    /// Set once the file system refused a user attribute (ENOTSUP): new
-    /// entries of the folder keep a `.meta` file from then on (this process;
-    /// the next start tries again), and no entry is converted.
+    /// The file system refused a user attribute (ENOTSUP): new entries keep a `.meta` file for
+    /// the rest of this process, and none is converted.
     private let attributesRefused = Atomic<Bool>(false)
 
-    /// Whether entries keep their metadata in their data file's attribute
-    /// (one file each; see MetadataAttribute).
+    /// Entries keep their metadata in their data file's attribute (MetadataAttribute).
     package var usesAttributes: Bool { !attributesRefused.load(ordering: .relaxed) }
 
     /// The file system refused an attribute; true the first time (logged then).
@@ -60,11 +47,9 @@ package final class StoreGroup: Sendable {
         !attributesRefused.exchange(true, ordering: .relaxed)
     }
 
-    /// Creates (if needed) and locks the folder, clearing what an earlier run
-    /// left in its scratch folders. Throws while another process holds it,
-    /// and when `encryptionKey` does not fit the folder (wrong key, a key for
-    /// a folder made without one, none for an encrypted one): nothing is
-    /// read or removed then. `cacheKey` maps a URL to its cache key.
+    /// Creates (if needed) and locks the folder, clearing an earlier run's scratch folders. Throws, reading
+    /// and removing nothing, while another process holds it or when `encryptionKey` does not fit the folder
+    /// (wrong, or present/missing against how it was made). `cacheKey` maps a URL to its cache key.
     package init(root: String, count: Int = 1, encryptionKey: [UInt8]? = nil,
                  cacheKey: @escaping @Sendable (String) -> String = { $0 }) throws(StorageError) {
         self.root = root
@@ -82,15 +67,13 @@ package final class StoreGroup: Sendable {
         guard FileIO.makeDirectory(root + "/resources") else {
             throw StorageError("cannot create cache folder \(root): \(FileIO.errorText())")
         }
-        // A folder made by an older version (0755) is narrowed: its metadata
-        // names URLs with their tokens.
+        // An older version's folder (0755) is narrowed: its metadata names URLs with their tokens.
         FileIO.restrict(root, to: 0o700)
         lock = try CacheLock(folder: root)
         let keys = try FolderKeys.open(root: root, userKey: encryptionKey, isNew: isNew)
         self.keys = keys
         routingKey = { url in keys.map { $0.storeKey(for: cacheKey(url)) } ?? ResourceStore.key(for: cacheKey(url)) }
-        // Temp files of interrupted metadata writes are garbage, and so are
-        // spare folders nobody took.
+        // Temp files of interrupted writes and spare folders nobody took are garbage.
         FileIO.removeTree(root + "/tmp")
         guard FileIO.makeDirectory(root + "/tmp") else {
             throw StorageError("cannot create \(root)/tmp: \(FileIO.errorText())")
@@ -128,25 +111,13 @@ package final class StoreGroup: Sendable {
         }
     }
 
-    /// The shard owning a store key (64 hex digits of SHA-256): the key's
-    /// first 32 bits, so keys spread evenly and every process agrees.
+    /// The shard owning a store key: its first 32 bits, so keys spread evenly and processes agree.
     package func shard(ofKey key: String) -> Int {
         Self.shard(ofKey: key, count: count)
     }
 
     package static func shard(ofKey key: String, count: Int) -> Int {
-        guard count > 1 else { return 0 }
-        var value: UInt32 = 0
-        for byte in key.utf8.prefix(8) {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            default: digit = 0
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        return Int(value % UInt32(count))
+        count > 1 ? shard(ofRoute: EntryKey(hex: key)?.prefix32 ?? 0, count: count) : 0
     }
 
     /// The shard owning the resources of `url` (stored with that URL).
@@ -162,24 +133,20 @@ package final class StoreGroup: Sendable {
     /// The primary store key of `url` (its variants are stored under keys of their own).
     package func primaryKey(ofURL url: String) -> String { routingKey(url) }
 
-    /// The route of an entry stored for `url`: the first 32 bits of its
-    /// primary key, shared by every variant of the URL.
+    /// The route of `url`'s entries: the first 32 bits of its primary key, shared by its variants.
     package func route(ofURL url: String) -> UInt32 { EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }
 
     /// The shard of a route (the same as `shard(ofKey:)` of the primary key).
     static func shard(ofRoute route: UInt32, count: Int) -> Int { count > 1 ? Int(route % UInt32(count)) : 0 }
 
-    /// Bytes stored by all shards.
     package var totalBytes: Int64 { bytes.load(ordering: .relaxed) }
 
     func add(_ delta: Int64) { bytes.add(delta, ordering: .relaxed) }
 
-    /// What an entry costs on disk beyond its bytes: its metadata file's
-    /// block and its two inodes. The size limit counts it, so a million tiny
-    /// entries cannot fill the disk while the cached bytes look small.
+    /// An entry's disk cost beyond its bytes (metadata block, inodes), counted by the size limit
+    /// so a million tiny entries cannot fill the disk while the cached bytes look small.
     package static let entryOverhead: Int64 = 4096
 
-    /// Entries of all shards.
     package var entryCount: Int64 { entries.load(ordering: .relaxed) }
 
     func addEntries(_ delta: Int64) { entries.add(delta, ordering: .relaxed) }
@@ -192,9 +159,8 @@ package final class StoreGroup: Sendable {
         stores.withLock { $0.append(shard) }
     }
 
-    /// Called on a shard's loop when the shared count is over `maxBytes`:
-    /// starts a round down to `lowWater` unless one is running (the next
-    /// growth starts another).
+    /// On a shard's loop, the shared count over `maxBytes`: starts a round down to `lowWater`
+    /// unless one runs (the next growth starts another).
     func evictionNeeded(maxBytes: Int64, lowWater: Int64) {
         guard usedBytes > maxBytes,
               !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
@@ -234,9 +200,8 @@ package final class StoreGroup: Sendable {
         var pinned: Int64 = 0
     }
 
-    /// The least recently used of `candidates` until `excess` bytes are
-    /// covered. Each shard offers only its oldest idle entries covering the
-    /// excess on their own, which is all a round over every shard can need.
+    /// The least recently used of `candidates` until `excess` bytes are covered (each shard
+    /// offers only its oldest covering the excess alone: all a round can need).
     static func victims(_ candidates: [Candidate], excess: Int64) -> [Candidate] {
         var left = excess
         var chosen: [Candidate] = []
@@ -247,9 +212,8 @@ package final class StoreGroup: Sendable {
         return chosen
     }
 
-    /// The oldest candidates over every shard until the count fits; each
-    /// shard deletes its own (if they are still idle when it gets to them).
-    /// The first shard hears of the folder's pinned bytes (for its warning).
+    /// The oldest candidates of all shards until the count fits; each shard deletes its own if
+    /// still idle. Shard 0 hears of the pinned bytes (for its warning).
     private func choose(_ round: Round, among shards: [Shard], target: Int64) {
         let pinned = round.pinned
         if let first = shards.first(where: { $0.index == 0 }) {

@@ -4,13 +4,9 @@
 import CacheHTTP
 #endif
 
-/// The part of an origin response head kept with a resource so it can be
-/// replayed and judged later (RFC 9111 §3, §4): status, end-to-end fields,
-/// the two clock readings age needs, and the secondary key of the request
-/// that produced it (§4.1).
-///
-/// Framing fields (Content-Length, Content-Range, Transfer-Encoding) are not
-/// kept: every response from the cache computes its own for the range it sends.
+/// The part of an origin response head kept to replay and judge it later (RFC 9111 §3, §4): status,
+/// end-to-end fields, the two clock readings age needs, the request's secondary key (§4.1). Framing fields
+/// (Content-Length, Content-Range, Transfer-Encoding) are not kept: each response computes its own.
 package struct StoredResponseHead: Sendable, Equatable {
     /// 0 only while decoding.
     package var status = 0
@@ -20,13 +16,10 @@ package struct StoredResponseHead: Sendable, Equatable {
     package var responseTime: Int64 = 0
     /// The secondary key under the response's Vary; nil before this was kept.
     package var varyKey: VaryKey?
-    /// An unsafe request to the URL succeeded (RFC 9111 §4.4): the response
-    /// is stale until revalidated, whatever its freshness says. Marking
-    /// instead of removing keeps the bytes for a 304 and never races the
-    /// removal of a folder with a new entry of the same key.
+    /// An unsafe request to the URL succeeded (RFC 9111 §4.4): stale until revalidated. Marking,
+    /// not removing, keeps the bytes for a 304 and never races a removal with a new entry.
     package var invalidated = false
 
-    /// Fields of a response that describe one message's framing, never stored.
     package static let framingFields: Set<String> = ["content-length", "content-range", "transfer-encoding"]
 
     package init() {}
@@ -58,7 +51,6 @@ package struct StoredResponseHead: Sendable, Equatable {
         return lines
     }
 
-    /// The keys of `encodedLines()`.
     enum Line {
         case status, requestTime, responseTime, header, invalidated, varyKey, vary
 
@@ -76,9 +68,8 @@ package struct StoredResponseHead: Sendable, Equatable {
         }
     }
 
-    /// "name: value" as written by `encodedLines()` (exactly one space after
-    /// the colon), or "name" alone (value nil). Split at bytes, not
-    /// Characters, so every value reads back byte for byte.
+    /// "name: value" (exactly one space after the colon) or "name" alone (value nil); split at bytes,
+    /// not Characters, so every value reads back byte for byte.
     private static func field(_ text: MetadataBytes) -> (String, String?)? {
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return (text.string, nil) }
         let start = colon + 1

@@ -1,20 +1,14 @@
 import Glibc
 
-/// Reads a small file the process is told to trust (an encryption key, a
-/// configuration file): it must be a regular file of this user's (or
-/// root's), named directly (not through a symbolic link), writable by no one
-/// else, and for a secret readable by no one else either (as ssh requires
-/// of its keys). Opened with O_NOFOLLOW and O_NONBLOCK and checked with
-/// fstat before any read, so a FIFO, a device such as /dev/zero or a
-/// symlink swapped in is refused at once, never read or waited on; the read
-/// stops past `maxBytes`. One function for the CLI, the Swift API and the C
-/// API (through `FolderKeys.readKeyFile` and `ConfigFile`).
+/// Reads a small file the process is told to trust (a key, a configuration): a regular file of
+/// this user's (or root's), named directly (no symlink), writable by no one else, and for a secret
+/// readable by no one else (as ssh requires). O_NOFOLLOW, O_NONBLOCK and fstat before any read
+/// refuse a FIFO, a device (/dev/zero) or a swapped-in symlink at once; the read stops past
+/// `maxBytes`. One function for the CLI and the Swift and C APIs.
 package enum TrustedFile {
-    /// The file's bytes; a `StorageError` coded `code` naming `what` and
-    /// `path` and saying how to fix it otherwise (coded `openCode`, when
-    /// given, if it cannot be opened at all: missing, no permission).
-    /// `followsLinks`: a symbolic link is followed (the file it names is
-    /// checked) instead of refused.
+    /// The file's bytes, else a `StorageError` coded `code` (`openCode`, if given, when it cannot be
+    /// opened) naming `what` and `path` and saying how to fix it. `followsLinks`: a symlink is
+    /// followed (its target checked) instead of refused.
     package static func read(_ path: String, what: String, maxBytes: Int, secret: Bool, code: Int32,
                              openCode: Int32? = nil, followsLinks: Bool = false) throws(StorageError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW))
@@ -46,7 +40,6 @@ package enum TrustedFile {
         return bytes
     }
 
-    /// Why a file with `info` is not to be trusted; nil when it is.
     package static func problem(_ info: stat, what: String, path: String, secret: Bool) -> String? {
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
@@ -69,9 +62,8 @@ package enum TrustedFile {
         return nil
     }
 
-    /// Why the folder holding `path` is not to be trusted (another user could
-    /// replace the file in it); nil when it is the user's (or root's) and
-    /// writable by no one else.
+    /// Why the folder holding `path` is untrusted (another user could replace the file); nil when
+    /// it is the user's (or root's) and writable by no one else.
     package static func folderProblem(of path: String, what: String) -> String? {
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         let name = folder.isEmpty ? "/" : folder

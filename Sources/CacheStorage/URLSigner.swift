@@ -1,18 +1,15 @@
 import CacheHTTP
 import CacheIO
 
-/// Signs origin URLs for proxy URLs in LAN mode: HMAC-SHA256 under the
-/// cache folder's 256-bit key, over a version label and the origin URL's
-/// exact UTF-8 bytes, written as 43 base64url characters. Only holders of
-/// the key (the proxy, and `httpcache url --cache-dir` run by its user) can
-/// mint a proxy URL the proxy accepts, so a LAN client can fetch exactly the
-/// URLs it was given.
+/// Signs origin URLs for LAN-mode proxy URLs: HMAC-SHA256 under the folder's 256-bit key over a
+/// version label and the URL's exact UTF-8 bytes, as 43 base64url characters. Only key holders
+/// (the proxy, `httpcache url --cache-dir` by its user) mint accepted URLs, so a LAN client fetches
+/// exactly the URLs it was given.
 package struct URLSigner: Sendable {
-    /// Length of an encoded signature (32 bytes in base64url, no padding).
+    /// 32 bytes in base64url, no padding.
     package static let signatureLength = 43
     /// Bound into every MAC so a signature never means anything else.
     private static let label = Array("httpcache-url-v1\u{0}".utf8)
-
     private let key: [UInt8]
 
     package init(key: [UInt8]) {
@@ -20,7 +17,6 @@ package struct URLSigner: Sendable {
         self.key = key
     }
 
-    /// The signature of `origin`, base64url-encoded.
     package func signature(forOrigin origin: String) -> String {
         var out: [UInt8] = []
         Base64URL.encode(mac(origin), into: &out)

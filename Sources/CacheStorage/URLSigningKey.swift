@@ -1,20 +1,16 @@
 import CacheIO
 import Glibc
 
-/// The cache folder's URL-signing key: 32 random bytes in `FOLDER/url-key`,
-/// mode 0600, made on first use. Whoever can read it can mint proxy URLs a
-/// LAN-mode proxy accepts, so a key file others could read (or owned by
-/// someone else) is refused rather than trusted. In a folder encrypted at
-/// rest (`keys`) the file is sealed like the metadata: a copied folder
-/// mints nothing without its key (a plain key left by an earlier run is
-/// sealed in place, so URLs signed with it keep working).
+/// The folder's URL-signing key: 32 random bytes in `FOLDER/url-key` (0600), made on first use.
+/// Its reader can mint URLs a LAN-mode proxy accepts, so a file others could read (or own) is
+/// refused. Encrypted (`keys`), it is sealed like the metadata: a copied folder mints nothing
+/// without its key (an earlier plain key is sealed in place, so its URLs keep working).
 package enum URLSigningKey {
     package static func path(folder: String) -> String { folder + "/url-key" }
 
     /// What the key is sealed as in an encrypted folder.
     static let context = "httpcache url key"
 
-    /// Reads the key, creating it (and the folder) when missing.
     package static func loadOrCreate(folder: String, keys: FolderKeys? = nil) throws(StorageError) -> [UInt8] {
         let path = path(folder: folder)
         if let stored = try load(path) {
@@ -41,16 +37,7 @@ package enum URLSigningKey {
         guard let key = Digest.randomBytes(32), let content = keys.map({ $0.seal(key, context: context) }) ?? key else {
             throw StorageError("no random bytes or cipher for a new URL key")
         }
-        // Written under a temporary name and linked into place: no reader ever
-        // sees a half-written key, and of two racing creators one key wins.
-        let temp = path + ".new-\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw StorageError("cannot create \(temp): \(FileIO.errorText())", code: errno) }
-        let written = FileIO.writeFully(fd, content) && fsync(fd) == 0
-        close(fd)
-        defer { unlink(temp) }
-        guard written else { throw StorageError("cannot write \(temp): \(FileIO.errorText())", code: errno) }
-        if link(temp, path) != 0 && errno != EEXIST {
+        guard FileIO.createOnce(path, content, tempFolder: folder) else {
             throw StorageError("cannot create \(path): \(FileIO.errorText())", code: errno)
         }
         return try loadOrCreate(folder: folder, keys: keys)
@@ -69,7 +56,7 @@ package enum URLSigningKey {
             throw StorageError("\(path) must belong to this user with mode 0600; remove it to make a new key "
                                + "(proxy URLs signed with the old one stop working)", code: EPERM)
         }
-        // A plain key is 32 bytes, a sealed one 60; anything longer is not a key file.
+        // A plain key is 32 bytes, a sealed one 60; anything else is not a key file.
         var bytes = [UInt8](repeating: 0, count: 128)
         let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard n == 32 || n == 32 + Sealing.overhead else {

@@ -1,8 +1,7 @@
 /// Parses sizes such as `500MB`, `1.5GiB` or `1048576`.
 ///
-/// K, M, G and T are powers of 1000 (with or without a trailing B); KiB,
-/// MiB, GiB and TiB are powers of 1024. Case-insensitive; spaces allowed
-/// between number and unit.
+/// K, M, G, T (B optional) are powers of 1000, KiB, MiB, GiB, TiB of 1024. Case-insensitive;
+/// spaces allowed between number and unit.
 public enum ByteSize {
     public static func parse(_ text: String) -> Int64? {
         let trimmed = text.trimmingSpaces()

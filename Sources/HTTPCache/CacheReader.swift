@@ -3,29 +3,25 @@ import CacheLoading
 
 /// What a reader knows about its resource before the first byte.
 public struct ReaderInfo: Sendable, Equatable {
-    /// The resource's length in bytes; nil while a body of unknown length
-    /// (chunked at the origin) has not ended yet.
+    /// The resource's length in bytes; nil while a body of unknown length (chunked) has not ended.
     public var totalLength: Int64?
     public var contentType: String?
-    /// Whether the origin answered a byte range with 206 (nil: no origin
-    /// request was made for this resource since the cache was opened).
+    /// Whether the origin answered a byte range with 206 (nil: not asked since the cache opened).
     public var acceptsRanges: Bool?
     public var etag: String?
     public var lastModified: String?
-    /// The bytes this reader serves: the opened range clamped to the
-    /// resource (upper bound `Int64.max` while the length is unknown).
+    /// The bytes this reader serves: the opened range clamped to the resource (upper bound
+    /// `Int64.max` while the length is unknown).
     public var range: Range<Int64>
 }
 
-/// Reads one resource through the cache, in-process: cached runs come from
-/// the data file, gaps are fetched (sharing downloads with the proxy and
-/// other readers exactly as a proxy request does), and bytes are decrypted
+/// Reads one resource through the cache, in-process: cached runs from the data file, gaps fetched
+/// (sharing downloads with the proxy and other readers as a proxy request does), bytes decrypted
 /// when the cache's `DecryptionProvider` says so.
 ///
-/// Positions are absolute byte offsets of the resource, inside the range it
-/// was opened for. A background read-ahead of up to 4 MiB follows the
-/// position. Thread-safe: `cancel()` and `close()` may come from any thread,
-/// and wake a blocked `read` at once.
+/// Positions are absolute offsets of the resource, inside the opened range; a background
+/// read-ahead of up to 4 MiB follows them. Thread-safe: `cancel()` and `close()` may come from any
+/// thread and wake a blocked `read` at once.
 ///
 /// ```swift
 /// let reader = try cache.openReader(url: "https://example.com/movie.mp4")
@@ -56,8 +52,8 @@ public final class CacheReader: Sendable {
 
     deinit { close() }
 
-    /// The content information, waiting up to `timeout` seconds (nil: no
-    /// limit) for the origin's answer when the resource is not cached.
+    /// The content information, waiting up to `timeout` seconds (nil: no limit) for the origin's
+    /// answer when the resource is not cached.
     public func info(timeout: Double? = nil) throws(HTTPCacheError) -> ReaderInfo {
         do { return make(try channel.content(deadline: Self.deadline(timeout))) } catch { throw Self.error(error) }
     }
@@ -67,19 +63,16 @@ public final class CacheReader: Sendable {
         do { return make(try await channel.content()) } catch { throw Self.error(error) }
     }
 
-    /// Copies the next bytes into `buffer`: returns how many (> 0) as soon as
-    /// any are available, 0 at the end of the range. Waits up to `timeout`
-    /// seconds (nil: no limit; 0: only what is there) and then throws
-    /// `.timedOut`, after which the reader is still usable. Throws
-    /// `.canceled` after `cancel()`, `.closed` after `close()` or when the
-    /// cache closes, and the origin's failure as its code (`.upstream`,
-    /// `.tls`, `.timedOut`, `.range`…).
+    /// Copies the next bytes into `buffer`: how many (> 0) as soon as any are there, 0 at the end
+    /// of the range. Waits up to `timeout` seconds (nil: no limit; 0: only what is there), then
+    /// throws `.timedOut` (the reader stays usable). Throws `.canceled` after `cancel()`, `.closed`
+    /// after `close()` or the cache's, and the origin's failure (`.upstream`, `.tls`, `.range`…).
     public func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Double? = nil) throws(HTTPCacheError) -> Int {
         do { return try channel.read(into: buffer, deadline: Self.deadline(timeout)) } catch { throw Self.error(error) }
     }
 
-    /// The async form of `read(into:timeout:)`; cancelling the task ends this
-    /// read with `.canceled` (the reader stays usable).
+    /// The async `read(into:timeout:)`; cancelling the task ends this read with `.canceled` (the
+    /// reader stays usable).
     public func read(into buffer: UnsafeMutableRawBufferPointer) async throws(HTTPCacheError) -> Int {
         do { return try await channel.read(into: buffer) } catch { throw Self.error(error) }
     }
@@ -96,12 +89,9 @@ public final class CacheReader: Sendable {
     /// The offset of the next byte `read` returns.
     public var position: Int64 { channel.currentPosition }
 
-    /// Moves to `position` (an absolute offset inside the opened range):
-    /// read-ahead is dropped, cached runs are read from disk and only gaps
-    /// fetched. Seeking to the range's end makes the next read return 0;
-    /// outside the range throws `.range` (when the resource's length is not
-    /// known yet, an offset past it fails the next read with `.range`).
-    /// Does no I/O itself.
+    /// Moves to `position` (absolute, inside the opened range), dropping read-ahead; no I/O itself.
+    /// At the range's end the next read returns 0; outside the range throws `.range` (past a
+    /// length not known yet, the next read fails with `.range`).
     public func seek(to position: Int64) throws(HTTPCacheError) {
         guard position >= offset else {
             throw HTTPCacheError(.range, "offset \(position) is before the opened range at \(offset)")
@@ -115,16 +105,14 @@ public final class CacheReader: Sendable {
         do { try channel.seek(to: position) } catch { throw Self.error(error) }
     }
 
-    /// Cancels the reader from any thread: a blocked read returns
-    /// `.canceled` at once, and so does every later call. Downloads nobody
-    /// else wants stop.
+    /// Cancels the reader from any thread: a blocked read and every later call return `.canceled`
+    /// at once. Downloads nobody else wants stop.
     public func cancel() {
         channel.stop(.canceled)
         registry.remove(id)
     }
 
-    /// Releases everything the reader holds (the resource becomes evictable
-    /// again); later calls throw `.closed`.
+    /// Releases what the reader holds (the resource becomes evictable); later calls throw `.closed`.
     public func close() {
         channel.stop(.closed)
         registry.remove(id)

@@ -19,11 +19,9 @@ public struct CachedResource: Sendable, Equatable {
     public var isInUse: Bool
     /// Kept out of eviction by a pinning preload until `unpin(_:)`.
     public var isPinned = false
-    /// Which stored entry of its URL this is, as `httpcache cache list`
-    /// shows it: "primary" (what proxy URLs read), "forward" (forward or
-    /// reverse requests whose fields differ from a proxy URL's), "vary" (a
-    /// variant the origin's Vary selects) or "encoding" (another content
-    /// coding). Removing or exporting the URL acts on all of them.
+    /// Which stored entry of its URL this is (`httpcache cache list`): "primary" (proxy URLs read it),
+    /// "forward" (forward or reverse requests with other fields), "vary" (a variant the origin's Vary
+    /// selects) or "encoding" (another content coding). Removing or exporting the URL acts on all of them.
     public var variant = "primary"
 
     public init(url: String, totalLength: Int64?, contentType: String?, cachedBytes: Int64,

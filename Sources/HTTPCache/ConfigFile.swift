@@ -1,10 +1,9 @@
 import CacheStorage
 import Glibc
 
-/// A configuration file of `httpcache serve` (`--config FILE`; the packaged
-/// service reads `/etc/httpcache/httpcache.conf`): one setting a line, named
-/// as the long options of `ServeOption.all`, set through `ServeSettings.set`
-/// like a command-line flag.
+/// A configuration file of `httpcache serve` (`--config FILE`; the packaged service reads
+/// `/etc/httpcache/httpcache.conf`): a setting a line, named as the long options, set through
+/// `ServeSettings.set` like a flag.
 ///
 ///     # comments start a line; blank lines are skipped
 ///     max-cache-size = 20GB
@@ -25,17 +24,14 @@ public struct ConfigFile: Sendable {
     public let path: String
     public let settings: [Setting]
 
-    /// Reads and parses `path`; `.io` when it cannot be read, `.invalidArgument`
-    /// ("FILE:LINE: reason") for a line that is not a setting of a known option,
-    /// and for a file others could have changed (`TrustedFile`): one
-    /// writable by group or others, in a folder writable by them, of another
-    /// user's (root's is trusted: a packaged /etc file), or not a regular
-    /// file (a FIFO is refused, never waited on). A symbolic link is followed.
+    /// Reads and parses `path`: `.io` when unreadable; `.invalidArgument` ("FILE:LINE: reason") for
+    /// a line that is no known option's setting, and for a file others could have changed (writable
+    /// by group or others, or in such a folder; another user's but root's; not a regular file: a
+    /// FIFO is never waited on). A symbolic link is followed.
     public static func read(path: String) throws(HTTPCacheError) -> ConfigFile {
         try parse(text(path: path), path: path)
     }
 
-    /// The file's text, once it is known to be trusted (see `read`).
     private static func text(path: String) throws(HTTPCacheError) -> String {
         let bytes: [UInt8]
         do throws(StorageError) {
@@ -51,17 +47,15 @@ public struct ConfigFile: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Parses the text of a configuration file (syntax and option names);
-    /// the error names every line that is wrong, one a line.
+    /// Parses a configuration file's text (syntax, option names); the error names every wrong line.
     public static func parse(_ text: String, path: String) throws(HTTPCacheError) -> ConfigFile {
         let (file, problems) = parseAll(text, path: path)
         if let error = combined(problems) { throw error }
         return file
     }
 
-    /// Every problem of the file at `path`, syntax and values, in line order
-    /// ("FILE:LINE: reason" each), as `settings` would meet them: what
-    /// `httpcache check-config` reports, all at once rather than the first.
+    /// Every problem of the file, syntax and values, in line order ("FILE:LINE: reason"), as
+    /// `settings` would meet them: what `httpcache check-config` reports, all at once.
     public static func problems(path: String, applyingTo settings: ServeSettings) throws(HTTPCacheError) -> (file: ConfigFile, problems: [String]) {
         let (file, syntax) = parseAll(try text(path: path), path: path)
         var changed = settings
@@ -69,7 +63,6 @@ public struct ConfigFile: Sendable {
         return (file, (syntax + values).sorted { $0.line < $1.line }.map(\.text))
     }
 
-    /// One wrong line.
     struct Problem {
         var line: Int
         var text: String
@@ -81,8 +74,7 @@ public struct ConfigFile: Sendable {
         return HTTPCacheError(.invalidArgument, problems.map(\.text).joined(separator: "\n"))
     }
 
-    /// The settings of the lines that are settings, and a problem for each
-    /// line that is not (parsing goes on after one, so all are named).
+    /// The settings, and a problem for each line that is not one (parsing goes on, naming all).
     static func parseAll(_ text: String, path: String) -> (file: ConfigFile, problems: [Problem]) {
         var settings: [Setting] = []
         var problems: [Problem] = []
@@ -124,9 +116,8 @@ public struct ConfigFile: Sendable {
         return (ConfigFile(path: path, settings: settings), problems)
     }
 
-    /// Sets every setting in file order, each checked by `ServeOption`;
-    /// nothing changes when one is refused ("FILE:LINE: reason", one line
-    /// for each refused setting).
+    /// Sets every setting in file order, checked by `ServeOption`; nothing changes when one is
+    /// refused ("FILE:LINE: reason" for each).
     public func apply(to settings: inout ServeSettings) throws(HTTPCacheError) {
         var changed = settings
         if let error = Self.combined(set(on: &changed)) { throw error }

@@ -1,25 +1,20 @@
 import CacheIO
 import CacheLoading
 
-/// How one origin resource is encrypted, so that readers and proxy clients
-/// get its plaintext while the cache keeps the origin's ciphertext.
+/// How one origin resource is encrypted: readers and proxy clients get plaintext, the cache keeps
+/// the origin's ciphertext.
 ///
-/// Decryption runs on the way out, for any byte range: the bytes asked for
-/// are widened to whole 16-byte blocks, those blocks are read (or fetched),
-/// decrypted and cut back. Lengths, `Content-Range` and reader offsets are
-/// the same in plaintext as in ciphertext (both ciphers map bytes 1:1).
+/// Decryption runs on the way out, for any byte range (widened to whole 16-byte blocks, decrypted,
+/// cut back). Lengths, `Content-Range` and reader offsets are the same as in ciphertext (1:1).
 ///
-/// **A wrong key is not detected**: neither CTR nor ECB carries an
-/// integrity check, so a wrong key or IV yields wrong bytes of the right
-/// length. Verify the plaintext (a checksum, a container parse) if that matters.
+/// **A wrong key is not detected**: CTR and ECB carry no integrity check, so a wrong key or IV
+/// yields wrong bytes of the right length. Verify the plaintext (checksum, container parse) if needed.
 public struct Decryption: Sendable, Equatable {
     public enum Cipher: Sendable, Equatable {
-        /// AES-128 in counter mode. The IV is the initial counter block and
-        /// the whole 16-byte block counts up as one big-endian 128-bit
-        /// integer, as `openssl enc -aes-128-ctr` does. Any length.
+        /// AES-128 in counter mode: the IV is the initial counter block, counting up as one
+        /// big-endian 128-bit integer (as `openssl enc -aes-128-ctr`). Any length.
         case aes128CTR
-        /// AES-128 in ECB mode without padding (`openssl enc -aes-128-ecb
-        /// -nopad`): the resource's length is a multiple of 16.
+        /// AES-128-ECB without padding (`openssl enc -aes-128-ecb -nopad`): lengths are multiples of 16.
         case aes128ECB
     }
 
@@ -50,15 +45,13 @@ public struct Decryption: Sendable, Equatable {
     }
 }
 
-/// Chooses the decryption of a resource by its origin URL (as given to
-/// `proxyURL(for:)`/`openReader`, before redirects); nil: served as is.
+/// Chooses a resource's decryption by its origin URL (as given to `proxyURL(for:)`/`openReader`,
+/// before redirects); nil: served as is.
 ///
-/// Called on the loop thread owning the resource when a response or reader
-/// starts (with several loops, on several threads at once), so keep it
-/// quick (keys in memory). Throwing fails that response (500 with
-/// the reason) or reader (the error, or `.invalidArgument` for errors that
-/// are not `HTTPCacheError`); the cached bytes are untouched. A key that is
-/// not 16 bytes (or a CTR IV that is not) fails the same way.
+/// Called on the resource's loop thread as a response or reader starts (several threads at once
+/// with several loops): keep it quick. Throwing fails that response (500 with the reason) or reader
+/// (the error, or `.invalidArgument` if not an `HTTPCacheError`), cached bytes untouched; so does a
+/// key or CTR IV that is not 16 bytes.
 public typealias DecryptionProvider = @Sendable (String) throws -> Decryption?
 
 extension HTTPCacheConfiguration {

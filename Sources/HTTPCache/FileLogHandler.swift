@@ -14,8 +14,8 @@ package final class LogFileSink: @unchecked Sendable {
         fd = try Self.open(path)
     }
 
-    /// Log rotation (SIGUSR1): `path` opened again and put in place of the
-    /// old file with dup2, so no line is lost or written between the two.
+    /// Log rotation (SIGUSR1): `path` reopened and dup2'd over the old descriptor, so no line is
+    /// lost or split between the two.
     package func reopen() throws(HTTPCacheError) {
         let fresh = try Self.open(path)
         defer { close(fresh) }
@@ -25,8 +25,7 @@ package final class LogFileSink: @unchecked Sendable {
     }
 
     private static func open(_ path: String) throws(HTTPCacheError) -> Int32 {
-        // Private: log lines name URLs, which may carry tokens. An existing
-        // log that others can read is narrowed as well.
+        // Private (log lines name URLs, which may carry tokens); an existing one is narrowed too.
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw HTTPCacheError(.io, "cannot open log file \(path): \(FileIO.errorText())") }
         FileIO.restrict(fd: fd, to: 0o700)
@@ -69,9 +68,8 @@ package struct FileLogHandler: LogHandler {
     }
 }
 
-/// The process's log level, changed by a configuration reload (SIGHUP):
-/// every logger made by `LiveLevelLogHandler` reads it at each call (one
-/// relaxed atomic load).
+/// The process's log level, changed by a reload (SIGHUP): `LiveLevelLogHandler` loggers read it
+/// at each call (one relaxed atomic load).
 package final class LiveLogLevel: Sendable {
     private let level: Atomic<Int>
 
@@ -85,8 +83,7 @@ package final class LiveLogLevel: Sendable {
     private static func index(_ level: Logger.Level) -> Int { Logger.Level.allCases.firstIndex(of: level) ?? 0 }
 }
 
-/// Passes lines at or above the live level on to `wrapped` (whose own
-/// level must let everything through).
+/// Passes lines at or above the live level to `wrapped` (whose own level lets everything through).
 package struct LiveLevelLogHandler: LogHandler {
     var wrapped: any LogHandler
     let level: LiveLogLevel

@@ -50,11 +50,10 @@ public struct DownloadInfo: Sendable, Equatable {
 }
 
 extension MediaCache {
-    /// Adds a download of `url` (MP4 or any file, or an HLS presentation
-    /// walked as `preload` walks it) with its selection; it is kept in the
-    /// cache folder, runs at low priority (`downloadParallel`,
-    /// `downloadRate`, players first), survives restarts and crashes, and
-    /// pins what it fetches until `removeDownload`. Returns it queued.
+    /// Adds a download of `url` (any file, or an HLS presentation walked as by `preload`) with its
+    /// selection: kept in the cache folder, at low priority (`downloadParallel`, `downloadRate`,
+    /// players first), surviving restarts and crashes, pinning what it fetches until
+    /// `removeDownload`. Returns it queued.
     public func addDownload(_ url: String, name: String? = nil, variant: String? = nil, duration: Double? = nil,
                             range: String? = nil) async throws(HTTPCacheError) -> DownloadInfo {
         try downloadCall { $0.add(url: url, name: name, variant: variant, duration: duration, range: range) }

@@ -8,18 +8,13 @@ import Glibc
 // drain (SIGQUIT), and the signals that ask for them.
 
 extension MediaCache {
-    /// Applies what can change while serving (the options whose
-    /// `ServeOption.isReloadable` is set, copied by the table): the size limit
-    /// (eviction runs at once when the cache is over it), the fields added to
-    /// and forwarded in origin requests, the allowed origins, the access log's
-    /// path and the downloads' parallelism and rate cap. Other fields of `configuration` are
-    /// ignored (they need a restart). Requests in flight keep what they
-    /// started with. Throws `.invalidArgument` for a configuration that
-    /// `validate()` refuses and `.io` when a new access log cannot be
-    /// opened; nothing changes then.
+    /// Applies what can change while serving (`ServeOption.isReloadable`): the size limit (evicting
+    /// at once when over it), fields added to and forwarded in origin requests, allowed origins,
+    /// the access log's path, the downloads' parallelism and rate cap. Other fields need a restart;
+    /// requests in flight keep what they started with. Throws, changing nothing, `.invalidArgument`
+    /// for a configuration `validate()` refuses and `.io` when a new access log cannot be opened.
     public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
         try configuration.validate()
-        // The reloadable options of the one table, copied by the table: nothing else changes.
         var target = ServeSettings(self.configuration)
         let source = ServeSettings(configuration)
         for option in ServeOption.all where option.isReloadable { option.copy(&target, source) }
@@ -48,16 +43,13 @@ extension MediaCache {
         _ = onEveryServer { $0.reconfigure(destinations: destinations, accessLog: writer) }
     }
 
-    /// Log rotation: the access log reopens its path (lines already
-    /// accepted go to the file open before).
+    /// Log rotation: the access log reopens its path (lines already accepted go to the old file).
     public func reopenLogs() {
         _ = onEveryServer { $0.reopenLogs() }
     }
 
-    /// Starts a drain: every server stops listening (new connections are
-    /// refused), `/readyz` answers 503, requests on open connections get
-    /// 503 and responses in flight go on. `busyConnections` says when they
-    /// are done; then `close()`.
+    /// Starts a drain: servers stop listening, `/readyz` and new requests on open connections get
+    /// 503, responses in flight go on. `busyConnections` says when they are done; then `close()`.
     public func beginDrain() {
         _ = onEveryServer { $0.beginDrain() }
     }
@@ -67,16 +59,13 @@ extension MediaCache {
         onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) }
     }
 
-    /// Runs `body` on every serving loop's server, one after another, and
-    /// waits; the answers in loop order (nil from a loop that has stopped).
+    /// Runs `body` on every server in turn and waits; answers in loop order (nil: loop stopped).
     private func onEveryServer<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> [T?] {
         serving.withLock { $0.servers }.map { server in server.loop.submitAndWait { body(server.value) } }
     }
 
-    /// Calls `handler` (on a loop thread: it must not wait for the cache)
-    /// for each of `signals` the process receives, until `close()`. The
-    /// signals must not be blocked in every thread. Throws `.io` when one
-    /// cannot be watched.
+    /// Calls `handler` (on a loop thread: it must not wait for the cache) for each of `signals`
+    /// received until `close()`; they must not be blocked in every thread. `.io` when one cannot be watched.
     package func watch(signals: [Int32], _ handler: @escaping @Sendable (Int32) -> Void) throws(HTTPCacheError) {
         let loop = engines.loops[0]
         for signal in signals {

@@ -2,10 +2,9 @@ import CacheHTTP
 import CacheLoading
 
 extension MediaCache {
-    /// Opens a reader of `url` (http or https) over `length` bytes from
-    /// `offset` (nil: to the end). Does no I/O: nothing is fetched until
-    /// `info` or `read` asks. Throws `.invalidArgument` for another scheme
-    /// or a negative range, `.closed` once the cache is closed.
+    /// Opens a reader of `url` (http or https) over `length` bytes from `offset` (nil: to the end);
+    /// nothing is fetched until `info` or `read`. Throws `.invalidArgument` for another scheme or a
+    /// negative range, `.closed` once the cache is closed.
     public func openReader(url: String, offset: Int64 = 0, length: Int64? = nil) throws(HTTPCacheError) -> CacheReader {
         guard let origin = OriginURL.parse(url) else {
             throw HTTPCacheError(.invalidArgument, "not an http(s) URL: \(url)")
@@ -37,9 +36,8 @@ extension MediaCache {
         return CacheReader(url: url, offset: offset, length: length, channel: channel, registry: readers, id: id)
     }
 
-    /// Sets (or with nil, removes) how resources are decrypted, replacing
-    /// `HTTPCacheConfiguration.decryption`. Set it before serving or opening
-    /// readers: each response and reader asks the provider once, when it starts.
+    /// Sets (nil: removes) how resources are decrypted, replacing `configuration.decryption`. Set it
+    /// before serving or opening readers: each response and reader asks once, when it starts.
     public func setDecryption(_ provider: DecryptionProvider?) throws(HTTPCacheError) {
         let lookup = HTTPCacheConfiguration.lookup(provider)
         guard engines.submitToAll({ engine in engine.decryption = lookup }).allSatisfy({ $0 != nil }) else {

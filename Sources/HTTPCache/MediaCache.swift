@@ -6,10 +6,9 @@ import CacheStorage
 import Glibc
 import Logging
 
-/// An open cache: the folder (locked for this process), its downloads and
-/// origin connections, on an event-loop thread of its own. It works without
-/// any HTTP server; `serve()` adds the proxy, and in-process readers and
-/// preloads use the same downloads.
+/// An open cache: the folder (locked for this process), its downloads and origin connections, on
+/// event-loop threads of its own. Works without an HTTP server; `serve()` adds the proxy, and
+/// in-process readers and preloads share the downloads.
 ///
 /// ```swift
 /// let cache = try MediaCache(configuration: .init(cacheDirectory: "/var/cache/httpcache"))
@@ -24,13 +23,11 @@ public final class MediaCache: Sendable {
     public var configuration: HTTPCacheConfiguration { current.withLock { $0 } }
     let current: Locked<HTTPCacheConfiguration>
     let logger: Logger
-    /// One engine per loop (`HTTPCacheConfiguration.loops`), each owning the
-    /// resources whose cache key hashes to it.
+    /// One engine per loop, each owning the resources whose cache key hashes to it.
     let engines: EngineGroup
     /// The open-file limit shared out at start (clients, origins, data files).
     let descriptors: DescriptorBudget
     let serving = Locked<Serving>(Serving())
-    /// In-process readers, closed with the cache.
     let readers = ReaderRegistry()
 
     struct Serving: Sendable {
@@ -42,9 +39,8 @@ public final class MediaCache: Sendable {
         var signalWatchers: [LoopBound<SignalWatcher>] = []
     }
 
-    /// Opens the cache folder (creating it if needed) and takes its lock.
-    /// Throws `.invalidArgument` for a configuration that `validate()`
-    /// refuses, `.busy` while another process (or another `MediaCache`) has the folder.
+    /// Opens the cache folder (creating it if needed) and takes its lock. Throws `.invalidArgument`
+    /// for a configuration `validate()` refuses, `.busy` while another process or cache has the folder.
     public init(configuration: HTTPCacheConfiguration, logger: Logger = Logger(label: "httpcache")) throws(HTTPCacheError) {
         try configuration.validate()
         current = Locked(configuration)
@@ -91,8 +87,8 @@ public final class MediaCache: Sendable {
 
     deinit { close() }
 
-    /// Starts the HTTP proxy on the configured host and port, one server per
-    /// loop; returns once connections are accepted. Serving twice does nothing.
+    /// Starts the HTTP proxy on the configured host and port, a server per loop; returns once
+    /// connections are accepted. Serving twice does nothing.
     public func serve() throws(HTTPCacheError) {
         try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) in
             guard !serving.closed else { throw HTTPCacheError(.closed, "the cache is closed") }
@@ -146,9 +142,8 @@ public final class MediaCache: Sendable {
         return try made.closedIfNil()
     }
 
-    /// Stops servers (their clients are closed), every one before any engine
-    /// stops, the first loop's last: it closes the access log the others
-    /// write their last lines to.
+    /// Stops servers and their clients before any engine stops; the first loop's last (it closes
+    /// the access log the others write their last lines to).
     private static func stop(_ servers: [LoopBound<ProxyServer>]) {
         for server in servers.reversed() { _ = server.loop.submitAndWait { server.value.stop() } }
     }
@@ -156,9 +151,8 @@ public final class MediaCache: Sendable {
     /// The port the proxy listens on; nil until `serve()`.
     public var port: Int? { serving.withLock { $0.port } }
 
-    /// The proxy URL that makes a player fetch `originURL` through this cache's proxy.
-    /// Throws `.invalidArgument` before `serve()` or for a URL that is not
-    /// http(s), `.closed` once closed.
+    /// The proxy URL that makes a player fetch `originURL` through this cache's proxy. Throws
+    /// `.invalidArgument` before `serve()` or for a non-http(s) URL, `.closed` once closed.
     public func proxyURL(for originURL: String) throws(HTTPCacheError) -> String {
         let port = try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) -> Int in
             if serving.closed { throw HTTPCacheError(.closed, "the cache is closed") }
@@ -173,11 +167,9 @@ public final class MediaCache: Sendable {
 
     /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.
     ///
-    /// With `signingFolder` (the proxy's cache folder) the URL is signed with
-    /// the folder's key (created on first use), as a proxy in LAN mode (bound
-    /// to a non-loopback address) requires; a loopback proxy accepts both forms.
-    /// A folder encrypted at rest keeps that key sealed: give its
-    /// `encryptionKey` (`.key` without it or with a wrong one).
+    /// With `signingFolder` (the proxy's cache folder) the URL is signed with the folder's key
+    /// (created on first use), as a LAN-mode proxy requires; a loopback one accepts both forms. An
+    /// encrypted folder keeps that key sealed: give its `encryptionKey` (`.key` without or wrong).
     public static func proxyURL(for originURL: String, host: String, port: Int, signingFolder: String? = nil,
                                 encryptionKey: [UInt8]? = nil) throws(HTTPCacheError) -> String {
         var keys: FolderKeys?
@@ -206,17 +198,15 @@ public final class MediaCache: Sendable {
         return "http://" + OriginURL.authority(host: host, port: port) + path
     }
 
-    /// The longest request target (a proxy URL's path) the proxy accepts: a
-    /// request line is at most `HeadLimits.maxRequestLine` bytes, "GET " and
-    /// " HTTP/1.1" included; a longer one gets 414.
+    /// The longest request target (proxy URL path) accepted: the request line, "GET " and
+    /// " HTTP/1.1" included, is at most `HeadLimits.maxRequestLine` bytes; a longer one gets 414.
     public static let longestProxyPath = HeadLimits().maxRequestLine - "GET  HTTP/1.1".utf8.count
 
-    /// Whether a proxy bound to `host` is in loopback mode (else LAN mode,
-    /// which serves signed proxy URLs only).
+    /// Whether a proxy bound to `host` is in loopback mode (else LAN mode: signed URLs only).
     public static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 
-    /// Stops serving, ends every connection and download, writes the cache
-    /// metadata and releases the folder. Returns when everything is closed.
+    /// Stops serving, ends every connection and download, writes the metadata and releases the
+    /// folder. Returns when everything is closed.
     public func close() {
         let servers: [LoopBound<ProxyServer>]? = serving.withLock { serving in
             guard !serving.closed else { return nil }
@@ -232,8 +222,7 @@ public final class MediaCache: Sendable {
         readers.closeAll()
         _ = engines.submitToAll { $0.shutdown() }
         for loop in engines.loops { loop.shutdown() }
-        // Unlock now, not when this object is freed: the folder may be opened
-        // again while something still holds a reference to the closed cache.
+        // Unlock now, not at deinit: the folder may be reopened while the closed cache is referenced.
         engines.stores.lock.release()
     }
 
@@ -248,9 +237,8 @@ public final class MediaCache: Sendable {
 
     // MARK: cache operations (the admin routes run the same `CacheOperations`)
 
-    /// Where the proxy serving the folder at `path` listens and its admin
-    /// token (from the folder's lock file); nil when none does. Throws `.io`
-    /// when the lock file cannot be read (a proxy of another user may hold it).
+    /// Where the proxy serving the folder at `path` listens, and its admin token (from the lock
+    /// file); nil when none does. Throws `.io` for an unreadable lock file (another user's proxy?).
     public static func servingProxy(of path: String) throws(HTTPCacheError) -> (address: String, token: String)? {
         if access(path + "/lock", R_OK) != 0, errno != ENOENT {
             throw HTTPCacheError(.io, "cannot read \(path)/lock: \(FileIO.errorText())")
@@ -260,16 +248,11 @@ public final class MediaCache: Sendable {
         return (address, token)
     }
 
-    /// Encryption at rest: re-encrypts the folder at `cacheDirectory` in
-    /// place from `oldKey` to `newKey` (32 bytes each): every data file,
-    /// metadata file and download record under a new content key, sealed
-    /// under the new key; afterwards the old key opens nothing, even with an
-    /// old copy of the folder's `encryption` file. Crash-safe and
-    /// resumable: interrupted, the folder refuses to open until the same
-    /// rekey is run again, which finishes it. The folder must not be open
-    /// (`.busy`); a wrong old key is `.key`, nothing changed. The first
-    /// start afterwards reads every entry once (the index is rebuilt).
-    /// `progress` is called after each batch of entries.
+    /// Encryption at rest: re-encrypts the folder in place from `oldKey` to `newKey` (32 bytes
+    /// each), every file under a new content key, so the old key opens nothing, even with an old
+    /// copy of `encryption`. Crash-safe: interrupted, the folder refuses to open until the same
+    /// rekey runs again. The folder must not be open (`.busy`); a wrong old key is `.key`, nothing
+    /// changed. The next start reads every entry once. `progress` follows each batch of entries.
     @discardableResult
     public static func rekey(cacheDirectory: String, oldKey: [UInt8], newKey: [UInt8],
                              progress: @escaping (RekeySummary) -> Void = { _ in }) throws(HTTPCacheError) -> RekeySummary {
@@ -294,15 +277,13 @@ public final class MediaCache: Sendable {
     /// Bytes held by the cache.
     public func cacheSize() -> Int64 { operations.wait(operations.list).totalBytes }
 
-    /// Removes one entry (an entry in use goes once its readers are done);
-    /// `.notFound` when it is not cached.
+    /// Removes one entry (one in use goes once its readers are done); `.notFound` when not cached.
     public func removeResource(for url: String) throws(HTTPCacheError) {
         try operations.wait { operations.remove(url: url, $0) }.get()
     }
 
-    /// Purges every stored variant of `url` at once, even in use (new
-    /// requests fetch it again; responses in flight end cleanly); returns
-    /// how many entries, `.notFound` when none was stored.
+    /// Purges every stored variant of `url` at once, even in use (new requests fetch it again,
+    /// responses in flight end cleanly); returns how many, `.notFound` when none was stored.
     @discardableResult
     public func purge(url: String) throws(HTTPCacheError) -> Int {
         try operations.wait { operations.purge(url: url, $0) }.get()
@@ -312,9 +293,8 @@ public final class MediaCache: Sendable {
     @discardableResult
     public func purge(prefix: String) -> Int { operations.wait { operations.purge(prefix: prefix, $0) } }
 
-    /// Purges every entry download `id` holds (also those other downloads
-    /// hold), then removes the download; returns how many entries.
-    /// `.notFound` when there is no such download.
+    /// Purges every entry download `id` holds (also held by others), then removes the download;
+    /// returns how many entries, `.notFound` when there is no such download.
     @discardableResult
     public func purge(download id: String) throws(HTTPCacheError) -> Int {
         let purged = operations.wait { operations.purge(holder: DownloadRecord.holder(of: id), $0) }
@@ -325,16 +305,14 @@ public final class MediaCache: Sendable {
     /// Removes every entry.
     public func removeAllResources() { operations.wait { done in operations.removeAll { done(()) } } }
 
-    /// Copies a completely cached resource to `path` (mode 0600, never a
-    /// hard link: the copy is independent of the cache; plaintext in a folder
-    /// encrypted at rest); `.notFound` when not cached, `.range` when incomplete.
+    /// Copies a completely cached resource to `path` (mode 0600, independent of the cache,
+    /// plaintext); `.notFound` when not cached, `.range` when incomplete.
     public func exportResource(for url: String, to path: String) async throws(HTTPCacheError) {
         try await operations.answer { operations.export(url: url, to: path, $0) }.get()
     }
 
-    /// Makes a copy of a local file the cached copy of `url` (an http or
-    /// https URL); the file stays independent of the cache (encrypted as it
-    /// is copied in a folder encrypted at rest).
+    /// Makes a copy of a local file the cached copy of `url` (http or https); the file stays
+    /// independent of the cache (the copy is encrypted in an encrypted folder).
     public func importResource(for url: String, from path: String, contentType: String? = nil) async throws(HTTPCacheError) {
         try await operations.answer { operations.importFile(path, url: url, contentType: contentType, $0) }.get()
     }

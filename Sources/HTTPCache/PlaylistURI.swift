@@ -23,8 +23,8 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
     case interstitialAsset, interstitialAssetList
     /// DASH: a `BaseURL`.
     case baseURL
-    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, `index`,
-    /// `bitstreamSwitching`) with `$…$` identifiers the player fills in.
+    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, `index`, `bitstreamSwitching`)
+    /// with `$…$` identifiers the player fills in.
     case segmentTemplate
     /// DASH: `Location`, `PatchLocation` or a remote element's `xlink:href`.
     case manifest
@@ -67,20 +67,17 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
 
 /// One URI of a playlist or DASH manifest being rewritten (see `HTTPCacheConfiguration.playlistURIRewriter`).
 public struct PlaylistURI: Sendable, Equatable {
-    /// The URI resolved against the playlist's own URL (query kept); in an
-    /// MPD, against the BaseURL in scope (templates keep their `$…$`).
+    /// The URI resolved against the playlist's URL (query kept); in an MPD, against the BaseURL in
+    /// scope (templates keep their `$…$`).
     public var absoluteURL: String
     public var role: PlaylistURIRole
-    /// What the proxy writes by default (a proxy URL on the Host the client
-    /// used); nil when it would keep the URI as written.
+    /// What the proxy writes by default (a proxy URL on the client's Host); nil: the URI as written.
     public var proxyURL: String?
 }
 
 extension HTTPCacheConfiguration {
-    /// `playlistURIRewriter` as the engine calls it for HLS playlists.
+    /// `playlistURIRewriter` as the engine calls it for HLS playlists and DASH manifests.
     var playlistURIHook: HLSURIHook? { uriHook(PlaylistURIRole.init) }
-
-    /// `playlistURIRewriter` as the engine calls it for DASH manifests.
     var manifestURLHook: MPDURLHook? { uriHook(PlaylistURIRole.init) }
 
     private func uriHook<Kind>(_ role: @escaping @Sendable (Kind) -> PlaylistURIRole)

@@ -37,8 +37,7 @@ public enum PreloadVariantChoice: Sendable, Equatable {
 
 /// How a preload walks an HLS playlist or a DASH manifest and what it keeps.
 public struct PreloadOptions: Sendable, Equatable {
-    /// The preload of `url` (bytes `range`, inclusive) with these options,
-    /// as the preloader (here or in a serving proxy) takes it.
+    /// The preload of `url` (bytes `range`, inclusive) as the preloader (here or a proxy) takes it.
     package func request(_ url: String, range: ClosedRange<Int64>?) -> PreloadRequest {
         PreloadRequest(url: url, range: range.map { $0.lowerBound..<($0.upperBound + 1) }, variants: variants.walkerChoice,
                        duration: duration, pin: pin, language: language)
@@ -46,14 +45,14 @@ public struct PreloadOptions: Sendable, Equatable {
 
     /// HLS: the variants; DASH: the representations of each adaptation set.
     public var variants: PreloadVariantChoice
-    /// Seconds of media per media playlist (DASH: per representation and
-    /// period), the first segments up to that much; nil: all of it.
+    /// Seconds of media per media playlist (DASH: representation and period), from the first
+    /// segment; nil: all of it.
     public var duration: Double?
-    /// Keeps everything preloaded out of LRU eviction until `unpin` of the
-    /// same URL. Pinned bytes still count toward the size limit.
+    /// Keeps everything preloaded out of LRU eviction until `unpin` of the URL (the bytes still
+    /// count toward the size limit).
     public var pin: Bool
-    /// DASH: only the audio and text adaptation sets in this language ("en"
-    /// takes "en-GB" too; all of a kind when none is in it); nil: every one.
+    /// DASH: only audio and text adaptation sets in this language ("en" takes "en-GB"; all of a
+    /// kind when none is in it); nil: every one.
     public var language: String?
 
     public init(variants: PreloadVariantChoice = .all, duration: Double? = nil, pin: Bool = false,
@@ -69,22 +68,20 @@ public struct PreloadOptions: Sendable, Equatable {
 public struct PreloadProgress: Sendable, Equatable {
     /// Body bytes read into (or found in) the cache.
     public var bytesDone: Int64
-    /// Bytes of the resources whose size is known so far (for HLS it grows
-    /// while the walk discovers segments); nil while none is known.
+    /// Bytes of the resources whose size is known so far (HLS: grows as segments are found); nil
+    /// while none is known.
     public var bytesTotal: Int64?
     /// HLS media segments done and found so far (0 for a plain resource).
     public var segmentsDone: Int
     public var segmentsTotal: Int
-    /// Resources (or byte ranges) done and found so far: playlists, keys,
-    /// init sections and segments.
+    /// Resources (or byte ranges) done and found so far: playlists, keys, init sections, segments.
     public var resourcesDone: Int
     public var resourcesTotal: Int
-    /// The URL was a live (dynamic) DASH manifest: what was available when
-    /// it was read is preloaded, no more.
+    /// The URL was a live DASH manifest: what was available when read is preloaded, no more.
     public var live = false
 
-    /// The part done, 0 to 1: of the bytes when sizes are known (resources
-    /// differ too much in size to be counted alike), else of the resources.
+    /// The part done, 0 to 1: of the bytes when sizes are known (resources differ too much to
+    /// count alike), else of the resources.
     public var fractionDone: Double {
         if let total = bytesTotal, total > 0 { return min(1, Double(bytesDone) / Double(total)) }
         return resourcesTotal > 0 ? Double(resourcesDone) / Double(resourcesTotal) : 0
@@ -108,8 +105,7 @@ public struct PreloadProgress: Sendable, Equatable {
     }
 }
 
-/// A running preload: progress, cancel, and its end (async/await, an
-/// `AsyncStream` of progress, or polling). Thread-safe.
+/// A running preload: progress, cancel, its end (async/await, `AsyncStream`, polling). Thread-safe.
 public final class PreloadTask: Sendable {
     /// The URL preloaded.
     public let url: String
@@ -131,7 +127,6 @@ public final class PreloadTask: Sendable {
 
     /// The latest progress.
     public var progress: PreloadProgress { state.withLock { $0.progress } }
-
     /// nil while running; then the final progress, or why it failed.
     public var result: Result<PreloadProgress, HTTPCacheError>? { state.withLock { $0.result } }
 
@@ -151,8 +146,8 @@ public final class PreloadTask: Sendable {
         return try result.get()
     }
 
-    /// Progress reports until the end (the stream then finishes; the
-    /// outcome is in `result`). Each call makes a new stream.
+    /// Progress reports until the end (then the stream finishes; the outcome is in `result`). Each
+    /// call makes a new stream.
     public var updates: AsyncStream<PreloadProgress> {
         AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
             let finished: PreloadProgress? = state.withLock { state in
@@ -207,20 +202,16 @@ public final class PreloadTask: Sendable {
 }
 
 extension MediaCache {
-    /// Fetches `url` into the cache in the background, through the same
-    /// downloads players use (a player wanting the same bytes shares the
-    /// fetch) and at lower priority (no new fetch starts while a player's
-    /// request is served; at most two preload fetches at once).
+    /// Fetches `url` into the cache in the background through the downloads players use (a player wanting
+    /// the same bytes shares the fetch), at lower priority (no new fetch while a player's request is
+    /// served; at most two preload fetches at once).
     ///
-    /// With `range` (inclusive byte offsets), exactly those bytes of the
-    /// resource. Without, the whole resource; when it is an HLS playlist the
-    /// walk goes on: master → variants (`options.variants`) → their audio,
-    /// video and subtitle renditions → keys, init sections and segments (all,
-    /// or the first `options.duration` seconds of each media playlist). A
-    /// DASH MPD walks every period and adaptation set: the chosen
-    /// representations' initialization, index and media segments
-    /// (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase through
-    /// its `sidx`); a live one what is available now (`PreloadProgress.live`).
+    /// With `range` (inclusive byte offsets), exactly those bytes; without, the whole resource, and an HLS
+    /// playlist's walk goes on: master → variants (`options.variants`) → their audio, video and subtitle
+    /// renditions → keys, init sections and segments (all, or the first `options.duration` seconds of each
+    /// media playlist). A DASH MPD walks every period and adaptation set: the chosen representations'
+    /// initialization, index and media segments (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase
+    /// via `sidx`); a live one what is available now (`PreloadProgress.live`).
     public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
         guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }

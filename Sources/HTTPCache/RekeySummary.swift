@@ -2,8 +2,7 @@ import CacheStorage
 
 /// What `MediaCache.rekey` did (or has done so far, in a progress report).
 public struct RekeySummary: Sendable, Equatable {
-    /// Cache entries re-encrypted (a resumed rekey does not count those an
-    /// interrupted run finished).
+    /// Cache entries re-encrypted (a resumed rekey does not count the interrupted run's).
     public var entries: Int
     /// Cached bytes re-encrypted.
     public var bytes: Int64

@@ -1,20 +1,18 @@
 import CacheHTTP
 
-/// One option a configuration reload changes, as an operator reads it in
-/// the log: its texts before and after (a `header` value hidden: it may
-/// carry credentials), and whether it widens who or what the proxy serves.
+/// One option a reload changes, as the log shows it: texts before and after (a `header` value
+/// hidden: it may carry credentials), and whether it widens who or what the proxy serves.
 public struct ReloadChange: Sendable, Equatable {
     public let option: String
     public let before: [String]
     public let after: [String]
-    /// Why the change widens access (more origins, new credentials sent,
-    /// more client fields forwarded, a LAN address); nil when it does not.
+    /// Why the change widens access (more origins, new credentials or forwarded fields, a LAN
+    /// address); nil when it does not.
     public let widening: String?
 }
 
 extension ServeSettings {
-    /// Every option whose texts differ between these settings and `new`, in
-    /// `ServeOption.all` order (a reload logs each; a widening one loudly).
+    /// Every option whose texts differ in `new`, in table order (a reload logs each, widening ones loudly).
     public func changes(to new: ServeSettings) -> [ReloadChange] {
         ServeOption.all.compactMap { option in
             let before = given[option.name] ?? []

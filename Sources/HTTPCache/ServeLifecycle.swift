@@ -1,14 +1,11 @@
 import Glibc
 
-/// The life of a serving process after it started, as signals drive it
-/// (`httpcache serve`): a value type, `(state, event) -> actions`, with a
-/// thin driver in the CLI that performs the actions and feeds it signals
-/// and, while draining, ticks with the count of responses still in flight.
+/// A serving process's life as signals drive it (`httpcache serve`): `(state, event) -> actions`,
+/// with a thin CLI driver feeding it signals and, while draining, ticks with responses in flight.
 ///
 /// - `SIGHUP`: reload the configuration (not while draining);
 /// - `SIGUSR1`: reopen the log files;
-/// - `SIGQUIT`: drain: stop accepting, let responses in flight finish up
-///   to the drain timeout, then stop (exit 0);
+/// - `SIGQUIT`: drain: stop accepting, let responses finish (up to the drain timeout), exit 0;
 /// - `SIGTERM`, `SIGINT`: stop now (also during a drain).
 package struct ServeLifecycle: Sendable, Equatable {
     package enum State: Sendable, Equatable {

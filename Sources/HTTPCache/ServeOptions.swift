@@ -6,9 +6,8 @@ import CacheUpstream
 import Glibc
 import Logging
 
-/// The settings a proxy runs with, as `httpcache serve` and `hc_config_set`
-/// take them: the configuration and what only a front end uses (logging,
-/// the ignored query parameters that make the cache key).
+/// The settings a proxy runs with, as `httpcache serve` and `hc_config_set` take them: the
+/// configuration and what only a front end uses (logging, query parameters left out of the key).
 public struct ServeSettings: Sendable {
     public var configuration: HTTPCacheConfiguration
     public var logLevel = Logger.Level.info
@@ -16,8 +15,7 @@ public struct ServeSettings: Sendable {
     public var logFile: String?
     /// Seconds a drain (SIGQUIT) lets responses in flight finish before the process exits anyway.
     public var drainTimeout = 30.0
-    /// The texts each option was set from, by name, in order (a repeatable
-    /// option's list; empty when cleared): what a reload compares.
+    /// The texts each option was set from, by name, in order (empty when cleared): what a reload compares.
     public private(set) var given: [String: [String]] = [:]
     /// Query parameters left out of the cache key (`HTTPCacheConfiguration.ignoringQueryParameters`).
     public var ignoredQueryParameters: [String] = [] {
@@ -36,10 +34,9 @@ public struct ServeSettings: Sendable {
         self.configuration = configuration
     }
 
-    /// Sets option `name` from its text, checked as `ServeOption.all` says;
-    /// nothing changes when it throws (`.invalidArgument`, saying what is valid).
-    /// For a repeatable option each call adds a value and an empty one clears
-    /// them. A configuration file is one `name = value` a line, each set here.
+    /// Sets option `name` from its text, checked as `ServeOption.all` says; nothing changes when it
+    /// throws (`.invalidArgument`, saying what is valid). A repeatable option adds a value per call,
+    /// an empty one clears them. A configuration file's `name = value` lines each come here.
     public mutating func set(_ name: String, _ text: String) throws(HTTPCacheError) {
         guard let option = ServeOption.named(name) else {
             throw HTTPCacheError(.invalidArgument, "unknown option \(name)")
@@ -54,9 +51,8 @@ public struct ServeSettings: Sendable {
         self = changed
     }
 
-    /// The settings a reload (SIGHUP) runs with: `base` (the defaults) with
-    /// `reloaded`'s values of the live-reloadable options and these
-    /// settings' values of the others; `needRestart` names the others that
+    /// The settings a reload (SIGHUP) runs with: `base` (defaults) with `reloaded`'s values of the
+    /// reloadable options and these settings' of the others; `needRestart` names the others
     /// `reloaded` would change (they wait for a restart).
     public func reloading(_ reloaded: ServeSettings,
                           base: ServeSettings) throws(HTTPCacheError) -> (settings: ServeSettings, needRestart: [String]) {
@@ -72,9 +68,8 @@ public struct ServeSettings: Sendable {
     }
 }
 
-/// One option of `httpcache serve`. `ServeOption.all` is the one table the
-/// CLI flags (`--name`), the C library's `hc_config_set` names and their
-/// help come from, and the one place values are checked: text by `parse`,
+/// One option of `httpcache serve`. `ServeOption.all` is the one table of CLI flags (`--name`),
+/// `hc_config_set` names and their help, and the one place values are checked: text by `parse`,
 /// values set from Swift by `check` (`HTTPCacheConfiguration.validate()`).
 public struct ServeOption: Sendable {
     /// The long option name: `--name` on the command line, the C option.
@@ -90,16 +85,12 @@ public struct ServeOption: Sendable {
     let parse: @Sendable (String, inout ServeSettings) -> String?
     /// What the option takes when the value set is not one of those; nil when it is.
     let check: @Sendable (ServeSettings) -> String?
-    /// Copies the option's value from the second settings into the first:
-    /// how a live reconfiguration applies exactly the reloadable options.
+    /// Copies the value from the second settings into the first (a reload's reloadable options).
     let copy: @Sendable (inout ServeSettings, ServeSettings) -> Void
-    /// Writes the option's value where the proxy or its engine reads it:
-    /// the one mapping from the public configuration to the running one, at
-    /// start (`HTTPCacheConfiguration.proxyConfiguration`) and on a reload.
-    /// Nothing for a front end's own option (logging, the drain).
+    /// Writes the value where the proxy or engine reads it: the one mapping from public to running
+    /// configuration, at start and on a reload. Nothing for front-end options (logging, drain).
     var apply: @Sendable (ServeSettings, inout ProxyConfiguration) -> Void = { _, _ in }
-    /// An error of its own for a value it refuses (a key file: what is
-    /// wrong with the file, coded `.key`), thrown before `parse`; nil: `parse` says.
+    /// Its own error for a refused value (a key file's problem, `.key`), before `parse`; nil: `parse` says.
     var refusal: (@Sendable (String) -> HTTPCacheError?)? = nil
 
     public static func named(_ name: String) -> ServeOption? { all.first { $0.name == name } }
@@ -250,8 +241,8 @@ public struct ServeOption: Sendable {
         var key = option("encryption-key-file", "FILE",
                          "Encrypt the cache folder at rest with the key in FILE (32 bytes or 64 hex digits; keep it outside the folder).",
                          \.configuration.encryptionKey, takes: "a file holding a key of 32 bytes or 64 hex digits",
-                         // An empty path is refused, not "no key": a host passing an unset
-                         // variable must not get a plaintext folder (leave the option out instead).
+                         // An empty path is refused, not "no key": an unset variable must not give a
+                         // plaintext folder (leave the option out instead).
                          read: { $0.isEmpty ? nil : (try? FolderKeys.readKeyFile($0)).map { Optional($0) } },
                          isValid: { $0 == nil || $0?.count == 32 }, into: { $1.engine.encryptionKey = $0 })
         key.refusal = { path in
@@ -262,8 +253,8 @@ public struct ServeOption: Sendable {
         return key
     }
 
-    /// A single-valued option: `read` turns the text into a value of `field`
-    /// (nil: it is not one), which must pass `isValid`; `valid` says what it takes.
+    /// A single-valued option: `read` makes the text a value of `field` (nil: not one) that must
+    /// pass `isValid`; `valid` says what it takes.
     private static func option<Value>(_ name: String, _ valueName: String, _ help: String,
                                       _ field: WritableKeyPath<ServeSettings, Value> & Sendable, takes valid: String,
                                       reloadable: Bool = false, read: @escaping @Sendable (String) -> Value?,
@@ -305,8 +296,8 @@ public struct ServeOption: Sendable {
 }
 
 extension HTTPCacheConfiguration {
-    /// Checks every value as `ServeOption.all` does; `MediaCache` calls it
-    /// when it opens, so a bad value fails there rather than being dropped.
+    /// Checks every value as `ServeOption.all` does; `MediaCache` calls it at open, so a bad value
+    /// fails there rather than being dropped.
     public func validate() throws(HTTPCacheError) {
         let settings = ServeSettings(self)
         for option in ServeOption.all {
