@@ -117,7 +117,14 @@ package final class StoreGroup: Sendable {
     }
 
     package static func shard(ofKey key: String, count: Int) -> Int {
-        count > 1 ? shard(ofRoute: EntryKey(hex: key)?.prefix32 ?? 0, count: count) : 0
+        guard count > 1 else { return 0 }
+        // EntryKey's prefix32 from the first 8 hex digits alone: every request is routed by this.
+        var value: UInt32 = 0
+        for byte in key.utf8.prefix(8) {
+            let digit = byte >= UInt8(ascii: "a") ? byte &- UInt8(ascii: "a") &+ 10 : byte &- UInt8(ascii: "0")
+            value = value << 4 | UInt32(digit & 0xF)
+        }
+        return shard(ofRoute: value, count: count)
     }
 
     /// The shard owning the resources of `url` (stored with that URL).

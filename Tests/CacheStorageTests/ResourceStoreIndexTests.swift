@@ -19,6 +19,19 @@ final class ResourceStoreIndexTests: XCTestCase, LoopTestCase {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
+    /// A request is routed by its store key's first 8 hex digits; an index
+    /// record by its route (the key's first 32 bits): the two must pick the
+    /// same shard, or a restarted proxy's entries would sit on the wrong loops.
+    func testAKeyAndItsRouteFallInTheSameShard() {
+        for n in 0..<500 {
+            let key = ResourceStore.key(for: "http://o/\(n)")
+            for count in 2...7 {
+                XCTAssertEqual(StoreGroup.shard(ofKey: key, count: count),
+                               StoreGroup.shard(ofRoute: EntryKey(hex: key)!.prefix32, count: count), "\(key) of \(count)")
+            }
+        }
+    }
+
     func testBytesAreCountedOnceAndSurviveAReopen() throws {
         let (folder, loop) = (self.folder, self.loop!)
         let sizes: [Int64] = try onLoop {
