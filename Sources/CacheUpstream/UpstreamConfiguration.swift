@@ -8,9 +8,8 @@ package struct UpstreamConfiguration: Sendable {
     package var readTimeout: UInt64 = 30_000
     /// Idle keep-alive connections kept per origin.
     package var maxIdlePerOrigin = 8
-    /// Origin connections open at once, over every origin (connecting, busy
-    /// and idle); a request beyond it waits for a slot. `DescriptorBudget`
-    /// sets it from the open-file limit.
+    /// Origin connections open at once, all origins and stages; a request beyond waits.
+    /// `DescriptorBudget` sets it from the open-file limit.
     package var maxConnections = 1024
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
@@ -21,21 +20,18 @@ package struct UpstreamConfiguration: Sendable {
     package var tls = TLSSettings()
     /// Fields added to every origin request; they win over forwarded client fields.
     package var extraHeaders: [(name: String, value: String)] = []
-    /// Lowercased names of client request fields sent on to the origin, on
-    /// top of `UpstreamHeaders.defaultForwarded`.
+    /// Lowercased client fields sent on besides `UpstreamHeaders.defaultForwarded`.
     package var forwardedHeaders: [String] = []
-    /// Where requests may go (`--allow-origin`): checked before every hop,
-    /// redirects included, so no fetch reaches a destination outside it.
+    /// Where requests may go (`--allow-origin`), checked before every hop and redirect.
     package var destinations = DestinationPolicy.any
-    /// Whether the player's telemetry (CTA-5004 CMCD: the `CMCD` query
-    /// argument and the `CMCD-*` fields) is dropped from origin requests
-    /// (`--strip-cmcd`); by default it goes on as the player sent it.
+    /// `--strip-cmcd`: drop the player's telemetry (CTA-5004 CMCD query argument and
+    /// `CMCD-*` fields) from origin requests.
     package var stripsCMCD = false
     /// The parent proxy origin requests go through (`--upstream-proxy`), if any.
     package var parentProxy: ParentProxy?
 
-    /// Where a connection for `host` goes: the parent proxy's address when
-    /// it is used for `host`, else nil (straight to the origin).
+    /// The parent proxy used for `host`, or nil (straight to the origin).
+
     package func parent(for host: String) -> ParentProxy? {
         parentProxy.flatMap { $0.isUsed(for: host) ? $0 : nil }
     }
