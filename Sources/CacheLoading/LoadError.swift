@@ -13,12 +13,11 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     case mismatch(String)
     /// The resource changed at the origin while this response was using the old version.
     case changed(String)
-    /// The stored response may not be used without the origin, and the
-    /// origin could not be asked or reached (only-if-cached, must-revalidate
-    /// offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
+    /// The stored response needs the origin, which could not be asked or reached
+    /// (only-if-cached, must-revalidate offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
     case notCached(String)
-    /// The host's decryption choice for the resource failed (key lookup threw,
-    /// or gave an unusable key): nothing is served, nothing cached is touched.
+    /// The host's decryption choice failed (lookup threw, unusable key): nothing is served
+    /// or touched.
     case decryption(String)
 
     package var description: String {
@@ -34,12 +33,9 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-/// What the client's response head is built from.
-///
-/// Passed along a response's whole path (reader, transform context, exchange
-/// machine, plan), so its fields live in one immutable box: a copy is one
-/// reference count, and a change (rare, while the info is put together)
-/// makes a new box.
+/// What the client's response head is built from. Passed along a response's whole path,
+/// so its fields live in one immutable box: a copy is one reference count, a (rare)
+/// change makes a new box.
 package struct ContentInfo: Sendable {
     private final class Box: Sendable {
         let totalLength: Int64?
@@ -85,12 +81,10 @@ package struct ContentInfo: Sendable {
                   age: age ?? box.age, status: status ?? box.status, ttl: ttl ?? box.ttl)
     }
 
-    /// Seconds the stored response stays fresh from now (negative: stale),
-    /// for Cache-Status's ttl (RFC 9211 §2.5).
+    /// Seconds fresh from now (negative: stale), for Cache-Status's ttl (RFC 9211 §2.5).
     package var ttl: Int? { box.ttl }
 
-    /// The stored response's status: 200, or another the forward and
-    /// reverse modes stored (a 404, a redirect…), replayed whole.
+    /// 200, or another status the transparent modes stored (a 404…), replayed whole.
     package var status: Int { box.status }
 
     /// Nil while the origin sends a body of unknown length.
@@ -107,12 +101,10 @@ package struct ContentInfo: Sendable {
         set { change(etag: .some(newValue)) }
     }
     package var lastModified: String? { box.lastModified }
-    /// The other end-to-end fields of the stored response to replay (Date,
-    /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
-    /// fields above are the plan's own.
+    /// The stored end-to-end fields to replay; framing and the fields above are the plan's.
     package var headers: HTTPHeaders { box.headers }
-    /// `headers` but the plan's own fields and Age, rendered as head lines
-    /// once per stored head (a hit copies them instead of filtering fields).
+    /// `headers` but the plan's own and Age, rendered once per stored head for hits to copy.
+
     package var replayedLines: [UInt8]? {
         get { box.replayedLines }
         set { change(replayedLines: .some(newValue)) }
