@@ -160,7 +160,10 @@ final class Download: UpstreamResponseDelegate {
                                    etag: metadata.etag, lastModified: metadata.lastModified)
             fallthrough
         case .completed?:
-            keepIfEmpty()
+            // An empty body (a 204, an empty 200) writes no byte: its empty file is made here,
+            // so the index lists it.
+            let resource = state.resource
+            if resource.totalLength == 0, !resource.isTransient, !isPassThrough { _ = try? resource.dataFile() }
             ended()
         case .failed?:
             ended()
@@ -169,13 +172,6 @@ final class Download: UpstreamResponseDelegate {
         }
     }
 
-    /// An empty body (a 204, an empty 200) writes no byte: its empty file is made here,
-    /// so the index lists it.
-    private func keepIfEmpty() {
-        let resource = state.resource
-        guard resource.totalLength == 0, !resource.isTransient, !isPassThrough else { return }
-        _ = try? resource.dataFile()
-    }
 
     /// Readers fed straight from this download; nothing is written to the file.
     private(set) var followers: [ResourceReader] = []

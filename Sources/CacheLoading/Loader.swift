@@ -105,8 +105,11 @@ package final class Loader {
         if !background { gauge.downloadStarted() }
         var headers = headers
         headers.add("Range", download.rangeHeader)
-        if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
-            // A changed resource then comes back whole (200), never as mixed bytes.
+        // A strong ETag, else Last-Modified (RFC 9110 §13.1.5): a changed resource then comes
+        // back whole (200), never as mixed bytes.
+        let metadata = state.resource.metadata
+        if case .range = request, let validator = metadata.etag.flatMap({ $0.hasPrefix("W/") ? nil : $0 })
+            ?? metadata.lastModified {
             headers.add("If-Range", validator)
         }
         if case .validation = request {
@@ -122,11 +125,6 @@ package final class Loader {
         return download
     }
 
-    /// A strong ETag, else the Last-Modified date (RFC 9110 §13.1.5).
-    private func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
-        if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
-        return metadata.lastModified
-    }
 
     /// A live playlist past its window (half its target duration) is checked whatever its
     /// freshness says.

@@ -79,7 +79,8 @@ package struct ResponsePlan: Equatable, Sendable {
         } else if let total = info.totalLength {
             body = 0..<total
             // Range applies to a 200's representation only (RFC 9110 §14.2).
-            if status == 200, let spec = request.range, Self.honoursRange(request, info) {
+            if status == 200, let spec = request.range,
+               request.ifRange.map({ IfRange.allowsRange($0, etag: info.etag, lastModified: info.lastModified) }) ?? true {
                 if let range = spec.resolve(length: total) {
                     status = 206
                     body = range
@@ -124,10 +125,6 @@ package struct ResponsePlan: Equatable, Sendable {
         "content-length", "transfer-encoding", "connection", "keep-alive",
     ]
 
-    private static func honoursRange(_ request: BodyRequest, _ info: ContentInfo) -> Bool {
-        guard let ifRange = request.ifRange else { return true }
-        return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
-    }
 
     /// The response head, written straight into bytes (a hot path). `middle`:
     /// `middleLines(info)` rendered before (a plain hit serves it all second long).

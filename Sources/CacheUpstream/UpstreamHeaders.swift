@@ -75,17 +75,10 @@ package enum UpstreamHeaders {
         // CMCD (CTA-5004) changes with every request and chooses no content.
         .union(CMCD.fieldNames)
 
-    /// Whether a transparent request sends a field a proxy URL's would not (`forwarded`:
-    /// the configured extra names, lowercased): the origin may answer differently.
-    package static func differsFromProxyURLRequest(_ client: HTTPHeaders, forwarded: [String]) -> Bool {
-        client.contains(where: { field in
-            let name = field.name.lowercased()
-            return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
-        })
-    }
-
-    /// `differsFromProxyURLRequest` for one client connection, whose requests usually name
-    /// the same fields in order: the last answer is kept for those names.
+    /// Whether a transparent request sends a field a proxy URL's would not (`forwarded`: the
+    /// configured extra names, lowercased), so the origin may answer differently. One per
+    /// client connection, whose requests usually name the same fields in order: the last
+    /// answer is kept for those names.
     package struct ProxyURLFieldsMemo {
         private var names: [String] = []
         private var forwarded: [String] = []
@@ -100,8 +93,12 @@ package enum UpstreamHeaders {
             }
             names = client.map(\.name)
             self.forwarded = forwarded
-            differs = UpstreamHeaders.differsFromProxyURLRequest(client, forwarded: forwarded)
+            differs = client.contains { field in
+                let name = field.name.lowercased()
+                return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
+            }
             return differs
+
         }
     }
 

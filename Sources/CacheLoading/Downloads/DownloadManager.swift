@@ -137,7 +137,12 @@ package final class DownloadManager {
             if record.state == .running, let last = persistedAt[record.id], engine.loop.nowMilliseconds &- last >= 1000 {
                 persist(record)  // progress, at most once a second
             }
-            if record.state != .running || record.failure != nil { logState(record) }
+            if record.state != .running || record.failure != nil {
+                var metadata: Logger.Metadata = ["id": "\(record.id)", "state": "\(record.state.rawValue)",
+                                                 "bytes": "\(record.bytesDone)"]
+                if let failure = record.failure { metadata["error"] = "\(failure.message)" }
+                logger.info("download", metadata: metadata)
+            }
             announce(record)
         }
     }
@@ -204,11 +209,6 @@ package final class DownloadManager {
         for listener in listeners.values { listener(record) }
     }
 
-    private func logState(_ record: DownloadRecord) {
-        var metadata: Logger.Metadata = ["id": "\(record.id)", "state": "\(record.state.rawValue)", "bytes": "\(record.bytesDone)"]
-        if let failure = record.failure { metadata["error"] = "\(failure.message)" }
-        logger.info("download", metadata: metadata)
-    }
 }
 
 extension HTTPCacheError {
