@@ -12,7 +12,6 @@ package protocol BodySink: AnyObject {
     /// Untransformed cached runs go to it as file ranges (zero-copy, or decrypted as sent):
     /// no queued memory, so `room` does not hold them back.
     var takesFiles: Bool { get }
-    /// The transform for a body whose stored head is `info`.
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError>
     /// The head as the client sees it (a rewrite's length set), or why there is none;
     /// `deliver` follows with the output range wanted.
@@ -91,7 +90,6 @@ package final class BodySource: ResourceReaderDelegate {
         pump()
     }
 
-    /// The sink has room again.
     package func resume() {
         waitsForRoom = false
         reader.resumeFollowing()

@@ -41,7 +41,6 @@ final class Download: UpstreamResponseDelegate {
     }
 
     var request: Request { machine.request }
-    /// Next offset to write.
     var position: Int64 { machine.position ?? 0 }
     /// Where the download stops (exclusive); nil while unknown.
     var end: Int64? { machine.end }
@@ -57,7 +56,6 @@ final class Download: UpstreamResponseDelegate {
     /// The status the origin answered this request with; nil until it did.
     private(set) var responseStatus: Int?
 
-    /// Another download takes over from `offset`.
     func truncate(at offset: Int64) { machine.truncate(at: offset) }
 
     /// 1xx: not part of the resource, not stored; readers waiting for the head relay it.

@@ -4,9 +4,7 @@ package struct EngineCounters: Sendable, Equatable {
     /// Requests sent to origins (downloads started; redirects and a retry of a
     /// dead pooled connection are part of one request).
     package var originRequests: UInt64 = 0
-    /// Failed downloads by `OriginErrorCode`.
     package var originErrors: [OriginErrorCode: UInt64] = [:]
-    /// Body bytes received from origins.
     package var bytesFromOrigin: UInt64 = 0
     /// Downloads running now (derived when the counters are read).
     package var activeDownloads = 0

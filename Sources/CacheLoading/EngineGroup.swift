@@ -76,7 +76,6 @@ package final class EngineGroup: Sendable {
         }
     }
 
-    /// The shard owning an origin URL's resources.
     package func shard(ofURL url: String) -> Int { stores.shard(ofURL: url) }
 
     /// Runs `work` with shard `index`'s engine on its loop. False once that loop has stopped.

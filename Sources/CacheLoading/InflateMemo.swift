@@ -31,7 +31,6 @@ package final class InflateMemo {
         return .inflate
     }
 
-    /// The inflate of `version` finished; waiters learn how.
     package func finished(_ version: String, undecodable: Bool) {
         if undecodable && failed.insert(version).inserted {
             order.append(version)

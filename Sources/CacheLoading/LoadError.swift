@@ -7,7 +7,6 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     case originStatus(status: Int, headers: HTTPHeaders, body: [UInt8])
     /// The origin could not be reached or misbehaved.
     case upstream(UpstreamError)
-    /// The cache could not store bytes.
     case storage(String)
     /// The origin's response contradicts what was asked or what is cached.
     case mismatch(String)
@@ -62,7 +61,6 @@ package struct ContentInfo: Sendable {
                          headers: headers))
     }
 
-    /// A new box with `edit` applied.
     private mutating func change(_ edit: (inout Fields) -> Void) {
         var fields = box.fields
         edit(&fields)

@@ -243,7 +243,6 @@ package final class Loader {
         if let removed = states.removeValue(forKey: key), removed !== state { states[key] = removed }
     }
 
-    /// Body bytes a download received from the origin.
     func received(_ count: Int) { counters.bytesFromOrigin &+= UInt64(count) }
 
     /// The counters with the gauges derived now.

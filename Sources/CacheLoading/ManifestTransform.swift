@@ -31,7 +31,6 @@ package typealias MPDURLHook = @Sendable (_ absoluteURL: String, _ kind: MPDURLK
 /// holds. A body not of its format (sniffed) or not rewritable goes out unchanged, with
 /// a log line. A value: a large body is rewritten off the loop.
 package struct ManifestTransform: Sendable {
-    /// The format and its per-format parts.
     package enum Format: Sendable {
         /// `proxyPath`: an origin URL's path on this proxy (nil: unsigned); in LAN mode it
         /// signs, and refused destinations stay as written (no signing any address).

@@ -40,7 +40,6 @@ package struct PlainHit: Sendable {
                         transparentTTL: transparentTTL, body: bytes)
     }
 
-    /// Whether it still says what the owner would say now.
     package func isCurrent(second now: Int64, epoch current: Int) -> Bool {
         now == second && current == epoch
     }

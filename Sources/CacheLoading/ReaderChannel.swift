@@ -9,7 +9,6 @@ package enum ReaderWaitError: Error, Sendable {
     case failed(ReaderFailure)
 }
 
-/// The content information a reader reports.
 package struct ReaderContent: Sendable {
     package var info: ContentInfo
     package var rangesSupported: Bool?
@@ -264,7 +263,6 @@ package final class ReaderChannel: @unchecked Sendable {
         }
     }
 
-    /// Room left in the read-ahead window.
     package var room: Int { (try? locked { max(0, window - buffered) }) ?? 0 }
 
     package func publish(content: ReaderContent) {

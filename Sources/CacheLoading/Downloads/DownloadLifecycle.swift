@@ -42,13 +42,11 @@ package struct DownloadLifecycle: Sendable, Equatable {
         case fetch
         /// Stop the fetches running (what they brought stays).
         case stopFetching
-        /// Write the record to the folder.
         case persist
         /// Let go of its resources: those no other download holds are deleted.
         case release
         /// Remove the record from the folder.
         case forget
-        /// Tell listeners.
         case announce
     }
 

@@ -21,7 +21,6 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     /// Bytes of a plain resource, "START-END" inclusive; nil: all.
     package var range: String?
     package var state: State = .queued
-    /// Why it failed (state `failed`).
     package var failure: HTTPCacheError?
     /// Body bytes done (read from the cache or fetched) in the current run.
     package var bytesDone: Int64 = 0
@@ -75,7 +74,6 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
         return nil
     }
 
-    /// The default name: the URL's last path segment.
     package static func defaultName(for url: String) -> String {
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         let last = path.split(separator: "/").last.map(String.init) ?? url

@@ -7,7 +7,6 @@
 // it until the player is past that segment. A title's unused prefetched segments stay
 // under its share of the cache limit. Renditions (LRU) and segments are bounded.
 
-/// One fetch of a prefetch.
 package struct PrefetchItem: Sendable, Hashable {
     package var rendition: String
     package var title: String
@@ -19,7 +18,6 @@ package struct PrefetchItem: Sendable, Hashable {
     package var isSegment: Bool { index != nil }
 }
 
-/// The decisions of prefetching.
 package struct PrefetchPlan {
     package struct Limits: Sendable, Equatable {
         /// Segments fetched ahead of the player (`--prefetch`); 0: none.
@@ -60,7 +58,6 @@ package struct PrefetchPlan {
     /// Where one rendition's playing stands.
     struct Track {
         var rendition: PrefetchRendition
-        /// Index of each segment URL.
         var positions: [String: Int] = [:]
         /// The segment a player asked for last; nil while it is not playing.
         var position: Int?

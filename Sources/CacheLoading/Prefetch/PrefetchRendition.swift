@@ -24,7 +24,6 @@ package struct PrefetchFamily: Sendable, Equatable {
     package var title: String
 }
 
-/// One rendition as read from its playlist or MPD.
 package struct PrefetchRendition: Sendable, Equatable {
     /// The media playlist's URL, or the MPD's with its period, set and representation.
     package var id: String

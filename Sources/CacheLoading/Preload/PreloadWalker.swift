@@ -12,7 +12,6 @@ package enum PreloadVariants: Sendable, Equatable {
     case one(HLSVariantPreference)
 }
 
-/// What to preload.
 package struct PreloadRequest: Sendable, Equatable {
     package var url: String
     /// Bytes of a plain resource (half-open); nil: all of it and what it leads to.
@@ -76,7 +75,6 @@ package struct PreloadItem: Sendable, Equatable {
 package enum PreloadFailure: Error, Sendable, Equatable {
     /// An origin or cache failure: the code of `HTTPCacheError.Code` and the reason.
     case fetch(url: String, code: Int32, message: String)
-    /// A playlist that cannot be read.
     case playlist(url: String, HLSError)
     /// An MPD (or one of its index segments) that cannot be read.
     case manifest(url: String, DASHError)
@@ -94,7 +92,6 @@ package enum PreloadFailure: Error, Sendable, Equatable {
     }
 }
 
-/// Counts for progress reports.
 package struct PreloadCounts: Sendable, Equatable {
     package var segmentsDone = 0
     package var segmentsTotal = 0
@@ -108,7 +105,6 @@ package struct PreloadCounts: Sendable, Equatable {
     package var estimatedBytes: Int64 = 0
 }
 
-/// The walk of one preload.
 package struct PreloadWalker {
     package enum Event: Equatable {
         case start

@@ -3,7 +3,6 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// Where a preload stands.
 package struct PreloadStatus: Sendable, Equatable {
     package enum Phase: Sendable, Equatable {
         case running
