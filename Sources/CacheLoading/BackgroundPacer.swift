@@ -38,7 +38,6 @@ package final class RateBucket: Sendable {
 /// Paces origin downloads only background readers want: under the rate cap, and held
 /// while a player's own download runs on any shard (the player gets the link first). A
 /// held task is paused and looked at every `tickMilliseconds`. Loop thread only.
-
 final class BackgroundPacer {
     /// The cap shared by every loop (set by EngineGroup); none until then.
     var bucket = RateBucket(rate: 0)

@@ -10,7 +10,6 @@ package struct BodyPipeline {
 
     package init(_ transform: BodyTransform) { self.transform = transform }
 
-
     /// Sets the output range and returns the input bytes to read for it.
     package mutating func want(_ output: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
         wanted = output

@@ -294,7 +294,6 @@ package final class BodySource: ResourceReaderDelegate {
 
     /// A gzip body is inflated off the loop whatever its size (a small one can inflate to
     /// the cap); a failure is remembered per stored version (`InflateMemo`): it passes unchanged.
-
     private func inflateAndRewrite(_ input: [UInt8], stored: ContentInfo, rewrite: @escaping @Sendable ([UInt8]) -> [UInt8],
                                    done: @escaping ([UInt8]) -> Void) {
         let memo = reader.inflateMemo

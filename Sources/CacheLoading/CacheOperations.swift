@@ -126,7 +126,6 @@ package struct CacheOperations: Sendable {
     static func notCached(_ url: String) -> HTTPCacheError { HTTPCacheError(.notFound, "not cached: \(url)") }
 
     /// Runs `body` on the owning store's loop; `done` gets `.closed` when it has stopped.
-
     private func onOwner<T>(of url: String, _ done: @escaping @Sendable (Result<T, HTTPCacheError>) -> Void,
                             _ body: @escaping @Sendable (ResourceStore, String) -> Void) {
         let key = cacheKey(url)

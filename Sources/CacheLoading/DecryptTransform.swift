@@ -90,7 +90,6 @@ package final class DecryptTransform {
     package func finish(into output: inout [UInt8]) throws(TransformError) {
         guard !carry.isEmpty else { return }
         // CTR: a short last block. (ECB is whole blocks: a tail means a bad resource.)
-
         let tail = carry
         carry.removeAll()
         try decrypt(tail, at: carryOffset, appending: &output)

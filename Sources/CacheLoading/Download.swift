@@ -170,7 +170,6 @@ final class Download: UpstreamResponseDelegate {
         }
     }
 
-
     /// Readers fed straight from this download; nothing is written to the file.
     private(set) var followers: [ResourceReader] = []
     /// The machine's: bytes go to `followers`, never to the file.
@@ -259,7 +258,6 @@ final class Download: UpstreamResponseDelegate {
         task?.cancel()
         if machine.stop(nil) { ended() }
     }
-
 
     /// The machine reached `finished`: tell the loader once.
     private func ended() {

@@ -277,7 +277,6 @@ package struct DownloadStateMachine {
 
     /// Stop early when another download took over the rest or the origin sends more than
     /// asked; a response at its own end is left to complete, so its connection is pooled.
-
     package var shouldStopEarly: Bool {
         guard case .receiving(let position, let end?, let responseEnd) = state else { return false }
         return position >= end && end < (responseEnd ?? Int64.max)

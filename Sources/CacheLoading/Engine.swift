@@ -124,7 +124,6 @@ package final class Engine {
     /// A reader of `url` over `spec` (nil: all), sharing downloads with every reader of
     /// the same bytes. `background` (preloads) yields to the others; `storeKey`: the
     /// hashed key, when known; `request`: the client's fields, for the RFC 9111 rules.
-
     package func reader(url: OriginURL, spec: ByteRangeSpec?, fields: OriginFields = OriginFields(),
                         storeKey: String? = nil, background: Bool = false,
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {

@@ -117,7 +117,6 @@ package final class ReaderGauge: Sendable {
     package var isIdle: Bool { readers.load(ordering: .relaxed) == 0 }
 
     /// While a foreground download runs, downloads only background readers want are held.
-
     private let foregroundDownloads = Atomic<Int>(0)
     func downloadStarted() { foregroundDownloads.add(1, ordering: .relaxed) }
     func downloadEnded() { foregroundDownloads.subtract(1, ordering: .relaxed) }

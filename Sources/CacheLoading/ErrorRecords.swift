@@ -1,7 +1,6 @@
 /// The last failure per origin URL, bounded (endless failing URLs must not grow memory).
 /// About LRU in O(1): two generations; when the young one is full the old is dropped and
 /// the young becomes old; a hit in the old moves back. At most `limit` entries.
-
 package struct ErrorRecords {
     package let limit: Int
     private var young: [String: String] = [:]

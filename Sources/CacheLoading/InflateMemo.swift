@@ -20,7 +20,6 @@ package final class InflateMemo {
 
     /// Inflate (then call `finished`), wait (`whenKnown` gets the outcome; if it worked
     /// each waiter inflates its own copy), or pass unchanged (known undecodable).
-
     package func decide(_ version: String, whenKnown: @escaping (_ undecodable: Bool) -> Void) -> Decision {
         if failed.contains(version) { return .undecodable }
         if inflating[version] != nil {

@@ -55,7 +55,6 @@ extension Loader {
     /// A live playlist past its window that nothing reads is fetched anew (one in use is
     /// validated, `needsValidation`): rewritten within a second at the same length it
     /// keeps nginx's validators.
-
     func dropExpiredLivePlaylist(_ state: ResourceState) {
         let resource = state.resource
         guard resource.users == 0, state.downloads.isEmpty, state.headKnown,

@@ -220,7 +220,6 @@ extension Loader {
     }
 
     /// Whether a response for this request is stored, so a HEAD is answered from the cache.
-
     package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
         let key = variantStoreKey(primary: storeKey, stored: store.existing(storeKey: storeKey), request: request)
         guard let resource = store.existing(storeKey: key), !resource.isTransient else { return false }

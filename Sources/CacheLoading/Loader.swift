@@ -125,7 +125,6 @@ package final class Loader {
         return download
     }
 
-
     /// A live playlist past its window (half its target duration) is checked whatever its
     /// freshness says.
     func needsValidation(_ state: ResourceState) -> Bool {

@@ -40,7 +40,6 @@ package struct LoaderPolicy: Sendable {
 
     /// `--revalidate-after`: without explicit freshness, fresh for exactly `seconds` (the
     /// RFC 9111 §4.2.2 heuristic is the cache's choice).
-
     package mutating func setHeuristicLifetime(seconds: Int) {
         heuristicOverridden = true
         cache.heuristicMinimum = max(0, seconds)

@@ -107,7 +107,6 @@ package struct ManifestTransform: Sendable {
     }
 
     /// The mode's default mapping; `proxyPath`: the format's path for proxy-URL mode.
-
     private func map(_ absolute: String, namesHost: Bool, proxyPath: () -> String?) -> String? {
         switch mode {
         case .forward:

@@ -29,7 +29,6 @@ package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
     package static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
     /// Nil when the origin is not to blame (the cache could not store bytes).
-
     package init?(_ error: LoadError) {
         switch error {
         case .originStatus(let status, _, _): self = status >= 500 ? .status5xx : .status4xx

@@ -47,7 +47,6 @@ package struct PlainHit: Sendable {
 
 /// Keeps a resource from eviction: taken on the owner loop, given back there when the
 /// last holder goes, on any thread.
-
 final class ResourceLease: Sendable {
     private let owner: LoopBound<(state: ResourceState, loader: Loader)>
 

@@ -28,7 +28,6 @@ package enum Preconditions {
     }
 
     /// A 304 carries the fields a 200 would (RFC 9110 §15.4.5), no body, no Content-Length.
-
     static func notModifiedHead(_ info: ContentInfo, date: String, keepAlive: Bool) -> [UInt8] {
         var head = HeadBuilder(status: 304)
         head.add("Server", "HTTPCache")

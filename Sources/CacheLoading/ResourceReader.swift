@@ -321,7 +321,6 @@ package final class ResourceReader {
               let file = try? resource.dataFile() else { return nil }
         let info = loader.contentInfo(state)
         // The transparent modes' stricter freshness may not serve it: they go to the owner.
-
         let transparentTTL = loader.reuse(state, request: HTTPHeaders(), transparent: true) == .serve
             ? loader.ttl(state, transparent: true) : nil
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.

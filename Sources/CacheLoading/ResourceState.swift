@@ -65,7 +65,6 @@ final class ResourceState {
 
     /// After a failed download with nothing cached or loading: forget the failed head (its
     /// length above all), so a response that broke its own framing leaves nothing behind.
-
     func forgetHeadIfNothingCached() {
         guard headKnown, downloads.isEmpty, resource.available.isEmpty else { return }
         resource.setInfo(totalLength: nil, contentType: nil, etag: nil, lastModified: nil)

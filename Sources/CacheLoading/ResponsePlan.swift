@@ -125,7 +125,6 @@ package struct ResponsePlan: Equatable, Sendable {
         "content-length", "transfer-encoding", "connection", "keep-alive",
     ]
 
-
     /// The response head, written straight into bytes (a hot path). `middle`:
     /// `middleLines(info)` rendered before (a plain hit serves it all second long).
     package func head(_ info: ContentInfo, date: String, cacheStatus: String? = nil,
@@ -162,7 +161,6 @@ package struct ResponsePlan: Equatable, Sendable {
         /// False: the head adds the Date of its own second first.
         package let hasDate: Bool
         package let server: String?
-
     }
 
     package static func middleLines(_ info: ContentInfo) -> MiddleLines {

@@ -30,7 +30,6 @@ package struct InFlight: Equatable, Sendable {
 package enum SlicePlanner {
     /// How far behind a download's position a reader still waits for it instead of
     /// starting its own.
-
     package static let defaultJoinWindow: Int64 = 1 << 20
 
     package static func plan(_ range: Range<Int64>, available: RangeSet, inFlight: [InFlight],

@@ -124,7 +124,6 @@ package final class OriginTunnel {
     }
 
     /// Relays one attempt's stream events, marked with its number.
-
     private final class Attempt: UpstreamStreamDelegate {
         weak var tunnel: OriginTunnel?
         let number: Int

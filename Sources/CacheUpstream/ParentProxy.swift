@@ -43,7 +43,6 @@ package struct ParentProxy: Sendable, Equatable {
     }
 
     /// Nil while the head is incomplete, else its status (0: unreadable) and end.
-
     package static func connectAnswer(_ bytes: [UInt8]) -> (status: Int, headLength: Int)? {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
         let line = bytes[..<end.lowerBound].prefix { $0 != 13 }

@@ -3,7 +3,6 @@ import CSupport
 
 /// An OpenSSL client context (trust store, minimum version, verification), one per
 /// client. Never changed after `init`, so any thread may make sessions: unchecked Sendable.
-
 package final class TLSContext: @unchecked Sendable {
     /// The `SSL_CTX`.
     let raw: OpaquePointer

@@ -82,7 +82,6 @@ final class TLSSession {
 
     /// Decrypts into `buffer`, calling `deliver` per piece, until it needs input, the peer
     /// closed, or `deliver` returns false.
-
     func read(into buffer: UnsafeMutableRawBufferPointer, _ deliver: (UnsafeRawBufferPointer) -> Bool) -> Progress {
         while true {
             ERR_clear_error()

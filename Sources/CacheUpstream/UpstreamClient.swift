@@ -312,7 +312,6 @@ package final class UpstreamClient {
     /// Where `url` was last redirected to (the final location), if it was.
     package func redirectTarget(for url: OriginURL) -> OriginURL? { redirects.target(for: url) }
 
-
     func forgetRedirect(from url: OriginURL) {
         logger.debug("forgetting the redirect target", metadata: ["url": "\(url.string)"])
         redirects.forget(url)

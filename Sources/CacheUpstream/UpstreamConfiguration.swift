@@ -31,7 +31,6 @@ package struct UpstreamConfiguration: Sendable {
     package var parentProxy: ParentProxy?
 
     /// The parent proxy used for `host`, or nil (straight to the origin).
-
     package func parent(for host: String) -> ParentProxy? {
         parentProxy.flatMap { $0.isUsed(for: host) ? $0 : nil }
     }

@@ -213,7 +213,6 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         return task
     }
 
-
     private func arm(_ kind: Machine.Timer) {
         let milliseconds = switch kind {
         case .connect: configuration.connectTimeout

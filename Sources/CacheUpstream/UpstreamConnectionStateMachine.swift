@@ -351,7 +351,6 @@ struct UpstreamConnectionStateMachine {
 
     /// Only a reused connection closed before any response byte is retried (dropped while
     /// idle); not a timeout (the client would wait twice), nor anything after a byte.
-
     private mutating func failExchange(_ error: UpstreamError, _ exchange: Exchange, _ actions: inout [Action]) {
         close(into: &actions)
         let retryable = exchange.reused && !exchange.receivedAny && !error.isTimeout

@@ -98,7 +98,6 @@ package enum UpstreamHeaders {
                 return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
             }
             return differs
-
         }
     }
 
@@ -160,7 +159,6 @@ package enum UpstreamHeaders {
         // with a transparent client's Accept-Encoding (stored with it, ranges encoded).
         if !headers.contains("Accept-Encoding") { line("Accept-Encoding", "identity") }
         // A body goes with its length, as does an empty one of a method that usually has one.
-
         if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
             line("Content-Length", String(body.count))
         }

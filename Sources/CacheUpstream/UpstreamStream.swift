@@ -209,7 +209,6 @@ final class UpstreamStream: SocketDelegate {
         if !rest.isEmpty { rest.withUnsafeBytes { socketDidRead(socket, $0) } }
     }
 
-
     private func refuseTunnel(_ why: String) { failConnecting(.connect("\(label): \(why)")) }
 
     /// The socket is open but the stream never became ready (the parent's CONNECT, the TLS handshake).

@@ -143,7 +143,6 @@ package final class UpstreamTask {
             return exchangeDidComplete()
         }
         finish(error)
-
     }
 
     private func finish(_ error: UpstreamError?) {

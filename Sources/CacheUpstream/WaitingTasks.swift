@@ -25,7 +25,6 @@ struct WaitingQueue<Element> {
     var first: Element? { heap.first?.task }
 
     /// `task` arrived at `now` (loop ms) and must start within `deadline` ms, if given.
-
     mutating func append(_ task: Element, now: UInt64, deadline: UInt64? = nil) {
         arrivals += 1
         heap.append(Entry(due: now &+ (deadline ?? Self.defaultDelay), order: arrivals, task: task))

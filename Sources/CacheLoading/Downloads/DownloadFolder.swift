@@ -44,7 +44,6 @@ package struct DownloadFolder: Sendable {
 
     package func delete(_ id: String) { unlink(path + "/" + id) }
 
-
     /// A record's text: unsealed in an encrypted folder (nil when it does not open).
     private func opened(_ bytes: [UInt8], id: String) -> String? {
         guard let keys else { return String(validating: bytes, as: UTF8.self) }

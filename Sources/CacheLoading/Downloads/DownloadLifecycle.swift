@@ -53,7 +53,6 @@ package struct DownloadLifecycle: Sendable, Equatable {
     package private(set) var record: DownloadRecord
 
     /// One that was running when the process ended (a crash) is queued to go on.
-
     package init(_ record: DownloadRecord) {
         self.record = record
         if self.record.state == .running { self.record.state = .queued }

@@ -208,7 +208,6 @@ package final class DownloadManager {
     private func announce(_ record: DownloadRecord) {
         for listener in listeners.values { listener(record) }
     }
-
 }
 
 extension HTTPCacheError {

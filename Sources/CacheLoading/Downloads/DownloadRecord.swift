@@ -81,7 +81,6 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     }
 
     /// Bytes it needs in the cache: its total (or so far) and each resource's allowance.
-
     package var neededBytes: Int64 {
         (bytesTotal ?? bytesDone) + Int64(resourcesTotal) * StoreGroup.entryOverhead
     }

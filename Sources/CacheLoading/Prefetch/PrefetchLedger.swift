@@ -73,7 +73,6 @@ package final class PrefetchLedger: Sendable {
     }
 
     /// A player asked for `storeKey` (told in order with the starts): the first counts used.
-
     @discardableResult
     package func requested(_ storeKey: String) -> Bool {
         state.withLock { state in

@@ -284,7 +284,6 @@ package struct PrefetchPlan {
     }
 
     /// Drops `rendition`'s URLs from the owners (those still its own).
-
     private mutating func forget(_ rendition: PrefetchRendition) {
         for segment in rendition.segments where owners[segment.url] == rendition.id { owners[segment.url] = nil }
     }

@@ -85,7 +85,6 @@ package struct PrefetchRendition: Sendable, Equatable {
     }
 
     /// An MPD's representations listing segments by URL; an adaptation set is a group.
-
     package static func dash(_ manifest: MPDManifest, url: String) -> [PrefetchRendition] {
         var renditions: [PrefetchRendition] = []
         for (p, period) in manifest.periods.enumerated() {

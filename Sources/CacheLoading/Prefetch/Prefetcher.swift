@@ -163,7 +163,6 @@ package final class Prefetcher {
     }
 
     /// Its renditions go to the plan, parsed off the loop (a long playlist lists thousands).
-
     private func read(_ body: [UInt8], url: String, finalURL: String) {
         let (family, now) = (plan.family(of: url), self.now)
         engine.loop.offload({ Self.parse(body, url: url, finalURL: finalURL, family: family, now: now) }, done: { [weak self] read in

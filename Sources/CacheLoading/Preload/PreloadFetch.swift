@@ -266,7 +266,6 @@ final class PreloadRead: ResourceReaderDelegate {
     }
 
     private func holdResource() {
-
         guard let pin, let resource = reader?.resource else { return }
         resource.setPin(PinHolders.adding(pin, to: resource.metadata.pin))
     }

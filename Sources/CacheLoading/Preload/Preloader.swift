@@ -126,7 +126,6 @@ final class PreloadRun: PreloadFetchOwner {
 /// none started while a client is served (running ones go on, sharing downloads).
 /// Prefetches go first and start beside players served from the cache, not while a
 /// player's own origin download runs. Loop thread only.
-
 package final class Preloader {
     unowned let engine: Engine
     private let logger: Logger
