@@ -29,11 +29,10 @@ extension BodySink {
     package func bodyInterim(_ head: HTTPResponseHead) {}
 }
 
-/// One body on its way out: resource reader → transform (`BodyPipeline`) → sink, for the
-/// proxy and the in-process reader. Reads only while the sink has room, so a client
-/// that does not read holds at most a window of bytes. A whole-body rewrite collects
-/// the body (up to `BodyTransform.rewriteCap`, else it passes unrewritten), rewrites it
-/// (off the loop when large) and serves the output from memory. Loop thread only.
+/// One body on its way out: resource reader → transform (`BodyPipeline`) → sink, for the proxy and the
+/// in-process reader. Reads only while the sink has room, so a client that does not read holds at most a
+/// window of bytes. A whole-body rewrite collects the body (up to `BodyTransform.rewriteCap`, else it passes
+/// unrewritten), rewrites it (off the loop when large) and serves the output from memory. Loop thread only.
 package final class BodySource: ResourceReaderDelegate {
     package let reader: ResourceReader
     package private(set) var transform: BodyTransform = .none

@@ -28,9 +28,8 @@ package struct CacheListing: Sendable, Codable, Equatable {
     package var maxBytes: Int64
 }
 
-/// The cache operations for every front end (`MediaCache`, the C API, the admin routes).
-/// Each runs on the owning store's loop (or every store's) and calls `done` there (the
-/// last one to answer).
+/// The cache operations for every front end (`MediaCache`, the C API, the admin routes). Each runs on the
+/// owning store's loop (or every store's) and calls `done` there (the last one to answer).
 package struct CacheOperations: Sendable {
     /// The folder's stores by shard: one, or one per loop (see StoreGroup).
     package let stores: [LoopBound<ResourceStore>]

@@ -1,8 +1,7 @@
 import CacheIO
 
-/// How a resource is encrypted, by origin URL (nil: plain). A throw fails the response
-/// or read, touching nothing cached. Called on the loop once per response or reader
-/// range: it must be quick (keys in memory).
+/// How a resource is encrypted, by origin URL (nil: plain). A throw fails the response or read, touching
+/// nothing cached. Called on the loop once per response or reader range: it must be quick (keys in memory).
 package typealias DecryptionLookup = @Sendable (String) throws -> DecryptionSpec?
 
 /// Why decryption could not be set up: the lookup threw, or gave an unusable key or IV.
@@ -21,10 +20,9 @@ package struct DecryptionSetupError: Error, CustomStringConvertible, Sendable {
     package var description: String { "no usable decryption for \(url): \(reason)" }
 }
 
-/// Decryption as a mapping transform: output byte `i` is the plaintext of input byte `i`.
-/// `BodyPipeline` widens the range to whole 16-byte blocks (`inputRange`) and cuts the
-/// asked bytes back out. Input comes in pieces of any size: a partial block is held
-/// back, so output runs contiguously from the first input offset.
+/// Decryption as a mapping transform: output byte `i` is the plaintext of input byte `i`. `BodyPipeline`
+/// widens the range to whole 16-byte blocks (`inputRange`) and cuts the asked bytes back out. Input comes in
+/// pieces of any size: a partial block is held back, so output runs contiguously from the first input offset.
 package final class DecryptTransform {
     private let decryptor: BlockDecryptor
     /// Ciphertext of a block begun but not complete, starting at `carryOffset`.

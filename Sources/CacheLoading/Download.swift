@@ -3,10 +3,9 @@ import CacheStorage
 import CacheUpstream
 import Logging
 
-/// Drives one origin request filling a byte range of a data file: `DownloadStateMachine`
-/// decides, this class stores the bytes, wakes readers and steers the upstream task.
-/// A byte is written before readers are woken, so they send only bytes in the file.
-/// Loop thread only.
+/// Drives one origin request filling a byte range of a data file: `DownloadStateMachine` decides, this class
+/// stores the bytes, wakes readers and steers the upstream task. A byte is written before readers are woken,
+/// so they send only bytes in the file. Loop thread only.
 final class Download: UpstreamResponseDelegate {
     typealias Request = DownloadStateMachine.Request
 

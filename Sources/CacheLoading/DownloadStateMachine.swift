@@ -230,8 +230,7 @@ package struct DownloadStateMachine {
         package var maxBytes: Int64
     }
 
-    /// The bytes go to the following readers, not to the file (disk full, or not kept).
-    /// Once set, for good.
+    /// The bytes go to the following readers, not to the file (disk full, or not kept). Once set, for good.
     package private(set) var isPassingThrough = false
     package mutating func passThrough() { isPassingThrough = true }
 

@@ -1,5 +1,4 @@
-/// What the engine did with origins, counted where it happens (the loader).
-/// Plain integers: loop thread only.
+/// What the engine did with origins, counted where it happens (the loader). Plain integers: loop thread only.
 package struct EngineCounters: Sendable, Equatable {
     /// Requests sent to origins (downloads started; redirects and a retry of a
     /// dead pooled connection are part of one request).

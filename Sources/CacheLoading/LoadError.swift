@@ -15,8 +15,7 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The stored response needs the origin, which could not be asked or reached
     /// (only-if-cached, must-revalidate offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
     case notCached(String)
-    /// The host's decryption choice failed (lookup threw, unusable key): nothing is served
-    /// or touched.
+    /// The host's decryption choice failed (lookup threw, unusable key): nothing is served or touched.
     case decryption(String)
 
     package var description: String {
@@ -32,9 +31,8 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-/// What the client's response head is built from. Passed along a response's whole path,
-/// so its fields live in one immutable box: a copy is one reference count, a (rare)
-/// change makes a new box.
+/// What the client's response head is built from. Passed along a response's whole path, so its fields live in
+/// one immutable box: a copy is one reference count, a (rare) change makes a new box.
 package struct ContentInfo: Sendable {
     private struct Fields {
         var totalLength: Int64?

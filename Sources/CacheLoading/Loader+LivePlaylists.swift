@@ -52,9 +52,8 @@ extension Loader {
         return Int64(media.liveReuseMilliseconds)
     }
 
-    /// A live playlist past its window that nothing reads is fetched anew (one in use is
-    /// validated, `needsValidation`): rewritten within a second at the same length it
-    /// keeps nginx's validators.
+    /// A live playlist past its window that nothing reads is fetched anew (one in use is validated,
+    /// `needsValidation`): rewritten within a second at the same length it keeps nginx's validators.
     func dropExpiredLivePlaylist(_ state: ResourceState) {
         let resource = state.resource
         guard resource.users == 0, state.downloads.isEmpty, state.headKnown,

@@ -125,8 +125,7 @@ package final class Loader {
         return download
     }
 
-    /// A live playlist past its window (half its target duration) is checked whatever its
-    /// freshness says.
+    /// A live playlist past its window (half its target duration) is checked whatever its freshness says.
     func needsValidation(_ state: ResourceState) -> Bool {
         guard state.headKnown, let interval = liveReuseMilliseconds(state) else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }

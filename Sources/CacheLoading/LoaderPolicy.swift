@@ -13,10 +13,9 @@ package struct LoaderPolicy: Sendable {
     /// Whether `--revalidate-after` set the heuristic (for every mode).
     private var heuristicOverridden = false
 
-    /// The transparent modes' rules, a shared web cache's (RFC 9111 §4.2.2): a heuristic
-    /// only with Last-Modified (10% of its age, at most `cache.heuristicCap`, no minimum),
-    /// else revalidated before each reuse. Proxy URLs keep `cache`'s media policy;
-    /// `--revalidate-after` overrides both alike.
+    /// The transparent modes' rules, a shared web cache's (RFC 9111 §4.2.2): a heuristic only with
+    /// Last-Modified (10% of its age, at most `cache.heuristicCap`, no minimum), else revalidated before each
+    /// reuse. Proxy URLs keep `cache`'s media policy; `--revalidate-after` overrides both alike.
     package var transparentCache: CachePolicyOptions {
         guard !heuristicOverridden else { return cache }
         var options = cache

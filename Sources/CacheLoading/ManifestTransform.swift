@@ -26,10 +26,9 @@ package typealias HLSURIHook = @Sendable (_ absoluteURI: String, _ kind: HLSURIK
 /// The same for the URLs of an MPD.
 package typealias MPDURLHook = @Sendable (_ absoluteURL: String, _ kind: MPDURLKind, _ proposed: String?) -> String?
 
-/// Rewrites one whole playlist or manifest body (`BodyTransform.rewriteManifest`); a
-/// gzip one is inflated and deflated around it (`GzipRewrite`), so the stored coding
-/// holds. A body not of its format (sniffed) or not rewritable goes out unchanged, with
-/// a log line. A value: a large body is rewritten off the loop.
+/// Rewrites one whole playlist or manifest body (`BodyTransform.rewriteManifest`); a gzip one is inflated and
+/// deflated around it (`GzipRewrite`), so the stored coding holds. A body not of its format (sniffed) or not
+/// rewritable goes out unchanged, with a log line. A value: a large body is rewritten off the loop.
 package struct ManifestTransform: Sendable {
     package enum Format: Sendable {
         /// `proxyPath`: an origin URL's path on this proxy (nil: unsigned); in LAN mode it

@@ -14,10 +14,9 @@ package struct ReaderContent: Sendable {
     package var rangesSupported: Bool?
 }
 
-/// The handoff between an in-process reader's consumer (any thread, blocking or async)
-/// and its driver on the loop: content info, a read-ahead window, end, failure, stop.
-/// One lock and condition guard it all; seeks bump `epoch` so bytes made for the old
-/// position are dropped on arrival.
+/// The handoff between an in-process reader's consumer (any thread, blocking or async) and its driver on the
+/// loop: content info, a read-ahead window, end, failure, stop. One lock and condition guard it all; seeks
+/// bump `epoch` so bytes made for the old position are dropped on arrival.
 package final class ReaderChannel: @unchecked Sendable {
     // Everything below the lock is touched only with `mutex` held.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

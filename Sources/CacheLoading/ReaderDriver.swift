@@ -3,9 +3,8 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// Runs a `ReaderMachine` on the loop: the sink of a `BodySource` (as a proxy response
-/// has), writing to a `ReaderChannel`. Events raised while acting are queued, never
-/// re-entrant. Loop thread only.
+/// Runs a `ReaderMachine` on the loop: the sink of a `BodySource` (as a proxy response has), writing to a
+/// `ReaderChannel`. Events raised while acting are queued, never re-entrant. Loop thread only.
 package final class ReaderDriver: BodySink {
     private unowned let engine: Engine
     private let url: OriginURL

@@ -303,11 +303,10 @@ package final class ResourceReader {
         return keepGoing
     }
 
-    /// This second's answer to a plain request (no Cache-Control nor Pragma) when it is
-    /// the stored response from a complete data file, which another loop may give by
-    /// itself (`PlainHit`); nil when anything needs this loop (validation, partial,
-    /// transient, varying, encoded, unshared, live). An encrypted file qualifies (each
-    /// loop decrypts with its own context, cs_conn_send_xts). Call before `start()`.
+    /// This second's answer to a plain request (no Cache-Control nor Pragma) when it is the stored response
+    /// from a complete data file, which another loop may give by itself (`PlainHit`); nil when anything needs
+    /// this loop (validation, partial, transient, varying, encoded, unshared, live). An encrypted file
+    /// qualifies (each loop decrypts with its own context, cs_conn_send_xts). Call before `start()`.
     package func plainHit() -> PlainHit? {
         let resource = state.resource
         let epoch = loader.store.epoch.current

@@ -1,9 +1,8 @@
 import CacheHTTP
 import CacheStorage
 
-/// Loading's view of one resource: its downloads and waiting readers. Lives while used,
-/// and (a shared cached resource) idle until its next request, within
-/// `Loader.idleStatesKept`. Loop thread only.
+/// Loading's view of one resource: its downloads and waiting readers. Lives while used, and (a shared cached
+/// resource) idle until its next request, within `Loader.idleStatesKept`. Loop thread only.
 final class ResourceState {
     let resource: Resource
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
@@ -22,8 +21,7 @@ final class ResourceState {
     var notShared = false
     /// The origin answered a Range with 206 (true) or 200 (false); nil: not yet.
     var rangesSupported: Bool?
-    /// The furthest offset any reader took: an unknown length runs at most
-    /// `Download.paceWindow` ahead.
+    /// The furthest offset any reader took: an unknown length runs at most `Download.paceWindow` ahead.
     @exclusivity(unchecked) var readHorizon: Int64 = 0
 
     init(resource: Resource) {

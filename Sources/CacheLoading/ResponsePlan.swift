@@ -154,8 +154,7 @@ package struct ResponsePlan: Equatable, Sendable {
         return head.finish()
     }
 
-    /// The lines of a 200 or 206 head that depend on the stored response only, rendered
-    /// once for many heads.
+    /// The lines of a 200 or 206 head that depend on the stored response only, rendered once for many heads.
     package struct MiddleLines: Sendable {
         package let bytes: [UInt8]
         /// False: the head adds the Date of its own second first.

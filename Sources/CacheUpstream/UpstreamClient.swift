@@ -30,8 +30,7 @@ package final class UpstreamClient {
     private var tunnels: [ObjectIdentifier: OriginTunnel] = [:]
     private var waitingTunnels: [OriginTunnel] = []
 
-    /// Counted against `maxConnections`: live connections (any stage), names being
-    /// resolved, tunnels.
+    /// Counted against `maxConnections`: live connections (any stage), names being resolved, tunnels.
     private var slotsTaken: Int { live.count + resolving + tunnels.count }
 
     /// Fails when the CA file cannot be used (header fields were checked by `validate()`).
@@ -122,8 +121,7 @@ package final class UpstreamClient {
         }
     }
 
-    /// Every slot is taken: the task waits, and an idle connection nobody waits for is
-    /// closed to make room.
+    /// Every slot is taken: the task waits, and an idle connection nobody waits for is closed to make room.
     private func wait(_ task: UpstreamTask) {
         waiting.append(task, now: loop.nowMilliseconds, deadline: task.playerDeadline)
         if let count = waitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -151,18 +149,15 @@ package final class UpstreamClient {
                 if !tunnel.isClosed { begin(tunnel) }
             }
             while let task = waiting.first {
-                if task.isFinished {
-                    waiting.removeFirst()
-                    continue
-                }
-                let key = task.url.authorityKey
-                guard idle[key]?.contains(where: \.isIdle) == true || slotsTaken < configuration.maxConnections else {
+                guard task.isFinished || idle[task.url.authorityKey]?.contains(where: \.isIdle) == true
+                        || slotsTaken < configuration.maxConnections else {
                     if closingForWaiters.isEmpty { closeSpareIdle() }
                     break
                 }
                 waiting.removeFirst()
-                dispatch(task)
+                if !task.isFinished { dispatch(task) }
             }
+
         } while serveAgain
     }
 
@@ -217,8 +212,7 @@ package final class UpstreamClient {
         }
     }
 
-    /// A `retryable` failure (the connection machine's call) is retried once on a fresh
-    /// connection.
+    /// A `retryable` failure (the connection machine's call) is retried once on a fresh connection.
     func exchangeFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError, retryable: Bool) {
         guard !task.isFinished else { return }
         if retryable && task.mayRetry {
@@ -255,11 +249,10 @@ package final class UpstreamClient {
         if !waiting.isEmpty || !waitingTunnels.isEmpty { serveWaiting() }
     }
 
-    /// Opens a connection to `host:port` for a client's CONNECT tunnel (through the
-    /// parent's CONNECT when one is used for `host`). It takes a connection slot like a
-    /// request, its destination checked; the result comes to `delegate`, never from
-    /// inside this call. `via`: the `Via` values for the parent. `refusingPort`: the
-    /// client's listening port; this machine on it is refused (a tunnel into the proxy).
+    /// Opens a connection to `host:port` for a client's CONNECT tunnel (through the parent's CONNECT when one
+    /// is used for `host`). It takes a connection slot like a request, its destination checked; the result
+    /// comes to `delegate`, never from inside this call. `via`: the `Via` values for the parent.
+    /// `refusingPort`: the client's listening port; this machine on it is refused (a tunnel into the proxy).
     package func openTunnel(host: String, port: Int, via: [String], refusingPort: Int? = nil,
                             delegate: OriginTunnelDelegate) -> OriginTunnel {
         loop.assertInLoop()

@@ -1,12 +1,11 @@
 import CacheHTTP
 import CacheIO
 
-/// One keep-alive connection to an origin, one exchange at a time; loop thread only,
-/// kept alive by its stream until it closes. A thin driver of the state machine: events
-/// raised while performing actions (a cancel, a pause, a redirect, a close) are queued
-/// and fed after the current list, never re-entrantly. A resumed TLS stream hands over
-/// decrypted bytes from inside the call, so it is resumed only once the queue is empty
-/// (fed in place, not copied).
+/// One keep-alive connection to an origin, one exchange at a time; loop thread only, kept alive by its stream
+/// until it closes. A thin driver of the state machine: events raised while performing actions (a cancel, a
+/// pause, a redirect, a close) are queued and fed after the current list, never re-entrantly. A resumed TLS
+/// stream hands over decrypted bytes from inside the call, so it is resumed only once the queue is empty (fed
+/// in place, not copied).
 final class UpstreamConnection: UpstreamStreamDelegate {
     private typealias Machine = UpstreamConnectionStateMachine
 
@@ -58,8 +57,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     /// Ready for an exchange (the pool hands out only idle connections).
     var isIdle: Bool { machine.isIdle }
 
-    /// Connects (through a parent's tunnel with `tunnelRequest`, TLS over `tls`); the
-    /// task runs once ready.
+    /// Connects (through a parent's tunnel with `tunnelRequest`, TLS over `tls`); the task runs once ready.
     func connect(to address: SocketAddress, tls: TLSSession?, tunnelRequest: [UInt8]?, for task: UpstreamTask) {
         self.task = task
         handle(.connect(request: task.request, method: task.method))
@@ -79,8 +77,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         handle(.start(request: task.request, method: task.method))
     }
 
-    /// The task was cancelled or moves on; after its body's last byte the connection
-    /// stays reusable.
+    /// The task was cancelled or moves on; after its body's last byte the connection stays reusable.
     func abandon() {
         task = nil
         handle(.abandon)

@@ -1,7 +1,6 @@
 import CacheHTTP
 
-/// Which fields go to the origin: the proxy's framing fields, configured extras, a few of
-/// the client's.
+/// Which fields go to the origin: the proxy's framing fields, configured extras, a few of the client's.
 package enum UpstreamHeaders {
     /// Client fields forwarded unless configured otherwise (lowercased).
     package static let defaultForwarded: Set<String> = ["user-agent", "accept", "accept-language"]
@@ -66,19 +65,17 @@ package enum UpstreamHeaders {
         return byLength
     }()
 
-    /// Fields a transparent request may carry and still get a proxy URL's response:
-    /// forwarded by both, handled by the cache itself (directives, codings, Via), or never
-    /// forwarded.
+    /// Fields a transparent request may carry and still get a proxy URL's response: forwarded by both,
+    /// handled by the cache itself (directives, codings, Via), or never forwarded.
     private static let sharedWithProxyURLs: Set<String> = defaultForwarded.union(transparentlyDropped).union(unkeyed)
         .union(["accept-encoding", "cache-control", "pragma", "via", "connection", "keep-alive", "te",
                 "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
         // CMCD (CTA-5004) changes with every request and chooses no content.
         .union(CMCD.fieldNames)
 
-    /// Whether a transparent request sends a field a proxy URL's would not (`forwarded`: the
-    /// configured extra names, lowercased), so the origin may answer differently. One per
-    /// client connection, whose requests usually name the same fields in order: the last
-    /// answer is kept for those names.
+    /// Whether a transparent request sends a field a proxy URL's would not (`forwarded`: the configured extra
+    /// names, lowercased), so the origin may answer differently. One per client connection, whose requests
+    /// usually name the same fields in order: the last answer is kept for those names.
     package struct ProxyURLFieldsMemo {
         private var names: [String] = []
         private var forwarded: [String] = []

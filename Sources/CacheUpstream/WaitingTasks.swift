@@ -1,7 +1,6 @@
-/// Tasks waiting for an origin connection, earliest deadline first, ties in arrival
-/// order. A player's CMCD `dl` (time until its buffer runs dry) sends the request closest
-/// to stalling first; one without is due `defaultDelay` after it came, so never passed
-/// over longer. A binary heap: log n a task.
+/// Tasks waiting for an origin connection, earliest deadline first, ties in arrival order. A player's CMCD
+/// `dl` (time until its buffer runs dry) sends the request closest to stalling first; one without is due
+/// `defaultDelay` after it came, so never passed over longer. A binary heap: log n a task.
 typealias WaitingTasks = WaitingQueue<UpstreamTask>
 
 /// The queue of `WaitingTasks`, of any element (tests use plain values).

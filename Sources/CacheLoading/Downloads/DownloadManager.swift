@@ -3,10 +3,9 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// The folder's downloads, on the first loop: drives each `DownloadLifecycle`, persists
-/// records (`DownloadFolder`), runs each as a pinning preload of its selection (sharing
-/// the preloader's slots and the pacer) and tells listeners of every change. Events
-/// raised while acting are queued. Loop thread only.
+/// The folder's downloads, on the first loop: drives each `DownloadLifecycle`, persists records
+/// (`DownloadFolder`), runs each as a pinning preload of its selection (sharing the preloader's slots and the
+/// pacer) and tells listeners of every change. Events raised while acting are queued. Loop thread only.
 package final class DownloadManager {
     unowned let engine: Engine
     private let logger: Logger

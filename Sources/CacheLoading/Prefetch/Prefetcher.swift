@@ -2,10 +2,9 @@ import CacheHTTP
 import CacheIO
 import Logging
 
-/// Drives prefetching on the first loop: reads the playlists and MPDs players were
-/// served (cache only, parsed off the loop), feeds its `PrefetchPlan` what players ask
-/// for, and runs the plan's fetches in the preloader's slots. Events raised while
-/// acting are queued, never re-entrant. Loop thread only.
+/// Drives prefetching on the first loop: reads the playlists and MPDs players were served (cache only, parsed
+/// off the loop), feeds its `PrefetchPlan` what players ask for, and runs the plan's fetches in the
+/// preloader's slots. Events raised while acting are queued, never re-entrant. Loop thread only.
 package final class Prefetcher {
     unowned let engine: Engine
     private let logger: Logger

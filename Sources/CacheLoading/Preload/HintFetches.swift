@@ -11,10 +11,9 @@ package enum HintOutcome: String, Sendable, CaseIterable {
     case dropped
 }
 
-/// Background fetches of what players say they fetch next (CMCD `nor`/`nrr`): each a
-/// `PreloadFetch` queued first of all (`Priority.hint`), under every background limit.
-/// A hint in flight is not fetched twice; past `maxPending` new ones are dropped. Loop
-/// thread only.
+/// Background fetches of what players say they fetch next (CMCD `nor`/`nrr`): each a `PreloadFetch` queued
+/// first of all (`Priority.hint`), under every background limit. A hint in flight is not fetched twice; past
+/// `maxPending` new ones are dropped. Loop thread only.
 final class HintFetches: PreloadFetchOwner {
     private unowned let preloader: Preloader
     /// In flight or waiting for a slot, by URL and range.

@@ -14,10 +14,9 @@ protocol PreloadFetchOwner: AnyObject {
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?)
 }
 
-/// One item of a preload, on the preloader's loop: read through the engine as a client
-/// would (a player wanting the same bytes shares the download). The reading
-/// (`PreloadRead`) runs on the loop of the shard owning the item, reporting back
-/// through this loop's queue. Loop thread only.
+/// One item of a preload, on the preloader's loop: read through the engine as a client would (a player
+/// wanting the same bytes shares the download). The reading (`PreloadRead`) runs on the loop of the shard
+/// owning the item, reporting back through this loop's queue. Loop thread only.
 final class PreloadFetch {
     let item: PreloadItem
     private weak var run: (any PreloadFetchOwner)?

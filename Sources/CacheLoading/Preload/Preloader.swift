@@ -122,10 +122,9 @@ final class PreloadRun: PreloadFetchOwner {
     }
 }
 
-/// Runs an engine's preloads at low priority: at most `--download-parallel` fetches,
-/// none started while a client is served (running ones go on, sharing downloads).
-/// Prefetches go first and start beside players served from the cache, not while a
-/// player's own origin download runs. Loop thread only.
+/// Runs an engine's preloads at low priority: at most `--download-parallel` fetches, none started while a
+/// client is served (running ones go on, sharing downloads). Prefetches go first and start beside players
+/// served from the cache, not while a player's own origin download runs. Loop thread only.
 package final class Preloader {
     unowned let engine: Engine
     private let logger: Logger
