@@ -55,14 +55,6 @@ package struct ManifestTransform: Sendable {
     let format: Format
     let logger: Logger
 
-    package init(url: String, mode: ManifestRewriteMode, proxyHost: String, format: Format, logger: Logger) {
-        self.url = url
-        self.mode = mode
-        self.proxyHost = proxyHost
-        self.format = format
-        self.logger = logger
-    }
-
     /// The rewrite of a response of `format` in `mode`; nil when it would pass unchanged
     /// (forward mode without a hook: kept zero-copy) or the client named no Host.
     package static func choose(url: String, mode: ManifestRewriteMode, clientHost: String?, format: Format,

@@ -44,11 +44,6 @@ package struct TLSSettings: Sendable, Hashable {
     package var caFile: String?
     /// False only when the user asked for it by name (`--insecure`).
     package var verifyCertificates = true
-
-    package init(caFile: String? = nil, verifyCertificates: Bool = true) {
-        self.caFile = caFile
-        self.verifyCertificates = verifyCertificates
-    }
 }
 
 /// Why an origin request failed.

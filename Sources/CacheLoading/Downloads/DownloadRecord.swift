@@ -34,17 +34,6 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     /// Milliseconds since 1970 when it was added (orders the list).
     package var created: Int64
 
-    package init(id: String, name: String, url: String, variant: String? = nil, duration: Double? = nil,
-                 range: String? = nil, created: Int64) {
-        self.id = id
-        self.name = name
-        self.url = url
-        self.variant = variant
-        self.duration = duration
-        self.range = range
-        self.created = created
-    }
-
     /// What pins its resources: released, and its resources deleted, when it is removed.
     package var holder: String { Self.holder(of: id) }
     /// The pin holder of download `id` (what purge by download looks for).
