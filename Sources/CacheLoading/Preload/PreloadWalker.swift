@@ -215,11 +215,9 @@ package struct PreloadWalker {
         }
         counts.resourcesTotal += 1
         // Playlists first: they tell what else there is to fetch.
-        if item.wantsBody, let firstMedia = queue.firstIndex(where: { !$0.wantsBody }) {
-            queue.insert(item, at: firstMedia)
-        } else {
-            queue.append(item)
-        }
+        let firstMedia = item.wantsBody ? queue.firstIndex(where: { !$0.wantsBody }) : nil
+        queue.insert(item, at: firstMedia ?? queue.endIndex)
+
     }
 
     /// Queues what a playlist leads to; a root that is no playlist was fetched already.
