@@ -52,7 +52,6 @@ package struct ReaderMachine {
         case demand
         /// The source's head (its transform chosen).
         case headReady(ContentInfo)
-
         case headFailed(ReaderFailure)
         case sourceFinished
         case sourceFailed(LoadError)

@@ -39,7 +39,6 @@ final class TLSSession {
         SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
         let checked = isIPLiteral ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
             : SSL_set1_host(ssl, host) & cs_ssl_set_sni(ssl, host)
-
         guard checked == 1 else {
             throw .tls("cannot set the expected host \(host): \(TLSContext.drainErrors())")
         }

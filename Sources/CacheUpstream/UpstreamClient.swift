@@ -157,7 +157,6 @@ package final class UpstreamClient {
                 waiting.removeFirst()
                 if !task.isFinished { dispatch(task) }
             }
-
         } while serveAgain
     }
 

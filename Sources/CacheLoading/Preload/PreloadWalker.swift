@@ -217,7 +217,6 @@ package struct PreloadWalker {
         // Playlists first: they tell what else there is to fetch.
         let firstMedia = item.wantsBody ? queue.firstIndex(where: { !$0.wantsBody }) : nil
         queue.insert(item, at: firstMedia ?? queue.endIndex)
-
     }
 
     /// Queues what a playlist leads to; a root that is no playlist was fetched already.
