@@ -1,7 +1,6 @@
-// A live HLS playlist is reused for at most half its target duration (RFC 8216
-// §6.3.4), then checked with the origin; VOD and master playlists are cached like any
-// resource; low-latency blocking reloads pass through, not kept. A live DASH MPD is
-// reused for at most its `minimumUpdatePeriod` (else half its longest segment).
+// A live HLS playlist is reused for at most half its target duration (RFC 8216 §6.3.4), then checked with the
+// origin; VOD and master playlists are cached like any resource; low-latency blocking reloads pass through,
+// not kept. A live DASH MPD is reused for at most its `minimumUpdatePeriod` (else half its longest segment).
 
 import CacheHTTP
 import CacheStorage

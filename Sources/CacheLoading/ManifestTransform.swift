@@ -1,7 +1,6 @@
-// HLS playlists and DASH manifests: the cache keeps the origin's bytes and this
-// transform rewrites every URL on the way out, onto the host and port each client
-// reached the proxy with. One path for both formats; a format says how its text is
-// scanned and how a proxy URL is written.
+// HLS playlists and DASH manifests: the cache keeps the origin's bytes and this transform rewrites every URL
+// on the way out, onto the host and port each client reached the proxy with. One path for both formats; a
+// format says how its text is scanned and how a proxy URL is written.
 
 import CacheHTTP
 import Logging

@@ -1,8 +1,7 @@
-// What one preload fetches, in which order, as a value (no sockets, no clock: tested
-// as a table). A plain resource: it, or one range. HLS: master → chosen variants →
-// renditions → each media playlist's keys, init sections and segments (all or the first
-// N seconds). DASH: every period and adaptation set's chosen representations' init,
-// index and media segments (a SegmentBase `sidx` is read first to learn its segments).
+// What one preload fetches, in which order, as a value (no sockets, no clock: tested as a table). A plain
+// resource: it, or one range. HLS: master → chosen variants → renditions → each media playlist's keys, init
+// sections and segments (all or the first N seconds). DASH: every period and adaptation set's chosen
+// representations' init, index and media segments (a SegmentBase `sidx` is read first to learn its segments).
 
 import CacheHTTP
 
