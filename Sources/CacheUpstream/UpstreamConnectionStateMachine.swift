@@ -46,8 +46,6 @@ struct UpstreamConnectionStateMachine {
         var method: String
         /// The connection had completed an exchange before this one.
         var reused: Bool
-        /// The consumer is full: reading stopped, timeouts re-arm instead of failing.
-        var paused = false
         /// Any byte of the response arrived (a 1xx included).
         var receivedAny = false
         /// The next bytes are the rest of a read whose head was just accepted (timer re-armed).
@@ -70,6 +68,8 @@ struct UpstreamConnectionStateMachine {
     }
 
     private(set) var state: State = .new
+    /// The running exchange's consumer is full: reading stopped, timeouts re-arm instead of failing.
+    private var paused = false
     private let label: String
     private let connectTimeout: UInt64
     private let readTimeout: UInt64
@@ -113,6 +113,7 @@ struct UpstreamConnectionStateMachine {
 
     private mutating func send(_ request: [UInt8], _ exchange: Exchange, _ actions: inout [Action]) {
         state = .awaitingHead(exchange, buffer: [])
+        paused = false
         actions += [.write(request), .startReading, .armTimer(.read)]
     }
 
@@ -149,7 +150,7 @@ struct UpstreamConnectionStateMachine {
             if leftover > 0 {
                 return failExchange(.protocolViolation("\(label): bytes after a body-less response"), exchange, &actions)
             }
-            return complete(exchange, keepAlive: keepAlive, &actions)
+            return complete(keepAlive: keepAlive, &actions)
         }
         exchange.restOfRead = leftover > 0
         state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: deliversBody)
@@ -164,12 +165,12 @@ struct UpstreamConnectionStateMachine {
             failExchange(.closedEarly("\(label) closed before a response"), exchange, &actions)
         case .headDelivered(let exchange, let framing, _, let leftover):
             switch framing {
-            case .untilClose: complete(exchange, keepAlive: false, &actions)
-            case .none where leftover == 0: complete(exchange, keepAlive: false, &actions)
+            case .untilClose: complete(keepAlive: false, &actions)
+            case .none where leftover == 0: complete(keepAlive: false, &actions)
             default: failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
             }
-        case .body(let exchange, .untilClose, _, _):
-            complete(exchange, keepAlive: false, &actions)
+        case .body(_, .untilClose, _, _):
+            complete(keepAlive: false, &actions)
         case .body(let exchange, _, _, _):
             failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
         case .idle, .new:
@@ -186,7 +187,7 @@ struct UpstreamConnectionStateMachine {
             failConnecting(.timeout("connecting to \(label) took over \(connectTimeout) ms"), &actions)
         case .awaitingHead(let exchange, _), .headDelivered(let exchange, _, _, _), .body(let exchange, _, _, _):
             // Waiting for our own consumer is not the origin's silence.
-            if exchange.paused { return actions.append(.armTimer(.read)) }
+            if paused { return actions.append(.armTimer(.read)) }
             failExchange(.timeout("no data from \(label) for \(readTimeout) ms"), exchange, &actions)
         case .idle:
             close(into: &actions)
@@ -197,19 +198,22 @@ struct UpstreamConnectionStateMachine {
 
     /// Backpressure: stop reading until `resume`.
     mutating func pause(into actions: inout [Action]) {
-        updateExchange { exchange in
-            guard !exchange.paused else { return }
-            exchange.paused = true
-            actions.append(.pauseReading)
-        }
+        guard inExchange, !paused else { return }
+        paused = true
+        actions.append(.pauseReading)
     }
 
     mutating func resume(into actions: inout [Action]) {
-        updateExchange { exchange in
-            guard exchange.paused else { return }
-            exchange.paused = false
-            actions.append(.armTimer(.read))
-            actions.append(.resumeReading)
+        guard inExchange, paused else { return }
+        paused = false
+        actions.append(.armTimer(.read))
+        actions.append(.resumeReading)
+    }
+
+    private var inExchange: Bool {
+        switch state {
+        case .awaitingHead, .headDelivered, .body: true
+        case .new, .connecting, .idle, .closed: false
         }
     }
 
@@ -310,7 +314,7 @@ struct UpstreamConnectionStateMachine {
             }
             hand(0..<count)
             if Int64(count) == remaining {
-                complete(exchange, keepAlive: keepAlive, &actions)
+                complete(keepAlive: keepAlive, &actions)
             } else {
                 state = .body(exchange, framing: .length(remaining: remaining - Int64(count)),
                               keepAlive: keepAlive, delivers: delivers)
@@ -328,7 +332,7 @@ struct UpstreamConnectionStateMachine {
                 } else if consumed < count {
                     failExchange(.protocolViolation("\(label): bytes after the last chunk"), exchange, &actions)
                 } else {
-                    complete(exchange, keepAlive: keepAlive, &actions)
+                    complete(keepAlive: keepAlive, &actions)
                 }
             } catch {
                 failExchange(.protocolViolation("\(label): bad chunked body (\(error))"), exchange, &actions)
@@ -337,14 +341,15 @@ struct UpstreamConnectionStateMachine {
     }
 
     /// The response ended: idle and reusable, or closed.
-    private mutating func complete(_ exchange: Exchange, keepAlive: Bool, _ actions: inout [Action]) {
+    private mutating func complete(keepAlive: Bool, _ actions: inout [Action]) {
         guard keepAlive else {
             close(into: &actions)
             return actions.append(.complete(reusable: false))
         }
         state = .idle
         // The last bytes may have come with the pause: pooled connections read.
-        if exchange.paused { actions.append(.resumeReading) }
+        if paused { actions.append(.resumeReading) }
+        paused = false
         actions.append(.armTimer(.idle))
         actions.append(.complete(reusable: true))
     }
@@ -367,22 +372,5 @@ struct UpstreamConnectionStateMachine {
         if case .closed = state { return }
         state = .closed
         actions.append(.close)
-    }
-
-    /// Applies `change` to the running exchange's flags, whatever its stage.
-    private mutating func updateExchange(_ change: (inout Exchange) -> Void) {
-        switch state {
-        case .awaitingHead(var exchange, let buffer):
-            change(&exchange)
-            state = .awaitingHead(exchange, buffer: buffer)
-        case .headDelivered(var exchange, let framing, let keepAlive, let leftover):
-            change(&exchange)
-            state = .headDelivered(exchange, framing: framing, keepAlive: keepAlive, leftover: leftover)
-        case .body(var exchange, let framing, let keepAlive, let delivers):
-            change(&exchange)
-            state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: delivers)
-        case .new, .connecting, .idle, .closed:
-            break
-        }
     }
 }
