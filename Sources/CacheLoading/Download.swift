@@ -160,7 +160,9 @@ final class Download: UpstreamResponseDelegate {
             // An empty body (a 204, an empty 200) writes no byte: its empty file is made here,
             // so the index lists it.
             let resource = state.resource
-            if resource.totalLength == 0, !resource.isTransient, !isPassThrough { _ = try? resource.dataFile() }
+            if resource.totalLength == 0, !resource.isTransient, !isPassThrough {
+                _ = try? resource.dataFile()
+            }
             ended()
         case .failed?:
             ended()

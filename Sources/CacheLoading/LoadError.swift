@@ -55,8 +55,8 @@ package struct ContentInfo: Sendable {
 
     package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
                  headers: HTTPHeaders = HTTPHeaders()) {
-        box = Box(Fields(totalLength: totalLength, contentType: contentType, etag: etag, lastModified: lastModified,
-                         headers: headers))
+        box = Box(Fields(totalLength: totalLength, contentType: contentType, etag: etag,
+                         lastModified: lastModified, headers: headers))
     }
 
     private mutating func change(_ edit: (inout Fields) -> Void) {

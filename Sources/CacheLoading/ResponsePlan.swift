@@ -79,8 +79,9 @@ package struct ResponsePlan: Equatable, Sendable {
         } else if let total = info.totalLength {
             body = 0..<total
             // Range applies to a 200's representation only (RFC 9110 §14.2).
-            if status == 200, let spec = request.range,
-               request.ifRange.map({ IfRange.allowsRange($0, etag: info.etag, lastModified: info.lastModified) }) ?? true {
+            if status == 200, let spec = request.range, request.ifRange.map({
+                IfRange.allowsRange($0, etag: info.etag, lastModified: info.lastModified)
+            }) ?? true {
                 if let range = spec.resolve(length: total) {
                     status = 206
                     body = range
