@@ -254,8 +254,7 @@ package final class Loader {
     /// The last failure recorded for an origin URL, if still remembered.
     package func lastError(for url: String) -> String? { lastErrors.message(for: url) }
     package func clearLastErrors() { lastErrors.removeAll() }
-    package func clearLastError
-(for url: String) { lastErrors.remove(url) }
+    package func clearLastError(for url: String) { lastErrors.remove(url) }
 
     /// Cancels every download (shutdown).
     package func cancelAll() {

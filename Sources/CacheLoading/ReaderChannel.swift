@@ -274,8 +274,7 @@ package final class ReaderChannel: @unchecked Sendable {
     }
 
     package func publishEnd(epoch: Int) { publish(epoch: epoch) { ended = true } }
-    package func publish(failure
-: ReaderFailure, epoch: Int) { publish(epoch: epoch) { self.failure = failure } }
+    package func publish(failure: ReaderFailure, epoch: Int) { publish(epoch: epoch) { self.failure = failure } }
 
     /// Makes `change` under the lock (when `epoch` is nil or still current) and wakes every waiter.
     private func publish(epoch: Int?, _ change: () -> Void) {

@@ -93,8 +93,7 @@ package final class ReaderDriver: BodySink {
 
     package var room: Int { channel.room }
     package var takesFiles: Bool { false }
-    package func transform
-(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> { .success(transform) }
+    package func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> { .success(transform) }
 
     package func bodyHead(_ result: Result<ContentInfo, LoadError>) {
         switch result {

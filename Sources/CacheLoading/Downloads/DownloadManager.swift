@@ -106,8 +106,7 @@ package final class DownloadManager {
         for action in actions { action() }
     }
 
-    private func send
-(_ id: String, _ event: DownloadLifecycle.Event) {
+    private func send(_ id: String, _ event: DownloadLifecycle.Event) {
         guard events.push((id, event)) else { return }
         while let (target, next) = events.next() {
             guard var lifecycle = lifecycles[target] else { continue }

@@ -57,8 +57,7 @@ final class HintFetches: PreloadFetchOwner {
         pending.removeAll()
     }
 
-    func sizeKnown
-(_ bytes: Int64?, cached: Int64) {}
+    func sizeKnown(_ bytes: Int64?, cached: Int64) {}
     func bytesFetched(_ count: Int64) {}
 
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {

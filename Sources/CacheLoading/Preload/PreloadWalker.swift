@@ -320,8 +320,7 @@ package struct PreloadWalker {
         }
     }
 
-    private mutating func noteFailure
-(_ failure: PreloadFailure) {
+    private mutating func noteFailure(_ failure: PreloadFailure) {
         if firstFailure == nil { firstFailure = failure }
     }
 }
