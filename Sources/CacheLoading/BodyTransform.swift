@@ -44,8 +44,7 @@ package struct TransformError: Error, CustomStringConvertible, Sendable {
 }
 
 extension Engine {
-    /// Decryption when the host's lookup names a key for `url`, else `rewrite` (built only
-    /// when asked), else none.
+    /// Decryption when the host's lookup names a key for `url`, else `rewrite` (built when asked), else none.
     package func transform(url: String, rewrite: () -> BodyTransform? = { nil })
         -> Result<BodyTransform, DecryptionSetupError> {
         loop.assertInLoop()

@@ -2,8 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheStorage
 
-/// One cache entry as the APIs and `GET /admin/cache` list it (Codable: the same type on
-/// both ends of the wire).
+/// One cache entry as the APIs and `GET /admin/cache` list it (Codable: one type on both ends).
 package struct CacheEntry: Sendable, Codable, Equatable {
     package var url: String
     package var totalLength: Int64?

@@ -157,8 +157,7 @@ final class Download: UpstreamResponseDelegate {
                                    etag: metadata.etag, lastModified: metadata.lastModified)
             fallthrough
         case .completed?:
-            // An empty body (a 204, an empty 200) writes no byte: its empty file is made here,
-            // so the index lists it.
+            // An empty body (204, empty 200) writes no byte: its empty file is made so the index lists it.
             let resource = state.resource
             if resource.totalLength == 0, !resource.isTransient, !isPassThrough {
                 _ = try? resource.dataFile()

@@ -164,8 +164,7 @@ package struct DownloadStateMachine {
         return receive(compare(head, totalLength: length, known: known), from: 0, end: length, responseEnd: length)
     }
 
-    /// An accepted head (`actions`: what comparing it said): a validation
-    /// ends here, any other download receives its body.
+    /// An accepted head (`actions`: what comparing said): a validation ends here, others get the body.
     private mutating func receive(_ actions: [HeadAction], from position: Int64, end: Int64?,
                                   responseEnd: Int64?) -> [HeadAction] {
         if isFinished { return actions }

@@ -1,7 +1,6 @@
 /// What the engine did with origins, counted where it happens (the loader). Plain integers: loop thread only.
 package struct EngineCounters: Sendable, Equatable {
-    /// Requests sent to origins (downloads started; redirects and a retry of a
-    /// dead pooled connection are part of one request).
+    /// Downloads started (their redirects, and a retry on a dead pooled connection, are not counted again).
     package var originRequests: UInt64 = 0
     package var originErrors: [OriginErrorCode: UInt64] = [:]
     package var bytesFromOrigin: UInt64 = 0

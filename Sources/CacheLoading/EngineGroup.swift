@@ -21,8 +21,7 @@ package final class EngineGroup: Sendable {
 
     package var count: Int { engines.count }
 
-    /// Opens shard i on loop i, one after another, so no shard serves while another still
-    /// scans the folder. Call off those loops.
+    /// Opens shard i on loop i, in turn, so none serves while another scans the folder. Call off those loops.
     package init(loops: [EventLoop], configuration: EngineConfiguration, logger: Logger,
                  prepare: @escaping @Sendable (Engine) -> Void = { _ in }) throws {
         precondition(!loops.isEmpty)

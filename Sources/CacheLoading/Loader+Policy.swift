@@ -207,8 +207,7 @@ extension Loader {
                                   varyKey: VaryKey(vary: response.headers, request: request))
     }
 
-    /// Marks every stored response (each variant) of these URLs stale (RFC 9111 §4.4): the
-    /// next request revalidates it.
+    /// Marks every stored response (each variant) of these URLs stale (RFC 9111 §4.4): revalidated next.
     package func invalidate(urls: Set<String>) {
         for resource in urls.flatMap(store.entries(ofURL:)) {
             logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])

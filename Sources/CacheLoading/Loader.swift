@@ -230,8 +230,7 @@ package final class Loader {
     private func release(_ state: ResourceState) {
         let resource = state.resource
         guard !resource.isBusy else { return }
-        // A shared cached resource's state stays for its next request (a hit then
-        // allocates nothing), up to a bound.
+        // A shared cached resource's state stays for its next request (a hit allocates nothing), bounded.
         if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.holdsNothing,
            states.count <= Self.idleStatesKept {
             return

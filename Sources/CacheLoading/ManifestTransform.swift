@@ -12,8 +12,7 @@ package enum ManifestRewriteMode: Sendable, Equatable {
     case proxyURLs
     /// Requests already go through the proxy: unchanged (unless a host hook maps it).
     case forward
-    /// Absolute URLs on the origin's `host[:port]` (any case) point at the proxy's host;
-    /// relative URLs and other hosts stay.
+    /// Absolute URLs on the origin's `host[:port]` (any case) point at the proxy; others stay as written.
     case reverse(originHost: String)
 }
 

@@ -45,8 +45,7 @@ package struct PlainHit: Sendable {
     }
 }
 
-/// Keeps a resource from eviction: taken on the owner loop, given back there when the
-/// last holder goes, on any thread.
+/// Keeps a resource from eviction: taken on the owner loop, handed back there by a last holder on any thread.
 final class ResourceLease: Sendable {
     private let owner: LoopBound<(state: ResourceState, loader: Loader)>
 

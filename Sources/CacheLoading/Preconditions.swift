@@ -1,7 +1,6 @@
 import CacheHTTP
 
-/// A client's preconditions answered by a fresh stored response (RFC 9110 §13.2): a
-/// conditional GET costs no origin request.
+/// A client's preconditions answered from a fresh stored response (RFC 9110 §13.2), with no origin request.
 package enum Preconditions {
     /// The precondition fields a cache evaluates itself (If-Range is the plan's).
     static let fields = ["If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"]

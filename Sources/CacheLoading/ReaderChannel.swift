@@ -22,8 +22,7 @@ package final class ReaderChannel: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var content: ReaderContent?
-    /// Read-ahead: chunks as the loop handed them over (moved, not copied);
-    /// `readIndex` is the consumer's place in the first one.
+    /// Read-ahead chunks as the loop handed them over (moved, not copied); `readIndex`: place in the first.
     private var chunks: [[UInt8]] = []
     private var readIndex = 0
     private var buffered = 0

@@ -10,8 +10,7 @@ package protocol ResourceReaderDelegate: AnyObject {
     /// Body bytes passed straight through (disk full), valid during the call. False: the
     /// client is not keeping up, the download pauses until `resumeFollowing()`.
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool
-    /// An interim (1xx) response of the exchange this reader's head waits for (RFC 9110
-    /// §15.2): relayed, never stored.
+    /// An interim (1xx) response of the exchange the head waits for (RFC 9110 §15.2): relayed, not stored.
     func readerReceivedInterim(_ reader: ResourceReader, _ head: HTTPResponseHead)
 }
 

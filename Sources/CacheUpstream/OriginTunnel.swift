@@ -75,8 +75,7 @@ package final class OriginTunnel {
         finish(nil)
     }
 
-    /// Connects to the first of `addresses` (the origin's, or the parent's with
-    /// `tunnelRequest`), trying the next on failure.
+    /// Tries `addresses` in turn (the origin's, or the parent's with `tunnelRequest`) until one connects.
     func connect(_ addresses: ArraySlice<SocketAddress>, tunnelRequest: [UInt8]?, timeout: UInt64) {
         guard !isClosed else { return }
         self.addresses = addresses

@@ -21,8 +21,7 @@ final class TLSSession {
     private let host: String
     private(set) var isHandshakeDone = false
 
-    /// For `host` (a name, or an IP literal without brackets): SNI for names; the
-    /// certificate must match the name or address.
+    /// For `host` (a name, or an IP literal without brackets): SNI for names; the certificate must match it.
     init(context: TLSContext, host: String, isIPLiteral: Bool) throws(UpstreamError) {
         guard let ssl = SSL_new(context.raw) else {
             throw .tls("cannot create a session: \(TLSContext.drainErrors())")

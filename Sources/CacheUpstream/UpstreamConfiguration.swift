@@ -24,8 +24,7 @@ package struct UpstreamConfiguration: Sendable {
     package var forwardedHeaders: [String] = []
     /// Where requests may go (`--allow-origin`), checked before every hop and redirect.
     package var destinations = DestinationPolicy.any
-    /// `--strip-cmcd`: drop the player's telemetry (CTA-5004 CMCD query argument and
-    /// `CMCD-*` fields) from origin requests.
+    /// `--strip-cmcd`: origin requests lose the player's CTA-5004 CMCD query argument and `CMCD-*` fields.
     package var stripsCMCD = false
     /// The parent proxy origin requests go through (`--upstream-proxy`), if any.
     package var parentProxy: ParentProxy?

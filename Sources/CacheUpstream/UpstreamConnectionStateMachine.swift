@@ -117,8 +117,7 @@ struct UpstreamConnectionStateMachine {
         actions += [.write(request), .startReading, .armTimer(.read)]
     }
 
-    /// Returns how many bytes were consumed: all, except after a response head, where
-    /// the rest waits for `headAccepted`.
+    /// How many bytes were consumed: all, except after a response head (the rest waits for `headAccepted`).
     mutating func bytesRead(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) -> Int {
         switch state {
         case .awaitingHead(var exchange, var buffer):
@@ -217,8 +216,7 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-    /// The task let go: a half-read response cannot be reused; a completed one leaves
-    /// the connection idle and reusable.
+    /// The task let go: a half-read response is not reused; a completed one leaves the connection idle.
     mutating func abandon(into actions: inout [Action]) {
         switch state {
         case .idle, .new, .closed:

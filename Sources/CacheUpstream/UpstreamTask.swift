@@ -72,8 +72,7 @@ package final class UpstreamTask {
         connection = nil
     }
 
-    /// The current hop's head: true when its body is for the delegate, false when
-    /// skipped (a redirect to follow).
+    /// The current hop's head: true when its body is for the delegate, false when skipped (a redirect).
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
         if followsRedirects, Redirects.isRedirect(head.status), let location = head.headers["location"] {
             switch Redirects.target(of: location, from: url, chain: chain, hops: hops,

@@ -95,8 +95,7 @@ package struct PrefetchPlan {
     private var families: [String: PrefetchFamily] = [:]
     /// The rendition playing in each group.
     private var playing: [String: String] = [:]
-    /// Recent requests of URLs no known rendition lists: a player asks for its first
-    /// segment before its playlist is read here.
+    /// Recent requests no known rendition lists: a player asks for a segment before its playlist is read.
     private var recent: [(url: String, at: Int64)] = []
     static let maxFamilies = 4096
     static let maxRecent = 16

@@ -250,8 +250,7 @@ final class PreloadRead: ResourceReaderDelegate {
         if case .success = outcome {
             holdResource()
             if pin != nil, let wanted {
-                // Recorded now, not within the flush delay: the download is about to say "completed"
-                // and must show its total.
+                // Flushed now: the download is about to say "completed" and must show its total.
                 reader?.resource.flush()
                 let whole = wanted.upperBound == Int64.max ? reader?.resource.available.byteCount ?? 0 : Int64(wanted.count)
                 if whole > reportedKept { reports.fetched(whole - reportedKept) }

@@ -142,8 +142,7 @@ package final class Preloader {
         engine.loader.foregroundIdle = { [unowned self] in self.admit() }
     }
 
-    /// Starts a preload; `onUpdate` gets its status on progress and once at
-    /// the end (phase `.finished`). Returns its id.
+    /// Starts a preload, returning its id; `onUpdate` gets its status on progress and at its `.finished` end.
     @discardableResult
     package func start(_ request: PreloadRequest, window: Int = 2,
                        onUpdate: @escaping (PreloadStatus) -> Void = { _ in }) -> Int {
