@@ -4,8 +4,7 @@ import CacheStorage
 import Glibc
 import Logging
 
-/// The writer end of a body: the proxy's client socket or an in-process
-/// reader's read-ahead window. Calls arrive on the loop thread.
+/// The writer end of a body: the proxy's client socket or an in-process reader's window. Loop thread calls.
 package protocol BodySink: AnyObject {
     /// Bytes it takes now; at 0 the source reads nothing more until `resume()`.
     var room: Int { get }
@@ -13,8 +12,7 @@ package protocol BodySink: AnyObject {
     /// no queued memory, so `room` does not hold them back.
     var takesFiles: Bool { get }
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError>
-    /// The head as the client sees it (a rewrite's length set), or why there is none;
-    /// `deliver` follows with the output range wanted.
+    /// The head as the client sees it (a rewrite's length set), or why there is none; `deliver` follows.
     func bodyHead(_ result: Result<ContentInfo, LoadError>)
     func bodyFile(_ file: DataFile, _ range: Range<Int64>)
     /// Output bytes, in order, within the range delivered.

@@ -5,8 +5,7 @@ import CacheIO
 package struct LoaderPolicy: Sendable {
     /// Whether responses of a content type are cached (others are proxied, not kept).
     package var cacheable: @Sendable (String?) -> Bool = LoaderPolicy.defaultCacheable
-    /// `--cache-types` for every mode; unset, proxy URLs keep what `cacheable` allows and
-    /// the transparent modes what RFC 9111 allows.
+    /// `--cache-types` for every mode; unset, proxy URLs keep what `cacheable` allows, transparent modes all.
     package var cacheTypes: CacheTypes?
     /// The RFC 9111 freshness rules applied (heuristic bounds, reverse mode's CDN-Cache-Control).
     package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)

@@ -16,9 +16,8 @@ package enum ManifestRewriteMode: Sendable, Equatable {
     case reverse(originHost: String)
 }
 
-/// Replaces a playlist's default URI mapping: gets the absolute URI, its role and the
-/// mode's mapping (nil: kept), returns what to write (nil: as written). Called on the
-/// loop thread, or on a pool thread for a large playlist.
+/// Replaces a playlist's default URI mapping: gets the absolute URI, its role and the mode's mapping (nil:
+/// kept), returns what to write (nil: as written). Called on the loop, or a pool thread for a large playlist.
 package typealias HLSURIHook = @Sendable (_ absoluteURI: String, _ kind: HLSURIKind, _ proposed: String?) -> String?
 
 /// The same for the URLs of an MPD.

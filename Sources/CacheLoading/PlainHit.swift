@@ -2,10 +2,9 @@ import Glibc
 import CacheIO
 import CacheStorage
 
-/// A stored response as its owner loop would serve a plain request during one second:
-/// its head (that second's Age) and complete data file. Another loop may answer with it
-/// while the second and the store's epoch hold. A data file is never rewritten in place,
-/// so bytes match the head; while a copy lives its resource is leased, never evicted.
+/// A stored response as its owner loop would serve a plain request during one second: its head (that second's
+/// Age) and complete data file. Another loop may answer with it while the second and the store's epoch hold.
+/// A data file is never rewritten in place, so bytes match the head; a copy leases its resource.
 package struct PlainHit: Sendable {
     package let info: ContentInfo
     /// `ResponsePlan.middleLines(info)`: every response from the copy shares them.

@@ -8,8 +8,7 @@ package struct UpstreamConfiguration: Sendable {
     package var readTimeout: UInt64 = 30_000
     /// Idle keep-alive connections kept per origin.
     package var maxIdlePerOrigin = 8
-    /// Origin connections open at once, all origins and stages; a request beyond waits.
-    /// `DescriptorBudget` sets it from the open-file limit.
+    /// Origin connections open at once (any origin, any stage); more wait. `DescriptorBudget` sets it.
     package var maxConnections = 1024
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
@@ -79,8 +78,7 @@ package enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// The release, in the origin's User-Agent and the C library's `hc_version`
-/// (`HC_VERSION_*` in include/httpcache.h must match it).
+/// The release, in the origin's User-Agent and `hc_version` (`HC_VERSION_*` in include/httpcache.h match).
 package enum HTTPCacheVersion {
     package static let major: Int32 = 0
     package static let minor: Int32 = 2

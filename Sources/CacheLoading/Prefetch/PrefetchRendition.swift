@@ -17,8 +17,7 @@ package struct PrefetchSegment: Sendable, Equatable {
     package var needs: [PrefetchResource] = []
 }
 
-/// A group's renditions are alternatives (a segment of another is a quality switch); a
-/// title shares the cache limit among its renditions.
+/// A group's renditions are alternatives (another's segment is a quality switch); a title shares the limit.
 package struct PrefetchFamily: Sendable, Equatable {
     package var group: String
     package var title: String
