@@ -78,7 +78,7 @@ package enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// The release, in the origin's User-Agent and `hc_version` (`HC_VERSION_*` in include/httpcache.h match).
+/// The release, in the User-Agent and `hc_version` (`HC_VERSION_*` in include/httpcache.h must match it).
 package enum HTTPCacheVersion {
     package static let major: Int32 = 0
     package static let minor: Int32 = 2
