@@ -37,9 +37,8 @@ package struct EngineConfiguration: Sendable {
     /// The proxy serves the LAN (signed proxy URLs only); set at start, not reloaded.
     package var servesLAN = false
 
-    /// Prefetch only the title's own origin: LAN mode without an allow-list signs no other
-    /// origin's URI, so no client could ask for it (an allow-list refuses by itself).
-    /// Derived, so a reload of the allow-list changes it.
+    /// Prefetch only the title's own origin: LAN mode without an allow-list signs no other origin's URI, so
+    /// no client could ask for it (an allow-list refuses by itself). Derived, so a reload changes it.
     package var prefetchOwnOriginOnly: Bool { servesLAN && upstream.destinations.allowsAll }
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
@@ -48,9 +47,8 @@ package struct EngineConfiguration: Sendable {
     }
 }
 
-/// The cache at work on one event loop: the store, the loader with its downloads, the
-/// upstream client. Needs no server: the proxy, in-process readers, preloads and the C
-/// library are its clients. Loop thread only, except where stated.
+/// The cache at work on one event loop: the store, the loader with its downloads, the upstream client. Needs
+/// no server: the proxy, in-process readers, preloads and the C library use it. Loop thread unless stated.
 package final class Engine {
     package let loop: EventLoop
     package private(set) var configuration: EngineConfiguration

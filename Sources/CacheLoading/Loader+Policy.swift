@@ -18,8 +18,7 @@ extension Loader {
     /// The store's clock in whole seconds (HTTP times have one-second resolution).
     var nowSeconds: Int64 { store.clock() / 1000 }
 
-    /// The stored head; metadata older than stored heads gets one rebuilt from its
-    /// validators, dated at its last validation (or use).
+    /// The stored head; older metadata gets one from its validators, dated at its last validation (or use).
     func storedHead(_ resource: Resource) -> StoredResponseHead {
         let metadata = resource.metadata
         if let head = metadata.head { return head }

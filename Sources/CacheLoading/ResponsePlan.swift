@@ -10,8 +10,7 @@ package struct BodyRequest: Sendable {
     package var ifRange: String?
     /// The client's If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since.
     package var preconditions = HTTPHeaders()
-    /// An in-process reader (no framing) takes a range of a body of unknown length as
-    /// asked; an HTTP response gets the whole body.
+    /// An in-process reader (no framing) gets a range of an unknown length as asked; HTTP, the whole body.
     package var rangesOfUnknownLength = false
 
     package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,

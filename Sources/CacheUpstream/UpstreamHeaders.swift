@@ -113,8 +113,7 @@ package enum UpstreamHeaders {
         return nil
     }
 
-    /// The request head for one hop. `extra` wins over the caller's fields of the same
-    /// name; credentials stay with the origin first asked.
+    /// One hop's request head. `extra` beats same-named fields; credentials stay with the first origin.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
                         configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
         // Through a parent proxy an http request names its whole URL (RFC 9112 §3.2.2).

@@ -50,8 +50,7 @@ package final class UpstreamTask {
         request = client.requestBytes(for: self)
     }
 
-    /// Milliseconds until the asking player runs out of buffer (CMCD `dl`), if it said;
-    /// read only when the task waits for a connection slot.
+    /// Milliseconds until the asking player's buffer runs dry (CMCD `dl`); read when waiting for a slot.
     var playerDeadline: UInt64? {
         let target = originalURL.pathAndQuery
         guard CMCD.mayBePresent(target: target, headers: headers),

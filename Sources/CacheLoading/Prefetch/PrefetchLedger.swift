@@ -15,9 +15,8 @@ package struct PrefetchCounts: Sendable, Equatable {
     package init() {}
 }
 
-/// What every loop knows of prefetching without a hop to the first: whether it is on,
-/// which entries a prefetch stored and what became of them (hits then say
-/// `detail=prefetched`), and the counts. One per folder. Thread-safe.
+/// What every loop knows of prefetching without a hop to the first: whether it is on, which entries a
+/// prefetch stored and their fate (hits say `detail=prefetched`), the counts. One per folder. Thread-safe.
 package final class PrefetchLedger: Sendable {
     private struct State {
         var counts = PrefetchCounts()

@@ -58,9 +58,8 @@ package struct PreloadItem: Sendable, Equatable {
     package var url: String
     package var range: Range<Int64>?
     package var role: Role
-    /// A transparent-mode client's fields, for an item fetched as its next request would
-    /// be (a CMCD hint); with `separateEntry`, kept in that request's entry
-    /// (`ResourceStore.transparentKey`). nil: a proxy URL's fetch.
+    /// A transparent client's fields, for an item fetched as its next request would be (a CMCD hint); with
+    /// `separateEntry`, kept in that request's entry (`ResourceStore.transparentKey`). nil: a proxy URL's.
     package var clientFields: HTTPHeaders? = nil
     package var separateEntry = false
     /// Cache only, stale or not (a prefetcher reading a playlist a player was just served).
