@@ -1,11 +1,9 @@
 import CacheIO
 
-/// The rate cap of background downloads (`--download-rate`), one for all
-/// loops: a token bucket of bytes, refilled at `rate` a second of the
-/// cache's clock (`EngineConfiguration.clock`; a test steps its own). Thread-safe.
+/// The rate cap of background downloads (`--download-rate`) for all loops: a token
+/// bucket refilled at `rate` a second of the cache's clock. Thread-safe.
 package final class RateBucket: Sendable {
-    /// Bytes per second (0: no cap), the bytes that may still be taken now
-    /// (negative: owed) and when that was computed (clock milliseconds).
+    /// Bytes per second (0: no cap), bytes that may be taken now (negative: owed), and when.
     private let state: Locked<(rate: Int64, allowance: Double, at: Int64)>
     private let clock: @Sendable () -> Int64
 
@@ -37,11 +35,9 @@ package final class RateBucket: Sendable {
     }
 }
 
-/// Paces the origin downloads that only background readers want (downloads,
-/// preloads): under the group's rate cap, and held while a player's own
-/// download runs (any shard), so a player gets the link first; a player
-/// reading from the cache takes nothing from the link and holds nothing. A held download's upstream
-/// task is paused and looked at again every `tickMilliseconds`. Loop thread only.
+/// Paces origin downloads only background readers want: under the rate cap, and held
+/// while a player's own download runs on any shard (the player gets the link first). A
+/// held task is paused and looked at every `tickMilliseconds`. Loop thread only.
 final class BackgroundPacer {
     /// The cap shared by every loop (set by EngineGroup); none until then.
     var bucket = RateBucket(rate: 0)

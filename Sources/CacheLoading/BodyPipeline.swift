@@ -1,19 +1,14 @@
-/// Widen → transform → cut, for one body range: the only place where the
-/// bytes a client asked for are mapped to the cached bytes read for them.
-/// Input pieces come in order (any size, from the data file or passed
-/// through); the output is exactly the `wanted` bytes, in order.
-/// A value over one transform; loop thread only (a decryptor carries state).
+/// Widen → transform → cut for one body range: the one place mapping asked bytes to the
+/// cached bytes read for them. Input comes in order, any size; the output is exactly the
+/// `wanted` bytes. Loop thread only (a decryptor carries state).
 package struct BodyPipeline {
     package let transform: BodyTransform
     /// The output bytes asked for (upper bound `Int64.max`: to the end).
     package private(set) var wanted: Range<Int64> = 0..<0
-    /// The output offset of the transform's next byte: a decryptor holds back
-    /// a partial block, so its output runs on from where the last one ended.
+    /// The output offset of the transform's next byte (a decryptor holds back partial blocks).
     private var outputAt: Int64?
 
-    package init(_ transform: BodyTransform) {
-        self.transform = transform
-    }
+    package init(_ transform: BodyTransform) { self.transform = transform }
 
     /// Sets the output range and returns the input bytes to read for it.
     package mutating func want(_ output: Range<Int64>, totalLength: Int64?) -> Range<Int64> {

@@ -4,19 +4,15 @@ import CacheStorage
 import Glibc
 import Logging
 
-/// The writer end of a body: the proxy's client socket or an in-process
-/// reader's read-ahead window. Calls arrive on the loop thread.
+/// The writer end of a body: the proxy's client socket or an in-process reader's window. Loop thread calls.
 package protocol BodySink: AnyObject {
     /// Bytes it takes now; at 0 the source reads nothing more until `resume()`.
     var room: Int { get }
-    /// Whether untransformed cached runs go to it as file ranges (zero-copy,
-    /// or for an encrypted file decrypted a piece at a time as it is sent:
-    /// no queued memory, so `room` does not hold them back).
+    /// Untransformed cached runs go to it as file ranges (zero-copy, or decrypted as sent):
+    /// no queued memory, so `room` does not hold them back.
     var takesFiles: Bool { get }
-    /// The transform for a body whose stored head is `info`.
     func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError>
-    /// The head of the body as the client sees it (a rewrite's length set),
-    /// or why there is none. `deliver` follows with the output range wanted.
+    /// The head as the client sees it (a rewrite's length set), or why there is none; `deliver` follows.
     func bodyHead(_ result: Result<ContentInfo, LoadError>)
     func bodyFile(_ file: DataFile, _ range: Range<Int64>)
     /// Output bytes, in order, within the range delivered.
@@ -31,15 +27,10 @@ extension BodySink {
     package func bodyInterim(_ head: HTTPResponseHead) {}
 }
 
-/// One body on its way out: resource reader → transform (`BodyPipeline`)
-/// → sink, the same for the proxy and the in-process reader. Reads into
-/// memory only while the sink has room and resumes when told it has more,
-/// so a client that does not read holds at most a window of bytes.
-///
-/// A whole-body rewrite first collects the body (up to
-/// `BodyTransform.rewriteCap`; a larger one passes through unrewritten
-/// with a warning), rewrites it (off the loop when large) and serves the
-/// output from memory. Loop thread only.
+/// One body on its way out: resource reader → transform (`BodyPipeline`) → sink, for the proxy and the
+/// in-process reader. Reads only while the sink has room, so a client that does not read holds at most a
+/// window of bytes. A whole-body rewrite collects the body (up to `BodyTransform.rewriteCap`, else it passes
+/// unrewritten), rewrites it (off the loop when large) and serves the output from memory. Loop thread only.
 package final class BodySource: ResourceReaderDelegate {
     package let reader: ResourceReader
     package private(set) var transform: BodyTransform = .none
@@ -52,8 +43,8 @@ package final class BodySource: ResourceReaderDelegate {
     private var stored: ContentInfo?
     /// The part of a cached run not read yet.
     private var held: (file: DataFile, range: Range<Int64>)?
-    /// Output bytes served from memory before the reader's (a rewrite's
-    /// output, or a collected body that passes unrewritten), from offset 0.
+    /// Output served from memory before the reader's (a rewrite's output, or a collected
+    /// body passing unrewritten), from offset 0.
     private var memory: [UInt8] = []
     private var memoryAt = 0
     /// Stopped because the sink had no room: `resume()` goes on. Logged the first time.
@@ -87,7 +78,6 @@ package final class BodySource: ResourceReaderDelegate {
         reader.delegate = self
         reader.start()
     }
-
     /// The output bytes the client gets (after `bodyHead`).
     package func deliver(_ output: Range<Int64>) {
         guard phase == .planning else { return }
@@ -97,7 +87,6 @@ package final class BodySource: ResourceReaderDelegate {
         pump()
     }
 
-    /// The sink has room again.
     package func resume() {
         waitsForRoom = false
         reader.resumeFollowing()
@@ -110,8 +99,6 @@ package final class BodySource: ResourceReaderDelegate {
         memory = []
         reader.close()
     }
-
-    // MARK: ResourceReaderDelegate
 
     package func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard phase == .head, let sink else { return }
@@ -148,14 +135,10 @@ package final class BodySource: ResourceReaderDelegate {
         case .body: emit(bytes, at: offset)
         default: break
         }
-        guard sink.room > 0 else {
-            waitsForRoom = true
-            return false
-        }
-        return true
+        let hasRoom = sink.room > 0
+        if !hasRoom { waitsForRoom = true }
+        return hasRoom
     }
-
-    // MARK: the body
 
     private func pump() {
         guard !pumping else { return pumpAgain = true }
@@ -183,9 +166,8 @@ package final class BodySource: ResourceReaderDelegate {
             if let (file, range) = held {
                 // A sink taking files decrypts an encrypted one as it sends it.
                 guard reads else {
-                    // A body of unknown length is still arriving: handing the
-                    // sink more than it holds would let the download run
-                    // unpaced ahead of the client (see Download.paceWindow).
+                    // A body of unknown length still arriving: more than the sink holds would
+                    // let the download run unpaced ahead of the client (Download.paceWindow).
                     if reader.resource.totalLength == nil && sink.room <= 0 { return waitsForRoom = true }
                     held = nil
                     sink.bodyFile(file, range)
@@ -206,7 +188,6 @@ package final class BodySource: ResourceReaderDelegate {
         }
     }
 
-    /// Reads `range` of the data file and passes it on.
     private func read(_ file: DataFile, _ range: Range<Int64>) -> Bool {
         if file.isEncrypted && transform.isNone && phase == .body
             && range.lowerBound >= pipeline.wanted.lowerBound && range.upperBound <= pipeline.wanted.upperBound {
@@ -223,9 +204,8 @@ package final class BodySource: ResourceReaderDelegate {
         return phase != .done
     }
 
-    /// An encrypted file's bytes sent as they are: decrypted into the array
-    /// the sink takes (whole units read into it, the asked bytes moved to its
-    /// start when they do not begin on a unit), not copied again through the pipeline.
+    /// An encrypted file's bytes decrypted straight into the array the sink takes (the
+    /// asked bytes moved to its start when not unit-aligned), not copied again.
     private func readDecrypted(_ file: DataFile, _ range: Range<Int64>) -> Bool {
         let count = Int(range.count)
         var read = true
@@ -244,7 +224,6 @@ package final class BodySource: ResourceReaderDelegate {
         return phase != .done
     }
 
-    /// Input bytes at `offset` through the pipeline to the sink.
     private func emit(_ input: UnsafeRawBufferPointer, at offset: Int64) {
         var out: [UInt8] = []
         do { try pipeline.feed(input, at: offset, into: &out) } catch { return transformFailed(error) }
@@ -270,8 +249,6 @@ package final class BodySource: ResourceReaderDelegate {
     private func transformFailed(_ error: TransformError) {
         fail(.decryption("cannot decrypt \(reader.resource.url): \(error)"))
     }
-
-    // MARK: whole-body rewrites
 
     private func collect(_ bytes: UnsafeRawBufferPointer) {
         memory.append(contentsOf: bytes)
@@ -312,9 +289,8 @@ package final class BodySource: ResourceReaderDelegate {
         inflateAndRewrite(input, stored: stored, rewrite: rewrite, done: done)
     }
 
-    /// A gzip body: inflated off the loop whatever its compressed size (a
-    /// small body can inflate to the cap), once per stored version when it
-    /// fails (`InflateMemo`): then it passes unchanged.
+    /// A gzip body is inflated off the loop whatever its size (a small one can inflate to
+    /// the cap); a failure is remembered per stored version (`InflateMemo`): it passes unchanged.
     private func inflateAndRewrite(_ input: [UInt8], stored: ContentInfo, rewrite: @escaping @Sendable ([UInt8]) -> [UInt8],
                                    done: @escaping ([UInt8]) -> Void) {
         let memo = reader.inflateMemo

@@ -1,29 +1,20 @@
 
-/// What stands between a resource's cached bytes and what a client gets:
-/// a closed set, chosen once per response (or reader range). The cache always
-/// keeps the origin's bytes; a transform runs on the way out.
-///
-/// - `decrypt` maps 1:1 over cipher blocks: lengths and ranges are kept, the
-///   input is widened to whole blocks and the output cut back (`BodyPipeline`).
-/// - `rewriteManifest` (HLS playlists, DASH MPDs: `ManifestTransform`)
-///   rewrites the whole body: it is read first, rewritten, and the client's
-///   range applies to the output.
-///
-/// Loop thread only (a decryptor carries partial blocks between pieces).
+/// What stands between the cached (origin's) bytes and what a client gets, chosen once
+/// per response or reader range: `decrypt` maps 1:1 over cipher blocks (lengths and
+/// ranges kept); `rewriteManifest` rewrites the whole body, the client's range applying
+/// to the output. Loop thread only (a decryptor carries partial blocks).
 package enum BodyTransform {
     case none
     case decrypt(DecryptTransform)
     case rewriteManifest(ManifestTransform)
 
-    /// The largest body a whole-body rewrite reads into memory; a larger one
-    /// passes through unrewritten (with a warning), so no client can make the
-    /// proxy hold an unbounded body.
+    /// The largest body a rewrite reads into memory; a larger one passes unrewritten, so
+    /// no client can make the proxy hold an unbounded body.
     package static let rewriteCap = 16 << 20
 
     package var isNone: Bool { if case .none = self { true } else { false } }
 
-    /// The rewrite of a whole body, for the whole-body cases; nil for the others.
-    /// Sendable: a large body is rewritten off the loop.
+    /// The whole-body rewrite, if any; Sendable: a large body is rewritten off the loop.
     package var rewrite: (@Sendable ([UInt8]) -> [UInt8])? {
         switch self {
         case .none, .decrypt: return nil
@@ -31,9 +22,7 @@ package enum BodyTransform {
         }
     }
 
-    /// The content information the client sees. A whole-body rewrite drops
-    /// the validators (its output depends on the client's Host, and a strong
-    /// ETag names one exact body); its length is set from the output.
+    /// What the client sees: a rewrite drops the ETag (its output depends on the Host).
     package func outputInfo(_ stored: ContentInfo) -> ContentInfo {
         guard rewrite != nil else { return stored }
         var info = stored
@@ -55,9 +44,7 @@ package struct TransformError: Error, CustomStringConvertible, Sendable {
 }
 
 extension Engine {
-    /// The transform of one body of `url`: decryption when the host's lookup
-    /// names a key for it, else `rewrite` (the proxy's rewrite of an HLS
-    /// playlist or a DASH manifest, built only when asked), else none.
+    /// Decryption when the host's lookup names a key for `url`, else `rewrite` (built when asked), else none.
     package func transform(url: String, rewrite: () -> BodyTransform? = { nil })
         -> Result<BodyTransform, DecryptionSetupError> {
         loop.assertInLoop()

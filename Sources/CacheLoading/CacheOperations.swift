@@ -2,9 +2,7 @@ import CacheHTTP
 import CacheIO
 import CacheStorage
 
-/// One cache entry as listed: by the Swift and C APIs, and by
-/// `GET /admin/cache` to `httpcache cache list` (Codable: the same type on
-/// both ends of the wire).
+/// One cache entry as the APIs and `GET /admin/cache` list it (Codable: one type on both ends).
 package struct CacheEntry: Sendable, Codable, Equatable {
     package var url: String
     package var totalLength: Int64?
@@ -29,11 +27,8 @@ package struct CacheListing: Sendable, Codable, Equatable {
     package var maxBytes: Int64
 }
 
-/// The cache operations, written once for every front end: `MediaCache`,
-/// the C API and the proxy's admin routes (`httpcache
-/// cache …` while a proxy serves the folder). Each runs on the loop of the
-/// store owning the resource, or of every store for all of them, and calls
-/// `done` there (for every store: on the last one to answer).
+/// The cache operations for every front end (`MediaCache`, the C API, the admin routes). Each runs on the
+/// owning store's loop (or every store's) and calls `done` there (the last one to answer).
 package struct CacheOperations: Sendable {
     /// The folder's stores by shard: one, or one per loop (see StoreGroup).
     package let stores: [LoopBound<ResourceStore>]
@@ -65,8 +60,7 @@ package struct CacheOperations: Sendable {
         }
     }
 
-    /// Removes every stored entry of `url` (its variants, the forward
-    /// requests' one: what PURGE finds), each once its readers are done.
+    /// Removes every stored entry of `url` (what PURGE finds), each once its readers are done.
     package func remove(url: String, _ done: @escaping @Sendable (Result<Void, HTTPCacheError>) -> Void) {
         onOwner(of: url, done) { store, key in
             let found = store.everyEntry(cacheKey: key, url: url)
@@ -76,9 +70,8 @@ package struct CacheOperations: Sendable {
         }
     }
 
-    /// PURGE: every stored variant of `url` goes at once, even in use (new
-    /// requests fetch it again; responses in flight end cleanly); `done`
-    /// gets how many entries, `.notFound` when none was stored.
+    /// PURGE: every stored variant of `url` goes at once, even in use (responses in flight
+    /// end cleanly); `done` gets how many, `.notFound` when none.
     package func purge(url: String, _ done: @escaping @Sendable (Result<Int, HTTPCacheError>) -> Void) {
         onOwner(of: url, done) { store, _ in
             let purged = store.purge(url: url)
@@ -122,8 +115,7 @@ package struct CacheOperations: Sendable {
         }
     }
 
-    /// Unpins what the preload of `url` pinned (and `url`'s own entry), on
-    /// every store: a preload's segments hash to different ones. `done` gets how many.
+    /// Unpins what the preload of `url` pinned, on every store (its segments hash anywhere).
     package func unpin(url: String, _ done: @escaping @Sendable (Int) -> Void) {
         let key = cacheKey(url)
         everyStore({ $0.unpin(url: url, cacheKey: key) }) { done($0.reduce(0, +)) }
@@ -131,8 +123,7 @@ package struct CacheOperations: Sendable {
 
     static func notCached(_ url: String) -> HTTPCacheError { HTTPCacheError(.notFound, "not cached: \(url)") }
 
-    /// Runs `body` on the loop of the store owning `url` with its cache key;
-    /// `done` gets `.closed` when that loop has stopped.
+    /// Runs `body` on the owning store's loop; `done` gets `.closed` when it has stopped.
     private func onOwner<T>(of url: String, _ done: @escaping @Sendable (Result<T, HTTPCacheError>) -> Void,
                             _ body: @escaping @Sendable (ResourceStore, String) -> Void) {
         let key = cacheKey(url)

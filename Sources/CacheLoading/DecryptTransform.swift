@@ -1,13 +1,10 @@
 import CacheIO
 
-/// Chooses how a resource is encrypted, by origin URL; nil: plain. It may
-/// throw (no key for this URL): the response or read fails with that error
-/// and nothing cached is touched. Called on the loop thread once per
-/// response or reader range, so it must be quick (hold keys in memory).
+/// How a resource is encrypted, by origin URL (nil: plain). A throw fails the response or read, touching
+/// nothing cached. Called on the loop once per response or reader range: it must be quick (keys in memory).
 package typealias DecryptionLookup = @Sendable (String) throws -> DecryptionSpec?
 
-/// Why a resource's decryption could not be set up: the lookup threw, or
-/// returned an unusable key or IV.
+/// Why decryption could not be set up: the lookup threw, or gave an unusable key or IV.
 package struct DecryptionSetupError: Error, CustomStringConvertible, Sendable {
     package let url: String
     package let reason: String
@@ -23,14 +20,9 @@ package struct DecryptionSetupError: Error, CustomStringConvertible, Sendable {
     package var description: String { "no usable decryption for \(url): \(reason)" }
 }
 
-/// Decryption as a mapping body transform: output byte `i` is the plaintext
-/// of ciphertext byte `i`, so lengths and ranges are unchanged. `BodyPipeline`
-/// widens the asked range to whole 16-byte blocks (`inputRange`), this
-/// decrypts block-aligned runs, and the pipeline cuts the asked bytes back out.
-///
-/// Input arrives in pieces of any size (bytes land as the origin sends them),
-/// so a partial block is held back until the rest of it comes; output thus
-/// always starts at the first input offset and runs contiguously from there.
+/// Decryption as a mapping transform: output byte `i` is the plaintext of input byte `i`. `BodyPipeline`
+/// widens the range to whole 16-byte blocks (`inputRange`) and cuts the asked bytes back out. Input comes in
+/// pieces of any size: a partial block is held back, so output runs contiguously from the first input offset.
 package final class DecryptTransform {
     private let decryptor: BlockDecryptor
     /// Ciphertext of a block begun but not complete, starting at `carryOffset`.
@@ -55,8 +47,7 @@ package final class DecryptTransform {
 
     /// The ciphertext needed for the plaintext `range`: whole blocks.
     package static func inputRange(forOutput range: Range<Int64>, totalLength: Int64?) -> Range<Int64> {
-        // "To the end" of a body of unknown length stays open-ended (rounding
-        // Int64.max up would overflow); only the start needs a block boundary.
+        // An open end stays open (rounding Int64.max up would overflow).
         if range.upperBound == Int64.max {
             let block = Int64(BlockDecryptor.blockSize)
             return range.lowerBound / block * block..<Int64.max
@@ -96,8 +87,7 @@ package final class DecryptTransform {
 
     package func finish(into output: inout [UInt8]) throws(TransformError) {
         guard !carry.isEmpty else { return }
-        // CTR: the resource's short last block. ECB ciphertext is whole blocks,
-        // so a tail there means a truncated or non-ECB resource.
+        // CTR: a short last block. (ECB is whole blocks: a tail means a bad resource.)
         let tail = carry
         carry.removeAll()
         try decrypt(tail, at: carryOffset, appending: &output)

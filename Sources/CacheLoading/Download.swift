@@ -3,12 +3,9 @@ import CacheStorage
 import CacheUpstream
 import Logging
 
-/// Drives one origin request filling a byte range of a resource's data file:
-/// the `DownloadStateMachine` decides what the response means, this class
-/// stores the bytes, wakes readers and steers the upstream task.
-///
-/// Every byte is written at its offset before readers are woken, so readers
-/// only ever send bytes that are in the file. Loop thread only.
+/// Drives one origin request filling a byte range of a data file: `DownloadStateMachine` decides, this class
+/// stores the bytes, wakes readers and steers the upstream task. A byte is written before readers are woken,
+/// so they send only bytes in the file. Loop thread only.
 final class Download: UpstreamResponseDelegate {
     typealias Request = DownloadStateMachine.Request
 
@@ -25,10 +22,8 @@ final class Download: UpstreamResponseDelegate {
     let clientHeaders: HTTPHeaders
     /// When the request was sent (RFC 9111 §4.2.3 request_time), in seconds.
     let requestTime: Int64
-    /// For the forward and reverse modes: any storable status is kept and the
-    /// content types of `--cache-types` (or all) are (see `LoaderPolicy.keeps`).
+    /// Forward and reverse modes: any storable status and `--cache-types` are kept.
     let transparent: Bool
-
     /// Started by a background reader (a download or preload): paced by `Loader.pacer`.
     let background: Bool
 
@@ -45,7 +40,6 @@ final class Download: UpstreamResponseDelegate {
     }
 
     var request: Request { machine.request }
-    /// Next offset to write.
     var position: Int64 { machine.position ?? 0 }
     /// Where the download stops (exclusive); nil while unknown.
     var end: Int64? { machine.end }
@@ -57,19 +51,13 @@ final class Download: UpstreamResponseDelegate {
     var rangeHeader: String { machine.rangeHeader(knownTotal: state.resource.totalLength) }
 
     var isProbe: Bool { if case .probe = request { true } else { false } }
-
     var isValidation: Bool { request == .validation }
-
     /// The status the origin answered this request with; nil until it did.
     private(set) var responseStatus: Int?
 
-    /// Another download takes over from `offset`.
     func truncate(at offset: Int64) { machine.truncate(at: offset) }
 
-    // MARK: UpstreamResponseDelegate
-
-    /// 100, 102, 103…: not part of the resource, so nothing is stored; the
-    /// readers waiting for this download's head get it to relay.
+    /// 1xx: not part of the resource, not stored; readers waiting for the head relay it.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
         for reader in Array(state.waiting.values) { reader.interim(head, from: self) }
     }
@@ -82,14 +70,12 @@ final class Download: UpstreamResponseDelegate {
                                          status: loader.storedHead(resource).status)
             : nil
         responseStatus = head.status
-        // Another status than 200/206 is kept when storable (a validation
-        // answered with the stored status itself: a stored 404 still a 404).
+        // Another status than 200/206 is kept when storable (a stored 404 validated by a 404).
         let storesStatus = transparent && head.status != 200 && head.status != 206
             && (isProbe || isValidation) && loader.mayStore(head, request: clientHeaders)
         let actions = machine.head(head, known: known, storesStatus: storesStatus, storesAnyStatus: transparent)
-        // Every request carries Range: a 206 shows the origin serves ranges, a
-        // 200 of the same version that it does not (If-Range explains a 200
-        // only for a new version, which the machine reports as changed).
+        // Every request carries Range: a 206 shows ranges are served, a 200 of the same
+        // version that they are not (If-Range explains a 200 only for a new version).
         if head.status == 206 {
             state.rangesSupported = true
         } else if head.status == 200, !actions.contains(where: { if case .versionChanged = $0 { true } else { false } }) {
@@ -138,9 +124,8 @@ final class Download: UpstreamResponseDelegate {
             push(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
         case .stopKeeping(let count, let offset, let tooLarge):
             if tooLarge { loader.tooLargeToKeep(state, at: offset + Int64(count)) }
-            // Not kept: nothing goes to disk, and the origin is paced to
-            // the readers (paused while their queues are full), so a client
-            // that does not read cannot make the proxy download without end.
+            // Not kept: the origin is paced to the readers' queues, so a client that does
+            // not read cannot make the proxy download without end.
             passOn(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), from: offset)
         case .store(let count, let offset):
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
@@ -161,23 +146,22 @@ final class Download: UpstreamResponseDelegate {
             if end == nil { paceToReaders() }
             if background { loader.pacer.received(count, by: self) }
         }
-        if machine.shouldStopEarly, task?.isFinished == false {
-            task?.cancel()
-            stop(nil)
-        }
+        if machine.shouldStopEarly, task?.isFinished == false { cancel() }
     }
 
     func upstreamDidFinish(_ error: UpstreamError?) {
         switch machine.responseEnded(error: error.map { .upstream($0) }, errorHead: errorHead, errorBody: errorBody) {
         case .completedWithLength(let length)?:
-            // A body of unknown length: now it is known.
             let metadata = state.resource.metadata
             state.resource.setInfo(totalLength: length, contentType: metadata.contentType,
                                    etag: metadata.etag, lastModified: metadata.lastModified)
-            keepIfEmpty()
-            ended()
+            fallthrough
         case .completed?:
-            keepIfEmpty()
+            // An empty body (204, empty 200) writes no byte: its empty file is made so the index lists it.
+            let resource = state.resource
+            if resource.totalLength == 0, !resource.isTransient, !isPassThrough {
+                _ = try? resource.dataFile()
+            }
             ended()
         case .failed?:
             ended()
@@ -185,16 +169,6 @@ final class Download: UpstreamResponseDelegate {
             break
         }
     }
-
-    /// A complete empty body (a 204, an empty 200) writes no byte, so no
-    /// data file would list it in the index: its (empty) file is made here.
-    private func keepIfEmpty() {
-        let resource = state.resource
-        guard resource.totalLength == 0, !resource.isTransient, !isPassThrough else { return }
-        _ = try? resource.dataFile()
-    }
-
-    // MARK: passing bytes through (the disk is full)
 
     /// Readers fed straight from this download; nothing is written to the file.
     private(set) var followers: [ResourceReader] = []
@@ -215,9 +189,8 @@ final class Download: UpstreamResponseDelegate {
         for reader in readers { reader.follow(self) }
     }
 
-    /// The machine stopped keeping the bytes mid-download (the disk filled
-    /// up, or the resource is not kept): readers waiting for exactly the next
-    /// byte follow it and get `bytes`; the others replan (and pass through on their own).
+    /// The bytes are no longer kept (disk full, or not kept): readers waiting for exactly
+    /// the next byte follow and get `bytes`; the others replan.
     private func passOn(_ bytes: UnsafeRawBufferPointer, from next: Int64) {
         follow(state.waiting.values.filter { $0.isWaiting(for: self, at: next) })
         if followers.isEmpty { cancel() }
@@ -248,11 +221,8 @@ final class Download: UpstreamResponseDelegate {
         if isPassThrough && followers.isEmpty { cancel() } else { followerDrained() }
     }
 
-    // MARK: pacing a body of unknown length
-
-    /// Bytes a body of unknown length may be stored ahead of its furthest
-    /// reader: an endless origin and a client that does not read leave at
-    /// most this on disk, not the whole size limit at origin speed.
+    /// Bytes a body of unknown length may be stored ahead of its furthest reader: an
+    /// endless origin and an idle client leave at most this on disk.
     static let paceWindow: Int64 = 8 << 20
     private(set) var isWaitingForReaders = false
 
@@ -286,12 +256,7 @@ final class Download: UpstreamResponseDelegate {
     /// Stops the download because nobody wants its bytes any more.
     func cancel() {
         task?.cancel()
-        stop(nil)
-    }
-
-    private func stop(_ failure: LoadError?) {
-        guard machine.stop(failure) else { return }
-        ended()
+        if machine.stop(nil) { ended() }
     }
 
     /// The machine reached `finished`: tell the loader once.

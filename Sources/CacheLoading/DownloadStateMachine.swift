@@ -15,12 +15,9 @@ import CacheHTTP
 ///  receiving ── origin ended early / failed ──▶ finished(failure) ──────────┘
 /// ```
 ///
-/// The machine decides — what a head means, where each body byte goes (the
-/// file, the readers following a pass-through, an error body), what a failed
-/// write means; the driver (`Download`) writes bytes into the data file,
-/// hands them on, wakes readers and steers the upstream task. Every byte is accepted
-/// only after its response head was checked against the request and the
-/// cached version, so a contradicting response stores nothing.
+/// The machine decides what a head means, where each body byte goes and what a
+/// failed write means; the driver (`Download`) does the I/O. A byte is accepted only
+/// after its head was checked against the request and the cached version.
 package struct DownloadStateMachine {
     package enum Request: Equatable, Sendable {
         /// A gap of a resource of known length (upper bound Int64.max: to the end).
@@ -54,17 +51,15 @@ package struct DownloadStateMachine {
         case adopt(totalLength: Int64?)
         /// The head matches the cached version: it is confirmed now.
         case confirmed
-        /// A 304 to a revalidation (RFC 9111 §4.3.4): refresh the stored head,
-        /// keep the bytes. The exchange completes on its own (no body), so its
-        /// connection goes back to the pool.
+        /// A 304 to a revalidation (RFC 9111 §4.3.4): refresh the stored head, keep the
+        /// bytes; the exchange completes by itself, so its connection goes back to the pool.
         case notModified
         /// The origin's version differs from the cached one (reason): drop the old bytes.
         case versionChanged(String)
         /// Keep the body of this error status for the client.
         case collectErrorBody
-        /// Nothing more to receive: stop the upstream task.
         case stopTask
-        /// Bytes may now be awaited from `position`: wake readers.
+        /// Bytes may now be awaited from `position`.
         case wakeReaders
         case finish
     }
@@ -74,8 +69,7 @@ package struct DownloadStateMachine {
     /// The most error-body bytes kept for the client.
     package static let maxErrorBody = 64 << 10
 
-    /// Where the download stands before its head: a range's position and end
-    /// are known up front (`knownTotal` resolves an open end).
+    /// A range's position and end are known up front (`knownTotal` resolves an open end).
     package init(request: Request, knownTotal: Int64? = nil) {
         self.request = request
         if case .range(let range) = request {
@@ -85,17 +79,14 @@ package struct DownloadStateMachine {
         }
     }
 
-    /// A `.range` download knows its position before the head, but the head
-    /// still has to be checked: this remembers that it has not been.
+    /// A `.range` download knows its position before its head, which is still to be checked.
     private var pendingRange = false
 
     /// The next byte to store, while receiving.
     package var position: Int64? { if case .receiving(let position, _, _) = state { position } else { nil } }
-
     package var end: Int64? { if case .receiving(_, let end, _) = state { end } else { nil } }
 
     package var isFinished: Bool { if case .finished = state { true } else { false } }
-
     /// True while position and end are real: for a range from the start
     /// (other readers may wait for its bytes), else once the head was accepted.
     package var isReady: Bool { if case .receiving = state { true } else { false } }
@@ -108,13 +99,10 @@ package struct DownloadStateMachine {
         state = .receiving(position: position, end: offset, responseEnd: responseEnd)
     }
 
-    /// The response head (redirects already followed). `storesStatus`: the
-    /// head's status is not 200/206 but the cache may store it (RFC 9111 §3,
-    /// the driver decides): a first request keeps its whole body like a 200's;
-    /// a validation of a stored response of that status compares it like a 200.
-    /// `storesAnyStatus`: the cache keeps any storable status (forward and
-    /// reverse modes), so a validation answered with another status than the
-    /// stored one replaces it (`Revalidation.outcome`, RFC 9111 §4.3.3).
+    /// The response head (redirects followed). `storesStatus`: a status other than 200/206
+    /// the cache may store (RFC 9111 §3), kept or compared like a 200. `storesAnyStatus`
+    /// (forward and reverse modes): a validation answered with another status replaces
+    /// the stored one (`Revalidation.outcome`, RFC 9111 §4.3.3).
     package mutating func head(_ head: HTTPResponseHead, known: Known?, storesStatus: Bool = false,
                                storesAnyStatus: Bool = false) -> [HeadAction] {
         guard !isFinished, pendingRange || state == .awaitingHead else { return [] }
@@ -126,8 +114,7 @@ package struct DownloadStateMachine {
                 state = .finished(nil)
                 return [.notModified, .finish]
             case .replace:
-                // The origin's new answer replaces the stored one: the
-                // reader starts over and fetches it whole.
+                // The reader starts over and fetches the new answer whole.
                 let change = "status \(known.status) → \(head.status)"
                 return [.versionChanged(change)] + fail(.changed(change))
             case .error:
@@ -177,8 +164,7 @@ package struct DownloadStateMachine {
         return receive(compare(head, totalLength: length, known: known), from: 0, end: length, responseEnd: length)
     }
 
-    /// An accepted head (`actions`: what comparing it said): a validation
-    /// ends here, any other download receives its body.
+    /// An accepted head (`actions`: what comparing said): a validation ends here, others get the body.
     private mutating func receive(_ actions: [HeadAction], from position: Int64, end: Int64?,
                                   responseEnd: Int64?) -> [HeadAction] {
         if isFinished { return actions }
@@ -202,8 +188,7 @@ package struct DownloadStateMachine {
         return actions + [.stopTask, .finish]
     }
 
-    /// The origin's description against the cached version: adopt it when
-    /// new, confirm it when equal, fail when it changed.
+    /// Adopts the origin's description when new, confirms it when equal, fails when changed.
     private mutating func compare(_ head: HTTPResponseHead, totalLength: Int64?, known: Known?) -> [HeadAction] {
         guard let known else { return [.adopt(totalLength: totalLength)] }
         let etag = head.headers["etag"]
@@ -224,13 +209,10 @@ package struct DownloadStateMachine {
     package enum BodyAction: Equatable {
         /// Store this many bytes at this offset (the rest are beyond the end).
         case store(count: Int, at: Int64)
-        /// Hand this many bytes straight to the readers following the
-        /// download: it passes through (the bytes are not kept).
+        /// Hand this many bytes straight to the readers following the download (not kept).
         case pass(count: Int, at: Int64)
-        /// The bytes are not to be kept from here on: the download passes
-        /// through from this offset (readers waiting for it follow), then
-        /// hands them on. `tooLarge`: a body of unknown length outgrew the
-        /// cache limit here; else the resource is not kept (transient).
+        /// From this offset the download passes through. `tooLarge`: a body of unknown
+        /// length outgrew the cache limit here; else the resource is transient.
         case stopKeeping(count: Int, at: Int64, tooLarge: Bool)
         /// Keep this many bytes of an error body.
         case collect(count: Int)
@@ -247,11 +229,8 @@ package struct DownloadStateMachine {
         package var maxBytes: Int64
     }
 
-    /// The bytes go to the readers following this download, not to the file
-    /// (the disk is full, or the resource is not kept). Once set, for good.
+    /// The bytes go to the following readers, not to the file (disk full, or not kept). Once set, for good.
     package private(set) var isPassingThrough = false
-
-    /// From now on the bytes pass through (`pass`), never to the file.
     package mutating func passThrough() { isPassingThrough = true }
 
     package mutating func body(count: Int, keeping: Keeping) -> BodyAction {
@@ -277,8 +256,7 @@ package struct DownloadStateMachine {
 
     /// What a failed write of stored bytes means.
     package enum StoreFailure: Equatable {
-        /// The disk is full or failing (a storage fault): the download passes
-        /// through from here on, the bytes handed on (`pass`).
+        /// A storage fault (disk full or failing): the download passes through from here.
         case passThrough
         /// Another error: the download fails with it (the task is stopped).
         case fail(LoadError)
@@ -295,10 +273,8 @@ package struct DownloadStateMachine {
         return .passThrough
     }
 
-    /// Bytes were stored: stop early when another download took over the rest
-    /// or the origin sends more than was asked. A response that simply
-    /// reached its own end is left to complete, so its connection can go back
-    /// to the pool.
+    /// Stop early when another download took over the rest or the origin sends more than
+    /// asked; a response at its own end is left to complete, so its connection is pooled.
     package var shouldStopEarly: Bool {
         guard case .receiving(let position, let end?, let responseEnd) = state else { return false }
         return position >= end && end < (responseEnd ?? Int64.max)

@@ -4,8 +4,7 @@ import CacheStorage
 import CacheUpstream
 import Logging
 
-/// What an engine needs: the cache folder and its limits, the origin side,
-/// and how URLs map to cache entries.
+/// What an engine needs: the folder and its limits, the origin side, the URL → entry map.
 package struct EngineConfiguration: Sendable {
     package var cacheDirectory: String
     package var upstream = UpstreamConfiguration()
@@ -13,23 +12,19 @@ package struct EngineConfiguration: Sendable {
     package var maxCacheBytes: Int64
     /// What is cached and how often cached resources are checked.
     package var policy = LoaderPolicy()
-    /// The clock of the cache's time decisions (milliseconds since 1970):
-    /// freshness and ages (RFC 9111 §4.2), LRU times, storage-fault back-offs.
-    /// The wall clock; tests make time pass with their own.
+    /// The clock (ms since 1970) of freshness and ages (RFC 9111 §4.2), LRU times and
+    /// storage-fault back-offs; tests make time pass with their own.
     package var clock: @Sendable () -> Int64 = { WallClock.milliseconds() }
     /// Maps an origin URL to its cache key (several URLs may share one entry).
     package var cacheKey: @Sendable (String) -> String = { $0 }
-    /// Replaces the proxy URLs written into rewritten playlists (the host's
-    /// `playlistURIRewriter`); nil: the mode's own.
+    /// Replaces the proxy URLs of rewritten playlists (`playlistURIRewriter`); nil: the mode's.
     package var playlistURIHook: HLSURIHook?
     /// The same for the URLs of rewritten DASH manifests.
     package var manifestURLHook: MPDURLHook?
-    /// The process's open-file limit shared out (`MediaCache` computes it
-    /// once); nil when the engine runs without one (tests). Its `dataFiles`,
-    /// split per loop, is the bound for the store's open data files.
+    /// The open-file limit shared out (by `MediaCache`; nil in tests): its `dataFiles`,
+    /// split per loop, bounds the store's open data files.
     package var descriptors: DescriptorBudget?
-    /// The folder's encryption key (32 bytes), nil for a folder without
-    /// encryption (see CacheStorage/FolderKeys).
+    /// The folder's encryption key (32 bytes; see CacheStorage/FolderKeys); nil: plain.
     package var encryptionKey: [UInt8]?
     /// Fetches at once over every download and preload (all loops).
     package var downloadParallel = 4
@@ -39,15 +34,11 @@ package struct EngineConfiguration: Sendable {
     package var followsCMCDHints = true
     /// Segments fetched ahead of a player (`--prefetch`); 0: none.
     package var prefetch = 2
-    /// The proxy serves the LAN (signed proxy URLs only). Set at start: the
-    /// bind address does not change with a reload.
+    /// The proxy serves the LAN (signed proxy URLs only); set at start, not reloaded.
     package var servesLAN = false
 
-    /// Prefetch only URIs of the title's own origin (scheme, host and
-    /// port): LAN mode without an allow-list, where the proxy signs no other
-    /// origin's URI a playlist names, so no client could ask for it either.
-    /// (With an allow-list the origin client refuses what it does not allow.)
-    /// Derived, so a reload that adds or drops the allow-list changes it.
+    /// Prefetch only the title's own origin: LAN mode without an allow-list signs no other origin's URI, so
+    /// no client could ask for it (an allow-list refuses by itself). Derived, so a reload changes it.
     package var prefetchOwnOriginOnly: Bool { servesLAN && upstream.destinations.allowsAll }
 
     package init(cacheDirectory: String, maxCacheBytes: Int64) {
@@ -56,10 +47,8 @@ package struct EngineConfiguration: Sendable {
     }
 }
 
-/// The cache at work: the folder's store, the loader with its downloads and
-/// the upstream client, on one event loop. It runs without any server; the
-/// HTTP proxy, in-process readers, preloads and the C library are its
-/// clients. Loop thread only, except where stated.
+/// The cache at work on one event loop: the store, the loader with its downloads, the upstream client. Needs
+/// no server: the proxy, in-process readers, preloads and the C library use it. Loop thread unless stated.
 package final class Engine {
     package let loop: EventLoop
     package private(set) var configuration: EngineConfiguration
@@ -86,12 +75,10 @@ package final class Engine {
     }
     package private(set) var prefetcherIfMade: Prefetcher?
 
-    /// The engines of every loop (this one among them): set once as the
-    /// group opens (see EngineGroup).
+    /// The engines of every loop, this one included: set once as the group opens.
     package internal(set) weak var group: EngineGroup?
 
-    /// Opens shard `shard` of the folder opened as `stores`: the resources
-    /// whose cache key hashes to it. Call on the loop thread.
+    /// Opens shard `shard` of `stores` (the resources whose key hashes to it). Loop thread.
     package init(loop: EventLoop, configuration: EngineConfiguration, logger: Logger, stores: StoreGroup,
                  shard: Int) throws {
         loop.assertInLoop()
@@ -102,21 +89,17 @@ package final class Engine {
                               logger: logger)
         store.clock = configuration.clock
         if let budget = configuration.descriptors {
-            // This loop's share of data files: half for the store's open
-            // files, the rest for copies of plain hits (three quarters of the
-            // store's cap, see PlainHitCache) and files in flight.
+            // Half this loop's share for the store's open files, the rest for plain-hit
+            // copies (3/4 of the store's cap, see PlainHitCache) and files in flight.
             store.maxOpenFiles = max(4, DescriptorBudget.perLoop(budget.dataFiles, loops: stores.count) / 2)
         }
         let client = try UpstreamClient(loop: loop, configuration: configuration.upstream, logger: logger)
         loader = Loader(store: store, client: client, policy: configuration.policy, logger: logger)
     }
 
-    /// A configuration reload (SIGHUP): `new` is this engine's configuration
-    /// with the reloadable options of the new one applied (see
-    /// `ServeOption.apply`). The size limit (eviction runs at once when the
-    /// cache is now over it), the origin request fields, the allowed
-    /// destinations and the background fetches change for every request from
-    /// now on; requests in flight keep what they started with.
+    /// A reload (SIGHUP): `new` has the reloadable options applied (`ServeOption.apply`).
+    /// Size limit (evicting at once), origin fields, destinations and background fetches
+    /// change for later requests; requests in flight keep what they started with.
     package func reconfigure(_ new: EngineConfiguration) {
         loop.assertInLoop()
         configuration = new
@@ -128,23 +111,17 @@ package final class Engine {
         prefetcherIfMade?.reconfigure()
     }
 
-    /// How resources are encrypted at their origins, by URL (nil: all plain).
-    /// Set before serving or opening readers: each response or reader range
-    /// asks it once, when it starts.
+    /// How resources are encrypted at their origins (nil: all plain). Set before serving:
+    /// each response or reader range asks it once, when it starts.
     package var decryption: DecryptionLookup?
 
-    /// The cache key of an origin URL.
     package func cacheKey(for url: String) -> String { configuration.cacheKey(url) }
-
     /// The store's key (hash of the cache key) of an origin URL.
     package func storeKey(for url: String) -> String { store.storeKey(for: cacheKey(for: url)) }
 
-    /// A reader of `url` over `spec` (nil: the whole resource), sharing downloads
-    /// with every other reader of the same bytes.
-    /// `background` readers (preloads) yield to the others.
-    /// `storeKey` is the hashed cache key when the caller has it already.
-    /// `request` is the client's request fields: the cache's freshness,
-    /// storing and Vary rules read them (RFC 9111).
+    /// A reader of `url` over `spec` (nil: all), sharing downloads with every reader of
+    /// the same bytes. `background` (preloads) yields to the others; `storeKey`: the
+    /// hashed key, when known; `request`: the client's fields, for the RFC 9111 rules.
     package func reader(url: OriginURL, spec: ByteRangeSpec?, fields: OriginFields = OriginFields(),
                         storeKey: String? = nil, background: Bool = false,
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {

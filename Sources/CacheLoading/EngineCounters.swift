@@ -1,12 +1,8 @@
-/// What the engine did with origins, counted where it happens (the loader).
-/// Plain integers: loop thread only.
+/// What the engine did with origins, counted where it happens (the loader). Plain integers: loop thread only.
 package struct EngineCounters: Sendable, Equatable {
-    /// Requests sent to origins (downloads started; redirects and a retry of a
-    /// dead pooled connection are part of one request).
+    /// Downloads started (their redirects, and a retry on a dead pooled connection, are not counted again).
     package var originRequests: UInt64 = 0
-    /// Failed downloads by `OriginErrorCode`.
     package var originErrors: [OriginErrorCode: UInt64] = [:]
-    /// Body bytes received from origins.
     package var bytesFromOrigin: UInt64 = 0
     /// Downloads running now (derived when the counters are read).
     package var activeDownloads = 0

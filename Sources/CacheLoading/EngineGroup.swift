@@ -3,13 +3,9 @@ import CacheStorage
 import Logging
 import Synchronization
 
-/// The engines of one cache folder, one per loop, each owning the resources
-/// whose cache key hashes to it: their downloads, readers and bookkeeping
-/// run on that loop only (see StoreGroup for what the shards share).
-///
-/// Work for another shard is posted to its loop; nothing here locks on the
-/// hot path. An engine is touched only on its own loop: this type says
-/// which engine owns what and carries work to it. Thread-safe.
+/// The engines of one folder, one per loop, each owning the resources whose key hashes
+/// to it (StoreGroup: what shards share). An engine is touched only on its loop: this
+/// type says who owns what and posts work there, locking nothing. Thread-safe.
 package final class EngineGroup: Sendable {
     private let engines: [LoopBound<Engine>]
     package let loops: [EventLoop]
@@ -25,9 +21,7 @@ package final class EngineGroup: Sendable {
 
     package var count: Int { engines.count }
 
-    /// Opens the folder with one engine on each of `loops` (shard i on loop
-    /// i), one after another, so no shard serves while another still scans
-    /// the folder. Call off those loops.
+    /// Opens shard i on loop i, in turn, so none serves while another scans the folder. Call off those loops.
     package init(loops: [EventLoop], configuration: EngineConfiguration, logger: Logger,
                  prepare: @escaping @Sendable (Engine) -> Void = { _ in }) throws {
         precondition(!loops.isEmpty)
@@ -65,8 +59,7 @@ package final class EngineGroup: Sendable {
         }
     }
 
-    /// Tells an engine of its group (on its loop): preloads, which run on
-    /// the first shard, yield to every shard's readers and hear when all are done.
+    /// On its loop: preloads (first shard) yield to every shard's readers.
     private func introduce(_ engine: Engine, index: Int) {
         engine.group = self
         engine.loader.gauge = foreground
@@ -82,7 +75,6 @@ package final class EngineGroup: Sendable {
         }
     }
 
-    /// The shard owning an origin URL's resources.
     package func shard(ofURL url: String) -> Int { stores.shard(ofURL: url) }
 
     /// Runs `work` with shard `index`'s engine on its loop. False once that loop has stopped.
@@ -111,8 +103,7 @@ package final class EngineGroup: Sendable {
     }
 }
 
-/// Foreground readers open on any shard and their origin downloads, and
-/// whether preloads wait for none.
+/// Foreground readers and their origin downloads on any shard; preloads wait for none.
 package final class ReaderGauge: Sendable {
     private let readers = Atomic<Int>(0)
     private let waiting = Atomic<Bool>(false)
@@ -124,8 +115,7 @@ package final class ReaderGauge: Sendable {
 
     package var isIdle: Bool { readers.load(ordering: .relaxed) == 0 }
 
-    /// Origin downloads started for foreground readers, running on any shard:
-    /// while there is one, downloads only background readers want are held.
+    /// While a foreground download runs, downloads only background readers want are held.
     private let foregroundDownloads = Atomic<Int>(0)
     func downloadStarted() { foregroundDownloads.add(1, ordering: .relaxed) }
     func downloadEnded() { foregroundDownloads.subtract(1, ordering: .relaxed) }

@@ -1,11 +1,6 @@
-/// The last failure per origin URL, bounded: a client requesting endless
-/// distinct failing URLs must not grow memory.
-///
-/// Approximately least-recently-used in O(1): entries live in two
-/// generations; when the young one is full the old one is dropped and the
-/// young one becomes old. A lookup that hits the old generation moves the
-/// entry back to the young one, so a URL read or failing again survives.
-/// At most `limit` entries are kept.
+/// The last failure per origin URL, bounded (endless failing URLs must not grow memory).
+/// About LRU in O(1): two generations; when the young one is full the old is dropped and
+/// the young becomes old; a hit in the old moves back. At most `limit` entries.
 package struct ErrorRecords {
     package let limit: Int
     private var young: [String: String] = [:]

@@ -7,18 +7,15 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     case originStatus(status: Int, headers: HTTPHeaders, body: [UInt8])
     /// The origin could not be reached or misbehaved.
     case upstream(UpstreamError)
-    /// The cache could not store bytes.
     case storage(String)
     /// The origin's response contradicts what was asked or what is cached.
     case mismatch(String)
     /// The resource changed at the origin while this response was using the old version.
     case changed(String)
-    /// The stored response may not be used without the origin, and the
-    /// origin could not be asked or reached (only-if-cached, must-revalidate
-    /// offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
+    /// The stored response needs the origin, which could not be asked or reached
+    /// (only-if-cached, must-revalidate offline): 504 (RFC 9111 §4.2.4, §5.2.1.7).
     case notCached(String)
-    /// The host's decryption choice for the resource failed (key lookup threw,
-    /// or gave an unusable key): nothing is served, nothing cached is touched.
+    /// The host's decryption choice failed (lookup threw, unusable key): nothing is served or touched.
     case decryption(String)
 
     package var description: String {
@@ -34,98 +31,82 @@ package enum LoadError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-/// What the client's response head is built from.
-///
-/// Passed along a response's whole path (reader, transform context, exchange
-/// machine, plan), so its fields live in one immutable box: a copy is one
-/// reference count, and a change (rare, while the info is put together)
-/// makes a new box.
+/// What the client's response head is built from. Passed along a response's whole path, so its fields live in
+/// one immutable box: a copy is one reference count, a (rare) change makes a new box.
 package struct ContentInfo: Sendable {
-    private final class Box: Sendable {
-        let totalLength: Int64?
-        let contentType: String?
-        let etag: String?
-        let lastModified: String?
-        let headers: HTTPHeaders
-        let replayedLines: [UInt8]?
-        let age: Int?
-        let status: Int
-        let ttl: Int?
+    private struct Fields {
+        var totalLength: Int64?
+        var contentType: String?
+        var etag: String?
+        var lastModified: String?
+        var headers: HTTPHeaders
+        var replayedLines: [UInt8]?
+        var age: Int?
+        var status = 200
+        var ttl: Int?
+    }
 
-        init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
-             headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?, status: Int = 200, ttl: Int? = nil) {
-            self.status = status
-            self.ttl = ttl
-            self.totalLength = totalLength
-            self.contentType = contentType
-            self.etag = etag
-            self.lastModified = lastModified
-            self.headers = headers
-            self.replayedLines = replayedLines
-            self.age = age
-        }
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     private var box: Box
 
     package init(totalLength: Int64?, contentType: String?, etag: String?, lastModified: String?,
                  headers: HTTPHeaders = HTTPHeaders()) {
-        box = Box(totalLength: totalLength, contentType: contentType, etag: etag, lastModified: lastModified,
-                  headers: headers, replayedLines: nil, age: nil)
+        box = Box(Fields(totalLength: totalLength, contentType: contentType, etag: etag,
+                         lastModified: lastModified, headers: headers))
     }
 
-    /// A copy of the box with one field changed.
-    private mutating func change(totalLength: Int64?? = nil, contentType: String?? = nil, etag: String?? = nil,
-                                 headers: HTTPHeaders? = nil,
-                                 replayedLines: [UInt8]?? = nil, age: Int?? = nil, status: Int? = nil,
-                                 ttl: Int?? = nil) {
-        box = Box(totalLength: totalLength ?? box.totalLength, contentType: contentType ?? box.contentType,
-                  etag: etag ?? box.etag, lastModified: box.lastModified,
-                  headers: headers ?? box.headers, replayedLines: replayedLines ?? box.replayedLines,
-                  age: age ?? box.age, status: status ?? box.status, ttl: ttl ?? box.ttl)
+    private mutating func change(_ edit: (inout Fields) -> Void) {
+        var fields = box.fields
+        edit(&fields)
+        box = Box(fields)
     }
 
-    /// Seconds the stored response stays fresh from now (negative: stale),
-    /// for Cache-Status's ttl (RFC 9211 §2.5).
-    package var ttl: Int? { box.ttl }
+    /// Seconds fresh from now (negative: stale), for Cache-Status's ttl (RFC 9211 §2.5).
+    package var ttl: Int? { box.fields.ttl }
 
-    /// The stored response's status: 200, or another the forward and
-    /// reverse modes stored (a 404, a redirect…), replayed whole.
-    package var status: Int { box.status }
+    /// 200, or another status the transparent modes stored (a 404…), replayed whole.
+    package var status: Int { box.fields.status }
 
     /// Nil while the origin sends a body of unknown length.
     package var totalLength: Int64? {
-        get { box.totalLength }
-        set { change(totalLength: .some(newValue)) }
+        get { box.fields.totalLength }
+        set { change { $0.totalLength = newValue } }
     }
     package var contentType: String? {
-        get { box.contentType }
-        set { change(contentType: .some(newValue)) }
+        get { box.fields.contentType }
+        set { change { $0.contentType = newValue } }
     }
     package var etag: String? {
-        get { box.etag }
-        set { change(etag: .some(newValue)) }
+        get { box.fields.etag }
+        set { change { $0.etag = newValue } }
     }
-    package var lastModified: String? { box.lastModified }
-    /// The other end-to-end fields of the stored response to replay (Date,
-    /// Age, Cache-Control, Content-Encoding, Vary, Via…); the framing and the
-    /// fields above are the plan's own.
-    package var headers: HTTPHeaders { box.headers }
-    /// `headers` but the plan's own fields and Age, rendered as head lines
-    /// once per stored head (a hit copies them instead of filtering fields).
+    package var lastModified: String? { box.fields.lastModified }
+    /// The stored end-to-end fields to replay; framing and the fields above are the plan's.
+    package var headers: HTTPHeaders { box.fields.headers }
+    /// `headers` but the plan's own and Age, rendered once per stored head for hits to copy.
     package var replayedLines: [UInt8]? {
-        get { box.replayedLines }
-        set { change(replayedLines: .some(newValue)) }
+        get { box.fields.replayedLines }
+        set { change { $0.replayedLines = newValue } }
     }
     /// The Age sent with `replayedLines`.
     package var age: Int? {
-        get { box.age }
-        set { change(age: .some(newValue)) }
+        get { box.fields.age }
+        set { change { $0.age = newValue } }
     }
 
     /// The served fields in one change (a hit sets all three).
     package mutating func setServing(headers: HTTPHeaders, replayedLines: [UInt8]?, age: Int?, status: Int = 200,
                                      ttl: Int? = nil) {
-        change(headers: headers, replayedLines: .some(replayedLines), age: .some(age), status: status, ttl: .some(ttl))
+        change { fields in
+            fields.headers = headers
+            fields.replayedLines = replayedLines
+            fields.age = age
+            fields.status = status
+            fields.ttl = ttl
+        }
     }
 }

@@ -1,12 +1,6 @@
-// Live HLS playlists change while they are cached: one may be reused for at
-// most half its target duration (RFC 8216 §6.3.4), then it is checked with
-// the origin before it is served again, so a client never sees a copy older
-// than the protocol allows. VOD and master playlists are cached like any
-// resource. Low-latency blocking reloads (_HLS_msn, _HLS_part, _HLS_skip)
-// wait for a playlist that does not exist yet: they pass through, not kept.
-// A live DASH manifest (`type="dynamic"`) is reused for at most its
-// `minimumUpdatePeriod` (half its longest segment when it has none), then
-// fetched anew the same way.
+// A live HLS playlist is reused for at most half its target duration (RFC 8216 §6.3.4), then checked with the
+// origin; VOD and master playlists are cached like any resource; low-latency blocking reloads pass through,
+// not kept. A live DASH MPD is reused for at most its `minimumUpdatePeriod` (else half its longest segment).
 
 import CacheHTTP
 import CacheStorage
@@ -16,13 +10,10 @@ extension Loader {
     /// Playlists are read (to see whether they are live) only up to this size.
     static let livePlaylistReadLimit: Int64 = 4 << 20
 
-    /// Milliseconds a cached copy of this resource may be reused: half the
-    /// target duration when it is a complete live media playlist, the
-    /// update period of a live MPD (`MPDManifest.liveReuseMilliseconds`); nil otherwise.
-    /// Parsed once per version (`ResourceState.liveReuse`).
+    /// Milliseconds a cached live playlist or MPD may be reused; nil when not live.
+    /// Decided once per version (the resource's derived facts), not per request.
     func liveReuseMilliseconds(_ state: ResourceState) -> Int64? {
         let resource = state.resource
-        // Decided once per version (the resource's derived facts), not per request.
         if let known = resource.derived.liveReuse { return known }
         guard let total = resource.totalLength, total > 0, total <= Self.livePlaylistReadLimit,
               resource.isComplete else { return nil }
@@ -34,8 +25,7 @@ extension Loader {
     private static let playlistHeader = Array("#EXTM3U".utf8)
     private static let manifestRoot = Array("<MPD".utf8)
 
-    /// Whether a body starting with `sample` may be a playlist (`#EXTM3U`
-    /// after a byte-order mark) or a manifest (`<` after one and white space).
+    /// May a body starting with `sample` be a playlist or manifest (`#` or `<` first)?
     private static func mayBeText(_ sample: [UInt8]) -> Bool {
         sample.withUnsafeBufferPointer { bytes in
             let i = textStart(bytes, skippingBlanks: true)
@@ -44,8 +34,7 @@ extension Loader {
     }
 
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
-        // Cheapest first (every entry's first use comes here). A type that
-        // could be a playlist (or manifest) when the body says so, whatever the path:
+        // Cheapest first (every entry's first use comes here): could the type be one?
         let type = resource.metadata.contentType
         let maybePlaylist = HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Self.playlistHeader)
         let maybeManifest = DASH.isManifest(contentType: type, path: "", bodyPrefix: Self.manifestRoot)
@@ -62,11 +51,8 @@ extension Loader {
         return Int64(media.liveReuseMilliseconds)
     }
 
-    /// A live playlist past its reuse window, that nothing is reading: drop
-    /// the cached copy so this request fetches it anew. (A copy in use is
-    /// checked with the origin instead, see `needsValidation`.) A refetch,
-    /// rather than a validation, because a playlist rewritten within the
-    /// same second at the same length keeps nginx's validators.
+    /// A live playlist past its window that nothing reads is fetched anew (one in use is validated,
+    /// `needsValidation`): rewritten within a second at the same length it keeps nginx's validators.
     func dropExpiredLivePlaylist(_ state: ResourceState) {
         let resource = state.resource
         guard resource.users == 0, state.downloads.isEmpty, state.headKnown,

@@ -20,9 +20,7 @@ extension Loader {
     /// The store's clock in whole seconds (HTTP times have one-second resolution).
     var nowSeconds: Int64 { store.clock() / 1000 }
 
-    /// The stored head of a resource. Metadata written before heads were
-    /// kept has none: one is rebuilt from the validators it does hold,
-    /// received at its last validation (or last use).
+    /// The stored head; older metadata gets one from its validators, dated at its last validation (or use).
     func storedHead(_ resource: Resource) -> StoredResponseHead {
         let metadata = resource.metadata
         if let head = metadata.head { return head }
@@ -34,9 +32,8 @@ extension Loader {
         return StoredResponseHead(status: 200, headers: headers, requestTime: time, responseTime: time, varyKey: nil)
     }
 
-    /// The head of a cached response as the client gets it: the stored
-    /// end-to-end fields with the current Age (RFC 9111 §5.1) and this proxy
-    /// in Via (RFC 9110 §7.6.3).
+    /// A cached response's head as the client gets it: stored end-to-end fields, the
+    /// current Age (RFC 9111 §5.1), this proxy in Via (RFC 9110 §7.6.3).
     func contentInfo(_ state: ResourceState, transparent: Bool = false) -> ContentInfo {
         var info = state.info
         let resource = state.resource
@@ -72,10 +69,8 @@ extension Loader {
         return facts.lifetime - facts.age(now: Int(nowSeconds))
     }
 
-    /// The stored head's part of the freshness decision under the policy of
-    /// a proxy URL or (`transparent`) of the forward and reverse modes,
-    /// worked out once per stored head (a head synthesized from old metadata
-    /// changes with each validation: not kept).
+    /// The stored head's part of the freshness decision, under a proxy URL's or the
+    /// `transparent` modes' policy, worked out once per kept head.
     func freshnessFacts(_ resource: Resource, _ head: StoredHead, transparent: Bool = false) -> Freshness.Facts {
         let known = transparent ? resource.derived.transparentFreshness : resource.derived.freshness
         if let known { return known }
@@ -94,9 +89,8 @@ extension Loader {
         return facts.lifetime > facts.age(now: Int(nowSeconds))
     }
 
-    /// RFC 9111 §4.2 and §5.2.1 for `state`'s stored response and a request
-    /// with `request` fields, of a proxy URL or (`transparent`) of the
-    /// forward and reverse modes (`LoaderPolicy.transparentCache`).
+    /// RFC 9111 §4.2 and §5.2.1 for the stored response and `request`, under a proxy
+    /// URL's or the `transparent` modes' policy (`LoaderPolicy.transparentCache`).
     func reuse(_ state: ResourceState, request: HTTPHeaders, transparent: Bool = false) -> ReuseAction {
         let stored = storedHead(state.resource)
         if stored.invalidated {
@@ -118,8 +112,7 @@ extension Loader {
         }
     }
 
-    /// Whether the stored response may stand in when its revalidation
-    /// failed with `failure` (RFC 9111 §4.2.4, RFC 5861 §4).
+    /// May the stored response stand in for a failed revalidation (RFC 9111 §4.2.4, 5861 §4)?
     func mayServeStale(_ state: ResourceState, request: HTTPHeaders, failure: LoadError,
                        transparent: Bool = false) -> Bool {
         let cause: StaleCause
@@ -133,12 +126,9 @@ extension Loader {
                                        options: policy.cache(transparent: transparent))
     }
 
-    /// The store key of the variant a request selects (RFC 9111 §4.1): the
-    /// primary key when the response stored under it has no Vary or the
-    /// request's values match; otherwise a key of its own per secondary
-    /// key, so variants are stored side by side and never mixed. A stored
-    /// Content-Encoding the client does not accept selects a variant too.
-    /// `stored`: the resource stored under the primary key.
+    /// The store key of the variant a request selects (RFC 9111 §4.1): the primary key
+    /// (`stored` is under it) without Vary or when the values match, else a key per
+    /// secondary key, so variants never mix; an unaccepted Content-Encoding selects too.
     func variantStoreKey(primary: String, stored: Resource?, request: HTTPHeaders) -> String {
         guard let stored, let head = stored.metadata.head else { return primary }
         let variance = stored.derived.variance ?? {
@@ -159,8 +149,7 @@ extension Loader {
         return suffix.isEmpty ? primary : store.storeKey(for: primary + suffix)
     }
 
-    /// What a new response head tells the cache: whether it may be stored
-    /// and shared (RFC 9111 §3), and its stored form.
+    /// Records a new head's stored form and whether it may be stored and shared (RFC 9111 §3).
     func adoptHead(_ state: ResourceState, response: HTTPResponseHead, request: HTTPHeaders, requestTime: Int64) {
         let stored = Self.storedForm(response, request: request, requestTime: requestTime, responseTime: nowSeconds,
                                      options: policy.cache)
@@ -175,20 +164,15 @@ extension Loader {
         }
     }
 
-    /// Whether a shared cache may store `response` to a GET with `request`
-    /// fields (RFC 9111 §3).
+    /// Whether a shared cache may store `response` to a GET with `request` (RFC 9111 §3).
     func mayStore(_ response: HTTPResponseHead, request: HTTPHeaders) -> Bool {
         Storability.decide(method: "GET", requestHeaders: request, status: response.status,
                            responseHeaders: response.headers, options: policy.cache).isStorable
     }
 
-    /// A 304 (or an unchanged full response) to a revalidation: the stored
-    /// fields are updated with the new ones (RFC 9111 §4.3.4, §3.2: every
-    /// field the 304 carries replaces the stored one — Content-Type, ETag,
-    /// Cache-Control, the origin's own — except the framing fields
-    /// Content-Length, Content-Range and Transfer-Encoding, and hop-by-hop
-    /// and private ones, which `storedForm` leaves out), the clock readings
-    /// renewed; the cached bytes are not touched.
+    /// A 304 (or unchanged response) to a revalidation: every field it carries replaces
+    /// the stored one (RFC 9111 §4.3.4, §3.2) except framing, hop-by-hop and private ones
+    /// (`storedForm` drops them); clock readings renewed, bytes untouched.
     func refreshHead(_ state: ResourceState, with response: HTTPResponseHead, requestTime: Int64) {
         var stored = storedHead(state.resource)
         let fresh = Self.storedForm(response, request: HTTPHeaders(), requestTime: requestTime,
@@ -202,8 +186,7 @@ extension Loader {
         stored.requestTime = requestTime
         stored.responseTime = nowSeconds
         stored.invalidated = false
-        // The validators and type the resource is described by follow the
-        // updated fields (the next validation sends the new ETag).
+        // The resource's validators and type follow (the next validation sends the new ETag).
         let metadata = state.resource.metadata
         let type = stored.headers["Content-Type"] ?? metadata.contentType
         let etag = stored.headers["ETag"] ?? metadata.etag
@@ -227,9 +210,7 @@ extension Loader {
                                   varyKey: VaryKey(vary: response.headers, request: request))
     }
 
-    /// Invalidates every stored response of these origin URLs, each variant
-    /// included (RFC 9111 §4.4): each is marked stale, so the next request
-    /// revalidates it (a 304 keeps the bytes, a change replaces them).
+    /// Marks every stored response (each variant) of these URLs stale (RFC 9111 §4.4): revalidated next.
     package func invalidate(urls: Set<String>) {
         for resource in urls.flatMap(store.entries(ofURL:)) {
             logger.debug("invalidated by an unsafe request", metadata: ["url": "\(resource.url)"])
@@ -240,8 +221,7 @@ extension Loader {
         }
     }
 
-    /// Whether a response for this request is stored (its head known), so a
-    /// HEAD can be answered from the cache instead of being passed through.
+    /// Whether a response for this request is stored, so a HEAD is answered from the cache.
     package func hasStoredHead(storeKey: String, request: HTTPHeaders) -> Bool {
         let key = variantStoreKey(primary: storeKey, stored: store.existing(storeKey: storeKey), request: request)
         guard let resource = store.existing(storeKey: key), !resource.isTransient else { return false }

@@ -7,7 +7,6 @@ import Logging
 /// Turns client requests into cache reads and origin downloads.
 /// Any number of readers share one download of the same bytes. Loop thread only.
 package final class Loader {
-
     package let store: ResourceStore
     package let client: UpstreamClient
     package let policy: LoaderPolicy
@@ -17,13 +16,11 @@ package final class Loader {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (twice per request).
     @exclusivity(unchecked) var states: [String: ResourceState] = [:]
     private var nextDownloadID = 0
-    /// Open readers serving clients (not preloads), of every shard: the one
-    /// count preloads wait on (shared by the group's loaders, see EngineGroup).
+    /// Open client readers (not preloads) of every shard: what preloads wait on (EngineGroup).
     package var gauge = ReaderGauge()
     /// Gzip bodies whose inflate for a rewrite failed, per stored version.
     package let inflateMemo = InflateMemo()
-    /// Called when this loader closes the last foreground reader of all
-    /// shards (the preload scheduler resumes).
+    /// Called when this loader closes the last foreground reader of all shards.
     package var foregroundIdle: (() -> Void)?
     /// Paces downloads only background readers want (rate cap, playback first).
     private(set) lazy var pacer = BackgroundPacer(loop: store.loop) { [unowned self] in self.gauge }
@@ -48,10 +45,8 @@ package final class Loader {
         }
     }
 
-    /// A reader for `url`, cached under the store key `primary` (or its variant's); `spec` is
-    /// the client's Range if any, `fields` the client fields its downloads send on to the origin.
-    /// `request` is the client's request fields: the cache's freshness,
-    /// storing and Vary rules read them (RFC 9111).
+    /// A reader for `url`, cached under `primary` (or its variant's key); `spec`: the client's
+    /// Range, `fields`: what its downloads send on, `request`: for the RFC 9111 rules.
     package func reader(url: OriginURL, storeKey primary: String, spec: ByteRangeSpec?,
                         fields: OriginFields = OriginFields(), background: Bool = false,
                         request: HTTPHeaders = HTTPHeaders()) -> ResourceReader {
@@ -110,8 +105,11 @@ package final class Loader {
         if !background { gauge.downloadStarted() }
         var headers = headers
         headers.add("Range", download.rangeHeader)
-        if case .range = request, let validator = ifRangeValidator(state.resource.metadata) {
-            // A changed resource then comes back whole (200), never as mixed bytes.
+        // A strong ETag, else Last-Modified (RFC 9110 §13.1.5): a changed resource then comes
+        // back whole (200), never as mixed bytes.
+        let metadata = state.resource.metadata
+        if case .range = request, let validator = metadata.etag.flatMap({ $0.hasPrefix("W/") ? nil : $0 })
+            ?? metadata.lastModified {
             headers.add("If-Range", validator)
         }
         if case .validation = request {
@@ -127,15 +125,7 @@ package final class Loader {
         return download
     }
 
-    /// A strong ETag, else the Last-Modified date (RFC 9110 §13.1.5).
-    private func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
-        if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
-        return metadata.lastModified
-    }
-
-    /// Whether the cached version must be checked with the origin before use
-    /// whatever its freshness says: a live playlist past its own window
-    /// (half its target duration).
+    /// A live playlist past its window (half its target duration) is checked whatever its freshness says.
     func needsValidation(_ state: ResourceState) -> Bool {
         guard state.headKnown, let interval = liveReuseMilliseconds(state) else { return false }
         guard let validatedAt = state.resource.validatedAt else { return true }
@@ -169,9 +159,7 @@ package final class Loader {
         state.resource.makeTransient()
     }
 
-    /// The origin's version differs from the cached one: drop the cached
-    /// bytes and every download of the old version. Readers notice through
-    /// the resource's generation.
+    /// Drops the old version's bytes and downloads; readers notice by the generation.
     func versionChanged(_ state: ResourceState, reason: String, except current: Download) {
         let url = state.originURL?.string ?? state.resource.url
         logger.warning("changed at the origin: dropping its cached bytes", metadata: ["url": "\(url)", "change": "\(reason)"])
@@ -224,8 +212,7 @@ package final class Loader {
         release(reader.state)
     }
 
-    /// Keeps `state`'s resource from eviction (and listed in use) until the lease ends,
-    /// on whatever thread its last reference goes (see PlainHit).
+    /// Keeps the resource from eviction until the lease's last reference goes, on any thread.
     func lease(_ state: ResourceState) -> ResourceLease {
         state.resource.leases += 1
         return ResourceLease(state: state, loader: self)
@@ -239,14 +226,11 @@ package final class Loader {
     /// How many resource states (idle ones included) are kept at most.
     static let idleStatesKept = 4096
 
-    /// Forgets a resource's loading state once nothing uses the resource
-    /// (`Resource.users`, readers, downloads and cache operations, is the one
-    /// count), or keeps it idle for the next request of a cached resource.
+    /// Forgets a resource's loading state once nothing uses it (`Resource.users` counts).
     private func release(_ state: ResourceState) {
         let resource = state.resource
         guard !resource.isBusy else { return }
-        // The state of a cached resource that may be shared stays for its next
-        // request (a hit then allocates no state and changes no map), up to a bound.
+        // A shared cached resource's state stays for its next request (a hit allocates nothing), bounded.
         if !state.notShared, !resource.isRemoved, !resource.isTransient, !resource.holdsNothing,
            states.count <= Self.idleStatesKept {
             return
@@ -256,7 +240,6 @@ package final class Loader {
         if let removed = states.removeValue(forKey: key), removed !== state { states[key] = removed }
     }
 
-    /// Body bytes a download received from the origin.
     func received(_ count: Int) { counters.bytesFromOrigin &+= UInt64(count) }
 
     /// The counters with the gauges derived now.
@@ -269,9 +252,7 @@ package final class Loader {
 
     /// The last failure recorded for an origin URL, if still remembered.
     package func lastError(for url: String) -> String? { lastErrors.message(for: url) }
-
     package func clearLastErrors() { lastErrors.removeAll() }
-
     package func clearLastError(for url: String) { lastErrors.remove(url) }
 
     /// Cancels every download (shutdown).

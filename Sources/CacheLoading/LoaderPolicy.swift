@@ -5,23 +5,16 @@ import CacheIO
 package struct LoaderPolicy: Sendable {
     /// Whether responses of a content type are cached (others are proxied, not kept).
     package var cacheable: @Sendable (String?) -> Bool = LoaderPolicy.defaultCacheable
-    /// `--cache-types`: the one choice for every mode when set; unset, proxy
-    /// URLs keep what `cacheable` allows and the forward and reverse modes
-    /// whatever RFC 9111 allows.
+    /// `--cache-types` for every mode; unset, proxy URLs keep what `cacheable` allows, transparent modes all.
     package var cacheTypes: CacheTypes?
-    /// The freshness rules of RFC 9111 this cache applies (heuristic bounds,
-    /// CDN-Cache-Control in reverse-proxy mode).
+    /// The RFC 9111 freshness rules applied (heuristic bounds, reverse mode's CDN-Cache-Control).
     package var cache = CachePolicyOptions(heuristicMinimum: LoaderPolicy.defaultHeuristicMinimum)
     /// Whether `--revalidate-after` set the heuristic (for every mode).
     private var heuristicOverridden = false
 
-    /// The freshness rules of the forward and reverse modes: a shared web
-    /// cache's (RFC 9111 §4.2.2): a heuristic lifetime only for a response
-    /// with Last-Modified, 10% of its age at most `cache.heuristicCap`, no
-    /// minimum; a response with neither explicit freshness nor Last-Modified
-    /// is revalidated before each reuse. Proxy URLs keep the media policy of
-    /// `cache` (at least `defaultHeuristicMinimum`, with or without
-    /// Last-Modified). `--revalidate-after` overrides both alike.
+    /// The transparent modes' rules, a shared web cache's (RFC 9111 §4.2.2): a heuristic only with
+    /// Last-Modified (10% of its age, at most `cache.heuristicCap`, no minimum), else revalidated before each
+    /// reuse. Proxy URLs keep `cache`'s media policy; `--revalidate-after` overrides both alike.
     package var transparentCache: CachePolicyOptions {
         guard !heuristicOverridden else { return cache }
         var options = cache
@@ -30,15 +23,10 @@ package struct LoaderPolicy: Sendable {
         return options
     }
 
-    /// The rules for a request of a proxy URL (`transparent` false) or of the
-    /// forward and reverse modes.
     package func cache(transparent: Bool) -> CachePolicyOptions { transparent ? transparentCache : cache }
-    /// This proxy's Via pseudonym (RFC 9110 §7.6.3): added to requests and
-    /// responses, and a request already carrying it is a loop.
+    /// This proxy's Via pseudonym (RFC 9110 §7.6.3); a request already carrying it is a loop.
     package var viaPseudonym = Intermediary.pseudonym(id: UInt32.random(in: 0...UInt32.max))
 
-    /// Whether a response of this content type is kept, for a proxy URL
-    /// (`transparent` false) or the forward and reverse modes.
     package func keeps(contentType: String?, transparent: Bool) -> Bool {
         (cacheTypes ?? (transparent ? .all : .media)).allows(contentType, media: cacheable)
     }
@@ -48,9 +36,8 @@ package struct LoaderPolicy: Sendable {
 
     package init() {}
 
-    /// The override of `--revalidate-after`: responses without explicit
-    /// freshness are fresh for exactly `seconds` (the heuristic of RFC 9111
-    /// §4.2.2 is the cache's choice). Explicit freshness still wins.
+    /// `--revalidate-after`: without explicit freshness, fresh for exactly `seconds` (the
+    /// RFC 9111 §4.2.2 heuristic is the cache's choice).
     package mutating func setHeuristicLifetime(seconds: Int) {
         heuristicOverridden = true
         cache.heuristicMinimum = max(0, seconds)

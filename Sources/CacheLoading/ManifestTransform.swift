@@ -1,54 +1,37 @@
-// HLS playlists and DASH manifests through the cache: the cache keeps the
-// origin's bytes and this buffering transform rewrites every URL on the way
-// out, so each client gets URLs on the host and port it reached the proxy
-// with. One path for both formats (sniff, mode, map; inflating is GzipRewrite's); the
-// format only says how its text is scanned and how a proxy URL is written.
+// HLS playlists and DASH manifests: the cache keeps the origin's bytes and this transform rewrites every URL
+// on the way out, onto the host and port each client reached the proxy with. One path for both formats; a
+// format says how its text is scanned and how a proxy URL is written.
 
 import CacheHTTP
 import Logging
 
 /// How the URLs of a playlist or manifest served by the proxy are written.
 package enum ManifestRewriteMode: Sendable, Equatable {
-    /// Proxy-URL mode: every http(s) URL becomes a proxy URL on the Host
-    /// the client used (HLS: `/p/<origin>`; DASH: the base form `/t/`, which
-    /// keeps the path tail verbatim for `$Number$` and the other templates).
+    /// Every http(s) URL becomes a proxy URL on the client's Host (HLS: `/p/<origin>`;
+    /// DASH: the base form `/t/`, keeping the path tail verbatim for templates).
     case proxyURLs
-    /// Forward-proxy mode: the client already sends every request through
-    /// the proxy, so the body passes unchanged (unless a host hook maps it).
+    /// Requests already go through the proxy: unchanged (unless a host hook maps it).
     case forward
-    /// Reverse-proxy mode: absolute URLs on the origin's host (`host[:port]`,
-    /// any case) are pointed at the proxy's host; relative URLs and other
-    /// hosts stay as written.
+    /// Absolute URLs on the origin's `host[:port]` (any case) point at the proxy; others stay as written.
     case reverse(originHost: String)
 }
 
-/// Replaces the default URI mapping of a playlist: gets the absolute URI, its
-/// role and the mapping the mode would use (nil when the mode keeps it), and
-/// returns what to write instead; nil keeps the URI as written. Called on the
-/// loop thread, or on a pool thread for a large playlist.
+/// Replaces a playlist's default URI mapping: gets the absolute URI, its role and the mode's mapping (nil:
+/// kept), returns what to write (nil: as written). Called on the loop, or a pool thread for a large playlist.
 package typealias HLSURIHook = @Sendable (_ absoluteURI: String, _ kind: HLSURIKind, _ proposed: String?) -> String?
 
 /// The same for the URLs of an MPD.
 package typealias MPDURLHook = @Sendable (_ absoluteURL: String, _ kind: MPDURLKind, _ proposed: String?) -> String?
 
-/// Rewrites one playlist or manifest response (`BodyTransform.rewriteManifest`):
-/// the whole body is read, then rewritten. A body stored gzip
-/// (`Content-Encoding: gzip`, as object stores serve them) is inflated,
-/// rewritten and deflated again around this transform (`GzipRewrite`), so the
-/// stored head's coding still holds. A body that turns out not to be of its
-/// format (sniffed by its first bytes) or cannot be rewritten goes out unchanged, with a log
-/// line: never a crash, never a wrong byte. A value: a large body is
-/// rewritten off the loop.
+/// Rewrites one whole playlist or manifest body (`BodyTransform.rewriteManifest`); a gzip one is inflated and
+/// deflated around it (`GzipRewrite`), so the stored coding holds. A body not of its format (sniffed) or not
+/// rewritable goes out unchanged, with a log line. A value: a large body is rewritten off the loop.
 package struct ManifestTransform: Sendable {
-    /// The format and its per-format parts.
     package enum Format: Sendable {
-        /// An HLS playlist. `proxyPath` turns an origin URL into a path on this
-        /// proxy (nil: the unsigned proxy URL); in LAN mode it signs and gives
-        /// nil for destinations the policy refuses, left as written, so a
-        /// playlist cannot make the proxy sign any address.
+        /// `proxyPath`: an origin URL's path on this proxy (nil: unsigned); in LAN mode it
+        /// signs, and refused destinations stay as written (no signing any address).
         case hls(hook: HLSURIHook?, proxyPath: (@Sendable (String) -> String?)?)
-        /// A DASH MPD. `proxyPath` gets the URL and whether it is a template
-        /// (cut before its first `$`), and gives a base-form path.
+        /// `proxyPath` gets the URL and whether it is a template (cut before its first `$`).
         case dash(hook: MPDURLHook?, proxyPath: (@Sendable (String, Bool) -> String?)?)
 
         var hasHook: Bool {
@@ -58,10 +41,7 @@ package struct ManifestTransform: Sendable {
             }
         }
 
-        var noun: String {
-            if case .hls = self { return "playlist" }
-            return "manifest"
-        }
+        var noun: String { if case .hls = self { "playlist" } else { "manifest" } }
     }
 
     /// The URL relative URLs resolve against: the body's own, after redirects.
@@ -72,17 +52,8 @@ package struct ManifestTransform: Sendable {
     let format: Format
     let logger: Logger
 
-    package init(url: String, mode: ManifestRewriteMode, proxyHost: String, format: Format, logger: Logger) {
-        self.url = url
-        self.mode = mode
-        self.proxyHost = proxyHost
-        self.format = format
-        self.logger = logger
-    }
-
-    /// The rewrite of a response known to be of `format`, in `mode`; nil when
-    /// it would pass unchanged (forward mode without a hook: kept zero-copy)
-    /// or the client named no Host to point URLs at.
+    /// The rewrite of a response of `format` in `mode`; nil when it would pass unchanged
+    /// (forward mode without a hook: kept zero-copy) or the client named no Host.
     package static func choose(url: String, mode: ManifestRewriteMode, clientHost: String?, format: Format,
                                logger: Logger) -> ManifestTransform? {
         if mode == .forward && !format.hasHook { return nil }
@@ -90,9 +61,7 @@ package struct ManifestTransform: Sendable {
         return ManifestTransform(url: url, mode: mode, proxyHost: clientHost, format: format, logger: logger)
     }
 
-    /// The bytes a client gets for the plain text `body`. A body stored gzip
-    /// reaches this already inflated (`BodySource`: `GzipRewrite` off the
-    /// loop, a failure remembered per version), so inflating lives in one place.
+    /// The bytes a client gets for the plain text `body` (a gzip one arrives inflated).
     package func rewritten(_ body: [UInt8]) -> [UInt8] {
         if mode == .forward && !format.hasHook { return body }
         do {
@@ -125,8 +94,7 @@ package struct ManifestTransform: Sendable {
         }
     }
 
-    /// The default mapping of the mode, shared by the formats; `proxyPath`
-    /// is the format's path on this proxy for proxy-URL mode.
+    /// The mode's default mapping; `proxyPath`: the format's path for proxy-URL mode.
     private func map(_ absolute: String, namesHost: Bool, proxyPath: () -> String?) -> String? {
         switch mode {
         case .forward:

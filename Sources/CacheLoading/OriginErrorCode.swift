@@ -1,13 +1,10 @@
 import CacheUpstream
 
-/// Why a download failed at the origin: the `code` label of origin errors
-/// in /stats and /metrics (the raw values are stable).
+/// The `code` label of origin errors in /stats and /metrics (raw values are stable).
 package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
     /// Connect or read deadline passed (the client got 504).
     case timeout
-    /// The origin's name did not resolve.
     case resolve
-    /// The TCP connection could not be opened.
     case connect
     /// The connection closed before the response was complete.
     case closed
@@ -17,9 +14,8 @@ package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
     case protocolError = "protocol"
     /// Redirect loop, too many hops or an unusable Location.
     case redirect
-    /// The origin answered 4xx (passed on to the client).
+    /// The origin's 4xx or 5xx, passed on to the client.
     case status4xx = "status_4xx"
-    /// The origin answered 5xx (passed on to the client).
     case status5xx = "status_5xx"
     /// The origin answered something else than asked (range, length).
     case mismatch
@@ -32,8 +28,7 @@ package enum OriginErrorCode: String, Sendable, CaseIterable, Comparable {
 
     package static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
-    /// The code for a failed load, or nil when the origin is not to blame
-    /// (the cache could not store bytes).
+    /// Nil when the origin is not to blame (the cache could not store bytes).
     package init?(_ error: LoadError) {
         switch error {
         case .originStatus(let status, _, _): self = status >= 500 ? .status5xx : .status4xx

@@ -1,10 +1,9 @@
 import CacheHTTP
 import CacheUpstream
 
-/// The client fields a reader's downloads send on to the origin, worked out
-/// only when a download starts: a hit never needs them, and filtering a
-/// request's fields (hop-by-hop, the forwarding list) costs more than the
-/// rest of a hit's routing.
+/// The client fields a reader's downloads send on to the origin, worked out only when a download starts: a
+/// hit never needs them, and filtering a request's fields (hop-by-hop, the forwarding list) costs more than
+/// the rest of a hit's routing.
 package struct OriginFields: Sendable {
     private let client: HTTPHeaders
     /// Names forwarded besides the defaults; nil when `client` is final already.

@@ -2,13 +2,9 @@ import Glibc
 import CacheIO
 import CacheStorage
 
-/// A stored response as its owner loop would serve a plain request for it
-/// during one second of the store's clock: its head (with that second's Age) and its
-/// complete data file. Another loop may answer such requests with it while
-/// both the second and the store's epoch are unchanged; anything else goes
-/// to the owner. The data file is never rewritten in place (a new version
-/// gets a new file), so the bytes always match the head. While a copy (or
-/// a response sent from it) lives, its resource is leased: never evicted.
+/// A stored response as its owner loop would serve a plain request during one second: its head (that second's
+/// Age) and complete data file. Another loop may answer with it while the second and the store's epoch hold.
+/// A data file is never rewritten in place, so bytes match the head; a copy leases its resource.
 package struct PlainHit: Sendable {
     package let info: ContentInfo
     /// `ResponsePlan.middleLines(info)`: every response from the copy shares them.
@@ -19,16 +15,12 @@ package struct PlainHit: Sendable {
     package let second: Int64
     /// `ResourceStore.epoch` when it was made.
     package let epoch: Int
-    /// The ttl under the forward and reverse modes' freshness policy; nil
-    /// when that policy would not serve it as it stands (their requests
-    /// then go to the owner loop).
+    /// The ttl under the transparent modes' policy; nil: it would not serve it (owner's).
     package let transparentTTL: Int?
-    /// The whole body in memory (a small object, see `PlainHitCache`):
-    /// never set for an encrypted file (its bytes on disk are ciphertext).
+    /// The whole body of a small object (`PlainHitCache`); never for an encrypted file.
     package let body: [UInt8]?
 
-    /// This copy with its body read into memory; nil when the file is
-    /// encrypted or larger than `limit`, or the read fails or comes up short.
+    /// With its body read; nil when encrypted, over `limit`, or the read fails or is short.
     package func withBody(limit: Int) -> PlainHit? {
         guard !file.isEncrypted, let total = info.totalLength, total > 0, total <= Int64(limit) else { return nil }
         var read = 0
@@ -47,15 +39,12 @@ package struct PlainHit: Sendable {
                         transparentTTL: transparentTTL, body: bytes)
     }
 
-    /// Whether it still says what the owner would say now.
     package func isCurrent(second now: Int64, epoch current: Int) -> Bool {
         now == second && current == epoch
     }
 }
 
-/// A resource kept from eviction by copies of its hit: taken on the owner
-/// loop, given back there when the last copy or response holding it goes,
-/// on any thread.
+/// Keeps a resource from eviction: taken on the owner loop, handed back there by a last holder on any thread.
 final class ResourceLease: Sendable {
     private let owner: LoopBound<(state: ResourceState, loader: Loader)>
 

@@ -1,8 +1,6 @@
 import CacheHTTP
 
-/// A client's preconditions answered from the cache (RFC 9110 §13.2): a
-/// stored response that is fresh (or was just validated) decides them, so
-/// a player's or browser's conditional GET costs no origin request.
+/// A client's preconditions answered from a fresh stored response (RFC 9110 §13.2), with no origin request.
 package enum Preconditions {
     /// The precondition fields a cache evaluates itself (If-Range is the plan's).
     static let fields = ["If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"]
@@ -28,9 +26,7 @@ package enum Preconditions {
         }
     }
 
-    /// A 304 carries the fields a 200 would (RFC 9110 §15.4.5: Date, ETag,
-    /// Cache-Control, Expires, Vary, Content-Location…), no body and no
-    /// Content-Length of one.
+    /// A 304 carries the fields a 200 would (RFC 9110 §15.4.5), no body, no Content-Length.
     static func notModifiedHead(_ info: ContentInfo, date: String, keepAlive: Bool) -> [UInt8] {
         var head = HeadBuilder(status: 304)
         head.add("Server", "HTTPCache")

@@ -9,27 +9,20 @@ package enum ReaderWaitError: Error, Sendable {
     case failed(ReaderFailure)
 }
 
-/// The content information a reader reports.
 package struct ReaderContent: Sendable {
     package var info: ContentInfo
     package var rangesSupported: Bool?
 }
 
-/// The handoff between an in-process reader's consumer (any thread, blocking
-/// or async) and its driver on the loop: the content info, a window of
-/// plaintext bytes read ahead, the end or failure of the range, and stop.
-///
-/// One lock and condition guard all of it; async waiters are resumed under
-/// the same rules. Seeks bump `epoch` so bytes the loop produced for the old
-/// position are dropped on arrival.
+/// The handoff between an in-process reader's consumer (any thread, blocking or async) and its driver on the
+/// loop: content info, a read-ahead window, end, failure, stop. One lock and condition guard it all; seeks
+/// bump `epoch` so bytes made for the old position are dropped on arrival.
 package final class ReaderChannel: @unchecked Sendable {
     // Everything below the lock is touched only with `mutex` held.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
     private var content: ReaderContent?
-    /// Read-ahead: chunks as the loop handed them over (moved, not copied);
-    /// `readIndex` is the consumer's place in the first one.
+    /// Read-ahead chunks as the loop handed them over (moved, not copied); `readIndex`: place in the first.
     private var chunks: [[UInt8]] = []
     private var readIndex = 0
     private var buffered = 0
@@ -74,8 +67,6 @@ package final class ReaderChannel: @unchecked Sendable {
         return try body()
     }
 
-    // MARK: consumer side (any thread)
-
     /// The next byte `read` returns.
     package var currentPosition: Int64 { (try? locked { position }) ?? 0 }
 
@@ -83,20 +74,26 @@ package final class ReaderChannel: @unchecked Sendable {
     package func content(deadline: UInt64?) throws(ReaderWaitError) -> ReaderContent {
         try locked { () throws(ReaderWaitError) -> ReaderContent in
             while true {
-                if let stopped { throw stopped }
-                if let content { return content }
-                if let failure { throw .failed(failure) }
-                askLocked()
+                if let content = try contentLocked() { return content }
                 try waitLocked(deadline)
             }
         }
     }
 
+    /// The content, or nil after asking the loop for it.
+    private func contentLocked() throws(ReaderWaitError) -> ReaderContent? {
+        if let stopped { throw stopped }
+        if let content { return content }
+        if let failure { throw .failed(failure) }
+        askLocked()
+        return nil
+    }
+
     /// The content info if it is known already (never waits, asks nothing).
     package var knownContent: ReaderContent? { try? locked { content } }
 
-    /// Copies available bytes into `into`: >0 bytes, 0 at the end of the
-    /// range; waits until `deadline` (monotonic ns; nil: forever) when none are there yet.
+    /// Copies available bytes into `into`: >0 bytes, 0 at the end of the range; waits
+    /// until `deadline` (monotonic ns; nil: forever) when none are there yet.
     package func read(into: UnsafeMutableRawBufferPointer, deadline: UInt64?) throws(ReaderWaitError) -> Int {
         guard into.count > 0 else { return 0 }
         return try locked { () throws(ReaderWaitError) -> Int in
@@ -124,11 +121,7 @@ package final class ReaderChannel: @unchecked Sendable {
     package func content() async throws(ReaderWaitError) -> ReaderContent {
         while true {
             let step = try locked { () throws(ReaderWaitError) -> (content: ReaderContent?, seen: Int) in
-                if let stopped { throw stopped }
-                if let content { return (content, changes) }
-                if let failure { throw .failed(failure) }
-                askLocked()
-                return (nil, changes)
+                (try contentLocked(), changes)
             }
             if let content = step.content { return content }
             await suspend(seen: step.seen)
@@ -231,8 +224,7 @@ package final class ReaderChannel: @unchecked Sendable {
         }
     }
 
-    /// Ends the reader for every waiter, now and later (`canceled` or `closed`).
-    /// Returns false when it was already stopped.
+    /// Ends the reader for every waiter, now and later; false when already stopped.
     @discardableResult
     package func stop(_ reason: ReaderWaitError) -> Bool {
         let first: Bool = (try? locked { () -> Bool in
@@ -247,10 +239,7 @@ package final class ReaderChannel: @unchecked Sendable {
         return first
     }
 
-    // MARK: loop side
-
-    /// Takes `chunk` over (no copy); returns the room left, or nil when it
-    /// belongs to an older epoch (dropped).
+    /// Takes `chunk` over (no copy): the room left, or nil when of an older epoch (dropped).
     package func publish(chunk: [UInt8], epoch: Int) -> Int? {
         let room: Int? = try? locked { () -> Int? in
             guard epoch == self.epoch, stopped == nil else { return nil }
@@ -272,7 +261,6 @@ package final class ReaderChannel: @unchecked Sendable {
         }
     }
 
-    /// Room left in the read-ahead window.
     package var room: Int { (try? locked { max(0, window - buffered) }) ?? 0 }
 
     package func publish(content: ReaderContent) {
@@ -285,7 +273,6 @@ package final class ReaderChannel: @unchecked Sendable {
     }
 
     package func publishEnd(epoch: Int) { publish(epoch: epoch) { ended = true } }
-
     package func publish(failure: ReaderFailure, epoch: Int) { publish(epoch: epoch) { self.failure = failure } }
 
     /// Makes `change` under the lock (when `epoch` is nil or still current) and wakes every waiter.

@@ -3,11 +3,8 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// Runs a `ReaderMachine` on the loop. Its source is a `BodySource` (the
-/// same reader, transforms and flow control as a proxy response); this is
-/// the source's sink, writing to a `ReaderChannel`. Events raised while
-/// actions run are queued and handled after them, never re-entrantly. Loop
-/// thread only.
+/// Runs a `ReaderMachine` on the loop: the sink of a `BodySource` (as a proxy response has), writing to a
+/// `ReaderChannel`. Events raised while acting are queued, never re-entrant. Loop thread only.
 package final class ReaderDriver: BodySink {
     private unowned let engine: Engine
     private let url: OriginURL
@@ -18,11 +15,9 @@ package final class ReaderDriver: BodySink {
     private var events = EventQueue<ReaderMachine.Event>()
     /// The epoch of the consumer's latest seek: what is published belongs to it.
     private var epoch = 0
-
     private var source: BodySource?
-    /// Holds the resource in use while the reader is open, also between
-    /// sources (at the end of the range, after a failure), so it is not
-    /// evicted under a player that may seek back. Never started: no I/O.
+    /// Holds the resource in use while the reader is open, also between sources, so it is
+    /// not evicted under a player that may seek back. Never started: no I/O.
     private var pin: ResourceReader?
     /// The transform of the source being opened (chosen before it opens, to widen its range).
     private var transform: BodyTransform = .none
@@ -96,12 +91,8 @@ package final class ReaderDriver: BodySink {
         }
     }
 
-    // MARK: BodySink
-
     package var room: Int { channel.room }
-
     package var takesFiles: Bool { false }
-
     package func transform(for info: ContentInfo) -> Result<BodyTransform, DecryptionSetupError> { .success(transform) }
 
     package func bodyHead(_ result: Result<ContentInfo, LoadError>) {

@@ -29,17 +29,15 @@ package enum ReaderFailure: Error, CustomStringConvertible, Sendable {
 ///  stop: ─▶ stopped (terminal)
 /// ```
 ///
-/// Positions are plaintext byte offsets of the resource. The range of each
-/// source is planned with `ResponsePlan`, as a proxy response is; the source
-/// (`BodySource`) widens, decrypts and cuts, and reports how many bytes it
-/// handed over (`published`). The machine never holds bytes.
+/// Positions are plaintext offsets. Each source's range is planned with `ResponsePlan`,
+/// as a proxy response's; the source (`BodySource`) widens, decrypts, cuts and reports
+/// what it handed over (`published`). The machine never holds bytes.
 package struct ReaderMachine {
     package enum State {
         /// Opened: no I/O until the consumer asks for something.
         case idle
         /// A source is started at `position`; its head is awaited.
         case opening
-        /// Delivering the plan's body.
         case streaming
         /// Every byte of the range was handed over (until a seek).
         case ended
@@ -52,7 +50,7 @@ package struct ReaderMachine {
     package enum Event {
         /// The consumer wants bytes (or the content info).
         case demand
-        /// The source's head (its transform chosen), or why there is none.
+        /// The source's head (its transform chosen).
         case headReady(ContentInfo)
         case headFailed(ReaderFailure)
         case sourceFinished

@@ -7,12 +7,10 @@ package protocol ResourceReaderDelegate: AnyObject {
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>)
     /// More bytes may be available: call `next()` again.
     func readerCanContinue(_ reader: ResourceReader)
-    /// Body bytes passed straight through (the disk is full); valid only
-    /// during the call. Return false when the client is not keeping up: the
-    /// download pauses until `resumeFollowing()`.
+    /// Body bytes passed straight through (disk full), valid during the call. False: the
+    /// client is not keeping up, the download pauses until `resumeFollowing()`.
     func readerReceived(_ reader: ResourceReader, _ bytes: UnsafeRawBufferPointer) -> Bool
-    /// An interim (1xx) response of the origin exchange this reader's head
-    /// waits for (RFC 9110 §15.2): relayed, never stored.
+    /// An interim (1xx) response of the exchange the head waits for (RFC 9110 §15.2): relayed, not stored.
     func readerReceivedInterim(_ reader: ResourceReader, _ head: HTTPResponseHead)
 }
 
@@ -30,9 +28,8 @@ package enum ReadChunk {
     case failed(LoadError)
 }
 
-/// Serves one client request of one resource: first its head, then the body
-/// bytes of the chosen range as they land in the data file.
-/// Loop thread only; `close()` releases everything it holds.
+/// Serves one client request of one resource: its head, then the chosen range's bytes as
+/// they land in the data file. Loop thread only; `close()` releases everything it holds.
 package final class ResourceReader {
     enum Phase { case head, body, closed }
 
@@ -58,26 +55,21 @@ package final class ResourceReader {
 
     /// The client's request fields, for the cache rules (freshness, storing).
     private let request: HTTPHeaders
-    /// False in forward and reverse proxy modes: redirects are relayed, not
-    /// followed. Applies to the downloads this reader starts.
+    /// False in forward and reverse proxy modes: redirects are relayed, not followed.
     package var followsRedirects = true
     /// A request of the forward or reverse mode (its freshness policy).
     private var transparent: Bool { !followsRedirects }
     /// A preload's reader: it yields to readers serving clients.
     let background: Bool
-    /// Why this reader's head needed the origin, for Cache-Status (RFC 9211);
-    /// nil when the stored response answered.
+    /// Why the head needed the origin, for Cache-Status (RFC 9211); nil: stored answer.
     package private(set) var forwardReason: CacheStatusField.Forward?
     /// The head came from another request's origin exchange, joined.
     package private(set) var collapsed = false
     /// Another variant (Vary) of the URL is stored: a miss is a vary-miss.
     var otherVariantStored = false
-    /// The status the origin answered the request this reader's head waited
-    /// for (RFC 9211 fwd-status); nil when the stored response answered or
-    /// the origin could not be reached.
+    /// The origin's status for the request the head waited for (RFC 9211 fwd-status).
     package private(set) var forwardStatus: Int?
-    /// The origin could not confirm the stored response and it was served
-    /// stale anyway (RFC 9111 §4.2.4): nothing new was stored.
+    /// The origin could not confirm the stored response; served stale (RFC 9111 §4.2.4).
     package private(set) var servedStale = false
 
     init(loader: Loader, state: ResourceState, spec: ByteRangeSpec?, fields: OriginFields, background: Bool = false,
@@ -97,11 +89,11 @@ package final class ResourceReader {
     /// Whether the origin serves byte ranges, once it answered a request (nil before).
     package var rangesSupported: Bool? { state.rangesSupported }
 
-    /// Begins: the head is reported at once when known, else after the origin answers.
+    /// The head is reported at once when known, else after the origin answers.
     package func start() {
         if state.headKnown {
-            // The freshness decision is made once, before planning (RFC 9111 §4);
-            // a live playlist past its window is checked whatever it says.
+            // Freshness is decided once, before planning (RFC 9111 §4); a live playlist
+            // past its window is checked whatever it says.
             let action: ReuseAction = state.validation != nil
                 ? .revalidate(byRequest: loader.isFresh(state, transparent: transparent))
                 : loader.needsValidation(state) ? .revalidate(byRequest: false)
@@ -126,8 +118,7 @@ package final class ResourceReader {
             delegate?.readerHeadReady(self, .success(loader.contentInfo(state, transparent: transparent)))
             return
         }
-        // After a revalidation whose answer replaced the stored response,
-        // the reason stays the one that sent the request forward.
+        // After a revalidation replaced the stored response, the first reason stays.
         if forwardReason == nil { forwardReason = otherVariantStored ? .varyMiss : .uriMiss }
         guard Freshness.mayForwardMiss(requestHeaders: request) else {
             delegate?.readerHeadReady(self, .failure(.notCached("only-if-cached, and nothing is stored")))
@@ -141,8 +132,7 @@ package final class ResourceReader {
         wait()
     }
 
-    /// Chooses the body range to send (after the proxy resolved Range).
-    /// Upper bound Int64.max means "to the end", for bodies of unknown length.
+    /// The body range to send (Range resolved); upper bound Int64.max: to the end.
     package func deliver(_ range: Range<Int64>) {
         guard phase == .head else { return }
         phase = .body
@@ -176,8 +166,7 @@ package final class ResourceReader {
             let file: DataFile
             do { file = try resource.dataFile() } catch {
                 guard error.isStorageFault else { return .failed(.storage(error.description)) }
-                // The file is gone (folder deleted) or unreadable: forget the
-                // bytes it held and fetch them again, passed through.
+                // The file is gone or unreadable: fetch its bytes again, passed through.
                 loader.store.noteStorageFault(error)
                 resource.lostData()
                 ensureCoverage()
@@ -205,9 +194,8 @@ package final class ResourceReader {
             if done { loader.leave(download) }
             return done
         }
-        // An origin that ignores Range sends every body from its start: a
-        // download behind the position is still the only way to its bytes
-        // (a new one would start from the start too, and drop this one).
+        // An origin ignoring Range sends every body from its start: a download behind
+        // the position is still the only way to its bytes.
         let window = state.rangesSupported == false ? Int64.max : SlicePlanner.defaultJoinWindow
         let steps = SlicePlanner.plan(position..<end, available: state.resource.available, inFlight: state.inFlight,
                                       joinWindow: window)
@@ -219,8 +207,7 @@ package final class ResourceReader {
                 guard let download = state.download(id: id) else { return }
                 return join(download, awaiting: range.contains(position))
             case .fetch(let range) where !loader.store.isWritable() || state.resource.isTransient:
-                // Storage is failing, or the resource is not kept: fetch only
-                // what is needed now, straight to this reader (paced to it).
+                // Storage failing or resource not kept: fetch what is needed now, to this reader.
                 guard range.lowerBound == position else { return }
                 let download = startDownload(.range(range))
                 join(download, awaiting: true)
@@ -247,12 +234,9 @@ package final class ResourceReader {
         download.interest += 1
     }
 
-    private func wait() {
-        state.waiting[ObjectIdentifier(self)] = self
-    }
+    private func wait() { state.waiting[ObjectIdentifier(self)] = self }
 
-    /// `download` received an interim response: passed on while this
-    /// reader's head waits for that very download.
+    /// Passed on while this reader's head waits for that very download.
     func interim(_ head: HTTPResponseHead, from download: Download) {
         guard phase == .head, awaited === download else { return }
         delegate?.readerReceivedInterim(self, head)
@@ -267,13 +251,11 @@ package final class ResourceReader {
             if state.headKnown && state.validation == nil {
                 if let awaited, awaited.isValidation, let failure = awaited.failure,
                    !loader.mayServeStale(state, request: request, failure: failure, transparent: transparent) {
-                    // The origin could not confirm the stored response, and the
-                    // response forbids serving it stale (RFC 9111 §4.2.4).
-                    if case .originStatus = failure {
-                        delegate?.readerHeadReady(self, .failure(failure))
-                    } else {
-                        delegate?.readerHeadReady(self, .failure(.notCached("revalidation failed: \(failure)")))
+                    // Not confirmed, and the response forbids serving it stale (RFC 9111 §4.2.4).
+                    let error = if case .originStatus = failure { failure } else {
+                        LoadError.notCached("revalidation failed: \(failure)")
                     }
+                    delegate?.readerHeadReady(self, .failure(error))
                     return
                 }
                 // Validated, or the check failed and serving stale is allowed.
@@ -281,12 +263,9 @@ package final class ResourceReader {
                 if let awaited, awaited.isValidation, awaited.failure != nil { servedStale = true }
                 delegate?.readerHeadReady(self, .success(loader.contentInfo(state, transparent: transparent)))
             } else if let awaited, awaited.finished, !state.headKnown {
-                if case .changed? = awaited.failure, !restarted {
-                    // A new version: fetch its head instead of failing the client.
-                    restarted = true
-                    self.awaited = nil
-                    start()
-                } else if awaited.isValidation && !restarted {
+                let changed = if case .changed? = awaited.failure { true } else { false }
+                if (changed || awaited.isValidation) && !restarted {
+                    // A new version (or a failed check): fetch its head instead of failing the client.
                     restarted = true
                     self.awaited = nil
                     start()
@@ -300,8 +279,6 @@ package final class ResourceReader {
             delegate?.readerCanContinue(self)
         }
     }
-
-    // MARK: passing through
 
     func follow(_ download: Download) {
         following = download
@@ -327,15 +304,10 @@ package final class ResourceReader {
         return keepGoing
     }
 
-    /// What this reader would answer a plain request (no Cache-Control nor
-    /// Pragma) with during the current second, when that is the stored
-    /// response as it is, from a complete data file: an answer another loop
-    /// may give by itself (see `PlainHit`). Nil when anything needs this
-    /// loop: a head not yet known or not kept, a validation due or running,
-    /// a partial, transient, varying, encoded or unshared resource, a live
-    /// playlist. (An encrypted data file qualifies: whichever loop sends it
-    /// decrypts it with a context of its own, see cs_conn_send_xts.) Call
-    /// before `start()`.
+    /// This second's answer to a plain request (no Cache-Control nor Pragma) when it is the stored response
+    /// from a complete data file, which another loop may give by itself (`PlainHit`); nil when anything needs
+    /// this loop (validation, partial, transient, varying, encoded, unshared, live). An encrypted file
+    /// qualifies (each loop decrypts with its own context, cs_conn_send_xts). Call before `start()`.
     package func plainHit() -> PlainHit? {
         let resource = state.resource
         let epoch = loader.store.epoch.current
@@ -348,8 +320,7 @@ package final class ResourceReader {
               loader.reuse(state, request: HTTPHeaders()) == .serve,
               let file = try? resource.dataFile() else { return nil }
         let info = loader.contentInfo(state)
-        // The forward and reverse modes' stricter freshness (heuristic only
-        // with Last-Modified) may not serve it: then they go to the owner.
+        // The transparent modes' stricter freshness may not serve it: they go to the owner.
         let transparentTTL = loader.reuse(state, request: HTTPHeaders(), transparent: true) == .serve
             ? loader.ttl(state, transparent: true) : nil
         // The Age in `info` is this second's: a second boundary crossed meanwhile spoils it.

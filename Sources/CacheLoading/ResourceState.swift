@@ -1,10 +1,8 @@
 import CacheHTTP
 import CacheStorage
 
-/// Loading's view of one resource: its downloads and waiting readers.
-/// Lives while any reader or download uses the resource, and (for a cached
-/// resource that may be shared) idle until its next request, within
-/// `Loader.idleStatesKept`. Loop thread only.
+/// Loading's view of one resource: its downloads and waiting readers. Lives while used, and (a shared cached
+/// resource) idle until its next request, within `Loader.idleStatesKept`. Loop thread only.
 final class ResourceState {
     let resource: Resource
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (touched on every request).
@@ -19,14 +17,11 @@ final class ResourceState {
     var validation: Download?
     /// Where the bytes come from (the latest URL asked for this cache key).
     @exclusivity(unchecked) var originURL: OriginURL?
-    /// The origin's response may not be shared (RFC 9111 §3: private,
-    /// no-store, Authorization…): later requests never join this state.
+    /// The response may not be shared (RFC 9111 §3): later requests never join this state.
     var notShared = false
-    /// Whether the origin answered a Range with 206 (true) or 200 (false);
-    /// nil until it answered one in this process.
+    /// The origin answered a Range with 206 (true) or 200 (false); nil: not yet.
     var rangesSupported: Bool?
-    /// The furthest offset any reader has taken bytes up to: a download of
-    /// unknown length runs at most `Download.paceWindow` ahead of it.
+    /// The furthest offset any reader took: an unknown length runs at most `Download.paceWindow` ahead.
     @exclusivity(unchecked) var readHorizon: Int64 = 0
 
     init(resource: Resource) {
@@ -66,10 +61,8 @@ final class ResourceState {
         for reader in readers.values { reader.resourceChanged() }
     }
 
-    /// After a failed download: when no byte of the resource is cached and
-    /// nothing else is loading it, forget what the failed response's head said
-    /// (its length above all), so a response that broke its own framing —
-    /// more bytes than its Content-Length, say — leaves nothing behind.
+    /// After a failed download with nothing cached or loading: forget the failed head (its
+    /// length above all), so a response that broke its own framing leaves nothing behind.
     func forgetHeadIfNothingCached() {
         guard headKnown, downloads.isEmpty, resource.available.isEmpty else { return }
         resource.setInfo(totalLength: nil, contentType: nil, etag: nil, lastModified: nil)

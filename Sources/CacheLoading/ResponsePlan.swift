@@ -8,11 +8,9 @@ package struct BodyRequest: Sendable {
     /// The single Range honoured (several are answered whole, as RFC 9110 allows).
     package var range: ByteRangeSpec?
     package var ifRange: String?
-    /// The client's If-Match, If-None-Match, If-Modified-Since and
-    /// If-Unmodified-Since fields, evaluated against the stored response.
+    /// The client's If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since.
     package var preconditions = HTTPHeaders()
-    /// An in-process reader frames nothing, so it takes a range of a body of
-    /// unknown length as asked; an HTTP response gets the whole body instead.
+    /// An in-process reader (no framing) gets a range of an unknown length as asked; HTTP, the whole body.
     package var rangesOfUnknownLength = false
 
     package init(isHead: Bool = false, isHTTP10: Bool = false, keepAlive: Bool = true,
@@ -26,8 +24,7 @@ package struct BodyRequest: Sendable {
 
     /// From a request head: Range and If-Range as RFC 9110 §14 reads them.
     package init(_ head: HTTPRequestHead) {
-        // One pass over the fields, names told apart by length first: this
-        // runs for every response, and most requests carry none of these.
+        // One pass, names told apart by length first (every response; most carry none).
         var rangeValue: String?
         var ifRange: String?
         var preconditions = HTTPHeaders()
@@ -57,18 +54,15 @@ package struct BodyRequest: Sendable {
     }
 }
 
-/// The answer's shape for one request of one resource: status, body range
-/// and framing. Pure: the proxy and the in-process reader both plan with it,
-/// so Range, If-Range and unknown lengths mean the same everywhere.
+/// The answer's shape (status, body range, framing) for one request of one resource.
+/// The proxy and the in-process reader both plan with it, so Range means the same.
 package struct ResponsePlan: Equatable, Sendable {
     /// 200, 206 or 416; or a stored other status (`ContentInfo.status`), whole.
     package var status: Int
-    /// The body's bytes in the representation; upper bound `Int64.max` while
-    /// the length is unknown (the body then ends where the origin's does).
+    /// The body's bytes; upper bound `Int64.max` while the length is unknown.
     package var body: Range<Int64>
     package var totalLength: Int64?
-    /// The body goes out chunked: its length is unknown and the client speaks
-    /// HTTP/1.1, so a cut-short body shows as a missing last chunk.
+    /// Unknown length to an HTTP/1.1 client: a cut-short body shows as a missing last chunk.
     package var chunked: Bool
     package var keepAlive: Bool
     /// False for HEAD, 416 and empty bodies: the head is the whole answer.
@@ -81,12 +75,12 @@ package struct ResponsePlan: Equatable, Sendable {
         keepAlive = request.keepAlive
         if status == 204 || status == 304 {
             body = 0..<0  // never a body, nor its framing
-        } else if status != 200, let total = info.totalLength {
-            // Range applies to a 200's representation only (RFC 9110 §14.2).
-            body = 0..<total
         } else if let total = info.totalLength {
             body = 0..<total
-            if let spec = request.range, Self.honoursRange(request, info) {
+            // Range applies to a 200's representation only (RFC 9110 §14.2).
+            if status == 200, let spec = request.range, request.ifRange.map({
+                IfRange.allowsRange($0, etag: info.etag, lastModified: info.lastModified)
+            }) ?? true {
                 if let range = spec.resolve(length: total) {
                     status = 206
                     body = range
@@ -131,14 +125,8 @@ package struct ResponsePlan: Equatable, Sendable {
         "content-length", "transfer-encoding", "connection", "keep-alive",
     ]
 
-    private static func honoursRange(_ request: BodyRequest, _ info: ContentInfo) -> Bool {
-        guard let ifRange = request.ifRange else { return true }
-        return IfRange.allowsRange(ifRange, etag: info.etag, lastModified: info.lastModified)
-    }
-
-    /// The response head, written straight into bytes (one per response: a hot path).
-    /// `middle` is `middleLines(info)` when the caller rendered it before
-    /// (a copy of a plain hit serves the same stored head all second long).
+    /// The response head, written straight into bytes (a hot path). `middle`:
+    /// `middleLines(info)` rendered before (a plain hit serves it all second long).
     package func head(_ info: ContentInfo, date: String, cacheStatus: String? = nil,
                       middle: MiddleLines? = nil) -> [UInt8] {
         var head = HeadBuilder(status: status, capacity: middle.map { $0.bytes.count + 192 } ?? 384)
@@ -166,14 +154,11 @@ package struct ResponsePlan: Equatable, Sendable {
         return head.finish()
     }
 
-    /// The lines of a 200 or 206 head that depend on the stored response
-    /// only, rendered once for many heads: the stored Date if there is one,
-    /// Content-Type, the replayed fields, Age, Accept-Ranges, ETag, Last-Modified.
+    /// The lines of a 200 or 206 head that depend on the stored response only, rendered once for many heads.
     package struct MiddleLines: Sendable {
         package let bytes: [UInt8]
         /// False: the head adds the Date of its own second first.
         package let hasDate: Bool
-        /// The stored Server field, looked up once.
         package let server: String?
     }
 

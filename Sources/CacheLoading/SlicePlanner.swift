@@ -26,11 +26,9 @@ package struct InFlight: Equatable, Sendable {
     }
 }
 
-/// Plans a byte range against what is cached and what is being downloaded.
-/// Pure: the Loader acts on the plan.
+/// Plans a byte range against what is cached and being downloaded; the Loader acts on it.
 package enum SlicePlanner {
-    /// How far ahead of a download's position a reader still waits for it
-    /// instead of starting its own download from its offset.
+    /// How far behind a download's position a reader still waits for it instead of starting its own.
     package static let defaultJoinWindow: Int64 = 1 << 20
 
     package static func plan(_ range: Range<Int64>, available: RangeSet, inFlight: [InFlight],

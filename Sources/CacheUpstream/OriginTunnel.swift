@@ -1,8 +1,7 @@
 import CacheHTTP
 import CacheIO
 
-/// What an origin tunnel reports; every call arrives on the loop thread,
-/// never from inside a call made on the tunnel.
+/// What an origin tunnel reports, on the loop thread, never from inside a call on it.
 package protocol OriginTunnelDelegate: AnyObject {
     /// Connected (and through the parent proxy's tunnel, when there is one), or not.
     func tunnelDidConnect(_ error: UpstreamError?)
@@ -16,11 +15,9 @@ package protocol OriginTunnelDelegate: AnyObject {
     func tunnelDidClose()
 }
 
-/// A raw TCP connection to `host:port` for a client's CONNECT tunnel: opened
-/// by `UpstreamClient.openTunnel`, counted among its origin connections
-/// (waiting for a slot like any request), directly or through the parent
-/// proxy's own CONNECT. Bytes pass as they are: the client's TLS runs end
-/// to end with the origin. Loop thread only.
+/// A raw TCP connection to `host:port` for a client's CONNECT tunnel (`openTunnel`),
+/// counted among the origin connections, direct or through the parent's CONNECT. Bytes
+/// pass as they are (the client's TLS runs end to end). Loop thread only.
 package final class OriginTunnel {
     package let host: String
     package let port: Int
@@ -38,8 +35,7 @@ package final class OriginTunnel {
     /// The client's own listening port (see `UpstreamClient.openTunnel`).
     var refusedPort: Int?
     private var connected = false
-    /// The current connection attempt: events of an earlier one (its stream
-    /// still closing) are ignored.
+    /// The current attempt: events of an earlier one (its stream closing) are ignored.
     private var attempt = 0
 
     init(host: String, port: Int, via: [String], delegate: OriginTunnelDelegate, client: UpstreamClient, loop: EventLoop) {
@@ -52,8 +48,6 @@ package final class OriginTunnel {
     }
 
     var label: String { OriginURL.authority(host: host, port: port) }
-
-    // MARK: used by the proxy
 
     package func write(_ bytes: UnsafeRawBufferPointer) { stream?.writeRaw(bytes) }
 
@@ -81,10 +75,7 @@ package final class OriginTunnel {
         finish(nil)
     }
 
-    // MARK: used by the client
-
-    /// Connects to the first of `addresses` (the origin's, or the parent
-    /// proxy's with `tunnelRequest`), trying the next on failure.
+    /// Tries `addresses` in turn (the origin's, or the parent's with `tunnelRequest`) until one connects.
     func connect(_ addresses: ArraySlice<SocketAddress>, tunnelRequest: [UInt8]?, timeout: UInt64) {
         guard !isClosed else { return }
         self.addresses = addresses
@@ -108,8 +99,7 @@ package final class OriginTunnel {
         }
     }
 
-    /// Fails before connecting: reported on the next turn of the loop, so
-    /// never from inside the caller's own call.
+    /// Fails before connecting, reported on the next loop turn (not inside the caller's call).
     func fail(_ error: UpstreamError) {
         guard !isClosed else { return }
         let stream = self.stream
@@ -131,8 +121,6 @@ package final class OriginTunnel {
             delegate.tunnelDidClose()
         }
     }
-
-    // MARK: the stream's events (of the current attempt)
 
     /// Relays one attempt's stream events, marked with its number.
     private final class Attempt: UpstreamStreamDelegate {

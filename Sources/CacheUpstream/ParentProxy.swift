@@ -1,16 +1,13 @@
 import CacheHTTP
 
-/// A parent proxy origin requests go through (`--upstream-proxy`): http
-/// requests in absolute form (RFC 9112 §3.2.2), https ones (and client
-/// tunnels) through a `CONNECT` tunnel, so TLS still runs end to end with
-/// the origin and its certificate is verified by this proxy. Hosts named in
-/// `directHosts` (`--no-upstream-proxy-for`) are reached directly. Pure.
+/// A parent proxy (`--upstream-proxy`): http requests in absolute form (RFC 9112
+/// §3.2.2), https and client tunnels through `CONNECT`, so TLS runs end to end and this
+/// proxy verifies the certificate. `directHosts` are reached directly. Pure.
 package struct ParentProxy: Sendable, Equatable {
     /// Where the parent listens (IPv6 literals without brackets).
     package let host: String
     package let port: Int
-    /// Lowercased names (and literals) reached without the parent; a name
-    /// also covers its subdomains, as `no_proxy` does.
+    /// Lowercased names and literals reached directly; a name covers its subdomains.
     package var directHosts: [String]
 
     /// `http://host[:port][/]` (port 80 when absent); nil for anything else
@@ -37,18 +34,15 @@ package struct ParentProxy: Sendable, Equatable {
         !directHosts.contains { host == $0 || host.hasSuffix("." + $0) }
     }
 
-    /// The CONNECT request that asks the parent for a tunnel to `host:port`,
-    /// with the `Via` values of the hops so far (this proxy's included): a
-    /// parent that is, or leads back to, a proxy already passed answers 508
-    /// instead of tunnelling round the loop.
+    /// CONNECT to `host:port` with the hops' `Via` values (this proxy's included): a parent
+    /// leading back to a proxy already passed answers 508 instead of looping.
     package static func connectRequest(host: String, port: Int, via: [String] = []) -> [UInt8] {
         let authority = OriginURL.authority(host: host, port: port)
         let fields = via.map { "Via: \($0)\r\n" }.joined()
         return Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\(fields)\r\n".utf8)
     }
 
-    /// The status of a CONNECT answer once its head is whole: nil while
-    /// incomplete, else the status (0 when unreadable) and where the head ends.
+    /// Nil while the head is incomplete, else its status (0: unreadable) and end.
     package static func connectAnswer(_ bytes: [UInt8]) -> (status: Int, headLength: Int)? {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
         let line = bytes[..<end.lowerBound].prefix { $0 != 13 }

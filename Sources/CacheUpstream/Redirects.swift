@@ -7,9 +7,8 @@ package enum Redirects {
         status == 301 || status == 302 || status == 303 || status == 307 || status == 308
     }
 
-    /// The next URL for `location` (absolute or relative to `base`), unless it
-    /// is unusable, revisits a URL of `chain` (the URLs fetched so far, the
-    /// first one included), or `hops` already reached `limit`.
+    /// The next URL for `location` (absolute or relative to `base`), unless it is unusable, revisits a URL of
+    /// `chain` (the URLs fetched so far, the first one included), or `hops` already reached `limit`.
     package static func target(of location: String, from base: OriginURL, chain: [String], hops: Int,
                        limit: Int) -> Result<OriginURL, UpstreamError> {
         guard let target = base.resolving(location) else {
@@ -35,8 +34,7 @@ package struct RedirectMemory {
 
     package init(capacity: Int = 4096) { self.capacity = capacity }
 
-    /// Asked before every download: without any redirect remembered, the
-    /// URL's string is not even built.
+    /// Asked before every download: without any redirect remembered, the URL's string is not even built.
     package func target(for url: OriginURL) -> OriginURL? { targets.isEmpty ? nil : targets[url.string] }
 
     package mutating func remember(_ url: OriginURL, target: OriginURL) {

@@ -1,11 +1,8 @@
 import CacheIO
 import CSupport
 
-/// An OpenSSL client context: trust store, minimum protocol version and
-/// verification mode, made once per client and shared by its connections.
-///
-/// OpenSSL lets any thread create sessions from a context nobody changes any
-/// more; this one is never changed after `init`, hence the unchecked Sendable.
+/// An OpenSSL client context (trust store, minimum version, verification), one per
+/// client. Never changed after `init`, so any thread may make sessions: unchecked Sendable.
 package final class TLSContext: @unchecked Sendable {
     /// The `SSL_CTX`.
     let raw: OpaquePointer

@@ -1,9 +1,8 @@
 import CacheIO
 import CSupport
 
-/// One TLS client session over two memory BIOs. It does no I/O: the caller
-/// feeds it the ciphertext the socket read, takes the ciphertext it must send,
-/// and exchanges plaintext with it. Loop thread only.
+/// One TLS client session over two memory BIOs, doing no I/O: the caller feeds it and
+/// takes ciphertext, and exchanges plaintext with it. Loop thread only.
 final class TLSSession {
     /// What an attempt to advance the session achieved.
     enum Progress {
@@ -22,8 +21,7 @@ final class TLSSession {
     private let host: String
     private(set) var isHandshakeDone = false
 
-    /// Prepares a session for `host` (a name or an IP literal, without brackets):
-    /// SNI for names, and the certificate must match the name or the address.
+    /// For `host` (a name, or an IP literal without brackets): SNI for names; the certificate must match it.
     init(context: TLSContext, host: String, isIPLiteral: Bool) throws(UpstreamError) {
         guard let ssl = SSL_new(context.raw) else {
             throw .tls("cannot create a session: \(TLSContext.drainErrors())")
@@ -38,12 +36,8 @@ final class TLSSession {
         self.output = output
         self.host = host
         SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
-        let checked: Int32
-        if isIPLiteral {
-            checked = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
-        } else {
-            checked = SSL_set1_host(ssl, host) & cs_ssl_set_sni(ssl, host)
-        }
+        let checked = isIPLiteral ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+            : SSL_set1_host(ssl, host) & cs_ssl_set_sni(ssl, host)
         guard checked == 1 else {
             throw .tls("cannot set the expected host \(host): \(TLSContext.drainErrors())")
         }
@@ -81,8 +75,8 @@ final class TLSSession {
         return .failed(.tls(handshakeFailure(code)))
     }
 
-    /// Decrypts what it can into `buffer`, calling `deliver` per piece, until it
-    /// needs more input, the peer closed, or `deliver` returns false (stop).
+    /// Decrypts into `buffer`, calling `deliver` per piece, until it needs input, the peer
+    /// closed, or `deliver` returns false.
     func read(into buffer: UnsafeMutableRawBufferPointer, _ deliver: (UnsafeRawBufferPointer) -> Bool) -> Progress {
         while true {
             ERR_clear_error()

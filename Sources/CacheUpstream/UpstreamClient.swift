@@ -2,16 +2,14 @@ import CacheHTTP
 import CacheIO
 import Logging
 
-/// HTTP/1.1 client for origins: http and https, keep-alive pool per origin,
-/// redirects, at most `maxConnections` connections open (a request beyond it
-/// waits for a slot). Loop thread only.
+/// HTTP/1.1 client for origins: http(s), a keep-alive pool per origin, redirects, at
+/// most `maxConnections` open (a request beyond waits for a slot). Loop thread only.
 package final class UpstreamClient {
     private let loop: EventLoop
     package private(set) var configuration: UpstreamConfiguration
     private let logger: Logger
-    /// Made at the first https origin (loading the system's CA store costs
-    /// memory a proxy of http origins never needs), or at start with a CA file,
-    /// so a bad one stops the start.
+    /// Made at the first https origin (the system CA store costs memory), or at start
+    /// with a CA file, so a bad one stops the start.
     private var tlsContext: TLSContext?
     private var idle: [String: [UpstreamConnection]] = [:]
     private var live: [ObjectIdentifier: UpstreamConnection] = [:]
@@ -32,13 +30,10 @@ package final class UpstreamClient {
     private var tunnels: [ObjectIdentifier: OriginTunnel] = [:]
     private var waitingTunnels: [OriginTunnel] = []
 
-    /// Connections counted against `maxConnections`: every live one
-    /// (connecting, busy, idle, closing), every name being resolved and
-    /// every tunnel.
+    /// Counted against `maxConnections`: live connections (any stage), names being resolved, tunnels.
     private var slotsTaken: Int { live.count + resolving + tunnels.count }
 
-    /// Fails when the CA file cannot be used (the header fields were checked
-    /// by the option table, `HTTPCacheConfiguration.validate()`).
+    /// Fails when the CA file cannot be used (header fields were checked by `validate()`).
     package init(loop: EventLoop, configuration: UpstreamConfiguration, logger: Logger) throws(UpstreamError) {
         self.loop = loop
         self.configuration = configuration
@@ -49,8 +44,7 @@ package final class UpstreamClient {
         }
     }
 
-    /// A configuration reload: later requests use `configuration` (checked
-    /// by the caller); the TLS settings and the connection cap stay as started.
+    /// A reload: later requests use `configuration`; TLS and the connection cap stay.
     package func reconfigure(_ configuration: UpstreamConfiguration) {
         loop.assertInLoop()
         var updated = configuration
@@ -60,8 +54,7 @@ package final class UpstreamClient {
     }
 
     /// Starts a GET for `url` with the given fields (Range, forwarded client fields).
-    /// Without `followsRedirects` (a transparent proxy relays them), a
-    /// redirect is an ordinary response for the delegate.
+    /// Without `followsRedirects` (transparent modes), a redirect goes to the delegate.
     package func get(_ url: OriginURL, headers: HTTPHeaders, delegate: UpstreamResponseDelegate,
                      followsRedirects: Bool = true) -> UpstreamTask {
         loop.assertInLoop()
@@ -73,10 +66,9 @@ package final class UpstreamClient {
         return task
     }
 
-    /// Any method, with a body (sent with Content-Length), for a transparent
-    /// proxy's pass-through: redirects are the delegate's, and a request that
-    /// is not idempotent is never sent twice (RFC 9110 §9.2.2), not even when
-    /// a reused connection dies before the answer.
+    /// Any method, with a body (Content-Length), for a transparent pass-through:
+    /// redirects are the delegate's; a non-idempotent request is never sent twice (RFC
+    /// 9110 §9.2.2), not even when a reused connection dies before the answer.
     package func send(_ method: String, _ url: OriginURL, headers: HTTPHeaders, body: [UInt8]?,
                       delegate: UpstreamResponseDelegate) -> UpstreamTask {
         loop.assertInLoop()
@@ -129,10 +121,7 @@ package final class UpstreamClient {
         }
     }
 
-    // MARK: waiting for a slot
-
-    /// Every slot is taken: the task waits (it is not failed), and an idle
-    /// connection nobody waits for is closed to make room.
+    /// Every slot is taken: the task waits, and an idle connection nobody waits for is closed to make room.
     private func wait(_ task: UpstreamTask) {
         waiting.append(task, now: loop.nowMilliseconds, deadline: task.playerDeadline)
         if let count = waitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -143,8 +132,7 @@ package final class UpstreamClient {
     }
 
     /// Starts waiting tasks, the one due first first, while their origin has an idle
-    /// connection or a slot is free; when the oldest can have neither, an
-    /// idle connection to another origin is closed so its slot frees up.
+    /// connection or a slot is free; else an idle connection elsewhere is closed.
     private func serveWaiting() {
         // A dispatch below that ends in a call back here: the loop goes round again.
         guard !servingWaiters else { return serveAgain = true }
@@ -161,17 +149,13 @@ package final class UpstreamClient {
                 if !tunnel.isClosed { begin(tunnel) }
             }
             while let task = waiting.first {
-                if task.isFinished {
-                    waiting.removeFirst()
-                    continue
-                }
-                let key = task.url.authorityKey
-                guard idle[key]?.contains(where: \.isIdle) == true || slotsTaken < configuration.maxConnections else {
+                guard task.isFinished || idle[task.url.authorityKey]?.contains(where: \.isIdle) == true
+                        || slotsTaken < configuration.maxConnections else {
                     if closingForWaiters.isEmpty { closeSpareIdle() }
                     break
                 }
                 waiting.removeFirst()
-                dispatch(task)
+                if !task.isFinished { dispatch(task) }
             }
         } while serveAgain
     }
@@ -214,8 +198,7 @@ package final class UpstreamClient {
         connection.connect(to: address, tls: tls, tunnelRequest: tunnelRequest, for: task)
     }
 
-    /// A connect failed: try the next address, else fail the task. A timeout
-    /// or a refused certificate is not retried elsewhere.
+    /// Tries the next address, else fails the task (not after a timeout or a bad certificate).
     func connectionFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError) {
         let rest = pendingAddresses.removeValue(forKey: ObjectIdentifier(connection)) ?? []
         guard !task.isFinished else { return }
@@ -228,10 +211,7 @@ package final class UpstreamClient {
         }
     }
 
-    /// An exchange failed; a reused connection the origin closed before
-    /// answering is replaced once by a fresh one (it may have been dropped
-    /// while idle). The connection's machine decides `retryable`: never for a
-    /// timeout, which would make the client wait a second one.
+    /// A `retryable` failure (the connection machine's call) is retried once on a fresh connection.
     func exchangeFailed(_ connection: UpstreamConnection, task: UpstreamTask, error: UpstreamError, retryable: Bool) {
         guard !task.isFinished else { return }
         if retryable && task.mayRetry {
@@ -244,10 +224,9 @@ package final class UpstreamClient {
         }
     }
 
-    /// Returns a finished connection to the idle pool. Waiting tasks get it
-    /// on the next turn of the loop: a redirect of the task just finished
-    /// to the same origin takes it first. While tasks wait, the pool keeps it
-    /// whatever its size: closing it would only make a waiter open another.
+    /// Returns a connection to the idle pool. Waiters get it on the next loop turn, so a
+    /// redirect of the task just finished takes it first; while tasks wait, the pool
+    /// keeps it whatever its size (closing it would make a waiter open another).
     func release(_ connection: UpstreamConnection) {
         pendingAddresses[ObjectIdentifier(connection)] = nil
         var list = idle[connection.poolKey] ?? []
@@ -269,16 +248,10 @@ package final class UpstreamClient {
         if !waiting.isEmpty || !waitingTunnels.isEmpty { serveWaiting() }
     }
 
-    // MARK: tunnels
-
-    /// Opens a connection to `host:port` for a client's CONNECT tunnel
-    /// (through the parent proxy's CONNECT when one is used for `host`). It
-    /// takes one of the origin connection slots, waiting for one like a
-    /// request; the destination is checked as for any request. The result
-    /// comes to `delegate`, never from inside this call. `via`: the `Via`
-    /// values to send the parent (see `ParentProxy.connectRequest`).
-    /// `refusingPort`: the client's own listening port; a name that resolves
-    /// to this machine on it is refused (a tunnel back into the proxy).
+    /// Opens a connection to `host:port` for a client's CONNECT tunnel (through the parent's CONNECT when one
+    /// is used for `host`). It takes a connection slot like a request, its destination checked; the result
+    /// comes to `delegate`, never from inside this call. `via`: the `Via` values for the parent.
+    /// `refusingPort`: the client's listening port; this machine on it is refused (a tunnel into the proxy).
     package func openTunnel(host: String, port: Int, via: [String], refusingPort: Int? = nil,
                             delegate: OriginTunnelDelegate) -> OriginTunnel {
         loop.assertInLoop()
@@ -324,16 +297,12 @@ package final class UpstreamClient {
         if !waiting.isEmpty || !waitingTunnels.isEmpty { serveWaiting() }
     }
 
-    // MARK: redirects
-
     func logRedirect(_ status: Int, from: OriginURL, to: OriginURL) {
         logger.debug("redirect", metadata: ["status": "\(status)", "from": "\(from.string)", "to": "\(to.string)"])
     }
 
     /// Where `url` was last redirected to (the final location), if it was.
-    package func redirectTarget(for url: OriginURL) -> OriginURL? {
-        redirects.target(for: url)
-    }
+    package func redirectTarget(for url: OriginURL) -> OriginURL? { redirects.target(for: url) }
 
     func forgetRedirect(from url: OriginURL) {
         logger.debug("forgetting the redirect target", metadata: ["url": "\(url.string)"])

@@ -8,9 +8,7 @@ package struct UpstreamConfiguration: Sendable {
     package var readTimeout: UInt64 = 30_000
     /// Idle keep-alive connections kept per origin.
     package var maxIdlePerOrigin = 8
-    /// Origin connections open at once, over every origin (connecting, busy
-    /// and idle); a request beyond it waits for a slot. `DescriptorBudget`
-    /// sets it from the open-file limit.
+    /// Origin connections open at once (any origin, any stage); more wait. `DescriptorBudget` sets it.
     package var maxConnections = 1024
     /// Milliseconds an idle keep-alive connection is kept.
     package var idleTimeout: UInt64 = 60_000
@@ -21,21 +19,16 @@ package struct UpstreamConfiguration: Sendable {
     package var tls = TLSSettings()
     /// Fields added to every origin request; they win over forwarded client fields.
     package var extraHeaders: [(name: String, value: String)] = []
-    /// Lowercased names of client request fields sent on to the origin, on
-    /// top of `UpstreamHeaders.defaultForwarded`.
+    /// Lowercased client fields sent on besides `UpstreamHeaders.defaultForwarded`.
     package var forwardedHeaders: [String] = []
-    /// Where requests may go (`--allow-origin`): checked before every hop,
-    /// redirects included, so no fetch reaches a destination outside it.
+    /// Where requests may go (`--allow-origin`), checked before every hop and redirect.
     package var destinations = DestinationPolicy.any
-    /// Whether the player's telemetry (CTA-5004 CMCD: the `CMCD` query
-    /// argument and the `CMCD-*` fields) is dropped from origin requests
-    /// (`--strip-cmcd`); by default it goes on as the player sent it.
+    /// `--strip-cmcd`: origin requests lose the player's CTA-5004 CMCD query argument and `CMCD-*` fields.
     package var stripsCMCD = false
     /// The parent proxy origin requests go through (`--upstream-proxy`), if any.
     package var parentProxy: ParentProxy?
 
-    /// Where a connection for `host` goes: the parent proxy's address when
-    /// it is used for `host`, else nil (straight to the origin).
+    /// The parent proxy used for `host`, or nil (straight to the origin).
     package func parent(for host: String) -> ParentProxy? {
         parentProxy.flatMap { $0.isUsed(for: host) ? $0 : nil }
     }
@@ -49,11 +42,6 @@ package struct TLSSettings: Sendable, Hashable {
     package var caFile: String?
     /// False only when the user asked for it by name (`--insecure`).
     package var verifyCertificates = true
-
-    package init(caFile: String? = nil, verifyCertificates: Bool = true) {
-        self.caFile = caFile
-        self.verifyCertificates = verifyCertificates
-    }
 }
 
 /// Why an origin request failed.
@@ -90,8 +78,7 @@ package enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// The release, in the origin's User-Agent and the C library's `hc_version`
-/// (`HC_VERSION_*` in include/httpcache.h must match it).
+/// The release, in the User-Agent and `hc_version` (`HC_VERSION_*` in include/httpcache.h must match it).
 package enum HTTPCacheVersion {
     package static let major: Int32 = 0
     package static let minor: Int32 = 2

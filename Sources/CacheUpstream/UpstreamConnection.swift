@@ -1,19 +1,11 @@
 import CacheHTTP
 import CacheIO
 
-/// One keep-alive connection to an origin, running one exchange at a time.
-/// Loop thread only. Its stream keeps this object alive until it closes.
-///
-/// A thin driver: it owns the stream, the timer and the state machine, feeds
-/// the machine events and performs the actions it returns. Performing an
-/// action may raise new events (a delegate cancels its task, pauses, a
-/// redirect starts the next exchange here, the stream closes at once); those
-/// are queued and fed in after the current action list, never re-entrantly.
-///
-/// Resuming a TLS stream hands over the plaintext it already decrypted at
-/// once, from inside the call. So that those bytes are fed in place rather
-/// than copied into the queue, the stream is resumed only once the queue is
-/// empty.
+/// One keep-alive connection to an origin, one exchange at a time; loop thread only, kept alive by its stream
+/// until it closes. A thin driver of the state machine: events raised while performing actions (a cancel, a
+/// pause, a redirect, a close) are queued and fed after the current list, never re-entrantly. A resumed TLS
+/// stream hands over decrypted bytes from inside the call, so it is resumed only once the queue is empty (fed
+/// in place, not copied).
 final class UpstreamConnection: UpstreamStreamDelegate {
     private typealias Machine = UpstreamConnectionStateMachine
 
@@ -22,9 +14,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         case connect(request: [UInt8], method: String)
         case connected(UpstreamError?)
         case start(request: [UInt8], method: String)
-        /// Bytes that arrived while actions were being performed: copied, since
-        /// the stream's buffer is gone by the time they are fed. Not expected
-        /// (the stream reads from the loop, and resuming is deferred); a safety net.
+        /// Bytes that arrived while acting, copied (the stream's buffer goes): a safety net.
         case read([UInt8])
         case eof
         case timerFired
@@ -67,8 +57,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     /// Ready for an exchange (the pool hands out only idle connections).
     var isIdle: Bool { machine.isIdle }
 
-    /// Connects (through a parent's tunnel with `tunnelRequest`; for https,
-    /// shakes hands over `tls`); the task runs once ready.
+    /// Connects (through a parent's tunnel with `tunnelRequest`, TLS over `tls`); the task runs once ready.
     func connect(to address: SocketAddress, tls: TLSSession?, tunnelRequest: [UInt8]?, for task: UpstreamTask) {
         self.task = task
         handle(.connect(request: task.request, method: task.method))
@@ -88,22 +77,16 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         handle(.start(request: task.request, method: task.method))
     }
 
-    /// Drops the connection mid-exchange (the task was cancelled or moves on).
-    /// A task cancelled by the last byte of its body leaves the connection
-    /// reusable: the exchange then completes without it.
+    /// The task was cancelled or moves on; after its body's last byte the connection stays reusable.
     func abandon() {
         task = nil
         handle(.abandon)
     }
 
     func close() { handle(.close) }
-
     /// Backpressure: stop reading the body until `resume()`.
     func pause() { handle(.pause) }
-
     func resume() { handle(.resume) }
-
-    // MARK: UpstreamStreamDelegate
 
     func streamDidConnect(_ error: UpstreamError?) { handle(.connected(error)) }
 
@@ -119,8 +102,6 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         handle(.closed(error))
     }
 
-    // MARK: driving
-
     private func handle(_ event: Event) {
         queue.append(event)
         guard !running else { return }
@@ -131,9 +112,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     private func run(_ body: () -> Void) {
         running = true
         body()
-        while !queue.isEmpty {
-            apply(queue.removeFirst())
-        }
+        while !queue.isEmpty { apply(queue.removeFirst()) }
         running = false
         if resumeStream {
             // Bytes the stream hands over now are fed in place, on a fresh run.
@@ -163,8 +142,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
         perform(input: nil)
     }
 
-    /// Feeds one read. After a head, the rest of the read waits for the
-    /// task's verdict on it, then goes in too.
+    /// Feeds one read; after a head, the rest waits for the task's verdict.
     private func read(_ bytes: UnsafeRawBufferPointer) {
         var rest = bytes
         while true {
@@ -228,8 +206,7 @@ final class UpstreamConnection: UpstreamStreamDelegate {
     }
 
     private func takeTask() -> UpstreamTask? {
-        let task = self.task
-        self.task = nil
+        defer { task = nil }
         return task
     }
 

@@ -3,16 +3,10 @@ import CacheHTTP
 /// The life of one keep-alive connection to an origin, as a value: events in,
 /// actions out, no I/O. `UpstreamConnection` drives it.
 ///
-/// Response heads, body framing and chunked decoding are parsed here.
-/// Body bytes are never copied: `bytesRead` names them as ranges of the
-/// buffer it was given (`deliverBody`), which the driver hands on while that
-/// buffer is still valid. Actions are appended to a list the caller owns and
-/// reuses, so the hot path (a body read) allocates nothing.
-///
-/// A read may hold a response head and body bytes. `bytesRead` then stops after
-/// the head (`deliverHead`) and returns how much it consumed: the task's
-/// verdict on the head (`headAccepted`) decides whether the body is delivered
-/// or skipped, and the driver feeds the rest of the read afterwards.
+/// Body bytes are never copied: `deliverBody` names ranges of the buffer given to
+/// `bytesRead`, handed on while it is valid; the caller reuses the action list, so a
+/// body read allocates nothing. A read holding a head and body bytes stops after the
+/// head: the task's `headAccepted` decides whether the body is delivered or skipped.
 struct UpstreamConnectionStateMachine {
     /// Which countdown to (re)start.
     enum Timer: Equatable {
@@ -22,15 +16,13 @@ struct UpstreamConnectionStateMachine {
     enum Action {
         /// Send the request bytes.
         case write([UInt8])
-        /// Start reading; reading never stops on its own (an idle connection
-        /// must notice the origin closing it).
+        /// Start reading; it never stops on its own (an idle connection must see a close).
         case startReading
         /// Backpressure: stop taking bytes from the socket.
         case pauseReading
         case resumeReading
         case armTimer(Timer)
-        /// An interim (1xx) response head, for a delegate that relays it
-        /// (RFC 9110 §15.2); the final head follows.
+        /// An interim (1xx) head, for a delegate that relays it (RFC 9110 §15.2).
         case deliverInterim(HTTPResponseHead)
         /// The final response head; the driver answers with `headAccepted`.
         case deliverHead(HTTPResponseHead)
@@ -38,14 +30,12 @@ struct UpstreamConnectionStateMachine {
         case deliverBody(Range<Int>)
         /// Body bytes of a response whose body is skipped (a redirect).
         case skipBody(Int)
-        /// The exchange ended cleanly; when reusable the connection is idle
-        /// and belongs in the pool (release it before telling the task, so a
-        /// redirect to the same origin can take it).
+        /// The exchange ended cleanly; a reusable connection goes to the pool before the
+        /// task hears of it, so a redirect to the same origin can take it.
         case complete(reusable: Bool)
         /// Connecting failed (the client may try the next address).
         case connectFailed(UpstreamError)
-        /// The exchange failed. Retryable only when a reused connection was
-        /// closed by the origin before any byte of the response.
+        /// Retryable only when the origin closed a reused connection before any response byte.
         case exchangeFailed(UpstreamError, retryable: Bool)
         /// Close the stream and drop the timer.
         case close
@@ -56,12 +46,9 @@ struct UpstreamConnectionStateMachine {
         var method: String
         /// The connection had completed an exchange before this one.
         var reused: Bool
-        /// The consumer is full: reading stopped, timeouts re-arm instead of failing.
-        var paused = false
         /// Any byte of the response arrived (a 1xx included).
         var receivedAny = false
-        /// The next bytes are the rest of a read whose head was just accepted:
-        /// the read timer was already re-armed for it.
+        /// The next bytes are the rest of a read whose head was just accepted (timer re-armed).
         var restOfRead = false
     }
 
@@ -74,14 +61,15 @@ struct UpstreamConnectionStateMachine {
         case idle
         /// Request sent; `buffer` holds a partial head split across reads.
         case awaitingHead(Exchange, buffer: [UInt8])
-        /// The head went to the task; waiting for its verdict. `leftover` is
-        /// how many bytes of the current read follow the head.
+        /// Waiting for the task's verdict on the head; `leftover` bytes of the read follow it.
         case headDelivered(Exchange, framing: BodyFraming, keepAlive: Bool, leftover: Int)
         case body(Exchange, framing: BodyFraming, keepAlive: Bool, delivers: Bool)
         case closed
     }
 
     private(set) var state: State = .new
+    /// The running exchange's consumer is full: reading stopped, timeouts re-arm instead of failing.
+    private var paused = false
     private let label: String
     private let connectTimeout: UInt64
     private let readTimeout: UInt64
@@ -96,8 +84,6 @@ struct UpstreamConnectionStateMachine {
     var isIdle: Bool { if case .idle = state { true } else { false } }
     var isClosed: Bool { if case .closed = state { true } else { false } }
 
-    // MARK: events
-
     /// The stream is being opened for a first request.
     mutating func connect(request: [UInt8], method: String, into actions: inout [Action]) {
         guard case .new = state else { return }
@@ -109,10 +95,7 @@ struct UpstreamConnectionStateMachine {
     mutating func connected(error: UpstreamError?, into actions: inout [Action]) {
         guard case .connecting(let request, let method) = state else { return }
         if let error { return failConnecting(error, &actions) }
-        state = .awaitingHead(Exchange(method: method, reused: false), buffer: [])
-        actions.append(.write(request))
-        actions.append(.startReading)
-        actions.append(.armTimer(.read))
+        send(request, Exchange(method: method, reused: false), &actions)
     }
 
     /// Starts an exchange on an idle connection. A connection closed meanwhile
@@ -120,10 +103,7 @@ struct UpstreamConnectionStateMachine {
     mutating func start(request: [UInt8], method: String, into actions: inout [Action]) {
         switch state {
         case .idle:
-            state = .awaitingHead(Exchange(method: method, reused: true), buffer: [])
-            actions.append(.write(request))
-            actions.append(.startReading)
-            actions.append(.armTimer(.read))
+            send(request, Exchange(method: method, reused: true), &actions)
         case .closed:
             actions.append(.exchangeFailed(.closedEarly("\(label) closed"), retryable: true))
         case .new, .connecting, .awaitingHead, .headDelivered, .body:
@@ -131,13 +111,17 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-    /// Bytes from the origin. Returns how many were consumed: all of them,
-    /// except after a response head, where the rest waits for `headAccepted`.
+    private mutating func send(_ request: [UInt8], _ exchange: Exchange, _ actions: inout [Action]) {
+        state = .awaitingHead(exchange, buffer: [])
+        paused = false
+        actions += [.write(request), .startReading, .armTimer(.read)]
+    }
+
+    /// How many bytes were consumed: all, except after a response head (the rest waits for `headAccepted`).
     mutating func bytesRead(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) -> Int {
         switch state {
         case .awaitingHead(var exchange, var buffer):
-            // Drop the state's reference so `buffer` grows in place; every
-            // path of `readHead` sets the real state.
+            // Drop the state's reference so `buffer` grows in place; `readHead` sets the state.
             state = .new
             exchange.receivedAny = true
             actions.append(.armTimer(.read))
@@ -165,7 +149,7 @@ struct UpstreamConnectionStateMachine {
             if leftover > 0 {
                 return failExchange(.protocolViolation("\(label): bytes after a body-less response"), exchange, &actions)
             }
-            return complete(exchange, keepAlive: keepAlive, &actions)
+            return complete(keepAlive: keepAlive, &actions)
         }
         exchange.restOfRead = leftover > 0
         state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: deliversBody)
@@ -180,12 +164,12 @@ struct UpstreamConnectionStateMachine {
             failExchange(.closedEarly("\(label) closed before a response"), exchange, &actions)
         case .headDelivered(let exchange, let framing, _, let leftover):
             switch framing {
-            case .untilClose: complete(exchange, keepAlive: false, &actions)
-            case .none where leftover == 0: complete(exchange, keepAlive: false, &actions)
+            case .untilClose: complete(keepAlive: false, &actions)
+            case .none where leftover == 0: complete(keepAlive: false, &actions)
             default: failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
             }
-        case .body(let exchange, .untilClose, _, _):
-            complete(exchange, keepAlive: false, &actions)
+        case .body(_, .untilClose, _, _):
+            complete(keepAlive: false, &actions)
         case .body(let exchange, _, _, _):
             failExchange(.closedEarly("\(label) closed mid-body"), exchange, &actions)
         case .idle, .new:
@@ -202,7 +186,7 @@ struct UpstreamConnectionStateMachine {
             failConnecting(.timeout("connecting to \(label) took over \(connectTimeout) ms"), &actions)
         case .awaitingHead(let exchange, _), .headDelivered(let exchange, _, _, _), .body(let exchange, _, _, _):
             // Waiting for our own consumer is not the origin's silence.
-            if exchange.paused { return actions.append(.armTimer(.read)) }
+            if paused { return actions.append(.armTimer(.read)) }
             failExchange(.timeout("no data from \(label) for \(readTimeout) ms"), exchange, &actions)
         case .idle:
             close(into: &actions)
@@ -213,25 +197,26 @@ struct UpstreamConnectionStateMachine {
 
     /// Backpressure: stop reading until `resume`.
     mutating func pause(into actions: inout [Action]) {
-        updateExchange { exchange in
-            guard !exchange.paused else { return }
-            exchange.paused = true
-            actions.append(.pauseReading)
-        }
+        guard inExchange, !paused else { return }
+        paused = true
+        actions.append(.pauseReading)
     }
 
     mutating func resume(into actions: inout [Action]) {
-        updateExchange { exchange in
-            guard exchange.paused else { return }
-            exchange.paused = false
-            actions.append(.armTimer(.read))
-            actions.append(.resumeReading)
+        guard inExchange, paused else { return }
+        paused = false
+        actions.append(.armTimer(.read))
+        actions.append(.resumeReading)
+    }
+
+    private var inExchange: Bool {
+        switch state {
+        case .awaitingHead, .headDelivered, .body: true
+        case .new, .connecting, .idle, .closed: false
         }
     }
 
-    /// The task let go mid-exchange: a half-read response cannot be reused.
-    /// An exchange that already completed (the task let go on its last byte)
-    /// leaves the connection idle and reusable.
+    /// The task let go: a half-read response is not reused; a completed one leaves the connection idle.
     mutating func abandon(into actions: inout [Action]) {
         switch state {
         case .idle, .new, .closed:
@@ -256,11 +241,8 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-    // MARK: parsing
-
-    /// Parses the final head out of the partial head in `buffer` and `bytes`,
-    /// skipping interim (1xx) responses. Parses straight from `bytes` when no
-    /// partial head is pending, which is the usual case: no copy.
+    /// Parses the final head out of `buffer` and `bytes`, skipping interim (1xx)
+    /// responses; straight from `bytes`, no copy, when no partial head is pending.
     private mutating func readHead(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange, _ buffer: inout [UInt8],
                                    _ actions: inout [Action]) -> Int {
         var offset = 0
@@ -285,13 +267,11 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-    /// A complete head ending at `end` of a read of `count` bytes: nil for an
-    /// interim response (go on parsing), else the bytes consumed.
+    /// A head ending at `end` of a `count`-byte read: nil for an interim one, else bytes consumed.
     private mutating func headParsed(_ head: HTTPResponseHead, _ end: Int, _ count: Int, _ exchange: Exchange,
                                      _ actions: inout [Action]) -> Int? {
         if head.status == 101 {
-            // The proxy never asks to upgrade (Upgrade is hop-by-hop): a switch
-            // can only be a broken origin. Fail now rather than wait for a head.
+            // The proxy never asks to upgrade (Upgrade is hop-by-hop): a broken origin.
             failExchange(.protocolViolation("\(label): 101 Switching Protocols without an upgrade asked for"),
                          exchange, &actions)
             return count
@@ -326,14 +306,13 @@ struct UpstreamConnectionStateMachine {
             state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: delivers)
             hand(0..<count)
         case .length(let remaining):
-            // Checked before delivering anything: the bytes of a response that
-            // overruns its own length are not trusted.
+            // Checked before delivering: a response overrunning its length is not trusted.
             guard Int64(count) <= remaining else {
                 return failExchange(.protocolViolation("\(label): more body bytes than Content-Length"), exchange, &actions)
             }
             hand(0..<count)
             if Int64(count) == remaining {
-                complete(exchange, keepAlive: keepAlive, &actions)
+                complete(keepAlive: keepAlive, &actions)
             } else {
                 state = .body(exchange, framing: .length(remaining: remaining - Int64(count)),
                               keepAlive: keepAlive, delivers: delivers)
@@ -351,7 +330,7 @@ struct UpstreamConnectionStateMachine {
                 } else if consumed < count {
                     failExchange(.protocolViolation("\(label): bytes after the last chunk"), exchange, &actions)
                 } else {
-                    complete(exchange, keepAlive: keepAlive, &actions)
+                    complete(keepAlive: keepAlive, &actions)
                 }
             } catch {
                 failExchange(.protocolViolation("\(label): bad chunked body (\(error))"), exchange, &actions)
@@ -359,24 +338,22 @@ struct UpstreamConnectionStateMachine {
         }
     }
 
-    // MARK: transitions
-
     /// The response ended: idle and reusable, or closed.
-    private mutating func complete(_ exchange: Exchange, keepAlive: Bool, _ actions: inout [Action]) {
+    private mutating func complete(keepAlive: Bool, _ actions: inout [Action]) {
         guard keepAlive else {
             close(into: &actions)
             return actions.append(.complete(reusable: false))
         }
         state = .idle
         // The last bytes may have come with the pause: pooled connections read.
-        if exchange.paused { actions.append(.resumeReading) }
+        if paused { actions.append(.resumeReading) }
+        paused = false
         actions.append(.armTimer(.idle))
         actions.append(.complete(reusable: true))
     }
 
-    /// Only a reused connection the origin closed before any response byte is
-    /// retried: it may have been dropped while idle. A timeout is not (the
-    /// client would wait a second timeout), nor is anything after a byte.
+    /// Only a reused connection closed before any response byte is retried (dropped while
+    /// idle); not a timeout (the client would wait twice), nor anything after a byte.
     private mutating func failExchange(_ error: UpstreamError, _ exchange: Exchange, _ actions: inout [Action]) {
         close(into: &actions)
         let retryable = exchange.reused && !exchange.receivedAny && !error.isTimeout
@@ -393,22 +370,5 @@ struct UpstreamConnectionStateMachine {
         if case .closed = state { return }
         state = .closed
         actions.append(.close)
-    }
-
-    /// Applies `change` to the running exchange's flags, whatever its stage.
-    private mutating func updateExchange(_ change: (inout Exchange) -> Void) {
-        switch state {
-        case .awaitingHead(var exchange, let buffer):
-            change(&exchange)
-            state = .awaitingHead(exchange, buffer: buffer)
-        case .headDelivered(var exchange, let framing, let keepAlive, let leftover):
-            change(&exchange)
-            state = .headDelivered(exchange, framing: framing, keepAlive: keepAlive, leftover: leftover)
-        case .body(var exchange, let framing, let keepAlive, let delivers):
-            change(&exchange)
-            state = .body(exchange, framing: framing, keepAlive: keepAlive, delivers: delivers)
-        case .new, .connecting, .idle, .closed:
-            break
-        }
     }
 }

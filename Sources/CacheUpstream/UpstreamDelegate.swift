@@ -1,7 +1,6 @@
 import CacheHTTP
 
-/// Receives one origin response. Calls arrive on the loop thread; after
-/// `cancel()` on the task no further call arrives.
+/// Receives one origin response, on the loop thread; after the task's `cancel()` no call arrives.
 package protocol UpstreamResponseDelegate: AnyObject {
     /// An interim (1xx) response before the final one. Default: ignored.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead)

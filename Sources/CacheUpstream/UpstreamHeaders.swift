@@ -1,13 +1,11 @@
 import CacheHTTP
 
-/// Which fields go to the origin: the proxy's own framing fields, the
-/// configured extra fields, and a few of the client's.
+/// Which fields go to the origin: the proxy's framing fields, configured extras, a few of the client's.
 package enum UpstreamHeaders {
     /// Client fields forwarded unless configured otherwise (lowercased).
     package static let defaultForwarded: Set<String> = ["user-agent", "accept", "accept-language"]
 
-    /// Fields only the proxy sets: framing and connection management
-    /// (hop-by-hop), the byte range it needs, and conditions on it.
+    /// Fields only the proxy sets: framing, hop-by-hop, its byte range and conditions on it.
     package static let reserved: Set<String> = [
         "host", "range", "if-range", "connection", "keep-alive", "proxy-connection", "te", "trailer",
         "transfer-encoding", "upgrade", "content-length", "accept-encoding", "expect",
@@ -16,10 +14,8 @@ package enum UpstreamHeaders {
     /// Fields not sent when a redirect leaves the origin first asked.
     package static let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
-    /// The client's fields to send on: `defaultForwarded`, the player's
-    /// telemetry (CMCD, meant for the delivery side) and `extra` (lowercased
-    /// names), never a reserved one nor one the client's Connection field lists
-    /// as hop-by-hop.
+    /// The client's fields to send on: `defaultForwarded`, CMCD telemetry (meant for the
+    /// delivery side) and `extra` (lowercased), never a reserved or Connection-named one.
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
         let hopByHop = Set(client.values("connection").flatMap { $0.split(separator: ",") }.map { token in
             String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
@@ -34,19 +30,16 @@ package enum UpstreamHeaders {
         return out
     }
 
-    /// Fields a transparent proxy does not pass on: hop-by-hop ones and
-    /// those Connection names (RFC 9110 §7.6.1), Host (set per hop), and the
-    /// range and preconditions, which are the cache's own when it fills gaps.
+    /// Besides hop-by-hop ones (RFC 9110 §7.6.1), fields a transparent proxy does not pass
+    /// on: Host (set per hop), the range and preconditions (the cache's own for gaps).
     package static let transparentlyDropped: Set<String> = [
         "host", "range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since",
         "content-length", "expect",
     ]
 
-    /// Fields that make origins (frameworks, CDNs) build URLs or choose
-    /// content, without being part of the cache key: one client's
-    /// `X-Forwarded-Host: evil.example` would otherwise land in a stored
-    /// playlist served to everyone. Not sent with requests whose response
-    /// may be stored (pass-through requests keep them: nothing is stored).
+    /// Fields that make origins build URLs or choose content outside the cache key: one
+    /// client's `X-Forwarded-Host: evil.example` would land in a playlist served to all.
+    /// Not sent when the response may be stored (pass-through requests keep them).
     package static let unkeyed: Set<String> = [
         "x-forwarded-host", "x-forwarded-proto", "x-forwarded-scheme", "x-forwarded-server", "x-forwarded-port",
         "x-forwarded-prefix", "x-original-url", "x-original-host", "x-rewrite-url", "x-host", "forwarded",
@@ -56,8 +49,7 @@ package enum UpstreamHeaders {
     /// proxy modes (RFC 9110 §7.6), except `transparentlyDropped` and `unkeyed`.
     package static func transparent(from client: HTTPHeaders) -> HTTPHeaders {
         var out = Intermediary.removingHopByHop(client)
-        // One pass over the few fields, each compared only with the names of
-        // its length (every forward and reverse request comes here).
+        // One pass, each field compared only with names of its length (every request).
         out.removeAll { field in
             let length = field.name.utf8.count
             return length < droppedByLength.count && droppedByLength[length].contains { HTTPHeaders.sameName($0, field.name) }
@@ -73,30 +65,17 @@ package enum UpstreamHeaders {
         return byLength
     }()
 
-    /// Fields a transparent request may carry and still get the response a
-    /// proxy URL's request gets: those a proxy URL forwards too, the ones the
-    /// cache handles itself (request directives, codings, conditions, Via)
-    /// and the ones never forwarded.
+    /// Fields a transparent request may carry and still get a proxy URL's response: forwarded by both,
+    /// handled by the cache itself (directives, codings, Via), or never forwarded.
     private static let sharedWithProxyURLs: Set<String> = defaultForwarded.union(transparentlyDropped).union(unkeyed)
         .union(["accept-encoding", "cache-control", "pragma", "via", "connection", "keep-alive", "te",
                 "proxy-connection", "proxy-authorization", "upgrade", "trailer", "transfer-encoding"])
-        // Player telemetry (CTA-5004 CMCD): passed on, but it changes with every request and
-        // chooses no content, so it never keeps a request from the proxy URLs' entry.
+        // CMCD (CTA-5004) changes with every request and chooses no content.
         .union(CMCD.fieldNames)
 
-    /// Whether a transparent request sends the origin a field a proxy URL's
-    /// request would not (`forwarded`: the configured extra names,
-    /// lowercased): the origin may then answer it differently.
-    package static func differsFromProxyURLRequest(_ client: HTTPHeaders, forwarded: [String]) -> Bool {
-        client.contains(where: { field in
-            let name = field.name.lowercased()
-            return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
-        })
-    }
-
-    /// `differsFromProxyURLRequest` for one client connection: its requests
-    /// usually name the same fields in the same order, so the last answer is
-    /// kept for those names (the check lowercases and hashes every name).
+    /// Whether a transparent request sends a field a proxy URL's would not (`forwarded`: the configured extra
+    /// names, lowercased), so the origin may answer differently. One per client connection, whose requests
+    /// usually name the same fields in order: the last answer is kept for those names.
     package struct ProxyURLFieldsMemo {
         private var names: [String] = []
         private var forwarded: [String] = []
@@ -111,7 +90,10 @@ package enum UpstreamHeaders {
             }
             names = client.map(\.name)
             self.forwarded = forwarded
-            differs = UpstreamHeaders.differsFromProxyURLRequest(client, forwarded: forwarded)
+            differs = client.contains { field in
+                let name = field.name.lowercased()
+                return !sharedWithProxyURLs.contains(name) && !forwarded.contains(name)
+            }
             return differs
         }
     }
@@ -131,8 +113,7 @@ package enum UpstreamHeaders {
         return nil
     }
 
-    /// The request head for one hop. `extra` wins over the caller's fields of
-    /// the same name; credentials stay with the origin first asked.
+    /// One hop's request head. `extra` beats same-named fields; credentials stay with the first origin.
     package static func request(method: String, url: OriginURL, originalURL: OriginURL, headers: HTTPHeaders,
                         configuration: UpstreamConfiguration, body: [UInt8]? = nil) -> [UInt8] {
         // Through a parent proxy an http request names its whole URL (RFC 9112 §3.2.2).
@@ -170,13 +151,10 @@ package enum UpstreamHeaders {
             if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
         if !hasUserAgent { line("User-Agent", configuration.userAgent) }
-        // Byte offsets must mean the same thing as in the stored file: a
-        // content coding is asked for only when a transparent request
-        // forwarded the client's Accept-Encoding (the coding is then stored
-        // with the response and ranges address the encoded bytes).
+        // Offsets must mean what they mean in the stored file: a coding is asked for only
+        // with a transparent client's Accept-Encoding (stored with it, ranges encoded).
         if !headers.contains("Accept-Encoding") { line("Accept-Encoding", "identity") }
-        // A body always goes with its length; so does an empty one of a
-        // method whose requests usually have one.
+        // A body goes with its length, as does an empty one of a method that usually has one.
         if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
             line("Content-Length", String(body.count))
         }

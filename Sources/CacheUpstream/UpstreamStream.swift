@@ -18,9 +18,8 @@ extension UpstreamStreamDelegate {
     func streamDidDrain() {}
 }
 
-/// The byte stream under an upstream connection: a socket, with a TLS session
-/// in between for https. The socket keeps the stream alive until it closes,
-/// and the stream keeps its delegate until then. Loop thread only.
+/// The byte stream under an upstream connection: a socket, with TLS for https. The
+/// socket keeps it, and it its delegate, alive until it closes. Loop thread only.
 final class UpstreamStream: SocketDelegate {
     /// Largest TLS record plaintext: one SSL_read never returns more.
     private static let plaintextBufferSize = 16 << 10
@@ -36,8 +35,7 @@ final class UpstreamStream: SocketDelegate {
     private var paused = false
     /// Why the stream broke, reported with the close.
     private var failure: UpstreamError?
-    /// Through a parent proxy: the CONNECT request sent once connected, and
-    /// its answer's bytes until its head is whole (then nil: tunnel open).
+    /// Through a parent: the CONNECT request, and its answer until whole (nil: tunnel open).
     private var tunnelRequest: [UInt8]?
     private var tunnelAnswer: [UInt8] = []
 
@@ -53,9 +51,8 @@ final class UpstreamStream: SocketDelegate {
 
     deinit { plaintext?.deallocate() }
 
-    /// Opens a TCP connection to `address`; with `tunnelRequest` (`address`
-    /// is a parent proxy) a CONNECT tunnel is asked for first; with `tls`,
-    /// the handshake follows before `streamDidConnect`.
+    /// Opens TCP to `address`; with `tunnelRequest` (a parent proxy) a CONNECT tunnel is
+    /// asked for first; with `tls`, the handshake follows before `streamDidConnect`.
     static func connect(on loop: EventLoop, to address: SocketAddress, tls: TLSSession?, label: String,
                         tunnelRequest: [UInt8]? = nil, delegate: UpstreamStreamDelegate) throws -> UpstreamStream {
         let stream = UpstreamStream(tls: tls, label: label, tunnelRequest: tunnelRequest, delegate: delegate)
@@ -66,8 +63,7 @@ final class UpstreamStream: SocketDelegate {
     /// Reading never stops once started: an idle connection must notice the origin closing it.
     func startReading() { socket?.startReading() }
 
-    /// Stops delivering bytes (backpressure from a slow consumer); TCP flow
-    /// control then slows the origin.
+    /// Backpressure from a slow consumer; TCP flow control then slows the origin.
     func pauseReading() {
         paused = true
         socket?.stopReading()
@@ -127,8 +123,7 @@ final class UpstreamStream: SocketDelegate {
         while let ciphertext = tls?.takeOutput() { socket?.write(ciphertext) }
     }
 
-    /// Moves the TLS session on with what has been received: the handshake
-    /// first, then plaintext to the delegate.
+    /// Moves TLS on with what was received: the handshake, then plaintext to the delegate.
     private func pump() {
         guard let tls, let plaintext, !closed else { return }
         if !tls.isHandshakeDone {
@@ -160,8 +155,6 @@ final class UpstreamStream: SocketDelegate {
             fail(error)
         }
     }
-
-    // MARK: SocketDelegate
 
     func socketDidConnect(_ socket: Socket, error: IOError?) {
         if let error {
@@ -198,9 +191,7 @@ final class UpstreamStream: SocketDelegate {
         pump()
     }
 
-    /// Bytes of the parent's answer to CONNECT: a 2xx head opens the
-    /// tunnel (what follows it belongs to the origin), anything else fails
-    /// the connect.
+    /// A 2xx answer to CONNECT opens the tunnel (what follows is the origin's); else fail.
     private func tunnelAnswered(_ socket: Socket, _ bytes: UnsafeRawBufferPointer) {
         tunnelAnswer.append(contentsOf: bytes)
         guard let (status, length) = ParentProxy.connectAnswer(tunnelAnswer) else {
@@ -215,13 +206,7 @@ final class UpstreamStream: SocketDelegate {
         tunnelAnswer = []
         if tls == nil { socket.stopReading() }  // as a direct connection: the delegate starts reading
         connected(socket)
-        guard !rest.isEmpty, !closed else { return }
-        if let tls {
-            rest.withUnsafeBytes { tls.receive($0) }
-            pump()
-        } else {
-            rest.withUnsafeBytes { delegate?.streamDidRead($0) }
-        }
+        if !rest.isEmpty { rest.withUnsafeBytes { socketDidRead(socket, $0) } }
     }
 
     private func refuseTunnel(_ why: String) { failConnecting(.connect("\(label): \(why)")) }

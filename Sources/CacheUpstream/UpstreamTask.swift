@@ -50,9 +50,7 @@ package final class UpstreamTask {
         request = client.requestBytes(for: self)
     }
 
-    /// Milliseconds until the player that asked runs out of buffer (CMCD
-    /// `dl`, in the URL's query or the fields), if it said: read only when the
-    /// task must wait for a connection slot.
+    /// Milliseconds until the asking player's buffer runs dry (CMCD `dl`); read when waiting for a slot.
     var playerDeadline: UInt64? {
         let target = originalURL.pathAndQuery
         guard CMCD.mayBePresent(target: target, headers: headers),
@@ -62,7 +60,6 @@ package final class UpstreamTask {
 
     /// Stops taking body bytes until `resume()` (the consumer is full).
     package func pause() { connection?.pause() }
-
     package func resume() { connection?.resume() }
 
     /// Stops the exchange; no delegate call follows.
@@ -74,10 +71,7 @@ package final class UpstreamTask {
         connection = nil
     }
 
-    // MARK: driven by the connection and the client
-
-    /// The response head of the current hop: true when its body is for the
-    /// delegate, false when it is skipped (a redirect to follow).
+    /// The current hop's head: true when its body is for the delegate, false when skipped (a redirect).
     func didReceiveHead(_ head: HTTPResponseHead) -> Bool {
         if followsRedirects, Redirects.isRedirect(head.status), let location = head.headers["location"] {
             switch Redirects.target(of: location, from: url, chain: chain, hops: hops,
@@ -136,18 +130,16 @@ package final class UpstreamTask {
         client.dispatch(self)
     }
 
-    /// The exchange failed. A remembered redirect target that cannot be
-    /// reached is forgotten and the original URL tried instead.
+    /// An unreachable remembered redirect target is forgotten, the original URL tried.
     func fail(_ error: UpstreamError) {
         guard !isFinished else { return }
+        connection?.abandon()
         if fromMemory && !headDelivered && !error.isTimeout, let client {
             client.forgetRedirect(from: originalURL)
             fromMemory = false
-            connection?.abandon()
             next = originalURL
             return exchangeDidComplete()
         }
-        connection?.abandon()
         finish(error)
     }
 

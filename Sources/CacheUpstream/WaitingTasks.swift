@@ -1,10 +1,6 @@
-/// The tasks waiting for an origin connection, the one due first at the
-/// front: earliest deadline first, ties (and tasks without a deadline of
-/// their own, which are due `WaitingTasks.defaultDelay` after they came) in
-/// order of arrival. A player's CMCD `dl` (CTA-5004: how long until its
-/// buffer runs dry) makes the request closest to stalling go first; a
-/// request without one is never passed over for longer than the default
-/// delay. A binary heap: thousands of waiting tasks cost log n each.
+/// Tasks waiting for an origin connection, earliest deadline first, ties in arrival order. A player's CMCD
+/// `dl` (time until its buffer runs dry) sends the request closest to stalling first; one without is due
+/// `defaultDelay` after it came, so never passed over longer. A binary heap: log n a task.
 typealias WaitingTasks = WaitingQueue<UpstreamTask>
 
 /// The queue of `WaitingTasks`, of any element (tests use plain values).
@@ -27,8 +23,7 @@ struct WaitingQueue<Element> {
     var isEmpty: Bool { heap.isEmpty }
     var first: Element? { heap.first?.task }
 
-    /// Adds `task`, which arrived at `now` (loop milliseconds) and must start
-    /// within `deadline` milliseconds if it says so.
+    /// `task` arrived at `now` (loop ms) and must start within `deadline` ms, if given.
     mutating func append(_ task: Element, now: UInt64, deadline: UInt64? = nil) {
         arrivals += 1
         heap.append(Entry(due: now &+ (deadline ?? Self.defaultDelay), order: arrivals, task: task))

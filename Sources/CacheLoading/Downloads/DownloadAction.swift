@@ -6,7 +6,6 @@ import CacheIO
 package enum DownloadAction: String, CaseIterable, Sendable {
     case add, pause, resume, remove
 
-    /// The admin route of the action.
     package var path: String { "/admin/downloads/" + rawValue }
 
     /// The action of an admin route path; nil for any other path.

@@ -2,12 +2,9 @@ import CacheIO
 import CacheStorage
 import Glibc
 
-/// The downloads' records in the cache folder: `downloads/<id>` each, one
-/// `name value` a line (the metadata's style: no JSON on the server path),
-/// replaced by a rename so that a crash leaves the old record or the new
-/// one. Small files, written on state changes and at most once a second
-/// while running. In an encrypted folder each is sealed with the folder's
-/// keys (a record names its URL). Loop thread (of the download manager) only.
+/// The downloads' records: `downloads/<id>`, one `name value` a line (no JSON on the
+/// server path), replaced by a rename so a crash leaves the old or the new one; sealed
+/// in an encrypted folder (a record names its URL). The manager's loop only.
 package struct DownloadFolder: Sendable {
     package let path: String
     /// The cache folder's `tmp` (emptied when the folder is opened): a temp file left by a crash goes there.
@@ -45,9 +42,7 @@ package struct DownloadFolder: Sendable {
         }
     }
 
-    package func delete(_ id: String) {
-        unlink(path + "/" + id)
-    }
+    package func delete(_ id: String) { unlink(path + "/" + id) }
 
     /// A record's text: unsealed in an encrypted folder (nil when it does not open).
     private func opened(_ bytes: [UInt8], id: String) -> String? {

@@ -1,9 +1,7 @@
 import CacheIO
 import CacheStorage
 
-// The life of one download as a value: events in, actions out, no sockets
-// and no clock, so it is tested as a table.
-//
+// The life of one download as a value (no sockets, no clock: tested as a table).
 //   queued ──start──▶ running ──ended──▶ completed
 //     ▲  │              │  │ └──failed / too large──▶ failed
 //     │  └──pause──▶ paused ◀──pause──┘               │
@@ -44,20 +42,17 @@ package struct DownloadLifecycle: Sendable, Equatable {
         case fetch
         /// Stop the fetches running (what they brought stays).
         case stopFetching
-        /// Write the record to the folder.
         case persist
         /// Let go of its resources: those no other download holds are deleted.
         case release
         /// Remove the record from the folder.
         case forget
-        /// Tell listeners (the record changed state or progressed).
         case announce
     }
 
     package private(set) var record: DownloadRecord
 
-    /// A new download, or one read from the folder: one that was running
-    /// when the process ended (a crash) is queued to go on.
+    /// One that was running when the process ended (a crash) is queued to go on.
     package init(_ record: DownloadRecord) {
         self.record = record
         if self.record.state == .running { self.record.state = .queued }

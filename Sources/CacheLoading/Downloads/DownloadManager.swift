@@ -3,20 +3,15 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// The downloads of a cache folder, on the first loop: the driver of each
-/// download's `DownloadLifecycle`. It persists records (`DownloadFolder`),
-/// runs each running download as a pinning preload of its selection (the
-/// preloader's slots, `--download-parallel`, are shared by all; the loader's
-/// `BackgroundPacer` applies the rate cap and playback first), and tells
-/// listeners (the admin event stream, the Swift and C APIs) of every change.
-/// Events raised while acting are queued and handled after. Loop thread only.
+/// The folder's downloads, on the first loop: drives each `DownloadLifecycle`, persists records
+/// (`DownloadFolder`), runs each as a pinning preload of its selection (sharing the preloader's slots and the
+/// pacer) and tells listeners of every change. Events raised while acting are queued. Loop thread only.
 package final class DownloadManager {
     unowned let engine: Engine
     private let logger: Logger
     private let folder: DownloadFolder
     private var lifecycles: [String: DownloadLifecycle] = [:]
-    /// The run (preload) of each running download: its preload id and a
-    /// number that tells its reports from those of an earlier run.
+    /// Each running download's preload id, and a number telling its reports from an earlier run's.
     private var runs: [String: (generation: Int, preload: Int?)] = [:]
     private var generation = 0
     private var persistedAt: [String: UInt64] = [:]
@@ -34,9 +29,7 @@ package final class DownloadManager {
         for record in folder.load() { lifecycles[record.id] = DownloadLifecycle(record) }
     }
 
-    /// Starts queued downloads now and whenever one is queued (serving, or
-    /// an app or `download wait` running them): those the last run left
-    /// running go on where they stopped.
+    /// Starts queued downloads now and whenever one is queued; those left running go on.
     package func startQueued() {
         starts = true
         schedule()
@@ -69,7 +62,6 @@ package final class DownloadManager {
     }
 
     package func pause(_ id: String) -> Result<DownloadRecord, HTTPCacheError> { apply(.pause, to: id) }
-
     package func resume(_ id: String) -> Result<DownloadRecord, HTTPCacheError> { apply(.resume, to: id) }
 
     /// Removes a download: stops it, and deletes every resource it holds that no other download holds.
@@ -93,8 +85,7 @@ package final class DownloadManager {
 
     package func unsubscribe(_ token: Int) { listeners[token] = nil }
 
-    /// Calls `action` when the cache closes (streams of events end then);
-    /// the token forgets it (`forgetOnClose`).
+    /// Calls `action` when the cache closes; the token forgets it (`forgetOnClose`).
     @discardableResult
     package func onClose(_ action: @escaping () -> Void) -> Int {
         nextListener += 1
@@ -114,8 +105,6 @@ package final class DownloadManager {
         closeActions = [:]
         for action in actions { action() }
     }
-
-    // MARK: driving
 
     private func send(_ id: String, _ event: DownloadLifecycle.Event) {
         guard events.push((id, event)) else { return }
@@ -146,7 +135,12 @@ package final class DownloadManager {
             if record.state == .running, let last = persistedAt[record.id], engine.loop.nowMilliseconds &- last >= 1000 {
                 persist(record)  // progress, at most once a second
             }
-            if record.state != .running || record.failure != nil { logState(record) }
+            if record.state != .running || record.failure != nil {
+                var metadata: Logger.Metadata = ["id": "\(record.id)", "state": "\(record.state.rawValue)",
+                                                 "bytes": "\(record.bytesDone)"]
+                if let failure = record.failure { metadata["error"] = "\(failure.message)" }
+                logger.info("download", metadata: metadata)
+            }
             announce(record)
         }
     }
@@ -211,12 +205,6 @@ package final class DownloadManager {
 
     private func announce(_ record: DownloadRecord) {
         for listener in listeners.values { listener(record) }
-    }
-
-    private func logState(_ record: DownloadRecord) {
-        var metadata: Logger.Metadata = ["id": "\(record.id)", "state": "\(record.state.rawValue)", "bytes": "\(record.bytesDone)"]
-        if let failure = record.failure { metadata["error"] = "\(failure.message)" }
-        logger.info("download", metadata: metadata)
     }
 }
 

@@ -2,10 +2,8 @@ import CacheHTTP
 import CacheIO
 import CacheStorage
 
-/// One download: a title (a URL and its selection) kept in the cache folder
-/// until it is removed, with where it stands. The same value is persisted
-/// (`DownloadFolder`), sent by the admin routes (Codable, read back by the
-/// CLI) and shown by the API.
+/// One download: a title (URL and selection) kept until removed, with where it stands.
+/// Persisted (`DownloadFolder`), sent by the admin routes (Codable) and shown by the API.
 package struct DownloadRecord: Codable, Sendable, Equatable {
     package enum State: String, Codable, Sendable, CaseIterable {
         case queued, running, paused, completed, failed, removed
@@ -23,12 +21,10 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     /// Bytes of a plain resource, "START-END" inclusive; nil: all.
     package var range: String?
     package var state: State = .queued
-    /// Why it failed (state `failed`).
     package var failure: HTTPCacheError?
     /// Body bytes done (read from the cache or fetched) in the current run.
     package var bytesDone: Int64 = 0
-    /// The total size: exact once every resource's size is known, else an
-    /// estimate (`totalIsEstimate`) from the sizes known so far; nil while none is.
+    /// Exact once every size is known, else an estimate (`totalIsEstimate`); nil: none known.
     package var bytesTotal: Int64?
     package var totalIsEstimate = false
     package var resourcesDone = 0
@@ -38,20 +34,8 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
     /// Milliseconds since 1970 when it was added (orders the list).
     package var created: Int64
 
-    package init(id: String, name: String, url: String, variant: String? = nil, duration: Double? = nil,
-                 range: String? = nil, created: Int64) {
-        self.id = id
-        self.name = name
-        self.url = url
-        self.variant = variant
-        self.duration = duration
-        self.range = range
-        self.created = created
-    }
-
     /// What pins its resources: released, and its resources deleted, when it is removed.
     package var holder: String { Self.holder(of: id) }
-
     /// The pin holder of download `id` (what purge by download looks for).
     package static func holder(of id: String) -> String { "download:" + id }
 
@@ -79,15 +63,13 @@ package struct DownloadRecord: Codable, Sendable, Equatable {
         return nil
     }
 
-    /// The default name: the URL's last path segment.
     package static func defaultName(for url: String) -> String {
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         let last = path.split(separator: "/").last.map(String.init) ?? url
         return last.isEmpty ? url : last
     }
 
-    /// Bytes it needs in the cache: its total (or what it has so far) and
-    /// the limit's per-entry allowance for each resource.
+    /// Bytes it needs in the cache: its total (or so far) and each resource's allowance.
     package var neededBytes: Int64 {
         (bytesTotal ?? bytesDone) + Int64(resourcesTotal) * StoreGroup.entryOverhead
     }

@@ -15,12 +15,8 @@ package struct PrefetchCounts: Sendable, Equatable {
     package init() {}
 }
 
-/// What every loop needs to know of prefetching without a hop to the first
-/// loop: whether it is on and worth telling requests to, which cache entries
-/// a prefetch stored and what became of them (told by the prefetcher, the
-/// proxy's requests on any loop, whose hits then say `detail=prefetched`, and
-/// the stores' evictions), and the counts. One for the engines of a folder.
-/// Thread-safe.
+/// What every loop knows of prefetching without a hop to the first: whether it is on, which entries a
+/// prefetch stored and their fate (hits say `detail=prefetched`), the counts. One per folder. Thread-safe.
 package final class PrefetchLedger: Sendable {
     private struct State {
         var counts = PrefetchCounts()
@@ -40,8 +36,7 @@ package final class PrefetchLedger: Sendable {
         set { depthNow.store(newValue, ordering: .relaxed) }
     }
 
-    /// Whether a player was served a playlist or MPD (the prefetcher may know
-    /// segments): until then no request is sent its way.
+    /// A player was served a playlist or MPD: until then no request is sent its way.
     package var playlistsServed: Bool {
         get { knowsNow.load(ordering: .relaxed) }
         set { knowsNow.store(newValue, ordering: .relaxed) }
@@ -51,8 +46,7 @@ package final class PrefetchLedger: Sendable {
 
     package var counts: PrefetchCounts { state.withLock { $0.counts } }
 
-    /// A prefetch began storing the entry `storeKey` (the origin sends what
-    /// the cache lacked): a player asking for it from now on uses it.
+    /// A prefetch began storing `storeKey`: a player asking for it from now on uses it.
     package func started(_ storeKey: String) {
         state.withLock { state in
             if state.entries.updateValue(false, forKey: storeKey) == nil { state.order.append(storeKey) }
@@ -77,8 +71,7 @@ package final class PrefetchLedger: Sendable {
         state.withLock { $0.entries[storeKey] != nil }
     }
 
-    /// A player asked for `storeKey` (told by the prefetcher, in order with
-    /// what it starts): the first request of a prefetched entry counts it used.
+    /// A player asked for `storeKey` (told in order with the starts): the first counts used.
     @discardableResult
     package func requested(_ storeKey: String) -> Bool {
         state.withLock { state in

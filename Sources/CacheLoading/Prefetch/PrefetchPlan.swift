@@ -1,20 +1,12 @@
-// What to fetch ahead of players, as a value: events in (a rendition was
-// read, a player asked for a URL, a prefetch ended, time passed), actions out
-// (fetch this, stop that rendition's fetches). No sockets, no clock of its
-// own: tested as a table.
+// What to fetch ahead of players, as a value (no sockets, no clock: tested as a table).
 //
-// A rendition is prefetched only while a player plays it: a request for its
-// segment k fetches k+1 … k+depth (once two requests came in order; a
-// request out of order fetches only k+1, so a scrubbing client costs one
-// fetch a request). A segment of another rendition of its group (a quality
-// switch), or no request for `idleMilliseconds`, stops it; a request far
-// from the last one (a seek) starts again from there. A failed prefetch
-// pauses the rendition until the player gets past that segment. A title's
-// prefetched segments no player asked for yet stay under its share of the
-// cache limit. Memory is bounded: renditions (least recently used let go),
-// segments per rendition.
+// A rendition is prefetched only while played: a request for segment k fetches
+// k+1 … k+depth once two requests came in order, else only k+1 (a scrubbing client
+// costs one fetch a request). A quality switch in its group or `idleMilliseconds`
+// without a request stops it; a seek starts again from there; a failed prefetch pauses
+// it until the player is past that segment. A title's unused prefetched segments stay
+// under its share of the cache limit. Renditions (LRU) and segments are bounded.
 
-/// One fetch of a prefetch.
 package struct PrefetchItem: Sendable, Hashable {
     package var rendition: String
     package var title: String
@@ -26,7 +18,6 @@ package struct PrefetchItem: Sendable, Hashable {
     package var isSegment: Bool { index != nil }
 }
 
-/// The decisions of prefetching.
 package struct PrefetchPlan {
     package struct Limits: Sendable, Equatable {
         /// Segments fetched ahead of the player (`--prefetch`); 0: none.
@@ -37,13 +28,10 @@ package struct PrefetchPlan {
         package var maxRenditions = 64
         /// Segments remembered per rendition: a VOD playlist's first ones, a live one's last ones.
         package var maxSegments = 20_000
-        /// Bytes a title's prefetched segments no player asked for yet may hold:
-        /// its share of the cache limit.
+        /// Bytes a title's unused prefetched segments may hold: its share of the cache limit.
         package var titleShare: Int64 = .max
 
-        package init(depth: Int) {
-            self.depth = depth
-        }
+        package init(depth: Int) { self.depth = depth }
     }
 
     package enum Event: Equatable {
@@ -55,9 +43,8 @@ package struct PrefetchPlan {
         case requested(url: String, now: Int64)
         /// A prefetch ended well; `bytes` it brought into the cache.
         case fetched(PrefetchItem, bytes: Int64)
-        /// A prefetch failed (the origin refused, a timeout).
         case failed(PrefetchItem)
-        /// Time passed (renditions idle too long stop).
+        /// Renditions idle too long stop.
         case tick(now: Int64)
         case limitsChanged(Limits)
     }
@@ -71,7 +58,6 @@ package struct PrefetchPlan {
     /// Where one rendition's playing stands.
     struct Track {
         var rendition: PrefetchRendition
-        /// Index of each segment URL.
         var positions: [String: Int] = [:]
         /// The segment a player asked for last; nil while it is not playing.
         var position: Int?
@@ -79,7 +65,6 @@ package struct PrefetchPlan {
         var streak = 0
         /// The last segment fetched or being fetched ahead (−1: none).
         var ahead = -1
-        /// URLs being fetched.
         var running: Set<String> = []
         /// Keys and init sections fetched (or being) in this run.
         var needsFetched: Set<PrefetchResource> = []
@@ -110,15 +95,12 @@ package struct PrefetchPlan {
     private var families: [String: PrefetchFamily] = [:]
     /// The rendition playing in each group.
     private var playing: [String: String] = [:]
-    /// The latest requests of URLs no known rendition lists: a player asks for
-    /// its first segment before its playlist is read here.
+    /// Recent requests no known rendition lists: a player asks for a segment before its playlist is read.
     private var recent: [(url: String, at: Int64)] = []
     static let maxFamilies = 4096
     static let maxRecent = 16
 
-    package init(limits: Limits) {
-        self.limits = limits
-    }
+    package init(limits: Limits) { self.limits = limits }
 
     /// Whether some rendition is playing (the driver's idle timer runs).
     package var isPlaying: Bool { !playing.isEmpty }
@@ -126,8 +108,7 @@ package struct PrefetchPlan {
     /// Whether `url` is a segment of a known rendition.
     package func knows(_ url: String) -> Bool { owners[url] != nil }
 
-    /// Whether the player already asked for the segment `item` fetches (it
-    /// then fetches for the player, not ahead of it).
+    /// The player already asked for `item`'s segment: it fetches for it, not ahead.
     package func playerReached(_ item: PrefetchItem) -> Bool {
         guard let index = item.index, let position = tracks[item.rendition]?.position else { return false }
         return position >= index
@@ -168,8 +149,6 @@ package struct PrefetchPlan {
             return tracks.keys.sorted().flatMap { stopPlaying($0) }
         }
     }
-
-    // MARK: requests
 
     private mutating func requested(_ url: String, now: Int64) -> [Action] {
         guard limits.depth > 0 else { return [] }
@@ -262,8 +241,6 @@ package struct PrefetchPlan {
         return actions
     }
 
-    // MARK: renditions
-
     private mutating func remember(_ read: PrefetchRendition, now: Int64) -> [Action] {
         var rendition = read
         if rendition.segments.count > limits.maxSegments {
@@ -297,7 +274,7 @@ package struct PrefetchPlan {
         for segment in rendition.segments { owners[segment.url] = rendition.id }
         // Requests that came before the playlist was read count now, in their order.
         if tracks[rendition.id]?.position == nil {
-            // Those within the idle time only: an old one is not playing now.
+            // Within the idle time only: an old one is not playing now.
             let late = recent.filter { owners[$0.url] == rendition.id && now - $0.at < limits.idleMilliseconds }
             recent.removeAll { owners[$0.url] == rendition.id }
             for (url, at) in late { actions += requested(url, now: at) }
@@ -305,7 +282,7 @@ package struct PrefetchPlan {
         return actions
     }
 
-    /// Removes the URLs of `rendition` from the owners (those still its own).
+    /// Drops `rendition`'s URLs from the owners (those still its own).
     private mutating func forget(_ rendition: PrefetchRendition) {
         for segment in rendition.segments where owners[segment.url] == rendition.id { owners[segment.url] = nil }
     }

@@ -1,8 +1,6 @@
-// What prefetching knows of a title: each rendition (an HLS media playlist,
-// a DASH representation) as the ordered URLs of its segments, with the keys
-// and init sections each needs. Built from the parsed playlist or MPD the
-// proxy served; the segments a player may ask for by URL only (a segment
-// that is a byte range of a shared file is not told apart by its URL).
+// What prefetching knows of a title: each rendition (an HLS media playlist, a DASH
+// representation) as its segments' URLs in order, with the keys and init sections each
+// needs. Byte-range segments are left out: a URL does not tell them apart.
 
 import CacheHTTP
 
@@ -19,15 +17,12 @@ package struct PrefetchSegment: Sendable, Equatable {
     package var needs: [PrefetchResource] = []
 }
 
-/// Where a rendition sits in its title: renditions of one group are
-/// alternatives (a player plays one at a time: a segment of another means a
-/// quality switch); the title shares the cache limit among its renditions.
+/// A group's renditions are alternatives (another's segment is a quality switch); a title shares the limit.
 package struct PrefetchFamily: Sendable, Equatable {
     package var group: String
     package var title: String
 }
 
-/// One rendition as read from its playlist or MPD.
 package struct PrefetchRendition: Sendable, Equatable {
     /// The media playlist's URL, or the MPD's with its period, set and representation.
     package var id: String
@@ -36,8 +31,7 @@ package struct PrefetchRendition: Sendable, Equatable {
     package var isLive: Bool
     package var segments: [PrefetchSegment]
 
-    /// The rendition of an HLS media playlist read at `url`; `family` as its
-    /// master said (nil: a playlist played alone, its own group and title).
+    /// `family` as its master said (nil: a playlist played alone, its own group and title).
     package static func hls(_ media: HLSMediaPlaylist, url: String, family: PrefetchFamily?) -> PrefetchRendition {
         var segments: [PrefetchSegment] = []
         segments.reserveCapacity(media.segments.count)
@@ -57,10 +51,8 @@ package struct PrefetchRendition: Sendable, Equatable {
         return needs
     }
 
-    /// The parts of a low-latency HLS playlist read at `url` (EXT-X-PART,
-    /// those listed: the segments' and the trailing ones), as a rendition of
-    /// their own in the playlist's group: a player near the live edge asks
-    /// for parts, one further behind for segments. Nil when none is listed.
+    /// A low-latency playlist's parts (EXT-X-PART) as a rendition of their own in its
+    /// group: a player near the live edge asks for parts, one further behind for segments.
     package static func hlsParts(_ media: HLSMediaPlaylist, url: String, family: PrefetchFamily?) -> PrefetchRendition? {
         var parts: [PrefetchSegment] = []
         var needs: [PrefetchResource] = []
@@ -78,8 +70,7 @@ package struct PrefetchRendition: Sendable, Equatable {
                                  isLive: media.isLive, segments: parts)
     }
 
-    /// Where the media playlists of a master played at `url` sit: variants
-    /// are one group (quality switches), each rendition type another.
+    /// A master's media playlists: variants are one group, each rendition type another.
     package static func families(_ master: HLSMasterPlaylist, url: String) -> [String: PrefetchFamily] {
         var families: [String: PrefetchFamily] = [:]
         for variant in master.variants {
@@ -92,8 +83,7 @@ package struct PrefetchRendition: Sendable, Equatable {
         return families
     }
 
-    /// The representations of an MPD read at `url` that list their segments
-    /// by URL (templates, lists); representations of one adaptation set are a group.
+    /// An MPD's representations listing segments by URL; an adaptation set is a group.
     package static func dash(_ manifest: MPDManifest, url: String) -> [PrefetchRendition] {
         var renditions: [PrefetchRendition] = []
         for (p, period) in manifest.periods.enumerated() {

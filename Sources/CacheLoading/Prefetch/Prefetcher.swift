@@ -2,13 +2,9 @@ import CacheHTTP
 import CacheIO
 import Logging
 
-/// The driver of prefetching, on the first loop: reads the playlists and
-/// MPDs players were served (from the cache only, never an origin request of
-/// its own; parsed off the loop), feeds its `PrefetchPlan` what players ask for, and performs
-/// the plan's fetches in the preloader's slots (`--download-parallel`,
-/// `--download-rate`, held while players' own downloads run, a player asking
-/// for the same URL joining the download). Events raised while acting are
-/// queued and handled after, never re-entrantly. Loop thread only.
+/// Drives prefetching on the first loop: reads the playlists and MPDs players were served (cache only, parsed
+/// off the loop), feeds its `PrefetchPlan` what players ask for, and runs the plan's fetches in the
+/// preloader's slots. Events raised while acting are queued, never re-entrant. Loop thread only.
 package final class Prefetcher {
     unowned let engine: Engine
     private let logger: Logger
@@ -39,10 +35,7 @@ package final class Prefetcher {
     }
 
     private var ledger: PrefetchLedger? { engine.group?.prefetchLedger }
-
     private var now: Int64 { engine.store.clock() }
-
-    // MARK: entry points
 
     /// A player was served the playlist or MPD at `url`: what it lists is read.
     package func manifestServed(_ url: String) {
@@ -70,9 +63,7 @@ package final class Prefetcher {
     }
 
     /// `--prefetch` or the cache limit changed (a reload).
-    func reconfigure() {
-        send(.limitsChanged(Self.limits(engine)))
-    }
+    func reconfigure() { send(.limitsChanged(Self.limits(engine))) }
 
     /// Stops every fetch (the engine shuts down).
     func close() {
@@ -83,8 +74,6 @@ package final class Prefetcher {
         timer?.cancel()
         timer = nil
     }
-
-    // MARK: the plan
 
     private func send(_ event: PrefetchPlan.Event) {
         guard events.push(event) else { return }
@@ -139,8 +128,6 @@ package final class Prefetcher {
         }
     }
 
-    // MARK: from tasks
-
     /// A prefetch's head: what it lacked comes from the origin now.
     fileprivate func headKnown(_ task: PrefetchTask) {
         guard case .item(let item) = task.purpose, item.isSegment, let size = task.size, task.cached < size,
@@ -174,8 +161,7 @@ package final class Prefetcher {
         }
     }
 
-    /// A playlist or MPD body: its renditions go to the plan. Parsed off the
-    /// loop (a long playlist, or a live template, lists many thousands).
+    /// Its renditions go to the plan, parsed off the loop (a long playlist lists thousands).
     private func read(_ body: [UInt8], url: String, finalURL: String) {
         let (family, now) = (plan.family(of: url), self.now)
         engine.loop.offload({ Self.parse(body, url: url, finalURL: finalURL, family: family, now: now) }, done: { [weak self] read in

@@ -11,14 +11,9 @@ package enum HintOutcome: String, Sendable, CaseIterable {
     case dropped
 }
 
-/// Background fetches of what players say they fetch next (CMCD
-/// `nor`/`nrr`): each is one `PreloadFetch` through the preloader's slots,
-/// queued first of all (`Priority.hint`: the exact next request, ahead of
-/// the prefetch plan's guesses and of preloads), started beside players
-/// served from the cache but not while a player's own origin download runs,
-/// sharing their downloads and keeping to the rate and parallel limits of
-/// every background fetch. Bounded: a hint already in flight is not fetched
-/// twice, and past `maxPending` new ones are dropped. Loop thread only.
+/// Background fetches of what players say they fetch next (CMCD `nor`/`nrr`): each a `PreloadFetch` queued
+/// first of all (`Priority.hint`), under every background limit. A hint in flight is not fetched twice; past
+/// `maxPending` new ones are dropped. Loop thread only.
 final class HintFetches: PreloadFetchOwner {
     private unowned let preloader: Preloader
     /// In flight or waiting for a slot, by URL and range.
@@ -27,14 +22,11 @@ final class HintFetches: PreloadFetchOwner {
     /// Hints waiting or running at once, at most.
     static let maxPending = 32
 
-    init(preloader: Preloader) {
-        self.preloader = preloader
-    }
+    init(preloader: Preloader) { self.preloader = preloader }
 
     var holder: String? { nil }
 
-    /// `clientFields`: a forward or reverse proxy client's request fields (see
-    /// `PreloadItem.clientFields`), `separateEntry` whether its requests have an entry of their own.
+    /// `clientFields`, `separateEntry`: see `PreloadItem`.
     func fetch(_ hint: CMCDHint, clientFields: HTTPHeaders?, separateEntry: Bool) -> HintOutcome {
         let url = hint.url.string
         let item = PreloadItem(id: nextID + 1, url: url, range: hint.range, role: .segment, clientFields: clientFields,
@@ -49,8 +41,7 @@ final class HintFetches: PreloadFetchOwner {
         return .queued
     }
 
-    /// Whether this loop's shard holds the hint's bytes already (another
-    /// shard's entries are not looked at: the fetch then finds them).
+    /// This shard holds the bytes already (another shard's: the fetch finds them).
     private func isCached(_ item: PreloadItem, range: Range<Int64>?) -> Bool {
         let engine = preloader.engine
         if let group = engine.group, group.shard(ofURL: item.url) != engine.store.shardIndex { return false }
@@ -65,8 +56,6 @@ final class HintFetches: PreloadFetchOwner {
         }
         pending.removeAll()
     }
-
-    // MARK: PreloadFetchOwner
 
     func sizeKnown(_ bytes: Int64?, cached: Int64) {}
     func bytesFetched(_ count: Int64) {}

@@ -8,19 +8,15 @@ import Glibc
 protocol PreloadFetchOwner: AnyObject {
     /// What pins the fetched resources; nil: not pinned.
     var holder: String? { get }
-    /// The size of what the fetch reads became known (nil: unknown), and how
-    /// much of it was already in the cache.
+    /// The size the fetch reads (nil: unknown), and how much of it was cached.
     func sizeKnown(_ bytes: Int64?, cached: Int64)
     func bytesFetched(_ count: Int64)
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?)
 }
 
-/// One item of a preload, on the preloader's loop: read through the engine
-/// like a client would read it (so a preload and a player wanting the same
-/// bytes share one download), with the bytes left in the cache. The reading
-/// itself (`PreloadRead`) runs on the loop of the shard owning the item,
-/// here or, with several loops, on another one that reports back through
-/// this loop's queue. Loop thread only.
+/// One item of a preload, on the preloader's loop: read through the engine as a client would (a player
+/// wanting the same bytes shares the download). The reading (`PreloadRead`) runs on the loop of the shard
+/// owning the item, reporting back through this loop's queue. Loop thread only.
 final class PreloadFetch {
     let item: PreloadItem
     private weak var run: (any PreloadFetchOwner)?
@@ -32,12 +28,10 @@ final class PreloadFetch {
     enum Priority: Int, Comparable {
         /// A preload or an offline download: only while no player is served.
         case preload
-        /// A segment ahead of a player playing now (`--prefetch`): beside
-        /// players served from the cache, not while a player's own origin
-        /// download runs.
+        /// A segment ahead of a player (`--prefetch`): beside players served from the
+        /// cache, not while a player's own origin download runs.
         case prefetch
-        /// The object a player said it fetches next (CMCD `nor`/`nrr`): the
-        /// exact next request, so before the prefetch plan's guesses.
+        /// What a player said it fetches next (CMCD `nor`/`nrr`): before the plan's guesses.
         case hint
 
         static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
@@ -55,7 +49,7 @@ final class PreloadFetch {
         var read: PreloadRead?
     }
 
-    /// Begins reading (called by the preloader when a slot is free).
+    /// Called by the preloader when a slot is free.
     func start(_ engine: Engine) {
         let pin = run?.holder
         let item = self.item
@@ -109,10 +103,8 @@ final class PreloadFetch {
     }
 }
 
-/// The reading of one preload item, on the loop of the shard that owns it;
-/// playlists' bodies are kept for the walker. Reports go to its
-/// `PreloadFetch` (posted to the preloader's loop when that is another).
-/// Loop thread only.
+/// The reading of one preload item on its shard's loop, keeping playlists' bodies for
+/// the walker; reports go to its `PreloadFetch`. Loop thread only.
 final class PreloadRead: ResourceReaderDelegate {
     /// Bodies wanted by the walker are read up to this size (playlists are small).
     static let bodyLimit: Int64 = 4 << 20
@@ -178,8 +170,6 @@ final class PreloadRead: ResourceReaderDelegate {
         return item.separateEntry ? engine.store.transparentKey(primary: primary) : primary
     }
 
-    // MARK: ResourceReaderDelegate
-
     func readerHeadReady(_ reader: ResourceReader, _ result: Result<ContentInfo, LoadError>) {
         guard !ended else { return }
         let info: ContentInfo
@@ -212,10 +202,8 @@ final class PreloadRead: ResourceReaderDelegate {
         return true
     }
 
-    /// A download (a pinning read) counts only the bytes the metadata on
-    /// disk records, so that its progress never shows what a crash would
-    /// lose and fetch again (issue 35): it lags the bytes received by the
-    /// store's flush delay. Other preloads count bytes as they arrive.
+    /// A pinning read (a download) counts only bytes the metadata on disk records, so
+    /// its progress never shows what a crash would lose (issue 35); others count arrivals.
     private func reportProgress(_ count: Int64) {
         guard pin != nil else { return reports.fetched(count) }
         guard let wanted, let resource = reader?.resource, !resource.isTransient else { return }
@@ -261,10 +249,8 @@ final class PreloadRead: ResourceReaderDelegate {
         ended = true
         if case .success = outcome {
             holdResource()
-            // Every byte is in the data file and its metadata is being written
-            // (see `Resource.write`): the rest counts now, so a completed download shows its total.
             if pin != nil, let wanted {
-                // Recorded now rather than within the flush delay: the download is about to say "completed".
+                // Flushed now: the download is about to say "completed" and must show its total.
                 reader?.resource.flush()
                 let whole = wanted.upperBound == Int64.max ? reader?.resource.available.byteCount ?? 0 : Int64(wanted.count)
                 if whole > reportedKept { reports.fetched(whole - reportedKept) }
@@ -277,7 +263,6 @@ final class PreloadRead: ResourceReaderDelegate {
         reports.ended(outcome, finalURL)
     }
 
-    /// Pins the resource for the preload's holder, if it has one.
     private func holdResource() {
         guard let pin, let resource = reader?.resource else { return }
         resource.setPin(PinHolders.adding(pin, to: resource.metadata.pin))

@@ -1,5 +1,4 @@
-// The textual forms of preload options, shared by the CLI and the admin
-// route so both read them the same way.
+// The textual forms of preload options, shared by the CLI and the admin route so both read them the same way.
 
 extension PreloadRequest {
     /// "START-END" (inclusive, END ≥ START) → START..<END+1.

@@ -1,14 +1,7 @@
-// What one preload fetches, and in which order, as a value: events in
-// (a fetch ended, with the body when it was a playlist), actions out (fetch
-// this, finished). No sockets and no clock, so it is tested as a table.
-//
-// A preload of a plain resource fetches it (or one range of it). A preload
-// of an HLS playlist walks: master → chosen variants → their audio, video
-// and subtitle renditions → each media playlist's keys, init sections
-// (EXT-X-MAP, with BYTERANGE) and segments, all or the first N seconds.
-// A preload of a DASH MPD walks every period and adaptation set: the chosen
-// representations' initialization, index and media segments (a SegmentBase
-// index, `sidx`, is fetched and read first to learn its segments).
+// What one preload fetches, in which order, as a value (no sockets, no clock: tested as a table). A plain
+// resource: it, or one range. HLS: master → chosen variants → renditions → each media playlist's keys, init
+// sections and segments (all or the first N seconds). DASH: every period and adaptation set's chosen
+// representations' init, index and media segments (a SegmentBase `sidx` is read first to learn its segments).
 
 import CacheHTTP
 
@@ -18,18 +11,15 @@ package enum PreloadVariants: Sendable, Equatable {
     case one(HLSVariantPreference)
 }
 
-/// What to preload.
 package struct PreloadRequest: Sendable, Equatable {
     package var url: String
-    /// Bytes of a plain resource (half-open); nil: all of it (and, for a
-    /// playlist, everything it leads to).
+    /// Bytes of a plain resource (half-open); nil: all of it and what it leads to.
     package var range: Range<Int64>?
     package var variants: PreloadVariants = .all
     /// Seconds of media per media playlist (DASH: per representation and period); nil: all of it.
     package var duration: Double?
     package var pin = false
-    /// DASH: keep only audio and text adaptation sets in this language (see
-    /// `MPDPeriod.adaptationSets(language:)`); nil: every one.
+    /// DASH: only audio and text sets in this language (`MPDPeriod.adaptationSets`).
     package var language: String?
     /// What pins the fetched resources instead of the URL (a download's tag).
     package var pinTag: String?
@@ -61,34 +51,28 @@ package struct PreloadItem: Sendable, Equatable {
         case index
         /// A SegmentBase `sidx` (a byte range): its body is read for the segments.
         case segmentIndex
-        /// A DASH segment that may not exist (`MPDRepresentation.trailingSegment`):
-        /// its failure is no failure of the preload.
+        /// A DASH segment that may not exist (`MPDRepresentation.trailingSegment`): may fail.
         case trailingSegment
     }
     package var id: Int
     package var url: String
     package var range: Range<Int64>?
     package var role: Role
-    /// A forward or reverse proxy client's request fields, for an item
-    /// fetched as that client's next request would be (a CMCD hint): sent as
-    /// the client's are, and, with `separateEntry`, kept in the entry such
-    /// requests get (`ResourceStore.transparentKey`). nil: a proxy URL's fetch.
+    /// A transparent client's fields, for an item fetched as its next request would be (a CMCD hint); with
+    /// `separateEntry`, kept in that request's entry (`ResourceStore.transparentKey`). nil: a proxy URL's.
     package var clientFields: HTTPHeaders? = nil
     package var separateEntry = false
-    /// Read from the cache only, stale or not, never from the origin (a
-    /// prefetcher reading a playlist a player was just served).
+    /// Cache only, stale or not (a prefetcher reading a playlist a player was just served).
     package var cachedOnly = false
 
     /// Whether the driver hands the body back (playlists are walked).
     package var wantsBody: Bool { role == .root || role == .mediaPlaylist || role == .segmentIndex }
 }
 
-/// Why a preload (or one of its fetches) failed; the API turns it into an
-/// `HTTPCacheError` with the same code the proxy would log.
+/// Why a preload or a fetch failed; the API makes it an `HTTPCacheError` of the proxy's code.
 package enum PreloadFailure: Error, Sendable, Equatable {
     /// An origin or cache failure: the code of `HTTPCacheError.Code` and the reason.
     case fetch(url: String, code: Int32, message: String)
-    /// A playlist that cannot be read.
     case playlist(url: String, HLSError)
     /// An MPD (or one of its index segments) that cannot be read.
     case manifest(url: String, DASHError)
@@ -106,7 +90,6 @@ package enum PreloadFailure: Error, Sendable, Equatable {
     }
 }
 
-/// Counts for progress reports.
 package struct PreloadCounts: Sendable, Equatable {
     package var segmentsDone = 0
     package var segmentsTotal = 0
@@ -114,20 +97,16 @@ package struct PreloadCounts: Sendable, Equatable {
     package var resourcesTotal = 0
     /// Seconds of media whose segments are done.
     package var mediaSecondsDone = 0.0
-    /// The preload is of a live (dynamic) DASH manifest: what was available
-    /// when it was read, no more.
+    /// A live (dynamic) DASH manifest: what was available when it was read, no more.
     package var live = false
-    /// Bytes the chosen variants' BANDWIDTH × their media's duration suggest
-    /// (HLS; 0 while no variant playlist was walked): an estimate of the total.
+    /// HLS estimate of the total: the chosen variants' BANDWIDTH × their media's duration.
     package var estimatedBytes: Int64 = 0
 }
 
-/// The walk of one preload.
 package struct PreloadWalker {
     package enum Event: Equatable {
         case start
-        /// A fetch ended well; `body` is the resource's bytes when the item
-        /// wanted them and they were small enough to be a playlist.
+        /// `body`: the bytes, when the item wanted them and they could be a playlist.
         case fetched(id: Int, body: [UInt8]?, finalURL: String?)
         case fetchFailed(id: Int, PreloadFailure)
         case cancel
@@ -151,15 +130,13 @@ package struct PreloadWalker {
     private var queue: [PreloadItem] = []
     private var running: [Int: PreloadItem] = [:]
     private var nextID = 0
-    /// (url, range) of every item ever queued: a key or init section shared by
-    /// many segments (or variants) is fetched once.
+    /// (url, range) of every item ever queued: a shared key or init section is fetched once.
     private var seen: Set<String> = []
     /// Segment durations by item id, counted when they are done.
     private var durations: [Int: Double] = [:]
     /// Bits per second of each chosen variant, by its playlist's URL (for `estimatedBytes`).
     private var bandwidths: [String: Int] = [:]
     private var firstFailure: PreloadFailure?
-
     /// Seconds since 1970 when the walk started: which segments of a live MPD are available.
     private let now: Double
 
@@ -221,9 +198,8 @@ package struct PreloadWalker {
         return actions
     }
 
-    /// Queues `url` (with `range`) once. Only absolute http(s) URIs a
-    /// playlist links (the parser leaves other schemes, skd:// and data:, as
-    /// written); the root is fetched whatever it is, to fail with its reason.
+    /// Queues `url` (with `range`) once: only http(s) links (not skd://, data:); the root
+    /// is fetched whatever it is, to fail with its reason.
     private mutating func enqueue(_ url: String?, range: Range<Int64>? = nil, role: PreloadItem.Role,
                                   duration: Double = 0) {
         guard let url, role == .root || OriginURL.parse(url) != nil else { return }
@@ -237,15 +213,11 @@ package struct PreloadWalker {
         }
         counts.resourcesTotal += 1
         // Playlists first: they tell what else there is to fetch.
-        if item.wantsBody, let firstMedia = queue.firstIndex(where: { !$0.wantsBody }) {
-            queue.insert(item, at: firstMedia)
-        } else {
-            queue.append(item)
-        }
+        let firstMedia = item.wantsBody ? queue.firstIndex(where: { !$0.wantsBody }) : nil
+        queue.insert(item, at: firstMedia ?? queue.endIndex)
     }
 
-    /// A playlist arrived: queue what it leads to. A root that is no
-    /// playlist was a plain resource, fetched already.
+    /// Queues what a playlist leads to; a root that is no playlist was fetched already.
     private mutating func walk(_ body: [UInt8], of item: PreloadItem, playlistURL: String) {
         if item.role == .root, DASH.startsWithMPDRoot(body) {
             do {
@@ -299,8 +271,7 @@ package struct PreloadWalker {
         if let bits = bandwidths[url] { counts.estimatedBytes += Int64(Double(bits) * seconds / 8) }
     }
 
-    /// The chosen representations of every period of an MPD (`--variant`
-    /// per adaptation set, `--language` for audio and text).
+    /// The chosen representations of every period (`--variant`, `--language`).
     private mutating func walk(_ manifest: MPDManifest) {
         if manifest.isDynamic { counts.live = true }
         for period in manifest.periods {
@@ -348,7 +319,6 @@ package struct PreloadWalker {
         }
     }
 
-    /// The preload reports its first failure.
     private mutating func noteFailure(_ failure: PreloadFailure) {
         if firstFailure == nil { firstFailure = failure }
     }

@@ -3,7 +3,6 @@ import CacheIO
 import CacheStorage
 import Logging
 
-/// Where a preload stands.
 package struct PreloadStatus: Sendable, Equatable {
     package enum Phase: Sendable, Equatable {
         case running
@@ -15,8 +14,7 @@ package struct PreloadStatus: Sendable, Equatable {
     package var phase: Phase = .running
     /// Body bytes read so far (from the cache or the origin).
     package var bytesDone: Int64 = 0
-    /// Bytes of the items whose size is known so far (grows as an HLS walk
-    /// finds more); nil while nothing is known.
+    /// Bytes of the items sized so far (grows as a walk finds more); nil: none yet.
     package var bytesTotal: Int64?
     /// Items whose size is known (those `bytesTotal` adds up).
     package var resourcesSized = 0
@@ -28,9 +26,8 @@ package struct PreloadStatus: Sendable, Equatable {
     }
 }
 
-/// The driver of one preload: feeds its `PreloadWalker` events and performs
-/// the actions. Events raised while acting (a fetch that ends at once from
-/// the cache) are queued and handled after, never re-entrantly.
+/// Drives one preload's `PreloadWalker`. Events raised while acting (a fetch ending at
+/// once from the cache) are queued and handled after, never re-entrantly.
 final class PreloadRun: PreloadFetchOwner {
     let id: Int
     private unowned let preloader: Preloader
@@ -80,8 +77,6 @@ final class PreloadRun: PreloadFetchOwner {
         }
     }
 
-    // MARK: from fetches
-
     var holder: String? { walker.request.holder }
 
     func sizeKnown(_ bytes: Int64?, cached: Int64) {
@@ -89,11 +84,9 @@ final class PreloadRun: PreloadFetchOwner {
         let total = (status.bytesTotal ?? 0) + bytes
         status.bytesTotal = total
         status.resourcesSized += 1
-        // Unpinned, what cannot fit in the cache limit would only push itself
-        // out: the preload fails instead of saying done. (Pinned bytes are
-        // kept over the limit, with a warning; downloads judge their own.)
-        // One resource over the limit is never kept, pinned or not (the loader
-        // streams it without storing): a pinning preload fails for it too.
+        // Unpinned, what cannot fit the cache limit would push itself out: fail instead of
+        // saying done (pinned bytes are kept over it). One resource over the limit is
+        // never kept (streamed, not stored): a pinning preload fails for it too.
         let needed = total + Int64(status.resourcesSized) * StoreGroup.entryOverhead
         let limit = preloader.engine.store.maxBytes
         let neverKept = bytes > limit
@@ -129,13 +122,9 @@ final class PreloadRun: PreloadFetchOwner {
     }
 }
 
-/// Runs the preloads of an engine at low priority: at most
-/// `--download-parallel` fetches across all preloads, and none started
-/// while a client's request is being served (a player pre-empts preloads;
-/// fetches already running go on, sharing their downloads with the player).
-/// Prefetches go first and start while players are served from the cache,
-/// not while a player's own origin download runs.
-/// Loop thread only.
+/// Runs an engine's preloads at low priority: at most `--download-parallel` fetches, none started while a
+/// client is served (running ones go on, sharing downloads). Prefetches go first and start beside players
+/// served from the cache, not while a player's own origin download runs. Loop thread only.
 package final class Preloader {
     unowned let engine: Engine
     private let logger: Logger
@@ -153,8 +142,7 @@ package final class Preloader {
         engine.loader.foregroundIdle = { [unowned self] in self.admit() }
     }
 
-    /// Starts a preload; `onUpdate` gets its status on progress and once at
-    /// the end (phase `.finished`). Returns its id.
+    /// Starts a preload, returning its id; `onUpdate` gets its status on progress and at its `.finished` end.
     @discardableResult
     package func start(_ request: PreloadRequest, window: Int = 2,
                        onUpdate: @escaping (PreloadStatus) -> Void = { _ in }) -> Int {
@@ -176,27 +164,19 @@ package final class Preloader {
         return id
     }
 
-    package func cancel(_ id: Int) {
-        runs[id]?.send(.cancel)
-    }
+    package func cancel(_ id: Int) { runs[id]?.send(.cancel) }
 
     /// The status of a running or recently finished preload.
-    package func status(_ id: Int) -> PreloadStatus? {
-        runs[id]?.status ?? finished[id]
-    }
-
-    // MARK: players' hints (CMCD nor/nrr)
+    package func status(_ id: Int) -> PreloadStatus? { runs[id]?.status ?? finished[id] }
 
     private var hintsIfMade: HintFetches?
-    /// Hint fetches that ended, by whether they brought the object.
+    /// Hint (CMCD nor/nrr) fetches that ended, by whether they brought the object.
     package private(set) var hintsFetched: UInt64 = 0
     package private(set) var hintsFailed: UInt64 = 0
 
-    /// Fetches what a player named as its next object into the cache, in the
-    /// background (see `HintFetches`): at most one fetch per hint in flight.
-    /// From a forward or reverse proxy client, `clientFields` are its
-    /// request's fields and `separateEntry` whether its requests keep an entry
-    /// of their own: the object is fetched and kept as its next request would be.
+    /// Fetches a player's named next object in the background (`HintFetches`), one fetch
+    /// per hint in flight. A transparent client's `clientFields` and `separateEntry`
+    /// (its own entry) make it fetched and kept as its next request would be.
     package func fetchHint(_ hint: CMCDHint, clientFields: HTTPHeaders? = nil, separateEntry: Bool = false) -> HintOutcome {
         guard !closed else { return .dropped }
         if hintsIfMade == nil { hintsIfMade = HintFetches(preloader: self) }
@@ -221,10 +201,7 @@ package final class Preloader {
         for run in Array(runs.values) { run.send(.abort(.closed)) }
     }
 
-    // MARK: slots
-
-    /// Queues a fetch for a slot, behind those of its priority and ahead of
-    /// lower ones.
+    /// Queues a fetch behind those of its priority, ahead of lower ones.
     func enqueue(_ fetch: PreloadFetch, priority: PreloadFetch.Priority = .preload) {
         fetch.priority = priority
         waiting.insert(fetch, at: waiting.firstIndex { $0.priority < priority } ?? waiting.endIndex)
@@ -232,9 +209,8 @@ package final class Preloader {
         if waiting.contains(where: { $0 === fetch }) { logger.debug("preload fetch waits for a slot", metadata: ["url": "\(fetch.item.url)"]) }
     }
 
-    /// Starts waiting fetches while slots are free and no client is being
-    /// served (on any loop, with several); also when another shard's last
-    /// foreground reader closed.
+    /// Starts waiting fetches while slots are free and no client is served on any loop
+    /// (also called when another shard's last foreground reader closed).
     func admit() {
         while active.count < engine.configuration.downloadParallel, let next = waiting.first,
               foregroundIdle || next.priority > .preload && linkFree {
@@ -246,16 +222,14 @@ package final class Preloader {
     }
 
     private var foregroundIdle: Bool { engine.loader.gauge.isIdle }
-    /// No player's own origin download runs: a prefetch may start beside
-    /// players served from the cache (they take nothing from the link), else
-    /// a busy proxy would never prefetch. Each player's request looks again.
+    /// No player's own origin download runs: a prefetch may start beside players served
+    /// from the cache, else a busy proxy would never prefetch.
     private var linkFree: Bool { !engine.loader.gauge.isDownloading }
 
     func fetchGone(_ fetch: PreloadFetch) {
         waiting.removeAll { $0 === fetch }
         if active.removeValue(forKey: ObjectIdentifier(fetch)) != nil {
-            // Not re-entrant into the walker: a fetch started here that ends at
-            // once reports to its run, which queues the event.
+            // Later, not re-entrant into the walker (a fetch may end at once).
             engine.loop.executeLater { [weak self] in self?.admit() }
         }
     }
