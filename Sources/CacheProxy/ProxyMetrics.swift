@@ -1,15 +1,9 @@
 import CacheHTTP
 import CacheLoading
 
-/// The proxy's counters and gauges.
-///
-/// Loop-confined: one `ProxyMetrics` lives in the server and is only touched
-/// on its loop thread, so plain integers suffice (no locks, no atomics on the
-/// hot path). Other threads get a `MetricsSnapshot`, a Sendable copy.
-///
-/// It counts what only the proxy sees (responses); the origin side is the
-/// engine's (`EngineCounters`) and gauges are derived where they live, all
-/// passed in when taking a snapshot: each figure has one owner.
+/// The proxy's counters. Loop-confined (one per server, touched on its loop only), so plain integers
+/// suffice; other threads get a `MetricsSnapshot`. The origin side is the engine's (`EngineCounters`)
+/// and gauges are derived where they live, passed in at a snapshot: each figure has one owner.
 package struct ProxyMetrics: Sendable {
     /// Responses by HTTP status code.
     package var requestsByStatus: [Int: UInt64] {
@@ -33,15 +27,16 @@ package struct ProxyMetrics: Sendable {
     private var byStatus: [Int: UInt64] = [:]
     private var byCache: [CacheStatus: UInt64] = [:]
     private var byCacheStatus: [String: UInt64] = [:]
-    /// The usual responses, 200 and 206 hits, counted apart from the three
-    /// dictionaries above (whose updates cost ~350 instructions a response).
+    /// The usual responses, 200 and 206 hits, counted apart from the three dictionaries above (whose
+    /// updates cost ~350 instructions a response).
     private var hits200: UInt64 = 0
     private var hits206: UInt64 = 0
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
     package var clientSendTimeouts: UInt64 = 0
-    /// Connections this loop handed to another loop for a request it could not answer (the owner's, or the first for admin and stats).
+    /// Connections handed to another loop for a request this one could not answer (the owner's, or
+    /// the first for admin and stats).
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
@@ -49,12 +44,10 @@ package struct ProxyMetrics: Sendable {
     package var hitsFromMemory: UInt64 = 0
     /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
     package var connectionsBalanced: UInt64 = 0
-    /// What players said in their CMCD.
     package var cmcd = CMCDMetrics()
 
     package init() {}
 
-    /// Adds another loop's counts to these.
     package mutating func add(_ other: ProxyMetrics) {
         byStatus.merge(other.byStatus, uniquingKeysWith: +)
         byCache.merge(other.byCache, uniquingKeysWith: +)
@@ -70,8 +63,7 @@ package struct ProxyMetrics: Sendable {
         cmcd.add(other.cmcd)
     }
 
-    /// One response finished (or was cut short): call once per response, with
-    /// the bytes that went out for it.
+    /// One response finished (or was cut short): call once per response.
     package mutating func recordResponse(status: Int, cache: CacheStatus, word: String = "bypass") {
         if cache == .hit && word == "hit" {
             if status == 200 { hits200 &+= 1; return }
@@ -82,12 +74,10 @@ package struct ProxyMetrics: Sendable {
         byCacheStatus[word, default: 0] += 1
     }
 
-    /// Body bytes sent to a client from the data file (cache hits and the
-    /// cached part of partial answers).
+    /// Body bytes sent to a client from the data file (hits and the cached part of partial answers).
     package mutating func addBytesFromCache(_ count: UInt64) { bytesFromCache &+= count }
 
-    /// A Sendable copy, with the figures other owners keep: the engine's
-    /// origin counters, the connection count, the cache's size.
+    /// A Sendable copy, with the figures other owners keep (origin counters, connections, cache size).
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
                           uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
                           hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
@@ -150,12 +140,10 @@ package struct MetricsSnapshot: Sendable, Equatable {
 
     package init() {}
 
-    /// All responses counted.
     package var requestsTotal: UInt64 { requestsByStatus.values.reduce(0, &+) }
 
-    /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no
-    /// origin at all. BYPASS responses never touched the cache and don't count.
-    /// 0 before the first cacheable request.
+    /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no origin (BYPASS does not
+    /// count); 0 before the first cacheable request.
     package var hitRatio: Double {
         let hits = requestsByCache[.hit, default: 0]
         let lookups = hits + requestsByCache[.miss, default: 0] + requestsByCache[.partial, default: 0]
@@ -172,8 +160,8 @@ package struct MetricsSnapshot: Sendable, Equatable {
 // MARK: - Rendering
 
 extension MetricsSnapshot {
-    /// The snapshot as one JSON object (no trailing newline). Field names are
-    /// a stable interface (`httpcache stats --json`, monitoring scripts):
+    /// The snapshot as one JSON object (no trailing newline). Field names are a stable interface
+    /// (`httpcache stats --json`, monitoring scripts):
     ///
     ///     uptime_seconds       number, 3 decimals
     ///     requests_total       responses counted
@@ -241,9 +229,8 @@ extension MetricsSnapshot {
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// The snapshot in the Prometheus text exposition format 0.0.4: every
-    /// metric family with `# HELP` and `# TYPE`, names prefixed `httpcache_`,
-    /// counters ending in `_total`; ends with a newline.
+    /// The snapshot in the Prometheus text exposition format 0.0.4: every family with `# HELP` and
+    /// `# TYPE`, names prefixed `httpcache_`, counters ending in `_total`; ends with a newline.
     package func prometheus() -> String {
         var text = PrometheusText()
         text.family("httpcache_requests_total", .counter, "Responses sent to clients, by HTTP status code.",
@@ -294,8 +281,8 @@ extension MetricsSnapshot {
         return text.output
     }
 
-    /// `value` with exactly `digits` decimals, valid in JSON and Prometheus
-    /// (no exponent; a non-finite value becomes 0, which JSON could not carry).
+    /// `value` with exactly `digits` decimals, valid in JSON and Prometheus (no exponent; a
+    /// non-finite value becomes 0, which JSON could not carry).
     static func decimal(_ value: Double, digits: Int) -> String {
         guard value.isFinite, abs(value) < 1e15 else { return "0" }
         var scale: Int64 = 1
@@ -337,8 +324,7 @@ struct PrometheusText {
     mutating func histogram(_ name: String, _ help: String, buckets: [(String, UInt64)], sum: String, count: UInt64) {
         output += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) histogram\n"
         for (bound, cumulative) in buckets { output += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
-        output += "\(name)_sum \(sum)\n"
-        output += "\(name)_count \(count)\n"
+        output += "\(name)_sum \(sum)\n\(name)_count \(count)\n"
     }
 
     /// HELP text escapes backslash and line feed; label values (`quote`) double quotes too.
