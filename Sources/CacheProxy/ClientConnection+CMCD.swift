@@ -1,16 +1,13 @@
 import CacheHTTP
 import CacheLoading
 
-// Players' telemetry (CTA-5004 CMCD) on the way in: read once per request,
-// counted with its response (metrics, access log), its next-object hint
-// fetched in the background. Never part of the cache key, never an error.
+// Players' telemetry (CTA-5004 CMCD): read once per request, counted with its response, its
+// next-object hint fetched in the background. Never part of the cache key, never an error.
 
 extension ClientConnection {
-    /// Reads the CMCD of a request for `origin` (through a proxy URL:
-    /// `proxyTarget`, its target; forward and reverse proxying: `apart`,
-    /// whether the request has an entry of its own, apart from the proxy
-    /// URLs', nil for a proxy URL's request). A request without any costs one
-    /// scan of its target and field names (`CMCD.mayBePresent`).
+    /// Reads the CMCD of a request for `origin` (`proxyTarget`: a proxy URL's target; `apart`, forward
+    /// and reverse proxying: whether the request has an entry of its own). A request without any costs
+    /// one scan of its target and field names.
     func readCMCD(_ head: HTTPRequestHead, origin: OriginURL, proxyTarget: String? = nil, apart: Bool? = nil) {
         guard CMCD.mayBePresent(target: head.target, headers: head.headers),
               let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }

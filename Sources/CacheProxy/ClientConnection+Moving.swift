@@ -3,12 +3,11 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 
-// Moving a connection between loops: to the loop that must answer a request
-// (it owns the resource), and back home once idle.
+// Moving a connection between loops: to the loop that must answer a request, and back home once idle.
 
 extension ClientConnection {
-    /// Goes on where the other loop left off: answers the request it was
-    /// handed over with, or waits idle for the next one (with its timeout).
+    /// Goes on where the other loop left off: answers the request it was handed over with, or waits
+    /// idle for the next one.
     func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard let request else {
             return setTimer(server.configuration.connection.keepAliveTimeout)
@@ -20,10 +19,8 @@ extension ClientConnection {
         processPending()
     }
 
-    /// Hands the connection (its socket, its machine with any pipelined
-    /// bytes) to another loop's server: with a request to answer, or to its
-    /// home loop's, idle. Nothing is queued between
-    /// responses, so the socket detaches whole.
+    /// Hands the connection (socket, machine with any pipelined bytes) to another loop's server: with a
+    /// request to answer, or home, idle. Nothing is queued between responses: the socket detaches whole.
     func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard !socket.isClosed else { return }
         let reading = socket.isReading

@@ -2,10 +2,9 @@ import CacheHTTP
 
 /// JSON writing for the admin and stats routes (no Foundation on the server path).
 enum JSONText {
-    /// A value as JSON, the way synthesized `Codable` with `JSONDecoder`
-    /// reads it back: a struct is an object keyed by its stored properties'
-    /// names, nil is null, an enum without payload is its case name (its raw
-    /// value when the two are the same, as for the wire types here).
+    /// A value as JSON, the way synthesized `Codable` with `JSONDecoder` reads it back: a struct is an
+    /// object keyed by its stored properties' names, nil is null, an enum without payload is its case
+    /// name (its raw value when the two are the same, as for the wire types here).
     static func encode(_ value: Any) -> String {
         switch value {
         case let text as String: return string(text)

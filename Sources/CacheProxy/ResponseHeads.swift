@@ -7,10 +7,9 @@ struct ResponseHeads {
     private var dateValue = ""
     /// The Cache-Status of a response the cache did not take part in (RFC 9211).
     var bypassStatus = CacheStatusField.bypass.value(name: "httpcache")
-    /// Cache-Status values of plain hits by ttl ("name; hit; ttl=N"): a copy's
-    /// ttl holds for its second, so nearly every hit finds its text here
-    /// instead of building it (~1,400 instructions a hit). Bounded; started
-    /// over when full or when the cache's name changes.
+    /// Cache-Status values of plain hits by ttl: a copy's ttl holds for its second, so nearly every hit
+    /// finds its text here instead of building it (~1,400 instructions a hit). Bounded; started over
+    /// when full or when the cache's name changes.
     private var hitStatusName = ""
     private var hitStatuses: [Int?: String] = [:]
     private static let hitStatusesMax = 256
@@ -24,7 +23,6 @@ struct ResponseHeads {
         return dateValue
     }
 
-    /// The Cache-Status value of a plain hit with this ttl, under `name`.
     mutating func hitStatus(ttl: Int?, name: String) -> String {
         if name != hitStatusName || hitStatuses.count >= Self.hitStatusesMax {
             hitStatuses.removeAll(keepingCapacity: true)
