@@ -11,8 +11,7 @@ private enum CCipher: Int32 {
     case plain = 0, aes128CTR = 1, aes128ECB = 2
 }
 
-/// The host's callback and userdata; the host promises they may be called
-/// from any library thread, which is what makes sharing them sound.
+/// The host's callback and userdata; the host promises they may be called from any library thread.
 private struct DecryptCallback: @unchecked Sendable {
     let function: HCDecryptFunction
     let userdata: UnsafeMutableRawPointer?
@@ -28,8 +27,7 @@ private struct DecryptCallback: @unchecked Sendable {
         case .aes128CTR?: return .aes128CTR(key: key, iv: iv)
         case .aes128ECB?: return .aes128ECB(key: key)
         case nil:
-            // The header: a negative return fails the resource with HC_EINVAL;
-            // an unknown cipher is the same mistake.
+            // The header: a negative return fails the resource with HC_EINVAL; so does an unknown cipher.
             throw HTTPCacheError(.invalidArgument, "the decryption callback returned \(answer) for \(url)")
         }
     }

@@ -37,8 +37,7 @@ struct CacheCommand: AsyncParsableCommand {
             return try await body(cache)
         }
 
-        /// The folder opened here (no proxy serves it): one loop, and no
-        /// eviction, which is not this command's to do.
+        /// The folder opened here (no proxy serves it), without eviction: not this command's to do.
         func open() throws(HTTPCacheError) -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
             configuration.maxCacheSize = Int64.max
@@ -181,9 +180,8 @@ func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }
 
-/// The operations of `httpcache cache …`, on the folder opened here
-/// (`MediaCache`) or through the proxy that serves it (`AdminClient`): the
-/// same answers and errors either way, under `MediaCache`'s own names.
+/// The operations of `httpcache cache …`, on the folder opened here (`MediaCache`) or through the proxy
+/// that serves it (`AdminClient`): the same answers and errors either way, under `MediaCache`'s names.
 protocol CacheOperating {
     func cachedResources() throws(HTTPCacheError) -> [CachedResource]
     func removeResource(for url: String) throws(HTTPCacheError)
