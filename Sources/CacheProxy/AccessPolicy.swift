@@ -146,9 +146,7 @@ package struct AccessPolicy: Sendable {
         default:
             break
         }
-        if facts.originAllowed == false {
-            return .forbidden("the origin is not among the allowed origins")
-        }
+        if facts.originAllowed == false { return .forbidden("the origin is not among the allowed origins") }
         return .allow
     }
 

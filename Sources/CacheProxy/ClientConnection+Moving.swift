@@ -9,9 +9,7 @@ extension ClientConnection {
     /// Goes on where the other loop left off: answers the request it was handed over with, or waits
     /// idle for the next one.
     func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
-        guard let request else {
-            return setTimer(server.configuration.connection.keepAliveTimeout)
-        }
+        guard let request else { return setTimer(server.configuration.connection.keepAliveTimeout) }
         guard events.begin() else { return }  // a connection just adopted: nothing drives it yet
         resumingHandOver = true
         handle(request.head, body: request.body)

@@ -290,9 +290,7 @@ package struct ConnectionStateMachine {
             let moved = lastBytesSent.map { progress.bytesSent != $0 } ?? false
             lastBytesSent = progress.bytesSent
             stalledTicks = (moved || progress.queued == 0) ? 0 : stalledTicks + 1
-            guard stalledTicks >= Self.sendTicksPerTimeout else {
-                return [.setTimer(milliseconds: sendTick)]
-            }
+            guard stalledTicks >= Self.sendTicksPerTimeout else { return [.setTimer(milliseconds: sendTick)] }
             // The client accepts nothing: drop its queue rather than hold it.
         case nil:
             return []

@@ -4,7 +4,7 @@ import CacheLoading
 /// The proxy's counters. Loop-confined (one per server, touched on its loop only), so plain integers
 /// suffice; other threads get a `MetricsSnapshot`. The origin side is the engine's (`EngineCounters`)
 /// and gauges are derived where they live, passed in at a snapshot: each figure has one owner.
-package struct ProxyMetrics: Sendable {
+package struct ProxyMetrics: Sendable, Equatable {
     /// Responses by HTTP status code.
     package var requestsByStatus: [Int: UInt64] {
         var counts = byStatus
@@ -81,79 +81,48 @@ package struct ProxyMetrics: Sendable {
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
                           uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
                           hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
-        var snapshot = MetricsSnapshot()
-        snapshot.requestsByStatus = requestsByStatus
-        snapshot.requestsByCache = requestsByCache
-        snapshot.requestsByCacheStatus = requestsByCacheStatus
-        snapshot.bytesFromCache = bytesFromCache
-        snapshot.bytesFromOrigin = engine.bytesFromOrigin
-        snapshot.originRequests = engine.originRequests
-        snapshot.originErrors = engine.originErrors
-        snapshot.openConnections = openConnections
-        snapshot.activeDownloads = engine.activeDownloads
-        snapshot.evictions = engine.evictions
-        snapshot.cacheSizeBytes = cacheSizeBytes
-        snapshot.cacheEntries = cacheEntries
-        snapshot.uptimeSeconds = uptimeSeconds
-        snapshot.accessLogDropped = accessLogDropped
-        snapshot.loops = loops
-        snapshot.loopHandoffs = loopHandoffs
-        snapshot.hitsOnOtherLoops = hitsOnOtherLoops
-        snapshot.hitsFromMemory = hitsFromMemory
-        snapshot.connectionsBalanced = connectionsBalanced
-        snapshot.cmcd = cmcd
-        snapshot.hintsFetched = hintsFetched
-        snapshot.hintsFailed = hintsFailed
-        return snapshot
+        MetricsSnapshot(proxy: self, engine: engine, openConnections: openConnections,
+                        cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
+                        uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped, loops: loops,
+                        hintsFetched: hintsFetched, hintsFailed: hintsFailed)
     }
 }
 
 /// Every metric at one instant; a value that can cross threads and be rendered.
 package struct MetricsSnapshot: Sendable, Equatable {
-    package var requestsByStatus: [Int: UInt64] = [:]
-    package var requestsByCache: [CacheStatus: UInt64] = [:]
-    /// By Cache-Status word (RFC 9211), as the responses and the access log say.
-    package var requestsByCacheStatus: [String: UInt64] = [:]
-    package var bytesFromCache: UInt64 = 0
-    package var bytesFromOrigin: UInt64 = 0
-    package var originRequests: UInt64 = 0
-    package var originErrors: [OriginErrorCode: UInt64] = [:]
+    package var proxy = ProxyMetrics()
+    /// The origin side.
+    package var engine = EngineCounters()
     package var openConnections = 0
-    package var activeDownloads = 0
-    package var evictions: UInt64 = 0
     package var cacheSizeBytes: Int64 = 0
     package var cacheEntries = 0
     package var uptimeSeconds = 0.0
     package var accessLogDropped: UInt64 = 0
     /// Event loops serving clients.
     package var loops = 1
-    package var loopHandoffs: UInt64 = 0
-    package var hitsOnOtherLoops: UInt64 = 0
-    package var hitsFromMemory: UInt64 = 0
-    package var connectionsBalanced: UInt64 = 0
-    package var cmcd = CMCDMetrics()
     /// Hinted objects fetched in the background (the preloaders' counts).
     package var hintsFetched: UInt64 = 0
     package var hintsFailed: UInt64 = 0
     /// Segments fetched ahead of players (`--prefetch`) and what became of them.
     package var prefetch = PrefetchCounts()
+}
 
-    package init() {}
-
-    package var requestsTotal: UInt64 { requestsByStatus.values.reduce(0, &+) }
+extension MetricsSnapshot {
+    package var requestsTotal: UInt64 { proxy.requestsByStatus.values.reduce(0, &+) }
 
     /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no origin (BYPASS does not
     /// count); 0 before the first cacheable request.
     package var hitRatio: Double {
-        let hits = requestsByCache[.hit, default: 0]
-        let lookups = hits + requestsByCache[.miss, default: 0] + requestsByCache[.partial, default: 0]
+        let byCache = proxy.requestsByCache
+        let hits = byCache[.hit, default: 0]
+        let lookups = hits + byCache[.miss, default: 0] + byCache[.partial, default: 0]
         return lookups == 0 ? 0 : Double(hits) / Double(lookups)
     }
 
     /// Bytes from disk / all body bytes served or fetched; 0 when nothing moved.
     package var byteHitRatio: Double {
-        let total = Double(bytesFromCache) + Double(bytesFromOrigin)
-        return total == 0 ? 0 : Double(bytesFromCache) / total
+        let total = Double(proxy.bytesFromCache) + Double(engine.bytesFromOrigin)
+        return total == 0 ? 0 : Double(proxy.bytesFromCache) / total
     }
 }
 
@@ -196,10 +165,10 @@ extension MetricsSnapshot {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
         }
-        let byStatus = requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
-        let byCache = CacheStatus.allCases.map { ($0.rawValue, requestsByCache[$0, default: 0]) }
-        let byCacheStatus = CacheStatusField.words.map { ($0, requestsByCacheStatus[$0, default: 0]) }
-        let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
+        let byStatus = proxy.requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
+        let byCache = CacheStatus.allCases.map { ($0.rawValue, proxy.requestsByCache[$0, default: 0]) }
+        let byCacheStatus = CacheStatusField.words.map { ($0, proxy.requestsByCacheStatus[$0, default: 0]) }
+        let errors = engine.originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
         let fields: [(String, String)] = [
             ("uptime_seconds", Self.decimal(uptimeSeconds, digits: 3)),
             ("requests_total", String(requestsTotal)),
@@ -207,22 +176,22 @@ extension MetricsSnapshot {
             ("requests_by_cache", object(byCache)),
             ("requests_by_cache_status", object(byCacheStatus)),
             ("hit_ratio", Self.decimal(hitRatio, digits: 4)),
-            ("bytes_from_cache", String(bytesFromCache)),
-            ("bytes_from_origin", String(bytesFromOrigin)),
-            ("origin_requests", String(originRequests)),
+            ("bytes_from_cache", String(proxy.bytesFromCache)),
+            ("bytes_from_origin", String(engine.bytesFromOrigin)),
+            ("origin_requests", String(engine.originRequests)),
             ("origin_errors", object(errors)),
             ("open_connections", String(openConnections)),
-            ("active_downloads", String(activeDownloads)),
-            ("evictions", String(evictions)),
+            ("active_downloads", String(engine.activeDownloads)),
+            ("evictions", String(engine.evictions)),
             ("cache_size_bytes", String(cacheSizeBytes)),
             ("cache_entries", String(cacheEntries)),
             ("access_log_dropped", String(accessLogDropped)),
             ("loops", String(loops)),
-            ("loop_handoffs", String(loopHandoffs)),
-            ("hits_on_other_loops", String(hitsOnOtherLoops)),
-            ("hits_from_memory", String(hitsFromMemory)),
-            ("connections_balanced", String(connectionsBalanced)),
-            ("cmcd", cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
+            ("loop_handoffs", String(proxy.loopHandoffs)),
+            ("hits_on_other_loops", String(proxy.hitsOnOtherLoops)),
+            ("hits_from_memory", String(proxy.hitsFromMemory)),
+            ("connections_balanced", String(proxy.connectionsBalanced)),
+            ("cmcd", proxy.cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
             ("prefetch", object([("segments", prefetch.segments), ("bytes", prefetch.bytes), ("used", prefetch.used),
                                  ("evicted_unused", prefetch.evictedUnused)])),
         ]
@@ -234,22 +203,29 @@ extension MetricsSnapshot {
     package func prometheus() -> String {
         var text = PrometheusText()
         text.family("httpcache_requests_total", .counter, "Responses sent to clients, by HTTP status code.",
-                    requestsByStatus.sorted { $0.key < $1.key }.map { (["status": String($0.key)], String($0.value)) })
+                    proxy.requestsByStatus.sorted { $0.key < $1.key }
+                        .map { (["status": String($0.key)], String($0.value)) })
         text.family("httpcache_cache_requests_total", .counter, "Responses sent to clients, by cache status.",
-                    CacheStatus.allCases.map { (["cache": $0.rawValue], String(requestsByCache[$0, default: 0])) })
+                    CacheStatus.allCases
+                        .map { (["cache": $0.rawValue], String(proxy.requestsByCache[$0, default: 0])) })
         text.family("httpcache_cache_status_requests_total", .counter,
                     "Responses sent to clients, by the word of their Cache-Status field (RFC 9211).",
-                    CacheStatusField.words.map { (["status": $0], String(requestsByCacheStatus[$0, default: 0])) })
+                    CacheStatusField.words
+                        .map { (["status": $0], String(proxy.requestsByCacheStatus[$0, default: 0])) })
         text.family("httpcache_cache_bytes_served_total", .counter, "Response body bytes served from the disk cache.",
-                    String(bytesFromCache))
+                    String(proxy.bytesFromCache))
         text.family("httpcache_origin_bytes_fetched_total", .counter, "Body bytes fetched from origins.",
-                    String(bytesFromOrigin))
-        text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.", String(originRequests))
+                    String(engine.bytesFromOrigin))
+        text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.",
+                    String(engine.originRequests))
         text.family("httpcache_origin_errors_total", .counter, "Failed origin requests, by error code.",
-                    originErrors.sorted { $0.key < $1.key }.map { (["code": $0.key.rawValue], String($0.value)) })
+                    engine.originErrors.sorted { $0.key < $1.key }
+                        .map { (["code": $0.key.rawValue], String($0.value)) })
         text.family("httpcache_open_connections", .gauge, "Client connections open now.", String(openConnections))
-        text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.", String(activeDownloads))
-        text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.", String(evictions))
+        text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.",
+                    String(engine.activeDownloads))
+        text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.",
+                    String(engine.evictions))
         text.family("httpcache_cache_size_bytes", .gauge, "Bytes held in the cache.", String(cacheSizeBytes))
         text.family("httpcache_cache_entries", .gauge, "Resources held in the cache.", String(cacheEntries))
         text.family("httpcache_uptime_seconds", .gauge, "Seconds since the proxy started.",
@@ -259,17 +235,17 @@ extension MetricsSnapshot {
         text.family("httpcache_loops", .gauge, "Event loops serving clients.", String(loops))
         text.family("httpcache_loop_handoffs_total", .counter,
                     "Client connections handed to another loop for a request their loop could not answer.",
-                    String(loopHandoffs))
+                    String(proxy.loopHandoffs))
         text.family("httpcache_hits_on_other_loops_total", .counter,
                     "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
-                    String(hitsOnOtherLoops))
+                    String(proxy.hitsOnOtherLoops))
         text.family("httpcache_hits_from_memory_total", .counter,
                     "Hits of small objects sent from memory, the head and the body in one send.",
-                    String(hitsFromMemory))
+                    String(proxy.hitsFromMemory))
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
-                    String(connectionsBalanced))
-        cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
+                    String(proxy.connectionsBalanced))
+        proxy.cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
         text.family("httpcache_prefetch_segments_total", .counter,
                     "Segments fetched into the cache ahead of players (--prefetch).", String(prefetch.segments))
         text.family("httpcache_prefetch_bytes_total", .counter, "Bytes prefetches fetched from origins.",

@@ -111,9 +111,7 @@ package final class ProxyServer {
             self.accept(socket)
         }
         peers = [LoopLink(self)]
-        if home == nil {
-            engine.store.lock.publish(address: address, token: adminToken)
-        }
+        if home == nil { engine.store.lock.publish(address: address, token: adminToken) }
     }
 
     /// Every loop's server is listening: `servers` by shard, this one among them.
