@@ -27,7 +27,6 @@ package struct AccessLogEntry: Sendable, Equatable {
     package var status: Int
     /// Head and body bytes written to the client.
     package var bytesSent: UInt64
-    /// Body bytes fetched from the origin for this response.
     package var bytesFromOrigin: UInt64
     package var cache: CacheStatus
     /// The Cache-Status word (`CacheStatusField.word`).
@@ -56,7 +55,6 @@ package struct AccessLogEntry: Sendable, Equatable {
         self.durationMilliseconds = durationMilliseconds
     }
 
-    /// The record as one line, without the line feed.
     package func line() -> String {
         var out = Self.timestamp(milliseconds: time)
         out += " " + Self.token(client)
@@ -125,7 +123,6 @@ package final class AccessLogWriter: Sendable {
     package static let flushInterval = DispatchTimeInterval.milliseconds(100)
 
     private struct State {
-        /// Lines not handed to the writer thread yet.
         var pending: [UInt8] = []
         /// Lines appended before `reopen()`, owed to the file open before it.
         var beforeReopen: [UInt8]?
@@ -146,7 +143,6 @@ package final class AccessLogWriter: Sendable {
     /// The file as opened by `init`; after that the thread owns the descriptor.
     private let initialDescriptor: Int32
 
-    /// Opens (creating if needed) `path` and starts the writer thread.
     package init(path: String, logger: Logger, flushBytes: Int = 64 << 10, maxBufferedBytes: Int = 4 << 20) throws {
         let fd = Self.open(path)
         guard fd >= 0 else { throw AccessLogError(path: path, errno: errno) }
@@ -170,12 +166,10 @@ package final class AccessLogWriter: Sendable {
         pthread_detach(thread)
     }
 
-    /// Logs one response. Never blocks on the disk.
     package func append(_ entry: AccessLogEntry) {
         append(line: entry.line())
     }
 
-    /// Logs one line (a line feed is added).
     package func append(line: String) {
         let bytes = line.utf8.count + 1
         let signal = state.withLock { state -> Bool in
@@ -301,7 +295,6 @@ package final class AccessLogWriter: Sendable {
     }
 }
 
-/// The access log file could not be opened.
 package struct AccessLogError: Error, CustomStringConvertible {
     package var path: String
     package var errno: Int32

@@ -29,7 +29,6 @@ package struct AccessPolicy: Sendable {
         case tunnel
     }
 
-    /// A proxy URL's signature, as far as the policy needs it.
     package enum Signature: Sendable, Equatable { case valid, invalid, missing, unchecked }
 
     package enum HostKind: Sendable, Equatable {
@@ -103,7 +102,6 @@ package struct AccessPolicy: Sendable {
         self.serverNames = Set(serverNames.map { Self.bareName(Substring($0.lowercased())) })
     }
 
-    /// The mode a bind address implies.
     package static func mode(forBindHost host: String) -> Mode {
         LoopbackHost.contains(host) ? .loopback : .lan
     }
@@ -172,7 +170,6 @@ package struct AccessPolicy: Sendable {
         }
     }
 
-    /// What a Host field value names.
     package func hostKind(_ facts: HostFacts) -> HostKind? {
         guard let value = facts.value else { return nil }
         if facts.isLoopback { return .loopback }
@@ -259,7 +256,6 @@ package struct AccessPolicy: Sendable {
         return String(host)
     }
 
-    /// A dotted-quad IPv4 or a bracketed IPv6 literal.
     private static func isAddressLiteral(_ host: String) -> Bool {
         if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)

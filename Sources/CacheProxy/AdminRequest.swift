@@ -88,7 +88,6 @@ package enum AdminRequest: Equatable, Sendable {
         }
     }
 
-    /// A preload's query arguments (the inverse of `preload(from:)`).
     static func query(of request: PreloadRequest) -> [String: String] {
         var query = ["url": request.url]
         if let range = request.range { query["range"] = "\(range.lowerBound)-\(range.upperBound - 1)" }

@@ -88,7 +88,6 @@ enum AdminRoutes {
     }
 }
 
-/// `POST /admin/cache/unpin`'s answer.
 package struct AdminUnpinned: Codable, Sendable {
     package var unpinned: Int
 }

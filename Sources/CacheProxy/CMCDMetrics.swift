@@ -41,7 +41,6 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     package init() {}
 
-    /// One request's CMCD, counted once when its response is done.
     package mutating func record(_ cmcd: CMCD) {
         requests += 1
         if cmcd.malformed > 0 { malformed += 1 }
@@ -117,7 +116,6 @@ package struct CMCDMetrics: Sendable, Equatable {
         }
     }
 
-    /// The `cmcd` object of `/stats`.
     func json(hintsFetched: UInt64, hintsFailed: UInt64) -> String {
         func object(_ pairs: [(String, String)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
@@ -142,7 +140,6 @@ package struct CMCDMetrics: Sendable, Equatable {
         ])
     }
 
-    /// The `httpcache_cmcd_*` families of `/metrics`.
     func prometheus(into text: inout PrometheusText, hintsFetched: UInt64, hintsFailed: UInt64) {
         text.family("httpcache_cmcd_requests_total", .counter, "Responses to requests carrying CMCD (CTA-5004).",
                     String(requests))

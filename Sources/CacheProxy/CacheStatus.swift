@@ -1,9 +1,7 @@
 /// How a response was answered, for metrics and the access log. The raw values are stable outputs
 /// (`/stats`, `/metrics`, the access log): never rename them.
 package enum CacheStatus: String, Sendable, Hashable, CaseIterable {
-    /// Every body byte came from the disk cache.
     case hit = "HIT"
-    /// Every body byte had to be fetched from the origin.
     case miss = "MISS"
     /// Some bytes from the cache, the missing gaps from the origin.
     case partial = "PARTIAL"

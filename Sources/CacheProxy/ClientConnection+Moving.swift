@@ -36,7 +36,6 @@ extension ClientConnection {
         link.run { $0.adopt(moved) }  // if that loop is gone, `handed` closes the socket
     }
 
-    /// This loop cannot answer the request: shard `index`'s loop will.
     func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil, to index: Int) {
         moving = (head, body, server.peers[index])
         if events.begin() { processPending() }  // else the drive holding it moves the connection when done

@@ -10,7 +10,6 @@ import Logging
 /// the loop in `processPending`, never by calling back into the machine, so the stack depth stays
 /// constant however many requests a client pipelines. Kept alive by its socket until it closes.
 final class ClientConnection: SocketDelegate {
-    /// Something that happened while the machine was busy acting.
     enum Event {
         case bytes([UInt8])
         case eof
@@ -28,7 +27,6 @@ final class ClientConnection: SocketDelegate {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) var machine: ConnectionStateMachine
     @exclusivity(unchecked) var events = EventQueue<Event>()
-    /// The response in flight, if it is not answered at once.
     var exchange: ActiveExchange?
     /// Once a CONNECT is answered 2xx: the tunnel every socket event goes to.
     var tunnel: Tunnel?
@@ -42,7 +40,6 @@ final class ClientConnection: SocketDelegate {
     private var pipelineFilled = false
     /// The client's address without its port: connections are limited per client.
     let clientKey: String
-    /// The response in flight, for the metrics and the access log.
     var record: ResponseRecord?
     var sentBefore: UInt64 = 0
     var hostMemo = HostFacts.Memo()
@@ -92,7 +89,6 @@ final class ClientConnection: SocketDelegate {
         return String(text[..<colon])
     }
 
-    /// When the connection last became idle (a stamp from the server).
     private(set) var idleSince: UInt64 = 0
 
     /// No request in flight nor begun: the one to close first at the cap.
@@ -238,7 +234,6 @@ final class ClientConnection: SocketDelegate {
         drive(.responseAborted)
     }
 
-    /// The response in flight is sent or given up: count it, release its resource.
     func endResponse() {
         idleSince = server.nextIdleStamp()
         if var done = record {

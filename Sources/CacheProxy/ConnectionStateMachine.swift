@@ -29,7 +29,6 @@ package struct ConnectionStateMachine {
         case readingBody
         /// `queued` is set once the exchange handed the socket its last byte (with its keep-alive verdict).
         case responding(queued: Bool?)
-        /// The last response is queued; the socket closes once it is sent.
         case draining
         /// A CONNECT was answered 2xx: the tunnel reads, times and closes the connection from now on.
         case tunneling
@@ -40,7 +39,6 @@ package struct ConnectionStateMachine {
         case handle(HTTPRequestHead)
         /// May this request's body be read? The driver answers `bodyAdmitted` or `bodyRefused`.
         case admitBody(HTTPRequestHead)
-        /// Route and answer this request, whose body was read whole.
         case handleWithBody(HTTPRequestHead, [UInt8])
         /// Interim "100 Continue": the client waits for it before sending its body (RFC 9110 §10.1.1).
         case sendContinue
@@ -50,7 +48,6 @@ package struct ConnectionStateMachine {
         case stopReading
         /// (Re)arm the connection's single timer; nil cancels it.
         case setTimer(milliseconds: UInt64?)
-        /// Close once queued bytes are sent.
         case closeAfterDrain
         /// Close now, dropping anything queued.
         case closeNow
@@ -65,16 +62,13 @@ package struct ConnectionStateMachine {
         case started
         /// Valid during `handle` only. A whole request in one read (the usual case) is parsed in place.
         case bytesRead(UnsafeRawBufferPointer)
-        /// The peer closed its sending side.
         case peerFinished
         /// The exchange handed the socket its last byte; `drained`: the socket's queue is already empty.
         case responseQueued(keepAlive: Bool, drained: Bool)
         case bodyAdmitted
         /// The request being admitted is answered with a refusal, its body unread.
         case bodyRefused
-        /// The CONNECT in flight was answered 2xx.
         case tunnelOpened
-        /// The socket's output queue became empty.
         case socketDrained
         case responseAborted
         /// The timer fired; the socket's progress now.

@@ -18,7 +18,6 @@ final class ProxyExchange: BodySink {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
     @exclusivity(unchecked) private var queue: [ExchangeStateMachine.Event] = []
-    /// Body bytes in `queue`, not yet written.
     private var pendingBytes = 0
     private var draining = false
     private var source: BodySource?
@@ -116,7 +115,6 @@ final class ProxyExchange: BodySink {
         server.engine.noteManifestServed(urlString)
     }
 
-    /// What this response was, for the record.
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
         record.cacheStatus = sentCacheStatus

@@ -7,16 +7,13 @@ import Glibc
 import Logging
 
 /// The HTTP face of an engine: accepts clients, routes their requests and answers them from the
-/// engine's loader. Loop thread only.
-///
-/// With several loops there is one server per loop, all on the port (SO_REUSEPORT), each with its
-/// loop's engine, which owns the resources whose key hashes to it. A request for another loop's
-/// resource is answered here from a copy that loop hands over for a hit of a complete, fresh
-/// resource (`PlainHitCache`); any other goes, with its connection, to the owner's loop
-/// (`MovedConnection`) and comes back once idle. The first loop's server (`isHome`) also answers
+/// engine's loader. Loop thread only. With several loops there is one server per loop, all on the
+/// port (SO_REUSEPORT), each with its loop's engine, owning the resources whose key hashes to it. A
+/// request for another loop's resource is answered here from the owner's copy when it is a hit of a
+/// complete, fresh resource (`PlainHitCache`); any other goes, with its connection, to the owner's
+/// loop (`MovedConnection`) and comes back once idle. The first loop's server (`isHome`) also answers
 /// admin and stats for all. Servers talk only through their loops' queues (`LoopLink`).
 package final class ProxyServer {
-    /// This loop's engine (its shard of the cache).
     package let engine: Engine
     package let configuration: ProxyConfiguration
     package let loop: EventLoop
@@ -35,7 +32,6 @@ package final class ProxyServer {
     package internal(set) var access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String
-    /// This cache's name in Cache-Status (RFC 9211).
     var cacheStatusName: String { configuration.cacheStatusName }
     /// Every loop's server by shard, this one included (see `join(_:)`).
     private(set) var peers: [LoopLink] = []
@@ -63,8 +59,7 @@ package final class ProxyServer {
         try self.init(engine: engine, configuration: configuration, home: nil)
     }
 
-    /// A server for another shard's `engine`, on the port of `home` (the first loop's server).
-    /// Call on `engine`'s loop.
+    /// A server for another shard's `engine`, on the port of `home`. Call on `engine`'s loop.
     package convenience init(joining home: ProxyServer, engine: Engine, port: Int) throws {
         var configuration = home.configuration
         configuration.port = port
@@ -178,7 +173,6 @@ package final class ProxyServer {
     // MARK: the connection cap
 
     let maxConnections: Int
-    /// Most connections of one client address at once (on this loop).
     let maxConnectionsPerClient: Int
     /// Hands out idle-since stamps (oldest idle connection = smallest).
     private var idleClock: UInt64 = 0
@@ -253,7 +247,6 @@ package final class ProxyServer {
         }
     }
 
-    /// Clients closed because they accepted no byte for the send timeout.
     func noteSendTimeout() {
         metrics.clientSendTimeouts += 1
         if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -262,8 +255,7 @@ package final class ProxyServer {
         }
     }
 
-    /// Every counter now, for `/stats` and `/metrics`: every loop's, asked through their queues
-    /// (`done` runs later, on this loop).
+    /// Every loop's counters, asked through their queues (`done` runs later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
             var total = Figures()
@@ -348,8 +340,7 @@ package final class ProxyServer {
         accept(socket, balanced: true)
     }
 
-    /// A connection another loop handed over: with a request (for a resource this loop owns, or
-    /// admin and stats on the first), or idle, back home.
+    /// A connection another loop handed over: with a request this loop must answer, or idle, back home.
     func adopt(_ moved: MovedConnection) {
         guard joined else { return beforeJoin.append(.moved(moved)) }
         // Stopped: dropping `moved` closes its socket.
@@ -359,7 +350,6 @@ package final class ProxyServer {
         connection.resume(moved.request)
     }
 
-    /// Counts one finished response and writes its access-log line.
     func responded(_ record: ResponseRecord) {
         metrics.recordResponse(status: record.status, cache: record.cache, word: record.cacheStatus.word)
         metrics.addBytesFromCache(record.bytesFromCache)
@@ -394,7 +384,6 @@ package final class ProxyServer {
     }
 }
 
-/// What is known of one response when it is done.
 struct ResponseRecord {
     var client: String
     var method: String
@@ -408,6 +397,5 @@ struct ResponseRecord {
     var bytesFromOrigin: UInt64 = 0
     /// `WallClock.monotonicNanoseconds()` when the request head was complete.
     var startedAt: UInt64
-    /// The player's CMCD, when the request carried any.
     var cmcd: CMCD?
 }

@@ -34,7 +34,6 @@ struct ResponseHeads {
         return value
     }
 
-    /// A complete small response with a text body (errors, /ping).
     mutating func simple(_ status: Int, _ body: String, keepAlive: Bool, extra: [(String, String)] = [],
                          includeBody: Bool = true, contentType: String = "text/plain; charset=utf-8") -> [UInt8] {
         var headers = HTTPHeaders()

@@ -6,7 +6,6 @@ import CacheHTTP
 struct TargetCache {
     struct Entry {
         let url: OriginURL
-        /// `url.string`, built once.
         let urlString: String
         /// The store's key (SHA-256 of the cache key), hashed once per target.
         let storeKey: String

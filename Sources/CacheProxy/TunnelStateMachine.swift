@@ -23,7 +23,6 @@ package struct TunnelStateMachine {
     package enum Action: Equatable, Sendable {
         /// Tell the client the tunnel is open (200) and hand it the connection.
         case established
-        /// The origin could not be reached: answer the client with this status.
         case refuse(status: Int, reason: String)
         case startReading(Side)
         case stopReading(Side)
@@ -39,9 +38,7 @@ package struct TunnelStateMachine {
         case connectFailed(reason: String, timeout: Bool, forbidden: Bool)
         /// Bytes read from a side were queued on the other side, where `queued` now wait.
         case relayed(from: Side, queued: Int)
-        /// Everything queued on this side was sent.
         case drained(Side)
-        /// This side finished sending.
         case peerFinished(Side)
         case closed(Side)
         case timerFired
@@ -98,7 +95,6 @@ package struct TunnelStateMachine {
         return [.stopReading(side)]
     }
 
-    /// Everything queued on `side` was sent: the other side is read again.
     private mutating func drained(_ side: Side) -> [Action] {
         guard state == .relaying else { return [] }
         active = true
