@@ -180,8 +180,7 @@ package final class AccessLogWriter: Sendable {
             }
             state.pending.append(contentsOf: line.utf8)
             state.pending.append(UInt8(ascii: "\n"))
-            // Wake the thread for the first line (it starts the interval) and when the buffer
-            // crosses the size threshold (write now).
+            // Wake the thread for the first line (it starts the interval) and past the size threshold.
             let before = state.pending.count - bytes
             return before == 0 || (before < flushBytes && state.pending.count >= flushBytes)
         }
@@ -201,8 +200,7 @@ package final class AccessLogWriter: Sendable {
         if accepted { wake.signal() }
     }
 
-    /// Writes every accepted line, closes the file and stops the thread. Blocks until done; later
-    /// appends are dropped. Idempotent.
+    /// Writes every accepted line, closes the file, stops the thread; later appends are dropped. Idempotent.
     package func close() {
         let first = state.withLock { state -> Bool in
             defer { state.closing = true }
@@ -253,8 +251,7 @@ package final class AccessLogWriter: Sendable {
         finished.signal()
     }
 
-    /// Writes all of `bytes`; what cannot be written is counted as dropped lines. Logs when writing
-    /// starts and stops failing, not on every attempt.
+    /// What cannot be written counts as dropped lines. Logs when writing starts and stops failing.
     private func write(_ bytes: [UInt8], to fd: Int32, failing: inout Bool) {
         guard !bytes.isEmpty else { return }
         var offset = 0
@@ -286,8 +283,7 @@ package final class AccessLogWriter: Sendable {
         }
     }
 
-    /// Opens for appending, created 0600; an existing file of ours that others may read is narrowed
-    /// too (the lines name clients and URLs).
+    /// Created 0600; an existing file others may read is narrowed too (the lines name clients and URLs).
     private static func open(_ path: String) -> Int32 {
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         if fd >= 0 { FileIO.restrict(fd: fd, to: 0o600) }

@@ -5,18 +5,7 @@ import CacheLoading
 /// What `httpcache cache …` and `httpcache preload` ask of the proxy serving a folder: the closed set
 /// of `/admin/cache…` and `/admin/preload…` requests, shared by the admin routes (decoding) and the
 /// CLI's admin client (encoding), so neither end spells a route or key the other does not know.
-/// (`DownloadAction` is the same for `/admin/downloads…`.)
-///
-///     GET  /admin/cache                        list
-///     POST /admin/cache/remove?url=U           remove one
-///     POST /admin/cache/clear                  remove all
-///     POST /admin/cache/export?url=U&path=P    export a complete resource
-///     POST /admin/cache/import?url=U&path=P[&type=T]
-///     POST /admin/cache/unpin?url=U
-///     POST /admin/cache/purge?url=U | prefix=P | download=ID
-///     POST /admin/preload?url=U[&range=A-B][&variant=V][&duration=S][&language=L][&pin=1]
-///     GET  /admin/preload?id=N
-///     POST /admin/preload/cancel?id=N
+/// `wire` spells each one. (`DownloadAction` is the same for `/admin/downloads…`.)
 package enum AdminRequest: Equatable, Sendable {
     case list
     case remove(url: String)
@@ -57,8 +46,7 @@ package enum AdminRequest: Equatable, Sendable {
         }
     }
 
-    /// The request a route names; nil for none of these (another admin route, or 404), an error for
-    /// one of these with missing or bad arguments.
+    /// nil for none of these (another admin route, or 404); an error for missing or bad arguments.
     package static func decode(method: String, path: Substring, query: [String: String]) -> Result<AdminRequest, HTTPCacheError>? {
         let isPost = method == "POST"
         let missing = HTTPCacheError(.invalidArgument, "url and path are required")

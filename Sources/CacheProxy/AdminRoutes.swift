@@ -68,8 +68,7 @@ enum AdminRoutes {
         }
     }
 
-    /// Whether the request carries the folder's admin token (in constant time: the time taken must not
-    /// tell how much of a guess was right).
+    /// Compared in constant time: the time taken must not tell how much of a guess was right.
     static func isAuthorized(_ head: HTTPRequestHead, server: ProxyServer) -> Bool {
         guard let token = head.headers["x-httpcache-token"] else { return false }
         return ConstantTime.equal(Array(token.utf8), Array(server.adminToken.utf8))

@@ -106,8 +106,7 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     // MARK: rendering
 
-    /// The buffer-length histogram as rendered: each upper bound (`bound`'s text, then "+Inf") with
-    /// the count at or below it.
+    /// Each upper bound (`bound`'s text, then "+Inf") with the count at or below it.
     private func cumulativeBuckets(_ bound: (Int64) -> String) -> [(String, UInt64)] {
         var cumulative: UInt64 = 0
         return bufferBuckets.enumerated().map { index, count in

@@ -6,8 +6,7 @@ import CacheStorage
 // Moving a connection between loops: to the loop that must answer a request, and back home once idle.
 
 extension ClientConnection {
-    /// Goes on where the other loop left off: answers the request it was handed over with, or waits
-    /// idle for the next one.
+    /// Answers the request it was handed over with, or waits idle for the next one.
     func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard let request else { return setTimer(server.configuration.connection.keepAliveTimeout) }
         guard events.begin() else { return }  // a connection just adopted: nothing drives it yet

@@ -5,8 +5,7 @@ import CacheLoading
 // The routes an operator uses on a running proxy: PURGE, /livez, /readyz and answers while draining.
 
 extension ClientConnection {
-    /// `/livez` (200 while the process runs) and `/readyz` (200 while serving, 503 while starting or
-    /// draining); nil for another path.
+    /// `/livez`: 200 while the process runs; `/readyz`: 200 while serving, else 503. nil for another path.
     func healthAnswer(path: Substring.UTF8View) -> (status: Int, body: String)? {
         if path.elementsEqual("/livez".utf8) { return (200, "live\n") }
         guard path.elementsEqual("/readyz".utf8) else { return nil }

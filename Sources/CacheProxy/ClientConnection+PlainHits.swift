@@ -6,8 +6,7 @@ import CacheStorage
 // Plain hits answered from copies (`PlainHit`): the owner loop's own, or the owner's on another loop.
 
 extension ClientConnection {
-    /// On the loop owning the resource: the copy of a plain hit, made on its first request this second;
-    /// nil when the request needs a reader.
+    /// On the owning loop: a plain hit's copy, made on its first request this second; nil: needs a reader.
     func localCopy(_ head: HTTPRequestHead, url: OriginURL, storeKey: String) -> PlainHit? {
         guard PlainHitCache.isPlain(head) else { return nil }
         if let hit = server.plainHits.lookup(storeKey) {

@@ -66,8 +66,7 @@ final class ClientConnection: SocketDelegate {
         perform(machine.handle(.started))
     }
 
-    /// A connection handed over by another loop: in the middle of a request (to the loop that must
-    /// answer it), or idle (back home).
+    /// A connection handed over by another loop: mid-request (to the loop that must answer it), or idle.
     init(moved: MovedConnection, socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
@@ -97,8 +96,7 @@ final class ClientConnection: SocketDelegate {
     /// Closed by the server (to make room, or stopping). It leaves the server's count at once (the
     /// socket's close is asynchronous), so a burst of newcomers closes one idle connection each.
     func close() {
-        // A response in flight is counted and logged now, while the access log is open (a server
-        // stopping closes it right after).
+        // A response in flight is counted and logged now, while the access log is open.
         if record != nil { endResponse() }
         server.connectionClosed(self)
         socket.close()
@@ -148,8 +146,7 @@ final class ClientConnection: SocketDelegate {
             case .handle(let head): handle(head)
             case .handleWithBody(let head, let body): handle(head, body: body)
             case .admitBody(let head):
-                // Only a transparent request the policy allows passes a body on; any other is
-                // refused before its body is read (`handle` answers it).
+                // Only a transparent request the policy allows passes a body on; others are refused unread.
                 let admitted = if case .transparent = admission(head, host: hostMemo.facts(for: head)) { true } else { false }
                 drive(admitted ? .bodyAdmitted : .bodyRefused)  // queued: this runs inside a drive
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -186,13 +183,11 @@ final class ClientConnection: SocketDelegate {
         }
     }
 
-    // Requests: ClientConnection+Routing (which route answers), +PlainHits,
-    // +SimpleResponses (stats, admin, errors), +Moving (to another loop).
+    // Requests: ClientConnection+Routing, +PlainHits, +SimpleResponses, +Moving (to another loop).
 
     // MARK: used by the exchange (which writes plain bytes on `socket` itself)
 
-    /// A response head and the first file range of its body, in one packet when small. An encrypted
-    /// file is decrypted as the socket takes it.
+    /// A head and the first file range of its body, in one packet when small (encrypted: decrypted as sent).
     func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
         if let cipher = file.cipher {
             socket.send(head: head, encrypted: file.fd, cipher: cipher, offset: range.lowerBound, count: Int(range.count))
@@ -222,8 +217,7 @@ final class ClientConnection: SocketDelegate {
         }
     }
 
-    /// The response queued its last byte. It stays current (its resource in use, the next request
-    /// waiting) until the socket has sent it.
+    /// It stays current (its resource in use, the next request waiting) until the socket has sent it.
     func exchangeFinished(keepAlive: Bool) {
         drive(.responseQueued(keepAlive: keepAlive))
     }

@@ -377,8 +377,7 @@ package struct ConnectionStateMachine {
         }
     }
 
-    /// A malformed request: answered with `error`, then the connection drains
-    /// (nothing after it in the buffer is taken for a request).
+    /// Answered with `error`, then the connection drains (nothing after it in the buffer is a request).
     private mutating func reject(_ error: HeadParseError, _ actions: inout [Action]) {
         state = .draining
         buffer = []

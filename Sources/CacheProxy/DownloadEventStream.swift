@@ -7,11 +7,9 @@ import CacheLoading
 /// after it. Meanwhile the connection's machine is responding, with its send timeout; when the socket
 /// goes, the connection releases the exchange, which stops listening at once. Loop thread only.
 final class DownloadEventStream: ActiveExchange {
-    /// Event bytes a client may leave unread before it is cut off (it reconnects and gets every
-    /// record again): events never pile up.
+    /// Unread event bytes that cut a client off (it reconnects and gets every record again).
     static let maxQueuedBytes = 1 << 20
-    /// A comment line this often: a client gone quietly is noticed, and proxies in between keep the
-    /// stream open.
+    /// A comment line this often: a client gone quietly is noticed; proxies in between keep the stream.
     static let heartbeatMilliseconds: UInt64 = 10_000
 
     private unowned let connection: ClientConnection

@@ -2,8 +2,7 @@ import CacheHTTP
 import CacheLoading
 import Logging
 
-/// The response a client gets when a resource cannot be served: the origin's own error status and
-/// body, or 502/504 with the reason.
+/// The answer when a resource cannot be served: the origin's own error status and body, or 502/504.
 enum ErrorResponse {
     static func status(for error: LoadError) -> Int {
         switch error {

@@ -15,8 +15,7 @@ import CacheStorage
 package struct ExchangeStateMachine {
     package enum State {
         case awaitingContent
-        /// Planned; the head waits for the first body byte, so an origin that fails before it still
-        /// gets the client a clean 502/504.
+        /// The head waits for the first body byte, so an origin failing before it still gets a clean 502/504.
         case awaitingBody(ResponsePlan, head: [UInt8])
         case streaming(ResponsePlan)
         case done
@@ -157,7 +156,6 @@ package struct ExchangeStateMachine {
 
     private static let crlf = Array("\r\n".utf8)
 
-    /// Largest first piece sent together with the head: well inside one loopback segment (past it,
-    /// see CS_SHARED_PACKET_MAX in cs_conn_out.c).
+    /// Largest first piece sent with the head: inside one loopback segment (see CS_SHARED_PACKET_MAX).
     package static let sharedPacketMax = 32 * 1024
 }

@@ -15,8 +15,7 @@ struct LoopLink: @unchecked Sendable {
         loop = server.loop
     }
 
-    /// Runs `work` with the server on its loop. False (the work dropped, with whatever it carried)
-    /// once that loop has stopped.
+    /// Runs `work` with the server on its loop. False (the work dropped) once that loop has stopped.
     @discardableResult
     func run(_ work: @escaping @Sendable (ProxyServer) -> Void) -> Bool {
         let link = self

@@ -18,8 +18,7 @@ final class LoopLoads: Sendable {
         counts[index].value.store(count, ordering: .relaxed)
     }
 
-    /// The loop a connection accepted by `index`, holding `held`, should go to instead; nil when no
-    /// loop holds at least two fewer.
+    /// Where a connection accepted by `index`, holding `held`, should go: a loop holding two fewer, or nil.
     func lessBusy(than index: Int, holding held: Int) -> Int? {
         var best: (index: Int, count: Int)?
         for (other, count) in counts.enumerated() where other != index {

@@ -66,8 +66,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
 
     // MARK: UpstreamResponseDelegate
 
-    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103 Early Hints; never 101, which would
-    /// switch protocols under the proxy.
+    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103; never 101, which would switch protocols.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
         connection.socket.write(Intermediary.interimHead(head, pseudonym: server.loader.policy.viaPseudonym))

@@ -67,8 +67,7 @@ final class PlainHitCache {
         return nil
     }
 
-    /// Asks `owner` for its plain hit; `answer` runs on this loop with it (nil: hand the request
-    /// over). `back` is this loop's server, where the answer returns.
+    /// Asks `owner` for its plain hit; `answer` runs here with it (nil: hand over). `back` is this loop's.
     func ask(url: OriginURL, key: String, owner: LoopLink, from back: LoopLink,
              _ answer: @escaping (PlainHit?) -> Void) {
         if asking[key]?.append(answer) != nil { return }
@@ -150,8 +149,7 @@ final class PlainHitCache {
         memoryBytes = entries.values.reduce(0) { $0 + ($1.body?.count ?? 0) }
     }
 
-    /// Once a second: touches go to their owners' loops, stale copies are dropped (their data files
-    /// close), the tick re-arms while any remain.
+    /// Once a second: touches go to owners, stale copies are dropped, the tick re-arms while any remain.
     private func tock() {
         tickArmed = false
         for (_, batch) in touched {

@@ -27,8 +27,7 @@ package struct ProxyConfiguration: Sendable {
     package var accessLogPath: String?
     /// This cache's name in the Cache-Status field of every response (RFC 9211).
     package var cacheStatusName = "httpcache"
-    /// Reverse-proxy mode: every request path and query maps onto this origin (CDN-Cache-Control then
-    /// applies, RFC 9213).
+    /// Reverse-proxy mode: every request maps onto this origin (CDN-Cache-Control applies, RFC 9213).
     package var reverseOrigin: OriginURL?
     /// Milliseconds a CONNECT tunnel may pass no byte either way: seconds, not minutes, since an idle
     /// tunnel holds an origin slot (a browser opens a new one when it needs it again).
@@ -39,8 +38,7 @@ package struct ProxyConfiguration: Sendable {
         self.connection = connection
     }
 
-    /// Why the proxy cannot start with these settings (`MediaCache.serve()` asks; each value alone
-    /// the option table checked).
+    /// Why the proxy cannot start (`MediaCache.serve()` asks; each value alone the option table checked).
     package var problem: String? {
         if AccessPolicy.mode(forBindHost: host) == .lan && reverseOrigin != nil && !allowsLANReverseProxy {
             return "reverse proxying on a LAN address (\(host)) lets every LAN client reach the origin with the "

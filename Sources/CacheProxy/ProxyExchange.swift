@@ -25,8 +25,7 @@ final class ProxyExchange: BodySink {
     /// Instead of a source: the owner loop's copy of a plain hit (see PlainHit).
     private var copy: PlainHit?
     private var released = false
-    /// For the access log and metrics: the status sent, body bytes cached when the response was
-    /// planned, and body bytes queued.
+    /// For the access log and metrics: status sent, body bytes cached when planned, body bytes queued.
     private var status = 0
     private var cachedAtStart: Int64 = 0
     private var plannedBytes: Int64 = 0
@@ -38,8 +37,7 @@ final class ProxyExchange: BodySink {
     private var fromPrefetch = false
 
     private let storeKey: String
-    /// Forward or reverse proxy mode: every end-to-end field goes to the origin and redirects are
-    /// relayed (RFC 9110 §7.6).
+    /// Forward or reverse proxy: end-to-end fields go to the origin, redirects are relayed (RFC 9110 §7.6).
     private let transparent: Bool
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
@@ -138,8 +136,7 @@ final class ProxyExchange: BodySink {
     /// socket drains (a client that does not read holds no more than this of a transformed body).
     static let queueLimit = 4 << 20
 
-    /// Counts the bytes of events still queued here too: a source pumping inside an action raises
-    /// them before any reaches the socket.
+    /// Counts events queued here too: a source pumping inside an action raises them before the socket.
     var room: Int { max(0, Self.queueLimit - connection.socket.queuedBytes - pendingBytes) }
 
     var takesFiles: Bool { true }
@@ -191,8 +188,7 @@ final class ProxyExchange: BodySink {
         }
     }
 
-    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g. 103 Early Hints; never 101,
-    /// which would switch protocols under the proxy.
+    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g. 103; never 101 (a protocol switch).
     func bodyInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
         connection.socket.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
@@ -229,8 +225,7 @@ final class ProxyExchange: BodySink {
                 if case .bytes(let bytes) = next { pendingBytes -= bytes.count }
                 perform(machine.handle(next))
             }
-            // The source stopped for the bytes queued here; written now, the socket may have taken
-            // them (no drain will come): go on.
+            // The source waits for room; the socket may have taken these bytes (no drain will come): go on.
             if !released, let source, source.waitsForRoom, room > 0 { source.resume() }
         } while !queue.isEmpty && !released
         queue.removeAll()
@@ -249,8 +244,7 @@ final class ProxyExchange: BodySink {
                     if planned.isEmpty {
                     } else if let body = hit.body {
                         server.metrics.hitsFromMemory += 1
-                        // A small object from memory: head and body leave in one send; the whole
-                        // body shares the copy's storage.
+                        // A small object from memory: head and body in one send, the body the copy's storage.
                         raise(.bytes(planned.count == body.count
                             ? body : Array(body[Int(planned.lowerBound)..<Int(planned.upperBound)])))
                     } else {
@@ -293,8 +287,7 @@ final class ProxyExchange: BodySink {
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):
-                // The head is out: end the connection early, so the client sees a short body,
-                // never a wrong byte.
+                // The head is out: end the connection early (a short body, never a wrong byte).
                 server.logger.warning("response cut short", metadata: [
                     "url": "\(urlString)", "offset": "\(reader?.offset ?? -1)", "error": "\(error)"])
                 closeReader()
@@ -322,8 +315,7 @@ final class ProxyExchange: BodySink {
         return CacheStatusField(hit: true, ttl: info.ttl)
     }
 
-    /// Whether the resource is an HLS playlist, decided once per version (a generic type is decided
-    /// by its first bytes, once they are cached).
+    /// Whether the resource is an HLS playlist, decided once per version (a generic type by its first bytes).
     static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
         decide(\.isPlaylist, of: resource) { HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: $0) }
     }
@@ -344,8 +336,7 @@ final class ProxyExchange: BodySink {
         return verdict
     }
 
-    /// The first bytes of a resource once cached: enough for a playlist's header and an MPD's root
-    /// element after an XML declaration.
+    /// Enough for a playlist's header and an MPD's root element after an XML declaration.
     private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
         if let sample = resource.derived.headSample { return sample }
         guard let total = resource.totalLength, total > 0 else { return nil }

@@ -27,16 +27,14 @@ package struct ProxyMetrics: Sendable, Equatable {
     private var byStatus: [Int: UInt64] = [:]
     private var byCache: [CacheStatus: UInt64] = [:]
     private var byCacheStatus: [String: UInt64] = [:]
-    /// The usual responses, 200 and 206 hits, counted apart from the three dictionaries above (whose
-    /// updates cost ~350 instructions a response).
+    /// 200 and 206 hits, apart from the dictionaries (whose updates cost ~350 instructions a response).
     private var hits200: UInt64 = 0
     private var hits206: UInt64 = 0
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
     package var clientSendTimeouts: UInt64 = 0
-    /// Connections handed to another loop for a request this one could not answer (the owner's, or
-    /// the first for admin and stats).
+    /// Connections handed to the loop that must answer their request (the owner's, or the first's).
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
@@ -257,8 +255,7 @@ extension MetricsSnapshot {
         return text.output
     }
 
-    /// `value` with exactly `digits` decimals, valid in JSON and Prometheus (no exponent; a
-    /// non-finite value becomes 0, which JSON could not carry).
+    /// Exactly `digits` decimals, valid in JSON and Prometheus (no exponent; non-finite becomes 0).
     static func decimal(_ value: Double, digits: Int) -> String {
         guard value.isFinite, abs(value) < 1e15 else { return "0" }
         var scale: Int64 = 1

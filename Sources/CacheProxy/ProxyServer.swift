@@ -35,8 +35,7 @@ package final class ProxyServer {
     var cacheStatusName: String { configuration.cacheStatusName }
     /// Every loop's server by shard, this one included (see `join(_:)`).
     private(set) var peers: [LoopLink] = []
-    /// Copies of plain hits: of its own resources, made here (its hits skip the reader then);
-    /// of other loops', asked of their owners.
+    /// Copies of plain hits: of its own resources (its hits skip the reader), of others', asked of owners.
     let plainHits: PlainHitCache
     private let startedAt = WallClock.milliseconds()
     var listener: Listener?
@@ -220,8 +219,7 @@ package final class ProxyServer {
         added(ClientConnection(socket: socket, server: self))
     }
 
-    /// At a cap: closes the connection idle the longest among `candidates`; with none idle, answers
-    /// the newcomer 503 and returns false.
+    /// At a cap: closes the oldest idle connection among `candidates`; with none, answers 503, returns false.
     private func makeRoom(among candidates: (ClientConnection) -> Bool, for socket: Socket, _ warning: String,
                           _ metadata: Logger.Metadata, closing: String, refusing: String, refusal: String) -> Bool {
         let oldest = connections.values.filter { $0.isIdle && candidates($0) }.min { $0.idleSince < $1.idleSince }
@@ -312,8 +310,7 @@ package final class ProxyServer {
 
     // MARK: several loops
 
-    /// On the loop owning `storeKey`: what any loop may answer by itself for it this second
-    /// (nil: the owner must answer).
+    /// On the owning loop: what any loop may answer by itself for it this second (nil: the owner must).
     func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
         loop.assertInLoop()
         // A transformed body (decryption, rewritten playlists) is made per response here.

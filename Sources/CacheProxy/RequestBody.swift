@@ -53,8 +53,7 @@ struct RequestBody {
         }
     }
 
-    /// Takes body bytes from `input`: how many were used and whether the body is complete (bytes after
-    /// it belong to the next request).
+    /// How many bytes of `input` were used and whether the body is complete (the rest is the next request's).
     mutating func feed(_ input: UnsafeRawBufferPointer) -> Result<(consumed: Int, done: Bool), HeadParseError> {
         guard var decoder else {
             let take = Int(min(remaining, Int64(input.count)))

@@ -60,16 +60,14 @@ enum RequestRoute: Equatable {
         return .local
     }
 
-    /// The origin URL a forward-proxy (absolute-form) target names, or a reverse-proxy (origin-form)
-    /// one maps to on `reverseOrigin`.
+    /// The origin URL an absolute-form target names, or an origin-form one maps to on `reverseOrigin`.
     static func originURL(target: String, reverseOrigin: OriginURL?) -> OriginURL? {
         guard target.hasBytePrefix("/") else { return OriginURL.parse(target) }
         guard let origin = reverseOrigin else { return nil }
         return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
     }
 
-    /// (host, port) of an authority-form target "host:port" or "[v6]:port"; nil without a port or
-    /// with anything an authority cannot hold.
+    /// (host, port) of "host:port" or "[v6]:port"; nil without a port or with what an authority cannot hold.
     static func authority(_ target: String) -> (String, Int)? {
         guard !target.contains("/"), let colon = target.lastIndex(of: ":"),
               let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port),

@@ -19,8 +19,7 @@ package enum StatsRoutes {
         return path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8)
     }
 
-    /// The answer for `target` (query ignored), or nil for another route. The snapshot is only taken
-    /// for a request that will get it.
+    /// nil for another route. The snapshot is only taken for a request that will get it.
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
         guard isStats(target: target) else { return nil }

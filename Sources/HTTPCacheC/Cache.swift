@@ -10,8 +10,7 @@ final class CacheHandle: OpaqueHandle, Sendable {
     let cache: MediaCache
     let logger: Logger
     let dependents = Dependents()
-    /// Held across hc_serve so that a second call, even a concurrent one, reports HC_EINVAL
-    /// (MediaCache.serve() would silently do nothing).
+    /// Held across hc_serve: a second call, even concurrent, reports HC_EINVAL (serve() would do nothing).
     private let serveLock = Locked(())
     /// The download event callback's subscription (hc_download_set_callback).
     let downloadCallback = Locked<Int?>(nil)
@@ -28,8 +27,7 @@ final class CacheHandle: OpaqueHandle, Sendable {
         }
     }
 
-    /// Readers and preloads first (their blocked calls return HC_ECLOSED while the engine still runs),
-    /// then the server, downloads, metadata and lock.
+    /// Readers and preloads first (blocked calls return HC_ECLOSED while the engine runs), then the rest.
     func close() {
         dependents.closeAll()
         cache.close()

@@ -1,7 +1,6 @@
 import CacheIO
 
-/// Something opened on a cache that hc_close must end before the engine closes: an hc_reader or an
-/// hc_preload.
+/// Something opened on a cache that hc_close must end before the engine closes (reader, preload).
 protocol CacheDependent: AnyObject, Sendable {
     /// Called once by hc_close, on its thread, while the engine still runs: wake blocked calls (they
     /// return HC_ECLOSED) and stop work. It may call `Dependents.remove` (a no-op by then) but must
@@ -35,8 +34,7 @@ final class Dependents: Sendable {
     /// How many are open (for tests).
     var count: Int { state.withLock { $0.members.count } }
 
-    /// Refuses new members and tells every open one that the cache closes, outside the lock, so they
-    /// may remove themselves.
+    /// Refuses new members and tells every open one, outside the lock (so they may remove themselves).
     func closeAll() {
         let members = state.withLock { state -> [any CacheDependent] in
             state.closing = true

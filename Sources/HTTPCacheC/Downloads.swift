@@ -4,8 +4,7 @@ import CacheIO
 import CacheLoading
 import HTTPCache
 
-/// hc_download_status of include/httpcache.h, at the C layout's offsets (ints 4 bytes, int64_t
-/// 8-aligned; 48 bytes).
+/// hc_download_status, at the C layout's offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
 struct HCDownloadStatus {
     let info: DownloadInfo
 

@@ -1,5 +1,4 @@
-// The C API's result codes: HTTPCacheError.Code owns the HC_E* numbers and their texts; this file
-// maps them to C.
+// The C API's result codes: HTTPCacheError.Code owns the HC_E* numbers and texts; this maps them to C.
 import HTTPCache
 
 /// HC_OK: the one C result that is not an HTTPCacheError.Code.

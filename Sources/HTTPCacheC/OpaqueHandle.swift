@@ -1,5 +1,4 @@
-/// An object behind one of the C API's opaque pointers: retained when the pointer is handed out,
-/// released by the call that frees it.
+/// An object behind one of the C API's opaque pointers: retained when handed out, released when freed.
 protocol OpaqueHandle: AnyObject {}
 
 extension OpaqueHandle {

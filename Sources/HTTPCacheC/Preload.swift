@@ -55,8 +55,7 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
         }
     }
 
-    /// hc_close: end the preload with HC_ECLOSED and wait until `done` has run, so that no callback
-    /// comes after hc_close returns.
+    /// hc_close: end with HC_ECLOSED and wait until `done` ran: no callback comes after hc_close returns.
     func cacheClosing() {
         let ended = state.withLock { state in
             state.closing = true

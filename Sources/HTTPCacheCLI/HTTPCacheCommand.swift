@@ -266,8 +266,7 @@ struct URLCommand: ParsableCommand {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
     }
 
-    /// The port of the proxy serving the folder, from its lock file: a user who started `serve` need not
-    /// repeat it.
+    /// The port of the proxy serving the folder (lock file): a user who started `serve` need not repeat it.
     private func servingPort() throws(HTTPCacheError) -> Int {
         let folder = cacheDirectory ?? defaultCacheDirectory()
         guard let proxy = try MediaCache.servingProxy(of: folder),

@@ -126,8 +126,7 @@ struct PreloadCommand: ParsableCommand {
     }
 }
 
-/// The stderr progress line: bytes, rate, ETA (and segments for HLS) on a terminal; a plain line per
-/// URL otherwise.
+/// The stderr progress line: bytes, rate, ETA (segments for HLS) on a terminal; else a line per URL.
 final class ProgressBar {
     let enabled: Bool
     /// What the plain lines call the work ("preload": "preloading …", "preloaded …").

@@ -83,8 +83,7 @@ struct ServeDriver {
         }
     }
 
-    /// SIGHUP: the file read again with the command line over it; only a valid whole is applied, and
-    /// only its live-reloadable options.
+    /// SIGHUP: the file read again under the command line; only a valid whole, only live-reloadable options.
     private mutating func reload() {
         guard command.config != nil else {
             return logger.notice("reload: no configuration file (--config); nothing to read")
