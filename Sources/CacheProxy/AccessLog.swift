@@ -109,16 +109,12 @@ package struct AccessLogEntry: Sendable, Equatable {
 
 /// Appends access-log lines to a file (`--access-log FILE`) without blocking the event loop.
 ///
-/// `append` (any thread) formats the line into a buffer under a mutex; a thread of its own writes
-/// the buffer at most `flushInterval` after its first line, or at once past `flushBytes`, so a
-/// burst costs one `write(2)`. Past `maxBufferedBytes` waiting (slow or failing disk) lines are
-/// dropped and counted in `droppedLines`, as are lines that fail to be written: losing log lines
-/// beats stalling clients or growing without limit.
-///
-/// The file is opened O_APPEND (safe next to other writers), created 0600 (it names clients and
-/// URLs). `reopen()` is for rotation: earlier lines go to the file that was open, later ones to a
-/// freshly opened `path`. `close()` writes everything and closes; call it once at shutdown (the
-/// thread keeps the writer alive until then).
+/// `append` (any thread) adds the line to a buffer under a mutex; a thread of its own writes it at
+/// most `flushInterval` after its first line, or at once past `flushBytes` (a burst costs one
+/// `write(2)`). Past `maxBufferedBytes` waiting (slow or failing disk), lines are dropped and counted
+/// in `droppedLines`, as are lines that fail to be written: losing log lines beats stalling clients.
+/// The file is O_APPEND (safe next to other writers), 0600 (it names clients and URLs). Call
+/// `close()` once at shutdown (the thread keeps the writer alive until then).
 package final class AccessLogWriter: Sendable {
     package static let flushInterval = DispatchTimeInterval.milliseconds(100)
 

@@ -2,7 +2,8 @@ import CacheHTTP
 import CacheStorage
 
 /// Who may ask the proxy what: one decision per request, from the peer, the Host field and the
-/// target, before any routing and before a request body is read.
+/// target, before any routing and before a request body is read. `decide` is pure (tested by table);
+/// the `verdict` functions gather the facts for it.
 ///
 /// - Loopback mode (bound to a loopback address, the default): a Host that is not a loopback name or
 ///   address gets 421 (a page rebinding its DNS name to 127.0.0.1 still has the browser send that name).
@@ -14,8 +15,6 @@ import CacheStorage
 ///   LAN mode serves it only when the operator opted in.
 /// - Every mode: admin routes and statistics answer loopback peers only (403); a destination outside
 ///   the allowed origins gets 403.
-///
-/// `decide` is pure (tested by table); the `verdict` functions gather the facts for it.
 package struct AccessPolicy: Sendable {
     package enum Mode: Sendable, Equatable { case loopback, lan }
 
@@ -212,9 +211,8 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a CONNECT tunnel to `host:port`: one to this machine on `ownPort` (this
-    /// proxy's) is refused, whatever the host's spelling (the origin client checks resolved
-    /// addresses again).
+    /// A tunnel to this machine on `ownPort` (this proxy's) is refused, whatever the host's spelling
+    /// (the origin client checks resolved addresses again).
     package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool, ownPort: Int? = nil) -> Verdict {
         let backIntoProxy = port == ownPort && LoopbackHost.isThisMachine(host)
         let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,

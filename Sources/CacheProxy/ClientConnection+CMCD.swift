@@ -5,9 +5,8 @@ import CacheLoading
 // next-object hint fetched in the background. Never part of the cache key, never an error.
 
 extension ClientConnection {
-    /// Reads the CMCD of a request for `origin` (`proxyTarget`: a proxy URL's target; `apart`, forward
-    /// and reverse proxying: whether the request has an entry of its own). A request without any costs
-    /// one scan of its target and field names.
+    /// `proxyTarget`: a proxy URL's target; `apart` (forward and reverse proxying): whether the request
+    /// has an entry of its own. A request without CMCD costs one scan of its target and field names.
     func readCMCD(_ head: HTTPRequestHead, origin: OriginURL, proxyTarget: String? = nil, apart: Bool? = nil) {
         guard CMCD.mayBePresent(target: head.target, headers: head.headers),
               let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }

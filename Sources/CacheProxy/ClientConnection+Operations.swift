@@ -20,8 +20,7 @@ extension ClientConnection {
     }
 
     /// `PURGE` of a proxy URL, or (forward and reverse mode) of the URL itself: every stored variant
-    /// goes at once (200 with `{"purged":N}`, 404 when nothing was stored). Admin policy, Host check
-    /// included (`AccessPolicy.purgeVerdict`).
+    /// goes at once (200 with `{"purged":N}`, 404 when nothing was stored). `AccessPolicy.purgeVerdict`.
     func handlePurge(_ head: HTTPRequestHead, host: HostFacts) {
         if let error = host.error {
             return respondSimple(400, "Bad request: \(error.rawValue)\n", keepAlive: false, head: head)

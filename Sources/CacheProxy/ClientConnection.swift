@@ -5,10 +5,9 @@ import CacheStorage
 import CacheUpstream
 import Logging
 
-/// Drives one client connection: feeds socket and exchange events into its `ConnectionStateMachine`
-/// and performs the actions it returns. Events raised while actions run are queued and handled by
-/// the loop in `processPending`, never by calling back into the machine, so the stack depth stays
-/// constant however many requests a client pipelines. Kept alive by its socket until it closes.
+/// Drives one client connection's `ConnectionStateMachine`. Events raised while actions run are
+/// queued for `processPending`, never fed back re-entrantly, so the stack depth stays constant however
+/// many requests a client pipelines. Kept alive by its socket until it closes.
 final class ClientConnection: SocketDelegate {
     enum Event {
         case bytes([UInt8])

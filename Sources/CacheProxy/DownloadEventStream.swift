@@ -3,9 +3,8 @@ import CacheIO
 import CacheLoading
 
 /// `GET /admin/downloads/events` (token checked): every download's record now, then one Server-Sent
-/// Event at each change, until the client goes or the cache closes. No length: the connection closes
-/// after it. Meanwhile the connection's machine is responding, with its send timeout; when the socket
-/// goes, the connection releases the exchange, which stops listening at once. Loop thread only.
+/// Event at each change, until the client goes or the cache closes (no length: the connection closes
+/// after it, and releases the exchange, which stops listening at once). Loop thread only.
 final class DownloadEventStream: ActiveExchange {
     /// Unread event bytes that cut a client off (it reconnects and gets every record again).
     static let maxQueuedBytes = 1 << 20

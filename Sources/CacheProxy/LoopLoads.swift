@@ -1,10 +1,9 @@
 import Synchronization
 
-/// How many client connections each loop's server holds, published for the others. The kernel
-/// spreads new connections by a hash of their addresses, not by load: a few long-lived clients
-/// (players) can land on one loop. A server holding two more than the least loaded loop hands a newly
-/// accepted connection there (`ProxyServer.accept`). Touched when connections come and go, never per
-/// request. Thread-safe.
+/// How many client connections each loop's server holds, for the others. The kernel spreads new
+/// connections by address hash, not load: a few long-lived clients (players) can land on one loop, so
+/// a server holding two more than the least loaded one hands a new connection there. Touched when
+/// connections come and go, never per request. Thread-safe.
 final class LoopLoads: Sendable {
     private let counts: [Count]
 

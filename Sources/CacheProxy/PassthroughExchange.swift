@@ -21,10 +21,9 @@ extension ActiveExchange {
 
 extension ProxyExchange: ActiveExchange {}
 
-/// A request a transparent proxy passes through uncached (RFC 9110 §7.6): any method but GET/HEAD,
-/// with its body. The origin's response is relayed as it comes (status, unknown ones too, end-to-end
-/// fields, body), re-framed for the client. A successful unsafe method invalidates what the cache
-/// holds for the URL (RFC 9111 §4.4). Loop thread only.
+/// A request a transparent proxy passes through uncached (RFC 9110 §7.6), with its body; the origin's
+/// response is relayed as it comes, re-framed for the client. A successful unsafe method invalidates
+/// what the cache holds for the URL (RFC 9111 §4.4). Loop thread only.
 final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer

@@ -150,9 +150,8 @@ final class ProxyExchange: BodySink {
         !transparent ? .proxyURLs : request.target.hasBytePrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
     }
 
-    /// How an HLS playlist or a DASH manifest is rewritten for this client; nil when the response is
-    /// neither or passes unchanged. In LAN mode the proxy URLs written are signed, for the
-    /// destinations the policy allows only.
+    /// How a playlist or MPD is rewritten for this client (nil: neither, or unchanged). In LAN mode the
+    /// proxy URLs written are signed, for the destinations the policy allows only.
     private func manifestRewrite(_ info: ContentInfo) -> ManifestTransform? {
         guard let resource = reader?.resource else { return nil }
         let path = url.pathAndQuery

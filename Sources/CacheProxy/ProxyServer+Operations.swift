@@ -19,9 +19,8 @@ extension ProxyServer {
         self.accessLog = accessLog
     }
 
-    /// On the first loop's server: the access log at `path` from now on (nil: none). The writer open
-    /// now reopens at the new path (earlier lines go to the old file); none open: one starts. Returns
-    /// the writer every server is to use; throws when a new log cannot be opened.
+    /// On the first loop's server: the writer every server is to use for `path` (nil: none). The one
+    /// open reopens at the new path (earlier lines go to the old file); none open: one starts.
     package func accessLog(at path: String?) throws -> AccessLogWriter? {
         loop.assertInLoop()
         guard let path else {

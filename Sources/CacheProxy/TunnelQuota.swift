@@ -1,7 +1,6 @@
-/// How many CONNECT tunnels one loop holds, in total and per client address. Each holds an origin
-/// slot while it lives, and most sit idle (a browser's kept-alive TLS): uncapped, tunnels could take
-/// every slot and leave a cache miss waiting. Tunnels get a quarter of the loop's origin slots, one
-/// client half of that. Loop thread only.
+/// CONNECT tunnels of one loop, in total and per client. Each holds an origin slot, most sit idle
+/// (a browser's kept-alive TLS): uncapped, they could leave a cache miss waiting. Tunnels get a
+/// quarter of the loop's origin slots, one client half of that. Loop thread only.
 struct TunnelQuota {
     let total: Int
     let perClient: Int

@@ -53,9 +53,8 @@ package struct TunnelStateMachine {
     /// A byte went either way since the last tick.
     private var active = false
 
-    /// - Parameters:
-    ///   - highWater: bytes waiting on one side past which the other is no longer read.
-    ///   - idleTimeout: milliseconds without a byte either way before both sides close.
+    /// `highWater`: bytes waiting on one side past which the other is not read; `idleTimeout`:
+    /// milliseconds without a byte either way before both sides close.
     package init(highWater: Int = 256 << 10, idleTimeout: UInt64) {
         self.highWater = highWater
         self.idleTimeout = idleTimeout
