@@ -56,15 +56,10 @@ package struct AccessLogEntry: Sendable, Equatable {
     }
 
     package func line() -> String {
-        var out = Self.timestamp(milliseconds: time)
-        out += " " + Self.token(client)
-        out += " " + Self.token(method)
-        out += " \"" + Self.escaped(target, escapingSpace: false) + "\""
-        out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) \(Self.token(cacheStatus)) "
-        out += MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3)
-        out += " " + Self.token(sessionID ?? "")
-        out += " " + (bufferLength.map { String($0) } ?? "-")
-        return out
+        [Self.timestamp(milliseconds: time), Self.token(client), Self.token(method),
+         "\"" + Self.escaped(target, escapingSpace: false) + "\"", "\(status) \(bytesSent) \(bytesFromOrigin)",
+         cache.rawValue, Self.token(cacheStatus), MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3),
+         Self.token(sessionID ?? ""), bufferLength.map { String($0) } ?? "-"].joined(separator: " ")
     }
 
     /// ISO 8601 in UTC with milliseconds: `2026-11-23T18:01:36.123Z`.

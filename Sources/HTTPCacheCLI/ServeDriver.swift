@@ -18,11 +18,7 @@ final class SignalQueue: Sendable {
 
     /// The next signal; nil when `timeout` seconds pass first.
     func next(timeout: Double?) -> Int32? {
-        if let timeout {
-            guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
-        } else {
-            arrived.wait()
-        }
+        guard arrived.wait(timeout: timeout.map { .now() + $0 } ?? .distantFuture) == .success else { return nil }
         return received.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }
