@@ -178,8 +178,7 @@ package final class AccessLogWriter: Sendable {
         if signal { wake.signal() }
     }
 
-    /// Reopens for log rotation: lines appended so far still go to the file open now (e.g. renamed
-    /// away), later ones to `path` (a reload's), or the same path opened anew.
+    /// Log rotation: earlier lines go to the file open now, later ones to `path` (a reload's) opened anew.
     package func reopen(path: String? = nil) {
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }

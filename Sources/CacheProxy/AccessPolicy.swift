@@ -177,8 +177,7 @@ package struct AccessPolicy: Sendable {
         return Self.isAddressLiteral(name) ? .address : .other
     }
 
-    /// The verdict for a request to the proxy's own routes. Cheap in the default set-up (the
-    /// connection usually remembers the Host facts); a signature costs one HMAC.
+    /// For the proxy's own routes. Cheap (the Host facts are usually remembered); a signature costs an HMAC.
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
         let route: Route = ProxyURL.isProxyTarget(target) ? .proxy
@@ -211,8 +210,7 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// A tunnel to this machine on `ownPort` (this proxy's) is refused, whatever the host's spelling
-    /// (the origin client checks resolved addresses again).
+    /// One to this machine on `ownPort` is refused, however spelt (the origin client checks addresses too).
     package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool, ownPort: Int? = nil) -> Verdict {
         let backIntoProxy = port == ownPort && LoopbackHost.isThisMachine(host)
         let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,
@@ -230,16 +228,14 @@ package struct AccessPolicy: Sendable {
         return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
     }
 
-    /// The base-form path (ProxyURL `/t/`) for `origin` in a manifest fetched as `manifest` in LAN
-    /// mode: signed over its base as `signedPath` decides, else nil.
+    /// The base-form path (ProxyURL `/t/`) for `origin` in a manifest, signed as `signedPath` decides.
     package func signedBasePath(forOrigin origin: String, template: Bool, inManifest manifest: OriginURL) -> String? {
         guard let signer, signs(origin, within: manifest) else { return nil }
         return ProxyURL.basePath(forOrigin: origin, cutBefore: template ? UInt8(ascii: "$") : nil,
                                  sign: { signer.signature(forOrigin: $0) })
     }
 
-    /// Whether a URI of a playlist or manifest fetched as `document` is signed: its destination is
-    /// allowed, or, without an allow-list, it is on the document's own origin.
+    /// Signed: an allowed destination, or without an allow-list, one on the document's own origin.
     private func signs(_ origin: String, within document: OriginURL) -> Bool {
         guard let url = OriginURL.parse(origin) else { return false }
         return destinations.allowsAll ? url.authorityKey == document.authorityKey : destinations.allows(url)

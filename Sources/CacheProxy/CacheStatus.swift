@@ -1,5 +1,4 @@
-/// How a response was answered, for metrics and the access log. The raw values are stable outputs
-/// (`/stats`, `/metrics`, the access log): never rename them.
+/// How a response was answered; the raw values are stable outputs (`/stats`, `/metrics`, access log).
 package enum CacheStatus: String, Sendable, Hashable, CaseIterable {
     case hit = "HIT"
     case miss = "MISS"

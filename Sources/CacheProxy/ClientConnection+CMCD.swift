@@ -11,8 +11,7 @@ extension ClientConnection {
         guard CMCD.mayBePresent(target: head.target, headers: head.headers),
               let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }
         record?.cmcd = cmcd
-        // A request handed over by another loop had its hint taken there.
-        // A LAN client of proxy URLs may only fetch what its signed URLs name: its hints are not followed.
+        // Handed over: the hint was taken on the other loop. LAN proxy-URL clients' hints are not followed.
         guard !resumingHandOver, head.method == "GET", server.engine.configuration.followsCMCDHints,
               proxyTarget == nil || server.access.mode != .lan || (peer?.isLoopback ?? false),
               let hint = CMCDHint(cmcd, origin: origin, proxyTarget: proxyTarget) else { return }

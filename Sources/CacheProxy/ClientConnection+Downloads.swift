@@ -26,8 +26,7 @@ extension ClientConnection {
                       contentType: "text/html; charset=utf-8")
     }
 
-    /// `GET /` of a loopback proxy (`/_httpcache/` in reverse mode): a redirect to the page, with a
-    /// link for clients that do not follow it. It carries no token.
+    /// `GET /`: a redirect to the page (with a link for clients that do not follow it), and no token.
     func respondToRoot(_ head: HTTPRequestHead, prefixed: Bool) {
         let page = (prefixed ? OwnRoutes.prefix : "") + "/ui/"
         respondSimple(302, DownloadsPage.rootHTML(pagePath: page), keepAlive: head.keepAlive, head: head,

@@ -55,8 +55,7 @@ extension ClientConnection {
         }
     }
 
-    /// The origin URL a PURGE names: a proxy URL's (either form, also under `/_httpcache/`), an
-    /// absolute target, or a path on the reverse-proxy origin.
+    /// A proxy URL's origin (either form, also under `/_httpcache/`), an absolute target, or a reverse path.
     private func purgedURL(_ target: String) -> OriginURL? {
         let proxyTarget = OwnRoutes.unprefixed(target) ?? target
         if ProxyURL.isProxyTarget(proxyTarget) { return ProxyURL.originURL(fromTarget: proxyTarget) }

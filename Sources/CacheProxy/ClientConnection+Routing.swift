@@ -90,8 +90,7 @@ extension ClientConnection {
         case refuse(status: Int, reason: String, keepAlive: Bool)
     }
 
-    /// Where a request goes and whether it may: the intermediary checks (Host, Via loops), the mode
-    /// the target selects, then who may use it (`AccessPolicy`). Decided from the head alone.
+    /// Where a request goes and whether it may (`RequestRoute`, then `AccessPolicy`), from the head alone.
     func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
         let loopback = peer?.isLoopback ?? false
         let own = OwnRoutes.unprefixed(head.target)

@@ -44,13 +44,11 @@ final class ClientConnection: SocketDelegate {
     var hostMemo = HostFacts.Memo()
     /// Whether a transparent request's fields keep it apart from the proxy URLs' entry, by field names.
     var proxyURLFields = UpstreamHeaders.ProxyURLFieldsMemo()
-    /// A request another loop must answer (it owns the resource, or admin and stats on the first
-    /// loop): the connection goes there once the machine's current actions are done.
+    /// A request another loop must answer: the connection goes there once the current actions are done.
     var moving: (head: HTTPRequestHead, body: [UInt8]?, to: LoopLink)?
     /// While a request another loop handed over is routed here (its CMCD hint was taken there).
     var resumingHandOver = false
-    /// For a connection handed over with a request: the loop it goes back to once idle (so its later
-    /// requests are routed from there again and the loops stay balanced).
+    /// Handed over with a request: the loop it goes back to once idle (so the loops stay balanced).
     let home: LoopLink?
 
     init(socket: Socket, server: ProxyServer) {
@@ -103,8 +101,7 @@ final class ClientConnection: SocketDelegate {
 
     // MARK: the driver
 
-    /// Feeds one event to the machine and performs its actions, then every event they raised, in
-    /// order. An event arriving while this runs is only queued.
+    /// Feeds an event to the machine, performs its actions, then the events they raised; a nested one queues.
     func drive(_ event: Event) {
         guard events.push(event) else { return }
         processPending()
@@ -221,8 +218,7 @@ final class ClientConnection: SocketDelegate {
         drive(.responseQueued(keepAlive: keepAlive))
     }
 
-    /// Ends a response that cannot be completed: the bytes already queued (all right) still go out,
-    /// then the connection closes, so the client sees a short body.
+    /// A response that cannot be completed: what is queued still goes out, then the connection closes.
     func abort() {
         drive(.responseAborted)
     }

@@ -223,8 +223,7 @@ package struct ConnectionStateMachine {
         return settle(actions)
     }
 
-    /// The refused request is handled (the driver answers it with its refusal) with its body unread;
-    /// the connection closes after the answer.
+    /// The refused request is answered with its body unread; the connection closes after the answer.
     private mutating func bodyRefused() -> [Action] {
         guard state == .admittingBody, let head = bodyHead else { return [] }
         state = .responding(queued: nil)
@@ -237,8 +236,7 @@ package struct ConnectionStateMachine {
         return settle([.handle(head)])
     }
 
-    /// The machine lets go (no more heads, no timer; the tunnel reads and times the connection)
-    /// and hands over what it buffered after the head.
+    /// The machine lets go (no heads, no timer: the tunnel's) and hands over what it buffered after the head.
     private mutating func tunnelOpened() -> [Action] {
         guard case .responding(nil) = state else { return [] }
         state = .tunneling
@@ -265,8 +263,7 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The response cannot be completed: what is queued goes out, then the
-    /// connection closes (the client sees a short body, never a wrong byte).
+    /// What is queued goes out, then the connection closes (a short body, never a wrong byte).
     private mutating func responseAborted() -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         let wasResponding = if case .responding = state { true } else { false }

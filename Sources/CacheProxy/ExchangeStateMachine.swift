@@ -44,8 +44,7 @@ package struct ExchangeStateMachine {
         case respondError(LoadError)
         /// Everything is queued; the connection may take the next request.
         case finish(keepAlive: Bool)
-        /// The head is out and the body cannot be completed: what is queued goes out, then the
-        /// connection closes.
+        /// The head is out, the body cannot be completed: what is queued goes out, then the socket closes.
         case abort(LoadError)
     }
 

@@ -3,8 +3,7 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 
-/// A server on its own loop, reachable from the others: work is posted to that loop and runs there.
-/// The only way servers of different loops talk (no shared state, no locks on the hot path).
+/// A server reachable from other loops: work is posted to its loop (no shared state, no locks).
 struct LoopLink: @unchecked Sendable {
     // Touched only inside `run`, on `loop`.
     private let server: ProxyServer

@@ -10,8 +10,7 @@ protocol ActiveExchange: AnyObject {
     func fill(_ record: inout ResponseRecord)
     /// The response is on the wire (or given up): drop what it holds.
     func release()
-    /// The client finished sending (EOF) while this response runs. Most go on (a client may
-    /// half-close and still read); an endless one ends.
+    /// The client finished sending (EOF): most go on (a half-closed client still reads); endless ones end.
     func clientFinished()
 }
 
@@ -51,8 +50,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
         keepAlive = request.keepAlive
     }
 
-    /// Fields of the client's request that do not go on besides hop-by-hop ones: Host (set per hop)
-    /// and the body's framing (the proxy sends its own).
+    /// Besides hop-by-hop fields: Host (set per hop) and the body's framing (the proxy sends its own).
     private static let dropped = ["host", "content-length", "expect"]
 
     func start() {

@@ -2,8 +2,7 @@ import CacheHTTP
 import CacheLoading
 import CacheUpstream
 
-/// Everything the proxy needs to run: its engine's settings and its own. Made from a validated
-/// `HTTPCacheConfiguration`, which holds the defaults.
+/// The proxy's settings and its engine's, made from a validated `HTTPCacheConfiguration` (the defaults).
 package struct ProxyConfiguration: Sendable {
     package var engine: EngineConfiguration
     package var connection: ConnectionStateMachine.Settings
@@ -18,11 +17,9 @@ package struct ProxyConfiguration: Sendable {
     package var maxClientConnections: Int?
     /// nil: half the connection cap (one client cannot take every slot).
     package var maxConnectionsPerClient: Int?
-    /// Public names reverse-proxy requests may carry as Host (`--server-name`), besides loopback
-    /// names (and address literals in LAN mode).
+    /// Public names reverse-proxy requests may carry as Host (`--server-name`), besides loopback names.
     package var serverNames: [String] = []
-    /// Without this opt-in a LAN-mode proxy with `reverseOrigin` does not start (any LAN client could
-    /// reach the origin with the proxy's credentials).
+    /// Without this opt-in a LAN-mode reverse proxy does not start (LAN clients, origin credentials).
     package var allowsLANReverseProxy = false
     package var accessLogPath: String?
     /// This cache's name in the Cache-Status field of every response (RFC 9211).

@@ -53,8 +53,7 @@ final class ProxyExchange: BodySink {
         machine = ExchangeStateMachine(request: bodyRequest)
     }
 
-    /// Starts once the entry is at hand: an entry's first use reads its metadata on the pool, never
-    /// on the loop (see `ResourceStore.whenAtHand`).
+    /// Once the entry is at hand: its first use reads metadata on the pool, never on the loop.
     func start() {
         notePrefetch()
         server.engine.store.whenAtHand(storeKey: storeKey) { [weak self] in
@@ -324,8 +323,7 @@ final class ProxyExchange: BodySink {
         decide(\.isManifest, of: resource) { DASH.isManifest(contentType: info.contentType, path: path, bodyPrefix: $0) }
     }
 
-    /// A per-version fact judged from the type, path and first bytes: kept once the bytes were there
-    /// to judge (or the answer is yes anyway).
+    /// A per-version fact from type, path and first bytes: kept once they were there (or it is yes).
     private static func decide(_ fact: WritableKeyPath<DerivedFacts, Bool?>, of resource: Resource,
                                _ judge: ([UInt8]) -> Bool) -> Bool {
         if let known = resource.derived[keyPath: fact] { return known }

@@ -11,8 +11,7 @@ extension ProxyServer {
     /// Connections with a request in flight (idle keep-alive ones not counted).
     package var busyConnections: Int { connections.values.reduce(0) { $0 + ($1.isIdle ? 0 : 1) } }
 
-    /// A configuration reload on this loop: the allowed destinations, and the access log every server
-    /// shares (made or moved by the first loop's server, see `accessLog(at:)`).
+    /// A reload on this loop: the allowed destinations and the shared access log (see `accessLog(at:)`).
     package func reconfigure(destinations: DestinationPolicy, accessLog: AccessLogWriter?) {
         loop.assertInLoop()
         access.destinations = destinations

@@ -150,8 +150,7 @@ package final class ProxyServer {
         if connections.isEmpty && configuration.ownsProcess { trimWhenStillIdle() }
     }
 
-    /// A daemon spends most of its life at rest: once no client has been connected for a moment,
-    /// the heap's free pages go back to the system.
+    /// A daemon mostly rests: once no client was connected a moment, free heap pages go back.
     private var idleTrim: Deadline?
 
     private func trimWhenStillIdle() {
@@ -296,8 +295,7 @@ package final class ProxyServer {
 
     // MARK: work on other loops (admin, stats)
 
-    /// Runs `work` on every loop's server, this one's too; `done` runs here with the answers in
-    /// shard order (nil from a loop that has stopped).
+    /// Runs `work` on every loop's server; `done` runs here with the answers by shard (nil: loop stopped).
     func everyLoop<T: Sendable>(_ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
                                 _ done: @escaping ([T?]) -> Void) {
         let reply = LoopBound(done, loop: loop)

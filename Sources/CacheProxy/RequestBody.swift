@@ -1,7 +1,6 @@
 import CacheHTTP
 
-/// Collects one request body as its head's framing says (RFC 9112 §6): Content-Length or chunked,
-/// bounded by `limit`. A value: bytes in, progress out.
+/// Collects one request body as its head's framing says (RFC 9112 §6), bounded by `limit`. A value.
 struct RequestBody {
     enum Framing: Equatable { case length(Int64), chunked }
 
@@ -81,8 +80,7 @@ struct RequestBody {
 }
 
 extension HTTPRequestHead {
-    /// Whether the head announces a body (Transfer-Encoding, or a Content-Length other than 0):
-    /// routes that take none refuse it rather than read it.
+    /// Transfer-Encoding, or a Content-Length other than 0: routes that take no body refuse it unread.
     var announcesBody: Bool {
         headers.contains("transfer-encoding") || (headers["content-length"].map { $0 != "0" } ?? false)
     }

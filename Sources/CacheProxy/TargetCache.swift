@@ -20,8 +20,7 @@ struct TargetCache {
 
     mutating func entry(for target: String, storeKey: (String) -> String) -> Entry? {
         if let hit = entries[target] { return hit }
-        // A player appends a query of its own to a `/p/` URL (CMCD, new at every request), which
-        // decoding ignores: such targets are kept without it.
+        // Players append a query of their own to `/p/` URLs (CMCD), which decoding ignores: kept without it.
         let key = Self.withoutPlayerQuery(target)
         if key != target, let hit = entries[key] { return hit }
         guard let url = ProxyURL.originURL(fromTarget: key) else { return nil }

@@ -1,11 +1,9 @@
-// hc_open, hc_close, hc_serve, hc_port, hc_proxy_url: an hc_cache* is an
-// unmanaged, retained CacheHandle; hc_open retains it, hc_close releases it.
+// hc_open, hc_close, hc_serve, hc_port, hc_proxy_url: an hc_cache* is a retained CacheHandle.
 import HTTPCache
 import Logging
 import CacheIO
 
-/// The object behind an hc_cache*: the `MediaCache`, the logger bound to the configuration's log
-/// target, and the readers and preloads hc_close must end.
+/// The object behind an hc_cache*: the cache, its logger, and the readers and preloads hc_close ends.
 final class CacheHandle: OpaqueHandle, Sendable {
     let cache: MediaCache
     let logger: Logger

@@ -1,5 +1,4 @@
-// hc_set_decryption: the host's hc_decrypt_fn as a MediaCache DecryptionProvider.
-// The cipher work, key checks and failure handling are the Swift API's.
+// hc_set_decryption: the host's hc_decrypt_fn as a DecryptionProvider; the Swift API does the rest.
 import HTTPCache
 
 /// hc_decrypt_fn of include/httpcache.h.

@@ -8,8 +8,7 @@ protocol CacheDependent: AnyObject, Sendable {
     func cacheClosing()
 }
 
-/// The readers and preloads open on one cache. A member adds itself when it opens and removes itself
-/// when its handle is freed; hc_close closes the rest.
+/// The readers and preloads open on one cache, each until its handle is freed; hc_close closes the rest.
 final class Dependents: Sendable {
     private struct State {
         var closing = false

@@ -1,5 +1,4 @@
-// hc_reader_*: an hc_reader* is a retained ReaderHandle over a CacheReader, which does the work;
-// this file converts arguments, positions and codes.
+// hc_reader_*: over a CacheReader, which does the work; this file converts arguments, positions and codes.
 import Glibc
 import HTTPCache
 import CacheIO

@@ -156,8 +156,7 @@ func quietLogs() {
     }
 }
 
-/// The downloads of a folder: through the proxy serving it, else opened here (where the folder's
-/// queued downloads run only for `wait`).
+/// A folder's downloads: through the proxy serving it, else opened here (queued ones run only for `wait`).
 struct DownloadAccess {
     let folder: CacheCommand.Folder
     var maxCacheSize: Int64?

@@ -129,8 +129,7 @@ struct Serve: ParsableCommand {
     @Flag(help: .serve("strip-cmcd")) var stripCmcd = false
     @Flag(inversion: .prefixedNo, help: .serve("cmcd-hints")) var cmcdHints: Bool?
 
-    /// The options given, by `ServeOption` name, found by reflection (a flag given is "true"; `--no-…`
-    /// "false"; neither given, nothing).
+    /// The options given, by `ServeOption` name, by reflection (flag: "true"; `--no-…`: "false").
     private var given: [(String, [String])] {
         Mirror(reflecting: self).children.compactMap { child in
             guard let label = child.label, label.hasPrefix("_"), label != "_config" else { return nil }

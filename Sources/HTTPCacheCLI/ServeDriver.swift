@@ -5,8 +5,7 @@ import Glibc
 import HTTPCache
 import Logging
 
-/// Signals as they arrive (posted from the first loop's thread), waited for on the main thread, which
-/// does the work: a reload or a drain waits for every loop, so it must not run on one.
+/// Signals, waited for on the main thread: a reload or a drain waits for every loop, so not on a loop's.
 final class SignalQueue: Sendable {
     private let received = Locked<[Int32]>([])
     private let arrived = DispatchSemaphore(value: 0)
