@@ -30,30 +30,13 @@ package struct AccessLogEntry: Sendable, Equatable {
     package var bytesFromOrigin: UInt64
     package var cache: CacheStatus
     /// The Cache-Status word (`CacheStatusField.word`).
-    package var cacheStatus: String
+    package var cacheStatus = "bypass"
     /// From the request head to the last byte queued.
     package var durationMilliseconds: Double
     /// CMCD `sid`, if sent.
     package var sessionID: String?
     /// CMCD `bl` (milliseconds), if sent.
     package var bufferLength: Int64?
-
-    package init(time: Int64, client: String, method: String, target: String, status: Int, bytesSent: UInt64,
-                 bytesFromOrigin: UInt64, cache: CacheStatus, cacheStatus: String = "bypass",
-                 durationMilliseconds: Double, sessionID: String? = nil, bufferLength: Int64? = nil) {
-        self.sessionID = sessionID
-        self.bufferLength = bufferLength
-        self.cacheStatus = cacheStatus
-        self.time = time
-        self.client = client
-        self.method = method
-        self.target = target
-        self.status = status
-        self.bytesSent = bytesSent
-        self.bytesFromOrigin = bytesFromOrigin
-        self.cache = cache
-        self.durationMilliseconds = durationMilliseconds
-    }
 
     package func line() -> String {
         [Self.timestamp(milliseconds: time), Self.token(client), Self.token(method),

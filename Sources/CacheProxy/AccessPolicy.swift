@@ -49,16 +49,7 @@ package struct AccessPolicy: Sendable {
         /// Whether the destination is allowed; nil when not needed or not decodable.
         package var originAllowed: Bool?
         /// A tunnel's destination is this proxy's own listening address.
-        package var backIntoProxy: Bool
-        package init(route: Route, peerIsLoopback: Bool, host: HostKind?, signature: Signature = .unchecked,
-                     originAllowed: Bool? = nil, backIntoProxy: Bool = false) {
-            self.route = route
-            self.peerIsLoopback = peerIsLoopback
-            self.host = host
-            self.signature = signature
-            self.originAllowed = originAllowed
-            self.backIntoProxy = backIntoProxy
-        }
+        package var backIntoProxy = false
     }
 
     package enum Verdict: Sendable, Equatable {

@@ -39,8 +39,6 @@ package struct CMCDMetrics: Sendable, Equatable {
     package private(set) var contents: [String: Content] = [:]
     package private(set) var hints: [HintOutcome: UInt64] = [:]
 
-    package init() {}
-
     package mutating func record(_ cmcd: CMCD) {
         requests += 1
         if cmcd.malformed > 0 { malformed += 1 }

@@ -123,10 +123,6 @@ package struct ConnectionStateMachine {
         package var bytesSent: UInt64
         /// Bytes queued and not yet sent.
         package var queued: Int
-        package init(bytesSent: UInt64, queued: Int) {
-            self.bytesSent = bytesSent
-            self.queued = queued
-        }
     }
 
     /// The send timer ticks this many times per `sendTimeout`: a client is closed once that many ticks

@@ -44,8 +44,6 @@ package struct ProxyMetrics: Sendable, Equatable {
     package var connectionsBalanced: UInt64 = 0
     package var cmcd = CMCDMetrics()
 
-    package init() {}
-
     package mutating func add(_ other: ProxyMetrics) {
         byStatus.merge(other.byStatus, uniquingKeysWith: +)
         byCache.merge(other.byCache, uniquingKeysWith: +)
