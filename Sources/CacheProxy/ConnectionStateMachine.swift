@@ -42,14 +42,12 @@ package struct ConnectionStateMachine {
         case handleWithBody(HTTPRequestHead, [UInt8])
         /// Interim "100 Continue": the client waits for it before sending its body (RFC 9110 §10.1.1).
         case sendContinue
-        /// Answer a malformed request with this error, then drain and close.
         case reject(HeadParseError)
         case startReading
         case stopReading
         /// (Re)arm the connection's single timer; nil cancels it.
         case setTimer(milliseconds: UInt64?)
         case closeAfterDrain
-        /// Close now, dropping anything queued.
         case closeNow
         /// The response in flight is sent (or given up): release what it holds.
         case endResponse
@@ -77,7 +75,6 @@ package struct ConnectionStateMachine {
     }
 
     package struct Settings: Sendable {
-        /// Milliseconds an idle keep-alive connection is kept.
         package var keepAliveTimeout: UInt64
         /// Milliseconds for a whole request head, from its first byte; never longer than `keepAliveTimeout`.
         package var headTimeout: UInt64
@@ -104,7 +101,6 @@ package struct ConnectionStateMachine {
     package private(set) var peerClosed = false
     /// Derived from `readingWanted`, remembered only to emit start/stop on a change.
     package private(set) var reading = false
-    /// The timer as last set; nil while off.
     private var timer: Timer?
     private let settings: Settings
     /// The request whose body is being admitted or read.
@@ -117,9 +113,7 @@ package struct ConnectionStateMachine {
 
     private enum Timer: Equatable { case keepAlive, head, send }
 
-    /// What the socket reports when the send timer ticks.
     package struct SendProgress: Equatable, Sendable {
-        /// Total bytes the socket has sent so far.
         package var bytesSent: UInt64
         /// Bytes queued and not yet sent.
         package var queued: Int
@@ -309,7 +303,6 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// Bytes buffered and not yet parsed.
     package var unparsed: Int { buffer.count - cursor }
     /// As many pipelined bytes as it buffers: reading waits.
     package var isBufferFull: Bool { unparsed >= settings.maxBuffered }
@@ -321,7 +314,6 @@ package struct ConnectionStateMachine {
         cursor = 0
     }
 
-    /// Takes the next request from the buffer when there is a whole one.
     private mutating func parseNext(_ actions: inout [Action]) {
         guard state == .awaitingHead else { return }
         if unparsed == 0 {
@@ -421,8 +413,7 @@ package struct ConnectionStateMachine {
         actions.append(wanted ? .startReading : .stopReading)
     }
 
-    /// One timer, chosen by the state: keep-alive while idle, the head timeout
-    /// from a head's first byte (partial reads do not restart it), none otherwise.
+    /// One timer, by state: keep-alive while idle, head from a head's first byte (not restarted), else none.
     private mutating func updateTimer(_ actions: inout [Action]) {
         let wanted: Timer?
         switch state {

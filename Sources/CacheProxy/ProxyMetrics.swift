@@ -126,37 +126,9 @@ extension MetricsSnapshot {
 
 extension MetricsSnapshot {
     /// The snapshot as one JSON object (no trailing newline). Field names are a stable interface
-    /// (`httpcache stats --json`, monitoring scripts):
-    ///
-    ///     uptime_seconds       number, 3 decimals
-    ///     requests_total       responses counted
-    ///     requests_by_status   {"200": n, ...}, codes in ascending order
-    ///     requests_by_cache    {"HIT": n, "MISS": n, "PARTIAL": n, "BYPASS": n}, always all four
-    ///     requests_by_cache_status  by Cache-Status word: {"hit": n, "bypass": n, "method": n, "uri-miss": n, …}, always all
-    ///     hit_ratio            HIT / (HIT + MISS + PARTIAL), 4 decimals
-    ///     bytes_from_cache     body bytes served from disk
-    ///     bytes_from_origin    body bytes fetched from origins
-    ///     origin_requests      requests sent to origins
-    ///     origin_errors        {"timeout": n, ...}, codes in ascending order
-    ///     open_connections     client connections now
-    ///     active_downloads     origin downloads now
-    ///     evictions            resources evicted
-    ///     cache_size_bytes     bytes cached now
-    ///     cache_entries        resources cached now
-    ///     access_log_dropped   access-log lines dropped (disk too slow or failing)
-    ///     loops                event loops serving clients (--loops)
-    ///     loop_handoffs        connections handed to another loop for a request
-    ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
-    ///     hits_from_memory     hits of small objects sent from memory (head and body in one send)
-    ///     connections_balanced new connections handed to a loop holding fewer
-    ///     cmcd                 players' CMCD: {"requests", "malformed", "rebuffers", "players",
-    ///                          "players_overflow", "buffer_length_ms": {"count", "sum", "le": {bound: cumulative}},
-    ///                          "throughput_kbps" and "bitrate_kbps": {"count", "sum"}, "by_object_type",
-    ///                          "by_content": {cid: {"requests", "rebuffers"}}, "hints": {"queued", "known",
-    ///                          "dropped", "fetched", "failed"}}
-    ///     prefetch             {"segments": n, "bytes": n, "used": n, "evicted_unused": n}: segments
-    ///                          prefetched, their bytes from origins, how many a player then asked
-    ///                          for, how many were evicted before any did
+    /// (`httpcache stats --json`, monitoring scripts); each figure means what its `/metrics` family's
+    /// help says. Maps keep a fixed key order (codes ascending) and list every cache status and
+    /// Cache-Status word, even at 0; `hit_ratio` has 4 decimals, `uptime_seconds` 3.
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
