@@ -193,7 +193,6 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a forward (`reverse` false) or reverse-proxy request to `url`.
     package func verdict(transparent url: OriginURL, reverse: Bool, peerIsLoopback: Bool, host: HostFacts) -> Verdict {
         let facts = Facts(route: reverse ? .reverse : .forward, peerIsLoopback: peerIsLoopback,
                           host: reverse ? hostKind(host) : nil,

@@ -80,7 +80,6 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     package var bufferCount: UInt64 { bufferBuckets.reduce(0, &+) }
 
-    /// Adds another loop's counts (sessions and contents stay bounded).
     package mutating func add(_ other: CMCDMetrics) {
         requests &+= other.requests
         malformed &+= other.malformed

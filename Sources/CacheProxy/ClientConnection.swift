@@ -30,7 +30,6 @@ final class ClientConnection: SocketDelegate {
     /// Once a CONNECT is answered 2xx: the tunnel every socket event goes to.
     var tunnel: Tunnel?
     var timer: Deadline?
-    /// Data files with sendfile ranges still queued on the socket.
     var filesInFlight: [DataFile] = []
     /// The peer, read once (access log, loopback-only routes).
     let peer: SocketAddress?

@@ -30,7 +30,6 @@ final class PlainHitCache {
     /// skips hashing its 64-character key (~600 instructions a hit). Cleared by every change of `entries`.
     private var recent: (key: String, hit: PlainHit)?
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
-    /// Keys of other loops' resources hit here since the last tick, by owner.
     private var touched: [Int: (owner: LoopLink, keys: Set<String>)] = [:]
     private var tick: Deadline?
     private var tickArmed = false

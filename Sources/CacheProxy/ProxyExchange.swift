@@ -31,7 +31,6 @@ final class ProxyExchange: BodySink {
     private var plannedBytes: Int64 = 0
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
-    /// The Cache-Status the response carries (RFC 9211), once decided.
     private var sentCacheStatus = CacheStatusField.bypass
     /// A prefetch stored (or is storing) what this request asks for.
     private var fromPrefetch = false
@@ -344,7 +343,6 @@ final class ProxyExchange: BodySink {
         return prefix
     }
 
-    /// The status code of a head written by this exchange ("HTTP/1.1 206 …").
     private static func status(of head: [UInt8]) -> Int {
         guard head.count > 12 else { return 0 }
         return head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }

@@ -27,7 +27,6 @@ struct CacheCommand: AsyncParsableCommand {
 
         var path: String { cacheDirectory ?? defaultCacheDirectory() }
 
-        /// Runs `body` on the folder directly, or on the proxy serving it.
         func withCache<T>(_ body: (any CacheOperating) async throws -> T) async throws -> T {
             if let proxy = try MediaCache.servingProxy(of: path) {
                 return try await body(AdminClient(address: proxy.address, token: proxy.token))
@@ -188,9 +187,7 @@ protocol CacheOperating {
     func removeAllResources() throws(HTTPCacheError)
     func exportResource(for url: String, to path: String) async throws(HTTPCacheError)
     func importResource(for url: String, from path: String, contentType: String?) async throws(HTTPCacheError)
-    /// How many entries were unpinned.
     func unpin(_ url: String) throws(HTTPCacheError) -> Int
-    /// How many entries were purged.
     func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int
 }
 

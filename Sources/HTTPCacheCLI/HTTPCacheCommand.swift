@@ -152,7 +152,6 @@ struct Serve: ParsableCommand {
         }
     }
 
-    /// The binary's defaults, before any file or flag.
     static func baseSettings() -> ServeSettings {
         var settings = ServeSettings(cacheDirectory: defaultCacheDirectory())
         settings.configuration.loops = min(256, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -215,7 +214,6 @@ struct Serve: ParsableCommand {
 }
 
 extension ArgumentHelp {
-    /// The help of a `ServeOption`.
     static func serve(_ name: String) -> ArgumentHelp {
         guard let option = ServeOption.named(name) else { fatalError("no serve option \(name)") }
         return ArgumentHelp(option.help, valueName: option.valueName.isEmpty ? nil : option.valueName.lowercased())
