@@ -5,7 +5,6 @@ import FoundationEssentials
 import Glibc
 import HTTPCache
 
-/// `httpcache cache …`: manage a cache folder, served or not.
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",

@@ -5,7 +5,6 @@ import Glibc
 import HTTPCache
 import Logging
 
-/// `httpcache preload URL…`: fetch resources (and whole HLS presentations) into a cache folder.
 struct PreloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preload",
