@@ -40,8 +40,9 @@ package struct AccessLogEntry: Sendable, Equatable {
 
     package func line() -> String {
         [Self.timestamp(milliseconds: time), Self.token(client), Self.token(method),
-         "\"" + Self.escaped(target, escapingSpace: false) + "\"", "\(status) \(bytesSent) \(bytesFromOrigin)",
-         cache.rawValue, Self.token(cacheStatus), MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3),
+         "\"" + Self.escaped(target, escapingSpace: false) + "\"",
+         "\(status) \(bytesSent) \(bytesFromOrigin)", cache.rawValue, Self.token(cacheStatus),
+         MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3),
          Self.token(sessionID ?? ""), bufferLength.map { String($0) } ?? "-"].joined(separator: " ")
     }
 

@@ -21,8 +21,8 @@ enum AdminRoutes {
         case .success(let request)?: perform(request, server: server, respond: respond)
         case .failure(let error)?: fail(error, respond)
         case nil:
-            if AdminDownloadRoutes.handle(path: path, query: query, isPost: head.method == "POST", server: server,
-                                          respond: respond) { return }
+            guard !AdminDownloadRoutes.handle(path: path, query: query, isPost: head.method == "POST",
+                                              server: server, respond: respond) else { return }
             fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
         }
     }

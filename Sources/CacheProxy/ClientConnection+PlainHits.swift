@@ -30,8 +30,8 @@ extension ClientConnection {
         hits.ask(url: url, key: storeKey, owner: server.peers[owner], from: server.peers[server.index]) { [weak self] hit in
             guard let self, !self.socket.isClosed else { return }
             guard let hit else { return self.handOver(head, to: owner) }
-            self.serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: transparent,
-                       owner: owner)
+            self.serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey,
+                       transparent: transparent, owner: owner)
         }
     }
 

@@ -69,7 +69,8 @@ extension ClientConnection {
         // entry's); `urlString` stays the proxy URL's own: what decryption and rewriting look up.
         let carried = record?.cmcd == nil ? nil
             : CMCD.carried(from: head.target, to: origin.urlString).flatMap(OriginURL.parse)
-        startExchange(head, url: carried ?? origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
+        startExchange(head, url: carried ?? origin.url, urlString: origin.urlString,
+                      storeKey: origin.storeKey)
     }
 
     private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,

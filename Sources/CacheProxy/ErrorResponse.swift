@@ -27,7 +27,7 @@ enum ErrorResponse {
         case .originStatus(_, let headers, let originBody):
             body = originBody
             contentType = headers["content-type"] ?? contentType
-            // The origin's end-to-end fields go on (Location, Cache-Control, WWW-Authenticate…); framing is ours.
+            // The origin's end-to-end fields go on (Location, Cache-Control…); framing is ours.
             relayed = Intermediary.removingHopByHop(headers)
             server = headers["server"] ?? server
             for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }

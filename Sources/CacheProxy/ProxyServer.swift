@@ -28,7 +28,7 @@ package final class ProxyServer {
     var metrics = ProxyMetrics()
     /// Shared by every loop's server; a reload may start, move or stop it.
     var accessLog: AccessLogWriter?
-    /// Who may ask what (Host check, signed URLs, loopback-only routes); a reload may change its destinations.
+    /// Who may ask what (Host, signed URLs, loopback-only routes); a reload may change its destinations.
     package internal(set) var access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String

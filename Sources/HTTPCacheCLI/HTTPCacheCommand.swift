@@ -35,7 +35,7 @@ struct HTTPCacheCommand: AsyncParsableCommand {
             printError("Error: \(error.message)\n")
             Glibc.exit(error.exitStatus)
         } catch let error as ValidationError where ran != HTTPCacheCommand.self {
-            // A subcommand's run() refused its arguments: its usage (ArgumentParser would show the top level's).
+            // A subcommand's run() refused its arguments: its usage (ArgumentParser shows the top level's).
             let path = (commandPath(to: ran) ?? [ran._commandName]).joined(separator: " ")
             printError("Error: \(error.message)\nUsage: \(usageString(for: ran))\n  See 'httpcache \(path) --help' for more information.\n")
             Glibc.exit(ExitCode.validationFailure.rawValue)

@@ -17,7 +17,8 @@ final class SignalQueue: Sendable {
 
     /// The next signal; nil when `timeout` seconds pass first.
     func next(timeout: Double?) -> Int32? {
-        guard arrived.wait(timeout: timeout.map { .now() + $0 } ?? .distantFuture) == .success else { return nil }
+        let deadline = timeout.map { DispatchTime.now() + $0 } ?? .distantFuture
+        guard arrived.wait(timeout: deadline) == .success else { return nil }
         return received.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }
