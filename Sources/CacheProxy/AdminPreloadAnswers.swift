@@ -1,4 +1,3 @@
-import CacheHTTP
 import CacheIO
 import CacheLoading
 

@@ -1,5 +1,4 @@
 import CacheHTTP
-import CacheLoading
 
 // Players' telemetry (CTA-5004 CMCD): read once per request, counted with its response, its
 // next-object hint fetched in the background. Never part of the cache key, never an error.

@@ -1,6 +1,4 @@
 import CacheHTTP
-import CacheIO
-import CacheLoading
 
 // The downloads' event stream (Server-Sent Events), the `/ui/` page and `/`'s pointer to it.
 

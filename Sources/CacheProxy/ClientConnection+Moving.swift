@@ -1,7 +1,4 @@
 import CacheHTTP
-import CacheIO
-import CacheLoading
-import CacheStorage
 
 // Moving a connection between loops: to the loop that must answer a request, and back home once idle.
 

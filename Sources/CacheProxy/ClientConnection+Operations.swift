@@ -1,6 +1,5 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
 
 // The routes an operator uses on a running proxy: PURGE, /livez, /readyz and answers while draining.
 

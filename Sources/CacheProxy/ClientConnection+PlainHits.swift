@@ -1,7 +1,5 @@
 import CacheHTTP
-import CacheIO
 import CacheLoading
-import CacheStorage
 
 // Plain hits answered from copies (`PlainHit`): the owner loop's own, or the owner's on another loop.
 

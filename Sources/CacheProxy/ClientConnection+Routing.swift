@@ -1,8 +1,5 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
-import CacheUpstream
 
 // The router: which route answers a request head and the exchange it starts.
 

@@ -1,7 +1,5 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
 
 // Responses written at once: stats, admin routes, short answers, rejections of unparsable heads.
 

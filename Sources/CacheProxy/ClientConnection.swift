@@ -1,9 +1,7 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
 import CacheStorage
 import CacheUpstream
-import Logging
 
 /// Drives one client connection's `ConnectionStateMachine`. Events raised while actions run are
 /// queued for `processPending`, never fed back re-entrantly, so the stack depth stays constant however

@@ -1,7 +1,5 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
 
 /// A server reachable from other loops: work is posted to its loop (no shared state, no locks).
 struct LoopLink: @unchecked Sendable {

@@ -1,7 +1,6 @@
 import CacheHTTP
 import CacheLoading
 import CacheUpstream
-import Logging
 
 /// What the client connection needs of the response in flight, whichever kind it is.
 protocol ActiveExchange: AnyObject {

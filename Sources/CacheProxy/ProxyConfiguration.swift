@@ -1,6 +1,5 @@
 import CacheHTTP
 import CacheLoading
-import CacheUpstream
 
 /// The proxy's settings and its engine's, made from a validated `HTTPCacheConfiguration` (the defaults).
 package struct ProxyConfiguration: Sendable {

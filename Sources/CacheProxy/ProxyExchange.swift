@@ -3,7 +3,6 @@ import CacheLoading
 import CacheStorage
 import CacheUpstream
 import Glibc
-import Logging
 
 /// Drives one proxied request: a `BodySource` is the body's source (as an in-process reader's), an
 /// `ExchangeStateMachine` decides the response, and this class performs its actions on the client

@@ -1,5 +1,4 @@
 import CacheHTTP
-import CacheIO
 import CacheLoading
 
 // What an operator does to a running server: reload, log rotation, drain, and the health it reports.

@@ -2,7 +2,6 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
-import CacheUpstream
 import Glibc
 import Logging
 

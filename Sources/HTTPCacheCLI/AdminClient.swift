@@ -1,5 +1,4 @@
 import CacheHTTP
-import CacheLoading
 import CacheProxy
 import FoundationEssentials
 import Glibc

@@ -3,7 +3,6 @@ import CacheLoading
 import CacheProxy
 import Glibc
 import HTTPCache
-import Logging
 
 struct PreloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
