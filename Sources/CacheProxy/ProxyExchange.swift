@@ -2,7 +2,6 @@ import CacheHTTP
 import CacheLoading
 import CacheStorage
 import CacheUpstream
-import Glibc
 
 /// Drives one proxied request: a `BodySource` is the body's source (as an in-process reader's), an
 /// `ExchangeStateMachine` decides the response, and this class performs its actions on the client

@@ -2,7 +2,6 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
-import Glibc
 import Logging
 
 /// The HTTP face of an engine: accepts clients, routes their requests and answers them from the

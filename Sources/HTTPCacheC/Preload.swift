@@ -1,6 +1,5 @@
 // hc_preload_*: an hc_preload* is a retained PreloadHandle over a PreloadTask. Its callbacks run on a
 // library thread (a detached task following the preload), never on the caller's.
-import Glibc
 import HTTPCache
 import CacheIO
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import CacheLoading
 import CacheProxy
 import FoundationEssentials
-import Glibc
 import HTTPCache
 
 struct CacheCommand: AsyncParsableCommand {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CacheIO
 import Dispatch
-import Glibc
 import HTTPCache
 import Logging
 
