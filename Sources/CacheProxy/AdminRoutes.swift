@@ -2,14 +2,12 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `/admin/cache…` and `/admin/preload…` (`AdminRequest`) and `/admin/downloads…` (`DownloadAction`):
-/// cache management for the CLI while a proxy serves the folder (then its only writer). Every request
-/// must carry the token from the folder's lock file.
+/// `/admin/cache…`, `/admin/preload…` (`AdminRequest`) and `/admin/downloads…` (`DownloadAction`): the CLI's
+/// cache management while a proxy serves (then only writes) the folder; token required.
 enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
-    /// Runs on the first loop's server. Answers are the wire types of `CacheOperations`; a failure is
-    /// the `HTTPCacheError` itself, so `httpcache cache …` reports it as it does without a proxy.
+    /// On the first loop's server. A failure is the `HTTPCacheError`: the CLI reports it as without proxy.
     static func handle(_ head: HTTPRequestHead, server: ProxyServer, respond: @escaping Respond) {
         guard isAuthorized(head, server: server) else {
             return fail(HTTPCacheError(.invalidArgument, "missing or wrong X-HTTPCache-Token"), status: 403, respond)

@@ -1,9 +1,8 @@
 import CacheHTTP
 import CacheLoading
 
-/// What players said in their CMCD (CTA-5004), counted per response. Bounded: at most `maxSessions`
-/// session ids and `maxContents` content ids are remembered (later ones are counted under "other" or
-/// only as overflow). Loop-confined like `ProxyMetrics`.
+/// Players' CMCD (CTA-5004), counted per response; at most `maxSessions` session ids and `maxContents`
+/// content ids kept (then "other" or overflow). Loop-confined.
 package struct CMCDMetrics: Sendable, Equatable {
     /// Upper bounds of the buffer-length histogram, in milliseconds.
     package static let bufferBounds: [Int64] = [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000]

@@ -1,7 +1,6 @@
 import CacheHTTP
 
-// Players' telemetry (CTA-5004 CMCD): read once per request, counted with its response, its
-// next-object hint fetched in the background. Never part of the cache key, never an error.
+// Players' CMCD (CTA-5004): counted with the response, hint fetched; never in the key, never an error.
 
 extension ClientConnection {
     /// `proxyTarget`: a proxy URL's target; `apart` (forward and reverse proxying): whether the request

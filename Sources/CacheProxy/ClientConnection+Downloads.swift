@@ -10,9 +10,8 @@ extension ClientConnection {
         stream.start(loop: server.loop)
     }
 
-    /// `GET /ui/`: the downloads and cache page, for loopback clients of a loopback proxy only. It
-    /// carries the admin token for its own requests: only a same-origin page can read it (no CORS
-    /// headers are ever sent), and the Host check keeps rebinding pages out.
+    /// `GET /ui/`, loopback clients of a loopback proxy only: it carries the admin token, which only a
+    /// same-origin page can read (no CORS headers), and the Host check keeps rebinding pages out.
     func handlePage(_ head: HTTPRequestHead) {
         guard server.access.mode == .loopback else {
             return respondSimple(404, "Not found\n", keepAlive: head.keepAlive, head: head)

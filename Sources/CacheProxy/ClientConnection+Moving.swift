@@ -13,8 +13,7 @@ extension ClientConnection {
         processPending()
     }
 
-    /// Hands the connection (socket, machine with any pipelined bytes) to another loop's server: with a
-    /// request to answer, or home, idle. Nothing is queued between responses: the socket detaches whole.
+    /// To another loop, with a request or idle home. Nothing is queued between responses: it detaches whole.
     func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard !socket.isClosed else { return }
         let reading = socket.isReading

@@ -78,9 +78,8 @@ extension ClientConnection {
         exchange.start()
     }
 
-    /// Forward and reverse proxy modes: the same cache, as a transparent intermediary. GET and HEAD
-    /// without a body go through the cache; any other request passes through uncached, with its body.
-    /// A HEAD of something not stored passes through too: a HEAD never fetches a body.
+    /// Forward and reverse modes: GET and HEAD without a body go through the cache; anything else passes
+    /// through with its body (a HEAD of something not stored too: it never fetches a body).
     enum Admission {
         case transparent(TargetCache.Entry)
         case tunnel(host: String, port: Int)
@@ -125,9 +124,8 @@ extension ClientConnection {
 
     func handleTransparent(_ head: HTTPRequestHead, origin: TargetCache.Entry, body: [UInt8]?) {
         let (url, urlString, primary) = (origin.url, origin.urlString, origin.storeKey)
-        // A request whose origin fields differ from what a proxy URL sends keeps an entry of its own
-        // (stored with its URL's owner, as variants are): what its fields made the origin answer never
-        // reaches proxy-URL (and LAN) clients.
+        // Origin fields unlike a proxy URL's get an entry of their own (with the URL's owner, as variants):
+        // what they made the origin answer never reaches proxy-URL (and LAN) clients.
         let apart = proxyURLFields.differs(head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
         let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
         readCMCD(head, origin: url, apart: apart)

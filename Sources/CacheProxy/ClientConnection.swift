@@ -3,9 +3,8 @@ import CacheIO
 import CacheStorage
 import CacheUpstream
 
-/// Drives one client connection's `ConnectionStateMachine`. Events raised while actions run are
-/// queued for `processPending`, never fed back re-entrantly, so the stack depth stays constant however
-/// many requests a client pipelines. Kept alive by its socket until it closes.
+/// Drives one client connection's `ConnectionStateMachine`. Events raised while acting are queued for
+/// `processPending` (the stack stays flat however deep the pipeline). Its socket keeps it alive.
 final class ClientConnection: SocketDelegate {
     enum Event {
         case bytes([UInt8])
@@ -199,9 +198,8 @@ final class ClientConnection: SocketDelegate {
         keepUntilSent(file)
     }
 
-    /// A file stays open while its ranges are queued. Sent at once (the usual case), no drain will be
-    /// reported: the files are let go now, or a keep-alive connection would hold every file it ever
-    /// sent (and a burst of misses run out of descriptors).
+    /// A file stays open while its ranges are queued. Sent at once (usual), no drain comes: let go now, or a
+    /// keep-alive connection would hold every file it sent (and misses run out of descriptors).
     private func keepUntilSent(_ file: DataFile) {
         if socket.queuedBytes == 0 {
             filesInFlight.removeAll()

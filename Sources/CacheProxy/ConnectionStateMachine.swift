@@ -119,9 +119,8 @@ package struct ConnectionStateMachine {
         package var queued: Int
     }
 
-    /// The send timer ticks this many times per `sendTimeout`: a client is closed once that many ticks
-    /// in a row saw bytes waiting and none sent (after 1 to 1⅛ timeouts without progress). Ticking,
-    /// not timing each send, keeps the machine free of clocks.
+    /// Ticks per `sendTimeout`: a client is closed once that many in a row saw bytes waiting and none sent (1
+    /// to 1⅛ timeouts without progress). Ticking keeps the machine free of clocks.
     package static let sendTicksPerTimeout: UInt64 = 8
     /// Bytes sent at the last tick (nil: none since the response began).
     private var lastBytesSent: UInt64?

@@ -2,9 +2,8 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `GET /admin/downloads/events` (token checked): every download's record now, then one Server-Sent
-/// Event at each change, until the client goes or the cache closes (no length: the connection closes
-/// after it, and releases the exchange, which stops listening at once). Loop thread only.
+/// `GET /admin/downloads/events` (token checked): every record now, then a Server-Sent Event per change until
+/// the client or the cache goes (no length: the connection closes after it). Loop thread only.
 final class DownloadEventStream: ActiveExchange {
     /// Unread event bytes that cut a client off (it reconnects and gets every record again).
     static let maxQueuedBytes = 1 << 20

@@ -19,9 +19,8 @@ extension ActiveExchange {
 
 extension ProxyExchange: ActiveExchange {}
 
-/// A request a transparent proxy passes through uncached (RFC 9110 §7.6), with its body; the origin's
-/// response is relayed as it comes, re-framed for the client. A successful unsafe method invalidates
-/// what the cache holds for the URL (RFC 9111 §4.4). Loop thread only.
+/// A request passed through uncached (RFC 9110 §7.6) with its body, the origin's response relayed as it
+/// comes; a successful unsafe method invalidates the URL's entries (RFC 9111 §4.4). Loop thread only.
 final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer

@@ -8,9 +8,8 @@ import CacheStorage
 /// sends its hits' touches back in batches, so the LRU order stays right. A "no" is not remembered:
 /// that request goes to the owner's loop. Loop thread only.
 final class PlainHitCache {
-    /// Copies kept at most. A copy holds its data file open (an extra descriptor only once the store
-    /// closed its own, past `maxOpenFiles`): three quarters of the store's cap, so what the store
-    /// keeps open mostly keeps its copies too; the rest is for responses in flight.
+    /// Copies kept at most. Each holds its data file open (an extra descriptor once the store closed its
+    /// own): three quarters of the store's cap, the rest is for responses in flight.
     let maxEntries: Int
     /// Bytes of small bodies (`memoryObjectLimit` at most each) kept with their copies: a hit of one
     /// is one send of head and body. A copy lives for one second of the store's clock, so this tier

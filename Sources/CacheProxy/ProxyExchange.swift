@@ -3,9 +3,8 @@ import CacheLoading
 import CacheStorage
 import CacheUpstream
 
-/// Drives one proxied request: a `BodySource` is the body's source (as an in-process reader's), an
-/// `ExchangeStateMachine` decides the response, and this class performs its actions on the client
-/// connection (bounded queue). Events raised while actions run are queued, never handled re-entrantly.
+/// Drives one proxied request: a `BodySource` gives the body, an `ExchangeStateMachine` decides the response,
+/// this class acts on the connection. Events raised while acting are queued, never re-entrant.
 final class ProxyExchange: BodySink {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer

@@ -1,9 +1,8 @@
 import CacheHTTP
 import CacheLoading
 
-/// The proxy's counters. Loop-confined (one per server, touched on its loop only), so plain integers
-/// suffice; other threads get a `MetricsSnapshot`. The origin side is the engine's (`EngineCounters`)
-/// and gauges are derived where they live, passed in at a snapshot: each figure has one owner.
+/// The proxy's counters: loop-confined, so plain integers; other threads get a `MetricsSnapshot`. The origin
+/// side is `EngineCounters`'; gauges come in at a snapshot: each figure has one owner.
 package struct ProxyMetrics: Sendable, Equatable {
     /// Responses by HTTP status code.
     package var requestsByStatus: [Int: UInt64] {

@@ -37,9 +37,8 @@ extension ProxyServer {
         if isHome { accessLog?.reopen() }
     }
 
-    /// Drain: stops listening and answers later requests on open connections with their health answer
-    /// or 503, closing after it; responses in flight go on. Idle keep-alive connections stay until the
-    /// process stops, so a health checker on one sees `/readyz` go 503.
+    /// Drain: stop listening; later requests get their health answer or 503 and a close; responses in flight
+    /// go on. Idle keep-alive connections stay, so a health checker sees `/readyz` go 503.
     package func beginDrain() {
         loop.assertInLoop()
         guard !isDraining, !stopped else { return }

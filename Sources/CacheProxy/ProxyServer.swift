@@ -184,9 +184,8 @@ package final class ProxyServer {
         if listener?.isPaused == true { listener?.resume() }
     }
 
-    /// At the cap, the connection idle the longest closes (a keep-alive the client may never use
-    /// again); with none idle, the listener pauses: newcomers wait in the kernel's backlog, holding no
-    /// descriptor, rather than being accepted and refused over and over (one handed over gets 503).
+    /// At the cap the oldest idle connection closes (a keep-alive may never be used again); with none idle
+    /// the listener pauses: newcomers wait in the backlog holding no descriptor (handed over: 503).
     private func accept(_ socket: Socket, balanced: Bool = false) {
         guard joined else { return beforeJoin.append(.accepted(socket, balanced: balanced)) }
         // Fewer connections elsewhere: the new one goes there, before any byte is read.

@@ -9,9 +9,8 @@ struct RequestBody {
     private var decoder: ChunkedDecoder?
     private let limit: Int
 
-    /// The framing of a request's body: nil when it has none. Refuses what a server must not guess at
-    /// (RFC 9112 §6.1, §6.3): a transfer coding other than a final chunked, Transfer-Encoding with
-    /// Content-Length (request smuggling), an invalid or ambiguous Content-Length; and a length over `limit`.
+    /// nil: no body. Refused (RFC 9112 §6.1, §6.3): a coding but a final chunked, Transfer-Encoding with
+    /// Content-Length (smuggling), a bad Content-Length, a length over `limit`.
     static func framing(of head: HTTPRequestHead, limit: Int) -> Result<Framing?, HeadParseError> {
         let codings = head.headers.values("Transfer-Encoding")
         if !codings.isEmpty {

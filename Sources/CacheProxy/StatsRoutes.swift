@@ -1,9 +1,8 @@
 import CacheIO
 import Glibc
 
-/// `GET /stats` (JSON) and `GET /metrics` (Prometheus text), for loopback peers only: the numbers
-/// name no URL, but they are nobody else's business and must not become a way to probe the host from
-/// the LAN. Pure: the connection passes the raw target and writes the `response` (no body for HEAD).
+/// `GET /stats` (JSON) and `GET /metrics` (Prometheus), loopback peers only: nobody else's business, and no
+/// way to probe the host from the LAN. Pure; no body for HEAD.
 package enum StatsRoutes {
     package struct Response: Sendable, Equatable {
         package var status: Int

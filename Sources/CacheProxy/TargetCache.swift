@@ -1,8 +1,7 @@
 import CacheHTTP
 
-/// Proxy request targets already decoded. A player asks for the same proxy URL again and again (a
-/// request per range or seek), and decoding it (base64, UTF-8, URL parsing, the normalized string)
-/// costs several times a dictionary lookup. Bounded: when full it starts over. Loop thread only.
+/// Proxy targets already decoded: a player asks for one proxy URL again and again, and decoding it costs
+/// several dictionary lookups. Bounded: when full it starts over. Loop thread only.
 struct TargetCache {
     struct Entry {
         let url: OriginURL

@@ -2,9 +2,8 @@ import CacheHTTP
 import CacheIO
 import CacheUpstream
 
-/// Drives one CONNECT tunnel (RFC 9110 §9.3.6): the client's socket and an `OriginTunnel` (one of
-/// the origin client's slots), bytes relayed as they are (the client's TLS runs end to end). A thin
-/// driver of `TunnelStateMachine`; events raised while it acts are queued. Loop thread only.
+/// Drives one CONNECT tunnel (RFC 9110 §9.3.6) between the client's socket and an `OriginTunnel` (an origin
+/// slot), bytes as they are (TLS end to end). A thin driver of `TunnelStateMachine`. Loop thread only.
 final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer

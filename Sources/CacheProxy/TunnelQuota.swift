@@ -1,6 +1,5 @@
-/// CONNECT tunnels of one loop, in total and per client. Each holds an origin slot, most sit idle
-/// (a browser's kept-alive TLS): uncapped, they could leave a cache miss waiting. Tunnels get a
-/// quarter of the loop's origin slots, one client half of that. Loop thread only.
+/// CONNECT tunnels of one loop, in total and per client. Each holds an origin slot, mostly idle: capped at a
+/// quarter of the loop's slots (one client half of that) so a miss never waits. Loop thread only.
 struct TunnelQuota {
     let total: Int
     let perClient: Int

@@ -89,9 +89,8 @@ final class CacheHandle: OpaqueHandle, Sendable {
     }
 }
 
-/// Copies `text` with the snprintf contract: at most `size` bytes, NUL-terminated when `size` > 0;
-/// returns the whole text's length. HC_EINVAL for a NULL buffer with a size, or a text longer than an
-/// int. (`size` is a size_t; one above Int.max arrives negative and is refused.)
+/// `text` copied with the snprintf contract (at most `size` bytes, NUL-terminated when `size` > 0; the whole
+/// length returned). HC_EINVAL: a NULL buffer with a size, a text over an int, a size_t above Int.max.
 func copyOut(_ text: String, to buffer: UnsafeMutablePointer<CChar>?, size: Int) -> Int32 {
     let bytes = text.utf8
     guard bytes.count <= Int32.max, size >= 0, buffer != nil || size == 0 else { return hcInvalid }

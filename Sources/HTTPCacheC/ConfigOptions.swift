@@ -1,8 +1,7 @@
 import HTTPCache
 
-/// The options of one hc_config: `ServeSettings`, checked by `ServeOption` as they are set, so a bad
-/// value fails at hc_config_set (HC_EINVAL), not at hc_open. hc_open copies it: the hc_config may be
-/// freed at once.
+/// One hc_config's `ServeSettings`, checked by `ServeOption` as set: a bad value fails at hc_config_set
+/// (HC_EINVAL), not at hc_open. hc_open copies it: the hc_config may go at once.
 struct CConfiguration: Sendable {
     /// The library's defaults; an empty `cache-dir` means "not set" (hc_open needs one).
     var settings = ServeSettings(cacheDirectory: "")

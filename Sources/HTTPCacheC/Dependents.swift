@@ -2,9 +2,8 @@ import CacheIO
 
 /// Something opened on a cache that hc_close must end before the engine closes (reader, preload).
 protocol CacheDependent: AnyObject, Sendable {
-    /// Called once by hc_close, on its thread, while the engine still runs: wake blocked calls (they
-    /// return HC_ECLOSED) and stop work. It may call `Dependents.remove` (a no-op by then) but must
-    /// not wait for a library callback to return.
+    /// Called once by hc_close, on its thread, while the engine runs: wake blocked calls (HC_ECLOSED) and
+    /// stop. May call `Dependents.remove` (a no-op then); must not wait for a library callback.
     func cacheClosing()
 }
 

@@ -89,9 +89,8 @@ struct Serve: ParsableCommand {
                                                             valueName: "file"))
     var config: String?
 
-    // One property per `ServeOption`, named after it (`cache-dir`: `cacheDir`) and explained by it;
-    // `given` reads them back by that name. A value is taken as given ("-1" is --drain-timeout's
-    // value, refused by the table with what it takes, not read as an option).
+    // One property per `ServeOption`, named after it (`cacheDir`) and explained by it; `given` reads them
+    // back. Values are taken as given ("-1" goes to the table, which refuses it, not read as an option).
     @Option(parsing: .unconditional, help: .serve("host")) var host: String?
     @Option(parsing: .unconditional, help: .serve("port")) var port: String?
     @Option(parsing: .unconditional, help: .serve("cache-dir")) var cacheDir: String?
