@@ -1,6 +1,5 @@
 // hc_download_*: offline downloads over MediaCache's download calls. Ids are short strings (at most
 // HC_DOWNLOAD_ID_SIZE - 1 characters); the event callback runs on the library's first loop thread.
-import CacheIO
 import CacheLoading
 import HTTPCache
 
