@@ -1,7 +1,6 @@
 import CacheHTTP
 import CacheIO
 
-// The router: which route answers a request head and the exchange it starts.
 
 extension ClientConnection {
     func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {

@@ -34,7 +34,6 @@ package struct ExchangeStateMachine {
     }
 
     package enum Action {
-        /// Ask the source for these bytes of the body.
         case deliver(Range<Int64>)
         case write([UInt8])
         /// The head and a small first piece of the body in one send (one packet, one system call).
@@ -142,7 +141,6 @@ package struct ExchangeStateMachine {
 
     static let lastChunk = Array("0\r\n\r\n".utf8)
 
-    /// Wraps body actions in chunk framing when the plan is chunked.
     private func frame(_ plan: ResponsePlan, _ body: [Action], count: Int, head: [UInt8]?) -> [Action] {
         guard plan.chunked else { return body }
         var actions: [Action] = []

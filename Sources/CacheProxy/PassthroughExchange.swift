@@ -5,7 +5,6 @@ import CacheUpstream
 /// What the client connection needs of the response in flight, whichever kind it is.
 protocol ActiveExchange: AnyObject {
     func socketDrained()
-    /// What this response was, for the access log and metrics.
     func fill(_ record: inout ResponseRecord)
     /// The response is on the wire (or given up): drop what it holds.
     func release()

@@ -21,12 +21,10 @@ package struct ProxyConfiguration: Sendable {
     /// Without this opt-in a LAN-mode reverse proxy does not start (LAN clients, origin credentials).
     package var allowsLANReverseProxy = false
     package var accessLogPath: String?
-    /// This cache's name in the Cache-Status field of every response (RFC 9211).
     package var cacheStatusName = "httpcache"
     /// Reverse-proxy mode: every request maps onto this origin (CDN-Cache-Control applies, RFC 9213).
     package var reverseOrigin: OriginURL?
-    /// Milliseconds a CONNECT tunnel may pass no byte either way: seconds, not minutes, since an idle
-    /// tunnel holds an origin slot (a browser opens a new one when it needs it again).
+    /// Milliseconds a CONNECT tunnel may pass no byte: seconds, not minutes, since it holds an origin slot.
     package var tunnelIdleTimeout: UInt64 = 30_000
 
     package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings = .init()) {

@@ -1,12 +1,11 @@
 import CacheHTTP
 
-/// Where a request goes, decided from its head alone before any routing by path: the intermediary
-/// checks of RFC 9110 §7.6 and RFC 9112 §3.2 first, then the proxy mode the target selects. Pure.
+/// Where a request goes, from its head alone before any routing by path: the intermediary checks of
+/// RFC 9110 §7.6 and RFC 9112 §3.2 first, then the proxy mode the target selects. Pure.
 enum RequestRoute: Equatable {
     /// A forward-proxy request (absolute-form, RFC 9112 §3.2.2) or, with an origin configured, any
     /// path mapped onto it (reverse proxy): served as a transparent HTTP/1.1 intermediary.
     case transparent(OriginURL)
-    /// The proxy's own routes (proxy URLs, /ping, /stats, /admin/).
     case local
     /// `CONNECT host:port` (authority-form, RFC 9110 §9.3.6): a byte tunnel, never cached.
     case tunnel(host: String, port: Int)
@@ -14,7 +13,6 @@ enum RequestRoute: Equatable {
 
     /// - Parameters:
     ///   - reverseOrigin: with `--origin`, every origin-form target but `OwnRoutes`' maps onto it.
-    ///   - host: the Host facts, when the connection already knows them.
     ///   - ownRoute: the target had `OwnRoutes`' reserved prefix: local in every mode.
     ///   - originURL: a memo of `originURL(target:reverseOrigin:)`.
     static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,

@@ -26,7 +26,6 @@ package struct TunnelStateMachine {
         case refuse(status: Int, reason: String)
         case startReading(Side)
         case stopReading(Side)
-        /// Close this side once what is queued on it is sent.
         case finish(Side)
         case close(Side)
         case setTimer(milliseconds: UInt64)
