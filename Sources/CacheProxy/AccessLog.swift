@@ -4,75 +4,46 @@ import Glibc
 import Logging
 import CacheIO
 
-/// One access-log record: a response as the client saw it.
-///
-/// `line()` gives the text, fields separated by one space:
+/// One access-log record: a response as the client saw it. `line()` gives the text, fields
+/// separated by one space:
 ///
 ///     2026-11-23T18:01:36.123Z 127.0.0.1:51234 GET "/p/aHR0…/movie.mp4" 206 1048576 65536 PARTIAL partial 12.345 6e2f… 21300
 ///     time                     client          method target            status sent fetched cache  cache-status ms     sid  bl
 ///
-/// `sid` and `bl` are the player's session id and buffer length in
-/// milliseconds from its CMCD (CTA-5004), `-` when the request carried none.
+/// `sid` and `bl` are the player's CMCD session id and buffer length in milliseconds (CTA-5004),
+/// `-` when the request carried none. `cache-status` is the word of the response's Cache-Status
+/// (RFC 9211), as /metrics counts them.
 ///
-/// `cache-status` is the word of the response's Cache-Status field (RFC
-/// 9211): `hit`, `uri-miss`, `vary-miss`, `stale`, `partial`, `request`,
-/// `method` or `bypass`, as /metrics counts them.
-///
-/// The target is quoted; inside it `"` and `\` are backslash-escaped and any
-/// byte outside printable ASCII is written `\xHH`, so a line can never be split
-/// or forged by a request. The other text fields get the same treatment without
-/// quotes (a space is `\x20` there), and an empty one is `-`.
+/// The target is quoted; inside it `"` and `\` are backslash-escaped and any byte outside printable
+/// ASCII is `\xHH`, so a request can never split or forge a line. The other text fields get the
+/// same without quotes (a space is `\x20` there); an empty one is `-`.
 package struct AccessLogEntry: Sendable, Equatable {
     /// When the response ended: milliseconds since the Unix epoch (wall clock).
     package var time: Int64
-    /// The client's address, e.g. `127.0.0.1:51234` or `[::1]:51234`.
+    /// E.g. `127.0.0.1:51234` or `[::1]:51234`.
     package var client: String
     package var method: String
-    /// The request target as received.
     package var target: String
     package var status: Int
-    /// Bytes written to the client for this response (head and body).
+    /// Head and body bytes written to the client.
     package var bytesSent: UInt64
-    /// Body bytes fetched from the origin for this response.
     package var bytesFromOrigin: UInt64
     package var cache: CacheStatus
     /// The Cache-Status word (`CacheStatusField.word`).
-    package var cacheStatus: String
-    /// From the request head to the last byte queued, in milliseconds.
+    package var cacheStatus = "bypass"
+    /// From the request head to the last byte queued.
     package var durationMilliseconds: Double
-    /// The player's session id (CMCD `sid`), if it sent one.
+    /// CMCD `sid`, if sent.
     package var sessionID: String?
-    /// The player's buffer length in milliseconds (CMCD `bl`), if it sent one.
+    /// CMCD `bl` (milliseconds), if sent.
     package var bufferLength: Int64?
 
-    package init(time: Int64, client: String, method: String, target: String, status: Int, bytesSent: UInt64,
-                 bytesFromOrigin: UInt64, cache: CacheStatus, cacheStatus: String = "bypass",
-                 durationMilliseconds: Double, sessionID: String? = nil, bufferLength: Int64? = nil) {
-        self.sessionID = sessionID
-        self.bufferLength = bufferLength
-        self.cacheStatus = cacheStatus
-        self.time = time
-        self.client = client
-        self.method = method
-        self.target = target
-        self.status = status
-        self.bytesSent = bytesSent
-        self.bytesFromOrigin = bytesFromOrigin
-        self.cache = cache
-        self.durationMilliseconds = durationMilliseconds
-    }
-
-    /// The record as one line, without the line feed.
     package func line() -> String {
-        var out = Self.timestamp(milliseconds: time)
-        out += " " + Self.token(client)
-        out += " " + Self.token(method)
-        out += " \"" + Self.escaped(target, escapingSpace: false) + "\""
-        out += " \(status) \(bytesSent) \(bytesFromOrigin) \(cache.rawValue) \(Self.token(cacheStatus)) "
-        out += MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3)
-        out += " " + Self.token(sessionID ?? "")
-        out += " " + (bufferLength.map { String($0) } ?? "-")
-        return out
+        [Self.timestamp(milliseconds: time), Self.token(client), Self.token(method),
+         "\"" + Self.escaped(target, escapingSpace: false) + "\"",
+         "\(status) \(bytesSent) \(bytesFromOrigin)", cache.rawValue, Self.token(cacheStatus),
+         MetricsSnapshot.decimal(max(0, durationMilliseconds), digits: 3),
+         Self.token(sessionID ?? ""), bufferLength.map { String($0) } ?? "-"].joined(separator: " ")
     }
 
     /// ISO 8601 in UTC with milliseconds: `2026-11-23T18:01:36.123Z`.
@@ -115,34 +86,23 @@ package struct AccessLogEntry: Sendable, Equatable {
     }
 }
 
-/// Appends access-log lines to a file (`--access-log FILE`) without blocking
-/// the event loop.
+/// Appends access-log lines to a file (`--access-log FILE`) without blocking the event loop.
 ///
-/// `append` (loop thread, or any thread) only formats the line and adds it to
-/// an in-memory buffer under a mutex. A dedicated thread writes the buffer
-/// out at most `flushInterval` after its first line, or at once past
-/// `flushBytes`, so a burst of responses costs one `write(2)`. Memory is
-/// bounded: past `maxBufferedBytes` waiting (the disk is slow or failing)
-/// lines are dropped and counted in `droppedLines` — losing log lines beats
-/// stalling clients or growing without limit. Lines that fail to be written
-/// count as dropped too.
-///
-/// The file is opened with O_APPEND (safe next to other writers), created
-/// with mode 0600 (it names clients and URLs). `reopen()` is for rotation:
-/// lines appended before it go to the file that was open, lines after it to
-/// a freshly opened `path`. `close()` writes everything and closes; call it
-/// once at shutdown (the thread keeps the writer alive until then).
+/// `append` (any thread) adds the line to a buffer under a mutex; a thread of its own writes it at
+/// most `flushInterval` after its first line, or at once past `flushBytes` (a burst costs one
+/// `write(2)`). Past `maxBufferedBytes` waiting (slow or failing disk), lines are dropped and counted
+/// in `droppedLines`, as are lines that fail to be written: losing log lines beats stalling clients.
+/// The file is O_APPEND (safe next to other writers), 0600 (it names clients and URLs). Call
+/// `close()` once at shutdown (the thread keeps the writer alive until then).
 package final class AccessLogWriter: Sendable {
     package static let flushInterval = DispatchTimeInterval.milliseconds(100)
 
     private struct State {
-        /// Lines not handed to the writer thread yet.
         var pending: [UInt8] = []
         /// Lines appended before `reopen()`, owed to the file open before it.
         var beforeReopen: [UInt8]?
         var dropped: UInt64 = 0
         var closing = false
-        /// The file lines go to; a reload may name another (`reopen(path:)`).
         var path: String
     }
 
@@ -152,14 +112,12 @@ package final class AccessLogWriter: Sendable {
     private let maxBufferedBytes: Int
     private let logger: Logger
     private let state: Locked<State>
-    /// Signalled when there is something for the thread to do.
     private let wake = DispatchSemaphore(value: 0)
     /// Signalled once by the thread when it has written everything and closed the file.
     private let finished = DispatchSemaphore(value: 0)
     /// The file as opened by `init`; after that the thread owns the descriptor.
     private let initialDescriptor: Int32
 
-    /// Opens (creating if needed) `path` and starts the writer thread.
     package init(path: String, logger: Logger, flushBytes: Int = 64 << 10, maxBufferedBytes: Int = 4 << 20) throws {
         let fd = Self.open(path)
         guard fd >= 0 else { throw AccessLogError(path: path, errno: errno) }
@@ -183,12 +141,10 @@ package final class AccessLogWriter: Sendable {
         pthread_detach(thread)
     }
 
-    /// Logs one response. Never blocks on the disk.
     package func append(_ entry: AccessLogEntry) {
         append(line: entry.line())
     }
 
-    /// Logs one line (a line feed is added).
     package func append(line: String) {
         let bytes = line.utf8.count + 1
         let signal = state.withLock { state -> Bool in
@@ -199,17 +155,14 @@ package final class AccessLogWriter: Sendable {
             }
             state.pending.append(contentsOf: line.utf8)
             state.pending.append(UInt8(ascii: "\n"))
-            // Wake the thread for the first line (it starts the interval) and
-            // when the buffer crosses the size threshold (write now).
+            // Wake the thread for the first line (it starts the interval) and past the size threshold.
             let before = state.pending.count - bytes
             return before == 0 || (before < flushBytes && state.pending.count >= flushBytes)
         }
         if signal { wake.signal() }
     }
 
-    /// Reopens `path` for log rotation: lines appended so far still go to the
-    /// file open now (e.g. renamed away), later ones to the new file.
-    /// With `path` (a configuration reload), the new file is that one.
+    /// Log rotation: earlier lines go to the file open now, later ones to `path` (a reload's) opened anew.
     package func reopen(path: String? = nil) {
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }
@@ -221,8 +174,7 @@ package final class AccessLogWriter: Sendable {
         if accepted { wake.signal() }
     }
 
-    /// Writes every accepted line, closes the file and stops the thread.
-    /// Blocks until done; later appends are dropped. Idempotent.
+    /// Writes every accepted line, closes the file, stops the thread; later appends are dropped. Idempotent.
     package func close() {
         let first = state.withLock { state -> Bool in
             defer { state.closing = true }
@@ -273,8 +225,7 @@ package final class AccessLogWriter: Sendable {
         finished.signal()
     }
 
-    /// Writes all of `bytes`; what cannot be written is counted as dropped
-    /// lines. Logs when writing starts and stops failing, not on every attempt.
+    /// What cannot be written counts as dropped lines. Logs when writing starts and stops failing.
     private func write(_ bytes: [UInt8], to fd: Int32, failing: inout Bool) {
         guard !bytes.isEmpty else { return }
         var offset = 0
@@ -306,8 +257,7 @@ package final class AccessLogWriter: Sendable {
         }
     }
 
-    /// Opens for appending, created 0600; an existing file of ours that
-    /// others may read is narrowed too (the lines name clients and URLs).
+    /// Created 0600; an existing file others may read is narrowed too (the lines name clients and URLs).
     private static func open(_ path: String) -> Int32 {
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         if fd >= 0 { FileIO.restrict(fd: fd, to: 0o600) }
@@ -315,7 +265,6 @@ package final class AccessLogWriter: Sendable {
     }
 }
 
-/// The access log file could not be opened.
 package struct AccessLogError: Error, CustomStringConvertible {
     package var path: String
     package var errno: Int32

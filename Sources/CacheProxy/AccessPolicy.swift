@@ -1,32 +1,23 @@
 import CacheHTTP
 import CacheStorage
 
-/// Who may ask the proxy what: one decision per request, from the peer, the
-/// Host field and the target, before any routing and before a request body
-/// is read.
+/// Who may ask the proxy what: one decision per request, from the peer, the Host field and the
+/// target, before any routing and before a request body is read. `decide` is pure (tested by table);
+/// the `verdict` functions gather the facts for it.
 ///
-/// - Loopback mode (bound to a loopback address, the default): a Host that
-///   is not a loopback name or address gets 421. A web page can make a
-///   browser reach 127.0.0.1 by rebinding its own DNS name, but the browser
-///   still sends that name as Host.
-/// - LAN mode (any other bind): every proxy URL must carry a valid signature
-///   of its origin (403 otherwise), so LAN clients fetch only the URLs they
-///   were given; the Host field of proxy URLs is not checked (LAN clients use
-///   the LAN address). Admin and statistics still need a loopback name or an
-///   address literal as Host (a rebound name is refused there too).
-/// - Reverse mode (`--origin`): the Host must be a loopback name, one of the
-///   configured public names (`--server-name`) or, in LAN mode, an address
-///   literal: else 421, so a rebinding page cannot use the operator's origin
-///   credentials. LAN mode serves it only when the operator opted in.
-/// - Every mode: admin routes and statistics answer loopback peers only
-///   (403); a destination outside the allowed origins gets 403.
-///
-/// `decide` is pure (tested by table); `verdict(for:peerIsLoopback:)` gathers
-/// the facts for it.
+/// - Loopback mode (bound to a loopback address, the default): a Host that is not a loopback name or
+///   address gets 421 (a page rebinding its DNS name to 127.0.0.1 still has the browser send that name).
+/// - LAN mode (any other bind): every proxy URL must carry a valid signature of its origin (403
+///   otherwise), so LAN clients fetch only the URLs they were given; its Host is not checked. Admin
+///   and statistics still need a loopback name or an address literal as Host.
+/// - Reverse mode (`--origin`): the Host must be a loopback name, a `--server-name` or, in LAN mode,
+///   an address literal, else 421, so a rebinding page cannot use the operator's origin credentials.
+///   LAN mode serves it only when the operator opted in.
+/// - Every mode: admin routes and statistics answer loopback peers only (403); a destination outside
+///   the allowed origins gets 403.
 package struct AccessPolicy: Sendable {
     package enum Mode: Sendable, Equatable { case loopback, lan }
 
-    /// The routes the policy tells apart.
     package enum Route: Sendable, Equatable {
         case admin, stats, proxy, other
         /// An absolute-form target (forward proxy, loopback peers only).
@@ -37,10 +28,8 @@ package struct AccessPolicy: Sendable {
         case tunnel
     }
 
-    /// A proxy URL's signature, as far as the policy needs it.
     package enum Signature: Sendable, Equatable { case valid, invalid, missing, unchecked }
 
-    /// What the Host field names.
     package enum HostKind: Sendable, Equatable {
         /// `localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`.
         case loopback
@@ -48,7 +37,6 @@ package struct AccessPolicy: Sendable {
         case serverName
         /// Another IP literal (only a client that knows the address sends one).
         case address
-        /// Any other name.
         case other
     }
 
@@ -61,16 +49,7 @@ package struct AccessPolicy: Sendable {
         /// Whether the destination is allowed; nil when not needed or not decodable.
         package var originAllowed: Bool?
         /// A tunnel's destination is this proxy's own listening address.
-        package var backIntoProxy: Bool
-        package init(route: Route, peerIsLoopback: Bool, host: HostKind?, signature: Signature = .unchecked,
-                     originAllowed: Bool? = nil, backIntoProxy: Bool = false) {
-            self.route = route
-            self.peerIsLoopback = peerIsLoopback
-            self.host = host
-            self.signature = signature
-            self.originAllowed = originAllowed
-            self.backIntoProxy = backIntoProxy
-        }
+        package var backIntoProxy = false
     }
 
     package enum Verdict: Sendable, Equatable {
@@ -113,7 +92,6 @@ package struct AccessPolicy: Sendable {
         self.serverNames = Set(serverNames.map { Self.bareName(Substring($0.lowercased())) })
     }
 
-    /// The mode a bind address implies.
     package static func mode(forBindHost host: String) -> Mode {
         LoopbackHost.contains(host) ? .loopback : .lan
     }
@@ -156,23 +134,18 @@ package struct AccessPolicy: Sendable {
         default:
             break
         }
-        if facts.originAllowed == false {
-            return .forbidden("the origin is not among the allowed origins")
-        }
+        if facts.originAllowed == false { return .forbidden("the origin is not among the allowed origins") }
         return .allow
     }
 
-    /// PURGE follows the admin policy, Host check included (PURGE is
-    /// answered before the other routes, so it decides both):
-    /// - an absolute-form target (forward mode): Host names the origin (a
-    ///   browser never sends that form to a page's host), not checked;
-    /// - a Host a rebinding page sends (another name; in loopback mode an
-    ///   address literal too): 421, whatever the token;
+    /// PURGE follows the admin policy, Host check included (it is answered before the other routes):
+    /// - absolute-form target (forward mode): Host names the origin, not checked;
+    /// - a Host a rebinding page sends (another name; in loopback mode an address literal too): 421,
+    ///   whatever the token;
     /// - a loopback Host (or none): a loopback peer, or the admin token;
-    /// - a public name (`--server-name`) or, in LAN mode, an address
-    ///   literal: the admin token (`X-HTTPCache-Token`, compared in constant
-    ///   time) even from a loopback peer (a TLS terminator in front of a
-    ///   reverse proxy is one), else 421 for a public name, 403 otherwise.
+    /// - a public name (`--server-name`) or, in LAN mode, an address literal: the admin token
+    ///   (`X-HTTPCache-Token`, compared in constant time) even from a loopback peer (a TLS
+    ///   terminator in front of a reverse proxy is one), else 421 for a public name, 403 otherwise.
     package static func purgeVerdict(host: HostKind?, absoluteForm: Bool, mode: Mode, peerIsLoopback: Bool,
                                      token: String?, adminToken: String) -> Verdict {
         let tokenValid = token.map { ConstantTime.equal(Array($0.utf8), Array(adminToken.utf8)) } ?? false
@@ -187,7 +160,6 @@ package struct AccessPolicy: Sendable {
         }
     }
 
-    /// What a Host field value names.
     package func hostKind(_ facts: HostFacts) -> HostKind? {
         guard let value = facts.value else { return nil }
         if facts.isLoopback { return .loopback }
@@ -196,9 +168,7 @@ package struct AccessPolicy: Sendable {
         return Self.isAddressLiteral(name) ? .address : .other
     }
 
-    /// The verdict for a request to the proxy's own routes. Cheap in the
-    /// default set-up (the Host facts are usually remembered by the
-    /// connection); a signature costs one HMAC.
+    /// For the proxy's own routes. Cheap (the Host facts are usually remembered); a signature costs an HMAC.
     package func verdict(for head: HTTPRequestHead, peerIsLoopback: Bool, host: HostFacts? = nil) -> Verdict {
         let target = head.target
         let route: Route = ProxyURL.isProxyTarget(target) ? .proxy
@@ -223,7 +193,6 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a forward (`reverse` false) or reverse-proxy request to `url`.
     package func verdict(transparent url: OriginURL, reverse: Bool, peerIsLoopback: Bool, host: HostFacts) -> Verdict {
         let facts = Facts(route: reverse ? .reverse : .forward, peerIsLoopback: peerIsLoopback,
                           host: reverse ? hostKind(host) : nil,
@@ -231,10 +200,7 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The verdict for a CONNECT tunnel to `host:port`; `ownPort` is the
-    /// port this proxy listens on: a tunnel to this machine on it is refused,
-    /// whatever the spelling of the host (`LoopbackHost.isThisMachine`).
-    /// (The origin client checks the resolved addresses again.)
+    /// One to this machine on `ownPort` is refused, however spelt (the origin client checks addresses too).
     package func verdict(tunnelTo host: String, port: Int, peerIsLoopback: Bool, ownPort: Int? = nil) -> Verdict {
         let backIntoProxy = port == ownPort && LoopbackHost.isThisMachine(host)
         let facts = Facts(route: .tunnel, peerIsLoopback: peerIsLoopback, host: nil,
@@ -243,27 +209,23 @@ package struct AccessPolicy: Sendable {
         return Self.decide(facts, mode: mode)
     }
 
-    /// The URI to write into a playlist (fetched as `playlist`, the signed
-    /// URL) for `origin` in LAN mode: signed when the policy allows its
-    /// destination, nil otherwise (the URI is then left as the origin wrote
-    /// it: a playlist must not make the proxy sign any address an origin
-    /// names). Without an allow-list only the playlist's own origin is signed.
+    /// The URI to write into a playlist fetched as `playlist` for `origin` in LAN mode: signed when
+    /// the policy allows its destination, else nil (the URI stays as the origin wrote it: a playlist
+    /// must not make the proxy sign any address). Without an allow-list only the playlist's own
+    /// origin is signed.
     package func signedPath(forOrigin origin: String, inPlaylist playlist: OriginURL) -> String? {
         guard let signer, signs(origin, within: playlist) else { return nil }
         return ProxyURL.path(forOrigin: origin, signature: signer.signature(forOrigin: origin))
     }
 
-    /// The base-form path (ProxyURL `/t/`) to write into a manifest fetched
-    /// as `manifest` for `origin` in LAN mode: signed over its base when the
-    /// policy allows its destination (as `signedPath`), nil otherwise.
+    /// The base-form path (ProxyURL `/t/`) for `origin` in a manifest, signed as `signedPath` decides.
     package func signedBasePath(forOrigin origin: String, template: Bool, inManifest manifest: OriginURL) -> String? {
         guard let signer, signs(origin, within: manifest) else { return nil }
         return ProxyURL.basePath(forOrigin: origin, cutBefore: template ? UInt8(ascii: "$") : nil,
                                  sign: { signer.signature(forOrigin: $0) })
     }
 
-    /// Whether a URI of a playlist or manifest fetched as `document` is signed: its destination is
-    /// allowed, or, without an allow-list, it is on the document's own origin.
+    /// Signed: an allowed destination, or without an allow-list, one on the document's own origin.
     private func signs(_ origin: String, within document: OriginURL) -> Bool {
         guard let url = OriginURL.parse(origin) else { return false }
         return destinations.allowsAll ? url.authorityKey == document.authorityKey : destinations.allows(url)
@@ -278,7 +240,6 @@ package struct AccessPolicy: Sendable {
         return String(host)
     }
 
-    /// A dotted-quad IPv4 or a bracketed IPv6 literal.
     private static func isAddressLiteral(_ host: String) -> Bool {
         if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -1,9 +1,7 @@
-import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `/admin/downloads…`: `httpcache download …` and the `/ui/` page while a
-/// proxy serves the folder (token-protected like every admin route).
+/// `/admin/downloads…`: `httpcache download …` and the `/ui/` page while a proxy serves the folder.
 ///
 ///     GET  /admin/downloads[?id=ID]            → AdminDownloadList (one or all)
 ///     POST /admin/downloads/add?url=U[&name=N][&variant=V][&duration=S][&range=A-B] → the record
@@ -37,6 +35,5 @@ enum AdminDownloadRoutes {
 /// `GET /admin/downloads`'s answer.
 package struct AdminDownloadList: Codable, Sendable {
     package var downloads: [DownloadRecord]
-    /// The cache's size limit.
     package var maxBytes: Int64
 }

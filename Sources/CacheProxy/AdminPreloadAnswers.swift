@@ -1,4 +1,3 @@
-import CacheHTTP
 import CacheIO
 import CacheLoading
 
@@ -7,8 +6,7 @@ package struct AdminPreloadStarted: Codable, Sendable {
     package var id: Int
 }
 
-/// `GET /admin/preload?id=N`'s answer: `state` is running, done or failed;
-/// a failure has its `HTTPCacheError` code and text.
+/// `GET /admin/preload?id=N`'s answer: `state` is running, done or failed (with its `HTTPCacheError`).
 package struct AdminPreloadStatus: Codable, Sendable {
     package var id: Int
     package var url: String

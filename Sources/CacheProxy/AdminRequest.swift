@@ -2,23 +2,10 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// What `httpcache cache …` and `httpcache preload` ask of the proxy that
-/// serves a folder: the closed set of `/admin/cache…` and `/admin/preload…`
-/// requests, shared by the admin routes (which decode it) and the CLI's
-/// admin client (which encodes it), so that neither end spells a route or a
-/// query key the other does not know. (`DownloadAction` is the same for
-/// `/admin/downloads…`.)
-///
-///     GET  /admin/cache                        list
-///     POST /admin/cache/remove?url=U           remove one
-///     POST /admin/cache/clear                  remove all
-///     POST /admin/cache/export?url=U&path=P    export a complete resource
-///     POST /admin/cache/import?url=U&path=P[&type=T]
-///     POST /admin/cache/unpin?url=U
-///     POST /admin/cache/purge?url=U | prefix=P | download=ID
-///     POST /admin/preload?url=U[&range=A-B][&variant=V][&duration=S][&language=L][&pin=1]
-///     GET  /admin/preload?id=N
-///     POST /admin/preload/cancel?id=N
+/// What `httpcache cache …` and `httpcache preload` ask of the proxy serving a folder: the closed set
+/// of `/admin/cache…` and `/admin/preload…` requests, shared by the admin routes (decoding) and the
+/// CLI's admin client (encoding), so neither end spells a route or key the other does not know.
+/// `wire` spells each one. (`DownloadAction` is the same for `/admin/downloads…`.)
 package enum AdminRequest: Equatable, Sendable {
     case list
     case remove(url: String)
@@ -31,7 +18,6 @@ package enum AdminRequest: Equatable, Sendable {
     case preloadStatus(id: Int)
     case preloadCancel(id: Int)
 
-    /// What a purge names.
     package enum PurgeTarget: Equatable, Sendable {
         /// Every stored variant of one URL.
         case url(String)
@@ -41,8 +27,7 @@ package enum AdminRequest: Equatable, Sendable {
         case download(String)
     }
 
-    /// The request's method, path (under the admin prefix, without
-    /// `OwnRoutes.prefix`) and query arguments.
+    /// The request's method, path (without `OwnRoutes.prefix`) and query arguments.
     package var wire: (method: String, path: String, query: [String: String]) {
         switch self {
         case .list: ("GET", "/admin/cache", [:])
@@ -61,9 +46,7 @@ package enum AdminRequest: Equatable, Sendable {
         }
     }
 
-    /// The request a route names; nil for a path and method that is none
-    /// of these (another admin route, or 404), an error for one of these
-    /// with missing or bad arguments.
+    /// nil for none of these (another admin route, or 404); an error for missing or bad arguments.
     package static func decode(method: String, path: Substring, query: [String: String]) -> Result<AdminRequest, HTTPCacheError>? {
         let isPost = method == "POST"
         let missing = HTTPCacheError(.invalidArgument, "url and path are required")
@@ -93,7 +76,6 @@ package enum AdminRequest: Equatable, Sendable {
         }
     }
 
-    /// A preload's query arguments (the inverse of `preload(from:)`).
     static func query(of request: PreloadRequest) -> [String: String] {
         var query = ["url": request.url]
         if let range = request.range { query["range"] = "\(range.lowerBound)-\(range.upperBound - 1)" }
@@ -109,8 +91,7 @@ package enum AdminRequest: Equatable, Sendable {
         return query
     }
 
-    /// The preload a query asks for, checked as `MediaCache.preload` checks
-    /// it (same codes and texts).
+    /// The preload a query asks for, checked as `MediaCache.preload` checks it (same codes and texts).
     static func preload(from query: [String: String]) -> Result<PreloadRequest, HTTPCacheError> {
         guard let url = query["url"], OriginURL.parse(url) != nil else {
             return .failure(HTTPCacheError(.invalidArgument, "not an http or https URL: \(query["url"] ?? "")"))

@@ -2,16 +2,12 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `/admin/cache…` and `/admin/preload…` (the typed set `AdminRequest`)
-/// and `/admin/downloads…` (`DownloadAction`): cache management for the CLI
-/// while a proxy serves the folder (the proxy is then its only writer).
-/// Every request must carry the token from the folder's lock file.
+/// `/admin/cache…`, `/admin/preload…` (`AdminRequest`) and `/admin/downloads…` (`DownloadAction`): the CLI's
+/// cache management while a proxy serves (then only writes) the folder; token required.
 enum AdminRoutes {
     typealias Respond = (_ status: Int, _ json: String) -> Void
 
-    /// Runs on the first loop's server (`ProxyServer.isHome`). Answers are
-    /// the wire types of `CacheOperations`; a failure is the `HTTPCacheError`
-    /// itself, so that `httpcache cache …` reports it as it does without a proxy.
+    /// On the first loop's server. A failure is the `HTTPCacheError`: the CLI reports it as without proxy.
     static func handle(_ head: HTTPRequestHead, server: ProxyServer, respond: @escaping Respond) {
         guard isAuthorized(head, server: server) else {
             return fail(HTTPCacheError(.invalidArgument, "missing or wrong X-HTTPCache-Token"), status: 403, respond)
@@ -23,9 +19,8 @@ enum AdminRoutes {
         case .success(let request)?: perform(request, server: server, respond: respond)
         case .failure(let error)?: fail(error, respond)
         case nil:
-            if AdminDownloadRoutes.handle(path: path, query: query, isPost: head.method == "POST", server: server, respond: respond) {
-                return
-            }
+            guard !AdminDownloadRoutes.handle(path: path, query: query, isPost: head.method == "POST",
+                                              server: server, respond: respond) else { return }
             fail(HTTPCacheError(.invalidArgument, "unknown admin request"), status: 404, respond)
         }
     }
@@ -71,14 +66,13 @@ enum AdminRoutes {
         }
     }
 
-    /// Whether the request carries the folder's admin token (compared in
-    /// constant time: the time taken must not tell how much of a guess was right).
+    /// Compared in constant time: the time taken must not tell how much of a guess was right.
     static func isAuthorized(_ head: HTTPRequestHead, server: ProxyServer) -> Bool {
         guard let token = head.headers["x-httpcache-token"] else { return false }
         return ConstantTime.equal(Array(token.utf8), Array(server.adminToken.utf8))
     }
 
-    /// An error answer: the error as JSON, with the status its code suggests.
+    /// The error as JSON, with the status its code suggests.
     static func fail(_ error: HTTPCacheError, status: Int? = nil, _ respond: Respond) {
         let suggested = switch error.code {
         case .notFound: 404
@@ -91,7 +85,6 @@ enum AdminRoutes {
     }
 }
 
-/// `POST /admin/cache/unpin`'s answer.
 package struct AdminUnpinned: Codable, Sendable {
     package var unpinned: Int
 }

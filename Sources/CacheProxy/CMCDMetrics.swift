@@ -1,13 +1,8 @@
 import CacheHTTP
 import CacheLoading
 
-/// What players said in their CMCD (CTA-5004), counted per response: how
-/// many carried it, rebuffers (`bs`), buffer lengths (`bl`, a histogram),
-/// throughput (`mtp`) and bitrates (`br`), object types (`ot`), players
-/// seen (distinct `sid`) and per content (`cid`); hints (`nor`/`nrr`) and
-/// malformed payloads. Bounded: at most `maxSessions` session ids and
-/// `maxContents` content ids are remembered (later ones are counted under
-/// "other" or only as overflow). Loop-confined like `ProxyMetrics`.
+/// Players' CMCD (CTA-5004), counted per response; at most `maxSessions` session ids and `maxContents`
+/// content ids kept (then "other" or overflow). Loop-confined.
 package struct CMCDMetrics: Sendable, Equatable {
     /// Upper bounds of the buffer-length histogram, in milliseconds.
     package static let bufferBounds: [Int64] = [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000]
@@ -21,34 +16,28 @@ package struct CMCDMetrics: Sendable, Equatable {
         package var rebuffers: UInt64 = 0
     }
 
-    /// Responses whose request carried CMCD.
     package private(set) var requests: UInt64 = 0
     /// Requests whose CMCD had a key dropped (unknown, of the wrong type, too long).
     package private(set) var malformed: UInt64 = 0
-    /// Buffer starvations the players reported (`bs`).
+    /// `bs` reported.
     package private(set) var rebuffers: UInt64 = 0
     /// Buffer lengths by bucket (`bufferBounds`, then +Inf), not cumulative.
     package private(set) var bufferBuckets = [UInt64](repeating: 0, count: bufferBounds.count + 1)
     package private(set) var bufferSum: UInt64 = 0
-    /// Measured throughput (`mtp`, kbps): sum and count.
+    /// `mtp` (kbps).
     package private(set) var throughputSum: UInt64 = 0
     package private(set) var throughputCount: UInt64 = 0
-    /// Encoded bitrate of the objects asked for (`br`, kbps): sum and count.
+    /// `br` (kbps).
     package private(set) var bitrateSum: UInt64 = 0
     package private(set) var bitrateCount: UInt64 = 0
-    /// Requests by object type (`ot`: m, a, v, av, i, c, tt, k, o).
+    /// By `ot` (m, a, v, av, i, c, tt, k, o).
     package private(set) var byObjectType: [String: UInt64] = [:]
     /// Session ids seen (at most `maxSessions`); `sessionsOverflow` when more came.
     package private(set) var sessions: Set<String> = []
     package private(set) var sessionsOverflow = false
-    /// Per content id (at most `maxContents`, then "other").
     package private(set) var contents: [String: Content] = [:]
-    /// Hints by what became of them.
     package private(set) var hints: [HintOutcome: UInt64] = [:]
 
-    package init() {}
-
-    /// One request's CMCD, counted once when its response is done.
     package mutating func record(_ cmcd: CMCD) {
         requests += 1
         if cmcd.malformed > 0 { malformed += 1 }
@@ -88,10 +77,8 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     package mutating func hint(_ outcome: HintOutcome) { hints[outcome, default: 0] += 1 }
 
-    /// Buffer lengths counted.
     package var bufferCount: UInt64 { bufferBuckets.reduce(0, &+) }
 
-    /// Adds another loop's counts (sessions and contents stay bounded).
     package mutating func add(_ other: CMCDMetrics) {
         requests &+= other.requests
         malformed &+= other.malformed
@@ -115,8 +102,7 @@ package struct CMCDMetrics: Sendable, Equatable {
 
     // MARK: rendering
 
-    /// The buffer-length histogram as rendered: each upper bound (`bound`'s text, then "+Inf") with
-    /// the count at or below it.
+    /// Each upper bound (`bound`'s text, then "+Inf") with the count at or below it.
     private func cumulativeBuckets(_ bound: (Int64) -> String) -> [(String, UInt64)] {
         var cumulative: UInt64 = 0
         return bufferBuckets.enumerated().map { index, count in
@@ -125,7 +111,6 @@ package struct CMCDMetrics: Sendable, Equatable {
         }
     }
 
-    /// The `cmcd` object of `/stats`.
     func json(hintsFetched: UInt64, hintsFailed: UInt64) -> String {
         func object(_ pairs: [(String, String)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
@@ -150,7 +135,6 @@ package struct CMCDMetrics: Sendable, Equatable {
         ])
     }
 
-    /// The `httpcache_cmcd_*` families of `/metrics`.
     func prometheus(into text: inout PrometheusText, hintsFetched: UInt64, hintsFailed: UInt64) {
         text.family("httpcache_cmcd_requests_total", .counter, "Responses to requests carrying CMCD (CTA-5004).",
                     String(requests))

@@ -1,20 +1,13 @@
-/// How a response was answered, for metrics and the access log.
-///
-/// The raw values are part of the stable outputs (`/stats`, `/metrics`, the
-/// access log): never rename them.
+/// How a response was answered; the raw values are stable outputs (`/stats`, `/metrics`, access log).
 package enum CacheStatus: String, Sendable, Hashable, CaseIterable {
-    /// Every body byte came from the disk cache.
     case hit = "HIT"
-    /// Every body byte had to be fetched from the origin.
     case miss = "MISS"
     /// Some bytes from the cache, the missing gaps from the origin.
     case partial = "PARTIAL"
     /// Answered without the cache: /ping, /stats, admin, errors found before any lookup.
     case bypass = "BYPASS"
 
-    /// The status for a response that served `fromCache` bytes from disk and
-    /// `fromOrigin` bytes fetched for it. A response with no body bytes at all
-    /// (HEAD, 416, a 304-like answer) counts as a hit: the cache answered it.
+    /// A response with no body bytes at all (HEAD, 416, a 304-like answer) is a hit: the cache answered it.
     package static func classify(fromCache: UInt64, fromOrigin: UInt64) -> CacheStatus {
         switch (fromCache > 0, fromOrigin > 0) {
         case (_, false): return .hit

@@ -1,22 +1,15 @@
 import CacheHTTP
-import CacheLoading
 
-// Players' telemetry (CTA-5004 CMCD) on the way in: read once per request,
-// counted with its response (metrics, access log), its next-object hint
-// fetched in the background. Never part of the cache key, never an error.
+// Players' CMCD (CTA-5004): counted with the response, hint fetched; never in the key, never an error.
 
 extension ClientConnection {
-    /// Reads the CMCD of a request for `origin` (through a proxy URL:
-    /// `proxyTarget`, its target; forward and reverse proxying: `apart`,
-    /// whether the request has an entry of its own, apart from the proxy
-    /// URLs', nil for a proxy URL's request). A request without any costs one
-    /// scan of its target and field names (`CMCD.mayBePresent`).
+    /// `proxyTarget`: a proxy URL's target; `apart` (forward and reverse proxying): whether the request
+    /// has an entry of its own. A request without CMCD costs one scan of its target and field names.
     func readCMCD(_ head: HTTPRequestHead, origin: OriginURL, proxyTarget: String? = nil, apart: Bool? = nil) {
         guard CMCD.mayBePresent(target: head.target, headers: head.headers),
               let cmcd = CMCD.parse(target: head.target, headers: head.headers) else { return }
         record?.cmcd = cmcd
-        // A request handed over by another loop had its hint taken there.
-        // A LAN client of proxy URLs may only fetch what its signed URLs name: its hints are not followed.
+        // Handed over: the hint was taken on the other loop. LAN proxy-URL clients' hints are not followed.
         guard !resumingHandOver, head.method == "GET", server.engine.configuration.followsCMCDHints,
               proxyTarget == nil || server.access.mode != .lan || (peer?.isLoopback ?? false),
               let hint = CMCDHint(cmcd, origin: origin, proxyTarget: proxyTarget) else { return }

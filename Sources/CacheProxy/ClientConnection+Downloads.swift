@@ -1,23 +1,17 @@
 import CacheHTTP
-import CacheIO
-import CacheLoading
 
 // The downloads' event stream (Server-Sent Events), the `/ui/` page and `/`'s pointer to it.
 
 extension ClientConnection {
-    /// `GET /admin/downloads/events` (token checked): the stream is the
-    /// response in flight (`DownloadEventStream`).
+    /// `GET /admin/downloads/events` (token checked): the stream is the response in flight.
     func streamDownloadEvents(_ head: HTTPRequestHead) {
         let stream = DownloadEventStream(connection: self, downloads: server.engine.downloads)
         exchange = stream
         stream.start(loop: server.loop)
     }
 
-    /// `GET /ui/`: the downloads and cache page, for loopback clients of a
-    /// loopback proxy only (the admin routes' policy; a LAN-mode proxy never
-    /// serves it). It carries the admin token for its own requests: only a
-    /// same-origin page can read it (no CORS headers are ever sent), and the
-    /// Host check keeps rebinding pages out.
+    /// `GET /ui/`, loopback clients of a loopback proxy only: it carries the admin token, which only a
+    /// same-origin page can read (no CORS headers), and the Host check keeps rebinding pages out.
     func handlePage(_ head: HTTPRequestHead) {
         guard server.access.mode == .loopback else {
             return respondSimple(404, "Not found\n", keepAlive: head.keepAlive, head: head)
@@ -29,9 +23,7 @@ extension ClientConnection {
                       contentType: "text/html; charset=utf-8")
     }
 
-    /// `GET /` of a loopback proxy (`/_httpcache/` in reverse mode, whose
-    /// `/` is the origin's): a redirect to the page, with a link for clients
-    /// that do not follow it. It carries nothing of the page's: no token.
+    /// `GET /`: a redirect to the page (with a link for clients that do not follow it), and no token.
     func respondToRoot(_ head: HTTPRequestHead, prefixed: Bool) {
         let page = (prefixed ? OwnRoutes.prefix : "") + "/ui/"
         respondSimple(302, DownloadsPage.rootHTML(pagePath: page), keepAlive: head.keepAlive, head: head,

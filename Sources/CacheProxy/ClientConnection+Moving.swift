@@ -1,18 +1,11 @@
 import CacheHTTP
-import CacheIO
-import CacheLoading
-import CacheStorage
 
-// Moving a connection between loops: to the loop that must answer a request
-// (it owns the resource), and back home once idle.
+// Moving a connection between loops: to the loop that must answer a request, and back home once idle.
 
 extension ClientConnection {
-    /// Goes on where the other loop left off: answers the request it was
-    /// handed over with, or waits idle for the next one (with its timeout).
+    /// Answers the request it was handed over with, or waits idle for the next one.
     func resume(_ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
-        guard let request else {
-            return setTimer(server.configuration.connection.keepAliveTimeout)
-        }
+        guard let request else { return setTimer(server.configuration.connection.keepAliveTimeout) }
         guard events.begin() else { return }  // a connection just adopted: nothing drives it yet
         resumingHandOver = true
         handle(request.head, body: request.body)
@@ -20,10 +13,7 @@ extension ClientConnection {
         processPending()
     }
 
-    /// Hands the connection (its socket, its machine with any pipelined
-    /// bytes) to another loop's server: with a request to answer, or to its
-    /// home loop's, idle. Nothing is queued between
-    /// responses, so the socket detaches whole.
+    /// To another loop, with a request or idle home. Nothing is queued between responses: it detaches whole.
     func move(to link: LoopLink, _ request: (head: HTTPRequestHead, body: [UInt8]?)?) {
         guard !socket.isClosed else { return }
         let reading = socket.isReading
@@ -41,7 +31,6 @@ extension ClientConnection {
         link.run { $0.adopt(moved) }  // if that loop is gone, `handed` closes the socket
     }
 
-    /// This loop cannot answer the request: shard `index`'s loop will.
     func handOver(_ head: HTTPRequestHead, body: [UInt8]? = nil, to index: Int) {
         moving = (head, body, server.peers[index])
         if events.begin() { processPending() }  // else the drive holding it moves the connection when done

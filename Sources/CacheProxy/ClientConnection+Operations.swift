@@ -1,13 +1,10 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
 
-// The routes an operator uses on a running proxy: PURGE, the health
-// routes (/livez, /readyz) and the answers while draining.
+// The routes an operator uses on a running proxy: PURGE, /livez, /readyz and answers while draining.
 
 extension ClientConnection {
-    /// `/livez` (200 while the process runs) and `/readyz` (200 while
-    /// serving, 503 while starting or draining); nil for another path.
+    /// `/livez`: 200 while the process runs; `/readyz`: 200 while serving, else 503. nil for another path.
     func healthAnswer(path: Substring.UTF8View) -> (status: Int, body: String)? {
         if path.elementsEqual("/livez".utf8) { return (200, "live\n") }
         guard path.elementsEqual("/readyz".utf8) else { return nil }
@@ -15,18 +12,14 @@ extension ClientConnection {
         return (503, server.isDraining ? "Not ready: draining\n" : "Not ready: starting\n")
     }
 
-    /// While draining, a request on a connection still open gets its health
-    /// answer or 503, and the connection closes after it.
+    /// While draining, a request gets its health answer or 503, and the connection closes after it.
     func respondDraining(_ head: HTTPRequestHead, path: Substring.UTF8View) {
         let (status, body) = healthAnswer(path: path) ?? (503, "Service unavailable: the proxy is shutting down\n")
         respondSimple(status, body, keepAlive: false, head: head, extra: status == 503 ? [("Retry-After", "1")] : [])
     }
 
-    /// `PURGE` of a proxy URL, or (forward and reverse mode) of the URL
-    /// itself: every stored variant goes at once (200 with `{"purged":N}`,
-    /// 404 when nothing was stored). Admin policy, Host check included
-    /// (`AccessPolicy.purgeVerdict`): a loopback peer naming a loopback host,
-    /// or the admin token of the folder's lock file in `X-HTTPCache-Token`.
+    /// `PURGE` of a proxy URL, or (forward and reverse mode) of the URL itself: every stored variant
+    /// goes at once (200 with `{"purged":N}`, 404 when nothing was stored). `AccessPolicy.purgeVerdict`.
     func handlePurge(_ head: HTTPRequestHead, host: HostFacts) {
         if let error = host.error {
             return respondSimple(400, "Bad request: \(error.rawValue)\n", keepAlive: false, head: head)
@@ -61,9 +54,7 @@ extension ClientConnection {
         }
     }
 
-    /// The origin URL a PURGE names: a proxy URL's (either form, also under
-    /// `/_httpcache/`, as routing reads them), an absolute target, or a path
-    /// on the reverse-proxy origin.
+    /// A proxy URL's origin (either form, also under `/_httpcache/`), an absolute target, or a reverse path.
     private func purgedURL(_ target: String) -> OriginURL? {
         let proxyTarget = OwnRoutes.unprefixed(target) ?? target
         if ProxyURL.isProxyTarget(proxyTarget) { return ProxyURL.originURL(fromTarget: proxyTarget) }

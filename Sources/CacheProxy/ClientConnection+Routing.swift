@@ -1,11 +1,6 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
-import CacheUpstream
 
-// The router: which route answers a request head (/ping, /stats, /admin,
-// proxy URLs, forward and reverse proxying) and the exchange it starts.
 
 extension ClientConnection {
     func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
@@ -66,13 +61,12 @@ extension ClientConnection {
             return serve(hit, head: head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey,
                          transparent: false, owner: owner)
         }
-        // The CMCD a player appended to its proxy URL goes to the origin with a miss (the key stays the entry's).
-        if record?.cmcd != nil, let carried = CMCD.carried(from: head.target, to: origin.urlString),
-           let url = OriginURL.parse(carried) {
-            // `urlString` stays the proxy URL's own: what decryption and rewriting look up.
-            return startExchange(head, url: url, urlString: origin.urlString, storeKey: origin.storeKey)
-        }
-        startExchange(head, url: origin.url, urlString: origin.urlString, storeKey: origin.storeKey)
+        // The CMCD a player appended to its proxy URL goes to the origin with a miss (the key stays the
+        // entry's); `urlString` stays the proxy URL's own: what decryption and rewriting look up.
+        let carried = record?.cmcd == nil ? nil
+            : CMCD.carried(from: head.target, to: origin.urlString).flatMap(OriginURL.parse)
+        startExchange(head, url: carried ?? origin.url, urlString: origin.urlString,
+                      storeKey: origin.storeKey)
     }
 
     private func startExchange(_ head: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
@@ -83,10 +77,8 @@ extension ClientConnection {
         exchange.start()
     }
 
-    /// Forward and reverse proxy modes: the same cache, as a transparent intermediary.
-    /// GET and HEAD without a body go through the cache; any other request
-    /// passes through to the origin uncached, with its body. A HEAD of
-    /// something not stored passes through too: a HEAD never fetches a body.
+    /// Forward and reverse modes: GET and HEAD without a body go through the cache; anything else passes
+    /// through with its body (a HEAD of something not stored too: it never fetches a body).
     enum Admission {
         case transparent(TargetCache.Entry)
         case tunnel(host: String, port: Int)
@@ -94,10 +86,7 @@ extension ClientConnection {
         case refuse(status: Int, reason: String, keepAlive: Bool)
     }
 
-    /// Where a request goes and whether it may: the intermediary checks
-    /// (Host present and single, Via loops), the mode the target selects,
-    /// then who may use it (Host, LAN signatures, loopback-only routes,
-    /// allowed destinations). Decided from the head alone, before any body.
+    /// Where a request goes and whether it may (`RequestRoute`, then `AccessPolicy`), from the head alone.
     func admission(_ head: HTTPRequestHead, host: HostFacts) -> Admission {
         let loopback = peer?.isLoopback ?? false
         let own = OwnRoutes.unprefixed(head.target)
@@ -134,9 +123,8 @@ extension ClientConnection {
 
     func handleTransparent(_ head: HTTPRequestHead, origin: TargetCache.Entry, body: [UInt8]?) {
         let (url, urlString, primary) = (origin.url, origin.urlString, origin.storeKey)
-        // A request whose origin fields differ from what a proxy URL sends keeps an
-        // entry of its own (stored with its URL's owner, as variants are): what its
-        // fields made the origin answer never reaches proxy-URL (and LAN) clients.
+        // Origin fields unlike a proxy URL's get an entry of their own (with the URL's owner, as variants):
+        // what they made the origin answer never reaches proxy-URL (and LAN) clients.
         let apart = proxyURLFields.differs(head.headers, forwarded: server.engine.configuration.upstream.forwardedHeaders)
         let storeKey = apart ? server.engine.store.transparentKey(primary: primary) : primary
         readCMCD(head, origin: url, apart: apart)
@@ -146,8 +134,7 @@ extension ClientConnection {
             return answerFromCopy(head, url: url, urlString: urlString, storeKey: storeKey, owner: owner,
                                   transparent: true)
         }
-        // The owner's own plain hits come from its copy, as a proxy URL's do:
-        // one lookup, the open data file, one send (no reader, no planner).
+        // The owner's own plain hits come from its copy, as a proxy URL's do (no reader, no planner).
         if cacheable, let hit = localCopy(head, url: url, storeKey: storeKey), hit.transparentTTL != nil {
             return serve(hit, head: head, url: url, urlString: urlString, storeKey: storeKey, transparent: true,
                          owner: owner)

@@ -1,10 +1,7 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
 
-// Responses written at once: /stats and /metrics, the admin routes, short
-// error and status responses, and rejections of unparsable heads.
+// Responses written at once: stats, admin routes, short answers, rejections of unparsable heads.
 
 extension ClientConnection {
     func handleStats(_ head: HTTPRequestHead) {
@@ -32,7 +29,7 @@ extension ClientConnection {
     }
 
     func respondSimple(_ status: Int, _ body: String, keepAlive: Bool, head: HTTPRequestHead,
-                               extra: [(String, String)] = [], contentType: String = "text/plain; charset=utf-8") {
+                       extra: [(String, String)] = [], contentType: String = "text/plain; charset=utf-8") {
         record?.status = status
         let bytes = server.heads.simple(status, body, keepAlive: keepAlive, extra: extra,
                                         includeBody: head.method != "HEAD", contentType: contentType)
@@ -40,7 +37,7 @@ extension ClientConnection {
         exchangeFinished(keepAlive: keepAlive)
     }
 
-    /// Answers a request that could not be parsed; the machine closes after it.
+    /// The machine closes after it.
     func reject(_ error: HeadParseError) {
         server.logger.info("bad request", metadata: ["client": "\(peerText)", "error": "\(error)"])
         server.responded(ResponseRecord(client: peerText, method: "-", target: "-", status: error.status, cache: .bypass,

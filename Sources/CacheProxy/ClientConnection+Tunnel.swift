@@ -3,8 +3,7 @@ import CacheHTTP
 // CONNECT: the connection becomes a byte tunnel to the origin (`Tunnel`).
 
 extension ClientConnection {
-    /// Starts reaching `host:port` for an admitted CONNECT; the tunnel
-    /// answers the request (200 and the relay, or a refusal).
+    /// Starts reaching `host:port` for an admitted CONNECT; the tunnel answers (200 or a refusal).
     func openTunnel(_ head: HTTPRequestHead, host: String, port: Int) {
         guard server.tunnelQuota.admit(clientKey) else {
             let quota = server.tunnelQuota
@@ -21,11 +20,10 @@ extension ClientConnection {
         tunnel.start()
     }
 
-    /// The tunnel ended (refused, failed or closed): its place is free.
+    /// Refused, failed or closed: its place is free.
     func tunnelEnded() { server.tunnelQuota.release(clientKey) }
 
-    /// The tunnel answered 200: the machine lets go of the connection and
-    /// hands over the bytes it buffered after the CONNECT head.
+    /// The tunnel answered 200: the machine lets go and hands over what it buffered after the head.
     func tunnelOpened(_ tunnel: Tunnel) {
         guard exchange === tunnel else { return }
         drive(.tunnelOpened)

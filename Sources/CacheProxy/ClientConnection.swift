@@ -1,19 +1,11 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
 import CacheStorage
 import CacheUpstream
-import Logging
 
-/// Drives one client connection: feeds socket and exchange events into its
-/// `ConnectionStateMachine` and performs the actions it returns.
-///
-/// Events raised while actions run (an exchange that finishes at once, say)
-/// are queued and handled by the loop in `run`, never by calling back into
-/// the machine, so the stack depth stays constant however many requests a
-/// client pipelines. Kept alive by its socket until the socket closes.
+/// Drives one client connection's `ConnectionStateMachine`. Events raised while acting are queued for
+/// `processPending` (the stack stays flat however deep the pipeline). Its socket keeps it alive.
 final class ClientConnection: SocketDelegate {
-    /// Something that happened while the machine was busy acting.
     enum Event {
         case bytes([UInt8])
         case eof
@@ -31,12 +23,10 @@ final class ClientConnection: SocketDelegate {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) var machine: ConnectionStateMachine
     @exclusivity(unchecked) var events = EventQueue<Event>()
-    /// The response in flight, if it is not answered at once.
     var exchange: ActiveExchange?
     /// Once a CONNECT is answered 2xx: the tunnel every socket event goes to.
     var tunnel: Tunnel?
     var timer: Deadline?
-    /// Data files with sendfile ranges still queued on the socket.
     var filesInFlight: [DataFile] = []
     /// The peer, read once (access log, loopback-only routes).
     let peer: SocketAddress?
@@ -45,21 +35,16 @@ final class ClientConnection: SocketDelegate {
     private var pipelineFilled = false
     /// The client's address without its port: connections are limited per client.
     let clientKey: String
-    /// The response in flight, for the metrics and the access log.
     var record: ResponseRecord?
     var sentBefore: UInt64 = 0
     var hostMemo = HostFacts.Memo()
     /// Whether a transparent request's fields keep it apart from the proxy URLs' entry, by field names.
     var proxyURLFields = UpstreamHeaders.ProxyURLFieldsMemo()
-    /// A request another loop must answer (it owns the resource, or it is
-    /// the first loop and this is admin or stats): the connection goes there
-    /// with it once the machine's current actions are done.
+    /// A request another loop must answer: the connection goes there once the current actions are done.
     var moving: (head: HTTPRequestHead, body: [UInt8]?, to: LoopLink)?
     /// While a request another loop handed over is routed here (its CMCD hint was taken there).
     var resumingHandOver = false
-    /// For a connection another loop handed over with a request: that loop,
-    /// where it goes back once idle (so its later requests are routed from
-    /// there again and the loops stay balanced).
+    /// Handed over with a request: the loop it goes back to once idle (so the loops stay balanced).
     let home: LoopLink?
 
     init(socket: Socket, server: ProxyServer) {
@@ -74,8 +59,7 @@ final class ClientConnection: SocketDelegate {
         perform(machine.handle(.started))
     }
 
-    /// A connection handed over by another loop: in the middle of a request
-    /// (to the loop that must answer it), or idle (back home).
+    /// A connection handed over by another loop: mid-request (to the loop that must answer it), or idle.
     init(moved: MovedConnection, socket: Socket, server: ProxyServer) {
         self.socket = socket
         self.server = server
@@ -97,19 +81,15 @@ final class ClientConnection: SocketDelegate {
         return String(text[..<colon])
     }
 
-    /// When the connection last became idle (a stamp from the server).
     private(set) var idleSince: UInt64 = 0
 
     /// No request in flight nor begun: the one to close first at the cap.
     var isIdle: Bool { machine.state == .awaitingHead && machine.unparsed == 0 }
 
-    /// Closed by the server (to make room for a new client, or stopping). It
-    /// leaves the server's count at once (the socket's close is
-    /// asynchronous), so a burst of newcomers closes one idle connection
-    /// each, not the same one again.
+    /// Closed by the server (to make room, or stopping). It leaves the server's count at once (the
+    /// socket's close is asynchronous), so a burst of newcomers closes one idle connection each.
     func close() {
-        // A response still in flight is counted and logged now, while the
-        // access log is open (a server stopping closes it right after).
+        // A response in flight is counted and logged now, while the access log is open.
         if record != nil { endResponse() }
         server.connectionClosed(self)
         socket.close()
@@ -117,16 +97,13 @@ final class ClientConnection: SocketDelegate {
 
     // MARK: the driver
 
-    /// Feeds one event to the machine and performs its actions, then every
-    /// event those actions raised, in order. An event arriving while this
-    /// runs is only queued: the loop below picks it up.
+    /// Feeds an event to the machine, performs its actions, then the events they raised; a nested one queues.
     func drive(_ event: Event) {
         guard events.push(event) else { return }
         processPending()
     }
 
-    /// Handles the queue until it is empty; the caller holds the drive
-    /// (`events.push` or `events.begin` said so).
+    /// Handles the queue until it is empty; the caller holds the drive (`events.push` or `begin`).
     func processPending() {
         while let next = events.next() {
             let actions: [ConnectionStateMachine.Action]
@@ -161,8 +138,7 @@ final class ClientConnection: SocketDelegate {
             case .handle(let head): handle(head)
             case .handleWithBody(let head, let body): handle(head, body: body)
             case .admitBody(let head):
-                // Only a transparent request the policy allows passes a body on; any
-                // other is refused before its body is read (`handle` answers it).
+                // Only a transparent request the policy allows passes a body on; others are refused unread.
                 let admitted = if case .transparent = admission(head, host: hostMemo.facts(for: head)) { true } else { false }
                 drive(admitted ? .bodyAdmitted : .bodyRefused)  // queued: this runs inside a drive
             case .sendContinue: socket.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -191,22 +167,19 @@ final class ClientConnection: SocketDelegate {
         if let timer {
             timer.reset(milliseconds: milliseconds)
         } else {
-            // Unowned, not weak: a weak reference gives the connection a side
-            // table, which slows every retain and release of it on the hit path.
-            // The deadline is this connection's own and stops with it.
+            // Unowned, not weak: a weak reference gives the connection a side table, which slows
+            // every retain and release of it on the hit path. The deadline stops with the connection.
             timer = Deadline(on: server.loop, after: milliseconds) { [unowned self] in
                 self.drive(.timer)
             }
         }
     }
 
-    // Requests: ClientConnection+Routing (which route answers), +PlainHits,
-    // +SimpleResponses (stats, admin, errors), +Moving (to another loop).
+    // Requests: ClientConnection+Routing, +PlainHits, +SimpleResponses, +Moving (to another loop).
 
     // MARK: used by the exchange (which writes plain bytes on `socket` itself)
 
-    /// A response head and the first file range of its body, in one packet when small.
-    /// An encrypted file is decrypted as the socket takes it, never sent as it is.
+    /// A head and the first file range of its body, in one packet when small (encrypted: decrypted as sent).
     func write(head: [UInt8], thenSendFile file: DataFile, _ range: Range<Int64>) {
         if let cipher = file.cipher {
             socket.send(head: head, encrypted: file.fd, cipher: cipher, offset: range.lowerBound, count: Int(range.count))
@@ -225,10 +198,8 @@ final class ClientConnection: SocketDelegate {
         keepUntilSent(file)
     }
 
-    /// A file stays open while its ranges are queued. Sent at once (the
-    /// usual case), nothing is queued and no drain will be reported: the
-    /// files are let go now, or a keep-alive connection would hold every
-    /// file it ever sent (and a burst of misses run out of descriptors).
+    /// A file stays open while its ranges are queued. Sent at once (usual), no drain comes: let go now, or a
+    /// keep-alive connection would hold every file it sent (and misses run out of descriptors).
     private func keepUntilSent(_ file: DataFile) {
         if socket.queuedBytes == 0 {
             filesInFlight.removeAll()
@@ -237,20 +208,16 @@ final class ClientConnection: SocketDelegate {
         }
     }
 
-    /// The response queued its last byte. It stays current (its resource in
-    /// use, the next request waiting) until the socket has sent it.
+    /// It stays current (its resource in use, the next request waiting) until the socket has sent it.
     func exchangeFinished(keepAlive: Bool) {
         drive(.responseQueued(keepAlive: keepAlive))
     }
 
-    /// Ends a response that cannot be completed: the bytes already queued
-    /// (all of them right) still go out, then the connection closes, so the
-    /// client gets every byte the proxy had and sees a short body.
+    /// A response that cannot be completed: what is queued still goes out, then the connection closes.
     func abort() {
         drive(.responseAborted)
     }
 
-    /// The response in flight is sent or given up: count it, release its resource.
     func endResponse() {
         idleSince = server.nextIdleStamp()
         if var done = record {

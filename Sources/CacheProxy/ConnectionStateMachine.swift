@@ -1,8 +1,7 @@
 import CacheHTTP
 
-/// The life of one client connection as a value: socket and exchange events
-/// in, actions out. No I/O happens here; `ClientConnection` performs the
-/// actions and feeds back the events they raise (queued, never re-entrant).
+/// The life of one client connection as a value: socket and exchange events in, actions out.
+/// `ClientConnection` performs the actions and feeds back the events they raise (queued, never re-entrant).
 ///
 /// ```
 ///                 head parsed                       response queued + socket drained
@@ -16,103 +15,74 @@ import CacheHTTP
 ///                                        socket closed (any state) ──▶ closed ◀──────┘
 /// ```
 ///
-/// One response is in flight at a time (HTTP/1.1 answers in order). Requests
-/// pipelined behind it wait as raw bytes in `buffer`, which is bounded:
-/// reading pauses while it is full and resumes as requests are taken from it,
-/// so neither a fast pipeliner nor a client that never reads grows memory.
-/// The next request starts only once the previous response has left the
-/// socket's queue.
+/// One response is in flight at a time (HTTP/1.1 answers in order). Pipelined requests wait as raw
+/// bytes in `buffer`, which is bounded (reading pauses while it is full), so neither a fast pipeliner
+/// nor a client that never reads grows memory. The next request starts once the previous response
+/// has left the socket's queue.
 package struct ConnectionStateMachine {
     package enum State: Equatable {
         /// No response in flight; the buffer holds at most a partial head.
         case awaitingHead
-        /// A head with a body was parsed: its route and access are being
-        /// decided (`admitBody`) before a byte of the body is read.
+        /// A head with a body: its route and access are decided (`admitBody`) before a byte of it is read.
         case admittingBody
-        /// A head with a body was parsed and admitted; its body is being collected
-        /// (bounded) before the request is handled.
+        /// The admitted body is being collected (bounded) before the request is handled.
         case readingBody
-        /// A response is being produced. `queued` is set once the exchange
-        /// has handed the socket its last byte (with its keep-alive verdict).
+        /// `queued` is set once the exchange handed the socket its last byte (with its keep-alive verdict).
         case responding(queued: Bool?)
-        /// The last response is queued; the socket closes once it is sent.
         case draining
-        /// A CONNECT was answered 2xx: the connection's bytes are the
-        /// tunnel's, which reads, times and closes it from now on.
+        /// A CONNECT was answered 2xx: the tunnel reads, times and closes the connection from now on.
         case tunneling
         case closed
     }
 
     package enum Action: Equatable {
-        /// Route and answer this request.
         case handle(HTTPRequestHead)
-        /// Decide whether this request's body may be read (its route and
-        /// access allow it); the driver answers `bodyAdmitted` or `bodyRefused`.
+        /// May this request's body be read? The driver answers `bodyAdmitted` or `bodyRefused`.
         case admitBody(HTTPRequestHead)
-        /// Route and answer this request, whose body was read whole.
         case handleWithBody(HTTPRequestHead, [UInt8])
-        /// Send an interim "100 Continue": the client waits for it before
-        /// sending its body (RFC 9110 §10.1.1).
+        /// Interim "100 Continue": the client waits for it before sending its body (RFC 9110 §10.1.1).
         case sendContinue
-        /// Answer a malformed request with this error, then drain and close.
         case reject(HeadParseError)
         case startReading
         case stopReading
         /// (Re)arm the connection's single timer; nil cancels it.
         case setTimer(milliseconds: UInt64?)
-        /// Close once queued bytes are sent.
         case closeAfterDrain
-        /// Close now, dropping anything queued.
         case closeNow
         /// The response in flight is sent (or given up): release what it holds.
         case endResponse
-        /// The connection became a tunnel: these bytes, received after the
-        /// CONNECT head, go to the origin first.
+        /// Now a tunnel: these bytes, read after the CONNECT head, go to the origin first.
         case startTunnel(leftover: [UInt8])
     }
 
-    /// What happens to the connection: socket events, and the driver's
-    /// answers to actions (`admitBody`, the exchange's end).
+    /// Socket events, and the driver's answers to actions (`admitBody`, the exchange's end).
     package enum Event {
-        /// The connection was accepted.
         case started
-        /// Bytes arrived (valid during `handle` only). A whole request in one
-        /// read (the usual case) is parsed where it lies, without copying.
+        /// Valid during `handle` only. A whole request in one read (the usual case) is parsed in place.
         case bytesRead(UnsafeRawBufferPointer)
-        /// The peer closed its sending side.
         case peerFinished
-        /// The current exchange handed the socket its last byte; `drained`:
-        /// the socket's queue is already empty.
+        /// The exchange handed the socket its last byte; `drained`: the socket's queue is already empty.
         case responseQueued(keepAlive: Bool, drained: Bool)
-        /// The body of the request being admitted may be read.
         case bodyAdmitted
         /// The request being admitted is answered with a refusal, its body unread.
         case bodyRefused
-        /// The CONNECT in flight was answered 2xx.
         case tunnelOpened
-        /// The socket's output queue became empty.
         case socketDrained
-        /// The response cannot be completed.
         case responseAborted
         /// The timer fired; the socket's progress now.
         case timerFired(SendProgress)
-        /// The socket is gone.
         case socketClosed
     }
 
     package struct Settings: Sendable {
-        /// Milliseconds an idle keep-alive connection is kept.
         package var keepAliveTimeout: UInt64
-        /// Milliseconds a client has for a whole request head, from its first
-        /// byte; never longer than `keepAliveTimeout`.
+        /// Milliseconds for a whole request head, from its first byte; never longer than `keepAliveTimeout`.
         package var headTimeout: UInt64
-        /// Milliseconds a client may accept no byte of a response queued for
-        /// it before the connection is closed and its buffers freed.
+        /// Milliseconds a client may accept no byte of a queued response before it is closed.
         package var sendTimeout: UInt64
         /// Most unparsed bytes buffered (pipelined requests); reading pauses past it.
         package var maxBuffered = 64 << 10
-        /// Largest request body collected for a pass-through request; larger
-        /// ones get 413. Reading goes on only while a body is short of it.
+        /// Largest pass-through request body collected; larger ones get 413.
         package var maxRequestBody = 8 << 20
         package var limits = HeadLimits()
 
@@ -124,46 +94,33 @@ package struct ConnectionStateMachine {
     }
 
     package private(set) var state: State = .awaitingHead
-    /// Bytes received; those from `cursor` on are not parsed yet (partial or
-    /// pipelined requests). Taking a request moves `cursor` instead of moving
-    /// the rest of the buffer, so a deep pipeline costs no quadratic copying.
+    /// Bytes received; those from `cursor` on are not parsed yet. Taking a request moves `cursor`,
+    /// not the rest of the buffer, so a deep pipeline costs no quadratic copying.
     private var buffer: [UInt8] = []
     private var cursor = 0
-    /// The peer finished sending (EOF).
     package private(set) var peerClosed = false
-    /// Whether the socket is being read: derived from the rules in `readingWanted`,
-    /// remembered only to emit start/stop on a change.
+    /// Derived from `readingWanted`, remembered only to emit start/stop on a change.
     package private(set) var reading = false
-    /// The timer as last set; nil while off.
     private var timer: Timer?
     private let settings: Settings
-    /// The request whose body is being read (state `readingBody`).
+    /// The request whose body is being admitted or read.
     private var bodyHead: HTTPRequestHead?
     private var body: RequestBody?
     private var bodyFraming: RequestBody.Framing?
-    /// The request in flight has a body that was refused unread: the
-    /// connection closes after its response (the body's bytes would be taken
-    /// for the next request).
+    /// The request in flight has a body refused unread: the connection closes after its response
+    /// (the body's bytes would be taken for the next request).
     private var bodyUnread = false
 
     private enum Timer: Equatable { case keepAlive, head, send }
 
-    /// What the socket reports when the send timer ticks.
     package struct SendProgress: Equatable, Sendable {
-        /// Total bytes the socket has sent so far.
         package var bytesSent: UInt64
         /// Bytes queued and not yet sent.
         package var queued: Int
-        package init(bytesSent: UInt64, queued: Int) {
-            self.bytesSent = bytesSent
-            self.queued = queued
-        }
     }
 
-    /// The send timer ticks this many times per `sendTimeout`: a client is
-    /// closed once that many ticks in a row saw bytes waiting and none sent,
-    /// i.e. after between 1 and 1⅛ timeouts without progress. Ticking
-    /// (instead of timing each send) keeps the machine free of clocks.
+    /// Ticks per `sendTimeout`: a client is closed once that many in a row saw bytes waiting and none sent (1
+    /// to 1⅛ timeouts without progress). Ticking keeps the machine free of clocks.
     package static let sendTicksPerTimeout: UInt64 = 8
     /// Bytes sent at the last tick (nil: none since the response began).
     private var lastBytesSent: UInt64?
@@ -192,12 +149,7 @@ package struct ConnectionStateMachine {
         }
     }
 
-    private mutating func start() -> [Action] {
-        var actions: [Action] = []
-        updateTimer(&actions)
-        updateReading(&actions)
-        return actions
-    }
+    private mutating func start() -> [Action] { settle() }
 
     private mutating func bytesRead(_ bytes: UnsafeRawBufferPointer) -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
@@ -246,7 +198,6 @@ package struct ConnectionStateMachine {
         return drained ? socketDrained() : []
     }
 
-    /// The driver decided the body of the request being admitted may be read:
     /// "100 Continue" (when asked for) goes out now, then the body is read.
     private mutating func bodyAdmitted() -> [Action] {
         guard state == .admittingBody, let head = bodyHead, let framing = bodyFraming else { return [] }
@@ -258,14 +209,10 @@ package struct ConnectionStateMachine {
             actions.append(.sendContinue)
         }
         continueBody(&actions)
-        updateTimer(&actions)
-        updateReading(&actions)
-        return actions
+        return settle(actions)
     }
 
-    /// The driver refused the request being admitted: it is handled (the
-    /// driver answers it with its refusal) without reading its body, and the
-    /// connection closes after the answer.
+    /// The refused request is answered with its body unread; the connection closes after the answer.
     private mutating func bodyRefused() -> [Action] {
         guard state == .admittingBody, let head = bodyHead else { return [] }
         state = .responding(queued: nil)
@@ -275,24 +222,17 @@ package struct ConnectionStateMachine {
         // What follows the head is that body, never another request.
         buffer = []
         cursor = 0
-        var actions: [Action] = [.handle(head)]
-        updateTimer(&actions)
-        updateReading(&actions)
-        return actions
+        return settle([.handle(head)])
     }
 
-    /// The CONNECT in flight was answered 2xx: the machine lets go of the
-    /// connection (no more heads, no timer; the tunnel reads and times it)
-    /// and hands over what it buffered after the head.
+    /// The machine lets go (no heads, no timer: the tunnel's) and hands over what it buffered after the head.
     private mutating func tunnelOpened() -> [Action] {
         guard case .responding(nil) = state else { return [] }
         state = .tunneling
         let leftover = Array(buffer[cursor...])
         buffer = []
         cursor = 0
-        var actions: [Action] = [.startTunnel(leftover: leftover)]
-        updateTimer(&actions)
-        return actions
+        return settle([.startTunnel(leftover: leftover)])
     }
 
     private mutating func socketDrained() -> [Action] {
@@ -312,16 +252,12 @@ package struct ConnectionStateMachine {
         return actions
     }
 
-    /// The response cannot be completed: what is queued goes out, then the
-    /// connection closes (the client sees a short body, never a wrong byte).
+    /// What is queued goes out, then the connection closes (a short body, never a wrong byte).
     private mutating func responseAborted() -> [Action] {
         guard state != .closed, state != .draining, state != .tunneling else { return [] }
         let wasResponding = if case .responding = state { true } else { false }
         state = .draining
-        var actions: [Action] = wasResponding ? [.endResponse, .closeAfterDrain] : [.closeAfterDrain]
-        updateTimer(&actions)
-        updateReading(&actions)
-        return actions
+        return settle(wasResponding ? [.endResponse, .closeAfterDrain] : [.closeAfterDrain])
     }
 
     private mutating func timerFired(_ progress: SendProgress) -> [Action] {
@@ -334,9 +270,7 @@ package struct ConnectionStateMachine {
             let moved = lastBytesSent.map { progress.bytesSent != $0 } ?? false
             lastBytesSent = progress.bytesSent
             stalledTicks = (moved || progress.queued == 0) ? 0 : stalledTicks + 1
-            guard stalledTicks >= Self.sendTicksPerTimeout else {
-                return [.setTimer(milliseconds: sendTick)]
-            }
+            guard stalledTicks >= Self.sendTicksPerTimeout else { return [.setTimer(milliseconds: sendTick)] }
             // The client accepts nothing: drop its queue rather than hold it.
         case nil:
             return []
@@ -355,14 +289,19 @@ package struct ConnectionStateMachine {
         state = .closed
         buffer = []
         cursor = 0
-        var actions: [Action] = []
-        updateTimer(&actions)
-        return actions
+        return settle()
     }
 
     // MARK: rules
 
-    /// Bytes buffered and not yet parsed.
+    /// `actions` plus the timer and reading changes the state now asks for.
+    private mutating func settle(_ actions: [Action] = []) -> [Action] {
+        var actions = actions
+        updateTimer(&actions)
+        updateReading(&actions)
+        return actions
+    }
+
     package var unparsed: Int { buffer.count - cursor }
     /// As many pipelined bytes as it buffers: reading waits.
     package var isBufferFull: Bool { unparsed >= settings.maxBuffered }
@@ -374,7 +313,6 @@ package struct ConnectionStateMachine {
         cursor = 0
     }
 
-    /// Takes the next request from the buffer when there is a whole one.
     private mutating func parseNext(_ actions: inout [Action]) {
         guard state == .awaitingHead else { return }
         if unparsed == 0 {
@@ -423,8 +361,7 @@ package struct ConnectionStateMachine {
         }
     }
 
-    /// A malformed request: answered with `error`, then the connection drains
-    /// (nothing after it in the buffer is taken for a request).
+    /// Answered with `error`, then the connection drains (nothing after it in the buffer is a request).
     private mutating func reject(_ error: HeadParseError, _ actions: inout [Action]) {
         state = .draining
         buffer = []
@@ -475,8 +412,7 @@ package struct ConnectionStateMachine {
         actions.append(wanted ? .startReading : .stopReading)
     }
 
-    /// One timer, chosen by the state: keep-alive while idle, the head timeout
-    /// from a head's first byte (partial reads do not restart it), none otherwise.
+    /// One timer, by state: keep-alive while idle, head from a head's first byte (not restarted), else none.
     private mutating func updateTimer(_ actions: inout [Action]) {
         let wanted: Timer?
         switch state {

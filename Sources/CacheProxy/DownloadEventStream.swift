@@ -2,18 +2,12 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 
-/// `GET /admin/downloads/events` (token checked), an exchange of its own:
-/// every download's record now, then one Server-Sent Event at each change,
-/// until the client goes or the cache closes. The response has no length:
-/// the connection closes after it. While it runs, the connection's machine is
-/// responding, with its send timeout; when the socket goes, the connection
-/// releases the exchange, which stops listening at once. Loop thread only.
+/// `GET /admin/downloads/events` (token checked): every record now, then a Server-Sent Event per change until
+/// the client or the cache goes (no length: the connection closes after it). Loop thread only.
 final class DownloadEventStream: ActiveExchange {
-    /// Event bytes a client may leave unread before it is cut off (it
-    /// reconnects and gets every record again): events never pile up.
+    /// Unread event bytes that cut a client off (it reconnects and gets every record again).
     static let maxQueuedBytes = 1 << 20
-    /// A comment line this often: a client gone quietly is noticed, and
-    /// proxies in between keep the stream open.
+    /// A comment line this often: a client gone quietly is noticed; proxies in between keep the stream.
     static let heartbeatMilliseconds: UInt64 = 10_000
 
     private unowned let connection: ClientConnection
@@ -26,7 +20,6 @@ final class DownloadEventStream: ActiveExchange {
         self.downloads = downloads
     }
 
-    /// Sends the head and every record, then listens.
     func start(loop: EventLoop) {
         var headers = HTTPHeaders()
         headers.add("Server", "HTTPCache")
@@ -54,8 +47,7 @@ final class DownloadEventStream: ActiveExchange {
         connection.socket.write(bytes)
     }
 
-    /// The stream ends: the socket closes, and with it the response (the
-    /// connection then releases this exchange).
+    /// The socket closes, and with it the response (the connection then releases this exchange).
     private func cutOff() {
         stopListening()
         connection.socket.close()
@@ -75,14 +67,11 @@ final class DownloadEventStream: ActiveExchange {
 
     func socketDrained() {}
 
-    func fill(_ record: inout ResponseRecord) {
-        record.status = 200
-    }
+    func fill(_ record: inout ResponseRecord) { record.status = 200 }
 
     func release() { stopListening() }
 
-    /// A stream's client never half-closes to go on reading (EventSource
-    /// does not): its EOF means it left, and the stream ends now rather than
-    /// at the next heartbeat's failed write.
+    /// A stream's client never half-closes to go on reading (EventSource does not): its EOF means it
+    /// left, and the stream ends now rather than at the next heartbeat's failed write.
     func clientFinished() { cutOff() }
 }

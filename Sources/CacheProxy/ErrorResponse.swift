@@ -2,10 +2,8 @@ import CacheHTTP
 import CacheLoading
 import Logging
 
-/// The response a client gets when a resource cannot be served: the origin's
-/// own error status and body, or 502/504 with the reason.
+/// The answer when a resource cannot be served: the origin's own error status and body, or 502/504.
 enum ErrorResponse {
-    /// The status a failure is answered with.
     static func status(for error: LoadError) -> Int {
         switch error {
         case .originStatus(let status, _, _): return status
@@ -29,8 +27,7 @@ enum ErrorResponse {
         case .originStatus(_, let headers, let originBody):
             body = originBody
             contentType = headers["content-type"] ?? contentType
-            // The origin's end-to-end fields go on (Location of a relayed
-            // redirect, Cache-Control, WWW-Authenticate…); framing is ours.
+            // The origin's end-to-end fields go on (Location, Cache-Control…); framing is ours.
             relayed = Intermediary.removingHopByHop(headers)
             server = headers["server"] ?? server
             for name in ["content-length", "content-type", "server", "date"] { relayed.remove(name) }

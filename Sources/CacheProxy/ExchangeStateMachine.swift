@@ -2,9 +2,8 @@ import CacheHTTP
 import CacheLoading
 import CacheStorage
 
-/// One response to one request of a cached resource, as a value: the
-/// body's head and pieces in (from a `BodySource`, already transformed and
-/// cut), socket actions out.
+/// One response to one request of a cached resource, as a value: the body's head and pieces in
+/// (from a `BodySource`, already transformed and cut), socket actions out.
 ///
 /// ```
 ///  awaitingContent ──content──▶ awaitingBody ──first byte──▶ streaming ──end──▶ done
@@ -16,51 +15,41 @@ import CacheStorage
 package struct ExchangeStateMachine {
     package enum State {
         case awaitingContent
-        /// Planned; the head waits for the first body byte, so an origin that
-        /// fails before it still gets the client a clean 502/504.
+        /// The head waits for the first body byte, so an origin failing before it still gets a clean 502/504.
         case awaitingBody(ResponsePlan, head: [UInt8])
         case streaming(ResponsePlan)
         case done
     }
 
     package enum Event {
-        /// The body's head as the client sees it. `transformed`: the bytes are
-        /// not the stored ones (no 304 from the stored validators, no
-        /// prerendered stored lines). `middle`: the stored head's lines when
-        /// rendered before (see `ResponsePlan.head`). `date`: the Date value.
+        /// `transformed`: the bytes are not the stored ones (no 304 from the stored validators, no
+        /// prerendered stored lines). `middle`: the stored head's lines when rendered before.
         case content(ContentInfo, transformed: Bool, date: String, middle: ResponsePlan.MiddleLines? = nil)
         case contentFailed(LoadError)
         /// Stored bytes ready in the data file (zero-copy).
         case file(DataFile, Range<Int64>)
-        /// Body bytes in memory, in order.
         case bytes([UInt8])
-        /// Every body byte was given.
         case bodyEnded
-        /// The body could not be completed.
         case failed(LoadError)
     }
 
     package enum Action {
-        /// Ask the source for these bytes of the body.
         case deliver(Range<Int64>)
         case write([UInt8])
         /// The head and a small first piece of the body in one send (one packet, one system call).
         case writeHead([UInt8], body: [UInt8])
         /// Zero-copy body bytes, after `head` when it is still to go.
         case sendFile(DataFile, Range<Int64>, head: [UInt8]?)
-        /// Answer with an error response instead of the resource.
         case respondError(LoadError)
         /// Everything is queued; the connection may take the next request.
         case finish(keepAlive: Bool)
-        /// The head is out and the body cannot be completed: what is queued
-        /// goes out, then the connection closes.
+        /// The head is out, the body cannot be completed: what is queued goes out, then the socket closes.
         case abort(LoadError)
     }
 
     package private(set) var state: State = .awaitingContent
     private let request: BodyRequest
-    /// The Cache-Status value (RFC 9211) the response head carries, set by
-    /// the driver before `.content`.
+    /// The Cache-Status value (RFC 9211) of the response head, set by the driver before `.content`.
     package var cacheStatus: String?
 
     package init(request: BodyRequest) {
@@ -152,7 +141,6 @@ package struct ExchangeStateMachine {
 
     static let lastChunk = Array("0\r\n\r\n".utf8)
 
-    /// Wraps body actions in chunk framing when the plan is chunked.
     private func frame(_ plan: ResponsePlan, _ body: [Action], count: Int, head: [UInt8]?) -> [Action] {
         guard plan.chunked else { return body }
         var actions: [Action] = []
@@ -165,7 +153,6 @@ package struct ExchangeStateMachine {
 
     private static let crlf = Array("\r\n".utf8)
 
-    /// Largest first piece sent together with the head: well inside one
-    /// loopback segment (past it, see CS_SHARED_PACKET_MAX in cs_conn_out.c).
+    /// Largest first piece sent with the head: inside one loopback segment (see CS_SHARED_PACKET_MAX).
     package static let sharedPacketMax = 32 * 1024
 }

@@ -1,10 +1,8 @@
 import CacheHTTP
 
-/// What the request gate needs from a request's Host field: whether it is
-/// acceptable (RFC 9112 §3.2: one field, a valid authority; none only in
-/// HTTP/1.0) and whether it names a loopback host (the rebinding check).
+/// What the request gate needs from a request's Host field: whether it is acceptable (RFC 9112 §3.2:
+/// one field, a valid authority; none only in HTTP/1.0) and whether it names a loopback host.
 package struct HostFacts: Equatable {
-    /// Why the Host field is refused; nil when it is acceptable.
     package var error: HostError?
     /// The first Host value as received; nil without one.
     package var value: String?
@@ -16,14 +14,12 @@ package struct HostFacts: Equatable {
         isLoopback = value.map(LoopbackHost.contains) ?? false
     }
 
-    /// A keep-alive client sends the same Host on every request: a connection
-    /// keeps the facts of the last value and reuses them while it repeats.
+    /// A keep-alive client sends the same Host on every request: a connection reuses the last facts.
     struct Memo {
         private var last: HostFacts?
 
         mutating func facts(for head: HTTPRequestHead) -> HostFacts {
-            // With a single Host field the facts depend on its value alone,
-            // so only those of a single field are kept and reused.
+            // Only with a single Host field do the facts depend on its value alone.
             let single = head.headers.single("host")
             if let single, let last, last.value == single { return last }
             let facts = HostFacts(head)

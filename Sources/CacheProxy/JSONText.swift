@@ -2,10 +2,8 @@ import CacheHTTP
 
 /// JSON writing for the admin and stats routes (no Foundation on the server path).
 enum JSONText {
-    /// A value as JSON, the way synthesized `Codable` with `JSONDecoder`
-    /// reads it back: a struct is an object keyed by its stored properties'
-    /// names, nil is null, an enum without payload is its case name (its raw
-    /// value when the two are the same, as for the wire types here).
+    /// As synthesized `Codable` reads it back: a struct is an object of its stored properties, nil is null,
+    /// an enum without payload its case name (its raw value for the wire types here).
     static func encode(_ value: Any) -> String {
         switch value {
         case let text as String: return string(text)

@@ -1,34 +1,13 @@
 import CacheHTTP
 
-/// The proxy's own routes (`RequestRoute.local`), by method and path (the
-/// target after `OwnRoutes`' prefix, before any query): the one table the
-/// connection routes by. Pure.
-///
-///     GET|HEAD /p/… or a base-form proxy URL      proxyURL (checked first: the hot path)
-///     GET|POST /admin/…                           admin (first loop)
-///     other methods                               405, Allow: GET, HEAD
-///     GET|HEAD with a body                        400
-///     GET|HEAD /ping                              ping
-///     GET|HEAD /livez, /readyz                    health
-///     GET|HEAD /ui/, /ui                          page (first loop)
-///     GET|HEAD /stats, /metrics                   stats (first loop)
-///     GET|HEAD /                                  root (a pointer to the page)
-///     anything else                               404
+/// The proxy's own routes (`RequestRoute.local`), by method and path (after `OwnRoutes`' prefix,
+/// before any query): the one table the connection routes by, proxy URLs first (the hot path). Pure.
 enum LocalRoute: Equatable {
-    case proxyURL
-    case admin
-    case ping
-    case health
-    case page
-    case stats
-    case root
-    /// Answered at once with this status and reason; the connection closes
-    /// after it (the request may carry a body that is not read).
+    case proxyURL, admin, ping, health, page, stats, root, notFound
+    /// Answered at once; the connection closes after it (the request may carry a body that is not read).
     case refuse(status: Int, reason: String, allow: String?)
-    case notFound
 
-    /// Answered by the first loop's server (the admin, stats and page
-    /// state lives there): another loop hands the request over.
+    /// The admin, stats and page state live on the first loop's server: another loop hands the request over.
     var isHomeOnly: Bool { self == .admin || self == .page || self == .stats }
 
     static func resolve(method: String, target: String, hasBody: Bool) -> LocalRoute {

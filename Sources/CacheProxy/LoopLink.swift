@@ -1,12 +1,7 @@
 import CacheHTTP
 import CacheIO
-import CacheLoading
-import CacheStorage
 
-/// A server on its own loop, reachable from the others: work is posted to
-/// that loop and runs there, so a server is only ever touched on its loop.
-/// This is the only way servers of different loops talk (no shared state,
-/// no locks on the hot path; the loop's post queue carries everything).
+/// A server reachable from other loops: work is posted to its loop (no shared state, no locks).
 struct LoopLink: @unchecked Sendable {
     // Touched only inside `run`, on `loop`.
     private let server: ProxyServer
@@ -17,8 +12,7 @@ struct LoopLink: @unchecked Sendable {
         loop = server.loop
     }
 
-    /// Runs `work` with the server on its loop. False (the work dropped, with
-    /// whatever it carried) once that loop has stopped.
+    /// Runs `work` with the server on its loop. False (the work dropped) once that loop has stopped.
     @discardableResult
     func run(_ work: @escaping @Sendable (ProxyServer) -> Void) -> Bool {
         let link = self
@@ -26,10 +20,8 @@ struct LoopLink: @unchecked Sendable {
     }
 }
 
-/// A client connection on its way to another loop: its socket, its
-/// connection state (with any pipelined bytes) and the request that loop
-/// must answer (nil: it goes back home, idle). Moved, never shared: the
-/// sending loop forgets it.
+/// A client connection on its way to another loop: its socket, its state (with any pipelined bytes)
+/// and the request that loop must answer (nil: back home, idle). Moved, never shared.
 struct MovedConnection: Sendable {
     let socket: HandedSocket
     let machine: ConnectionStateMachine

@@ -1,19 +1,14 @@
 import CacheHTTP
 import CacheLoading
 import CacheUpstream
-import Logging
 
-/// What the client connection needs of the response in flight, whichever
-/// kind it is.
+/// What the client connection needs of the response in flight, whichever kind it is.
 protocol ActiveExchange: AnyObject {
-    /// Everything queued on the socket was sent.
     func socketDrained()
-    /// What this response was, for the access log and metrics.
     func fill(_ record: inout ResponseRecord)
     /// The response is on the wire (or given up): drop what it holds.
     func release()
-    /// The client finished sending (EOF) while this response runs. Most go
-    /// on (a client may half-close and still read); an endless one ends.
+    /// The client finished sending (EOF): most go on (a half-closed client still reads); endless ones end.
     func clientFinished()
 }
 
@@ -23,11 +18,8 @@ extension ActiveExchange {
 
 extension ProxyExchange: ActiveExchange {}
 
-/// A request a transparent proxy passes through uncached (RFC 9110 §7.6):
-/// any method but GET/HEAD, with its body. The origin's response is relayed
-/// as it comes — status (unknown ones too), end-to-end fields, body —
-/// re-framed for the client. A successful unsafe method invalidates what
-/// the cache holds for the URL (`Invalidation`, RFC 9111 §4.4). Loop thread only.
+/// A request passed through uncached (RFC 9110 §7.6) with its body, the origin's response relayed as it
+/// comes; a successful unsafe method invalidates the URL's entries (RFC 9111 §4.4). Loop thread only.
 final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
@@ -55,8 +47,7 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
         keepAlive = request.keepAlive
     }
 
-    /// Fields of the client's request that do not go on: hop-by-hop ones,
-    /// Host (set per hop) and the body's framing (the proxy sends its own).
+    /// Besides hop-by-hop fields: Host (set per hop) and the body's framing (the proxy sends its own).
     private static let dropped = ["host", "content-length", "expect"]
 
     func start() {
@@ -69,15 +60,13 @@ final class PassthroughExchange: ActiveExchange, UpstreamResponseDelegate {
 
     // MARK: UpstreamResponseDelegate
 
-    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103 Early Hints;
-    /// never 101, which would switch protocols under the proxy.
+    /// Relayed to HTTP/1.1 clients (RFC 9110 §15.2), e.g. 103; never 101, which would switch protocols.
     func upstreamDidReceiveInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
         connection.socket.write(Intermediary.interimHead(head, pseudonym: server.loader.policy.viaPseudonym))
     }
 
-    /// A pass-through is a forward for its method, or (a HEAD of something
-    /// not stored) a miss of the URI; never stored.
+    /// A forward for its method, or (a HEAD of something not stored) a miss of the URI; never stored.
     private var cacheStatus: CacheStatusField {
         CacheStatusField(forward: Invalidation.isSafe(request.method) ? .uriMiss : .method,
                          forwardStatus: status == 0 ? nil : status)

@@ -3,26 +3,19 @@ import CacheIO
 import CacheLoading
 import CacheStorage
 
-/// One loop's copies of plain hits (see PlainHit). The loop owning a
-/// resource makes its own on a key's first plain request of a second;
-/// another loop asks the owner for them (concurrent askers share the answer)
-/// and sends its hits' touches back in batches, so the LRU order stays
-/// right. A "no" is not remembered: that request goes to the owner's loop.
-/// Loop thread only.
+/// One loop's copies of plain hits (see PlainHit). The owning loop makes its own on a key's first
+/// plain request of a second; another loop asks the owner (concurrent askers share the answer) and
+/// sends its hits' touches back in batches, so the LRU order stays right. A "no" is not remembered:
+/// that request goes to the owner's loop. Loop thread only.
 final class PlainHitCache {
-    /// Copies kept at most. A copy holds its data file open: its resource's
-    /// own descriptor, an extra one only once the store has closed that
-    /// (past `maxOpenFiles`). Three quarters of the store's cap, so what the
-    /// store keeps open mostly keeps its copies too; the rest of the loop's
-    /// share of data files is for responses in flight.
+    /// Copies kept at most. Each holds its data file open (an extra descriptor once the store closed its
+    /// own): three quarters of the store's cap, the rest is for responses in flight.
     let maxEntries: Int
-    /// Bytes of bodies kept in memory with their copies (small objects,
-    /// `memoryObjectLimit` at most each): a hit of one is one send of head
-    /// and body, no sendfile. A copy lives for one second of the store's
-    /// clock, so this tier is refilled from the page cache as objects are
-    /// asked for and can never outlive a change of its resource. 2 MiB: with
-    /// 8 MiB the peak RSS of 1,000 distinct 16 KiB objects at random rose
-    /// from 19.6 to 28.9 MB, for hits that cost about the same CPU.
+    /// Bytes of small bodies (`memoryObjectLimit` at most each) kept with their copies: a hit of one
+    /// is one send of head and body. A copy lives for one second of the store's clock, so this tier
+    /// is refilled from the page cache and never outlives a change of its resource. 2 MiB: with
+    /// 8 MiB the peak RSS of 1,000 distinct 16 KiB objects at random rose from 19.6 to 28.9 MB, for
+    /// hits that cost about the same CPU.
     let memoryBudget: Int
     static let memoryObjectLimit = ExchangeStateMachine.sharedPacketMax
     private var memoryBytes = 0
@@ -32,12 +25,10 @@ final class PlainHitCache {
     /// The store's clock: a copy is current for the second it was made in.
     private let clock: @Sendable () -> Int64
     private var entries: [String: PlainHit] = [:]
-    /// The key last found and its copy: one object asked for again and again
-    /// (ranges of one video) skips hashing its 64-character key (~600
-    /// instructions a hit). Cleared by every change of `entries`.
+    /// The key last found and its copy: one object asked for again and again (ranges of one video)
+    /// skips hashing its 64-character key (~600 instructions a hit). Cleared by every change of `entries`.
     private var recent: (key: String, hit: PlainHit)?
     private var asking: [String: [(PlainHit?) -> Void]] = [:]
-    /// Keys of other loops' resources hit here since the last tick, by owner.
     private var touched: [Int: (owner: LoopLink, keys: Set<String>)] = [:]
     private var tick: Deadline?
     private var tickArmed = false
@@ -51,15 +42,13 @@ final class PlainHitCache {
         self.memoryBudget = max(0, memoryBudget)
     }
 
-    /// Whether a request may be answered from a copy: GET or HEAD whose
-    /// cache directives cannot change the owner's answer.
+    /// GET or HEAD whose cache directives cannot change the owner's answer.
     static func isPlain(_ head: HTTPRequestHead) -> Bool {
         !head.headers.contains("Cache-Control") && !head.headers.contains("Pragma")
     }
 
     private func now() -> Int64 { clock() / 1000 }
 
-    /// The current copy for `key`, if there is one.
     func lookup(_ key: String) -> PlainHit? {
         let hit: PlainHit
         if let recent, recent.key == key {
@@ -76,15 +65,10 @@ final class PlainHitCache {
         return nil
     }
 
-    /// Asks `owner` (the loop owning `key`) for its plain hit; `answer` runs
-    /// on this loop with it (nil: hand the request over). `back` is this
-    /// loop's server, where the answer returns.
+    /// Asks `owner` for its plain hit; `answer` runs here with it (nil: hand over). `back` is this loop's.
     func ask(url: OriginURL, key: String, owner: LoopLink, from back: LoopLink,
              _ answer: @escaping (PlainHit?) -> Void) {
-        if asking[key] != nil {
-            asking[key]!.append(answer)
-            return
-        }
+        if asking[key]?.append(answer) != nil { return }
         asking[key] = [answer]
         send(url: url, key: key, owner: owner, from: back, again: false)
     }
@@ -108,17 +92,15 @@ final class PlainHitCache {
         for answer in waiting { answer(kept) }
     }
 
-    /// Keeps a current copy for `key`, with its body in memory when it is
-    /// small, not encrypted and the budget has room; returns what is kept.
+    /// Keeps a current copy, with its body in memory when small, not encrypted and the budget has room.
     @discardableResult
     func keep(_ key: String, _ hit: PlainHit) -> PlainHit {
         recent = nil
         if let old = entries.removeValue(forKey: key) {
             memoryBytes -= old.body?.count ?? 0
         } else if entries.count >= maxEntries {
-            // One copy out for each one in, the first in hash order (the tick
-            // drops stale ones). Dropping all at once made a working set past
-            // the cap rebuild a copy for most of its hits.
+            // One copy out for each one in, the first in hash order (the tick drops stale ones).
+            // Dropping all at once made a working set past the cap rebuild a copy for most of its hits.
             let out = entries.remove(at: entries.startIndex)
             memoryBytes -= out.value.body?.count ?? 0
         }
@@ -133,8 +115,7 @@ final class PlainHitCache {
         return kept
     }
 
-    /// A hit of another loop's resource answered here from a copy: its
-    /// owner (shard `index`) hears of it within a second.
+    /// A hit of another loop's resource answered here: its owner (shard `index`) hears of it within a second.
     func served(_ key: String, owner index: Int, _ owner: LoopLink) {
         touched[index, default: (owner, [])].keys.insert(key)
         armTick()
@@ -150,7 +131,6 @@ final class PlainHitCache {
         }
     }
 
-    /// Stops the tick (the server is stopping).
     func close() {
         tick?.cancel()
         tick = nil
@@ -167,8 +147,7 @@ final class PlainHitCache {
         memoryBytes = entries.values.reduce(0) { $0 + ($1.body?.count ?? 0) }
     }
 
-    /// Once a second: touches go to their owners' loops, stale copies are
-    /// dropped (their data files close), the tick re-arms while any remain.
+    /// Once a second: touches go to owners, stale copies are dropped, the tick re-arms while any remain.
     private func tock() {
         tickArmed = false
         for (_, batch) in touched {

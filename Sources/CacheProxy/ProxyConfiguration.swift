@@ -1,9 +1,7 @@
 import CacheHTTP
 import CacheLoading
-import CacheUpstream
 
-/// Everything the proxy needs to run: its engine's settings and its own.
-/// Made from a validated `HTTPCacheConfiguration`, which holds the defaults.
+/// The proxy's settings and its engine's, made from a validated `HTTPCacheConfiguration` (the defaults).
 package struct ProxyConfiguration: Sendable {
     package var engine: EngineConfiguration
     package var connection: ConnectionStateMachine.Settings
@@ -11,33 +9,22 @@ package struct ProxyConfiguration: Sendable {
     package var port = 0
     /// Event loops serving clients (the engine's and loops - 1 more, see ProxyServer).
     package var loops = 1
-    /// The `httpcache` binary owns its process: it raises the open-file
-    /// limit and gives free heap pages back once no client is connected. A
-    /// host embedding the library owns its limits and heap.
+    /// The `httpcache` binary owns its process: it raises the open-file limit and gives free heap
+    /// pages back once no client is connected. A host embedding the library owns its limits and heap.
     package var ownsProcess = false
-    /// Most client connections at once, over every loop; nil: 80% of the
-    /// open-file limit. `MediaCache` sets it from its `DescriptorBudget`.
+    /// Over every loop; nil: 80% of the open-file limit. `MediaCache` sets it from its `DescriptorBudget`.
     package var maxClientConnections: Int?
-    /// Most connections one client address may hold at once; nil: half the
-    /// connection cap (one client cannot take every slot).
+    /// nil: half the connection cap (one client cannot take every slot).
     package var maxConnectionsPerClient: Int?
-    /// Public names reverse-proxy requests may carry as Host (`--server-name`),
-    /// besides loopback names (and address literals in LAN mode).
+    /// Public names reverse-proxy requests may carry as Host (`--server-name`), besides loopback names.
     package var serverNames: [String] = []
-    /// The operator's opt-in to reverse proxying on a LAN address: without
-    /// it a LAN-mode proxy with `reverseOrigin` does not start (any LAN
-    /// client could reach the origin with the proxy's credentials).
+    /// Without this opt-in a LAN-mode reverse proxy does not start (LAN clients, origin credentials).
     package var allowsLANReverseProxy = false
-    /// Where one line per response is appended (nil: no access log).
     package var accessLogPath: String?
-    /// This cache's name in the Cache-Status field of every response (RFC 9211).
     package var cacheStatusName = "httpcache"
-    /// Reverse-proxy mode: every request path and query maps onto this
-    /// origin (CDN-Cache-Control then applies, RFC 9213).
+    /// Reverse-proxy mode: every request maps onto this origin (CDN-Cache-Control applies, RFC 9213).
     package var reverseOrigin: OriginURL?
-    /// Milliseconds a CONNECT tunnel may pass no byte either way before it
-    /// is closed: seconds, not minutes, since an idle tunnel holds an origin
-    /// slot (a browser opens a new one when it needs it again).
+    /// Milliseconds a CONNECT tunnel may pass no byte: seconds, not minutes, since it holds an origin slot.
     package var tunnelIdleTimeout: UInt64 = 30_000
 
     package init(engine: EngineConfiguration, connection: ConnectionStateMachine.Settings = .init()) {
@@ -45,8 +32,7 @@ package struct ProxyConfiguration: Sendable {
         self.connection = connection
     }
 
-    /// Why the proxy cannot start with these settings; nil when it can
-    /// (`MediaCache.serve()` asks; each value alone the option table checked).
+    /// Why the proxy cannot start (`MediaCache.serve()` asks; each value alone the option table checked).
     package var problem: String? {
         if AccessPolicy.mode(forBindHost: host) == .lan && reverseOrigin != nil && !allowsLANReverseProxy {
             return "reverse proxying on a LAN address (\(host)) lets every LAN client reach the origin with the "

@@ -2,14 +2,9 @@ import CacheHTTP
 import CacheLoading
 import CacheStorage
 import CacheUpstream
-import Glibc
-import Logging
 
-/// Drives one proxied request: a `BodySource` is the body's source (the
-/// same as an in-process reader's), an `ExchangeStateMachine` decides the
-/// response, and this class performs its actions on the client connection
-/// (the writer, with a bounded queue). Events raised while actions run are
-/// queued and handled after them, never re-entrantly.
+/// Drives one proxied request: a `BodySource` gives the body, an `ExchangeStateMachine` decides the response,
+/// this class acts on the connection. Events raised while acting are queued, never re-entrant.
 final class ProxyExchange: BodySink {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
@@ -20,30 +15,25 @@ final class ProxyExchange: BodySink {
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (a share of every hit).
     @exclusivity(unchecked) private var machine: ExchangeStateMachine
     @exclusivity(unchecked) private var queue: [ExchangeStateMachine.Event] = []
-    /// Body bytes in `queue`, not yet written.
     private var pendingBytes = 0
     private var draining = false
     private var source: BodySource?
     private var reader: ResourceReader? { source?.reader }
-    /// Instead of a source: the owner loop's copy of a plain hit (another
-    /// loop answering by itself, see PlainHit).
+    /// Instead of a source: the owner loop's copy of a plain hit (see PlainHit).
     private var copy: PlainHit?
     private var released = false
-    /// For the access log and metrics: the status sent, body bytes already
-    /// cached when the response was planned, and body bytes queued.
+    /// For the access log and metrics: status sent, body bytes cached when planned, body bytes queued.
     private var status = 0
     private var cachedAtStart: Int64 = 0
     private var plannedBytes: Int64 = 0
     private var bodyBytes: Int64 = 0
     private var headWasKnown = false
-    /// The Cache-Status the response carries (RFC 9211), once decided.
     private var sentCacheStatus = CacheStatusField.bypass
     /// A prefetch stored (or is storing) what this request asks for.
     private var fromPrefetch = false
 
     private let storeKey: String
-    /// Forward or reverse proxy mode: every end-to-end field goes to the
-    /// origin and redirects are relayed (RFC 9110 §7.6).
+    /// Forward or reverse proxy: end-to-end fields go to the origin, redirects are relayed (RFC 9110 §7.6).
     private let transparent: Bool
 
     init(connection: ClientConnection, request: HTTPRequestHead, url: OriginURL, urlString: String, storeKey: String,
@@ -59,8 +49,7 @@ final class ProxyExchange: BodySink {
         machine = ExchangeStateMachine(request: bodyRequest)
     }
 
-    /// Starts once the entry is at hand: an entry's first use reads its
-    /// metadata on the pool, never on the loop (see `ResourceStore.whenAtHand`).
+    /// Once the entry is at hand: its first use reads metadata on the pool, never on the loop.
     func start() {
         notePrefetch()
         server.engine.store.whenAtHand(storeKey: storeKey) { [weak self] in
@@ -82,8 +71,7 @@ final class ProxyExchange: BodySink {
         source.start()
     }
 
-    /// Answers from a copy of a plain hit: the stored response as is, no
-    /// reader, no transform.
+    /// Answers from a copy of a plain hit: the stored response as is, no reader, no transform.
     func start(copy hit: PlainHit) {
         headWasKnown = true
         copy = hit
@@ -99,8 +87,8 @@ final class ProxyExchange: BodySink {
         raise(.content(hit.info, transformed: false, date: server.heads.date(), middle: hit.middle))
     }
 
-    /// A player's GET, told to prefetching (which fetches what follows it)
-    /// once any playlist was served; a hit says whether a prefetch stored it.
+    /// A player's GET, told to prefetching (which fetches what follows it) once any playlist was
+    /// served; a hit says whether a prefetch stored it.
     private func notePrefetch() {
         guard !bodyRequest.isHead, let group = server.engine.group else { return }
         let ledger = group.prefetchLedger
@@ -120,7 +108,6 @@ final class ProxyExchange: BodySink {
         server.engine.noteManifestServed(urlString)
     }
 
-    /// What this response was, for the record.
     func fill(_ record: inout ResponseRecord) {
         if status != 0 { record.status = status }
         record.cacheStatus = sentCacheStatus
@@ -140,13 +127,11 @@ final class ProxyExchange: BodySink {
 
     // MARK: BodySink
 
-    /// The most body bytes queued in memory on the socket: past it the
-    /// source pauses until the socket drains (a client that does not read
-    /// holds no more than this of a decrypted or passed-through body).
+    /// The most body bytes queued in memory on the socket: past it the source pauses until the
+    /// socket drains (a client that does not read holds no more than this of a transformed body).
     static let queueLimit = 4 << 20
 
-    /// Counts the bytes of events still queued here too: a source pumping
-    /// inside an action raises them before any reaches the socket.
+    /// Counts events queued here too: a source pumping inside an action raises them before the socket.
     var room: Int { max(0, Self.queueLimit - connection.socket.queuedBytes - pendingBytes) }
 
     var takesFiles: Bool { true }
@@ -155,14 +140,12 @@ final class ProxyExchange: BodySink {
         server.engine.transform(url: urlString) { manifestRewrite(info).map { .rewriteManifest($0) } }
     }
 
-    /// The rewrite mode for this request: absolute-form targets are
-    /// forward-proxy requests, origin-form ones reverse-proxy ones.
+    /// Absolute-form targets are forward-proxy requests, origin-form ones reverse-proxy ones.
     private var rewriteMode: ManifestRewriteMode {
         !transparent ? .proxyURLs : request.target.hasBytePrefix("/") ? .reverse(originHost: url.hostHeader) : .forward
     }
 
-    /// How an HLS playlist or a DASH manifest is rewritten for this client;
-    /// nil when the response is neither or passes unchanged. In LAN mode the
+    /// How a playlist or MPD is rewritten for this client (nil: neither, or unchanged). In LAN mode the
     /// proxy URLs written are signed, for the destinations the policy allows only.
     private func manifestRewrite(_ info: ContentInfo) -> ManifestTransform? {
         guard let resource = reader?.resource else { return nil }
@@ -199,8 +182,7 @@ final class ProxyExchange: BodySink {
         }
     }
 
-    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g.
-    /// 103 Early Hints; never 101, which would switch protocols under the proxy.
+    /// Relayed to HTTP/1.1 clients before the head (RFC 9110 §15.2), e.g. 103; never 101 (a protocol switch).
     func bodyInterim(_ head: HTTPResponseHead) {
         guard !released, status == 0, request.version != .http10, head.status != 101 else { return }
         connection.socket.write(Intermediary.interimHead(head, pseudonym: server.viaPseudonym))
@@ -217,7 +199,6 @@ final class ProxyExchange: BodySink {
 
     func bodyFailed(_ error: LoadError) { raise(.failed(error)) }
 
-    /// Everything queued was sent.
     func socketDrained() {
         source?.resume()
     }
@@ -238,8 +219,7 @@ final class ProxyExchange: BodySink {
                 if case .bytes(let bytes) = next { pendingBytes -= bytes.count }
                 perform(machine.handle(next))
             }
-            // The source stopped for the bytes queued here; written now, the
-            // socket may have taken them (no drain will come): go on.
+            // The source waits for room; the socket may have taken these bytes (no drain will come): go on.
             if !released, let source, source.waitsForRoom, room > 0 { source.resume() }
         } while !queue.isEmpty && !released
         queue.removeAll()
@@ -258,8 +238,7 @@ final class ProxyExchange: BodySink {
                     if planned.isEmpty {
                     } else if let body = hit.body {
                         server.metrics.hitsFromMemory += 1
-                        // A small object from memory: head and body leave in one send.
-                        // The whole body shares the copy's storage: no copy of it is made.
+                        // A small object from memory: head and body in one send, the body the copy's storage.
                         raise(.bytes(planned.count == body.count
                             ? body : Array(body[Int(planned.lowerBound)..<Int(planned.upperBound)])))
                     } else {
@@ -302,8 +281,7 @@ final class ProxyExchange: BodySink {
             case .finish(let keepAlive):
                 connection.exchangeFinished(keepAlive: keepAlive)
             case .abort(let error):
-                // The head is out: all we can do is end the connection early,
-                // so the client sees a short body, never a wrong byte.
+                // The head is out: end the connection early (a short body, never a wrong byte).
                 server.logger.warning("response cut short", metadata: [
                     "url": "\(urlString)", "offset": "\(reader?.offset ?? -1)", "error": "\(error)"])
                 closeReader()
@@ -312,15 +290,14 @@ final class ProxyExchange: BodySink {
         }
     }
 
-    /// How the cache answered (RFC 9211): from the origin for the reader's
-    /// reason, else a hit when every byte the response needs is stored, a
-    /// partial forward when some are missing.
+    /// How the cache answered (RFC 9211): from the origin for the reader's reason, else a hit when
+    /// every byte the response needs is stored, a partial forward when some are missing.
     private func cacheStatusField(_ info: ContentInfo, transformed: Bool) -> CacheStatusField {
         guard let reader else { return CacheStatusField(hit: true, ttl: info.ttl) }
         let kept = !reader.resource.isTransient
         if let reason = reader.forwardReason {
-            // Served stale because the origin failed: it sent nothing to
-            // store, and fwd-status only when it answered (RFC 9211 §2.3-2.5).
+            // Served stale because the origin failed: it sent nothing to store, and fwd-status
+            // only when it answered (RFC 9211 §2.3-2.5).
             return CacheStatusField(forward: reason, forwardStatus: reader.forwardStatus, ttl: kept ? info.ttl : nil,
                                     stored: kept && !reader.servedStale, collapsed: reader.collapsed)
         }
@@ -332,8 +309,7 @@ final class ProxyExchange: BodySink {
         return CacheStatusField(hit: true, ttl: info.ttl)
     }
 
-    /// Whether the resource is an HLS playlist, decided once per version
-    /// (a generic type is decided by its first bytes, once they are cached).
+    /// Whether the resource is an HLS playlist, decided once per version (a generic type by its first bytes).
     static func isPlaylist(_ resource: Resource, info: ContentInfo, path: String) -> Bool {
         decide(\.isPlaylist, of: resource) { HLS.isPlaylist(contentType: info.contentType, path: path, bodyPrefix: $0) }
     }
@@ -343,8 +319,7 @@ final class ProxyExchange: BodySink {
         decide(\.isManifest, of: resource) { DASH.isManifest(contentType: info.contentType, path: path, bodyPrefix: $0) }
     }
 
-    /// A per-version fact judged from the type, path and first bytes: kept
-    /// once the bytes were there to judge (or the answer is yes anyway).
+    /// A per-version fact from type, path and first bytes: kept once they were there (or it is yes).
     private static func decide(_ fact: WritableKeyPath<DerivedFacts, Bool?>, of resource: Resource,
                                _ judge: ([UInt8]) -> Bool) -> Bool {
         if let known = resource.derived[keyPath: fact] { return known }
@@ -354,8 +329,7 @@ final class ProxyExchange: BodySink {
         return verdict
     }
 
-    /// The first bytes of a resource once cached: enough for a playlist's
-    /// header and an MPD's root element after an XML declaration.
+    /// Enough for a playlist's header and an MPD's root element after an XML declaration.
     private static func cachedPrefix(of resource: Resource) -> [UInt8]? {
         if let sample = resource.derived.headSample { return sample }
         guard let total = resource.totalLength, total > 0 else { return nil }
@@ -366,7 +340,6 @@ final class ProxyExchange: BodySink {
         return prefix
     }
 
-    /// The status code of a head written by this exchange ("HTTP/1.1 206 …").
     private static func status(of head: [UInt8]) -> Int {
         guard head.count > 12 else { return 0 }
         return head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }

@@ -1,16 +1,9 @@
 import CacheHTTP
 import CacheLoading
 
-/// The proxy's counters and gauges.
-///
-/// Loop-confined: one `ProxyMetrics` lives in the server and is only touched
-/// on its loop thread, so plain integers suffice (no locks, no atomics on the
-/// hot path). Other threads get a `MetricsSnapshot`, a Sendable copy.
-///
-/// It counts what only the proxy sees (responses); the origin side is the
-/// engine's (`EngineCounters`) and gauges are derived where they live, all
-/// passed in when taking a snapshot: each figure has one owner.
-package struct ProxyMetrics: Sendable {
+/// The proxy's counters: loop-confined, so plain integers; other threads get a `MetricsSnapshot`. The origin
+/// side is `EngineCounters`'; gauges come in at a snapshot: each figure has one owner.
+package struct ProxyMetrics: Sendable, Equatable {
     /// Responses by HTTP status code.
     package var requestsByStatus: [Int: UInt64] {
         var counts = byStatus
@@ -33,15 +26,14 @@ package struct ProxyMetrics: Sendable {
     private var byStatus: [Int: UInt64] = [:]
     private var byCache: [CacheStatus: UInt64] = [:]
     private var byCacheStatus: [String: UInt64] = [:]
-    /// The usual responses, 200 and 206 hits, counted apart from the three
-    /// dictionaries above (whose updates cost ~350 instructions a response).
+    /// 200 and 206 hits, apart from the dictionaries (whose updates cost ~350 instructions a response).
     private var hits200: UInt64 = 0
     private var hits206: UInt64 = 0
     /// Response body bytes served from the disk cache.
     package private(set) var bytesFromCache: UInt64 = 0
     /// Clients closed because they accepted no byte for the send timeout.
     package var clientSendTimeouts: UInt64 = 0
-    /// Connections this loop handed to another loop for a request it could not answer (the owner's, or the first for admin and stats).
+    /// Connections handed to the loop that must answer their request (the owner's, or the first's).
     package var loopHandoffs: UInt64 = 0
     /// Hits of another loop's resources this loop answered from the owner's copy (see PlainHit).
     package var hitsOnOtherLoops: UInt64 = 0
@@ -49,12 +41,8 @@ package struct ProxyMetrics: Sendable {
     package var hitsFromMemory: UInt64 = 0
     /// Newly accepted connections this loop handed to a less busy one (see LoopLoads).
     package var connectionsBalanced: UInt64 = 0
-    /// What players said in their CMCD.
     package var cmcd = CMCDMetrics()
 
-    package init() {}
-
-    /// Adds another loop's counts to these.
     package mutating func add(_ other: ProxyMetrics) {
         byStatus.merge(other.byStatus, uniquingKeysWith: +)
         byCache.merge(other.byCache, uniquingKeysWith: +)
@@ -70,8 +58,7 @@ package struct ProxyMetrics: Sendable {
         cmcd.add(other.cmcd)
     }
 
-    /// One response finished (or was cut short): call once per response, with
-    /// the bytes that went out for it.
+    /// One response finished (or was cut short): call once per response.
     package mutating func recordResponse(status: Int, cache: CacheStatus, word: String = "bypass") {
         if cache == .hit && word == "hit" {
             if status == 200 { hits200 &+= 1; return }
@@ -82,136 +69,73 @@ package struct ProxyMetrics: Sendable {
         byCacheStatus[word, default: 0] += 1
     }
 
-    /// Body bytes sent to a client from the data file (cache hits and the
-    /// cached part of partial answers).
+    /// Body bytes sent to a client from the data file (hits and the cached part of partial answers).
     package mutating func addBytesFromCache(_ count: UInt64) { bytesFromCache &+= count }
 
-    /// A Sendable copy, with the figures other owners keep: the engine's
-    /// origin counters, the connection count, the cache's size.
+    /// A Sendable copy, with the figures other owners keep (origin counters, connections, cache size).
     package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
                           uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
                           hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
-        var snapshot = MetricsSnapshot()
-        snapshot.requestsByStatus = requestsByStatus
-        snapshot.requestsByCache = requestsByCache
-        snapshot.requestsByCacheStatus = requestsByCacheStatus
-        snapshot.bytesFromCache = bytesFromCache
-        snapshot.bytesFromOrigin = engine.bytesFromOrigin
-        snapshot.originRequests = engine.originRequests
-        snapshot.originErrors = engine.originErrors
-        snapshot.openConnections = openConnections
-        snapshot.activeDownloads = engine.activeDownloads
-        snapshot.evictions = engine.evictions
-        snapshot.cacheSizeBytes = cacheSizeBytes
-        snapshot.cacheEntries = cacheEntries
-        snapshot.uptimeSeconds = uptimeSeconds
-        snapshot.accessLogDropped = accessLogDropped
-        snapshot.loops = loops
-        snapshot.loopHandoffs = loopHandoffs
-        snapshot.hitsOnOtherLoops = hitsOnOtherLoops
-        snapshot.hitsFromMemory = hitsFromMemory
-        snapshot.connectionsBalanced = connectionsBalanced
-        snapshot.cmcd = cmcd
-        snapshot.hintsFetched = hintsFetched
-        snapshot.hintsFailed = hintsFailed
-        return snapshot
+        MetricsSnapshot(proxy: self, engine: engine, openConnections: openConnections,
+                        cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
+                        uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped, loops: loops,
+                        hintsFetched: hintsFetched, hintsFailed: hintsFailed)
     }
 }
 
 /// Every metric at one instant; a value that can cross threads and be rendered.
 package struct MetricsSnapshot: Sendable, Equatable {
-    package var requestsByStatus: [Int: UInt64] = [:]
-    package var requestsByCache: [CacheStatus: UInt64] = [:]
-    /// By Cache-Status word (RFC 9211), as the responses and the access log say.
-    package var requestsByCacheStatus: [String: UInt64] = [:]
-    package var bytesFromCache: UInt64 = 0
-    package var bytesFromOrigin: UInt64 = 0
-    package var originRequests: UInt64 = 0
-    package var originErrors: [OriginErrorCode: UInt64] = [:]
+    package var proxy = ProxyMetrics()
+    /// The origin side.
+    package var engine = EngineCounters()
     package var openConnections = 0
-    package var activeDownloads = 0
-    package var evictions: UInt64 = 0
     package var cacheSizeBytes: Int64 = 0
     package var cacheEntries = 0
     package var uptimeSeconds = 0.0
     package var accessLogDropped: UInt64 = 0
     /// Event loops serving clients.
     package var loops = 1
-    package var loopHandoffs: UInt64 = 0
-    package var hitsOnOtherLoops: UInt64 = 0
-    package var hitsFromMemory: UInt64 = 0
-    package var connectionsBalanced: UInt64 = 0
-    package var cmcd = CMCDMetrics()
     /// Hinted objects fetched in the background (the preloaders' counts).
     package var hintsFetched: UInt64 = 0
     package var hintsFailed: UInt64 = 0
     /// Segments fetched ahead of players (`--prefetch`) and what became of them.
     package var prefetch = PrefetchCounts()
+}
 
-    package init() {}
+extension MetricsSnapshot {
+    package var requestsTotal: UInt64 { proxy.requestsByStatus.values.reduce(0, &+) }
 
-    /// All responses counted.
-    package var requestsTotal: UInt64 { requestsByStatus.values.reduce(0, &+) }
-
-    /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no
-    /// origin at all. BYPASS responses never touched the cache and don't count.
-    /// 0 before the first cacheable request.
+    /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no origin (BYPASS does not
+    /// count); 0 before the first cacheable request.
     package var hitRatio: Double {
-        let hits = requestsByCache[.hit, default: 0]
-        let lookups = hits + requestsByCache[.miss, default: 0] + requestsByCache[.partial, default: 0]
+        let byCache = proxy.requestsByCache
+        let hits = byCache[.hit, default: 0]
+        let lookups = hits + byCache[.miss, default: 0] + byCache[.partial, default: 0]
         return lookups == 0 ? 0 : Double(hits) / Double(lookups)
     }
 
     /// Bytes from disk / all body bytes served or fetched; 0 when nothing moved.
     package var byteHitRatio: Double {
-        let total = Double(bytesFromCache) + Double(bytesFromOrigin)
-        return total == 0 ? 0 : Double(bytesFromCache) / total
+        let total = Double(proxy.bytesFromCache) + Double(engine.bytesFromOrigin)
+        return total == 0 ? 0 : Double(proxy.bytesFromCache) / total
     }
 }
 
 // MARK: - Rendering
 
 extension MetricsSnapshot {
-    /// The snapshot as one JSON object (no trailing newline). Field names are
-    /// a stable interface (`httpcache stats --json`, monitoring scripts):
-    ///
-    ///     uptime_seconds       number, 3 decimals
-    ///     requests_total       responses counted
-    ///     requests_by_status   {"200": n, ...}, codes in ascending order
-    ///     requests_by_cache    {"HIT": n, "MISS": n, "PARTIAL": n, "BYPASS": n}, always all four
-    ///     requests_by_cache_status  by Cache-Status word: {"hit": n, "bypass": n, "method": n, "uri-miss": n, …}, always all
-    ///     hit_ratio            HIT / (HIT + MISS + PARTIAL), 4 decimals
-    ///     bytes_from_cache     body bytes served from disk
-    ///     bytes_from_origin    body bytes fetched from origins
-    ///     origin_requests      requests sent to origins
-    ///     origin_errors        {"timeout": n, ...}, codes in ascending order
-    ///     open_connections     client connections now
-    ///     active_downloads     origin downloads now
-    ///     evictions            resources evicted
-    ///     cache_size_bytes     bytes cached now
-    ///     cache_entries        resources cached now
-    ///     access_log_dropped   access-log lines dropped (disk too slow or failing)
-    ///     loops                event loops serving clients (--loops)
-    ///     loop_handoffs        connections handed to another loop for a request
-    ///     hits_on_other_loops  hits answered on a loop not owning the resource, from the owner's copy
-    ///     hits_from_memory     hits of small objects sent from memory (head and body in one send)
-    ///     connections_balanced new connections handed to a loop holding fewer
-    ///     cmcd                 players' CMCD: {"requests", "malformed", "rebuffers", "players",
-    ///                          "players_overflow", "buffer_length_ms": {"count", "sum", "le": {bound: cumulative}},
-    ///                          "throughput_kbps" and "bitrate_kbps": {"count", "sum"}, "by_object_type",
-    ///                          "by_content": {cid: {"requests", "rebuffers"}}, "hints": {"queued", "known",
-    ///                          "dropped", "fetched", "failed"}}
-    ///     prefetch             {"segments": n, "bytes": n, "used": n, "evicted_unused": n}: segments
-    ///                          prefetched, their bytes from origins, how many a player then asked
-    ///                          for, how many were evicted before any did
+    /// The snapshot as one JSON object (no trailing newline). Field names are a stable interface
+    /// (`httpcache stats --json`, monitoring scripts); each figure means what its `/metrics` family's
+    /// help says. Maps keep a fixed key order (codes ascending) and list every cache status and
+    /// Cache-Status word, even at 0; `hit_ratio` has 4 decimals, `uptime_seconds` 3.
     package func json() -> String {
         func object(_ pairs: [(String, UInt64)]) -> String {
             "{" + pairs.map { JSONText.string($0.0) + ":" + String($0.1) }.joined(separator: ",") + "}"
         }
-        let byStatus = requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
-        let byCache = CacheStatus.allCases.map { ($0.rawValue, requestsByCache[$0, default: 0]) }
-        let byCacheStatus = CacheStatusField.words.map { ($0, requestsByCacheStatus[$0, default: 0]) }
-        let errors = originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
+        let byStatus = proxy.requestsByStatus.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) }
+        let byCache = CacheStatus.allCases.map { ($0.rawValue, proxy.requestsByCache[$0, default: 0]) }
+        let byCacheStatus = CacheStatusField.words.map { ($0, proxy.requestsByCacheStatus[$0, default: 0]) }
+        let errors = engine.originErrors.sorted { $0.key < $1.key }.map { ($0.key.rawValue, $0.value) }
         let fields: [(String, String)] = [
             ("uptime_seconds", Self.decimal(uptimeSeconds, digits: 3)),
             ("requests_total", String(requestsTotal)),
@@ -219,50 +143,56 @@ extension MetricsSnapshot {
             ("requests_by_cache", object(byCache)),
             ("requests_by_cache_status", object(byCacheStatus)),
             ("hit_ratio", Self.decimal(hitRatio, digits: 4)),
-            ("bytes_from_cache", String(bytesFromCache)),
-            ("bytes_from_origin", String(bytesFromOrigin)),
-            ("origin_requests", String(originRequests)),
+            ("bytes_from_cache", String(proxy.bytesFromCache)),
+            ("bytes_from_origin", String(engine.bytesFromOrigin)),
+            ("origin_requests", String(engine.originRequests)),
             ("origin_errors", object(errors)),
             ("open_connections", String(openConnections)),
-            ("active_downloads", String(activeDownloads)),
-            ("evictions", String(evictions)),
+            ("active_downloads", String(engine.activeDownloads)),
+            ("evictions", String(engine.evictions)),
             ("cache_size_bytes", String(cacheSizeBytes)),
             ("cache_entries", String(cacheEntries)),
             ("access_log_dropped", String(accessLogDropped)),
             ("loops", String(loops)),
-            ("loop_handoffs", String(loopHandoffs)),
-            ("hits_on_other_loops", String(hitsOnOtherLoops)),
-            ("hits_from_memory", String(hitsFromMemory)),
-            ("connections_balanced", String(connectionsBalanced)),
-            ("cmcd", cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
+            ("loop_handoffs", String(proxy.loopHandoffs)),
+            ("hits_on_other_loops", String(proxy.hitsOnOtherLoops)),
+            ("hits_from_memory", String(proxy.hitsFromMemory)),
+            ("connections_balanced", String(proxy.connectionsBalanced)),
+            ("cmcd", proxy.cmcd.json(hintsFetched: hintsFetched, hintsFailed: hintsFailed)),
             ("prefetch", object([("segments", prefetch.segments), ("bytes", prefetch.bytes), ("used", prefetch.used),
                                  ("evicted_unused", prefetch.evictedUnused)])),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// The snapshot in the Prometheus text exposition format 0.0.4: every
-    /// metric family with `# HELP` and `# TYPE`, names prefixed `httpcache_`,
-    /// counters ending in `_total`; ends with a newline.
+    /// The snapshot in the Prometheus text exposition format 0.0.4: every family with `# HELP` and
+    /// `# TYPE`, names prefixed `httpcache_`, counters ending in `_total`; ends with a newline.
     package func prometheus() -> String {
         var text = PrometheusText()
         text.family("httpcache_requests_total", .counter, "Responses sent to clients, by HTTP status code.",
-                    requestsByStatus.sorted { $0.key < $1.key }.map { (["status": String($0.key)], String($0.value)) })
+                    proxy.requestsByStatus.sorted { $0.key < $1.key }
+                        .map { (["status": String($0.key)], String($0.value)) })
         text.family("httpcache_cache_requests_total", .counter, "Responses sent to clients, by cache status.",
-                    CacheStatus.allCases.map { (["cache": $0.rawValue], String(requestsByCache[$0, default: 0])) })
+                    CacheStatus.allCases
+                        .map { (["cache": $0.rawValue], String(proxy.requestsByCache[$0, default: 0])) })
         text.family("httpcache_cache_status_requests_total", .counter,
                     "Responses sent to clients, by the word of their Cache-Status field (RFC 9211).",
-                    CacheStatusField.words.map { (["status": $0], String(requestsByCacheStatus[$0, default: 0])) })
+                    CacheStatusField.words
+                        .map { (["status": $0], String(proxy.requestsByCacheStatus[$0, default: 0])) })
         text.family("httpcache_cache_bytes_served_total", .counter, "Response body bytes served from the disk cache.",
-                    String(bytesFromCache))
+                    String(proxy.bytesFromCache))
         text.family("httpcache_origin_bytes_fetched_total", .counter, "Body bytes fetched from origins.",
-                    String(bytesFromOrigin))
-        text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.", String(originRequests))
+                    String(engine.bytesFromOrigin))
+        text.family("httpcache_origin_requests_total", .counter, "Requests sent to origins.",
+                    String(engine.originRequests))
         text.family("httpcache_origin_errors_total", .counter, "Failed origin requests, by error code.",
-                    originErrors.sorted { $0.key < $1.key }.map { (["code": $0.key.rawValue], String($0.value)) })
+                    engine.originErrors.sorted { $0.key < $1.key }
+                        .map { (["code": $0.key.rawValue], String($0.value)) })
         text.family("httpcache_open_connections", .gauge, "Client connections open now.", String(openConnections))
-        text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.", String(activeDownloads))
-        text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.", String(evictions))
+        text.family("httpcache_active_downloads", .gauge, "Origin downloads running now.",
+                    String(engine.activeDownloads))
+        text.family("httpcache_evictions_total", .counter, "Resources evicted from the cache.",
+                    String(engine.evictions))
         text.family("httpcache_cache_size_bytes", .gauge, "Bytes held in the cache.", String(cacheSizeBytes))
         text.family("httpcache_cache_entries", .gauge, "Resources held in the cache.", String(cacheEntries))
         text.family("httpcache_uptime_seconds", .gauge, "Seconds since the proxy started.",
@@ -272,17 +202,17 @@ extension MetricsSnapshot {
         text.family("httpcache_loops", .gauge, "Event loops serving clients.", String(loops))
         text.family("httpcache_loop_handoffs_total", .counter,
                     "Client connections handed to another loop for a request their loop could not answer.",
-                    String(loopHandoffs))
+                    String(proxy.loopHandoffs))
         text.family("httpcache_hits_on_other_loops_total", .counter,
                     "Hits answered on a loop not owning the resource, from the owner's copy of the stored response.",
-                    String(hitsOnOtherLoops))
+                    String(proxy.hitsOnOtherLoops))
         text.family("httpcache_hits_from_memory_total", .counter,
                     "Hits of small objects sent from memory, the head and the body in one send.",
-                    String(hitsFromMemory))
+                    String(proxy.hitsFromMemory))
         text.family("httpcache_connections_balanced_total", .counter,
                     "New client connections handed to a loop holding fewer (the kernel spreads them by address, not load).",
-                    String(connectionsBalanced))
-        cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
+                    String(proxy.connectionsBalanced))
+        proxy.cmcd.prometheus(into: &text, hintsFetched: hintsFetched, hintsFailed: hintsFailed)
         text.family("httpcache_prefetch_segments_total", .counter,
                     "Segments fetched into the cache ahead of players (--prefetch).", String(prefetch.segments))
         text.family("httpcache_prefetch_bytes_total", .counter, "Bytes prefetches fetched from origins.",
@@ -294,8 +224,7 @@ extension MetricsSnapshot {
         return text.output
     }
 
-    /// `value` with exactly `digits` decimals, valid in JSON and Prometheus
-    /// (no exponent; a non-finite value becomes 0, which JSON could not carry).
+    /// Exactly `digits` decimals, valid in JSON and Prometheus (no exponent; non-finite becomes 0).
     static func decimal(_ value: Double, digits: Int) -> String {
         guard value.isFinite, abs(value) < 1e15 else { return "0" }
         var scale: Int64 = 1
@@ -337,8 +266,7 @@ struct PrometheusText {
     mutating func histogram(_ name: String, _ help: String, buckets: [(String, UInt64)], sum: String, count: UInt64) {
         output += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) histogram\n"
         for (bound, cumulative) in buckets { output += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n" }
-        output += "\(name)_sum \(sum)\n"
-        output += "\(name)_count \(count)\n"
+        output += "\(name)_sum \(sum)\n\(name)_count \(count)\n"
     }
 
     /// HELP text escapes backslash and line feed; label values (`quote`) double quotes too.

@@ -1,32 +1,24 @@
 import CacheHTTP
-import CacheIO
 import CacheLoading
 
-// What an operator does to a running server: reload (SIGHUP), log
-// rotation (SIGUSR1), drain (SIGQUIT), and the health it reports.
+// What an operator does to a running server: reload, log rotation, drain, and the health it reports.
 
 extension ProxyServer {
-    /// Serving: every loop's server joined, not draining nor stopped
-    /// (`/readyz` answers 503 otherwise).
+    /// Every loop's server joined, not draining nor stopped (`/readyz` answers 503 otherwise).
     var isReady: Bool { joined && !isDraining && !stopped }
 
     /// Connections with a request in flight (idle keep-alive ones not counted).
     package var busyConnections: Int { connections.values.reduce(0) { $0 + ($1.isIdle ? 0 : 1) } }
 
-    /// A configuration reload on this loop: the allowed destinations the
-    /// access policy checks, and the access log every server shares
-    /// (`accessLog`, made or moved by the first loop's server, see
-    /// `reopenAccessLog(path:)`).
+    /// A reload on this loop: the allowed destinations and the shared access log (see `accessLog(at:)`).
     package func reconfigure(destinations: DestinationPolicy, accessLog: AccessLogWriter?) {
         loop.assertInLoop()
         access.destinations = destinations
         self.accessLog = accessLog
     }
 
-    /// On the first loop's server: the access log at `path` from now on
-    /// (nil: none). The writer open now reopens at the new path (lines
-    /// before go to the old file); none open: one starts. Returns the
-    /// writer every server is to use. Throws when a new log cannot be opened.
+    /// On the first loop's server: the writer every server is to use for `path` (nil: none). The one
+    /// open reopens at the new path (earlier lines go to the old file); none open: one starts.
     package func accessLog(at path: String?) throws -> AccessLogWriter? {
         loop.assertInLoop()
         guard let path else {
@@ -40,17 +32,13 @@ extension ProxyServer {
         return try AccessLogWriter(path: path, logger: logger)
     }
 
-    /// Log rotation: the access log reopens its path.
     package func reopenLogs() {
         loop.assertInLoop()
         if isHome { accessLog?.reopen() }
     }
 
-    /// Drain: stops listening (new connections are refused by the kernel)
-    /// and answers later requests on open connections with their health
-    /// answer or 503, closing after it (`ClientConnection.respondDraining`);
-    /// responses in flight go on. Idle keep-alive connections stay until
-    /// the process stops, so a health checker on one sees `/readyz` go 503.
+    /// Drain: stop listening; later requests get their health answer or 503 and a close; responses in flight
+    /// go on. Idle keep-alive connections stay, so a health checker sees `/readyz` go 503.
     package func beginDrain() {
         loop.assertInLoop()
         guard !isDraining, !stopped else { return }

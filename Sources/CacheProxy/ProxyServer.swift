@@ -2,53 +2,38 @@ import CacheHTTP
 import CacheIO
 import CacheLoading
 import CacheStorage
-import CacheUpstream
-import Glibc
 import Logging
 
-/// The HTTP face of an engine: accepts clients, routes their requests and
-/// answers them from the engine's loader. One client of the engine among
-/// others (readers, preloads). Loop thread only.
-///
-/// With several loops (`ProxyConfiguration.loops`) there is one server per
-/// loop, all listening on the port (SO_REUSEPORT), each with its loop's
-/// engine (`EngineGroup`), which owns the resources whose key hashes to it.
-/// A request for a resource another loop owns is answered here from a copy
-/// that loop hands over when it is a hit of a complete, fresh resource
-/// (`PlainHitCache`); any other goes, with its connection, to the owner's
-/// loop (`MovedConnection`) and comes back once idle. The first loop's
-/// server (`isHome`) also answers admin and stats for all. Servers talk
-/// only through their loops' queues (`LoopLink`).
+/// The HTTP face of an engine: accepts clients, routes their requests and answers them from the
+/// engine's loader. Loop thread only. With several loops there is one server per loop, all on the
+/// port (SO_REUSEPORT), each with its loop's engine, owning the resources whose key hashes to it. A
+/// request for another loop's resource is answered here from the owner's copy when it is a hit of a
+/// complete, fresh resource (`PlainHitCache`); any other goes, with its connection, to the owner's
+/// loop (`MovedConnection`) and comes back once idle. The first loop's server (`isHome`) also answers
+/// admin and stats for all. Servers talk only through their loops' queues (`LoopLink`).
 package final class ProxyServer {
-    /// This loop's engine (its shard of the cache).
     package let engine: Engine
     package let configuration: ProxyConfiguration
-    /// This server's loop (its engine's).
     package let loop: EventLoop
     package var logger: Logger { engine.logger }
-    /// This loop's loader.
     package var loader: Loader { engine.loader }
     /// Which shard this loop's engine owns.
     let index: Int
-    /// The first loop's server: owns the lock file's address, the access
-    /// log, admin, stats and preloads.
+    /// The first loop's server: owns the lock file's address, the access log, admin, stats and preloads.
     var isHome: Bool { index == 0 }
     var heads = ResponseHeads()
     var targets = TargetCache()
     var metrics = ProxyMetrics()
     /// Shared by every loop's server; a reload may start, move or stop it.
     var accessLog: AccessLogWriter?
-    /// Who may ask what (Host check, signed URLs, loopback-only routes);
-    /// a reload may change its allowed destinations.
+    /// Who may ask what (Host, signed URLs, loopback-only routes); a reload may change its destinations.
     package internal(set) var access: AccessPolicy
     /// This proxy's name in Via (RFC 9110 §7.6.3), readable on every loop.
     let viaPseudonym: String
-    /// This cache's name in Cache-Status (RFC 9211).
     var cacheStatusName: String { configuration.cacheStatusName }
     /// Every loop's server by shard, this one included (see `join(_:)`).
     private(set) var peers: [LoopLink] = []
-    /// Copies of plain hits: of its own resources, made here (its hits skip
-    /// the reader then); of other loops', asked of their owners.
+    /// Copies of plain hits: of its own resources (its hits skip the reader), of others', asked of owners.
     let plainHits: PlainHitCache
     private let startedAt = WallClock.milliseconds()
     var listener: Listener?
@@ -71,8 +56,7 @@ package final class ProxyServer {
         try self.init(engine: engine, configuration: configuration, home: nil)
     }
 
-    /// A server for another shard's `engine`, listening on the same port as
-    /// `home` (the first loop's server, whose port is shared). Call on `engine`'s loop.
+    /// A server for another shard's `engine`, on the port of `home`. Call on `engine`'s loop.
     package convenience init(joining home: ProxyServer, engine: Engine, port: Int) throws {
         var configuration = home.configuration
         configuration.port = port
@@ -119,9 +103,7 @@ package final class ProxyServer {
             self.accept(socket)
         }
         peers = [LoopLink(self)]
-        if home == nil {
-            engine.store.lock.publish(address: address, token: adminToken)
-        }
+        if home == nil { engine.store.lock.publish(address: address, token: adminToken) }
     }
 
     /// Every loop's server is listening: `servers` by shard, this one among them.
@@ -138,11 +120,9 @@ package final class ProxyServer {
         }
     }
 
-    /// Whether every loop's server is known: only then can a request be
-    /// routed to its resource's owner (one loop: from the start).
+    /// Whether every loop's server is known: only then can a request go to its resource's owner.
     var joined: Bool { peers.count == configuration.loops }
-    /// Connections that came before `join` (the first server listens before
-    /// the others exist): taken up once every loop is known.
+    /// Connections that came before `join` (the first server listens before the others exist).
     private var beforeJoin: [Arrival] = []
 
     private enum Arrival {
@@ -150,16 +130,13 @@ package final class ProxyServer {
         case moved(MovedConnection)
     }
 
-    /// The loop owning `storeKey`'s resource, by shard.
     func owner(of storeKey: String) -> Int { engine.store.group.shard(ofKey: storeKey) }
 
-    /// Secret that `/admin/` requests must carry (published in the cache
-    /// folder's lock file, readable by its owner only).
+    /// Secret that `/admin/` requests must carry (in the lock file, readable by its owner only).
     let adminToken: String
 
     package var port: Int { listener?.port ?? configuration.port }
-    /// "host:port" this proxy listens on (IPv6 in brackets): the Host of
-    /// proxy URLs for a client that sent no Host field.
+    /// "host:port" this proxy listens on (IPv6 in brackets): the Host of proxy URLs for a client without one.
     var address: String { OriginURL.authority(host: configuration.host, port: port) }
 
     func connectionClosed(_ connection: ClientConnection) {
@@ -171,16 +148,15 @@ package final class ProxyServer {
         if connections.isEmpty && configuration.ownsProcess { trimWhenStillIdle() }
     }
 
-    /// A daemon spends most of its life at rest: once no client has been
-    /// connected for a moment, the heap's free pages go back to the system.
+    /// A daemon mostly rests: once no client was connected a moment, free heap pages go back.
     private var idleTrim: Deadline?
 
     private func trimWhenStillIdle() {
         if let idleTrim {
             idleTrim.reset(milliseconds: Self.idleTrimDelay)
         } else {
-            // Unowned (the deadline is ours): a weak reference would give the
-            // server a side table, slowing every `server` access on the hit path.
+            // Unowned (the deadline is ours): a weak reference would give the server a side table,
+            // slowing every `server` access on the hit path.
             idleTrim = Deadline(on: loop, after: Self.idleTrimDelay) { [unowned self] in
                 guard self.connections.isEmpty else { return }
                 MallocArenas.trimFreeMemory()
@@ -192,9 +168,7 @@ package final class ProxyServer {
 
     // MARK: the connection cap
 
-    /// Most client connections at once.
     let maxConnections: Int
-    /// Most connections of one client address at once (on this loop).
     let maxConnectionsPerClient: Int
     /// Hands out idle-since stamps (oldest idle connection = smallest).
     private var idleClock: UInt64 = 0
@@ -205,19 +179,13 @@ package final class ProxyServer {
         return idleClock
     }
 
-    /// A connection finished a response and waits for the next request: at
-    /// the cap, a paused listener accepts again (room is made by closing the
-    /// connection idle the longest).
+    /// At the cap, a paused listener accepts again (room is made by closing the connection idle the longest).
     func connectionBecameIdle() {
         if listener?.isPaused == true { listener?.resume() }
     }
 
-    /// At the cap, room is made by closing the connection idle the longest
-    /// (a keep-alive the client may never use again); when none is idle, the
-    /// listener pauses: newcomers wait in the kernel's backlog, holding no
-    /// descriptor, until a connection closes or becomes idle (rather than
-    /// being accepted and refused over and over). A newcomer that still
-    /// arrives with none idle (handed over by another loop) gets 503.
+    /// At the cap the oldest idle connection closes (a keep-alive may never be used again); with none idle
+    /// the listener pauses: newcomers wait in the backlog holding no descriptor (handed over: 503).
     private func accept(_ socket: Socket, balanced: Bool = false) {
         guard joined else { return beforeJoin.append(.accepted(socket, balanced: balanced)) }
         // Fewer connections elsewhere: the new one goes there, before any byte is read.
@@ -246,8 +214,7 @@ package final class ProxyServer {
         added(ClientConnection(socket: socket, server: self))
     }
 
-    /// At a cap: closes the connection idle the longest among `candidates`;
-    /// with none idle, answers the newcomer 503 and returns false.
+    /// At a cap: closes the oldest idle connection among `candidates`; with none, answers 503, returns false.
     private func makeRoom(among candidates: (ClientConnection) -> Bool, for socket: Socket, _ warning: String,
                           _ metadata: Logger.Metadata, closing: String, refusing: String, refusal: String) -> Bool {
         let oldest = connections.values.filter { $0.isIdle && candidates($0) }.min { $0.idleSince < $1.idleSince }
@@ -273,7 +240,6 @@ package final class ProxyServer {
         }
     }
 
-    /// Clients closed because they accepted no byte for the send timeout.
     func noteSendTimeout() {
         metrics.clientSendTimeouts += 1
         if let count = limitWarnings.occurred(now: Int64(loop.nowMilliseconds)) {
@@ -282,8 +248,7 @@ package final class ProxyServer {
         }
     }
 
-    /// Every counter now, for `/stats` and `/metrics`: this loop's and every
-    /// other loop's (asked through their queues, so `done` runs later, on this loop).
+    /// Every loop's counters, asked through their queues (`done` runs later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
             var total = Figures()
@@ -327,9 +292,7 @@ package final class ProxyServer {
 
     // MARK: work on other loops (admin, stats)
 
-    /// Runs `work` on every loop's server, this one's too, each answering
-    /// when it is done; `done` runs here with the answers in shard order
-    /// (nil from a loop that has stopped).
+    /// Runs `work` on every loop's server; `done` runs here with the answers by shard (nil: loop stopped).
     func everyLoop<T: Sendable>(_ work: @escaping @Sendable (ProxyServer, _ answer: @escaping @Sendable (T) -> Void) -> Void,
                                 _ done: @escaping ([T?]) -> Void) {
         let reply = LoopBound(done, loop: loop)
@@ -341,8 +304,7 @@ package final class ProxyServer {
 
     // MARK: several loops
 
-    /// On the loop owning `storeKey`: what another loop (or this one) may
-    /// answer by itself for it this second (nil: the owner must answer).
+    /// On the owning loop: what any loop may answer by itself for it this second (nil: the owner must).
     func plainHit(url: OriginURL, storeKey: String) -> PlainHit? {
         loop.assertInLoop()
         // A transformed body (decryption, rewritten playlists) is made per response here.
@@ -369,8 +331,7 @@ package final class ProxyServer {
         accept(socket, balanced: true)
     }
 
-    /// A connection another loop handed over: with a request (for a
-    /// resource this loop owns, or admin and stats on the first), or idle, back home.
+    /// A connection another loop handed over: with a request this loop must answer, or idle, back home.
     func adopt(_ moved: MovedConnection) {
         guard joined else { return beforeJoin.append(.moved(moved)) }
         // Stopped: dropping `moved` closes its socket.
@@ -380,7 +341,6 @@ package final class ProxyServer {
         connection.resume(moved.request)
     }
 
-    /// Counts one finished response and writes its access-log line.
     func responded(_ record: ResponseRecord) {
         metrics.recordResponse(status: record.status, cache: record.cache, word: record.cacheStatus.word)
         metrics.addBytesFromCache(record.bytesFromCache)
@@ -415,21 +375,18 @@ package final class ProxyServer {
     }
 }
 
-/// What is known of one response when it is done.
 struct ResponseRecord {
     var client: String
     var method: String
     var target: String
     var status: Int
     var cache: CacheStatus
-    /// The Cache-Status the response carried (RFC 9211); its word goes to the
-    /// access log and /metrics.
+    /// The Cache-Status the response carried (RFC 9211); its word goes to the access log and /metrics.
     var cacheStatus = CacheStatusField.bypass
     var bytesSent: UInt64
     var bytesFromCache: UInt64 = 0
     var bytesFromOrigin: UInt64 = 0
     /// `WallClock.monotonicNanoseconds()` when the request head was complete.
     var startedAt: UInt64
-    /// The player's CMCD, when the request carried any.
     var cmcd: CMCD?
 }

@@ -1,24 +1,16 @@
 import CacheHTTP
 
-/// Collects one request body as its head's framing says (RFC 9112 §6):
-/// Content-Length or chunked, bounded by `limit`. A value: bytes in,
-/// progress out.
+/// Collects one request body as its head's framing says (RFC 9112 §6), bounded by `limit`. A value.
 struct RequestBody {
-    enum Framing: Equatable {
-        case length(Int64)
-        case chunked
-    }
+    enum Framing: Equatable { case length(Int64), chunked }
 
     private(set) var bytes: [UInt8] = []
     private var remaining: Int64
     private var decoder: ChunkedDecoder?
     private let limit: Int
 
-    /// The framing of a request's body: nil when it has none. Refuses what a
-    /// server must not guess at (RFC 9112 §6.1, §6.3): a transfer coding other
-    /// than a final chunked, Transfer-Encoding together with Content-Length
-    /// (request smuggling), an invalid or ambiguous Content-Length; and a
-    /// declared length over `limit`.
+    /// nil: no body. Refused (RFC 9112 §6.1, §6.3): a coding but a final chunked, Transfer-Encoding with
+    /// Content-Length (smuggling), a bad Content-Length, a length over `limit`.
     static func framing(of head: HTTPRequestHead, limit: Int) -> Result<Framing?, HeadParseError> {
         let codings = head.headers.values("Transfer-Encoding")
         if !codings.isEmpty {
@@ -59,8 +51,7 @@ struct RequestBody {
         }
     }
 
-    /// Takes body bytes from `input`; returns how many were used and whether
-    /// the body is complete (bytes after it belong to the next request).
+    /// How many bytes of `input` were used and whether the body is complete (the rest is the next request's).
     mutating func feed(_ input: UnsafeRawBufferPointer) -> Result<(consumed: Int, done: Bool), HeadParseError> {
         guard var decoder else {
             let take = Int(min(remaining, Int64(input.count)))
@@ -88,8 +79,7 @@ struct RequestBody {
 }
 
 extension HTTPRequestHead {
-    /// Whether the head announces a body (Transfer-Encoding, or a Content-Length other than 0):
-    /// routes that take none refuse it rather than read it.
+    /// Transfer-Encoding, or a Content-Length other than 0: routes that take no body refuse it unread.
     var announcesBody: Bool {
         headers.contains("transfer-encoding") || (headers["content-length"].map { $0 != "0" } ?? false)
     }

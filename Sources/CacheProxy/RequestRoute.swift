@@ -1,30 +1,20 @@
 import CacheHTTP
 
-/// Where a request goes, decided from its head alone before any routing by
-/// path: the intermediary checks of RFC 9110 §7.6 and RFC 9112 §3.2 first,
-/// then the proxy mode the target selects. Pure.
+/// Where a request goes, from its head alone before any routing by path: the intermediary checks of
+/// RFC 9110 §7.6 and RFC 9112 §3.2 first, then the proxy mode the target selects. Pure.
 enum RequestRoute: Equatable {
-    /// A forward-proxy request (absolute-form target, RFC 9112 §3.2.2) or,
-    /// with an origin configured, any path mapped onto it (reverse proxy):
-    /// served as a transparent HTTP/1.1 intermediary.
+    /// A forward-proxy request (absolute-form, RFC 9112 §3.2.2) or, with an origin configured, any
+    /// path mapped onto it (reverse proxy): served as a transparent HTTP/1.1 intermediary.
     case transparent(OriginURL)
-    /// The proxy's own routes (proxy URLs, /ping, /stats, /admin/).
     case local
-    /// `CONNECT host:port` (authority-form, RFC 9110 §9.3.6): a byte tunnel
-    /// to that destination, never cached (loopback clients only).
+    /// `CONNECT host:port` (authority-form, RFC 9110 §9.3.6): a byte tunnel, never cached.
     case tunnel(host: String, port: Int)
-    /// Answered at once with this status and reason.
     case refuse(status: Int, reason: String)
 
     /// - Parameters:
-    ///   - reverseOrigin: with `--origin`, every origin-form target but
-    ///     those of `OwnRoutes` maps onto this origin.
-    ///   - peerIsLoopback: forward-proxy use is for loopback clients only.
-    ///   - host: the Host facts, when the connection already knows them.
-    ///   - ownRoute: the target had the reserved prefix of the proxy's own
-    ///     routes (`OwnRoutes`): local in every mode, never the origin's.
-    ///   - originURL: the origin URL of a forward- or reverse-proxy target
-    ///     (`originURL(target:reverseOrigin:)`, or a memo of it).
+    ///   - reverseOrigin: with `--origin`, every origin-form target but `OwnRoutes`' maps onto it.
+    ///   - ownRoute: the target had `OwnRoutes`' reserved prefix: local in every mode.
+    ///   - originURL: a memo of `originURL(target:reverseOrigin:)`.
     static func resolve(_ head: HTTPRequestHead, pseudonym: String, reverseOrigin: OriginURL?,
                         peerIsLoopback: Bool, host: HostFacts? = nil, ownRoute: Bool = false,
                         originURL: (String) -> OriginURL? = { _ in nil }) -> RequestRoute {
@@ -68,16 +58,14 @@ enum RequestRoute: Equatable {
         return .local
     }
 
-    /// The origin URL a forward-proxy (absolute-form) target names, or a
-    /// reverse-proxy (origin-form) one maps to on `reverseOrigin`.
+    /// The origin URL an absolute-form target names, or an origin-form one maps to on `reverseOrigin`.
     static func originURL(target: String, reverseOrigin: OriginURL?) -> OriginURL? {
         guard target.hasBytePrefix("/") else { return OriginURL.parse(target) }
         guard let origin = reverseOrigin else { return nil }
         return OriginURL.parse(origin.scheme + "://" + origin.hostHeader + target)
     }
 
-    /// (host, port) of an authority-form target "host:port" or "[v6]:port";
-    /// nil without a port or with anything an authority cannot hold.
+    /// (host, port) of "host:port" or "[v6]:port"; nil without a port or with what an authority cannot hold.
     static func authority(_ target: String) -> (String, Int)? {
         guard !target.contains("/"), let colon = target.lastIndex(of: ":"),
               let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port),

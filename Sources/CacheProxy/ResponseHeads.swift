@@ -7,10 +7,8 @@ struct ResponseHeads {
     private var dateValue = ""
     /// The Cache-Status of a response the cache did not take part in (RFC 9211).
     var bypassStatus = CacheStatusField.bypass.value(name: "httpcache")
-    /// Cache-Status values of plain hits by ttl ("name; hit; ttl=N"): a copy's
-    /// ttl holds for its second, so nearly every hit finds its text here
-    /// instead of building it (~1,400 instructions a hit). Bounded; started
-    /// over when full or when the cache's name changes.
+    /// Cache-Status values of plain hits by ttl: a copy's ttl holds for its second, so nearly every hit finds
+    /// its text here (~1,400 instructions saved). Bounded; started over when full or renamed.
     private var hitStatusName = ""
     private var hitStatuses: [Int?: String] = [:]
     private static let hitStatusesMax = 256
@@ -24,7 +22,6 @@ struct ResponseHeads {
         return dateValue
     }
 
-    /// The Cache-Status value of a plain hit with this ttl, under `name`.
     mutating func hitStatus(ttl: Int?, name: String) -> String {
         if name != hitStatusName || hitStatuses.count >= Self.hitStatusesMax {
             hitStatuses.removeAll(keepingCapacity: true)
@@ -36,7 +33,6 @@ struct ResponseHeads {
         return value
     }
 
-    /// A complete small response with a text body (errors, /ping).
     mutating func simple(_ status: Int, _ body: String, keepAlive: Bool, extra: [(String, String)] = [],
                          includeBody: Bool = true, contentType: String = "text/plain; charset=utf-8") -> [UInt8] {
         var headers = HTTPHeaders()

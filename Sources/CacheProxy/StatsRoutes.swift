@@ -1,14 +1,9 @@
 import CacheIO
 import Glibc
 
-/// `GET /stats` (JSON) and `GET /metrics` (Prometheus text), for loopback
-/// peers only: the numbers name no URL, but they are nobody else's business
-/// and the routes must not become a way to probe the host from the LAN.
-///
-/// Pure: the connection passes the raw target, asks `response`, and writes
-/// what it gets (no body for HEAD).
+/// `GET /stats` (JSON) and `GET /metrics` (Prometheus), loopback peers only: nobody else's business, and no
+/// way to probe the host from the LAN. Pure; no body for HEAD.
 package enum StatsRoutes {
-    /// A complete answer for the connection to write.
     package struct Response: Sendable, Equatable {
         package var status: Int
         package var contentType: String
@@ -18,15 +13,12 @@ package enum StatsRoutes {
     package static let jsonType = "application/json"
     package static let prometheusType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// Whether `target` names a stats route (`/stats`, `/metrics`).
     package static func isStats(target: String) -> Bool {
         let path = target.utf8.prefix { $0 != UInt8(ascii: "?") }
         return path.elementsEqual("/stats".utf8) || path.elementsEqual("/metrics".utf8)
     }
 
-    /// The answer for `target` (query ignored), or nil when the path is not a
-    /// stats route (the caller routes it on). The snapshot is only taken for a
-    /// request that will get it.
+    /// nil for another route. The snapshot is only taken for a request that will get it.
     package static func response(target: String, peerIsLoopback: Bool,
                                  snapshot: @autoclosure () -> MetricsSnapshot) -> Response? {
         guard isStats(target: target) else { return nil }
@@ -42,13 +34,12 @@ package enum StatsRoutes {
 }
 
 extension SocketAddress {
-    /// True for 127.0.0.0/8, ::1 and IPv4-mapped loopback (::ffff:127.x.y.z),
-    /// the peers a loopback-only route accepts.
+    /// True for 127.0.0.0/8, ::1 and IPv4-mapped loopback (::ffff:127.x.y.z).
     package var isLoopback: Bool {
         var copy = storage
         return withUnsafeBytes(of: &copy) { raw -> Bool in
             if isIPv6 {
-                let bytes = Array(raw.load(as: sockaddr_in6.self).sin6_addr.bytes)
+                let bytes = withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
                 let loopback6 = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
                 let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
                 return loopback6 || (mapped && bytes[12] == 127)
@@ -58,13 +49,5 @@ extension SocketAddress {
             let address = raw.load(as: sockaddr_in.self).sin_addr.s_addr
             return UInt32(bigEndian: address) >> 24 == 127
         }
-    }
-}
-
-extension in6_addr {
-    /// The 16 address bytes in network order.
-    fileprivate var bytes: [UInt8] {
-        var copy = self
-        return withUnsafeBytes(of: &copy) { Array($0) }
     }
 }

@@ -1,14 +1,10 @@
 import CacheHTTP
 
-/// Proxy request targets already decoded. A player asks for the same proxy
-/// URL again and again (one request per range or seek), and decoding it —
-/// base64, UTF-8 validation, URL parsing, the normalized URL string — costs
-/// several times a dictionary lookup. Bounded: when full it starts over.
-/// Loop thread only.
+/// Proxy targets already decoded: a player asks for one proxy URL again and again, and decoding it costs
+/// several dictionary lookups. Bounded: when full it starts over. Loop thread only.
 struct TargetCache {
     struct Entry {
         let url: OriginURL
-        /// `url.string`, built once.
         let urlString: String
         /// The store's key (SHA-256 of the cache key), hashed once per target.
         let storeKey: String
@@ -16,17 +12,14 @@ struct TargetCache {
 
     static let limit = 1024
     private var entries: [String: Entry] = [:]
-    /// Forward and reverse modes: targets already mapped to their origin URL
-    /// and store key (parsing, the URL string, the cache key's rules and a
-    /// SHA-256 were half of such a hit's instructions), for `reverseOrigin`.
+    /// Forward and reverse modes: targets mapped to their origin URL and store key (parsing, the URL
+    /// string, the cache key's rules and a SHA-256 were half of such a hit's instructions).
     private var transparentEntries: [String: Entry] = [:]
     private var reverseOrigin: OriginURL?
 
-    /// The origin a proxy request target carries, or nil when it carries none.
     mutating func entry(for target: String, storeKey: (String) -> String) -> Entry? {
         if let hit = entries[target] { return hit }
-        // A player appends a query of its own to a `/p/` URL (CMCD, new at every
-        // request), which decoding ignores: such targets are kept without it.
+        // Players append a query of their own to `/p/` URLs (CMCD), which decoding ignores: kept without it.
         let key = Self.withoutPlayerQuery(target)
         if key != target, let hit = entries[key] { return hit }
         guard let url = ProxyURL.originURL(fromTarget: key) else { return nil }
@@ -45,8 +38,7 @@ struct TargetCache {
         return String(target[..<mark])
     }
 
-    /// The origin a forward- or reverse-proxy target names (see
-    /// `RequestRoute.originURL`), or nil when it names none.
+    /// The origin a forward- or reverse-proxy target names (see `RequestRoute.originURL`).
     mutating func transparentEntry(for target: String, reverseOrigin: OriginURL?,
                                    storeKey: (String) -> String) -> Entry? {
         if reverseOrigin != self.reverseOrigin {  // a reload changed it: start over

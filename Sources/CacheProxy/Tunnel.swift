@@ -2,12 +2,8 @@ import CacheHTTP
 import CacheIO
 import CacheUpstream
 
-/// Drives one CONNECT tunnel (RFC 9110 §9.3.6): the client connection's
-/// socket on one side, an `OriginTunnel` (one of the origin client's
-/// connection slots) on the other, bytes relayed as they are. Nothing is
-/// cached: the client's TLS runs end to end with the origin. A thin driver
-/// of `TunnelStateMachine`; events raised while it acts are queued, never
-/// fed back re-entrantly. Loop thread only.
+/// Drives one CONNECT tunnel (RFC 9110 §9.3.6) between the client's socket and an `OriginTunnel` (an origin
+/// slot), bytes as they are (TLS end to end). A thin driver of `TunnelStateMachine`. Loop thread only.
 final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private unowned let connection: ClientConnection
     private unowned let server: ProxyServer
@@ -21,7 +17,7 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     private var status = 0
     /// The origin was held back for the client once (logged once, not at every turn).
     private var heldBack = false
-    /// The connection was told the tunnel ended (its quota place given back), once.
+    /// The connection was told the tunnel ended (its quota place given back).
     private var ended = false
 
     init(connection: ClientConnection, request: HTTPRequestHead, host: String, port: Int, server: ProxyServer) {
@@ -59,7 +55,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
         if status != 0 { record.status = status }
     }
 
-    /// The client's socket is gone (or the refusal was sent).
     func release() { drive(.closed(.client)) }
 
     // MARK: OriginTunnelDelegate
@@ -89,7 +84,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
         while let next = events.next() { perform(machine.handle(next)) }
     }
 
-    /// The origin could not be reached: the machine answers 403, 502 or 504.
     private func failed(_ error: UpstreamError) {
         let forbidden = if case .forbidden = error { true } else { false }
         drive(.connectFailed(reason: "\(error)", timeout: error.isTimeout, forbidden: forbidden))

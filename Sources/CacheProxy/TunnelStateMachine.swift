@@ -1,21 +1,17 @@
-/// The life of one CONNECT tunnel as a value: events of its two sides in,
-/// actions out. `Tunnel` performs them; no byte passes through here, only
-/// how many wait on each side.
+/// The life of one CONNECT tunnel as a value: events of its two sides in, actions out. `Tunnel`
+/// performs them; no byte passes through here, only how many wait on each side.
 ///
 /// ```
 ///  connecting ──connected──▶ relaying ──either side closed, or idle──▶ closed
 ///       │ failed (403/502/504 answered) ──────────────────────────────────▲
 /// ```
 ///
-/// - Backpressure both ways: a side's bytes stop being read while more than
-///   `highWater` wait to go out on the other side, and are read again once
-///   that side drained.
-/// - A side that finishes sending (EOF) has the other side closed once its
-///   queue is sent: what was relayed still arrives. (TLS ends with its own
-///   close_notify, so a tunnel needs no half-open direction.)
-/// - Idle timeout: the timer ticks every `idleTimeout`; a tick that saw no
-///   byte either way since the last one closes both sides (so a tunnel idle
-///   between one and two timeouts is closed).
+/// - Backpressure: a side is not read while more than `highWater` of its bytes wait on the other,
+///   and is read again once that side drained.
+/// - A side that finishes sending (EOF) has the other closed once its queue is sent: what was
+///   relayed still arrives. (TLS ends with its own close_notify: no half-open direction is needed.)
+/// - Idle timeout: the timer ticks every `idleTimeout`; a tick that saw no byte either way since the
+///   last closes both sides (a tunnel idle between one and two timeouts is closed).
 package struct TunnelStateMachine {
     package enum Side: Equatable, Sendable {
         case client, origin
@@ -27,31 +23,23 @@ package struct TunnelStateMachine {
     package enum Action: Equatable, Sendable {
         /// Tell the client the tunnel is open (200) and hand it the connection.
         case established
-        /// The origin could not be reached: answer the client with this status.
         case refuse(status: Int, reason: String)
         case startReading(Side)
         case stopReading(Side)
-        /// Close this side once what is queued on it is sent.
         case finish(Side)
-        /// Close this side now.
         case close(Side)
         case setTimer(milliseconds: UInt64)
     }
 
     package enum Event: Equatable, Sendable {
-        /// The origin connection is up.
         case connected
-        /// The origin connection failed; `timeout` and `forbidden` choose 504 and 403, anything else is 502.
+        /// `timeout` and `forbidden` choose 504 and 403, anything else is 502.
         case connectFailed(reason: String, timeout: Bool, forbidden: Bool)
         /// Bytes read from a side were queued on the other side, where `queued` now wait.
         case relayed(from: Side, queued: Int)
-        /// Everything queued on this side was sent.
         case drained(Side)
-        /// This side finished sending.
         case peerFinished(Side)
-        /// This side is gone.
         case closed(Side)
-        /// The idle timer ticked.
         case timerFired
     }
 
@@ -60,14 +48,12 @@ package struct TunnelStateMachine {
     private let idleTimeout: UInt64
     /// Sides whose reading is paused (their bytes wait on the other side).
     private var paused: Set<Side> = []
-    /// Sides that finished sending.
     private var finished: Set<Side> = []
     /// A byte went either way since the last tick.
     private var active = false
 
-    /// - Parameters:
-    ///   - highWater: bytes waiting on one side past which the other is no longer read.
-    ///   - idleTimeout: milliseconds without a byte either way before both sides close.
+    /// `highWater`: bytes waiting on one side past which the other is not read; `idleTimeout`:
+    /// milliseconds without a byte either way before both sides close.
     package init(highWater: Int = 256 << 10, idleTimeout: UInt64) {
         self.highWater = highWater
         self.idleTimeout = idleTimeout
@@ -107,7 +93,6 @@ package struct TunnelStateMachine {
         return [.stopReading(side)]
     }
 
-    /// Everything queued on `side` was sent: the other side is read again.
     private mutating func drained(_ side: Side) -> [Action] {
         guard state == .relaying else { return [] }
         active = true

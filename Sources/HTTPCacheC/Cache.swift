@@ -1,18 +1,14 @@
-// hc_open, hc_close, hc_serve, hc_port, hc_proxy_url: an hc_cache* is an
-// unmanaged, retained CacheHandle; hc_open retains it, hc_close releases it.
+// hc_open, hc_close, hc_serve, hc_port, hc_proxy_url: an hc_cache* is a retained CacheHandle.
 import HTTPCache
 import Logging
 import CacheIO
 
-/// The object behind an hc_cache*: the engine's `MediaCache`, the logger
-/// bound to the configuration's log target, and the readers and preloads
-/// hc_close must end.
+/// The object behind an hc_cache*: the cache, its logger, and the readers and preloads hc_close ends.
 final class CacheHandle: OpaqueHandle, Sendable {
     let cache: MediaCache
     let logger: Logger
     let dependents = Dependents()
-    /// Held across hc_serve so that a second call, even a concurrent one,
-    /// reports HC_EINVAL (MediaCache.serve() would silently do nothing).
+    /// Held across hc_serve: a second call, even concurrent, reports HC_EINVAL (serve() would do nothing).
     private let serveLock = Locked(())
     /// The download event callback's subscription (hc_download_set_callback).
     let downloadCallback = Locked<Int?>(nil)
@@ -29,8 +25,7 @@ final class CacheHandle: OpaqueHandle, Sendable {
         }
     }
 
-    /// Readers and preloads first (their blocked calls return HC_ECLOSED while
-    /// the engine still runs), then the server, downloads, metadata and lock.
+    /// Readers and preloads first (blocked calls return HC_ECLOSED while the engine runs), then the rest.
     func close() {
         dependents.closeAll()
         cache.close()
@@ -94,10 +89,8 @@ final class CacheHandle: OpaqueHandle, Sendable {
     }
 }
 
-/// Copies `text` with the snprintf contract: writes at most `size` bytes,
-/// NUL-terminated when `size` > 0, and returns the length of the whole text.
-/// HC_EINVAL for a NULL buffer with a size, or a text longer than an int.
-/// (`size` is a size_t; one above Int.max arrives negative and is refused.)
+/// `text` copied with the snprintf contract (at most `size` bytes, NUL-terminated when `size` > 0; the whole
+/// length returned). HC_EINVAL: a NULL buffer with a size, a text over an int, a size_t above Int.max.
 func copyOut(_ text: String, to buffer: UnsafeMutablePointer<CChar>?, size: Int) -> Int32 {
     let bytes = text.utf8
     guard bytes.count <= Int32.max, size >= 0, buffer != nil || size == 0 else { return hcInvalid }

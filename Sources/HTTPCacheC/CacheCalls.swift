@@ -41,8 +41,7 @@ public typealias HCListFunction = @convention(c) (UnsafeMutableRawPointer?, Unsa
 @c public func hc_cache_list(_ cache: OpaquePointer?, _ function: HCListFunction?,
                              _ userdata: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = CacheHandle.from(cache), let function else { return hcInvalid }
-    // A snapshot: the callback runs with no lock held, so it may call other
-    // hc_cache functions (hc_cache_remove, say) on this cache.
+    // A snapshot: the callback runs with no lock held, so it may call hc_cache_remove on this cache.
     for resource in handle.cache.cachedResources() {
         resource.url.withCString { url in
             function(userdata, url, resource.cachedBytes, resource.totalLength ?? -1, resource.isComplete ? 1 : 0)

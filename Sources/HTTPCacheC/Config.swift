@@ -2,14 +2,11 @@
 import Glibc
 import HTTPCache
 
-/// The object behind an hc_config*. Used by one thread at a time (the header
-/// says so), hence no lock.
+/// The object behind an hc_config*. Used by one thread at a time (the header says so): no lock.
 final class ConfigHandle: OpaqueHandle {
     var value = CConfiguration()
-    /// The first hc_config_set that failed, kept like an error on an sqlite
-    /// handle: a host that ignored its result (an encryption key file that
-    /// could not be read, say) must not get a cache that runs without the
-    /// setting, so hc_open refuses the configuration with this error.
+    /// The first hc_config_set that failed: a host that ignored its result (an unreadable key file, say)
+    /// must not get a cache that runs without the setting, so hc_open refuses it with this error.
     private(set) var failure: HTTPCacheError?
     /// `failure`'s message as a C string, owned here until hc_config_free.
     private(set) var failureText: UnsafeMutablePointer<CChar>?

@@ -1,5 +1,4 @@
-// hc_set_decryption: the host's hc_decrypt_fn as a MediaCache DecryptionProvider.
-// The cipher work, key checks and failure handling are the Swift API's.
+// hc_set_decryption: the host's hc_decrypt_fn as a DecryptionProvider; the Swift API does the rest.
 import HTTPCache
 
 /// hc_decrypt_fn of include/httpcache.h.
@@ -11,8 +10,7 @@ private enum CCipher: Int32 {
     case plain = 0, aes128CTR = 1, aes128ECB = 2
 }
 
-/// The host's callback and userdata; the host promises they may be called
-/// from any library thread, which is what makes sharing them sound.
+/// The host's callback and userdata; the host promises they may be called from any library thread.
 private struct DecryptCallback: @unchecked Sendable {
     let function: HCDecryptFunction
     let userdata: UnsafeMutableRawPointer?
@@ -28,8 +26,7 @@ private struct DecryptCallback: @unchecked Sendable {
         case .aes128CTR?: return .aes128CTR(key: key, iv: iv)
         case .aes128ECB?: return .aes128ECB(key: key)
         case nil:
-            // The header: a negative return fails the resource with HC_EINVAL;
-            // an unknown cipher is the same mistake.
+            // The header: a negative return fails the resource with HC_EINVAL; so does an unknown cipher.
             throw HTTPCacheError(.invalidArgument, "the decryption callback returned \(answer) for \(url)")
         }
     }

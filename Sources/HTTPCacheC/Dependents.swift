@@ -1,17 +1,13 @@
 import CacheIO
 
-/// Something opened on a cache that hc_close must end before the engine
-/// closes: an hc_reader or an hc_preload (Reader.swift, Preload.swift).
+/// Something opened on a cache that hc_close must end before the engine closes (reader, preload).
 protocol CacheDependent: AnyObject, Sendable {
-    /// Called once by hc_close, on its thread, while the engine still runs:
-    /// wake blocked calls (they return HC_ECLOSED) and stop work. It may call
-    /// `Dependents.remove` (a no-op by then) but must not wait for a library
-    /// callback to return.
+    /// Called once by hc_close, on its thread, while the engine runs: wake blocked calls (HC_ECLOSED) and
+    /// stop. May call `Dependents.remove` (a no-op then); must not wait for a library callback.
     func cacheClosing()
 }
 
-/// The readers and preloads open on one cache. A member adds itself when it
-/// opens and removes itself when its handle is freed; hc_close closes the rest.
+/// The readers and preloads open on one cache, each until its handle is freed; hc_close closes the rest.
 final class Dependents: Sendable {
     private struct State {
         var closing = false
@@ -20,8 +16,7 @@ final class Dependents: Sendable {
 
     private let state = Locked(State())
 
-    /// Adds `member`; false once hc_close has begun (the caller then fails
-    /// with HC_ECLOSED and must not start any work).
+    /// False once hc_close has begun (the caller then fails with HC_ECLOSED and starts no work).
     func add(_ member: any CacheDependent) -> Bool {
         state.withLock { state in
             guard !state.closing else { return false }
@@ -37,8 +32,7 @@ final class Dependents: Sendable {
     /// How many are open (for tests).
     var count: Int { state.withLock { $0.members.count } }
 
-    /// Refuses new members and tells every open one that the cache closes.
-    /// The members are called outside the lock, so they may remove themselves.
+    /// Refuses new members and tells every open one, outside the lock (so they may remove themselves).
     func closeAll() {
         let members = state.withLock { state -> [any CacheDependent] in
             state.closing = true

@@ -1,12 +1,9 @@
-// hc_download_*: offline downloads over MediaCache's download calls. Ids are
-// short strings (at most HC_DOWNLOAD_ID_SIZE - 1 characters); the event
-// callback runs on the library's first loop thread.
-import CacheIO
+// hc_download_*: offline downloads over MediaCache's download calls. Ids are short strings (at most
+// HC_DOWNLOAD_ID_SIZE - 1 characters); the event callback runs on the library's first loop thread.
 import CacheLoading
 import HTTPCache
 
-/// hc_download_status of include/httpcache.h, written at the C layout's
-/// offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
+/// hc_download_status, at the C layout's offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
 struct HCDownloadStatus {
     let info: DownloadInfo
 
@@ -22,7 +19,6 @@ struct HCDownloadStatus {
         }
     }
 
-    /// Calls `body` with a C struct of this status.
     func withC(_ body: (UnsafeRawPointer) -> Void) {
         withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { buffer in
             store(into: buffer.baseAddress!)
@@ -109,7 +105,6 @@ private struct EventTarget: @unchecked Sendable {
 @c public func hc_download_set_callback(_ cache: OpaquePointer?, _ function: HCDownloadEventFunction?,
                                         _ userdata: UnsafeMutableRawPointer?) -> Int32 {
     guard let handle = CacheHandle.from(cache) else { return hcInvalid }
-    // Replaces the callback (NULL: none).
     let target = function.map { EventTarget(function: $0, userdata: userdata) }
     handle.downloadCallback.withLock { token in
         if let old = token { handle.cache.unsubscribeDownloads(old) }

@@ -1,13 +1,10 @@
-// The C API's result codes. HTTPCacheError.Code owns the HC_E* numbers and
-// their texts (the Swift API and the CLI use the same ones); this file only
-// maps them to C, in one place.
+// The C API's result codes: HTTPCacheError.Code owns the HC_E* numbers and texts; this maps them to C.
 import HTTPCache
 
 /// HC_OK: the one C result that is not an HTTPCacheError.Code.
 let hcOK: Int32 = 0
 
 extension HTTPCacheError {
-    /// The HC_E* value a C call returns for this error.
     var cCode: Int32 { code.rawValue }
 }
 

@@ -5,21 +5,16 @@ import Logging
 /// hc_log_fn of include/httpcache.h.
 public typealias HCLogFunction = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
 
-/// Where the library's messages go: the host's callback at `minLevel` and
-/// above, or (without one) stderr at `minLevel` (warning unless "log-level"
-/// says otherwise) and above.
-///
-/// `@unchecked Sendable`: the header requires the callback and its userdata
-/// to be usable from any library thread, concurrently.
+/// The host's callback, or (without one) stderr, at `minLevel` and above. `@unchecked Sendable`: the header
+/// has the callback and userdata usable from any library thread, concurrently.
 struct LogTarget: @unchecked Sendable {
     /// 0 trace … 6 critical, as swift-log's `Logger.Level` cases in order; warning by default.
     var minLevel = cLevel(.warning)
     var function: HCLogFunction?
     var userdata: UnsafeMutableRawPointer?
 
-    /// The logger of one cache: to this target alone (several caches may have different callbacks)
-    /// and, with "log-file", to that file as well. The process-wide `LoggingSystem` is never
-    /// bootstrapped: it belongs to the host's Swift code, if any.
+    /// One cache's logger: to this target alone (caches may have different callbacks) and the "log-file". The
+    /// process-wide `LoggingSystem` is the host's: never bootstrapped here.
     func makeLogger(file: LogFileSink? = nil) -> Logger {
         let target = self
         return Logger(label: "httpcache") { label in
@@ -30,17 +25,15 @@ struct LogTarget: @unchecked Sendable {
         }
     }
 
-    /// The swift-log level of a C level (clamped to 0…6).
+    /// Clamped to 0…6.
     static func swiftLevel(_ level: Int32) -> Logger.Level {
         Logger.Level.allCases[Int(min(max(level, 0), 6))]
     }
 
-    /// The C level of a swift-log level.
     static func cLevel(_ level: Logger.Level) -> Int32 {
         Int32(Logger.Level.allCases.firstIndex(of: level) ?? 0)
     }
 
-    /// Delivers one message: to the callback, or as one line on stderr.
     func emit(_ level: Logger.Level, _ text: String) {
         if let function {
             text.withCString { function(userdata, Self.cLevel(level), $0) }

@@ -1,6 +1,4 @@
-/// An object behind one of the C API's opaque pointers (hc_cache*,
-/// hc_config*, hc_reader*, hc_preload*): retained when the pointer is handed
-/// out, released by the call that frees it.
+/// An object behind one of the C API's opaque pointers: retained when handed out, released when freed.
 protocol OpaqueHandle: AnyObject {}
 
 extension OpaqueHandle {

@@ -1,7 +1,5 @@
-// hc_preload_*: an hc_preload* is an unmanaged, retained PreloadHandle over a
-// MediaCache PreloadTask. Its callbacks run on a library thread (a detached
-// task following the preload's progress), never on the caller's.
-import Glibc
+// hc_preload_*: an hc_preload* is a retained PreloadHandle over a PreloadTask. Its callbacks run on a
+// library thread (a detached task following the preload), never on the caller's.
 import HTTPCache
 import CacheIO
 
@@ -10,8 +8,7 @@ public typealias HCDoneFunction = @convention(c) (UnsafeMutableRawPointer?, Int3
 
 /// One C preload: forwards the task's progress and end to the host's callbacks.
 final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
-    // The callbacks and userdata are the host's; they are only called from
-    // the one follower task, which is the only reader of them after start.
+    // The host's; only the one follower task calls them.
     private let progress: HCProgressFunction?
     private let done: HCDoneFunction?
     private let userdata: UnsafeMutableRawPointer?
@@ -57,8 +54,7 @@ final class PreloadHandle: CacheDependent, OpaqueHandle, @unchecked Sendable {
         }
     }
 
-    /// hc_close: end the preload with HC_ECLOSED and wait until `done` has
-    /// run, so that no callback comes after hc_close returns.
+    /// hc_close: end with HC_ECLOSED and wait until `done` ran: no callback comes after hc_close returns.
     func cacheClosing() {
         let ended = state.withLock { state in
             state.closing = true

@@ -1,21 +1,17 @@
-// hc_reader_*: an hc_reader* is an unmanaged, retained ReaderHandle over a
-// MediaCache CacheReader. The Swift reader does the work (waits, cancel,
-// read-ahead, range checks); this file converts arguments, positions and codes.
+// hc_reader_*: over a CacheReader, which does the work; this file converts arguments, positions and codes.
 import Glibc
 import HTTPCache
 import CacheIO
 
-/// `hc_content_info` of include/httpcache.h. `@c` cannot take a Swift struct,
-/// so hc_reader_info takes a raw pointer and binds it to this: the same
-/// three fields in the same order, laid out with C's alignment (0, 8, 16).
+/// `hc_content_info` of include/httpcache.h. `@c` cannot take a Swift struct, so hc_reader_info binds
+/// a raw pointer to this: the same three fields in order, laid out with C's alignment (0, 8, 16).
 struct HCContentInfo {
     var totalLength: Int64
     var contentType: UnsafePointer<CChar>?
     var byteRanges: Int32
 }
 
-/// One C reader: the Swift reader, plus the content-type strings handed out
-/// by hc_reader_info, which must stay valid until hc_reader_close.
+/// One C reader, with the content-type strings hc_reader_info handed out (valid until hc_reader_close).
 final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
     let reader: CacheReader
     private let dependents: Dependents
@@ -42,15 +38,13 @@ final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
         }
     }
 
-    /// C positions count from the opened offset, the Swift reader's from the
-    /// resource's start: the one place they are converted.
+    /// C positions count from the opened offset, the Swift reader's from the resource's start.
     func absolute(_ position: Int64) -> Int64? {
         let (sum, overflow) = reader.offset.addingReportingOverflow(position)
         return overflow ? nil : sum
     }
 
-    /// hc_close: blocked and later calls return HC_ECLOSED (a reader already
-    /// canceled keeps answering HC_ECANCELED: the first stop wins).
+    /// hc_close: blocked and later calls return HC_ECLOSED (a canceled reader keeps HC_ECANCELED).
     func cacheClosing() { reader.close() }
 
     /// hc_reader_close: cancel first, as the header says, then release.
@@ -61,8 +55,7 @@ final class ReaderHandle: CacheDependent, OpaqueHandle, Sendable {
     }
 }
 
-/// hc_reader_info's and hc_reader_read's `timeout_ms` as the Swift reader
-/// takes it: < 0 forever (nil), 0 polls, else seconds.
+/// `timeout_ms` as the Swift reader takes it: < 0 forever (nil), 0 polls, else seconds.
 private func seconds(_ timeoutMilliseconds: Int32) -> Double? {
     timeoutMilliseconds < 0 ? nil : Double(timeoutMilliseconds) / 1000
 }

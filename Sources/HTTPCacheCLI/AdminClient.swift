@@ -1,5 +1,4 @@
 import CacheHTTP
-import CacheLoading
 import CacheProxy
 import FoundationEssentials
 import Glibc
@@ -31,10 +30,8 @@ struct AdminClient {
         return answer
     }
 
-    /// One request on a fresh connection (Connection: close); the body on
-    /// 2xx, else the `HTTPCacheError` the proxy answered with. Sent under
-    /// the reserved prefix (`OwnRoutes`), which reaches the proxy itself in
-    /// every mode, a reverse proxy's included.
+    /// One request on a fresh connection; the body on 2xx, else the `HTTPCacheError` the proxy answered
+    /// with. Sent under the reserved prefix (`OwnRoutes`), which reaches the proxy itself in every mode.
     func request(_ method: String, _ path: String, _ query: [String: String]) throws(HTTPCacheError) -> [UInt8] {
         let encoded = query.map { "\($0.key)=\(Self.percentEncoded($0.value))" }
         let target = OwnRoutes.prefix + (encoded.isEmpty ? path : path + "?" + encoded.joined(separator: "&"))

@@ -2,10 +2,8 @@ import ArgumentParser
 import CacheLoading
 import CacheProxy
 import FoundationEssentials
-import Glibc
 import HTTPCache
 
-/// `httpcache cache …`: manage a cache folder, served or not.
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
@@ -27,7 +25,6 @@ struct CacheCommand: AsyncParsableCommand {
 
         var path: String { cacheDirectory ?? defaultCacheDirectory() }
 
-        /// Runs `body` on the folder directly, or on the proxy serving it.
         func withCache<T>(_ body: (any CacheOperating) async throws -> T) async throws -> T {
             if let proxy = try MediaCache.servingProxy(of: path) {
                 return try await body(AdminClient(address: proxy.address, token: proxy.token))
@@ -37,8 +34,7 @@ struct CacheCommand: AsyncParsableCommand {
             return try await body(cache)
         }
 
-        /// The folder opened here (no proxy serves it): one loop, and no
-        /// eviction, which is not this command's to do.
+        /// The folder opened here (no proxy serves it), without eviction: not this command's to do.
         func open() throws(HTTPCacheError) -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
             configuration.maxCacheSize = Int64.max
@@ -181,18 +177,15 @@ func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }
 
-/// The operations of `httpcache cache …`, on the folder opened here
-/// (`MediaCache`) or through the proxy that serves it (`AdminClient`): the
-/// same answers and errors either way, under `MediaCache`'s own names.
+/// The operations of `httpcache cache …`, on the folder opened here (`MediaCache`) or through the proxy
+/// that serves it (`AdminClient`): the same answers and errors either way, under `MediaCache`'s names.
 protocol CacheOperating {
     func cachedResources() throws(HTTPCacheError) -> [CachedResource]
     func removeResource(for url: String) throws(HTTPCacheError)
     func removeAllResources() throws(HTTPCacheError)
     func exportResource(for url: String, to path: String) async throws(HTTPCacheError)
     func importResource(for url: String, from path: String, contentType: String?) async throws(HTTPCacheError)
-    /// How many entries were unpinned.
     func unpin(_ url: String) throws(HTTPCacheError) -> Int
-    /// How many entries were purged.
     func purge(_ target: AdminRequest.PurgeTarget) throws(HTTPCacheError) -> Int
 }
 

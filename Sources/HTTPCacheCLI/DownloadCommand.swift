@@ -7,10 +7,8 @@ import Glibc
 import HTTPCache
 import Logging
 
-/// `httpcache download …`: titles kept for offline use, in a cache folder
-/// served or not. While a proxy serves the folder, it runs them (admin
-/// routes); without one, `add` queues a download in the folder and `wait`
-/// runs it.
+/// `httpcache download …`: titles kept for offline use. While a proxy serves the folder, it runs them
+/// (admin routes); without one, `add` queues a download in the folder and `wait` runs it.
 struct DownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
@@ -158,15 +156,13 @@ func quietLogs() {
     }
 }
 
-/// The downloads of a folder: through the proxy serving it, else opened here.
-/// Opened here, the folder's queued downloads run only for `wait`.
+/// A folder's downloads: through the proxy serving it, else opened here (queued ones run only for `wait`).
 struct DownloadAccess {
     let folder: CacheCommand.Folder
     var maxCacheSize: Int64?
     var runsDownloads = false
     private let proxy: AdminClient?
     private let opened = LazyCache()
-    /// Whether a proxy serving the folder answers (else the folder is opened here).
     var viaProxy: Bool { proxy != nil }
 
     init(_ folder: CacheCommand.Folder) {

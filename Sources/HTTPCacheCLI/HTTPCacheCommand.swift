@@ -35,8 +35,7 @@ struct HTTPCacheCommand: AsyncParsableCommand {
             printError("Error: \(error.message)\n")
             Glibc.exit(error.exitStatus)
         } catch let error as ValidationError where ran != HTTPCacheCommand.self {
-            // A subcommand's run() refused its arguments: show that
-            // subcommand's usage (ArgumentParser would show the top level's).
+            // A subcommand's run() refused its arguments: its usage (ArgumentParser shows the top level's).
             let path = (commandPath(to: ran) ?? [ran._commandName]).joined(separator: " ")
             printError("Error: \(error.message)\nUsage: \(usageString(for: ran))\n  See 'httpcache \(path) --help' for more information.\n")
             Glibc.exit(ExitCode.validationFailure.rawValue)
@@ -90,11 +89,8 @@ struct Serve: ParsableCommand {
                                                             valueName: "file"))
     var config: String?
 
-    // One property per `ServeOption`, named after it (`cache-dir`: `cacheDir`,
-    // the long name ArgumentParser derives) and explained by it; `given`
-    // reads them back by that name, so an option is declared here once.
-    // A value is taken as given ("-1" is --drain-timeout's value, refused
-    // by the table with what it takes, not read as an option).
+    // One property per `ServeOption`, named after it (`cacheDir`) and explained by it; `given` reads them
+    // back. Values are taken as given ("-1" goes to the table, which refuses it, not read as an option).
     @Option(parsing: .unconditional, help: .serve("host")) var host: String?
     @Option(parsing: .unconditional, help: .serve("port")) var port: String?
     @Option(parsing: .unconditional, help: .serve("cache-dir")) var cacheDir: String?
@@ -132,9 +128,7 @@ struct Serve: ParsableCommand {
     @Flag(help: .serve("strip-cmcd")) var stripCmcd = false
     @Flag(inversion: .prefixedNo, help: .serve("cmcd-hints")) var cmcdHints: Bool?
 
-    /// The options given, by `ServeOption` name: every `@Option`/`@Flag`
-    /// property above, found by reflection (a flag given is "true"; one
-    /// with an inversion, `--no-…`, "false"; neither given, nothing).
+    /// The options given, by `ServeOption` name, by reflection (flag: "true"; `--no-…`: "false").
     private var given: [(String, [String])] {
         Mirror(reflecting: self).children.compactMap { child in
             guard let label = child.label, label.hasPrefix("_"), label != "_config" else { return nil }
@@ -157,7 +151,6 @@ struct Serve: ParsableCommand {
         }
     }
 
-    /// The binary's defaults, before any file or flag.
     static func baseSettings() -> ServeSettings {
         var settings = ServeSettings(cacheDirectory: defaultCacheDirectory())
         settings.configuration.loops = min(256, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -165,9 +158,8 @@ struct Serve: ParsableCommand {
         return settings
     }
 
-    /// The settings: the defaults, then the configuration file's lines
-    /// (`readingFile`), then every option given, each checked by `ServeOption`.
-    /// A file's error is an `HTTPCacheError` naming its file and line.
+    /// The defaults, then the configuration file's lines (`readingFile`), then every option given, each
+    /// checked by `ServeOption`. A file's error is an `HTTPCacheError` naming its file and line.
     func settings(readingFile: Bool = true) throws -> ServeSettings {
         var settings = Self.baseSettings()
         if readingFile, let config {
@@ -195,10 +187,8 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let settings = try settings()
-        // The loop thread does nearly all allocation; the pool and log
-        // threads little. Two malloc arenas instead of one per thread keep
-        // about 1.5 MB of RSS off a serving proxy (the server only: a host
-        // embedding the library keeps its own malloc settings).
+        // The loop thread does nearly all allocation. Two malloc arenas instead of one per thread keep
+        // about 1.5 MB of RSS off a serving proxy (a host embedding the library keeps its own).
         MallocArenas.limit(to: 2)
         let fileSink = try settings.logFile.map { path throws(HTTPCacheError) in try LogFileSink(path: path) }
         let level = LiveLogLevel(settings.logLevel)
@@ -223,7 +213,6 @@ struct Serve: ParsableCommand {
 }
 
 extension ArgumentHelp {
-    /// The help of a `ServeOption`.
     static func serve(_ name: String) -> ArgumentHelp {
         guard let option = ServeOption.named(name) else { fatalError("no serve option \(name)") }
         return ArgumentHelp(option.help, valueName: option.valueName.isEmpty ? nil : option.valueName.lowercased())
@@ -273,8 +262,7 @@ struct URLCommand: ParsableCommand {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1 to 65535; got \(port)") }
     }
 
-    /// The port of the proxy serving the folder, from its lock file (as
-    /// `stats` finds the proxy): a user who started `serve` need not repeat it.
+    /// The port of the proxy serving the folder (lock file): a user who started `serve` need not repeat it.
     private func servingPort() throws(HTTPCacheError) -> Int {
         let folder = cacheDirectory ?? defaultCacheDirectory()
         guard let proxy = try MediaCache.servingProxy(of: folder),

@@ -3,10 +3,7 @@ import CacheLoading
 import CacheProxy
 import Glibc
 import HTTPCache
-import Logging
 
-/// `httpcache preload URL…`: fetch resources (and whole HLS presentations)
-/// into a cache folder, served or not.
 struct PreloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preload",
@@ -127,8 +124,7 @@ struct PreloadCommand: ParsableCommand {
     }
 }
 
-/// The stderr progress line: bytes, rate, ETA (and segments for HLS) on a
-/// terminal; a plain line per URL otherwise.
+/// The stderr progress line: bytes, rate, ETA (segments for HLS) on a terminal; else a line per URL.
 final class ProgressBar {
     let enabled: Bool
     /// What the plain lines call the work ("preload": "preloading …", "preloaded …").
@@ -147,7 +143,7 @@ final class ProgressBar {
 
     func show(_ p: PreloadProgress) {
         guard enabled else { return }
-        let elapsed = max(0.001, Self.seconds(started.duration(to: .now)))
+        let elapsed = max(0.001, started.duration(to: .now) / .seconds(1))
         let rate = Double(p.bytesDone) / elapsed
         let fraction = p.fractionDone
         let width = 24
@@ -180,10 +176,5 @@ final class ProgressBar {
             unit += 1
         }
         return unit == 0 ? "\(bytes) B" : oneDecimal(value) + " " + units[unit]
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (whole, fraction) = duration.components
-        return Double(whole) + Double(fraction) / 1e18
     }
 }

@@ -1,13 +1,10 @@
 import ArgumentParser
 import CacheIO
 import Dispatch
-import Glibc
 import HTTPCache
 import Logging
 
-/// Signals as they arrive (posted from the first loop's thread), waited for
-/// on the main thread, which does the work a signal asks for: a reload or
-/// a drain waits for every loop, so it must not run on one.
+/// Signals, waited for on the main thread: a reload or a drain waits for every loop, so not on a loop's.
 final class SignalQueue: Sendable {
     private let received = Locked<[Int32]>([])
     private let arrived = DispatchSemaphore(value: 0)
@@ -19,17 +16,13 @@ final class SignalQueue: Sendable {
 
     /// The next signal; nil when `timeout` seconds pass first.
     func next(timeout: Double?) -> Int32? {
-        if let timeout {
-            guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
-        } else {
-            arrived.wait()
-        }
+        let deadline = timeout.map { DispatchTime.now() + $0 } ?? .distantFuture
+        guard arrived.wait(timeout: deadline) == .success else { return nil }
         return received.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }
 
-/// The thin driver of `ServeLifecycle` for `httpcache serve`: performs its
-/// actions (reload, reopen logs, drain, stop) on the main thread.
+/// The thin driver of `ServeLifecycle` for `httpcache serve`, on the main thread.
 struct ServeDriver {
     let command: Serve
     let cache: MediaCache
@@ -85,8 +78,7 @@ struct ServeDriver {
         }
     }
 
-    /// SIGHUP: the file read again with the command line over it; only a
-    /// valid whole is applied, and only its live-reloadable options.
+    /// SIGHUP: the file read again under the command line; only a valid whole, only live-reloadable options.
     private mutating func reload() {
         guard command.config != nil else {
             return logger.notice("reload: no configuration file (--config); nothing to read")
@@ -113,8 +105,7 @@ struct ServeDriver {
         }
     }
 
-    /// Each changed option at notice level, with its texts before and after;
-    /// one that widens access also as a warning, so it is not missed.
+    /// Each changed option at notice level, before and after; one that widens access also as a warning.
     private func logChanges(_ changes: [ReloadChange], applied: Bool) {
         for change in changes {
             let metadata: Logger.Metadata = [

@@ -2,7 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import HTTPCache
 
-/// `httpcache stats`: the counters of the proxy serving a cache folder.
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",

@@ -27,18 +27,18 @@ final class MetricsTests: XCTestCase {
 
     func testCountersAndGauges() {
         let snapshot = sample()
-        XCTAssertEqual(snapshot.requestsByStatus, [200: 2, 206: 2, 404: 1])
-        XCTAssertEqual(snapshot.requestsByCache, [.hit: 2, .partial: 1, .miss: 1, .bypass: 1])
+        XCTAssertEqual(snapshot.proxy.requestsByStatus, [200: 2, 206: 2, 404: 1])
+        XCTAssertEqual(snapshot.proxy.requestsByCache, [.hit: 2, .partial: 1, .miss: 1, .bypass: 1])
         XCTAssertEqual(snapshot.requestsTotal, 5)
         XCTAssertEqual(snapshot.hitRatio, 0.5)  // bypass does not count
         XCTAssertEqual(snapshot.byteHitRatio, 0.25)
-        XCTAssertEqual(snapshot.bytesFromCache, 1000)
-        XCTAssertEqual(snapshot.bytesFromOrigin, 3000)
-        XCTAssertEqual(snapshot.originRequests, 2)
-        XCTAssertEqual(snapshot.originErrors, [.timeout: 2, .status5xx: 1])
+        XCTAssertEqual(snapshot.proxy.bytesFromCache, 1000)
+        XCTAssertEqual(snapshot.engine.bytesFromOrigin, 3000)
+        XCTAssertEqual(snapshot.engine.originRequests, 2)
+        XCTAssertEqual(snapshot.engine.originErrors, [.timeout: 2, .status5xx: 1])
         XCTAssertEqual(snapshot.openConnections, 1)
-        XCTAssertEqual(snapshot.activeDownloads, 1)
-        XCTAssertEqual(snapshot.evictions, 3)
+        XCTAssertEqual(snapshot.engine.activeDownloads, 1)
+        XCTAssertEqual(snapshot.engine.evictions, 3)
         XCTAssertEqual(snapshot.cacheSizeBytes, 123_456)
         XCTAssertEqual(snapshot.cacheEntries, 7)
         XCTAssertEqual(snapshot.accessLogDropped, 2)
@@ -94,9 +94,9 @@ final class MetricsTests: XCTestCase {
         engineLoop.add(other)
         let snapshot = engineLoop.snapshot(engine: EngineCounters(), openConnections: 4, cacheSizeBytes: 0, cacheEntries: 0,
                                            uptimeSeconds: 1, loops: 2)
-        XCTAssertEqual(snapshot.requestsByStatus, [200: 2, 206: 1])
-        XCTAssertEqual(snapshot.requestsByCache, [.hit: 2, .miss: 1])
-        XCTAssertEqual(snapshot.bytesFromCache, 510)
+        XCTAssertEqual(snapshot.proxy.requestsByStatus, [200: 2, 206: 1])
+        XCTAssertEqual(snapshot.proxy.requestsByCache, [.hit: 2, .miss: 1])
+        XCTAssertEqual(snapshot.proxy.bytesFromCache, 510)
         XCTAssertEqual(engineLoop.clientSendTimeouts, 1)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(snapshot.json().utf8)) as? [String: Any])
         XCTAssertEqual((object["loops"] as? NSNumber)?.intValue, 2)
@@ -130,7 +130,7 @@ final class MetricsTests: XCTestCase {
         let snapshot = a.snapshot(engine: EngineCounters(), openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
                                   uptimeSeconds: 1)
         XCTAssertEqual(snapshot.requestsTotal, 7)
-        XCTAssertEqual(snapshot.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
+        XCTAssertEqual(snapshot.proxy.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
         XCTAssertEqual(snapshot.hitRatio, 6.0 / 7.0)
     }
 
