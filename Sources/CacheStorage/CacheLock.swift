@@ -7,11 +7,9 @@ package final class CacheLock: @unchecked Sendable {
     private let fd: Int32
     package let path: String
 
-    /// Takes the lock or throws a clear error naming the owner.
-    ///
-    /// The file gets the admin token, so it is created fresh (O_EXCL, 0600). A leftover is replaced
-    /// only when this user's and unheld; another user's is refused (its maker could still have it
-    /// open and read the token later).
+    /// Takes the lock or throws naming the owner. The file gets the admin token, so it is created
+    /// fresh (O_EXCL, 0600); a leftover is replaced only when this user's and unheld (another user's
+    /// maker could still have it open and read the token later).
     package init(folder: String) throws(StorageError) {
         path = folder + "/lock"
         var attempts = 0
@@ -46,8 +44,7 @@ package final class CacheLock: @unchecked Sendable {
             guard flock(old, LOCK_EX | LOCK_NB) == 0 else {
                 let folder = String(path.dropLast("/lock".count))
                 let owner = CacheLock.readOwner(folder: folder)
-                // flock belongs to the open file, not the process: a second open here is refused
-                // too, as callers rely on.
+                // flock belongs to the open file: a second open in this process is refused too.
                 if owner?.pid == getpid() {
                     throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
                 }

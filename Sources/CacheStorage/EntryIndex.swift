@@ -1,10 +1,8 @@
-/// Every entry of one shard in a 64-byte record: what lookups, the size limit and the LRU order
-/// need; nothing a response needs (URL, head, ranges stay in the metadata, read on use).
-///
-/// Records live in one array, mapped by an open-addressing table (linear probing, at most 3/4
-/// full); the LRU order is a doubly linked list through the records, so touch, insert and remove
-/// cost the same at any size and eviction takes the oldest unsorted. Pinned entries stay out of
-/// the list (eviction never walks past them). Loop thread only (a value owned by its store).
+/// Every entry of one shard in a 64-byte record: what lookups, the size limit and the LRU order need
+/// (URL, head, ranges stay in the metadata, read on use). Records live in one array, mapped by an
+/// open-addressing table (linear probing, at most 3/4 full); the LRU order is a doubly linked list
+/// through them, so touch, insert and remove cost the same at any size and eviction takes the oldest
+/// unsorted. Pinned entries stay out of the list (eviction never walks past them). Loop thread only.
 package struct EntryIndex: Sendable {
     package struct Record: Sendable, Equatable {
         package var key: EntryKey
@@ -14,8 +12,7 @@ package struct EntryIndex: Sendable {
         package var lastAccess: Int64
         fileprivate var prev: Int32
         fileprivate var next: Int32
-        /// The first 32 bits of the URL's primary store key: the owning shard, and which entries
-        /// are variants of one URL.
+        /// The first 32 bits of the URL's primary store key: the shard, and which entries are one URL's.
         package var route: UInt32
         package var flags: UInt32
         package var isPinned: Bool { flags & Self.pinned != 0 }
@@ -67,7 +64,6 @@ package struct EntryIndex: Sendable {
     }
 
     package func contains(_ key: EntryKey) -> Bool { slot(of: key) != nil }
-
     private func home(_ key: EntryKey) -> Int { Int(truncatingIfNeeded: key.w1) & mask }
 
     private func slot(of key: EntryKey) -> Int32? {
@@ -80,8 +76,8 @@ package struct EntryIndex: Sendable {
         }
     }
 
-    /// Inserts an entry (the most recently used, `lastAccess` as given), or replaces an existing
-    /// one's fields, keeping its place unless it becomes pinned or unpinned.
+    /// Inserts an entry (the most recently used), or replaces one's fields, keeping its place unless
+    /// it becomes pinned or unpinned.
     package mutating func put(_ record: Record) {
         if let slot = slot(of: record.key) {
             let index = Int(slot)
@@ -178,8 +174,7 @@ package struct EntryIndex: Sendable {
     /// Pinned entries (in no particular order).
     package var pinned: [Record] { records.filter(\.isPinned) }
 
-    /// Every entry as a snapshot keeps them: pinned ones, then the others oldest first
-    /// (re-inserted in this order they rebuild the same LRU order).
+    /// Pinned entries, then the others oldest first: re-inserted so, they rebuild the same LRU order.
     package func inOrder() -> ContiguousArray<Record> {
         var result = ContiguousArray<Record>()
         result.reserveCapacity(records.count)
@@ -226,8 +221,7 @@ package struct EntryIndex: Sendable {
         if before >= 0 { records[Int(before)].next = slot } else { head = slot }
     }
 
-    /// Backward-shift deletion: later members of the probe run move up, so lookups never stop at a
-    /// hole that was not there when they were inserted.
+    /// Backward-shift deletion: later members of the probe run move up (no lookup stops at a new hole).
     private mutating func removeFromTable(_ key: EntryKey) {
         var hole = home(key)
         while records[Int(table[hole])].key != key { hole = (hole + 1) & mask }

@@ -2,11 +2,10 @@ import CacheIO
 import Glibc
 
 /// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes),
-/// its metadata in an attribute of it or (older layout, attributes refused) in `<key>.meta` beside
-/// it. 4,096 folders by the key's first three hex digits (nginx's `levels=1:2`): a few thousand
-/// names each at ten million entries, one inode an entry (two in the older layout). Folders are
-/// made with their first entry (`LevelFolders`): all 4,112 up front took 2 s on some file systems,
-/// and as long again to remove an empty cache folder.
+/// its metadata in its attribute or (older layout) `<key>.meta` beside it. 4,096 folders by the
+/// key's first three hex digits (nginx's `levels=1:2`): a few thousand names each at ten million
+/// entries. Folders are made with their first entry (`LevelFolders`): all 4,112 up front took 2 s
+/// on some file systems, and as long again to remove an empty cache folder.
 package struct EntryPaths: Sendable {
     /// `resources/a/bc/<key>` without a suffix.
     package let base: String
@@ -43,10 +42,9 @@ package struct EntryPaths: Sendable {
         return true
     }
 
-    /// The entry's metadata: the layout the index names first, the other when it holds nothing (a
-    /// crash between a layout change and its journal entry). A present `.meta` file wins (an
-    /// attribute beside it is a conversion's leftover). Ranges clipped to the data file's size; nil
-    /// when no valid metadata. Blocking: an open and a small read or two.
+    /// The entry's metadata, ranges clipped to the data file: the indexed layout first, the other when
+    /// it holds nothing (a crash between a layout change and its journal entry); a `.meta` file wins
+    /// (an attribute beside it is a conversion's leftover). Blocking: an open and a read or two.
     package func readMetadata(keys: FolderKeys?, oneFile: Bool, version: Int) -> StoredMetadata? {
         if oneFile, let found = readAttribute(keys: keys, version: version) { return found }
         if let stored = FileIO.readAll(meta) {
@@ -90,7 +88,6 @@ package struct EntryPaths: Sendable {
     }
 
     package func data(version: Int) -> String { base + "." + Self.dataName(version: version) }
-
     package func data(named name: String) -> String { base + "." + name }
 
     /// `data`, then `data-N`: a new version gets a new file, so old metadata never claims its bytes.
@@ -109,15 +106,8 @@ package struct EntryPaths: Sendable {
 
     /// The two levels of folders under `resources/` (walkers skip those not made yet).
     package static var levelFolders: [String] {
-        let digits = Array("0123456789abcdef")
-        var folders: [String] = []
-        for a in digits {
-            folders.append(String(a))
-            for b in digits {
-                for c in digits { folders.append("\(a)/\(b)\(c)") }
-            }
-        }
-        return folders
+        let digits = "0123456789abcdef"
+        return digits.flatMap { a in [String(a)] + digits.flatMap { b in digits.map { c in "\(a)/\(b)\(c)" } } }
     }
 }
 

@@ -1,8 +1,7 @@
 import CacheIO
 import Glibc
 
-/// Small blocking file helpers (POSIX, no Foundation). Callers keep the
-/// slow ones (fsync, tree removal) off the loop thread.
+/// Small blocking file helpers (POSIX, no Foundation); callers keep the slow ones off the loop.
 package enum FileIO {
     /// Never through a symlink (every file it reads is in the cache folder); at most `limit` bytes
     /// (a file growing without end cannot fill memory).
@@ -86,9 +85,8 @@ package enum FileIO {
         return nil
     }
 
-    /// Opens `path` for reading if it is a regular file and not a symlink: a device (`/dev/zero`)
-    /// never ends, a FIFO blocks the opener, a symlink would share another file's later content.
-    /// The open does not block (O_NONBLOCK, cleared once known regular). Descriptor and size, or why not.
+    /// Opens `path` for reading if a regular file, not a symlink (a device never ends, a FIFO blocks,
+    /// a symlink shares another file's later content); O_NONBLOCK until known regular.
     package static func openRegularFile(_ path: String) -> Result<(fd: Int32, size: Int64), StorageError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
@@ -105,9 +103,8 @@ package enum FileIO {
         return .success((fd, Int64(info.st_size)))
     }
 
-    /// Copies exactly `size` bytes from `input` into a new file at `destination` (replacing one
-    /// there, never through a symlink), mode 0600, synced; never a hard link, so neither changes the
-    /// other. `decrypting`: the input is an encrypted data file; `encrypting`: the copy becomes one.
+    /// Copies exactly `size` bytes from `input` to a new file at `destination` (replacing one, never
+    /// through a symlink, never a hard link), mode 0600, synced; `decrypting`/`encrypting` a data file.
     package static func copy(_ input: Int32, size: Int64, to destination: String,
                              from decrypting: UnitCipher? = nil, to encrypting: UnitCipher? = nil) -> Bool {
         unlink(destination)
@@ -116,7 +113,6 @@ package enum FileIO {
         defer { close(output) }
         let unit = UnitCipher.unitSize
         func roundUp(_ n: Int) -> Int { (n + unit - 1) / unit * unit }
-        // A whole number of units, so every pass starts on a unit.
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         while done < size {
@@ -157,8 +153,8 @@ package enum FileIO {
         mkdir(path, 0o700) == 0 || errno == EEXIST
     }
 
-    /// Narrows an existing folder of ours (older version, by hand) to `mode` when it allows more;
-    /// bits it lacks stay off (a tighter umask is kept); a foreign one is left alone.
+    /// Narrows a folder of ours to `mode` when it allows more (a tighter umask is kept; a foreign one
+    /// is left alone).
     package static func restrict(_ path: String, to mode: mode_t) {
         var info = stat()
         if stat(path, &info) == 0, let narrower = narrowed(info, to: mode) { chmod(path, narrower) }

@@ -1,12 +1,9 @@
 import Glibc
 
-/// Start-up: every shard's index read once, before any shard opens, on the opening thread (the
-/// cost does not grow with the number of loops).
-///
-/// Usually one snapshot per shard plus its journals. A folder without index files (new, an older
-/// release's, or index lost) is scanned once: older-layout entries (`resources/<key>/meta` and
-/// data) move into the hashed one, and the shards write snapshots for the next start. When the
-/// number of loops changed, records are dealt out to the new shards by route.
+/// Start-up: every shard's index read once, before any shard opens (the cost does not grow with the
+/// number of loops): usually a snapshot per shard and its journals. A folder without index files is
+/// scanned once (older-layout `resources/<key>/meta` entries move into the hashed one) and the
+/// shards write snapshots; when the number of loops changed, records are dealt out by route.
 struct IndexLoader {
     let root: String
     let shards: Int
@@ -128,7 +125,7 @@ struct IndexLoader {
     }
 
     /// One leaf folder: entries with valid metadata (`.meta` file, else attribute) become records;
-    /// files of entries without (a crash before their first flush) are removed.
+    /// other files (a crash before a first flush) are removed.
     private func scanLevel(_ folder: String, into records: inout [EntryIndex.Record], loaded: inout Loaded) {
         let names = FileIO.listDirectory(folder)
         var kept = Set<String>()
@@ -161,8 +158,7 @@ struct IndexLoader {
         for name in names where !kept.contains(name) { unlink(folder + "/" + name) }
     }
 
-    /// An entry's record; nil (a `.meta` file and what it names removed) when its metadata is
-    /// invalid or claims no byte.
+    /// An entry's record; nil (a `.meta` file and what it names removed) for metadata claiming nothing.
     private func record(paths: EntryPaths, key: String, oneFile: Bool,
                         version: Int) -> (record: EntryIndex.Record, dataName: String)? {
         let stored = paths.readMetadata(keys: keys, oneFile: oneFile, version: version)
@@ -184,8 +180,7 @@ struct IndexLoader {
                                  route: route(metadata.url), flags: flags)
     }
 
-    /// Moves an older-layout entry into the hashed one: its data file renamed (no copy); the
-    /// caller writes its metadata (`writeMigrated`, batches with one sync each).
+    /// Moves an older-layout entry's data file into the hashed layout; `writeMigrated` writes its metadata.
     private func migrate(folder: String, key: String, accessed: Int64?) -> MetadataWrite? {
         guard EntryKey(hex: key) != nil, let bytes = FileIO.readAll(folder + "/meta"),
               var metadata = ResourceMetadata(decoding: bytes) else { return nil }
@@ -208,7 +203,7 @@ struct IndexLoader {
         var records: [EntryIndex.Record] = []
         for (position, write) in moved.enumerated() {
             let name = write.metaPath.split(separator: "/").last!.dropLast(5)
-            guard written[position].failure == nil, let key = EntryKey(hex: name) else {
+            guard written[position].outcome.failure == nil, let key = EntryKey(hex: name) else {
                 unlink(write.dataPath)
                 loaded.removed += 1
                 continue
@@ -237,14 +232,12 @@ struct IndexLoader {
 }
 
 extension EntryIndex.Record {
-    /// Flags: bit 0 pinned, bit 1 one file (metadata in the data file's attribute; clear in records
-    /// older than it, all two files), bits 8-31 the data file's version.
+    /// Bit 0 pinned, bit 1 one file (metadata in the data file's attribute), bits 8-31 the data version.
     package static func flags(pinned: Bool, version: Int, oneFile: Bool = false) -> UInt32 {
         (pinned ? Self.pinned : 0) | (oneFile ? Self.oneFile : 0) | UInt32(version & EntryPaths.maxVersion) << 8
     }
 
     package static let oneFile: UInt32 = 2
-
     package var isOneFile: Bool { flags & Self.oneFile != 0 }
 
     /// The entry's files, the metadata first (once it is gone nothing claims the data).

@@ -2,13 +2,10 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// An entry's metadata in an extended attribute of its data file (`user.httpcache.meta`): the
-/// bytes a `.meta` file holds, so an entry is one file, one inode, and its first use one open. The
-/// body stays at offset 0 (sendfile, the encrypted send path, `DataFile` and rekey see no change).
-///
-/// A file system refusing user attributes (ENOTSUP), or a value too big (ext4 takes about 4 KB:
-/// E2BIG, ENOSPC, ERANGE), leaves the entry with a `.meta` file. Blocking: pool threads (and the
-/// loop's rare synchronous reads).
+/// An entry's metadata in an extended attribute of its data file (`user.httpcache.meta`), so an entry
+/// is one file, one inode, and its first use one open; the body stays at offset 0. A file system
+/// refusing user attributes (ENOTSUP), or a value too big (ext4 takes about 4 KB: E2BIG, ENOSPC,
+/// ERANGE), leaves the entry with a `.meta` file. Blocking: pool threads (and rare loop reads).
 package enum MetadataAttribute {
     package static let name = "user.httpcache.meta"
 

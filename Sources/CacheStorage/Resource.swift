@@ -21,8 +21,8 @@ package final class Resource {
     @exclusivity(unchecked) package var users = 0 {
         didSet { if users == 0 && leases == 0 { store.resourceBecameIdle(self) } }
     }
-    /// Copies of its hit on other loops and responses sent from them (PlainHit): they keep it from
-    /// eviction, not removal (copies then stop at once; responses end on the open data file).
+    /// Copies of its hit on other loops and their responses (PlainHit): kept from eviction, not
+    /// removal (copies then stop; responses end on the open data file).
     package var leases = 0 {
         didSet { if leases == 0 && users == 0 { store.resourceBecameIdle(self) } }
     }
@@ -35,16 +35,14 @@ package final class Resource {
     package private(set) var isTransient = false
     /// When the origin last confirmed the cached version (store clock, this process only).
     package var validatedAt: Int64?
-    /// Facts of this version's head and bytes (playlist? live?), so a hit does not work them out
-    /// again; cleared when the head or version changes.
+    /// Facts of this version's head and bytes, so a hit does not work them out again.
     @exclusivity(unchecked) package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
     private var file: DataFile?
     /// This version's data file, kept after the descriptor closes: metadata goes only to it.
     private var fileIdentity: FileIdentity?
-    /// In the store's index (files may exist): set before the data file is created, so the index
-    /// knows every file.
+    /// In the store's index (files may exist): set before the data file is created.
     var onDisk: Bool
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
@@ -100,8 +98,7 @@ package final class Resource {
                 let code = errno
                 throw StorageError("cannot create the folder of \(dataPath): \(FileIO.errorText(code))", code: code)
             }
-            // In the index (and its journal) before the file exists.
-            store.entryCreated(self)
+            store.entryCreated(self)  // in the index and journal before the file exists
             onDisk = true
             // A brand-new resource takes a ready-made spare file (no create on the loop).
             if let adopted = store.spare.adopt(as: dataPath) {
@@ -160,8 +157,8 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// The origin's version changed: drops every byte and validator; the old data file is unlinked
-    /// (responses keep their descriptor), a fresh one created on the next write.
+    /// The origin's version changed: every byte and validator goes; the old data file is unlinked
+    /// (responses keep their descriptor), a new one made on the next write.
     package func reset(url: String) {
         changingComplete()
         available = RangeSet()
@@ -179,8 +176,7 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them;
-    /// partial ones (downloads) cost nothing.
+    /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them.
     private func changingComplete() {
         if isComplete { store.epoch.bump() }
     }
@@ -196,8 +192,7 @@ package final class Resource {
 
     package var isPinned: Bool { metadata.pin != nil }
 
-    /// The data file cannot be opened any more (folder deleted): its bytes are gone. Same
-    /// version, so readers go on.
+    /// The data file cannot be opened any more (folder deleted): its bytes are gone, same version.
     package func lostData() {
         changingComplete()
         available = RangeSet()
@@ -244,7 +239,6 @@ package final class Resource {
 
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }
-
     /// The metadata write a flush makes now: every byte written so far, and where it goes.
     func pendingWrite() -> MetadataWrite {
         var snapshot = metadata
@@ -280,8 +274,8 @@ package struct DerivedFacts: Sendable {
     package var isManifest: Bool?
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`: looked at, not live.
     package var liveReuse: Int64??
-    /// The stored head's freshness facts under the proxy URLs' policy, and under the forward and
-    /// reverse modes' (their heuristics differ, `LoaderPolicy.transparentCache`).
+    /// The stored head's freshness under the proxy URLs' policy, and the forward and reverse
+    /// modes' (heuristics differ, `LoaderPolicy.transparentCache`).
     package var freshness: Freshness.Facts?
     package var transparentFreshness: Freshness.Facts?
     /// The stored end-to-end fields as hits replay them (Via added, no Age), also as head lines.

@@ -7,12 +7,12 @@ enum LoadedEntry: Sendable {
     case invalid(namedVersion: Int?)
 }
 
-// An entry's first use (after a restart, or once let go) opens its data file and reads its
-// metadata on the pool, not the loop, so a hit at a million entries costs the loop what it costs
-// at a thousand. The request waits one hop; requests for the same entry share the load.
+// An entry's first use (after a restart, or once let go) reads its metadata and opens its data file
+// on the pool, so a hit at a million entries costs the loop what it costs at a thousand. The request
+// waits one hop; requests for the same entry share the load.
 extension ResourceStore {
-    /// Runs `body` once the entry is at hand: at once when it is, or when the index lacks it; else
-    /// on the loop once the pool read its metadata and opened its file (or found it invalid).
+    /// Runs `body` once the entry is at hand: at once when it is or the index lacks it, else once
+    /// the pool read it (or found it invalid).
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
         if resources[key] != nil { return body() }
         if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
@@ -63,15 +63,13 @@ extension ResourceStore {
         }
     }
 
-    /// The entry if at hand (a lookup that reads nothing).
-    package func atHand(storeKey key: String) -> Resource? { resources[key] }
+    package func atHand(storeKey key: String) -> Resource? { resources[key] }  // reads nothing
 
     /// Bytes of a body's start read with its metadata, for content sniffing (playlist, manifest).
     package static let sampleBytes: Int64 = 512
 
-    /// On the pool: metadata (clipped to the data file), data file opened, first bytes if stored.
-    /// One file: one open and the attribute's read; the indexed layout first, then the other
-    /// (as `EntryPaths.readMetadata`).
+    /// On the pool: metadata (clipped to the data file), data file opened, first bytes if stored;
+    /// the indexed layout first, then the other (as `EntryPaths.readMetadata`).
     private static func load(_ paths: EntryPaths, oneFile: Bool, version: Int, keys: FolderKeys?) -> LoadedEntry {
         var file: DataFile?
         var found: (metadata: ResourceMetadata, version: Int, oneFile: Bool)?
@@ -118,8 +116,7 @@ extension ResourceStore {
         guard resources[key] == nil, let record = index.find(entryKey) else { return }
         switch loaded {
         case .invalid(let named):
-            // A crash before its first flush, or files removed by hand: the entry goes, its files
-            // through eviction's removal.
+            // A crash before its first flush, or files removed by hand: its files go as evicted ones.
             guard let dropped = dropRecord(entryKey) else { return }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
             // Both layouts' names: a crash may have left the entry between them.

@@ -179,7 +179,7 @@ extension ResourceStore {
                 }
                 // Not in the index yet: a refused attribute becomes a `.meta` file at once.
                 let written = MetadataWrite.performFallingBack([item], root: root, tempFolder: temp)[0]
-                if let failure = written.failure {
+                if let failure = written.outcome.failure {
                     unlink(dataPath)
                     return .failed("cannot write metadata \(paths.meta): \(failure)")
                 }
