@@ -4,9 +4,9 @@
 /// spaces allowed between number and unit.
 public enum ByteSize {
     public static func parse(_ text: String) -> Int64? {
-        let trimmed = text.trimmingSpaces()
+        let trimmed = text[...].trimming(" ")
         let number = trimmed.prefix { $0.isNumber || $0 == "." }
-        let unit = trimmed.dropFirst(number.count).trimmingSpaces().lowercased()
+        let unit = trimmed.dropFirst(number.count).trimming(" ").lowercased()
         guard !number.isEmpty, let value = Double(number), value >= 0 else { return nil }
         let multipliers: [String: Double] = [
             "": 1, "b": 1,
@@ -20,8 +20,10 @@ public enum ByteSize {
     }
 }
 
-extension StringProtocol {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+extension Substring {
+    /// Without the characters of `blanks` at either end.
+    func trimming(_ blanks: String) -> Substring {
+        let start = drop { blanks.contains($0) }
+        return start.dropLast(start.reversed().prefix { blanks.contains($0) }.count)
     }
 }

@@ -16,12 +16,9 @@ public struct ReaderInfo: Sendable, Equatable {
 }
 
 /// Reads one resource through the cache, in-process: cached runs from the data file, gaps fetched
-/// (sharing downloads with the proxy and other readers as a proxy request does), bytes decrypted
-/// when the cache's `DecryptionProvider` says so.
-///
-/// Positions are absolute offsets of the resource, inside the opened range; a background
-/// read-ahead of up to 4 MiB follows them. Thread-safe: `cancel()` and `close()` may come from any
-/// thread and wake a blocked `read` at once.
+/// (sharing downloads as a proxy request does), decrypted when the `DecryptionProvider` says so.
+/// Positions are absolute offsets inside the opened range, followed by a read-ahead of up to 4 MiB.
+/// Thread-safe: `cancel()` and `close()` may come from any thread and wake a blocked `read` at once.
 ///
 /// ```swift
 /// let reader = try cache.openReader(url: "https://example.com/movie.mp4")

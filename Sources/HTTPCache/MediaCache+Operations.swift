@@ -8,9 +8,8 @@ import Glibc
 // drain (SIGQUIT), and the signals that ask for them.
 
 extension MediaCache {
-    /// Applies what can change while serving (`ServeOption.isReloadable`): the size limit (evicting
-    /// at once when over it), fields added to and forwarded in origin requests, allowed origins,
-    /// the access log's path, the downloads' parallelism and rate cap. Other fields need a restart;
+    /// Applies what can change while serving (`ServeOption.isReloadable`: size limit, origin request
+    /// fields, allowed origins, access log, downloads' parallelism and rate…); others need a restart,
     /// requests in flight keep what they started with. Throws, changing nothing, `.invalidArgument`
     /// for a configuration `validate()` refuses and `.io` when a new access log cannot be opened.
     public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
