@@ -3,8 +3,7 @@ import Glibc
 /// An exclusive lock on a cache folder (flock on `CACHE/lock`) for the owning process's life, so
 /// two writers never share it; the file tells other processes how to reach the owner.
 package final class CacheLock: @unchecked Sendable {
-    // The descriptor is only closed in deinit; flock state is the kernel's.
-    private let fd: Int32
+    private let fd: Int32  // the descriptor is only closed in deinit; flock state is the kernel's
     package let path: String
 
     /// Takes the lock or throws naming the owner. The file gets the admin token, so it is created
@@ -27,8 +26,7 @@ package final class CacheLock: @unchecked Sendable {
         publish(address: nil, token: nil)
     }
 
-    /// Creates (O_EXCL) and locks the file, replacing a stale one of ours; throws for a lock held
-    /// elsewhere or a foreign file.
+    /// Creates (O_EXCL) and locks the file, replacing a stale one of ours; throws for a held or foreign one.
     private static func openFresh(_ path: String) throws(StorageError) -> Int32 {
         let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW
         var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
@@ -70,8 +68,7 @@ package final class CacheLock: @unchecked Sendable {
         flock(fd, LOCK_UN)
     }
 
-    /// Writes who owns the folder: pid, and for a serving proxy its address and the admin token
-    /// `httpcache cache …` talks to it with.
+    /// Writes who owns the folder: pid, and a serving proxy's address and admin token (`httpcache cache …`).
     package func publish(address: String?, token: String?) {
         var text = "pid \(getpid())\n"
         if let address { text += "address \(address)\n" }

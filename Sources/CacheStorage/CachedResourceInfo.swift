@@ -19,8 +19,7 @@ package struct CachedResourceInfo: Sendable, Equatable {
 package enum EntryVariant: String, Sendable, Codable, Equatable {
     /// The entry proxy URLs read, and forward or reverse requests with a proxy URL's fields.
     case primary
-    /// A forward or reverse request with other fields (a player's own header): kept apart, as the
-    /// origin may answer it otherwise.
+    /// A forward or reverse request with other fields (a player's own): the origin may answer it otherwise.
     case forward
     /// A variant the origin's Vary field selects (RFC 9111 §4.1).
     case vary

@@ -148,8 +148,7 @@ package struct StorageError: Error, CustomStringConvertible, Sendable {
 
     package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
 
-    /// The cache folder cannot take writes (full, deleted, read-only, failing): the proxy then
-    /// passes bytes through instead of failing.
+    /// The folder cannot take writes (full, deleted, read-only, failing): bytes pass through instead.
     package var isStorageFault: Bool {
         guard let code else { return false }
         return [ENOSPC, EDQUOT, ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EIO].contains(code)

@@ -76,8 +76,7 @@ package struct EntryIndex: Sendable {
         }
     }
 
-    /// Inserts an entry (the most recently used), or replaces one's fields, keeping its place unless
-    /// it becomes pinned or unpinned.
+    /// Inserts an entry (most recently used), or replaces its fields, keeping its place unless (un)pinned.
     package mutating func put(_ record: Record) {
         if let slot = slot(of: record.key) {
             let index = Int(slot)

@@ -25,8 +25,7 @@ package enum FileIO {
         return result
     }
 
-    /// Writes `path` so a crash leaves the old or the new file whole: temp file (in `tempFolder`,
-    /// same file system), fsync, rename.
+    /// Writes `path` so a crash leaves the old or new file whole: temp file in `tempFolder`, fsync, rename.
     package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
         // A unique temp name: two writers never share a temp file.
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -153,8 +152,7 @@ package enum FileIO {
         mkdir(path, 0o700) == 0 || errno == EEXIST
     }
 
-    /// Narrows a folder of ours to `mode` when it allows more (a tighter umask is kept; a foreign one
-    /// is left alone).
+    /// Narrows a folder of ours to `mode` if it allows more (a tighter umask is kept; others' left alone).
     package static func restrict(_ path: String, to mode: mode_t) {
         var info = stat()
         if stat(path, &info) == 0, let narrower = narrowed(info, to: mode) { chmod(path, narrower) }

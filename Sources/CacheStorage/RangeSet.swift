@@ -1,5 +1,4 @@
-/// Byte offsets as sorted, disjoint, non-adjacent half-open ranges: what a resource has cached,
-/// or what a download covers.
+/// Sorted, disjoint, non-adjacent half-open byte ranges: what a resource has cached, or a download covers.
 package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     package private(set) var ranges: [Range<Int64>] = []
 

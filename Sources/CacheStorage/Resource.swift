@@ -30,8 +30,7 @@ package final class Resource {
     package var isBusy: Bool { users > 0 || leases > 0 }
     /// Bumped when the origin's version changed and the bytes went; older readers must stop.
     package private(set) var generation = 0
-    /// Served, not kept: deleted once unused (outside the content-type policy, larger than the
-    /// cache, or removed while in use).
+    /// Served, not kept: deleted once unused (refused by the content-type policy, too large, removed in use).
     package private(set) var isTransient = false
     /// When the origin last confirmed the cached version (store clock, this process only).
     package var validatedAt: Int64?
@@ -57,8 +56,7 @@ package final class Resource {
     enum Layout {
         /// A `.meta` file beside the data file (older layout; attributes refused).
         case twoFiles
-        /// Moving into the attribute (ResourceStore+Upgrade): writes go there, the index says two
-        /// files until the `.meta` file is gone.
+        /// Moving into the attribute (writes go there); the index says two files until `.meta` is gone.
         case converting
         /// The data file's attribute.
         case oneFile

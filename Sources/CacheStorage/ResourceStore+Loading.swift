@@ -11,8 +11,7 @@ enum LoadedEntry: Sendable {
 // on the pool, so a hit at a million entries costs the loop what it costs at a thousand. The request
 // waits one hop; requests for the same entry share the load.
 extension ResourceStore {
-    /// Runs `body` once the entry is at hand: at once when it is or the index lacks it, else once
-    /// the pool read it (or found it invalid).
+    /// Runs `body` once the entry is at hand: now when it is (or the index lacks it), else once loaded.
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
         if resources[key] != nil { return body() }
         if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
@@ -91,8 +90,7 @@ extension ResourceStore {
                 if file == nil || stored.version != version { openFile(stored.version) }
                 found = (stored.metadata, stored.version, false)
             } else if !oneFile && FileIO.fileSize(paths.meta) == nil {
-                // No `.meta` file: a conversion removed it before the journal said so.
-                openFile(version)
+                openFile(version)  // no `.meta` file: a conversion removed it before the journal said so
                 attribute()
             }
         }

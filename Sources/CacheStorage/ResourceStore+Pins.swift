@@ -24,8 +24,7 @@ extension ResourceStore {
         return count
     }
 
-    /// Lets go of what `holder` (a download's tag) pins: deleted unless another holds it (in use: once
-    /// idle). Deleted entries and bytes.
+    /// Releases `holder`'s (a download's tag) pins: deleted unless another holds it; deleted entries, bytes.
     package func release(holder: String) -> (entries: Int, bytes: Int64) {
         var deleted = 0
         var bytes: Int64 = 0

@@ -47,8 +47,7 @@ extension ResourceStore {
                 whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
             }
         }
-        // (A batch's last conversion to end calls it otherwise, once.)
-        if batch.isEmpty { batchEnded() }
+        if batch.isEmpty { batchEnded() }  // a batch's last conversion to end calls it otherwise, once
     }
 
     /// Its own function: the records' buffer is let go before the batch changes the index (else copied).

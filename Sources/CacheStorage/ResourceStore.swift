@@ -37,8 +37,7 @@ package final class ResourceStore {
     /// Evicted entries' files waiting for the pool, oldest first; `removing` is the batch there now.
     var removalQueue: [EvictedEntry] = []
     var removing: [EvictedEntry] = []
-    /// Keys whose evicted files are not removed yet: a new entry under one (same file names) is
-    /// served, not kept.
+    /// Keys whose evicted files are still there: a new entry under one (same names) is served, not kept.
     var doomed: Set<EntryKey> = []
     /// Requests for an entry found without metadata, waiting for its old files to go: the entry
     /// they then make is kept (made while `doomed`, it would not be).
@@ -56,8 +55,7 @@ package final class ResourceStore {
     package internal(set) var upgradedEntries = 0
     /// Removes a converted entry's `.meta` file, on the pool (tests replace it to stop mid-batch).
     package var removeConvertedMetadata: @Sendable (String) -> Void = { path in _ = unlink(path) }
-    /// Entries waiting for a load task, the tasks on the pool, and whether they start at the end
-    /// of this turn of the loop.
+    /// Entries waiting for a load task, tasks on the pool, and whether they start at this turn's end.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
     var loadsStartDue = false
@@ -164,8 +162,7 @@ package final class ResourceStore {
         return materialize(record, key: key)
     }
 
-    /// The entry read from disk now; nil, the entry dropped, without metadata (a crash before its
-    /// first flush, or files removed by hand).
+    /// The entry read from disk now; nil, the entry dropped, without metadata (crash, or removed by hand).
     private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
         readsOnLoop += 1
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
@@ -283,8 +280,7 @@ package final class ResourceStore {
         }
     }
 
-    /// A resource's bytes, version or pin changed: the record follows (the journal once the
-    /// metadata is written).
+    /// Bytes, version or pin changed: the record follows (the journal once the metadata is written).
     func recount(_ resource: Resource) {
         guard resource.onDisk, let old = index.find(resource.entryKey) else { return }
         let fresh = record(of: resource)
@@ -316,8 +312,7 @@ package final class ResourceStore {
         return removed
     }
 
-    /// Drops an entry without usable metadata: its record and both layouts' files (a crash may
-    /// have left it between them).
+    /// Drops an entry without usable metadata: record and both layouts' files (a crash may leave either).
     private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
         unlink(paths.meta)
         unlink(paths.data(version: record.version))
@@ -477,8 +472,7 @@ package final class ResourceStore {
         if resource.available.byteCount > 1 << 20 { moveAsideAndUnlink(data) } else { unlink(data) }
     }
 
-    /// Renamed (the key may get new files at once), unlinked on the pool; a crash's leftover in
-    /// tmp/ goes at the next start.
+    /// Renamed (the key may get new files at once), unlinked on the pool; a crash's leftover goes at start.
     private func moveAsideAndUnlink(_ path: String) {
         let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         if rename(path, trash) == 0 { unlinkLater(trash) }
@@ -563,8 +557,7 @@ package final class ResourceStore {
             // A conversion left for the next start: its `.meta` file stays the entry's metadata.
             if resource.layout == .converting { resource.layout = .twoFiles }
             if resource.flushing {
-                // Its completion flushes again; the loop's stop waits for that.
-                resource.flushAgain = true
+                resource.flushAgain = true  // its completion flushes again; the loop's stop waits for that
                 continue
             }
             items.append(resource.pendingWrite())

@@ -23,8 +23,7 @@ package final class StoreGroup: Sendable {
     private let stores = Locked<[Shard]>([])
 
     private struct Shard: @unchecked Sendable {
-        // Touched only inside `loop.execute`, on its loop.
-        let store: ResourceStore
+        let store: ResourceStore  // touched only inside `loop.execute`, on its loop
         let loop: EventLoop
         let index: Int
     }

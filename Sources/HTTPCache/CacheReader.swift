@@ -173,6 +173,5 @@ final class ReaderRegistry: Sendable {
 
 /// The loop-side driver of one reader, reached from the consumer's posts.
 final class DriverSlot: @unchecked Sendable {
-    // Touched only on the loop thread (every access is inside loop.execute).
-    var driver: ReaderDriver?
+    var driver: ReaderDriver?  // touched only on the loop thread (every access is inside loop.execute)
 }

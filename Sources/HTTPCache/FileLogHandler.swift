@@ -5,8 +5,7 @@ import Synchronization
 
 /// An append-only log file shared by every logger of the process.
 package final class LogFileSink: @unchecked Sendable {
-    // Each line is one write(2) on an O_APPEND descriptor: atomic enough for logs.
-    private let fd: Int32
+    private let fd: Int32  // each line is one write(2) on an O_APPEND descriptor: atomic enough for logs
     package let path: String
 
     package init(path: String) throws(HTTPCacheError) {

@@ -213,8 +213,7 @@ public final class MediaCache: Sendable {
             return serving.servers
         }
         guard let servers else { return }
-        // Every server first: none hands work to an engine that has stopped.
-        Self.stop(servers)
+        Self.stop(servers)  // every server first: none hands work to an engine that has stopped
         // Readers next: blocked reads return .closed, their sources close before the engines stop.
         readers.closeAll()
         _ = engines.submitToAll { $0.shutdown() }
