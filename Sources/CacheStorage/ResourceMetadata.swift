@@ -62,9 +62,8 @@ package struct ResourceMetadata: Sendable, Equatable {
         self = decoded
     }
 
-    /// On bytes, not Characters: "\r\n" is one Character, as is a space and a combining mark, so
-    /// such values would not read back as written; and it must be cheap (an entry's first use;
-    /// Substrings cost ~100,000 instructions an entry).
+    /// On bytes: "\r\n", or a space and a combining mark, are one Character (such values would not
+    /// read back), and Substrings cost ~100,000 instructions an entry's first use.
     private static func decode(_ text: MetadataBytes) -> ResourceMetadata? {
         var lines = text.lines()
         guard let first = lines.next(), first.equalsText(magic) else { return nil }

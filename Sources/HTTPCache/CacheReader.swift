@@ -10,8 +10,7 @@ public struct ReaderInfo: Sendable, Equatable {
     public var acceptsRanges: Bool?
     public var etag: String?
     public var lastModified: String?
-    /// The bytes this reader serves: the opened range clamped to the resource (upper bound
-    /// `Int64.max` while the length is unknown).
+    /// The bytes served: the opened range clamped to the resource (`Int64.max` while the length is unknown).
     public var range: Range<Int64>
 }
 
@@ -49,8 +48,7 @@ public final class CacheReader: Sendable {
 
     deinit { close() }
 
-    /// The content information, waiting up to `timeout` seconds (nil: no limit) for the origin's
-    /// answer when the resource is not cached.
+    /// The content information, waiting up to `timeout` seconds (nil: no limit) for an uncached one's origin.
     public func info(timeout: Double? = nil) throws(HTTPCacheError) -> ReaderInfo {
         do { return make(try channel.content(deadline: Self.deadline(timeout))) } catch { throw Self.error(error) }
     }
@@ -68,8 +66,7 @@ public final class CacheReader: Sendable {
         do { return try channel.read(into: buffer, deadline: Self.deadline(timeout)) } catch { throw Self.error(error) }
     }
 
-    /// The async `read(into:timeout:)`; cancelling the task ends this read with `.canceled` (the
-    /// reader stays usable).
+    /// The async `read(into:timeout:)`: a cancelled task ends this read with `.canceled` (reader usable).
     public func read(into buffer: UnsafeMutableRawBufferPointer) async throws(HTTPCacheError) -> Int {
         do { return try await channel.read(into: buffer) } catch { throw Self.error(error) }
     }

@@ -115,8 +115,7 @@ public struct ConfigFile: Sendable {
         return (ConfigFile(path: path, settings: settings), problems)
     }
 
-    /// Sets every setting in file order, checked by `ServeOption`; nothing changes when one is
-    /// refused ("FILE:LINE: reason" for each).
+    /// Sets every setting in file order; nothing changes when one is refused ("FILE:LINE: reason" each).
     public func apply(to settings: inout ServeSettings) throws(HTTPCacheError) {
         var changed = settings
         if let error = Self.combined(set(on: &changed)) { throw error }

@@ -124,8 +124,7 @@ public struct HTTPCacheConfiguration: Sendable {
         return false
     }
 
-    /// `cacheKey` of the URL without its `CMCD` query argument (telemetry changing every request;
-    /// the origin still gets it).
+    /// `cacheKey` of the URL without its `CMCD` query argument (per-request telemetry; the origin gets it).
     package var storeCacheKey: @Sendable (String) -> String {
         let mapping = cacheKey
         return { mapping(QueryFilter.removing(QueryFilter.playerTelemetry, from: $0)) }

@@ -45,8 +45,7 @@ public struct PreloadOptions: Sendable, Equatable {
 
     /// HLS: the variants; DASH: the representations of each adaptation set.
     public var variants: PreloadVariantChoice
-    /// Seconds of media per media playlist (DASH: representation and period), from the first
-    /// segment; nil: all of it.
+    /// Seconds of media per media playlist (DASH: representation, period) from the first segment; nil: all.
     public var duration: Double?
     /// Keeps everything preloaded out of LRU eviction until `unpin` of the URL (still counted).
     public var pin: Bool
@@ -67,8 +66,7 @@ public struct PreloadOptions: Sendable, Equatable {
 public struct PreloadProgress: Sendable, Equatable {
     /// Body bytes read into (or found in) the cache.
     public var bytesDone: Int64
-    /// Bytes of the resources whose size is known so far (HLS: grows as segments are found); nil
-    /// while none is known.
+    /// Bytes of the resources of known size so far (HLS: grows as segments are found); nil: none yet.
     public var bytesTotal: Int64?
     /// HLS media segments done and found so far (0 for a plain resource).
     public var segmentsDone: Int
@@ -144,8 +142,7 @@ public final class PreloadTask: Sendable {
         return try result.get()
     }
 
-    /// Progress reports until the end (then the stream finishes; the outcome is in `result`). Each
-    /// call makes a new stream.
+    /// Progress reports until the end (then the stream finishes; the outcome is in `result`); new each call.
     public var updates: AsyncStream<PreloadProgress> {
         AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
             let finished: PreloadProgress? = state.withLock { state in
