@@ -6,9 +6,8 @@ package final class CacheLock: @unchecked Sendable {
     private let fd: Int32  // the descriptor is only closed in deinit; flock state is the kernel's
     package let path: String
 
-    /// Takes the lock or throws naming the owner. The file gets the admin token, so it is created
-    /// fresh (O_EXCL, 0600); a leftover is replaced only when this user's and unheld (another user's
-    /// maker could still have it open and read the token later).
+    /// Takes the lock or throws naming the owner. The file holds the admin token: made fresh (O_EXCL, 0600);
+    /// a leftover is replaced only if ours and unheld (another user's maker could read the token).
     package init(folder: String) throws(StorageError) {
         path = folder + "/lock"
         var attempts = 0

@@ -1,8 +1,7 @@
-/// Every entry of one shard in a 64-byte record: what lookups, the size limit and the LRU order need
-/// (URL, head, ranges stay in the metadata, read on use). Records live in one array, mapped by an
-/// open-addressing table (linear probing, at most 3/4 full); the LRU order is a doubly linked list
-/// through them, so touch, insert and remove cost the same at any size and eviction takes the oldest
-/// unsorted. Pinned entries stay out of the list (eviction never walks past them). Loop thread only.
+/// Every entry of one shard in a 64-byte record: what lookups, the size limit and LRU order need (the rest is
+/// in the metadata). Records live in one array mapped by an open-addressing table (linear probing, at most
+/// 3/4 full); the LRU order is a doubly linked list through them: touch, insert and remove cost the same at
+/// any size, eviction takes the oldest unsorted. Pinned entries stay out of the list. Loop thread only.
 package struct EntryIndex: Sendable {
     package struct Record: Sendable, Equatable {
         package var key: EntryKey

@@ -1,11 +1,10 @@
 import CacheIO
 import Glibc
 
-/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes),
-/// its metadata in its attribute or (older layout) `<key>.meta` beside it. 4,096 folders by the
-/// key's first three hex digits (nginx's `levels=1:2`): a few thousand names each at ten million
-/// entries. Folders are made with their first entry (`LevelFolders`): all 4,112 up front took 2 s
-/// on some file systems, and as long again to remove an empty cache folder.
+/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes), its metadata
+/// in its attribute or (older layout) `<key>.meta`. 4,096 folders by the key's first three hex digits
+/// (nginx's `levels=1:2`): a few thousand names each at ten million entries; made with their first entry
+/// (`LevelFolders`): all 4,112 up front took 2 s on some file systems, and as long to remove.
 package struct EntryPaths: Sendable {
     /// `resources/a/bc/<key>` without a suffix.
     package let base: String
@@ -32,8 +31,7 @@ package struct EntryPaths: Sendable {
     /// Which of the 4,096 folders the entry is in.
     package var folderNumber: Int { Int(String(key.utf8.prefix(3)).flatMap { Int($0, radix: 16) } ?? 0) }
 
-    /// Makes `resources/a` and `resources/a/bc` where missing, never `resources` itself (a deleted
-    /// cache folder stays a storage fault for the store to recover).
+    /// Makes `resources/a` and `a/bc` if missing, never `resources` (a deleted folder is a fault to recover).
     package func makeFolder() -> Bool {
         guard let slash = base.utf8.lastIndex(of: UInt8(ascii: "/")) else { return false }
         let folder = String(base[..<slash])
@@ -89,7 +87,6 @@ package struct EntryPaths: Sendable {
 
     package func data(version: Int) -> String { base + "." + Self.dataName(version: version) }
     package func data(named name: String) -> String { base + "." + name }
-
     /// `data`, then `data-N`: a new version gets a new file, so old metadata never claims its bytes.
     package static func dataName(version: Int) -> String { version == 0 ? "data" : "data-\(version)" }
 

@@ -3,8 +3,7 @@ import Glibc
 
 /// Small blocking file helpers (POSIX, no Foundation); callers keep the slow ones off the loop.
 package enum FileIO {
-    /// Never through a symlink (every file it reads is in the cache folder); at most `limit` bytes
-    /// (a file growing without end cannot fill memory).
+    /// No symlink followed (it reads cache files); at most `limit` bytes (an endless file fills no memory).
     package static func readAll(_ path: String, limit: Int = .max) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
@@ -31,19 +30,14 @@ package enum FileIO {
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return false }
-        var ok = writeFully(fd, bytes) && fsync(fd) == 0
-        var code = errno
+        let written = writeFully(fd, bytes) && fsync(fd) == 0
+        let code = errno
         close(fd)
-        if ok && rename(temp, path) != 0 {
-            ok = false
-            code = errno
-        }
-        guard ok else {
-            unlink(temp)
-            errno = code  // the caller reports the failure, not the clean-up
-            return false
-        }
-        return true
+        if written && rename(temp, path) == 0 { return true }
+        let failure = written ? errno : code
+        unlink(temp)
+        errno = failure  // the caller reports the failure, not the clean-up
+        return false
     }
 
     /// Creates `path` whole unless it exists (the existing file wins): written aside, synced and linked

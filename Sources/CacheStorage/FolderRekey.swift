@@ -49,8 +49,7 @@ package enum FolderRekey {
 
     // MARK: the journal
 
-    /// The old and new keys: from an interrupted run's journal (opens with the new user key), or
-    /// checked against `encryption` and written into a new journal.
+    /// The old and new keys: an interrupted run's journal's (new user key), or checked and journaled now.
     private static func begin(root: String, oldKey: [UInt8], newKey: [UInt8]) throws(StorageError) -> (FolderKeys, FolderKeys) {
         let journalPath = root + "/" + journalName
         if let journal = FileIO.readAll(journalPath) {

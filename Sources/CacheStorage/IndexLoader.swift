@@ -124,8 +124,7 @@ struct IndexLoader {
         return loaded
     }
 
-    /// One leaf folder: entries with valid metadata (`.meta` file, else attribute) become records;
-    /// other files (a crash before a first flush) are removed.
+    /// One leaf folder: entries with valid metadata (`.meta`, else attribute) become records; the rest goes.
     private func scanLevel(_ folder: String, into records: inout [EntryIndex.Record], loaded: inout Loaded) {
         let names = FileIO.listDirectory(folder)
         var kept = Set<String>()

@@ -1,11 +1,10 @@
 import CacheIO
 import Glibc
 
-/// One shard's index on disk. Puts and removals reach the journal at once, before their files
-/// exist or after they are gone, so a kill leaves no file the index does not know; touches are
-/// batched (a crash loses recent access times; the store's timer and shutdown write them). A
-/// snapshot, off the loop, once the journals hold more changes than there are entries (so
-/// replaying them never costs more than the snapshot). Loop thread only; a write is one `write(2)`.
+/// One shard's index on disk. Puts and removals reach the journal at once, before their files exist or after
+/// they are gone (a kill leaves no file unknown); touches are batched (a crash loses recent access times). A
+/// snapshot, off the loop, once the journals hold more changes than there are entries (replaying never costs
+/// more). Loop thread only; a write is one `write(2)`.
 final class IndexLog {
     let root: String
     let shard: Int

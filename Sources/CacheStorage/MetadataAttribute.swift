@@ -2,10 +2,9 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// An entry's metadata in an extended attribute of its data file (`user.httpcache.meta`), so an entry
-/// is one file, one inode, and its first use one open; the body stays at offset 0. A file system
-/// refusing user attributes (ENOTSUP), or a value too big (ext4 takes about 4 KB: E2BIG, ENOSPC,
-/// ERANGE), leaves the entry with a `.meta` file. Blocking: pool threads (and rare loop reads).
+/// An entry's metadata in its data file's attribute `user.httpcache.meta`: one file, one inode, one open at
+/// first use; the body stays at offset 0. Refused user attributes (ENOTSUP) or a value too big (ext4: about 4
+/// KB; E2BIG, ENOSPC, ERANGE) leave a `.meta` file. Blocking: pool threads, rare loop reads.
 package enum MetadataAttribute {
     package static let name = "user.httpcache.meta"
 

@@ -48,7 +48,6 @@ struct MetadataBytes {
     }
 
     func contains(_ byte: UInt8) -> Bool { firstIndex(of: byte) != nil }
-
     func prefix(upTo index: Int) -> MetadataBytes { MetadataBytes(base, start, index) }
     func suffix(from index: Int) -> MetadataBytes { MetadataBytes(base, min(index, end), end) }
 

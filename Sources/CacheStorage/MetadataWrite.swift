@@ -1,8 +1,7 @@
 import CacheIO
 import Glibc
 
-/// One entry's metadata, naming the data file it claims, for its attribute or a `.meta` file beside
-/// it. `perform` writes a batch: blocking, for the pool.
+/// One entry's metadata for its data file's attribute or a `.meta` file; `perform` writes a batch (pool).
 struct MetadataWrite: Sendable {
     let metadata: ResourceMetadata
     let dataPath: String
@@ -53,11 +52,10 @@ struct MetadataWrite: Sendable {
     /// Batches this large sync the whole file system once instead of each file.
     static let syncWholeFileSystemFrom = 8
 
-    /// Data synced first (with delayed allocation the attribute could commit before the data blocks),
-    /// then each metadata set as its data file's attribute (one atomic system call) or a temp file
-    /// renamed into place, then made durable. An outcome per item (errno read on the failing thread).
-    /// On ext4 an attribute is journalled inode metadata that `fsync` commits and `fdatasync` may
-    /// skip: so `fsync` (or the batch's `syncfs`) follows; no temp file, rename or folder sync.
+    /// Data synced first (with delayed allocation the attribute could commit before the data blocks), then
+    /// each metadata set as its data file's attribute (one atomic call) or a temp file renamed into place,
+    /// then made durable; an outcome per item. On ext4 an attribute is journalled inode metadata that `fsync`
+    /// commits and `fdatasync` may skip: so `fsync` (or the batch's `syncfs`) follows.
     static func perform(_ items: [MetadataWrite], root: String, tempFolder: String) -> [Outcome] {
         guard !items.isEmpty else { return [] }
         var outcomes = [Outcome](repeating: .written, count: items.count)

@@ -272,8 +272,7 @@ package struct DerivedFacts: Sendable {
     package var isManifest: Bool?
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`: looked at, not live.
     package var liveReuse: Int64??
-    /// The stored head's freshness under the proxy URLs' policy, and the forward and reverse
-    /// modes' (heuristics differ, `LoaderPolicy.transparentCache`).
+    /// Freshness under the proxy URLs' and the other modes' policy (`LoaderPolicy.transparentCache`).
     package var freshness: Freshness.Facts?
     package var transparentFreshness: Freshness.Facts?
     /// The stored end-to-end fields as hits replay them (Via added, no Age), also as head lines.

@@ -13,8 +13,7 @@ package struct ResourceMetadata: Sendable, Equatable {
     package var dataName: String = "data"
     /// The origin's response head as a shared cache keeps it (RFC 9111 §3); nil in older metadata.
     package var head: StoredResponseHead?
-    /// What pins the resource against eviction (PinHolders: a preload's URL, `unpin` of it releases
-    /// all; downloads' tags). Absent in older files.
+    /// What pins it against eviction (PinHolders: a preload's URL, which `unpin` releases; downloads' tags).
     package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,

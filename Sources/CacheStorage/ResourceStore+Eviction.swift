@@ -23,7 +23,6 @@ extension ResourceStore {
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
     var pendingRemovals: Int { removing.count + removalQueue.count }
-
     /// A batch of files waits for the pool (unlinks slower than misses: a disk busy syncing): new
     /// entries are served, not kept, until it drains, so the folder stays within a batch of its limit.
     var isRemovalBacklogFull: Bool { pendingRemovals >= Self.evictionBatch }

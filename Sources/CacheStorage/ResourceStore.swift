@@ -2,11 +2,10 @@ import CacheIO
 import Glibc
 import Logging
 
-/// One shard of a cache folder (`StoreGroup` splits entries by key hash), on its loop: each entry
-/// a sparse data file, its metadata in an attribute (older layout: a `.meta` file), in hashed
-/// folders keyed by the SHA-256 of its cache key, under a byte limit with LRU eviction. Each entry
-/// is a 64-byte `EntryIndex` record; its metadata is read on use and kept while in use or recently
-/// used (`resources`, bounded while idle). Loop thread only.
+/// One shard of a cache folder (`StoreGroup`), on its loop: each entry a sparse data file, its metadata in an
+/// attribute (older layout: a `.meta` file), in hashed folders keyed by the SHA-256 of its cache key, under a
+/// byte limit with LRU eviction. Each entry is a 64-byte `EntryIndex` record; its metadata is read on use and
+/// kept while in use or recently used (`resources`, bounded). Loop thread only.
 package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
@@ -48,8 +47,7 @@ package final class ResourceStore {
     }
     /// Entries whose metadata the pool is reading (`whenAtHand`), with their waiters; not evictable.
     var loading: [String: [() -> Void]] = [:]
-    /// Where the conversion to one file is in the index's records (nil: not converting), and the
-    /// entries being converted now (ResourceStore+Upgrade).
+    /// The conversion's place in the index's records (nil: none) and the entries converting now (+Upgrade).
     var upgradeCursor: Int?
     var upgrading: Set<String> = []
     package internal(set) var upgradedEntries = 0
@@ -326,9 +324,8 @@ package final class ResourceStore {
         touchRecord(entryKey, at: clock())
     }
 
-    /// The entry becomes the most recently used; the journal hears of it at most once per entry
-    /// and second: a sealed record costs ~1.4 µs, and a crash loses at most a second's order of
-    /// hits (as other loops' once-a-second touches do). Memory, and a stop's snapshot, stay exact.
+    /// Makes the entry the most recently used; the journal hears of it once per entry and second (a sealed
+    /// record costs ~1.4 µs; a crash loses a second of hit order). Memory and a stop's snapshot stay exact.
     private func touchRecord(_ key: EntryKey, at time: Int64) {
         guard let before = index.touch(key, at: time), before / 1000 != time / 1000 else { return }
         log.append(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
@@ -430,9 +427,8 @@ package final class ResourceStore {
         if resource.users > 0 { resource.makeTransient() } else { delete(resource) }
     }
 
-    /// Removes a resource at once, even in use (PURGE): its key is free now. Readers keep its data
-    /// file (renamed away, unlinked on the pool) through their descriptor; a download into it
-    /// stops, so waiting readers end with a short body rather than a wrong byte.
+    /// Removes a resource at once, even in use (PURGE): its key is free now; readers keep its data file
+    /// (renamed, unlinked on the pool), a download into it stops: a short body, never a wrong byte.
     package func purge(_ resource: Resource) {
         guard resource.users > 0 else { return delete(resource) }
         let wasOnDisk = resource.onDisk
@@ -452,8 +448,7 @@ package final class ResourceStore {
         guard !resource.isRemoved else { return resource.closeFile() }
         resource.isRemoved = true
         resource.makeTransient()  // uncounts its bytes
-        if resources[resource.key] === resource { resources[resource.key] = nil }
-        resource.closeFile()
+        letGo(resource)
         guard resource.onDisk else { return }
         // A flush in progress would write the metadata again: removed after it.
         if !resource.flushing { removeFiles(of: resource) }

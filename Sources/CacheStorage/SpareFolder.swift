@@ -2,12 +2,11 @@ import CacheIO
 import Dispatch
 import Glibc
 
-/// Empty data files made ahead of need, renamed into place when a new resource gets its first byte:
-/// creating a file takes hundreds of microseconds on ext4 (over a millisecond during syncs), renaming
-/// an open one tens. Made on a queue of their own, not the pool, whose queue fills with metadata
-/// fsyncs when misses come fast: exactly when spares are needed. `prepare` and `adopt` run on the
-/// loop; the maker only hands files over through the mutex (it may outlive the loop). The next start
-/// removes leftovers.
+/// Empty data files made ahead of need, renamed into place when a new resource gets its first byte: creating
+/// a file takes hundreds of microseconds on ext4 (over a millisecond during syncs), renaming an open one
+/// tens. Made on a queue of their own, not the pool, whose queue fills with metadata fsyncs when misses come
+/// fast. `prepare` and `adopt` run on the loop; the maker only hands files over through the mutex (it may
+/// outlive the loop). The next start removes leftovers.
 final class SpareFolder: @unchecked Sendable {
     /// Spares kept ready: enough for a burst of new resources.
     static let stock = 4

@@ -2,10 +2,9 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// What the stores (shards by key hash, one a loop) of one cache folder share: its lock, the epoch
-/// of complete resources, the byte count the limit applies to, an LRU order over all. Off the hot
-/// path: a hit touches only its shard; the count moves atomically; an eviction round asks every
-/// shard for its oldest idle entries, picks the oldest of all, each shard deleting its own. Thread-safe.
+/// What the shards (by key hash, one a loop) of a cache folder share: lock, epoch of complete resources, the
+/// byte count the limit applies to, an LRU order over all. A hit touches its shard only; the count is atomic;
+/// eviction takes the oldest idle entries of all shards, each deleting its own. Thread-safe.
 package final class StoreGroup: Sendable {
     /// Shards of the folder (1: one store owns everything).
     package let count: Int
@@ -42,9 +41,8 @@ package final class StoreGroup: Sendable {
         !attributesRefused.exchange(true, ordering: .relaxed)
     }
 
-    /// Creates (if needed) and locks the folder, clearing an earlier run's scratch folders. Throws,
-    /// reading and removing nothing, while another process holds it or when `encryptionKey` does
-    /// not fit the folder. `cacheKey` maps a URL to its cache key.
+    /// Creates (if needed) and locks the folder, clearing scratch folders; throws, touching nothing, while
+    /// another process holds it or `encryptionKey` does not fit. `cacheKey` maps URLs to cache keys.
     package init(root: String, count: Int = 1, encryptionKey: [UInt8]? = nil,
                  cacheKey: @escaping @Sendable (String) -> String = { $0 }) throws(StorageError) {
         self.root = root
@@ -127,7 +125,6 @@ package final class StoreGroup: Sendable {
     package func primaryKey(ofURL url: String) -> String { routingKey(url) }
     /// The route of `url`'s entries: the first 32 bits of its primary key, shared by its variants.
     package func route(ofURL url: String) -> UInt32 { EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }
-
     /// The shard of a route (the same as `shard(ofKey:)` of the primary key).
     static func shard(ofRoute route: UInt32, count: Int) -> Int { count > 1 ? Int(route % UInt32(count)) : 0 }
 

@@ -23,8 +23,7 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
     case interstitialAsset, interstitialAssetList
     /// DASH: a `BaseURL`.
     case baseURL
-    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, `index`, `bitstreamSwitching`)
-    /// with `$…$` identifiers the player fills in.
+    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, …) with `$…$` identifiers players fill in.
     case segmentTemplate
     /// DASH: `Location`, `PatchLocation` or a remote element's `xlink:href`.
     case manifest

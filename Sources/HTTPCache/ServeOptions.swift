@@ -86,8 +86,7 @@ public struct ServeOption: Sendable {
     let check: @Sendable (ServeSettings) -> String?
     /// Copies the value from the second settings into the first (a reload's reloadable options).
     let copy: @Sendable (inout ServeSettings, ServeSettings) -> Void
-    /// Writes the value where the proxy or engine reads it (the one mapping from public to running
-    /// configuration); nothing for front-end options.
+    /// Writes the value where the proxy or engine reads it (public to running configuration).
     var apply: @Sendable (ServeSettings, inout ProxyConfiguration) -> Void = { _, _ in }
     /// Its own error for a refused value (a key file's problem, `.key`), before `parse`; nil: `parse` says.
     var refusal: (@Sendable (String) -> HTTPCacheError?)? = nil
