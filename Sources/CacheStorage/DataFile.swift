@@ -13,8 +13,7 @@ package final class DataFile: @unchecked Sendable {
     package let fd: Int32
     /// Read at open: a later metadata write checks the entry's name still leads here.
     let identity: FileIdentity?
-    /// Its size when it was opened (0 when unknown), read with its identity.
-    let sizeWhenOpened: Int64
+    let sizeWhenOpened: Int64  // its size when it was opened (0 when unknown), read with its identity
     /// Set once, before the first read or write (a spare gets its cipher when adopted).
     package private(set) var cipher: UnitCipher?
 
@@ -139,8 +138,7 @@ package final class DataFile: @unchecked Sendable {
 
 package struct StorageError: Error, CustomStringConvertible, Sendable {
     package let description: String
-    /// The errno behind it, when a system call failed.
-    package let code: Int32?
+    package let code: Int32?  // the errno behind it, when a system call failed
     package init(_ description: String, code: Int32? = nil) {
         self.description = description
         self.code = code

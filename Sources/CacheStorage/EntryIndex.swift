@@ -5,10 +5,8 @@
 package struct EntryIndex: Sendable {
     package struct Record: Sendable, Equatable {
         package var key: EntryKey
-        /// Bytes held on disk (what the size limit counts).
-        package var bytes: Int64
-        /// Milliseconds since 1970.
-        package var lastAccess: Int64
+        package var bytes: Int64  // bytes held on disk (what the size limit counts)
+        package var lastAccess: Int64  // milliseconds since 1970
         fileprivate var prev: Int32
         fileprivate var next: Int32
         /// The first 32 bits of the URL's primary store key: the shard, and which entries are one URL's.
@@ -38,14 +36,11 @@ package struct EntryIndex: Sendable {
     }
 
     private var records: ContiguousArray<Record> = []
-    /// Slots of `records` by key hash; -1 is empty.
-    private var table: [Int32]
+    private var table: [Int32]  // slots of `records` by key hash; -1 is empty
     private var mask: Int
-    /// Least and most recently used unpinned entries (-1: none).
-    private var head: Int32 = -1
+    private var head: Int32 = -1  // least and most recently used unpinned entries (-1: none)
     private var tail: Int32 = -1
-    /// Bytes of every entry, and of the pinned ones.
-    package private(set) var totalBytes: Int64 = 0
+    package private(set) var totalBytes: Int64 = 0  // bytes of every entry, and of the pinned ones
     package private(set) var pinnedBytes: Int64 = 0
 
     package init(capacity: Int = 0) {
@@ -152,20 +147,11 @@ package struct EntryIndex: Sendable {
     }
 
     /// Unpinned entries, least recently used first.
-    package func oldestFirst() -> OldestFirst { OldestFirst(index: self) }
-
-    package struct OldestFirst: Sequence, IteratorProtocol {
-        fileprivate let index: EntryIndex
-        fileprivate var cursor: Int32
-        fileprivate init(index: EntryIndex) {
-            self.index = index
-            cursor = index.head
-        }
-        package mutating func next() -> Record? {
+    package func oldestFirst() -> some Sequence<Record> {
+        sequence(state: head) { [records] cursor in
             guard cursor >= 0 else { return nil }
-            let record = index.records[Int(cursor)]
-            cursor = record.next
-            return record
+            defer { cursor = records[Int(cursor)].next }
+            return records[Int(cursor)]
         }
     }
 

@@ -6,8 +6,7 @@ import Glibc
 /// (nginx's `levels=1:2`): a few thousand names each at ten million entries; made with their first entry
 /// (`LevelFolders`): all 4,112 up front took 2 s on some file systems, and as long to remove.
 package struct EntryPaths: Sendable {
-    /// `resources/a/bc/<key>` without a suffix.
-    package let base: String
+    package let base: String  // `resources/a/bc/<key>` without a suffix
     package let key: String
 
     package init(resourcesRoot: String, key: String) {
@@ -98,8 +97,7 @@ package struct EntryPaths: Sendable {
         return version
     }
 
-    /// Versions are kept in 24 bits of the index record's flags.
-    package static let maxVersion = 0xFF_FFFF
+    package static let maxVersion = 0xFF_FFFF  // versions are kept in 24 bits of the index record's flags
 
     /// The two levels of folders under `resources/` (walkers skip those not made yet).
     package static var levelFolders: [String] {
@@ -132,6 +130,5 @@ package final class LevelFolders: Sendable {
 package struct StoredMetadata: Sendable {
     package var metadata: ResourceMetadata
     package var version: Int
-    /// Found in the data file's attribute (one file per entry), not a `.meta` file.
-    package var oneFile: Bool
+    package var oneFile: Bool  // found in the data file's attribute (one file per entry), not a `.meta` file
 }

@@ -24,8 +24,7 @@ package final class FolderKeys: Sendable {
     let sealKey: [UInt8]
     let nameKey: Digest.HMACKey
     let idKey: [UInt8]
-    /// The secrets these keys come from (what the `encryption` file seals).
-    let material: Material
+    let material: Material  // the secrets these keys come from (what the `encryption` file seals)
 
     /// The two secrets of a folder key (32 bytes each).
     struct Material: Equatable {
@@ -72,8 +71,7 @@ package final class FolderKeys: Sendable {
                            code: ENOKEY)
     }
 
-    /// 64 hex digits and the whitespace around them, at most.
-    static let keyFileMaxBytes = 128
+    static let keyFileMaxBytes = 128  // 64 hex digits and the whitespace around them, at most
 
     /// A key's bytes from its file's content (32 bytes, or 64 hex digits).
     package static func parseKey(_ bytes: [UInt8]) -> [UInt8]? {

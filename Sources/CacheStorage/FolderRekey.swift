@@ -20,12 +20,9 @@ package enum FolderRekey {
     static let journalContext = Array("httpcache rekey".utf8)
 
     package struct Summary: Sendable, Equatable {
-        /// Entries re-encrypted (those a resumed run found done are not counted).
-        package var entries = 0
-        /// Plaintext bytes re-encrypted.
-        package var bytes: Int64 = 0
-        /// Download records resealed.
-        package var records = 0
+        package var entries = 0  // entries re-encrypted (those a resumed run found done are not counted)
+        package var bytes: Int64 = 0  // plaintext bytes re-encrypted
+        package var records = 0  // download records resealed
         /// Files removed that no valid metadata named, or that opened under neither key.
         package var removed = 0
     }

@@ -7,18 +7,14 @@ import Glibc
 struct IndexLoader {
     let root: String
     let shards: Int
-    /// The route (first 32 bits of the primary key) of an entry's URL.
-    let route: (String) -> UInt32
+    let route: (String) -> UInt32  // the route (first 32 bits of the primary key) of an entry's URL
     let keys: FolderKeys?
 
     struct Loaded: Sendable {
         var indexes: [EntryIndex]
-        /// The journal generation each shard appends to from now on.
-        var generations: [Int]
-        /// Journal entries each shard's index was rebuilt from (compaction).
-        var journalEntries: [Int]
-        /// Built by a scan or for another shard count: each shard writes a snapshot at open.
-        var rewrite: Bool
+        var generations: [Int]  // the journal generation each shard appends to from now on
+        var journalEntries: [Int]  // journal entries each shard's index was rebuilt from (compaction)
+        var rewrite: Bool  // built by a scan or for another shard count: each shard writes a snapshot at open
         var scanned = 0
         var migrated = 0
         var removed = 0

@@ -10,11 +10,9 @@ final class IndexLog {
     let shard: Int
     private let shards: Int
     private let keys: FolderKeys?
-    /// Runs snapshots on its pool; nil: every snapshot blocks (tests).
-    private let loop: EventLoop?
+    private let loop: EventLoop?  // runs snapshots on its pool; nil: every snapshot blocks (tests)
     private(set) var generation: Int
-    /// Changes a snapshot would fold in (replayed at start and appended since).
-    private var changes: Int
+    private var changes: Int  // changes a snapshot would fold in (replayed at start and appended since)
     private(set) var isSnapshotting = false
     private var fd: Int32 = -1
     private var pending: [UInt8] = []

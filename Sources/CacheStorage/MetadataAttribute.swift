@@ -10,10 +10,8 @@ package enum MetadataAttribute {
 
     /// Why a write was refused, telling the layout to fall back to a `.meta` file.
     package enum Refusal: Sendable, Equatable {
-        /// The file system takes no user attributes: the whole folder keeps two files.
-        case unsupported
-        /// This value does not fit: this entry keeps two files.
-        case tooBig
+        case unsupported  // the file system takes no user attributes: the whole folder keeps two files
+        case tooBig  // this value does not fit: this entry keeps two files
     }
 
     /// Tests only: an errno every write fails with (0: none), as a refusing file system would.

@@ -21,8 +21,7 @@ struct MetadataWrite: Sendable {
         case failed(StorageError)
         /// The attribute was refused: nothing written; the entry needs a `.meta` file instead.
         case refused(MetadataAttribute.Refusal)
-        /// The data file's name leads to another file now: nothing written.
-        case superseded
+        case superseded  // the data file's name leads to another file now: nothing written
 
         var failure: StorageError? {
             if case .failed(let error) = self { return error }

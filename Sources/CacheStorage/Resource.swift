@@ -10,8 +10,7 @@ package final class Resource {
     let entryKey: EntryKey
     let paths: EntryPaths
     var layout: Layout
-    /// The first 32 bits of its URL's primary key (see EntryIndex.Record.route).
-    let route: UInt32
+    let route: UInt32  // the first 32 bits of its URL's primary key (see EntryIndex.Record.route)
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
     @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
     @exclusivity(unchecked) package private(set) var available: RangeSet
@@ -41,8 +40,7 @@ package final class Resource {
     private var file: DataFile?
     /// This version's data file, kept after the descriptor closes: metadata goes only to it.
     private var fileIdentity: FileIdentity?
-    /// In the store's index (files may exist): set before the data file is created.
-    var onDisk: Bool
+    var onDisk: Bool  // in the store's index (files may exist): set before the data file is created
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
     /// When the oldest unflushed byte was written (ms; see `ResourceStore.flushDelay`).
@@ -54,12 +52,10 @@ package final class Resource {
 
     /// Where a resource's metadata is kept.
     enum Layout {
-        /// A `.meta` file beside the data file (older layout; attributes refused).
-        case twoFiles
+        case twoFiles  // a `.meta` file beside the data file (older layout; attributes refused)
         /// Moving into the attribute (writes go there); the index says two files until `.meta` is gone.
         case converting
-        /// The data file's attribute.
-        case oneFile
+        case oneFile  // the data file's attribute
     }
 
     init(key: String, paths: EntryPaths, metadata: ResourceMetadata, store: ResourceStore, onDisk: Bool, route: UInt32,
@@ -264,12 +260,9 @@ extension RangeSet {
 
 /// Per-version facts a reader would otherwise recompute on every request. In memory only.
 package struct DerivedFacts: Sendable {
-    /// The first bytes once cached (content sniffing).
-    package var headSample: [UInt8]?
-    /// Whether the resource is an HLS playlist; nil until decided.
-    package var isPlaylist: Bool?
-    /// Whether the resource is a DASH manifest; nil until decided.
-    package var isManifest: Bool?
+    package var headSample: [UInt8]?  // the first bytes once cached (content sniffing)
+    package var isPlaylist: Bool?  // whether the resource is an HLS playlist; nil until decided
+    package var isManifest: Bool?  // whether the resource is a DASH manifest; nil until decided
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`: looked at, not live.
     package var liveReuse: Int64??
     /// Freshness under the proxy URLs' and the other modes' policy (`LoaderPolicy.transparentCache`).

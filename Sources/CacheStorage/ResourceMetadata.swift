@@ -7,8 +7,7 @@ package struct ResourceMetadata: Sendable, Equatable {
     package var etag: String?
     package var lastModified: String?
     package var ranges: RangeSet
-    /// Milliseconds since 1970 of the last use (LRU).
-    package var lastAccess: Int64
+    package var lastAccess: Int64  // milliseconds since 1970 of the last use (LRU)
     /// The data file's name: a new version gets a new one, so old metadata never claims its bytes.
     package var dataName: String = "data"
     /// The origin's response head as a shared cache keeps it (RFC 9111 §3); nil in older metadata.

@@ -3,8 +3,7 @@ import Glibc
 /// An evicted entry whose files wait to be removed on the pool.
 struct EvictedEntry {
     let record: EntryIndex.Record
-    /// The metadata file first: once it is gone, nothing claims the data.
-    let files: [String]
+    let files: [String]  // the metadata file first: once it is gone, nothing claims the data
 }
 
 // Eviction runs in batches. A round takes the least recently used idle entries out of the index on the

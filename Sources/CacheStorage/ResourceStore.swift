@@ -14,8 +14,7 @@ package final class ResourceStore {
     package let shardIndex: Int
     package var lock: CacheLock { group.lock }
     package var epoch: StoreEpoch { group.epoch }
-    /// The most bytes kept on disk once downloads settle (by all shards together).
-    package var maxBytes: Int64
+    package var maxBytes: Int64  // the most bytes kept on disk once downloads settle (by all shards together)
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
     /// Milliseconds a received byte may wait unrecorded while more arrive; the next write after
@@ -59,10 +58,8 @@ package final class ResourceStore {
     var loadsStartDue = false
     /// Metadata reads on the loop (`existing`'s synchronous first use; requests use `whenAtHand`).
     package internal(set) var readsOnLoop = 0
-    /// The log already said that pinned bytes alone exceed the limit.
-    var warnedAboutPins = false
-    /// Evicted by the size limit since start.
-    package internal(set) var evictions: UInt64 = 0
+    var warnedAboutPins = false  // the log already said that pinned bytes alone exceed the limit
+    package internal(set) var evictions: UInt64 = 0  // evicted by the size limit since start
     /// Told the store key of each entry the size limit evicts (prefetch counts).
     package var onEvict: ((String) -> Void)?
     /// Data files held open; idle ones are closed past `maxOpenFiles`.

@@ -8,8 +8,7 @@ import Glibc
 /// fast. `prepare` and `adopt` run on the loop; the maker only hands files over through the mutex (it may
 /// outlive the loop). The next start removes leftovers.
 final class SpareFolder: @unchecked Sendable {
-    /// Spares kept ready: enough for a burst of new resources.
-    static let stock = 4
+    static let stock = 4  // spares kept ready: enough for a burst of new resources
 
     private struct Stock {
         var ready: [(path: String, file: DataFile)] = []
@@ -29,8 +28,7 @@ final class SpareFolder: @unchecked Sendable {
         prepare()
     }
 
-    /// Names its spares with `tag` (the shard): a folder's shards share `parent`.
-    private let tag: Int
+    private let tag: Int  // names its spares with `tag` (the shard): a folder's shards share `parent`
 
     init(parent: String, tag: Int) {
         self.parent = parent

@@ -6,12 +6,10 @@ import Synchronization
 /// byte count the limit applies to, an LRU order over all. A hit touches its shard only; the count is atomic;
 /// eviction takes the oldest idle entries of all shards, each deleting its own. Thread-safe.
 package final class StoreGroup: Sendable {
-    /// Shards of the folder (1: one store owns everything).
-    package let count: Int
+    package let count: Int  // shards of the folder (1: one store owns everything)
     package let root: String
     package let lock: CacheLock
-    /// Bumped when any shard's complete resource changes.
-    package let epoch = StoreEpoch()
+    package let epoch = StoreEpoch()  // bumped when any shard's complete resource changes
     private let bytes = Atomic<Int64>(0)
     private let entries = Atomic<Int64>(0)
     private let evicting = Atomic<Bool>(false)
@@ -28,8 +26,7 @@ package final class StoreGroup: Sendable {
     }
 
     package let keys: FolderKeys?
-    /// The entry folders made so far (made with their first entry).
-    package let folders = LevelFolders()
+    package let folders = LevelFolders()  // the entry folders made so far (made with their first entry)
     /// The file system refused a user attribute (ENOTSUP): new entries keep a `.meta` file, none is converted.
     private let attributesRefused = Atomic<Bool>(false)
 

@@ -5,8 +5,7 @@ import CacheIO
 /// and the URL's UTF-8 bytes, 43 base64url characters. Only key holders (the proxy, `httpcache url
 /// --cache-dir` by its user) mint accepted URLs: a LAN client fetches exactly the URLs it was given.
 package struct URLSigner: Sendable {
-    /// 32 bytes in base64url, no padding.
-    package static let signatureLength = 43
+    package static let signatureLength = 43  // 32 bytes in base64url, no padding
     /// Bound into every MAC so a signature never means anything else.
     private static let label = Array("httpcache-url-v1\u{0}".utf8)
     private let key: [UInt8]

@@ -7,8 +7,7 @@ import Glibc
 package enum URLSigningKey {
     package static func path(folder: String) -> String { folder + "/url-key" }
 
-    /// What the key is sealed as in an encrypted folder.
-    static let context = "httpcache url key"
+    static let context = "httpcache url key"  // what the key is sealed as in an encrypted folder
 
     package static func loadOrCreate(folder: String, keys: FolderKeys? = nil) throws(StorageError) -> [UInt8] {
         let path = path(folder: folder)

@@ -1,7 +1,5 @@
-/// Parses sizes such as `500MB`, `1.5GiB` or `1048576`.
-///
-/// K, M, G, T (B optional) are powers of 1000, KiB, MiB, GiB, TiB of 1024. Case-insensitive;
-/// spaces allowed between number and unit.
+/// Parses sizes such as `500MB`, `1.5GiB` or `1048576`: K, M, G, T (B optional) are powers of 1000, KiB, MiB,
+/// GiB, TiB of 1024; case-insensitive, spaces allowed between number and unit.
 public enum ByteSize {
     public static func parse(_ text: String) -> Int64? {
         let trimmed = text[...].trimming(" ")

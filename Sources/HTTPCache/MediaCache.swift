@@ -23,16 +23,14 @@ public final class MediaCache: Sendable {
     public var configuration: HTTPCacheConfiguration { current.withLock { $0 } }
     let current: Locked<HTTPCacheConfiguration>
     let logger: Logger
-    /// One engine per loop, each owning the resources whose cache key hashes to it.
-    let engines: EngineGroup
+    let engines: EngineGroup  // one engine per loop, each owning the resources whose cache key hashes to it
     /// The open-file limit shared out at start (clients, origins, data files).
     let descriptors: DescriptorBudget
     let serving = Locked<Serving>(Serving())
     let readers = ReaderRegistry()
 
     struct Serving: Sendable {
-        /// Each loop's server, by shard; empty until `serve()`.
-        var servers: [LoopBound<ProxyServer>] = []
+        var servers: [LoopBound<ProxyServer>] = []  // each loop's server, by shard; empty until `serve()`
         var port: Int?
         var closed = false
         /// Signals watched for `watch(signals:_:)`, on the first loop.
