@@ -63,9 +63,7 @@ package final class CacheLock: @unchecked Sendable {
     deinit { close(fd) }
 
     /// Lets another owner take the folder now (a closed cache may still be referenced). Idempotent.
-    package func release() {
-        flock(fd, LOCK_UN)
-    }
+    package func release() { flock(fd, LOCK_UN) }
 
     /// Writes who owns the folder: pid, and a serving proxy's address and admin token (`httpcache cache …`).
     package func publish(address: String?, token: String?) {

@@ -158,9 +158,7 @@ struct FileIdentity: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64
 
-    init(_ info: stat) {
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
+    init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
 
     init?(fd: Int32) {
         var info = stat()

@@ -53,9 +53,7 @@ package struct EntryIndex: Sendable {
 
     package var count: Int { records.count }
 
-    package func find(_ key: EntryKey) -> Record? {
-        slot(of: key).map { records[Int($0)] }
-    }
+    package func find(_ key: EntryKey) -> Record? { slot(of: key).map { records[Int($0)] } }
 
     package func contains(_ key: EntryKey) -> Bool { slot(of: key) != nil }
     private func home(_ key: EntryKey) -> Int { Int(truncatingIfNeeded: key.w1) & mask }

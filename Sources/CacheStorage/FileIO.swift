@@ -142,9 +142,7 @@ package enum FileIO {
     }
 
     /// Cache folders are private (0700; the umask can only narrow it): metadata holds URLs with tokens.
-    package static func makeDirectory(_ path: String) -> Bool {
-        mkdir(path, 0o700) == 0 || errno == EEXIST
-    }
+    package static func makeDirectory(_ path: String) -> Bool { mkdir(path, 0o700) == 0 || errno == EEXIST }
 
     /// Narrows a folder of ours to `mode` if it allows more (a tighter umask is kept; others' left alone).
     package static func restrict(_ path: String, to mode: mode_t) {
@@ -260,7 +258,5 @@ package enum FileIO {
         return nil
     }
 
-    package static func errorText(_ code: Int32 = errno) -> String {
-        String(cString: strerror(code))
-    }
+    package static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 }

@@ -105,9 +105,7 @@ package final class FolderKeys: Sendable {
 
     private static let wrapContext = Array("httpcache folder key".utf8)
 
-    package static func isEncrypted(_ root: String) -> Bool {
-        access(root + "/" + fileName, F_OK) == 0
-    }
+    package static func isEncrypted(_ root: String) -> Bool { access(root + "/" + fileName, F_OK) == 0 }
 
     /// The folder's keys under `userKey`, made when the folder `isNew`. Throws, touching nothing,
     /// ENOKEY for an encrypted folder without key, EKEYREJECTED for a wrong or unwanted key.

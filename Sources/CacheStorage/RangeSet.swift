@@ -86,9 +86,7 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
-    package mutating func clip(to limit: Int64) {
-        remove(limit..<Int64.max)
-    }
+    package mutating func clip(to limit: Int64) { remove(limit..<Int64.max) }
 
     /// "0-199,500-699": inclusive byte positions, as in HTTP.
     package var description: String {

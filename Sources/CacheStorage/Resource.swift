@@ -171,9 +171,7 @@ package final class Resource {
     }
 
     /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them.
-    private func changingComplete() {
-        if isComplete { store.epoch.bump() }
-    }
+    private func changingComplete() { if isComplete { store.epoch.bump() } }
 
     /// Pins the resource for the preload of `root` (nil unpins): never evicted by the size limit.
     package func setPin(_ root: String?) {

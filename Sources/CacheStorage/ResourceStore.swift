@@ -453,9 +453,7 @@ package final class ResourceStore {
     }
 
     /// Unlinking a large file can block for a while: done on the pool.
-    func unlinkLater(_ path: String) {
-        loop.offload({ _ = unlink(path) }, done: { _ in })
-    }
+    func unlinkLater(_ path: String) { loop.offload({ _ = unlink(path) }, done: { _ in }) }
 
     /// The `.meta` file goes at once (nothing claims the bytes then), the data file too when small.
     func removeFiles(of resource: Resource) {

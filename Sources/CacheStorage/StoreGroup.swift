@@ -34,9 +34,7 @@ package final class StoreGroup: Sendable {
     package var usesAttributes: Bool { !attributesRefused.load(ordering: .relaxed) }
 
     /// The file system refused an attribute; true the first time (logged then).
-    func refuseAttributes() -> Bool {
-        !attributesRefused.exchange(true, ordering: .relaxed)
-    }
+    func refuseAttributes() -> Bool { !attributesRefused.exchange(true, ordering: .relaxed) }
 
     /// Creates (if needed) and locks the folder, clearing scratch folders; throws, touching nothing, while
     /// another process holds it or `encryptionKey` does not fit. `cacheKey` maps URLs to cache keys.
@@ -109,9 +107,7 @@ package final class StoreGroup: Sendable {
     }
 
     /// The shard owning the resources of `url` (stored with that URL).
-    package func shard(ofURL url: String) -> Int {
-        count == 1 ? 0 : shard(ofKey: routingKey(url))
-    }
+    package func shard(ofURL url: String) -> Int { count == 1 ? 0 : shard(ofKey: routingKey(url)) }
 
     /// The store key of a cache key: SHA-256, keyed (HMAC) in an encrypted folder.
     package func key(for cacheKey: String) -> String {

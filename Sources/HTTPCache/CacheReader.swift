@@ -153,9 +153,7 @@ final class ReaderRegistry: Sendable {
         }
     }
 
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.open.removeValue(forKey: id) }
-    }
+    func remove(_ id: Int) { _ = state.withLock { $0.open.removeValue(forKey: id) } }
 
     /// Stops every open reader with `.closed`; no reader opens after this.
     func closeAll() {

@@ -109,9 +109,7 @@ extension MediaCache {
     package func downloadRecords() -> [DownloadRecord] { engines.submitAndWait(0) { $0.downloads.records } ?? [] }
     package func downloadList() -> [DownloadInfo] { downloadRecords().map(DownloadInfo.init) }
 
-    package func unsubscribeDownloads(_ token: Int) {
-        _ = engines.run(0) { $0.downloads.unsubscribe(token) }
-    }
+    package func unsubscribeDownloads(_ token: Int) { _ = engines.run(0) { $0.downloads.unsubscribe(token) } }
 
     /// Calls `listener` on the first loop with each change until the cache closes, then `ended`.
     @discardableResult

@@ -43,20 +43,14 @@ extension MediaCache {
     }
 
     /// Log rotation: the access log reopens its path (lines already accepted go to the old file).
-    public func reopenLogs() {
-        _ = onEveryServer { $0.reopenLogs() }
-    }
+    public func reopenLogs() { _ = onEveryServer { $0.reopenLogs() } }
 
     /// Starts a drain: servers stop listening, `/readyz` and new requests on open connections get
     /// 503, responses in flight go on. `busyConnections` says when they are done; then `close()`.
-    public func beginDrain() {
-        _ = onEveryServer { $0.beginDrain() }
-    }
+    public func beginDrain() { _ = onEveryServer { $0.beginDrain() } }
 
     /// Client connections with a request in flight, over every loop.
-    public var busyConnections: Int {
-        onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) }
-    }
+    public var busyConnections: Int { onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) } }
 
     /// Runs `body` on every server in turn and waits; answers in loop order (nil: loop stopped).
     private func onEveryServer<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> [T?] {

@@ -30,9 +30,7 @@ public struct ServeSettings: Sendable {
     }
 
     /// `configuration` as the option table reads it (no front-end option given).
-    init(_ configuration: HTTPCacheConfiguration) {
-        self.configuration = configuration
-    }
+    init(_ configuration: HTTPCacheConfiguration) { self.configuration = configuration }
 
     /// Sets option `name` from its text, checked as `ServeOption.all` says; nothing changes when it
     /// throws (`.invalidArgument`, saying what is valid). A repeatable option adds a value per call,
