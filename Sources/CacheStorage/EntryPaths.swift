@@ -102,7 +102,9 @@ package struct EntryPaths: Sendable {
     /// The two levels of folders under `resources/` (walkers skip those not made yet).
     package static var levelFolders: [String] {
         let digits = "0123456789abcdef"
-        return digits.flatMap { a in [String(a)] + digits.flatMap { b in digits.map { c in "\(a)/\(b)\(c)" } } }
+        return digits.flatMap { a in
+            [String(a)] + digits.flatMap { b in digits.map { c in "\(a)/\(b)\(c)" } }
+        }
     }
 }
 

@@ -232,7 +232,8 @@ package enum FolderRekey {
             for suffix in suffixes where unlink(paths.base + "." + suffix) == 0 { summary.removed += 1 }
         }
 
-        /// The cached units of `from` (old cipher) written to `to` (new cipher) at the same offsets (holes stay).
+        /// The cached units of `from` (old cipher) written to `to` (new cipher) at the same offsets:
+        /// holes stay holes, so a sparse file stays as small.
         private func reencrypt(from: String, version: Int, to: String, version next: Int, key: String,
                                ranges: RangeSet) throws(StorageError) {
             let source = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

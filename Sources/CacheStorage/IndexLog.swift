@@ -17,8 +17,8 @@ final class IndexLog {
     private var fd: Int32 = -1
     private var pending: [UInt8] = []
 
-    init(root: String, shard: Int, shards: Int = 1, generation: Int, changes: Int = 0, keys: FolderKeys? = nil,
-         loop: EventLoop? = nil) {
+    init(root: String, shard: Int, shards: Int = 1, generation: Int, changes: Int = 0,
+         keys: FolderKeys? = nil, loop: EventLoop? = nil) {
         self.root = root
         self.shard = shard
         self.shards = shards

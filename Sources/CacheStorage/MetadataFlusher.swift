@@ -11,7 +11,8 @@ final class MetadataFlusher {
     private let loop: EventLoop
     private let done: (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void
 
-    init(root: String, loop: EventLoop, done: @escaping (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void) {
+    init(root: String, loop: EventLoop,
+         done: @escaping (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void) {
         self.root = root
         self.loop = loop
         self.done = done
@@ -45,8 +46,8 @@ final class MetadataFlusher {
         }
         guard !items.isEmpty else { return startBatch() }
         batchInFlight = true
-        let (root, writes) = (self.root, items)
-        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: root + "/tmp") }, done: { [weak self] outcomes in
+        let (root, temp, writes) = (self.root, self.root + "/tmp", items)
+        loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] outcomes in
             guard let self else { return }
             self.batchInFlight = false
             for (position, resource) in taken.enumerated() {

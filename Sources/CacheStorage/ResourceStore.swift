@@ -555,7 +555,8 @@ package final class ResourceStore {
         }
         flusher.dropQueued()
         endUpgrade()  // its conversions stopped above: the rest waits for the next start
-        let outcomes = MetadataWrite.performFallingBack(items, root: root, tempFolder: tempRoot) { position, refusal in
+        let outcomes = MetadataWrite.performFallingBack(items, root: root,
+                                                        tempFolder: tempRoot) { position, refusal in
             // The index says two files before the `.meta` file is written.
             noteRefusal(refusal)
             taken[position].layout = .twoFiles

@@ -27,7 +27,7 @@ package final class StoreGroup: Sendable {
 
     package let keys: FolderKeys?
     package let folders = LevelFolders()  // the entry folders made so far (made with their first entry)
-    /// The file system refused a user attribute (ENOTSUP): new entries keep a `.meta` file, none is converted.
+    /// The file system refused user attributes (ENOTSUP): new entries keep a `.meta` file, none converts.
     private let attributesRefused = Atomic<Bool>(false)
 
     /// Entries keep their metadata in their data file's attribute (MetadataAttribute).
