@@ -3,15 +3,11 @@ import Glibc
 /// An exclusive lock on a cache folder (flock on `CACHE/lock`) for the owning process's life, so
 /// two writers never share it; the file tells other processes how to reach the owner.
 package final class CacheLock: @unchecked Sendable {
-    // The descriptor is only closed in deinit; flock state is the kernel's.
-    private let fd: Int32
+    private let fd: Int32  // the descriptor is only closed in deinit; flock state is the kernel's
     package let path: String
 
-    /// Takes the lock or throws a clear error naming the owner.
-    ///
-    /// The file gets the admin token, so it is created fresh (O_EXCL, 0600). A leftover is replaced
-    /// only when this user's and unheld; another user's is refused (its maker could still have it
-    /// open and read the token later).
+    /// Takes the lock or throws naming the owner. The file holds the admin token: made fresh (O_EXCL, 0600);
+    /// a leftover is replaced only if ours and unheld (another user's maker could read the token).
     package init(folder: String) throws(StorageError) {
         path = folder + "/lock"
         var attempts = 0
@@ -29,8 +25,7 @@ package final class CacheLock: @unchecked Sendable {
         publish(address: nil, token: nil)
     }
 
-    /// Creates (O_EXCL) and locks the file, replacing a stale one of ours; throws for a lock held
-    /// elsewhere or a foreign file.
+    /// Creates (O_EXCL) and locks the file, replacing a stale one of ours; throws for a held or foreign one.
     private static func openFresh(_ path: String) throws(StorageError) -> Int32 {
         let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW
         var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
@@ -46,8 +41,7 @@ package final class CacheLock: @unchecked Sendable {
             guard flock(old, LOCK_EX | LOCK_NB) == 0 else {
                 let folder = String(path.dropLast("/lock".count))
                 let owner = CacheLock.readOwner(folder: folder)
-                // flock belongs to the open file, not the process: a second open here is refused
-                // too, as callers rely on.
+                // flock belongs to the open file: a second open in this process is refused too.
                 if owner?.pid == getpid() {
                     throw StorageError("cache folder \(folder) is already open in this process", code: EWOULDBLOCK)
                 }
@@ -69,12 +63,9 @@ package final class CacheLock: @unchecked Sendable {
     deinit { close(fd) }
 
     /// Lets another owner take the folder now (a closed cache may still be referenced). Idempotent.
-    package func release() {
-        flock(fd, LOCK_UN)
-    }
+    package func release() { flock(fd, LOCK_UN) }
 
-    /// Writes who owns the folder: pid, and for a serving proxy its address and the admin token
-    /// `httpcache cache …` talks to it with.
+    /// Writes who owns the folder: pid, and a serving proxy's address and admin token (`httpcache cache …`).
     package func publish(address: String?, token: String?) {
         var text = "pid \(getpid())\n"
         if let address { text += "address \(address)\n" }

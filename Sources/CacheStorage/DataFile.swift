@@ -1,21 +1,19 @@
 import CacheIO
 import Glibc
 
-/// The sparse data file of one resource: bytes live at their real offsets.
+/// The sparse data file of one resource, bytes at their real offsets. The descriptor is closed on
+/// deinit (responses keep the object while its sendfile ranges are queued); positional I/O, so
+/// sharing across threads (fdatasync on the pool) is safe.
 ///
-/// The descriptor is immutable, closed on deinit; responses keep the object alive while its sendfile ranges
-/// are queued. Positional I/O, so sharing across threads (fdatasync on the pool) is safe.
-///
-/// Encrypted, it holds AES-256-XTS units: a read decrypts the whole units it touches; a partial unit write
-/// decrypts the unit on disk, merges and writes it back (other bytes stay as they were, so a torn write
-/// never spoils claimed bytes: XTS enciphers each 16-byte block alone). Never sent with sendfile
-/// (`isEncrypted`). Encrypted reads and writes run on one thread at a time (the loop).
+/// Encrypted, it holds AES-256-XTS units (never sent with sendfile): a read decrypts the units it
+/// touches; a partial unit write decrypts the unit on disk, merges and writes it back (XTS enciphers
+/// each 16-byte block alone, so a torn write never spoils claimed bytes). Encrypted reads and writes
+/// run on one thread at a time (the loop).
 package final class DataFile: @unchecked Sendable {
     package let fd: Int32
     /// Read at open: a later metadata write checks the entry's name still leads here.
     let identity: FileIdentity?
-    /// Its size when it was opened (0 when unknown), read with its identity.
-    let sizeWhenOpened: Int64
+    let sizeWhenOpened: Int64  // its size when it was opened (0 when unknown), read with its identity
     /// Set once, before the first read or write (a spare gets its cipher when adopted).
     package private(set) var cipher: UnitCipher?
 
@@ -23,8 +21,7 @@ package final class DataFile: @unchecked Sendable {
         try self.init(path, O_CREAT, cipher)
     }
 
-    /// Opens an existing file, never creating one (opened on the pool ahead of use: one removed
-    /// meanwhile stays removed).
+    /// Opens an existing file, never creating one (on the pool ahead of use: one removed stays so).
     package convenience init(existing path: String, cipher: UnitCipher? = nil) throws(StorageError) {
         try self.init(path, 0, cipher)
     }
@@ -47,14 +44,12 @@ package final class DataFile: @unchecked Sendable {
 
     /// Gives a file made ahead of need (a spare) the cipher of the entry it became.
     func use(_ cipher: UnitCipher?) { self.cipher = cipher }
-
     /// Whether bytes on disk are ciphertext: reads must go through `read`, never sendfile.
     package var isEncrypted: Bool { cipher != nil }
-
     /// The scratch a `read` of `count` bytes needs (room to widen to whole units).
     package static func readCapacity(_ count: Int) -> Int { count + 2 * UnitCipher.unitSize }
 
-    /// The plaintext of `range`, read into `scratch` (at least `readCapacity(range.count)` bytes);
+    /// The plaintext of `range`, read into `scratch` (`readCapacity(range.count)` bytes or more);
     /// nil when the file is shorter or a read or the cipher fails.
     package func read(_ range: Range<Int64>, into scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer? {
         let count = Int(range.count)
@@ -143,8 +138,7 @@ package final class DataFile: @unchecked Sendable {
 
 package struct StorageError: Error, CustomStringConvertible, Sendable {
     package let description: String
-    /// The errno behind it, when a system call failed.
-    package let code: Int32?
+    package let code: Int32?  // the errno behind it, when a system call failed
     package init(_ description: String, code: Int32? = nil) {
         self.description = description
         self.code = code
@@ -152,23 +146,19 @@ package struct StorageError: Error, CustomStringConvertible, Sendable {
 
     package var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
 
-    /// The cache folder cannot take writes (full, deleted, read-only, failing): the proxy then
-    /// passes bytes through instead of failing.
+    /// The folder cannot take writes (full, deleted, read-only, failing): bytes pass through instead.
     package var isStorageFault: Bool {
         guard let code else { return false }
         return [ENOSPC, EDQUOT, ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EIO].contains(code)
     }
 }
 
-/// Which file a descriptor or name leads to: a name may go to a new file while an old descriptor
-/// or queued write still means the old one.
+/// Which file a descriptor or name leads to (a name may go to a new file meanwhile).
 struct FileIdentity: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64
 
-    init(_ info: stat) {
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
+    init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
 
     init?(fd: Int32) {
         var info = stat()

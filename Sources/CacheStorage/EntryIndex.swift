@@ -1,21 +1,15 @@
-/// Every entry of one shard in a 64-byte record: what lookups, the size limit and the LRU order
-/// need; nothing a response needs (URL, head, ranges stay in the metadata, read on use).
-///
-/// Records live in one array, mapped by an open-addressing table (linear probing, at most 3/4
-/// full); the LRU order is a doubly linked list through the records, so touch, insert and remove
-/// cost the same at any size and eviction takes the oldest unsorted. Pinned entries stay out of
-/// the list (eviction never walks past them). Loop thread only (a value owned by its store).
+/// Every entry of one shard in a 64-byte record: what lookups, the size limit and LRU order need (the rest is
+/// in the metadata). Records live in one array mapped by an open-addressing table (linear probing, at most
+/// 3/4 full); the LRU order is a doubly linked list through them: touch, insert and remove cost the same at
+/// any size, eviction takes the oldest unsorted. Pinned entries stay out of the list. Loop thread only.
 package struct EntryIndex: Sendable {
     package struct Record: Sendable, Equatable {
         package var key: EntryKey
-        /// Bytes held on disk (what the size limit counts).
-        package var bytes: Int64
-        /// Milliseconds since 1970.
-        package var lastAccess: Int64
+        package var bytes: Int64  // bytes held on disk (what the size limit counts)
+        package var lastAccess: Int64  // milliseconds since 1970
         fileprivate var prev: Int32
         fileprivate var next: Int32
-        /// The first 32 bits of the URL's primary store key: the owning shard, and which entries
-        /// are variants of one URL.
+        /// The first 32 bits of the URL's primary store key: the shard, and which entries are one URL's.
         package var route: UInt32
         package var flags: UInt32
         package var isPinned: Bool { flags & Self.pinned != 0 }
@@ -42,14 +36,11 @@ package struct EntryIndex: Sendable {
     }
 
     private var records: ContiguousArray<Record> = []
-    /// Slots of `records` by key hash; -1 is empty.
-    private var table: [Int32]
+    private var table: [Int32]  // slots of `records` by key hash; -1 is empty
     private var mask: Int
-    /// Least and most recently used unpinned entries (-1: none).
-    private var head: Int32 = -1
+    private var head: Int32 = -1  // least and most recently used unpinned entries (-1: none)
     private var tail: Int32 = -1
-    /// Bytes of every entry, and of the pinned ones.
-    package private(set) var totalBytes: Int64 = 0
+    package private(set) var totalBytes: Int64 = 0  // bytes of every entry, and of the pinned ones
     package private(set) var pinnedBytes: Int64 = 0
 
     package init(capacity: Int = 0) {
@@ -62,12 +53,9 @@ package struct EntryIndex: Sendable {
 
     package var count: Int { records.count }
 
-    package func find(_ key: EntryKey) -> Record? {
-        slot(of: key).map { records[Int($0)] }
-    }
+    package func find(_ key: EntryKey) -> Record? { slot(of: key).map { records[Int($0)] } }
 
     package func contains(_ key: EntryKey) -> Bool { slot(of: key) != nil }
-
     private func home(_ key: EntryKey) -> Int { Int(truncatingIfNeeded: key.w1) & mask }
 
     private func slot(of key: EntryKey) -> Int32? {
@@ -80,8 +68,7 @@ package struct EntryIndex: Sendable {
         }
     }
 
-    /// Inserts an entry (the most recently used, `lastAccess` as given), or replaces an existing
-    /// one's fields, keeping its place unless it becomes pinned or unpinned.
+    /// Inserts an entry (most recently used), or replaces its fields, keeping its place unless (un)pinned.
     package mutating func put(_ record: Record) {
         if let slot = slot(of: record.key) {
             let index = Int(slot)
@@ -158,28 +145,18 @@ package struct EntryIndex: Sendable {
     }
 
     /// Unpinned entries, least recently used first.
-    package func oldestFirst() -> OldestFirst { OldestFirst(index: self) }
-
-    package struct OldestFirst: Sequence, IteratorProtocol {
-        fileprivate let index: EntryIndex
-        fileprivate var cursor: Int32
-        fileprivate init(index: EntryIndex) {
-            self.index = index
-            cursor = index.head
-        }
-        package mutating func next() -> Record? {
+    package func oldestFirst() -> some Sequence<Record> {
+        sequence(state: head) { [records] cursor in
             guard cursor >= 0 else { return nil }
-            let record = index.records[Int(cursor)]
-            cursor = record.next
-            return record
+            defer { cursor = records[Int(cursor)].next }
+            return records[Int(cursor)]
         }
     }
 
     /// Pinned entries (in no particular order).
     package var pinned: [Record] { records.filter(\.isPinned) }
 
-    /// Every entry as a snapshot keeps them: pinned ones, then the others oldest first
-    /// (re-inserted in this order they rebuild the same LRU order).
+    /// Pinned entries, then the others oldest first: re-inserted so, they rebuild the same LRU order.
     package func inOrder() -> ContiguousArray<Record> {
         var result = ContiguousArray<Record>()
         result.reserveCapacity(records.count)
@@ -226,8 +203,7 @@ package struct EntryIndex: Sendable {
         if before >= 0 { records[Int(before)].next = slot } else { head = slot }
     }
 
-    /// Backward-shift deletion: later members of the probe run move up, so lookups never stop at a
-    /// hole that was not there when they were inserted.
+    /// Backward-shift deletion: later members of the probe run move up (no lookup stops at a new hole).
     private mutating func removeFromTable(_ key: EntryKey) {
         var hole = home(key)
         while records[Int(table[hole])].key != key { hole = (hole + 1) & mask }

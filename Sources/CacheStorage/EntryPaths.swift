@@ -1,15 +1,12 @@
 import CacheIO
 import Glibc
 
-/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes),
-/// its metadata in an attribute of it or (older layout, attributes refused) in `<key>.meta` beside
-/// it. 4,096 folders by the key's first three hex digits (nginx's `levels=1:2`): a few thousand
-/// names each at ten million entries, one inode an entry (two in the older layout). Folders are
-/// made with their first entry (`LevelFolders`): all 4,112 up front took 2 s on some file systems,
-/// and as long again to remove an empty cache folder.
+/// Where an entry's files live: `resources/a/bc/<key>.data` (`.data-N` after N version changes), its metadata
+/// in its attribute or (older layout) `<key>.meta`. 4,096 folders by the key's first three hex digits
+/// (nginx's `levels=1:2`): a few thousand names each at ten million entries; made with their first entry
+/// (`LevelFolders`): all 4,112 up front took 2 s on some file systems, and as long to remove.
 package struct EntryPaths: Sendable {
-    /// `resources/a/bc/<key>` without a suffix.
-    package let base: String
+    package let base: String  // `resources/a/bc/<key>` without a suffix
     package let key: String
 
     package init(resourcesRoot: String, key: String) {
@@ -33,8 +30,7 @@ package struct EntryPaths: Sendable {
     /// Which of the 4,096 folders the entry is in.
     package var folderNumber: Int { Int(String(key.utf8.prefix(3)).flatMap { Int($0, radix: 16) } ?? 0) }
 
-    /// Makes `resources/a` and `resources/a/bc` where missing, never `resources` itself (a deleted
-    /// cache folder stays a storage fault for the store to recover).
+    /// Makes `resources/a` and `a/bc` if missing, never `resources` (a deleted folder is a fault to recover).
     package func makeFolder() -> Bool {
         guard let slash = base.utf8.lastIndex(of: UInt8(ascii: "/")) else { return false }
         let folder = String(base[..<slash])
@@ -43,10 +39,9 @@ package struct EntryPaths: Sendable {
         return true
     }
 
-    /// The entry's metadata: the layout the index names first, the other when it holds nothing (a
-    /// crash between a layout change and its journal entry). A present `.meta` file wins (an
-    /// attribute beside it is a conversion's leftover). Ranges clipped to the data file's size; nil
-    /// when no valid metadata. Blocking: an open and a small read or two.
+    /// The entry's metadata, ranges clipped to the data file: the indexed layout first, the other when
+    /// it holds nothing (a crash between a layout change and its journal entry); a `.meta` file wins
+    /// (an attribute beside it is a conversion's leftover). Blocking: an open and a read or two.
     package func readMetadata(keys: FolderKeys?, oneFile: Bool, version: Int) -> StoredMetadata? {
         if oneFile, let found = readAttribute(keys: keys, version: version) { return found }
         if let stored = FileIO.readAll(meta) {
@@ -90,9 +85,7 @@ package struct EntryPaths: Sendable {
     }
 
     package func data(version: Int) -> String { base + "." + Self.dataName(version: version) }
-
     package func data(named name: String) -> String { base + "." + name }
-
     /// `data`, then `data-N`: a new version gets a new file, so old metadata never claims its bytes.
     package static func dataName(version: Int) -> String { version == 0 ? "data" : "data-\(version)" }
 
@@ -104,20 +97,14 @@ package struct EntryPaths: Sendable {
         return version
     }
 
-    /// Versions are kept in 24 bits of the index record's flags.
-    package static let maxVersion = 0xFF_FFFF
+    package static let maxVersion = 0xFF_FFFF  // versions are kept in 24 bits of the index record's flags
 
     /// The two levels of folders under `resources/` (walkers skip those not made yet).
     package static var levelFolders: [String] {
-        let digits = Array("0123456789abcdef")
-        var folders: [String] = []
-        for a in digits {
-            folders.append(String(a))
-            for b in digits {
-                for c in digits { folders.append("\(a)/\(b)\(c)") }
-            }
+        let digits = "0123456789abcdef"
+        return digits.flatMap { a in
+            [String(a)] + digits.flatMap { b in digits.map { c in "\(a)/\(b)\(c)" } }
         }
-        return folders
     }
 }
 
@@ -145,6 +132,5 @@ package final class LevelFolders: Sendable {
 package struct StoredMetadata: Sendable {
     package var metadata: ResourceMetadata
     package var version: Int
-    /// Found in the data file's attribute (one file per entry), not a `.meta` file.
-    package var oneFile: Bool
+    package var oneFile: Bool  // found in the data file's attribute (one file per entry), not a `.meta` file
 }

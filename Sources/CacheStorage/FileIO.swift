@@ -1,11 +1,9 @@
 import CacheIO
 import Glibc
 
-/// Small blocking file helpers (POSIX, no Foundation). Callers keep the
-/// slow ones (fsync, tree removal) off the loop thread.
+/// Small blocking file helpers (POSIX, no Foundation); callers keep the slow ones off the loop.
 package enum FileIO {
-    /// Never through a symlink (every file it reads is in the cache folder); at most `limit` bytes
-    /// (a file growing without end cannot fill memory).
+    /// No symlink followed (it reads cache files); at most `limit` bytes (an endless file fills no memory).
     package static func readAll(_ path: String, limit: Int = .max) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
@@ -26,26 +24,20 @@ package enum FileIO {
         return result
     }
 
-    /// Writes `path` so a crash leaves the old or the new file whole: temp file (in `tempFolder`,
-    /// same file system), fsync, rename.
+    /// Writes `path` so a crash leaves the old or new file whole: temp file in `tempFolder`, fsync, rename.
     package static func writeAtomically(_ path: String, _ bytes: [UInt8], tempFolder: String) -> Bool {
         // A unique temp name: two writers never share a temp file.
         let temp = tempFolder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return false }
-        var ok = writeFully(fd, bytes) && fsync(fd) == 0
-        var code = errno
+        let written = writeFully(fd, bytes) && fsync(fd) == 0
+        let code = errno
         close(fd)
-        if ok && rename(temp, path) != 0 {
-            ok = false
-            code = errno
-        }
-        guard ok else {
-            unlink(temp)
-            errno = code  // the caller reports the failure, not the clean-up
-            return false
-        }
-        return true
+        if written && rename(temp, path) == 0 { return true }
+        let failure = written ? errno : code
+        unlink(temp)
+        errno = failure  // the caller reports the failure, not the clean-up
+        return false
     }
 
     /// Creates `path` whole unless it exists (the existing file wins): written aside, synced and linked
@@ -86,9 +78,8 @@ package enum FileIO {
         return nil
     }
 
-    /// Opens `path` for reading if it is a regular file and not a symlink: a device (`/dev/zero`)
-    /// never ends, a FIFO blocks the opener, a symlink would share another file's later content.
-    /// The open does not block (O_NONBLOCK, cleared once known regular). Descriptor and size, or why not.
+    /// Opens `path` for reading if a regular file, not a symlink (a device never ends, a FIFO blocks,
+    /// a symlink shares another file's later content); O_NONBLOCK until known regular.
     package static func openRegularFile(_ path: String) -> Result<(fd: Int32, size: Int64), StorageError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
@@ -105,9 +96,8 @@ package enum FileIO {
         return .success((fd, Int64(info.st_size)))
     }
 
-    /// Copies exactly `size` bytes from `input` into a new file at `destination` (replacing one
-    /// there, never through a symlink), mode 0600, synced; never a hard link, so neither changes the
-    /// other. `decrypting`: the input is an encrypted data file; `encrypting`: the copy becomes one.
+    /// Copies exactly `size` bytes from `input` to a new file at `destination` (replacing one, never
+    /// through a symlink, never a hard link), mode 0600, synced; `decrypting`/`encrypting` a data file.
     package static func copy(_ input: Int32, size: Int64, to destination: String,
                              from decrypting: UnitCipher? = nil, to encrypting: UnitCipher? = nil) -> Bool {
         unlink(destination)
@@ -116,7 +106,6 @@ package enum FileIO {
         defer { close(output) }
         let unit = UnitCipher.unitSize
         func roundUp(_ n: Int) -> Int { (n + unit - 1) / unit * unit }
-        // A whole number of units, so every pass starts on a unit.
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         while done < size {
@@ -153,12 +142,9 @@ package enum FileIO {
     }
 
     /// Cache folders are private (0700; the umask can only narrow it): metadata holds URLs with tokens.
-    package static func makeDirectory(_ path: String) -> Bool {
-        mkdir(path, 0o700) == 0 || errno == EEXIST
-    }
+    package static func makeDirectory(_ path: String) -> Bool { mkdir(path, 0o700) == 0 || errno == EEXIST }
 
-    /// Narrows an existing folder of ours (older version, by hand) to `mode` when it allows more;
-    /// bits it lacks stay off (a tighter umask is kept); a foreign one is left alone.
+    /// Narrows a folder of ours to `mode` if it allows more (a tighter umask is kept; others' left alone).
     package static func restrict(_ path: String, to mode: mode_t) {
         var info = stat()
         if stat(path, &info) == 0, let narrower = narrowed(info, to: mode) { chmod(path, narrower) }
@@ -272,7 +258,5 @@ package enum FileIO {
         return nil
     }
 
-    package static func errorText(_ code: Int32 = errno) -> String {
-        String(cString: strerror(code))
-    }
+    package static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 }

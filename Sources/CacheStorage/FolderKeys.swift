@@ -24,8 +24,7 @@ package final class FolderKeys: Sendable {
     let sealKey: [UInt8]
     let nameKey: Digest.HMACKey
     let idKey: [UInt8]
-    /// The secrets these keys come from (what the `encryption` file seals).
-    let material: Material
+    let material: Material  // the secrets these keys come from (what the `encryption` file seals)
 
     /// The two secrets of a folder key (32 bytes each).
     struct Material: Equatable {
@@ -63,9 +62,8 @@ package final class FolderKeys: Sendable {
 
     // MARK: the user's key
 
-    /// Reads a key file: 32 bytes, or 64 hex digits (whitespace around ignored), a regular file of
-    /// this user's that no one else may read or write (`TrustedFile`); every refusal is ENOKEY
-    /// (`HTTPCacheError.Code.key`, exit status 22) and says why.
+    /// Reads a key file (32 bytes, or 64 hex digits and whitespace) no one else may read or write
+    /// (`TrustedFile`); every refusal is ENOKEY (`HTTPCacheError.Code.key`, exit 22) and says why.
     package static func readKeyFile(_ path: String) throws(StorageError) -> [UInt8] {
         let bytes = try TrustedFile.read(path, what: "key file", maxBytes: keyFileMaxBytes, secret: true, code: ENOKEY)
         if let key = parseKey(bytes) { return key }
@@ -73,8 +71,7 @@ package final class FolderKeys: Sendable {
                            code: ENOKEY)
     }
 
-    /// 64 hex digits and the whitespace around them, at most.
-    static let keyFileMaxBytes = 128
+    static let keyFileMaxBytes = 128  // 64 hex digits and the whitespace around them, at most
 
     /// A key's bytes from its file's content (32 bytes, or 64 hex digits).
     package static func parseKey(_ bytes: [UInt8]) -> [UInt8]? {
@@ -108,13 +105,10 @@ package final class FolderKeys: Sendable {
 
     private static let wrapContext = Array("httpcache folder key".utf8)
 
-    package static func isEncrypted(_ root: String) -> Bool {
-        access(root + "/" + fileName, F_OK) == 0
-    }
+    package static func isEncrypted(_ root: String) -> Bool { access(root + "/" + fileName, F_OK) == 0 }
 
-    /// The folder's keys under `userKey`: unwrapped, or made and sealed when the folder `isNew`.
-    /// Throws, touching nothing, ENOKEY for an encrypted folder without key, EKEYREJECTED for a
-    /// wrong key or a key to a folder made without one.
+    /// The folder's keys under `userKey`, made when the folder `isNew`. Throws, touching nothing,
+    /// ENOKEY for an encrypted folder without key, EKEYREJECTED for a wrong or unwanted key.
     package static func open(root: String, userKey: [UInt8]?, isNew: Bool) throws(StorageError) -> FolderKeys? {
         let path = root + "/" + fileName
         if access(root + "/" + FolderRekey.journalName, F_OK) == 0 {
@@ -178,8 +172,7 @@ package final class FolderKeys: Sendable {
         nameKey.mac(cacheKey.utf8).withUnsafeBytes(Digest.hex)
     }
 
-    /// The XTS tweak's id of an entry's data file of `version`: per file, so equal bytes at equal
-    /// offsets of two files differ on disk.
+    /// The XTS tweak's file id: equal bytes at equal offsets of two files differ on disk.
     func fileID(key: String, version: Int) -> UInt64 {
         let mac = Digest.hmacSHA256(key: idKey, message: Array("\(key).\(version)".utf8)) ?? []
         return mac.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }

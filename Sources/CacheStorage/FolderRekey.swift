@@ -2,19 +2,17 @@ import CacheIO
 import Glibc
 
 /// `cache rekey`: re-encrypts an encrypted cache folder in place under a new user key and a new content
-/// key, so the old key, even with an old copy of `encryption`, opens nothing left.
+/// key, so the old key, even with an old copy of `encryption`, opens nothing left. Offline (lock held),
+/// resumable, blocking (a command's work, never a loop's); file names stay (the name seed is kept).
 ///
-/// Offline (lock held) and resumable. First a journal, `encryption.rekey`: old and new content key sealed
-/// under the new user key; while it exists the folder refuses to open (FolderKeys.open) and the same rekey
-/// run again finishes the work. Then per entry: the data is re-encrypted into its next data file version,
-/// metadata sealed under the new key names it and replaces the old by a rename (one file: the new data
-/// file's attribute), and only then the old data goes. Killed anywhere, an entry's metadata is the old
-/// naming intact old data, or the new naming complete new data; the key its seal opens with tells which.
-/// Download records and the URL-signing key (same key: signed URLs keep working) are resealed by rename;
-/// the index (naming old versions) is removed and rebuilt by the next start. Last, the new `encryption`
-/// file replaces the old and the journal goes.
-///
-/// File names stay (keyed by the kept name seed). Blocking: a command's work, never a loop's.
+/// First a journal, `encryption.rekey`: old and new content key sealed under the new user key; while it
+/// exists the folder refuses to open and the same rekey run again finishes the work. Per entry: the data
+/// is re-encrypted into its next data file version, metadata sealed under the new key names it and
+/// replaces the old by a rename (one file: the new data file's attribute), then the old data goes.
+/// Killed anywhere, an entry's metadata is the old naming intact old data, or the new naming complete
+/// new data; the key its seal opens with tells which. Download records and the URL-signing key (signed
+/// URLs keep working) are resealed by rename; the index is removed (the next start rebuilds it). Last,
+/// the new `encryption` file replaces the old and the journal goes.
 package enum FolderRekey {
     /// The journal of a rekey in progress, in the folder's root.
     package static let journalName = "encryption.rekey"
@@ -22,12 +20,9 @@ package enum FolderRekey {
     static let journalContext = Array("httpcache rekey".utf8)
 
     package struct Summary: Sendable, Equatable {
-        /// Entries re-encrypted (those a resumed run found done are not counted).
-        package var entries = 0
-        /// Plaintext bytes re-encrypted.
-        package var bytes: Int64 = 0
-        /// Download records resealed.
-        package var records = 0
+        package var entries = 0  // entries re-encrypted (those a resumed run found done are not counted)
+        package var bytes: Int64 = 0  // plaintext bytes re-encrypted
+        package var records = 0  // download records resealed
         /// Files removed that no valid metadata named, or that opened under neither key.
         package var removed = 0
     }
@@ -36,8 +31,8 @@ package enum FolderRekey {
     static let batchEntries = 512
     static let batchBytes: Int64 = 256 << 20
 
-    /// Re-encrypts the folder at `root` (lock held by the caller). Throws EKEYREJECTED, changing
-    /// nothing, for a wrong old key, a folder without encryption, or an unfinished rekey to another key.
+    /// Re-encrypts the folder at `root` (lock held by the caller). Throws EKEYREJECTED, changing nothing,
+    /// for a wrong old key, a folder without encryption, or an unfinished rekey to another key.
     package static func run(root: String, oldKey: [UInt8], newKey: [UInt8],
                             progress: @escaping (Summary) -> Void = { _ in }) throws(StorageError) -> Summary {
         let (old, new) = try begin(root: root, oldKey: oldKey, newKey: newKey)
@@ -51,8 +46,7 @@ package enum FolderRekey {
 
     // MARK: the journal
 
-    /// The old and new keys: from an interrupted run's journal (opens with the new user key), or
-    /// checked against `encryption` and written into a new journal.
+    /// The old and new keys: an interrupted run's journal's (new user key), or checked and journaled now.
     private static func begin(root: String, oldKey: [UInt8], newKey: [UInt8]) throws(StorageError) -> (FolderKeys, FolderKeys) {
         let journalPath = root + "/" + journalName
         if let journal = FileIO.readAll(journalPath) {
@@ -182,9 +176,8 @@ package enum FolderRekey {
             try queue(Switch(metaTemp: temp, meta: paths.meta, oldData: oldData), metadata, version, dataNames, paths)
         }
 
-        /// A one-file entry: a data file whose attribute opens under the new key is switched; else
-        /// the one opening under the old key is re-encrypted to the next version, which gets the
-        /// new attribute at the batch's switch.
+        /// A one-file entry: switched if an attribute opens under the new key; else the file whose
+        /// one opens under the old key is re-encrypted to the next version (attribute set at the switch).
         private mutating func oneFileEntry(_ paths: EntryPaths, dataNames: [String]) throws(StorageError) {
             var found: (metadata: ResourceMetadata, version: Int)?
             for name in dataNames {
@@ -337,8 +330,8 @@ package enum FolderRekey {
             FileIO.syncFolder(folder)
         }
 
-        /// A file sealed whole as `context`, resealed under the new keys by rename (true); one
-        /// under neither key is useless, removed. `plain` recognises unsealed content.
+        /// A file sealed whole as `context`, resealed by rename (true); one under neither key is
+        /// removed. `plain` recognises unsealed content.
         private mutating func reseal(_ path: String, context: String,
                                      plain: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(StorageError) -> Bool {
             guard let stored = FileIO.readAll(path), new.open(stored, context: context) == nil else { return false }

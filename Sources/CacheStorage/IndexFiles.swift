@@ -2,12 +2,10 @@ import CacheIO
 import Glibc
 
 /// The compact index on disk: per shard, a snapshot (`index.N`) of every record in LRU order and
-/// journals (`journal.N.G`) of the changes since. Start-up reads one file and replays the journals
-/// instead of every entry's metadata (after Squid's `swap.state`).
-///
-/// A snapshot of generation G covers journals up to G-1: appends switch to journal G, the records
-/// are written off the loop, renamed into place (atomic), and only then older journals go. A
-/// crash leaves the old snapshot with every journal since, or the new one.
+/// journals (`journal.N.G`) of the changes since, so start-up reads one file and the journals instead
+/// of every entry's metadata (after Squid's `swap.state`). A snapshot of generation G covers journals
+/// up to G-1: appends switch to journal G, the records are renamed into place, and only then older
+/// journals go; a crash leaves the old snapshot with every journal since, or the new one.
 ///
 /// Binary, little-endian, fixed-size records (snapshot 56 bytes, journal 64 with a check value, so
 /// a torn last append is skipped). Encrypted (`keys`): a snapshot sealed whole, each journal entry
@@ -105,8 +103,7 @@ package enum IndexFiles {
         }
     }
 
-    /// Replays a journal over `index` up to the first damaged entry (a torn append); returns how
-    /// many were valid.
+    /// Replays a journal over `index` up to the first damaged entry (a torn append); how many were valid.
     @discardableResult
     package static func replayJournal(_ path: String, into index: inout EntryIndex, keys: FolderKeys? = nil) -> Int {
         replayJournal(path, keys: keys) { op, record in
@@ -179,8 +176,7 @@ package enum IndexFiles {
         }
     }
 
-    /// key (32), bytes (8), last access (8), flags (4), little-endian: a snapshot record's and a
-    /// journal entry's body.
+    /// A snapshot record's and a journal entry's body: key (32), bytes, last access (8 each), flags (4).
     private static func storeRecordBody(_ record: EntryIndex.Record, into raw: UnsafeMutableRawBufferPointer, at offset: Int) {
         raw.storeBytes(of: record.key.w0.littleEndian, toByteOffset: offset, as: UInt64.self)
         raw.storeBytes(of: record.key.w1.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
@@ -205,8 +201,7 @@ package enum IndexFiles {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    /// A 64-bit check value of bytes [from, to): catches torn and damaged files, not tampering
-    /// (the folder is trusted).
+    /// A 64-bit check value of bytes [from, to): catches torn and damaged files, not tampering.
     static func check(_ bytes: [UInt8], from start: Int, to end: Int? = nil) -> UInt64 {
         bytes.withUnsafeBytes { check($0, from: start, to: end ?? $0.count) }
     }
@@ -224,65 +219,5 @@ package enum IndexFiles {
             offset += 1
         }
         return hash
-    }
-}
-
-/// The journal a store appends to: puts and removals are written at once, before their files
-/// exist or after they are gone, so a kill leaves no file the index does not know; touches are
-/// batched (a crash loses recent access times). Loop thread only; a write is one small `write(2)`.
-struct IndexJournal {
-    let root: String
-    let shard: Int
-    let keys: FolderKeys?
-    private(set) var generation: Int
-    private var fd: Int32 = -1
-    private var pending: [UInt8] = []
-    private(set) var entries = 0
-
-    init(root: String, shard: Int, generation: Int, keys: FolderKeys? = nil) {
-        self.root = root
-        self.keys = keys
-        self.shard = shard
-        self.generation = generation
-        pending.reserveCapacity(8192)
-    }
-
-    var path: String { root + "/" + IndexFiles.journalName(shard: shard, generation: generation) }
-
-    mutating func append(_ op: IndexFiles.Op, _ record: EntryIndex.Record) {
-        IndexFiles.encodeEntry(op, record, into: &pending, keys: keys)
-        entries += 1
-        if op != .touch || pending.count >= 64 << 10 { write() }
-    }
-
-    /// Several changes in one write (an eviction batch's removals).
-    mutating func appendAll(_ op: IndexFiles.Op, _ records: [EntryIndex.Record]) {
-        guard !records.isEmpty else { return }
-        for record in records { IndexFiles.encodeEntry(op, record, into: &pending, keys: keys) }
-        entries += records.count
-        write()
-    }
-
-    /// Writes what is pending (touches wait here for the next change or timer).
-    mutating func write() {
-        guard !pending.isEmpty else { return }
-        if fd < 0 { fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        // A failing folder drops the changes: the store notices on its own writes, and the next
-        // start rebuilds what the journal misses.
-        if fd >= 0 { _ = FileIO.writeFully(fd, pending) }
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    /// Switches to the next generation's journal (a snapshot is being written).
-    mutating func rotate() {
-        write()
-        close()
-        generation += 1
-        entries = 0
-    }
-
-    mutating func close() {
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
     }
 }

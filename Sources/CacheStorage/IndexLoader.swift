@@ -1,27 +1,20 @@
 import Glibc
 
-/// Start-up: every shard's index read once, before any shard opens, on the opening thread (the
-/// cost does not grow with the number of loops).
-///
-/// Usually one snapshot per shard plus its journals. A folder without index files (new, an older
-/// release's, or index lost) is scanned once: older-layout entries (`resources/<key>/meta` and
-/// data) move into the hashed one, and the shards write snapshots for the next start. When the
-/// number of loops changed, records are dealt out to the new shards by route.
+/// Start-up: every shard's index read once, before any shard opens (the cost does not grow with the
+/// number of loops): usually a snapshot per shard and its journals. A folder without index files is
+/// scanned once (older-layout `resources/<key>/meta` entries move into the hashed one) and the
+/// shards write snapshots; when the number of loops changed, records are dealt out by route.
 struct IndexLoader {
     let root: String
     let shards: Int
-    /// The route (first 32 bits of the primary key) of an entry's URL.
-    let route: (String) -> UInt32
+    let route: (String) -> UInt32  // the route (first 32 bits of the primary key) of an entry's URL
     let keys: FolderKeys?
 
     struct Loaded: Sendable {
         var indexes: [EntryIndex]
-        /// The journal generation each shard appends to from now on.
-        var generations: [Int]
-        /// Journal entries each shard's index was rebuilt from (compaction).
-        var journalEntries: [Int]
-        /// Built by a scan or for another shard count: each shard writes a snapshot at open.
-        var rewrite: Bool
+        var generations: [Int]  // the journal generation each shard appends to from now on
+        var journalEntries: [Int]  // journal entries each shard's index was rebuilt from (compaction)
+        var rewrite: Bool  // built by a scan or for another shard count: each shard writes a snapshot at open
         var scanned = 0
         var migrated = 0
         var removed = 0
@@ -127,8 +120,7 @@ struct IndexLoader {
         return loaded
     }
 
-    /// One leaf folder: entries with valid metadata (`.meta` file, else attribute) become records;
-    /// files of entries without (a crash before their first flush) are removed.
+    /// One leaf folder: entries with valid metadata (`.meta`, else attribute) become records; the rest goes.
     private func scanLevel(_ folder: String, into records: inout [EntryIndex.Record], loaded: inout Loaded) {
         let names = FileIO.listDirectory(folder)
         var kept = Set<String>()
@@ -161,8 +153,7 @@ struct IndexLoader {
         for name in names where !kept.contains(name) { unlink(folder + "/" + name) }
     }
 
-    /// An entry's record; nil (a `.meta` file and what it names removed) when its metadata is
-    /// invalid or claims no byte.
+    /// An entry's record; nil (a `.meta` file and what it names removed) for metadata claiming nothing.
     private func record(paths: EntryPaths, key: String, oneFile: Bool,
                         version: Int) -> (record: EntryIndex.Record, dataName: String)? {
         let stored = paths.readMetadata(keys: keys, oneFile: oneFile, version: version)
@@ -184,8 +175,7 @@ struct IndexLoader {
                                  route: route(metadata.url), flags: flags)
     }
 
-    /// Moves an older-layout entry into the hashed one: its data file renamed (no copy); the
-    /// caller writes its metadata (`writeMigrated`, batches with one sync each).
+    /// Moves an older-layout entry's data file into the hashed layout; `writeMigrated` writes its metadata.
     private func migrate(folder: String, key: String, accessed: Int64?) -> MetadataWrite? {
         guard EntryKey(hex: key) != nil, let bytes = FileIO.readAll(folder + "/meta"),
               var metadata = ResourceMetadata(decoding: bytes) else { return nil }
@@ -208,7 +198,7 @@ struct IndexLoader {
         var records: [EntryIndex.Record] = []
         for (position, write) in moved.enumerated() {
             let name = write.metaPath.split(separator: "/").last!.dropLast(5)
-            guard written[position].failure == nil, let key = EntryKey(hex: name) else {
+            guard written[position].outcome.failure == nil, let key = EntryKey(hex: name) else {
                 unlink(write.dataPath)
                 loaded.removed += 1
                 continue
@@ -237,14 +227,12 @@ struct IndexLoader {
 }
 
 extension EntryIndex.Record {
-    /// Flags: bit 0 pinned, bit 1 one file (metadata in the data file's attribute; clear in records
-    /// older than it, all two files), bits 8-31 the data file's version.
+    /// Bit 0 pinned, bit 1 one file (metadata in the data file's attribute), bits 8-31 the data version.
     package static func flags(pinned: Bool, version: Int, oneFile: Bool = false) -> UInt32 {
         (pinned ? Self.pinned : 0) | (oneFile ? Self.oneFile : 0) | UInt32(version & EntryPaths.maxVersion) << 8
     }
 
     package static let oneFile: UInt32 = 2
-
     package var isOneFile: Bool { flags & Self.oneFile != 0 }
 
     /// The entry's files, the metadata first (once it is gone nothing claims the data).

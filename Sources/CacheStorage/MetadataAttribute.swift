@@ -2,22 +2,16 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// An entry's metadata in an extended attribute of its data file (`user.httpcache.meta`): the
-/// bytes a `.meta` file holds, so an entry is one file, one inode, and its first use one open. The
-/// body stays at offset 0 (sendfile, the encrypted send path, `DataFile` and rekey see no change).
-///
-/// A file system refusing user attributes (ENOTSUP), or a value too big (ext4 takes about 4 KB:
-/// E2BIG, ENOSPC, ERANGE), leaves the entry with a `.meta` file. Blocking: pool threads (and the
-/// loop's rare synchronous reads).
+/// An entry's metadata in its data file's attribute `user.httpcache.meta`: one file, one inode, one open at
+/// first use; the body stays at offset 0. Refused user attributes (ENOTSUP) or a value too big (ext4: about 4
+/// KB; E2BIG, ENOSPC, ERANGE) leave a `.meta` file. Blocking: pool threads, rare loop reads.
 package enum MetadataAttribute {
     package static let name = "user.httpcache.meta"
 
     /// Why a write was refused, telling the layout to fall back to a `.meta` file.
     package enum Refusal: Sendable, Equatable {
-        /// The file system takes no user attributes: the whole folder keeps two files.
-        case unsupported
-        /// This value does not fit: this entry keeps two files.
-        case tooBig
+        case unsupported  // the file system takes no user attributes: the whole folder keeps two files
+        case tooBig  // this value does not fit: this entry keeps two files
     }
 
     /// Tests only: an errno every write fails with (0: none), as a refusing file system would.

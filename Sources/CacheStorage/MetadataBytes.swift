@@ -5,9 +5,7 @@ struct MetadataBytes {
     private let start: Int
     private let end: Int
 
-    init(_ base: UnsafeBufferPointer<UInt8>) {
-        self.init(base, base.startIndex, base.endIndex)
-    }
+    init(_ base: UnsafeBufferPointer<UInt8>) { self.init(base, base.startIndex, base.endIndex) }
 
     private init(_ base: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) {
         (self.base, self.start, self.end) = (base, start, end)
@@ -48,7 +46,6 @@ struct MetadataBytes {
     }
 
     func contains(_ byte: UInt8) -> Bool { firstIndex(of: byte) != nil }
-
     func prefix(upTo index: Int) -> MetadataBytes { MetadataBytes(base, start, index) }
     func suffix(from index: Int) -> MetadataBytes { MetadataBytes(base, min(index, end), end) }
 

@@ -1,22 +1,19 @@
 import CacheIO
 
-/// Writes metadata off the loop in batches (one at a time, each one sync for the data and one for
-/// the metadata): a burst of new entries costs a few syncs, not two each. What an outcome means
-/// is the store's (`done`). Loop thread only.
+/// Writes metadata off the loop in batches, one at a time (a sync for the data, one for the metadata):
+/// a burst of new entries costs a few syncs, not two each. `done` judges outcomes. Loop thread only.
 final class MetadataFlusher {
     static let batchSize = 256
 
     private var queue: [Resource] = []
     private var batchInFlight = false
     private let root: String
-    private let tempRoot: String
     private let loop: EventLoop
     private let done: (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void
 
-    init(root: String, tempRoot: String, loop: EventLoop,
+    init(root: String, loop: EventLoop,
          done: @escaping (Resource, ResourceMetadata, MetadataWrite.Outcome) -> Void) {
         self.root = root
-        self.tempRoot = tempRoot
         self.loop = loop
         self.done = done
     }
@@ -49,7 +46,7 @@ final class MetadataFlusher {
         }
         guard !items.isEmpty else { return startBatch() }
         batchInFlight = true
-        let (root, temp, writes) = (self.root, tempRoot, items)
+        let (root, temp, writes) = (self.root, self.root + "/tmp", items)
         loop.offload({ MetadataWrite.perform(writes, root: root, tempFolder: temp) }, done: { [weak self] outcomes in
             guard let self else { return }
             self.batchInFlight = false

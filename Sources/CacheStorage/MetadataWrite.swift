@@ -1,8 +1,7 @@
 import CacheIO
 import Glibc
 
-/// One entry's metadata, naming the data file whose bytes it claims: in that file's attribute or
-/// a `.meta` file beside it. `perform` writes a batch: blocking, for the pool.
+/// One entry's metadata for its data file's attribute or a `.meta` file; `perform` writes a batch (pool).
 struct MetadataWrite: Sendable {
     let metadata: ResourceMetadata
     let dataPath: String
@@ -10,12 +9,11 @@ struct MetadataWrite: Sendable {
     /// The folder's keys when it is encrypted: the bytes are sealed, bound to their entry's key.
     var keys: FolderKeys? = nil
     var key: String = ""
-    /// In the data file's attribute, else the `.meta` file. The pool opens the data file by name (a
-    /// waiting batch holds no descriptor); a successor that took the name is flushed again (`flushed`).
+    /// In the data file's attribute (opened by name: a waiting batch holds no descriptor; a successor
+    /// that took the name is flushed again), else the `.meta` file.
     var attribute = false
-    /// The data file this metadata belongs to, when known. Its name may have gone to a new entry's
-    /// file meanwhile: metadata written there would claim old ranges over new bytes (served after a
-    /// crash), so a name leading elsewhere is not written (`superseded`).
+    /// The data file this metadata belongs to, when known: metadata written to a new entry's file
+    /// under its name would claim old ranges over new bytes (served after a crash): `superseded`.
     var identity: FileIdentity? = nil
 
     enum Outcome: Sendable {
@@ -23,8 +21,7 @@ struct MetadataWrite: Sendable {
         case failed(StorageError)
         /// The attribute was refused: nothing written; the entry needs a `.meta` file instead.
         case refused(MetadataAttribute.Refusal)
-        /// The data file's name leads to another file now: nothing written.
-        case superseded
+        case superseded  // the data file's name leads to another file now: nothing written
 
         var failure: StorageError? {
             if case .failed(let error) = self { return error }
@@ -54,14 +51,10 @@ struct MetadataWrite: Sendable {
     /// Batches this large sync the whole file system once instead of each file.
     static let syncWholeFileSystemFrom = 8
 
-    /// Data first, then the metadata claiming it: data files synced, then each metadata set as its
-    /// data file's attribute (one atomic system call) or a temp file renamed into place, then those
-    /// made durable. An outcome per item (errno read on the failing thread).
-    ///
-    /// On ext4 an attribute lives in the inode or an attribute block, journalled metadata that
-    /// `fsync` commits and `fdatasync` may skip: so `fsync` (or the batch's `syncfs`) follows; no
-    /// temp file, rename or folder sync (the name stays). The data's `fdatasync`/`syncfs` comes
-    /// first: with delayed allocation the attribute could otherwise commit before the data blocks.
+    /// Data synced first (with delayed allocation the attribute could commit before the data blocks), then
+    /// each metadata set as its data file's attribute (one atomic call) or a temp file renamed into place,
+    /// then made durable; an outcome per item. On ext4 an attribute is journalled inode metadata that `fsync`
+    /// commits and `fdatasync` may skip: so `fsync` (or the batch's `syncfs`) follows.
     static func perform(_ items: [MetadataWrite], root: String, tempFolder: String) -> [Outcome] {
         guard !items.isEmpty else { return [] }
         var outcomes = [Outcome](repeating: .written, count: items.count)
@@ -172,24 +165,23 @@ struct MetadataWrite: Sendable {
         return outcomes
     }
 
-    /// `perform` for entries not indexed yet (import, start-up migration): a refused attribute
-    /// becomes a `.meta` file at once. Per item, the failure if any and whether it is one file.
-    static func performFallingBack(_ items: [MetadataWrite], root: String,
-                                   tempFolder: String) -> [(failure: StorageError?, oneFile: Bool)] {
-        var results: [(failure: StorageError?, oneFile: Bool)] = []
-        var refused: [Int] = []
-        for (position, outcome) in perform(items, root: root, tempFolder: tempFolder).enumerated() {
-            switch outcome {
-            case .written, .superseded: results.append((nil, items[position].attribute))
-            case .failed(let error): results.append((error, items[position].attribute))
-            case .refused:
-                results.append((nil, false))
-                refused.append(position)
-            }
+    /// `perform`, a refused attribute written again as a `.meta` file at once (`refused` hears of
+    /// each first). Per item, the outcome and whether it is one file.
+    static func performFallingBack(_ items: [MetadataWrite], root: String, tempFolder: String,
+                                   refused: (Int, MetadataAttribute.Refusal) -> Void = { _, _ in })
+        -> [(outcome: Outcome, oneFile: Bool)] {
+        var results: [(outcome: Outcome, oneFile: Bool)] = perform(items, root: root, tempFolder: tempFolder)
+            .enumerated().map { ($1, items[$0].attribute) }
+        var retried: [Int] = []
+        for (position, result) in results.enumerated() {
+            guard case .refused(let refusal) = result.outcome else { continue }
+            refused(position, refusal)
+            results[position].oneFile = false
+            retried.append(position)
         }
-        guard !refused.isEmpty else { return results }
-        let again = perform(refused.map { items[$0].inMetaFile }, root: root, tempFolder: tempFolder)
-        for (n, position) in refused.enumerated() { results[position].failure = again[n].failure }
+        guard !retried.isEmpty else { return results }
+        let again = perform(retried.map { items[$0].inMetaFile }, root: root, tempFolder: tempFolder)
+        for (n, position) in retried.enumerated() { results[position].outcome = again[n] }
         return results
     }
 }

@@ -1,5 +1,4 @@
-/// Byte offsets as sorted, disjoint, non-adjacent half-open ranges: what a resource has cached,
-/// or what a download covers.
+/// Sorted, disjoint, non-adjacent half-open byte ranges: what a resource has cached, or a download covers.
 package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
     package private(set) var ranges: [Range<Int64>] = []
 
@@ -87,9 +86,7 @@ package struct RangeSet: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
-    package mutating func clip(to limit: Int64) {
-        remove(limit..<Int64.max)
-    }
+    package mutating func clip(to limit: Int64) { remove(limit..<Int64.max) }
 
     /// "0-199,500-699": inclusive byte positions, as in HTTP.
     package var description: String {

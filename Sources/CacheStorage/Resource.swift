@@ -10,8 +10,7 @@ package final class Resource {
     let entryKey: EntryKey
     let paths: EntryPaths
     var layout: Layout
-    /// The first 32 bits of its URL's primary key (see EntryIndex.Record.route).
-    let route: UInt32
+    let route: UInt32  // the first 32 bits of its URL's primary key (see EntryIndex.Record.route)
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (read on every hit).
     @exclusivity(unchecked) package private(set) var metadata: ResourceMetadata
     @exclusivity(unchecked) package private(set) var available: RangeSet
@@ -21,8 +20,8 @@ package final class Resource {
     @exclusivity(unchecked) package var users = 0 {
         didSet { if users == 0 && leases == 0 { store.resourceBecameIdle(self) } }
     }
-    /// Copies of its hit on other loops and responses sent from them (PlainHit): they keep it from
-    /// eviction, not removal (copies then stop at once; responses end on the open data file).
+    /// Copies of its hit on other loops and their responses (PlainHit): kept from eviction, not
+    /// removal (copies then stop; responses end on the open data file).
     package var leases = 0 {
         didSet { if leases == 0 && users == 0 { store.resourceBecameIdle(self) } }
     }
@@ -30,22 +29,18 @@ package final class Resource {
     package var isBusy: Bool { users > 0 || leases > 0 }
     /// Bumped when the origin's version changed and the bytes went; older readers must stop.
     package private(set) var generation = 0
-    /// Served, not kept: deleted once unused (outside the content-type policy, larger than the
-    /// cache, or removed while in use).
+    /// Served, not kept: deleted once unused (refused by the content-type policy, too large, removed in use).
     package private(set) var isTransient = false
     /// When the origin last confirmed the cached version (store clock, this process only).
     package var validatedAt: Int64?
-    /// Facts of this version's head and bytes (playlist? live?), so a hit does not work them out
-    /// again; cleared when the head or version changes.
+    /// Facts of this version's head and bytes, so a hit does not work them out again.
     @exclusivity(unchecked) package var derived = DerivedFacts()
     /// Gone from the store; nothing may be written for it any more.
     package internal(set) var isRemoved = false
     private var file: DataFile?
     /// This version's data file, kept after the descriptor closes: metadata goes only to it.
     private var fileIdentity: FileIdentity?
-    /// In the store's index (files may exist): set before the data file is created, so the index
-    /// knows every file.
-    var onDisk: Bool
+    var onDisk: Bool  // in the store's index (files may exist): set before the data file is created
     private unowned let store: ResourceStore
     var unflushedBytes: Int64 = 0
     /// When the oldest unflushed byte was written (ms; see `ResourceStore.flushDelay`).
@@ -57,13 +52,10 @@ package final class Resource {
 
     /// Where a resource's metadata is kept.
     enum Layout {
-        /// A `.meta` file beside the data file (older layout; attributes refused).
-        case twoFiles
-        /// Moving into the attribute (ResourceStore+Upgrade): writes go there, the index says two
-        /// files until the `.meta` file is gone.
+        case twoFiles  // a `.meta` file beside the data file (older layout; attributes refused)
+        /// Moving into the attribute (writes go there); the index says two files until `.meta` is gone.
         case converting
-        /// The data file's attribute.
-        case oneFile
+        case oneFile  // the data file's attribute
     }
 
     init(key: String, paths: EntryPaths, metadata: ResourceMetadata, store: ResourceStore, onDisk: Bool, route: UInt32,
@@ -100,8 +92,7 @@ package final class Resource {
                 let code = errno
                 throw StorageError("cannot create the folder of \(dataPath): \(FileIO.errorText(code))", code: code)
             }
-            // In the index (and its journal) before the file exists.
-            store.entryCreated(self)
+            store.entryCreated(self)  // in the index and journal before the file exists
             onDisk = true
             // A brand-new resource takes a ready-made spare file (no create on the loop).
             if let adopted = store.spare.adopt(as: dataPath) {
@@ -160,8 +151,8 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// The origin's version changed: drops every byte and validator; the old data file is unlinked
-    /// (responses keep their descriptor), a fresh one created on the next write.
+    /// The origin's version changed: every byte and validator goes; the old data file is unlinked
+    /// (responses keep their descriptor), a new one made on the next write.
     package func reset(url: String) {
         changingComplete()
         available = RangeSet()
@@ -179,11 +170,8 @@ package final class Resource {
         needsFlush = true
     }
 
-    /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them;
-    /// partial ones (downloads) cost nothing.
-    private func changingComplete() {
-        if isComplete { store.epoch.bump() }
-    }
+    /// Only complete resources go to other loops as hits (StoreEpoch): changing one tells them.
+    private func changingComplete() { if isComplete { store.epoch.bump() } }
 
     /// Pins the resource for the preload of `root` (nil unpins): never evicted by the size limit.
     package func setPin(_ root: String?) {
@@ -196,8 +184,7 @@ package final class Resource {
 
     package var isPinned: Bool { metadata.pin != nil }
 
-    /// The data file cannot be opened any more (folder deleted): its bytes are gone. Same
-    /// version, so readers go on.
+    /// The data file cannot be opened any more (folder deleted): its bytes are gone, same version.
     package func lostData() {
         changingComplete()
         available = RangeSet()
@@ -244,7 +231,6 @@ package final class Resource {
 
     /// Persists metadata soon (after the data it claims is synced).
     package func flush() { store.flush(self) }
-
     /// The metadata write a flush makes now: every byte written so far, and where it goes.
     func pendingWrite() -> MetadataWrite {
         var snapshot = metadata
@@ -272,16 +258,12 @@ extension RangeSet {
 
 /// Per-version facts a reader would otherwise recompute on every request. In memory only.
 package struct DerivedFacts: Sendable {
-    /// The first bytes once cached (content sniffing).
-    package var headSample: [UInt8]?
-    /// Whether the resource is an HLS playlist; nil until decided.
-    package var isPlaylist: Bool?
-    /// Whether the resource is a DASH manifest; nil until decided.
-    package var isManifest: Bool?
+    package var headSample: [UInt8]?  // the first bytes once cached (content sniffing)
+    package var isPlaylist: Bool?  // whether the resource is an HLS playlist; nil until decided
+    package var isManifest: Bool?  // whether the resource is a DASH manifest; nil until decided
     /// For a live playlist, how long a copy may be reused (ms); `.some(nil)`: looked at, not live.
     package var liveReuse: Int64??
-    /// The stored head's freshness facts under the proxy URLs' policy, and under the forward and
-    /// reverse modes' (their heuristics differ, `LoaderPolicy.transparentCache`).
+    /// Freshness under the proxy URLs' and the other modes' policy (`LoaderPolicy.transparentCache`).
     package var freshness: Freshness.Facts?
     package var transparentFreshness: Freshness.Facts?
     /// The stored end-to-end fields as hits replay them (Via added, no Age), also as head lines.

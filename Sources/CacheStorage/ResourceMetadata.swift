@@ -7,14 +7,12 @@ package struct ResourceMetadata: Sendable, Equatable {
     package var etag: String?
     package var lastModified: String?
     package var ranges: RangeSet
-    /// Milliseconds since 1970 of the last use (LRU).
-    package var lastAccess: Int64
+    package var lastAccess: Int64  // milliseconds since 1970 of the last use (LRU)
     /// The data file's name: a new version gets a new one, so old metadata never claims its bytes.
     package var dataName: String = "data"
     /// The origin's response head as a shared cache keeps it (RFC 9111 §3); nil in older metadata.
     package var head: StoredResponseHead?
-    /// What pins the resource against eviction (PinHolders: a preload's URL, `unpin` of it releases
-    /// all; downloads' tags). Absent in older files.
+    /// What pins it against eviction (PinHolders: a preload's URL, which `unpin` releases; downloads' tags).
     package var pin: String?
 
     package init(url: String, totalLength: Int64? = nil, contentType: String? = nil, etag: String? = nil,
@@ -62,9 +60,8 @@ package struct ResourceMetadata: Sendable, Equatable {
         self = decoded
     }
 
-    /// On bytes, not Characters: "\r\n" is one Character, as is a space and a combining mark, so
-    /// such values would not read back as written; and it must be cheap (an entry's first use;
-    /// Substrings cost ~100,000 instructions an entry).
+    /// On bytes: "\r\n", or a space and a combining mark, are one Character (such values would not
+    /// read back), and Substrings cost ~100,000 instructions an entry's first use.
     private static func decode(_ text: MetadataBytes) -> ResourceMetadata? {
         var lines = text.lines()
         guard let first = lines.next(), first.equalsText(magic) else { return nil }

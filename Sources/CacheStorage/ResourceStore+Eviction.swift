@@ -3,32 +3,27 @@ import Glibc
 /// An evicted entry whose files wait to be removed on the pool.
 struct EvictedEntry {
     let record: EntryIndex.Record
-    /// The metadata file first: once it is gone, nothing claims the data.
-    let files: [String]
+    let files: [String]  // the metadata file first: once it is gone, nothing claims the data
 }
 
-// Eviction runs in the background, in batches. A round takes the least recently used idle entries out of
-// the index at once (on the loop: the counts fall under the limit there and then) and their files go in one
-// pool task; the journal hears of the removals once the files are gone, so a crash mid-batch leaves listed
-// entries without files, forgotten at first use (as after any crash). A round starts past the limit and
-// goes a slack under it: rounds come once per slack of new bytes, a miss never waits for a file, and with
+// Eviction runs in batches. A round takes the least recently used idle entries out of the index on the
+// loop (the counts fall under the limit at once); their files go in one pool task, then the journal hears
+// of it, so a crash mid-batch leaves listed entries without files, forgotten at first use. Rounds start
+// past the limit and go a slack under it: one per slack of new bytes, no miss waits for a file, and with
 // one batch on the pool at a time the folder is over its limit by at most one batch's files.
 extension ResourceStore {
     /// Most entries a round evicts: one task on the pool, an unlink each (two in the older layout).
     package static let evictionBatch = 256
 
-    /// How far under the limit a round goes (a 64th, at most 16 MiB and a batch of entries): the
-    /// room the next misses fill before another round.
+    /// How far under the limit a round goes (a 64th, at most 16 MiB): room for the next misses.
     package var evictionSlack: Int64 { min(maxBytes / 64, 16 << 20) }
     /// Where a round aims (it starts past the limit: a full cache holds what it may).
     var lowWater: Int64 { maxBytes - evictionSlack }
     /// Whether eviction's files are still being removed (tests wait on it).
     package var isRemovingEvictedFiles: Bool { !removing.isEmpty || !removalQueue.isEmpty }
     var pendingRemovals: Int { removing.count + removalQueue.count }
-
     /// A batch of files waits for the pool (unlinks slower than misses: a disk busy syncing): new
-    /// entries are served, not kept, until it drains, so the folder stays within a batch of its
-    /// limit and a miss never waits.
+    /// entries are served, not kept, until it drains, so the folder stays within a batch of its limit.
     var isRemovalBacklogFull: Bool { pendingRemovals >= Self.evictionBatch }
 
     /// In use (read, downloaded into, leased, loading, or not kept): not evictable now.
@@ -41,8 +36,7 @@ extension ResourceStore {
     }
 
     /// Over the limit: the least recently used idle entries (at most `evictionBatch`) leave the
-    /// index until it is a slack under it, their files following on the pool. With several shards
-    /// the oldest of all go (StoreGroup), each evicted by its own shard.
+    /// index down to a slack under it; with several shards the oldest of all (StoreGroup).
     package func evictIfNeeded() {
         guard isOverLimit else { return }
         guard group.count == 1 else { return group.evictionNeeded(maxBytes: maxBytes, lowWater: lowWater) }
@@ -52,8 +46,7 @@ extension ResourceStore {
         evict(StoreGroup.victims(offer.candidates, excess: excess))
     }
 
-    /// This shard's part of a round: its oldest idle entries (LRU walk, no sort) until they cover
-    /// `excess` or make a batch, and its pinned bytes.
+    /// This shard's oldest idle entries (LRU walk, no sort) covering `excess` or a batch; its pinned bytes.
     func evictionOffer(excess: Int64) -> (candidates: [StoreGroup.Candidate], pinned: Int64) {
         var candidates: [StoreGroup.Candidate] = []
         var left = excess
@@ -91,7 +84,6 @@ extension ResourceStore {
             }
             guard let dropped = dropRecord(victim.key) else { continue }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
-            // One unlink for a one-file entry, two for the older layout.
             removalQueue.append(EvictedEntry(record: dropped, files: dropped.files(paths)))
             doomed.insert(dropped.key)
             if counting { counted(key) }
@@ -112,8 +104,8 @@ extension ResourceStore {
         removeNextBatch()
     }
 
-    /// Sends the next batch of evicted files to the pool (one batch at a time), in two parallel
-    /// tasks (one fell behind 2,000 new entries a second); the journal hears when both are done.
+    /// The next batch of evicted files to the pool (one at a time), in two parallel tasks (one fell
+    /// behind 2,000 new entries a second); the journal hears when both are done.
     private func removeNextBatch() {
         guard removing.isEmpty, !removalQueue.isEmpty else { return }
         let batch = Array(removalQueue.prefix(Self.evictionBatch))
@@ -142,7 +134,6 @@ extension ResourceStore {
         for body in waiting { body() }
     }
 
-    /// Evicted records whose files may still exist: a snapshot keeps them, so a crash before the
-    /// journal's removal leaves no file the index does not know.
+    /// Evicted records whose files may still exist (a snapshot keeps them: no file unknown after a crash).
     var recordsBeingRemoved: [EntryIndex.Record] { (removing + removalQueue).map(\.record) }
 }

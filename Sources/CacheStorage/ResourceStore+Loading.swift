@@ -7,12 +7,11 @@ enum LoadedEntry: Sendable {
     case invalid(namedVersion: Int?)
 }
 
-// An entry's first use (after a restart, or once let go) opens its data file and reads its
-// metadata on the pool, not the loop, so a hit at a million entries costs the loop what it costs
-// at a thousand. The request waits one hop; requests for the same entry share the load.
+// An entry's first use (after a restart, or once let go) reads its metadata and opens its data file
+// on the pool, so a hit at a million entries costs the loop what it costs at a thousand. The request
+// waits one hop; requests for the same entry share the load.
 extension ResourceStore {
-    /// Runs `body` once the entry is at hand: at once when it is, or when the index lacks it; else
-    /// on the loop once the pool read its metadata and opened its file (or found it invalid).
+    /// Runs `body` once the entry is at hand: now when it is (or the index lacks it), else once loaded.
     package func whenAtHand(storeKey key: String, _ body: @escaping () -> Void) {
         if resources[key] != nil { return body() }
         if !afterRemoval.isEmpty, let entryKey = EntryKey(hex: key), afterRemoval[entryKey] != nil {
@@ -36,9 +35,8 @@ extension ResourceStore {
         }
     }
 
-    /// Most entries a pool task loads, and most tasks at once (the pool's four threads): first uses
-    /// share wake-ups, a slow disk still has four reads going. (64 × 2 measured 5–10% fewer hits
-    /// at 80,000 entries than 16 × 4.)
+    /// Most entries a pool task loads, and tasks at once (the pool's four threads): first uses share
+    /// wake-ups, a slow disk has four reads going (64 × 2: 5–10% fewer hits at 80,000 entries).
     static let loadBatch = 16
     static let loadsAtOnce = 4
 
@@ -63,15 +61,13 @@ extension ResourceStore {
         }
     }
 
-    /// The entry if at hand (a lookup that reads nothing).
-    package func atHand(storeKey key: String) -> Resource? { resources[key] }
+    package func atHand(storeKey key: String) -> Resource? { resources[key] }  // reads nothing
 
     /// Bytes of a body's start read with its metadata, for content sniffing (playlist, manifest).
     package static let sampleBytes: Int64 = 512
 
-    /// On the pool: metadata (clipped to the data file), data file opened, first bytes if stored.
-    /// One file: one open and the attribute's read; the indexed layout first, then the other
-    /// (as `EntryPaths.readMetadata`).
+    /// On the pool: metadata (clipped to the data file), data file opened, first bytes if stored;
+    /// the indexed layout first, then the other (as `EntryPaths.readMetadata`).
     private static func load(_ paths: EntryPaths, oneFile: Bool, version: Int, keys: FolderKeys?) -> LoadedEntry {
         var file: DataFile?
         var found: (metadata: ResourceMetadata, version: Int, oneFile: Bool)?
@@ -93,8 +89,7 @@ extension ResourceStore {
                 if file == nil || stored.version != version { openFile(stored.version) }
                 found = (stored.metadata, stored.version, false)
             } else if !oneFile && FileIO.fileSize(paths.meta) == nil {
-                // No `.meta` file: a conversion removed it before the journal said so.
-                openFile(version)
+                openFile(version)  // no `.meta` file: a conversion removed it before the journal said so
                 attribute()
             }
         }
@@ -118,8 +113,7 @@ extension ResourceStore {
         guard resources[key] == nil, let record = index.find(entryKey) else { return }
         switch loaded {
         case .invalid(let named):
-            // A crash before its first flush, or files removed by hand: the entry goes, its files
-            // through eviction's removal.
+            // A crash before its first flush, or files removed by hand: its files go as evicted ones.
             guard let dropped = dropRecord(entryKey) else { return }
             let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
             // Both layouts' names: a crash may have left the entry between them.

@@ -1,7 +1,6 @@
 import Glibc
 
-/// Cache management: what `httpcache cache …` and the Swift API do.
-/// Loop thread only; blocking file copies are offloaded.
+/// Cache management (`httpcache cache …`, the Swift API). Loop thread only; file copies offloaded.
 extension ResourceStore {
     /// Every entry, most recently used first, to `done` on the loop. Entries not at hand are read
     /// on the pool (a file each: at a million entries, seconds the loop keeps serving through).
@@ -46,12 +45,10 @@ extension ResourceStore {
                            isComplete: complete, inUse: inUse, isPinned: pinned)
     }
 
-    /// The store key of the entry kept for forward and reverse requests whose fields differ from a
-    /// proxy URL's (`EntryVariant.forward`).
+    /// The store key of the entry for forward and reverse requests with other fields (`.forward`).
     package func transparentKey(primary: String) -> String { group.transparentKey(primary: primary) }
 
-    /// Every stored entry of `url`, and the one its cache key names when another (a key ignoring
-    /// query parameters).
+    /// Every stored entry of `url`, and the one its cache key names if another (a key ignoring the query).
     package func everyEntry(cacheKey: String, url: String) -> [Resource] {
         var found = entries(ofURL: url)
         if let named = find(cacheKey: cacheKey, url: url), !found.contains(where: { $0 === named }) { found.insert(named, at: 0) }
@@ -71,8 +68,7 @@ extension ResourceStore {
         return found.count
     }
 
-    /// Purges every entry of this store whose URL starts with `prefix`; `done` gets how many.
-    /// Reads every entry's URL, as `list` does.
+    /// Purges every entry whose URL starts with `prefix`; `done` gets how many (reads every URL, as `list`).
     package func purge(prefix: String, _ done: @escaping (Int) -> Void) {
         list { [self] entries in
             let urls = Set(entries.lazy.map(\.url).filter { $0.hasPrefix(prefix) })
@@ -80,8 +76,7 @@ extension ResourceStore {
         }
     }
 
-    /// Purges every entry `holder` (a download's tag) pins, whoever else does; returns how many.
-    /// Reads only the pinned entries.
+    /// Purges every entry `holder` (a download's tag) pins, whoever else does; how many (reads pinned ones).
     package func purge(holder: String) -> Int {
         var urls = Set<String>()
         for record in index.pinned {
@@ -179,7 +174,7 @@ extension ResourceStore {
                 }
                 // Not in the index yet: a refused attribute becomes a `.meta` file at once.
                 let written = MetadataWrite.performFallingBack([item], root: root, tempFolder: temp)[0]
-                if let failure = written.failure {
+                if let failure = written.outcome.failure {
                     unlink(dataPath)
                     return .failed("cannot write metadata \(paths.meta): \(failure)")
                 }

@@ -24,8 +24,7 @@ extension ResourceStore {
         return count
     }
 
-    /// Lets go of every resource `holder` (a download's pin tag) holds: one held by another keeps
-    /// its pin, the others are deleted (in use: once their readers are done). Deleted entries, bytes.
+    /// Releases `holder`'s (a download's tag) pins: deleted unless another holds it; deleted entries, bytes.
     package func release(holder: String) -> (entries: Int, bytes: Int64) {
         var deleted = 0
         var bytes: Int64 = 0
@@ -63,7 +62,6 @@ extension ResourceStore {
 /// space-separated: a resource shared by two downloads stays until both let go.
 package enum PinHolders {
     package static func list(_ pin: String?) -> [Substring] { pin?.split(separator: " ") ?? [] }
-
     package static func contains(_ holder: String, in pin: String?) -> Bool { list(pin).contains { $0 == holder } }
 
     /// The pin with `holder` added (once).

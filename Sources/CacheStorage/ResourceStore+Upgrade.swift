@@ -1,15 +1,13 @@
 import Glibc
 
-// Older-layout entries (a `.meta` file beside the data file) are converted to one file in the
-// background: in batches, idle entries only, no file-system work on the loop. A conversion is a
-// metadata flush into the attribute (data synced, attribute set, made durable), then the `.meta`
-// file removed on the pool, and only then the index told the entry is one file.
+// Older-layout entries (a `.meta` file beside the data) are converted to one file in the background:
+// batches of idle entries, no file-system work on the loop. A conversion is a metadata flush into the
+// attribute (made durable), the `.meta` file removed on the pool, then the index told "one file".
 //
-// A crash at any step leaves a consistent entry: before the attribute is durable, the index says
-// two files and the `.meta` file is read (the attribute ignored, replaced next time); once the
-// `.meta` file is gone but not journaled, the index says two files, finds none and reads the
-// attribute (the record then follows). The index never says one file while a `.meta` file exists,
-// so no file outlives its entry unknown.
+// A crash at any step leaves a consistent entry: before the attribute is durable, the index says two
+// files and the `.meta` file is read; once the `.meta` file is gone but not journaled, the index says
+// two files, finds none and reads the attribute. The index never says one file while a `.meta` file
+// exists, so no file outlives its entry unknown.
 extension ResourceStore {
     /// Entries one conversion batch takes (one flusher batch: two syncs of the file system).
     package static let upgradeBatch = 128
@@ -31,9 +29,8 @@ extension ResourceStore {
         loop.executeLater { [weak self] in self?.upgradeNextBatch() }
     }
 
-    /// Starts the next batch once the last ended: the next older-layout records (one pass: an
-    /// entry a removal moved behind the cursor waits for the next start). Idle entries at hand flush
-    /// at once, others load on the pool first; entries in use, loading or pinned are skipped.
+    /// The next batch once the last ended (one pass: an entry a removal moved behind the cursor
+    /// waits for the next start); entries in use, loading or pinned are skipped.
     func upgradeNextBatch() {
         guard upgrading.isEmpty, var cursor = upgradeCursor else { return }
         guard group.usesAttributes, !isDiskFull else {
@@ -50,12 +47,10 @@ extension ResourceStore {
                 whenAtHand(storeKey: key) { [weak self] in self?.convert(key) }
             }
         }
-        // (A batch's last conversion to end calls it otherwise, once.)
-        if batch.isEmpty { batchEnded() }
+        if batch.isEmpty { batchEnded() }  // a batch's last conversion to end calls it otherwise, once
     }
 
-    /// The next batch's keys. (Its own function: the records' buffer is let go before the batch
-    /// changes the index, which would otherwise copy it whole.)
+    /// Its own function: the records' buffer is let go before the batch changes the index (else copied).
     private func nextUpgradeBatch(from cursor: inout Int) -> [String] {
         var batch: [String] = []
         let records = index.all
@@ -71,8 +66,7 @@ extension ResourceStore {
         return batch
     }
 
-    /// The pass ends where it is (all being written, or stopping): taken entries keep their
-    /// `.meta` file, and a load on its way converts nothing.
+    /// The pass ends here (all being written, or stopping): taken entries keep their `.meta` file.
     func endUpgrade() {
         upgradeCursor = nil
         upgrading.removeAll()
@@ -132,8 +126,7 @@ extension ResourceStore {
             "entries": "\(upgradedEntries)", "folder": "\(root)", "shard": "\(shardIndex)"])
     }
 
-    /// The file system refused a flush's attribute: the entry keeps (or returns to) a `.meta` file,
-    /// the index saying so before it is written.
+    /// The file system refused a flush's attribute: the entry keeps (or returns to) a `.meta` file.
     func attributeRefused(_ resource: Resource, _ refusal: MetadataAttribute.Refusal) {
         noteRefusal(refusal)
         switch resource.layout {
@@ -145,8 +138,7 @@ extension ResourceStore {
         case .twoFiles:
             break
         }
-        // What the refused write held is written again, into the `.meta` file.
-        resource.flushAgain = true
+        resource.flushAgain = true  // into the `.meta` file
     }
 
     /// Remembers a file system without user attributes for the whole folder (logged once).

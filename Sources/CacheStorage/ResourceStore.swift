@@ -2,14 +2,10 @@ import CacheIO
 import Glibc
 import Logging
 
-/// The cache folder: each entry a sparse data file with its metadata in an attribute (older
-/// layout: data and `.meta` files), in hashed folders keyed by the SHA-256 of its cache key, under
-/// a byte limit with LRU eviction. Several loops split the entries by key hash (`StoreGroup`):
-/// each store owns its shard, on its loop.
-///
-/// Each entry is a 64-byte record in the `EntryIndex` (lookups, size limit, LRU order); its
-/// metadata is read when used and kept while in use or recently used (`resources`, bounded while
-/// idle). Loop thread only.
+/// One shard of a cache folder (`StoreGroup`), on its loop: each entry a sparse data file, its metadata in an
+/// attribute (older layout: a `.meta` file), in hashed folders keyed by the SHA-256 of its cache key, under a
+/// byte limit with LRU eviction. Each entry is a 64-byte `EntryIndex` record; its metadata is read on use and
+/// kept while in use or recently used (`resources`, bounded). Loop thread only.
 package final class ResourceStore {
     package let root: String
     package let loop: EventLoop
@@ -17,10 +13,8 @@ package final class ResourceStore {
     package let group: StoreGroup
     package let shardIndex: Int
     package var lock: CacheLock { group.lock }
-    /// Bumped when a complete resource changes (see StoreEpoch); readable from any thread.
     package var epoch: StoreEpoch { group.epoch }
-    /// The most bytes kept on disk once downloads settle (by all shards together).
-    package var maxBytes: Int64
+    package var maxBytes: Int64  // the most bytes kept on disk once downloads settle (by all shards together)
     /// Unflushed bytes after which metadata is written during a download.
     package var flushThreshold: Int64 = 8 << 20
     /// Milliseconds a received byte may wait unrecorded while more arrive; the next write after
@@ -30,8 +24,7 @@ package final class ResourceStore {
     /// Every entry of this shard: the one owner of what is stored, its bytes and the LRU order.
     // Loop-confined, never accessed overlapping: no dynamic exclusivity check (looked up on every request).
     @exclusivity(unchecked) package private(set) var index: EntryIndex
-    /// Entries in use or recently used, metadata read, by store key; idle ones past
-    /// `maxIdleResources` are let go (they stay in the index).
+    /// Entries in use or recently used, by store key; idle ones past `maxIdleResources` are let go.
     @exclusivity(unchecked) package private(set) var resources: [String: Resource] = [:]
     /// Idle resources kept with their metadata (a hit of one reads nothing).
     package var maxIdleResources = 2048
@@ -42,11 +35,10 @@ package final class ResourceStore {
     /// Evicted entries' files waiting for the pool, oldest first; `removing` is the batch there now.
     var removalQueue: [EvictedEntry] = []
     var removing: [EvictedEntry] = []
-    /// Keys whose evicted files are not removed yet: a new entry under one is served, not kept
-    /// (its files would share the old ones' names).
+    /// Keys whose evicted files are still there: a new entry under one (same names) is served, not kept.
     var doomed: Set<EntryKey> = []
-    /// Requests for an entry found without metadata (a crash before its first flush), waiting for its
-    /// old files to go: the entry they then make is kept (made while `doomed`, it would not be).
+    /// Requests for an entry found without metadata, waiting for its old files to go: the entry
+    /// they then make is kept (made while `doomed`, it would not be).
     var afterRemoval: [EntryKey: [() -> Void]] = [:]
     /// Removes one batch of evicted files, on the pool (tests replace it to stop mid-batch, as a crash).
     package var removeEvictedFiles: @Sendable ([String]) -> Void = { paths in
@@ -54,25 +46,20 @@ package final class ResourceStore {
     }
     /// Entries whose metadata the pool is reading (`whenAtHand`), with their waiters; not evictable.
     var loading: [String: [() -> Void]] = [:]
-    /// How far the conversion of older entries to one file got in the index's records (nil: not
-    /// converting), and the entries being converted now (ResourceStore+Upgrade).
+    /// The conversion's place in the index's records (nil: none) and the entries converting now (+Upgrade).
     var upgradeCursor: Int?
     var upgrading: Set<String> = []
     package internal(set) var upgradedEntries = 0
     /// Removes a converted entry's `.meta` file, on the pool (tests replace it to stop mid-batch).
     package var removeConvertedMetadata: @Sendable (String) -> Void = { path in _ = unlink(path) }
-    /// Entries waiting for a load task, and the tasks on the pool.
+    /// Entries waiting for a load task, tasks on the pool, and whether they start at this turn's end.
     var loadQueue: [EntryKey] = []
     var loadsInFlight = 0
-    /// Load tasks start at the end of this turn of the loop.
     var loadsStartDue = false
-    /// Metadata reads on the loop (a synchronous first use through `existing`; requests go
-    /// through `whenAtHand`).
+    /// Metadata reads on the loop (`existing`'s synchronous first use; requests use `whenAtHand`).
     package internal(set) var readsOnLoop = 0
-    /// The log already said that pinned bytes alone exceed the limit.
-    var warnedAboutPins = false
-    /// Evicted by the size limit since start.
-    package internal(set) var evictions: UInt64 = 0
+    var warnedAboutPins = false  // the log already said that pinned bytes alone exceed the limit
+    package internal(set) var evictions: UInt64 = 0  // evicted by the size limit since start
     /// Told the store key of each entry the size limit evicts (prefetch counts).
     package var onEvict: ((String) -> Void)?
     /// Data files held open; idle ones are closed past `maxOpenFiles`.
@@ -107,9 +94,9 @@ package final class ResourceStore {
         let taken = group.takeIndex(shard: shard)
         index = taken.index
         spare = SpareFolder(parent: group.root + "/spare", tag: shard)
-        log = IndexLog(root: group.root, tempRoot: group.root + "/tmp", shard: shard, shards: group.count,
-                       generation: taken.generation, changes: taken.journalEntries, keys: group.keys, loop: loop)
-        flusher = MetadataFlusher(root: group.root, tempRoot: group.root + "/tmp", loop: loop) { [unowned self] in
+        log = IndexLog(root: group.root, shard: shard, shards: group.count, generation: taken.generation,
+                       changes: taken.journalEntries, keys: group.keys, loop: loop)
+        flusher = MetadataFlusher(root: group.root, loop: loop) { [unowned self] in
             flushed($0, snapshot: $1, outcome: $2)
         }
         group.add(index.totalBytes)
@@ -138,8 +125,7 @@ package final class ResourceStore {
         startUpgrade()
     }
 
-    /// Replaces the spare files new resources took; the loader calls it once a download's bytes
-    /// reached its readers.
+    /// Replaces the spares new resources took (called once a download's bytes reached its readers).
     package func refillSpares() { spare.refillIfNeeded() }
 
     /// The clock of the cache's time decisions (ms since 1970; `EngineConfiguration.clock`).
@@ -147,11 +133,9 @@ package final class ResourceStore {
 
     /// The unkeyed store key (SHA-256); `storeKey(for:)` is keyed in an encrypted folder.
     package static func key(for cacheKey: String) -> String { Digest.sha256Hex(cacheKey) }
-
     package func storeKey(for cacheKey: String) -> String { group.key(for: cacheKey) }
 
-    /// The resource under an already hashed key (the proxy hashes a URL's key once), created
-    /// empty if unknown.
+    /// The resource under an already hashed key (hashed once per URL), created empty if unknown.
     package func resource(storeKey key: String, url: @autoclosure () -> String) -> Resource {
         if let existing = existing(storeKey: key) { return existing }
         let url = url()
@@ -173,8 +157,7 @@ package final class ResourceStore {
         return materialize(record, key: key)
     }
 
-    /// The entry read from disk now (nil, and the entry dropped, when it has no metadata: a crash before
-    /// its first flush, or files removed by hand).
+    /// The entry read from disk now; nil, the entry dropped, without metadata (crash, or removed by hand).
     private func materialize(_ record: EntryIndex.Record, key: String) -> Resource? {
         readsOnLoop += 1
         let paths = EntryPaths(resourcesRoot: resourcesRoot, key: key)
@@ -187,8 +170,7 @@ package final class ResourceStore {
         return keepStored(key, record, found.metadata, oneFile: found.oneFile)
     }
 
-    /// A stored entry kept at hand: the index keeps the LRU order, and the record follows the metadata
-    /// when a crash left them apart.
+    /// A stored entry kept at hand: the index keeps the LRU order; the record follows the metadata.
     func keepStored(_ key: String, _ record: EntryIndex.Record, _ stored: ResourceMetadata,
                     oneFile: Bool) -> Resource {
         var metadata = stored
@@ -244,8 +226,7 @@ package final class ResourceStore {
                                                          oneFile: resource.layout == .oneFile))
     }
 
-    /// Variants (Vary, content coding) by their URL's route, found through this when their URL is
-    /// invalidated. Only variants: most URLs have none.
+    /// Variants (Vary, content coding) by their URL's route, for invalidating a URL (most have none).
     private var variants: [UInt32: [EntryKey]] = [:]
 
     private func noteVariant(_ record: EntryIndex.Record, added: Bool) {
@@ -294,8 +275,7 @@ package final class ResourceStore {
         }
     }
 
-    /// A resource's bytes, version or pin changed: the record follows (the journal when the
-    /// metadata is written, `flushed`).
+    /// Bytes, version or pin changed: the record follows (the journal once the metadata is written).
     func recount(_ resource: Resource) {
         guard resource.onDisk, let old = index.find(resource.entryKey) else { return }
         let fresh = record(of: resource)
@@ -327,8 +307,7 @@ package final class ResourceStore {
         return removed
     }
 
-    /// Drops an entry without usable metadata: its files (either layout: a crash may have left it
-    /// between them) and record.
+    /// Drops an entry without usable metadata: record and both layouts' files (a crash may leave either).
     private func forget(_ record: EntryIndex.Record, paths: EntryPaths) {
         unlink(paths.meta)
         unlink(paths.data(version: record.version))
@@ -342,16 +321,14 @@ package final class ResourceStore {
         touchRecord(entryKey, at: clock())
     }
 
-    /// The entry becomes the most recently used; the journal hears of it at most once per entry
-    /// and second: a sealed record costs ~1.4 µs, and a crash loses at most a second's order of
-    /// hits (as other loops' once-a-second touches do). Memory, and a stop's snapshot, stay exact.
+    /// Makes the entry the most recently used; the journal hears of it once per entry and second (a sealed
+    /// record costs ~1.4 µs; a crash loses a second of hit order). Memory and a stop's snapshot stay exact.
     private func touchRecord(_ key: EntryKey, at time: Int64) {
         guard let before = index.touch(key, at: time), before / 1000 != time / 1000 else { return }
         log.append(.touch, EntryIndex.Record(key: key, bytes: 0, lastAccess: time, route: 0, flags: 0))
     }
 
-    /// The index plus evicted entries whose files are still being removed (no file outlives a
-    /// crash unknown to the index).
+    /// The index plus evicted entries whose files are still going (no file outlives a crash unknown).
     private func snapshotRecords() -> ContiguousArray<EntryIndex.Record> {
         var inOrder = index.inOrder()
         if isRemovingEvictedFiles { inOrder.insert(contentsOf: recordsBeingRemoved, at: 0) }
@@ -368,8 +345,8 @@ package final class ResourceStore {
     package var faultRetryInterval: Int64 = 5_000
     private var faultWarnings = LogThrottle()
 
-    /// A write or open failed for a storage reason: pass bytes through for a while; a full disk
-    /// also frees idle entries, oldest first. Warned about at most once a minute.
+    /// A write or open failed for a storage reason: bytes pass through for a while; a full disk
+    /// also frees half the idle bytes, oldest first. Warned about at most once a minute.
     package func noteStorageFault(_ error: StorageError) {
         let wasDegraded = degradedUntil > 0
         // A fault while degraded does not push the next recovery attempt back.
@@ -379,7 +356,6 @@ package final class ResourceStore {
                 "folder": "\(root)", "error": "\(error.description)", "times": "\(times)"])
         }
         guard error.isNoSpace, !wasDegraded else { return }
-        // Half of what is idle, oldest first: room for the next attempt.
         var candidates: [StoreGroup.Candidate] = []
         var idleBytes: Int64 = 0
         for record in index.oldestFirst() where !isInUse(record) {
@@ -390,8 +366,7 @@ package final class ResourceStore {
         evict(StoreGroup.victims(candidates, excess: idleBytes / 2), counting: false)
     }
 
-    /// Whether new bytes may be stored now; after a fault's back-off the folder is recreated if
-    /// deleted and storing tried again.
+    /// Whether new bytes may be stored now; past a fault's back-off the folder is remade if deleted.
     package func isWritable() -> Bool {
         guard degradedUntil > 0 else { return true }
         guard clock() >= degradedUntil else { return false }
@@ -435,8 +410,7 @@ package final class ResourceStore {
         if isOverLimit { evictIfNeeded() }
     }
 
-    /// Before a data file opens: at the cap, idle resources' files close (responses keep their
-    /// own references to files they send from).
+    /// Before a data file opens: at the cap, idle resources' files close (responses hold their own).
     func makeRoomForFile() {
         guard openFiles >= maxOpenFiles else { return }
         for resource in resources.values where resource.hasOpenFile && !resource.isBusy {
@@ -450,10 +424,8 @@ package final class ResourceStore {
         if resource.users > 0 { resource.makeTransient() } else { delete(resource) }
     }
 
-    /// Removes a resource at once, even in use (PURGE): its key is free for a fresh resource now.
-    /// Readers keep its open data file (renamed away, unlinked on the pool, readable through the
-    /// descriptor) until done; a download into it stops, so its waiting readers end with a short
-    /// body rather than a wrong byte.
+    /// Removes a resource at once, even in use (PURGE): its key is free now; readers keep its data file
+    /// (renamed, unlinked on the pool), a download into it stops: a short body, never a wrong byte.
     package func purge(_ resource: Resource) {
         guard resource.users > 0 else { return delete(resource) }
         let wasOnDisk = resource.onDisk
@@ -473,8 +445,7 @@ package final class ResourceStore {
         guard !resource.isRemoved else { return resource.closeFile() }
         resource.isRemoved = true
         resource.makeTransient()  // uncounts its bytes
-        if resources[resource.key] === resource { resources[resource.key] = nil }
-        resource.closeFile()
+        letGo(resource)
         guard resource.onDisk else { return }
         // A flush in progress would write the metadata again: removed after it.
         if !resource.flushing { removeFiles(of: resource) }
@@ -482,20 +453,16 @@ package final class ResourceStore {
     }
 
     /// Unlinking a large file can block for a while: done on the pool.
-    func unlinkLater(_ path: String) {
-        loop.offload({ _ = unlink(path) }, done: { _ in })
-    }
+    func unlinkLater(_ path: String) { loop.offload({ _ = unlink(path) }, done: { _ in }) }
 
-    /// A resource's files go: the `.meta` file at once (nothing claims the bytes then), the data
-    /// file at once when small, else moved aside.
+    /// The `.meta` file goes at once (nothing claims the bytes then), the data file too when small.
     func removeFiles(of resource: Resource) {
         if resource.layout != .oneFile { unlink(resource.paths.meta) }
         let data = resource.paths.data(version: resource.version)
         if resource.available.byteCount > 1 << 20 { moveAsideAndUnlink(data) } else { unlink(data) }
     }
 
-    /// One rename (the key may get new files right away), then unlinked on the pool; the next
-    /// start clears what a crash leaves in tmp/.
+    /// Renamed (the key may get new files at once), unlinked on the pool; a crash's leftover goes at start.
     private func moveAsideAndUnlink(_ path: String) {
         let trash = tempRoot + "/removed-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         if rename(path, trash) == 0 { unlinkLater(trash) }
@@ -569,8 +536,7 @@ package final class ResourceStore {
         }
     }
 
-    /// Flushes every resource and the index synchronously (shutdown may block): the next start
-    /// reads one snapshot.
+    /// Flushes every resource and the index now (shutdown may block): the next start reads one snapshot.
     package func flushAllNow() {
         flushTimer?.cancel()
         flushTimer = nil
@@ -581,8 +547,7 @@ package final class ResourceStore {
             // A conversion left for the next start: its `.meta` file stays the entry's metadata.
             if resource.layout == .converting { resource.layout = .twoFiles }
             if resource.flushing {
-                // Its completion flushes again; the loop's stop waits for that.
-                resource.flushAgain = true
+                resource.flushAgain = true  // its completion flushes again; the loop's stop waits for that
                 continue
             }
             items.append(resource.pendingWrite())
@@ -590,21 +555,15 @@ package final class ResourceStore {
         }
         flusher.dropQueued()
         endUpgrade()  // its conversions stopped above: the rest waits for the next start
-        var outcomes = MetadataWrite.perform(items, root: root, tempFolder: tempRoot)
-        // Refused attributes: the index says two files before the `.meta` files are written.
-        let refused = outcomes.indices.filter { if case .refused = outcomes[$0] { return true } else { return false } }
-        if !refused.isEmpty {
-            for position in refused {
-                if case .refused(let refusal) = outcomes[position] { noteRefusal(refusal) }
-                taken[position].layout = .twoFiles
-                recount(taken[position])
-                items[position] = items[position].inMetaFile
-            }
-            let again = MetadataWrite.perform(refused.map { items[$0] }, root: root, tempFolder: tempRoot)
-            for (n, position) in refused.enumerated() { outcomes[position] = again[n] }
+        let outcomes = MetadataWrite.performFallingBack(items, root: root,
+                                                        tempFolder: tempRoot) { position, refusal in
+            // The index says two files before the `.meta` file is written.
+            noteRefusal(refusal)
+            taken[position].layout = .twoFiles
+            recount(taken[position])
         }
         for (position, resource) in taken.enumerated() {
-            guard case .written = outcomes[position] else { continue }
+            guard case .written = outcomes[position].outcome else { continue }
             resource.flushQueued = false
             resource.didFlush(items[position].metadata)
             resource.needsFlush = false

@@ -2,18 +2,13 @@ import CacheIO
 import Dispatch
 import Glibc
 
-/// Empty data files made ahead of need, renamed into place when a new resource gets its first byte.
-///
-/// Creating a file takes hundreds of microseconds on ext4 (over a millisecond during syncs), which
-/// a miss's first byte would wait for; renaming a ready, already open file takes tens, and no path
-/// is opened on the loop. They are made on a queue of their own, not the pool, whose queue fills
-/// with metadata fsyncs when misses come fast: exactly when spares are needed.
-///
-/// `prepare` and `adopt` run on the loop; the maker queue only creates files and hands them over
-/// through the mutex, never touching the loop (it may outlive it). The next start removes leftovers.
+/// Empty data files made ahead of need, renamed into place when a new resource gets its first byte: creating
+/// a file takes hundreds of microseconds on ext4 (over a millisecond during syncs), renaming an open one
+/// tens. Made on a queue of their own, not the pool, whose queue fills with metadata fsyncs when misses come
+/// fast. `prepare` and `adopt` run on the loop; the maker only hands files over through the mutex (it may
+/// outlive the loop). The next start removes leftovers.
 final class SpareFolder: @unchecked Sendable {
-    /// Spares kept ready: enough for a burst of new resources.
-    static let stock = 4
+    static let stock = 4  // spares kept ready: enough for a burst of new resources
 
     private struct Stock {
         var ready: [(path: String, file: DataFile)] = []
@@ -33,8 +28,7 @@ final class SpareFolder: @unchecked Sendable {
         prepare()
     }
 
-    /// Names its spares with `tag` (the shard): a folder's shards share `parent`.
-    private let tag: Int
+    private let tag: Int  // names its spares with `tag` (the shard): a folder's shards share `parent`
 
     init(parent: String, tag: Int) {
         self.parent = parent
@@ -69,9 +63,8 @@ final class SpareFolder: @unchecked Sendable {
         }
     }
 
-    /// Moves a spare to `path` and returns it open; nil when none is ready or the rename fails (the
-    /// caller creates the file). `refillIfNeeded()` restocks once the bytes are on their way to the
-    /// client (waking the maker costs microseconds on the first byte's path).
+    /// Moves a spare to `path`, open; nil when none is ready or the rename fails. `refillIfNeeded()`
+    /// restocks later (waking the maker costs microseconds on the first byte's path).
     func adopt(as path: String) -> DataFile? {
         needsRefill = true
         guard let spare = stockState.withLock({ $0.ready.popLast() }) else { return nil }

@@ -1,8 +1,7 @@
 import Synchronization
 
-/// Counts changes that can invalidate what other loops hold of a complete resource (version,
-/// head, removal). Bumped on the store's loop, read anywhere with one atomic load: a hit copied at
-/// epoch N is used only while the epoch is N.
+/// Counts changes that can invalidate what other loops hold of a complete resource (version, head,
+/// removal): a hit copied at epoch N is used only while the epoch is N. Read anywhere, one atomic load.
 package final class StoreEpoch: Sendable {
     private let value = Atomic<Int>(0)
 

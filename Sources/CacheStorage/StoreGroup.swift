@@ -2,54 +2,42 @@ import CacheIO
 import Glibc
 import Synchronization
 
-/// What the stores (shards, by key hash, one a loop) of one cache folder share: its lock, the
-/// epoch of complete resources, the byte count the limit applies to, an LRU order over all.
-///
-/// Nothing here is on the hot path: a hit touches only its shard; the shared count moves
-/// atomically; an eviction round (count past the limit) asks every shard for its oldest idle
-/// entries covering the excess, picks the oldest of all, and each shard deletes its own. Thread-safe.
+/// What the shards (by key hash, one a loop) of a cache folder share: lock, epoch of complete resources, the
+/// byte count the limit applies to, an LRU order over all. A hit touches its shard only; the count is atomic;
+/// eviction takes the oldest idle entries of all shards, each deleting its own. Thread-safe.
 package final class StoreGroup: Sendable {
-    /// Shards of the folder (1: one store owns everything).
-    package let count: Int
+    package let count: Int  // shards of the folder (1: one store owns everything)
     package let root: String
     package let lock: CacheLock
-    /// Bumped when any shard's complete resource changes.
-    package let epoch = StoreEpoch()
+    package let epoch = StoreEpoch()  // bumped when any shard's complete resource changes
     private let bytes = Atomic<Int64>(0)
     private let entries = Atomic<Int64>(0)
     private let evicting = Atomic<Bool>(false)
-    /// The store key a URL's requests are routed by: variants (Vary, coding), under keys of their
-    /// own, stay in the shard of their URL's key.
+    /// The store key a URL's requests are routed by (its variants stay in that shard).
     private let routingKey: @Sendable (String) -> String
     /// Every shard's index, read once before any opens; each shard takes its own.
     private let loaded: Locked<IndexLoader.Loaded?>
     private let stores = Locked<[Shard]>([])
 
     private struct Shard: @unchecked Sendable {
-        // Touched only inside `loop.execute`, on its loop.
-        let store: ResourceStore
+        let store: ResourceStore  // touched only inside `loop.execute`, on its loop
         let loop: EventLoop
         let index: Int
     }
 
     package let keys: FolderKeys?
-    /// The entry folders made so far (made with their first entry).
-    package let folders = LevelFolders()
-    /// The file system refused a user attribute (ENOTSUP): new entries keep a `.meta` file for
-    /// the rest of this process, and none is converted.
+    package let folders = LevelFolders()  // the entry folders made so far (made with their first entry)
+    /// The file system refused user attributes (ENOTSUP): new entries keep a `.meta` file, none converts.
     private let attributesRefused = Atomic<Bool>(false)
 
     /// Entries keep their metadata in their data file's attribute (MetadataAttribute).
     package var usesAttributes: Bool { !attributesRefused.load(ordering: .relaxed) }
 
     /// The file system refused an attribute; true the first time (logged then).
-    func refuseAttributes() -> Bool {
-        !attributesRefused.exchange(true, ordering: .relaxed)
-    }
+    func refuseAttributes() -> Bool { !attributesRefused.exchange(true, ordering: .relaxed) }
 
-    /// Creates (if needed) and locks the folder, clearing an earlier run's scratch folders. Throws, reading
-    /// and removing nothing, while another process holds it or when `encryptionKey` does not fit the folder
-    /// (wrong, or present/missing against how it was made). `cacheKey` maps a URL to its cache key.
+    /// Creates (if needed) and locks the folder, clearing scratch folders; throws, touching nothing, while
+    /// another process holds it or `encryptionKey` does not fit. `cacheKey` maps URLs to cache keys.
     package init(root: String, count: Int = 1, encryptionKey: [UInt8]? = nil,
                  cacheKey: @escaping @Sendable (String) -> String = { $0 }) throws(StorageError) {
         self.root = root
@@ -112,9 +100,7 @@ package final class StoreGroup: Sendable {
     }
 
     /// The shard owning a store key: its first 32 bits, so keys spread evenly and processes agree.
-    package func shard(ofKey key: String) -> Int {
-        Self.shard(ofKey: key, count: count)
-    }
+    package func shard(ofKey key: String) -> Int { Self.shard(ofKey: key, count: count) }
 
     package static func shard(ofKey key: String, count: Int) -> Int {
         guard count > 1 else { return 0 }
@@ -128,9 +114,7 @@ package final class StoreGroup: Sendable {
     }
 
     /// The shard owning the resources of `url` (stored with that URL).
-    package func shard(ofURL url: String) -> Int {
-        count == 1 ? 0 : shard(ofKey: routingKey(url))
-    }
+    package func shard(ofURL url: String) -> Int { count == 1 ? 0 : shard(ofKey: routingKey(url)) }
 
     /// The store key of a cache key: SHA-256, keyed (HMAC) in an encrypted folder.
     package func key(for cacheKey: String) -> String {
@@ -139,15 +123,12 @@ package final class StoreGroup: Sendable {
 
     /// The primary store key of `url` (its variants are stored under keys of their own).
     package func primaryKey(ofURL url: String) -> String { routingKey(url) }
-
     /// The route of `url`'s entries: the first 32 bits of its primary key, shared by its variants.
     package func route(ofURL url: String) -> UInt32 { EntryKey(hex: routingKey(url))?.prefix32 ?? 0 }
-
     /// The shard of a route (the same as `shard(ofKey:)` of the primary key).
     static func shard(ofRoute route: UInt32, count: Int) -> Int { count > 1 ? Int(route % UInt32(count)) : 0 }
 
     package var totalBytes: Int64 { bytes.load(ordering: .relaxed) }
-
     func add(_ delta: Int64) { bytes.add(delta, ordering: .relaxed) }
 
     /// An entry's disk cost beyond its bytes (metadata block, inodes), counted by the size limit
@@ -155,7 +136,6 @@ package final class StoreGroup: Sendable {
     package static let entryOverhead: Int64 = 4096
 
     package var entryCount: Int64 { entries.load(ordering: .relaxed) }
-
     func addEntries(_ delta: Int64) { entries.add(delta, ordering: .relaxed) }
 
     /// What the size limit applies to: the cached bytes and each entry's overhead.
@@ -166,8 +146,7 @@ package final class StoreGroup: Sendable {
         stores.withLock { $0.append(shard) }
     }
 
-    /// On a shard's loop, the shared count over `maxBytes`: starts a round down to `lowWater`
-    /// unless one runs (the next growth starts another).
+    /// The shared count over `maxBytes`: a round down to `lowWater` unless one runs (on a shard's loop).
     func evictionNeeded(maxBytes: Int64, lowWater: Int64) {
         guard usedBytes > maxBytes,
               !evicting.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
@@ -207,8 +186,7 @@ package final class StoreGroup: Sendable {
         var pinned: Int64 = 0
     }
 
-    /// The least recently used of `candidates` until `excess` bytes are covered (each shard
-    /// offers only its oldest covering the excess alone: all a round can need).
+    /// The least recently used of `candidates` until `excess` bytes are covered.
     static func victims(_ candidates: [Candidate], excess: Int64) -> [Candidate] {
         var left = excess
         var chosen: [Candidate] = []
@@ -219,8 +197,8 @@ package final class StoreGroup: Sendable {
         return chosen
     }
 
-    /// The oldest candidates of all shards until the count fits; each shard deletes its own if
-    /// still idle. Shard 0 hears of the pinned bytes (for its warning).
+    /// The oldest candidates of all shards until the count fits, each shard deleting its own if still
+    /// idle; shard 0 hears of the pinned bytes (for its warning).
     private func choose(_ round: Round, among shards: [Shard], target: Int64) {
         let pinned = round.pinned
         if let first = shards.first(where: { $0.index == 0 }) {

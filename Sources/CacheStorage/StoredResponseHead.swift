@@ -8,14 +8,12 @@ import CacheHTTP
 /// end-to-end fields, the two clock readings age needs, the request's secondary key (§4.1). Framing fields
 /// (Content-Length, Content-Range, Transfer-Encoding) are not kept: each response computes its own.
 package struct StoredResponseHead: Sendable, Equatable {
-    /// 0 only while decoding.
-    package var status = 0
+    package var status = 0  // 0 only while decoding
     package var headers = HTTPHeaders()
     /// Seconds since the epoch (RFC 9111 §4.2.3 request_time, response_time).
     package var requestTime: Int64 = 0
     package var responseTime: Int64 = 0
-    /// The secondary key under the response's Vary; nil before this was kept.
-    package var varyKey: VaryKey?
+    package var varyKey: VaryKey?  // the secondary key under the response's Vary; nil before this was kept
     /// An unsafe request to the URL succeeded (RFC 9111 §4.4): stale until revalidated. Marking,
     /// not removing, keeps the bytes for a 304 and never races a removal with a new entry.
     package var invalidated = false

@@ -1,14 +1,12 @@
 import Glibc
 
-/// Reads a small file the process is told to trust (a key, a configuration): a regular file of
-/// this user's (or root's), named directly (no symlink), writable by no one else, and for a secret
-/// readable by no one else (as ssh requires). O_NOFOLLOW, O_NONBLOCK and fstat before any read
-/// refuse a FIFO, a device (/dev/zero) or a swapped-in symlink at once; the read stops past
-/// `maxBytes`. One function for the CLI and the Swift and C APIs.
+/// Reads a small file the process is told to trust (a key, a configuration): a regular file of this
+/// user's (or root's), no symlink, writable by no one else, for a secret readable by no one else (as
+/// ssh requires). O_NOFOLLOW, O_NONBLOCK and fstat refuse a FIFO, a device or a swapped-in symlink
+/// before any read; the read stops past `maxBytes`. One function for the CLI, Swift and C APIs.
 package enum TrustedFile {
-    /// The file's bytes, else a `StorageError` coded `code` (`openCode`, if given, when it cannot be
-    /// opened) naming `what` and `path` and saying how to fix it. `followsLinks`: a symlink is
-    /// followed (its target checked) instead of refused.
+    /// The file's bytes, else a `StorageError` coded `code` (`openCode` when it cannot be opened)
+    /// saying how to fix it. `followsLinks`: a symlink is followed (its target checked), not refused.
     package static func read(_ path: String, what: String, maxBytes: Int, secret: Bool, code: Int32,
                              openCode: Int32? = nil, followsLinks: Bool = false) throws(StorageError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW))
@@ -62,8 +60,7 @@ package enum TrustedFile {
         return nil
     }
 
-    /// Why the folder holding `path` is untrusted (another user could replace the file); nil when
-    /// it is the user's (or root's) and writable by no one else.
+    /// Why the folder holding `path` is untrusted (another user could replace the file), or nil.
     package static func folderProblem(of path: String, what: String) -> String? {
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         let name = folder.isEmpty ? "/" : folder

@@ -1,13 +1,11 @@
 import CacheHTTP
 import CacheIO
 
-/// Signs origin URLs for LAN-mode proxy URLs: HMAC-SHA256 under the folder's 256-bit key over a
-/// version label and the URL's exact UTF-8 bytes, as 43 base64url characters. Only key holders
-/// (the proxy, `httpcache url --cache-dir` by its user) mint accepted URLs, so a LAN client fetches
-/// exactly the URLs it was given.
+/// Signs origin URLs for LAN-mode proxy URLs: HMAC-SHA256 under the folder's key over a version label
+/// and the URL's UTF-8 bytes, 43 base64url characters. Only key holders (the proxy, `httpcache url
+/// --cache-dir` by its user) mint accepted URLs: a LAN client fetches exactly the URLs it was given.
 package struct URLSigner: Sendable {
-    /// 32 bytes in base64url, no padding.
-    package static let signatureLength = 43
+    package static let signatureLength = 43  // 32 bytes in base64url, no padding
     /// Bound into every MAC so a signature never means anything else.
     private static let label = Array("httpcache-url-v1\u{0}".utf8)
     private let key: [UInt8]

@@ -1,15 +1,13 @@
 import CacheIO
 import Glibc
 
-/// The folder's URL-signing key: 32 random bytes in `FOLDER/url-key` (0600), made on first use.
-/// Its reader can mint URLs a LAN-mode proxy accepts, so a file others could read (or own) is
-/// refused. Encrypted (`keys`), it is sealed like the metadata: a copied folder mints nothing
-/// without its key (an earlier plain key is sealed in place, so its URLs keep working).
+/// The folder's URL-signing key: 32 random bytes in `FOLDER/url-key` (0600), made on first use; a
+/// file others could read (or own) is refused (its reader mints URLs). Encrypted (`keys`), it is
+/// sealed like the metadata (an earlier plain key is sealed in place: its URLs keep working).
 package enum URLSigningKey {
     package static func path(folder: String) -> String { folder + "/url-key" }
 
-    /// What the key is sealed as in an encrypted folder.
-    static let context = "httpcache url key"
+    static let context = "httpcache url key"  // what the key is sealed as in an encrypted folder
 
     package static func loadOrCreate(folder: String, keys: FolderKeys? = nil) throws(StorageError) -> [UInt8] {
         let path = path(folder: folder)

@@ -1,12 +1,10 @@
-/// Parses sizes such as `500MB`, `1.5GiB` or `1048576`.
-///
-/// K, M, G, T (B optional) are powers of 1000, KiB, MiB, GiB, TiB of 1024. Case-insensitive;
-/// spaces allowed between number and unit.
+/// Parses sizes such as `500MB`, `1.5GiB` or `1048576`: K, M, G, T (B optional) are powers of 1000, KiB, MiB,
+/// GiB, TiB of 1024; case-insensitive, spaces allowed between number and unit.
 public enum ByteSize {
     public static func parse(_ text: String) -> Int64? {
-        let trimmed = text.trimmingSpaces()
+        let trimmed = text[...].trimming(" ")
         let number = trimmed.prefix { $0.isNumber || $0 == "." }
-        let unit = trimmed.dropFirst(number.count).trimmingSpaces().lowercased()
+        let unit = trimmed.dropFirst(number.count).trimming(" ").lowercased()
         guard !number.isEmpty, let value = Double(number), value >= 0 else { return nil }
         let multipliers: [String: Double] = [
             "": 1, "b": 1,
@@ -20,8 +18,10 @@ public enum ByteSize {
     }
 }
 
-extension StringProtocol {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+extension Substring {
+    /// Without the characters of `blanks` at either end.
+    func trimming(_ blanks: String) -> Substring {
+        let start = drop { blanks.contains($0) }
+        return start.dropLast(start.reversed().prefix { blanks.contains($0) }.count)
     }
 }

@@ -10,18 +10,14 @@ public struct ReaderInfo: Sendable, Equatable {
     public var acceptsRanges: Bool?
     public var etag: String?
     public var lastModified: String?
-    /// The bytes this reader serves: the opened range clamped to the resource (upper bound
-    /// `Int64.max` while the length is unknown).
+    /// The bytes served: the opened range clamped to the resource (`Int64.max` while the length is unknown).
     public var range: Range<Int64>
 }
 
 /// Reads one resource through the cache, in-process: cached runs from the data file, gaps fetched
-/// (sharing downloads with the proxy and other readers as a proxy request does), bytes decrypted
-/// when the cache's `DecryptionProvider` says so.
-///
-/// Positions are absolute offsets of the resource, inside the opened range; a background
-/// read-ahead of up to 4 MiB follows them. Thread-safe: `cancel()` and `close()` may come from any
-/// thread and wake a blocked `read` at once.
+/// (sharing downloads as a proxy request does), decrypted when the `DecryptionProvider` says so.
+/// Positions are absolute offsets inside the opened range, followed by a read-ahead of up to 4 MiB.
+/// Thread-safe: `cancel()` and `close()` may come from any thread and wake a blocked `read` at once.
 ///
 /// ```swift
 /// let reader = try cache.openReader(url: "https://example.com/movie.mp4")
@@ -52,8 +48,7 @@ public final class CacheReader: Sendable {
 
     deinit { close() }
 
-    /// The content information, waiting up to `timeout` seconds (nil: no limit) for the origin's
-    /// answer when the resource is not cached.
+    /// The content information, waiting up to `timeout` seconds (nil: no limit) for an uncached one's origin.
     public func info(timeout: Double? = nil) throws(HTTPCacheError) -> ReaderInfo {
         do { return make(try channel.content(deadline: Self.deadline(timeout))) } catch { throw Self.error(error) }
     }
@@ -71,8 +66,7 @@ public final class CacheReader: Sendable {
         do { return try channel.read(into: buffer, deadline: Self.deadline(timeout)) } catch { throw Self.error(error) }
     }
 
-    /// The async `read(into:timeout:)`; cancelling the task ends this read with `.canceled` (the
-    /// reader stays usable).
+    /// The async `read(into:timeout:)`: a cancelled task ends this read with `.canceled` (reader usable).
     public func read(into buffer: UnsafeMutableRawBufferPointer) async throws(HTTPCacheError) -> Int {
         do { return try await channel.read(into: buffer) } catch { throw Self.error(error) }
     }
@@ -159,9 +153,7 @@ final class ReaderRegistry: Sendable {
         }
     }
 
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.open.removeValue(forKey: id) }
-    }
+    func remove(_ id: Int) { _ = state.withLock { $0.open.removeValue(forKey: id) } }
 
     /// Stops every open reader with `.closed`; no reader opens after this.
     func closeAll() {
@@ -176,6 +168,5 @@ final class ReaderRegistry: Sendable {
 
 /// The loop-side driver of one reader, reached from the consumer's posts.
 final class DriverSlot: @unchecked Sendable {
-    // Touched only on the loop thread (every access is inside loop.execute).
-    var driver: ReaderDriver?
+    var driver: ReaderDriver?  // touched only on the loop thread (every access is inside loop.execute)
 }

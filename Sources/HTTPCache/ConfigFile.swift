@@ -24,10 +24,9 @@ public struct ConfigFile: Sendable {
     public let path: String
     public let settings: [Setting]
 
-    /// Reads and parses `path`: `.io` when unreadable; `.invalidArgument` ("FILE:LINE: reason") for
-    /// a line that is no known option's setting, and for a file others could have changed (writable
-    /// by group or others, or in such a folder; another user's but root's; not a regular file: a
-    /// FIFO is never waited on). A symbolic link is followed.
+    /// Reads and parses `path` (a symlink is followed): `.io` when unreadable; `.invalidArgument`
+    /// ("FILE:LINE: reason") for a line no option takes, and for a file others could have changed
+    /// (writable by others, or in such a folder; another user's but root's; not a regular file).
     public static func read(path: String) throws(HTTPCacheError) -> ConfigFile {
         try parse(text(path: path), path: path)
     }
@@ -82,13 +81,13 @@ public struct ConfigFile: Sendable {
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
             func fail(_ reason: String) { problems.append(Problem(line: number, text: "\(path):\(number): \(reason)")) }
-            let line = trimmed(raw)
+            let line = raw.trimming(" \t")
             if line.isEmpty || line.hasPrefix("#") { continue }
             let name: String
             var value: Substring
             if let equals = line.firstIndex(of: "=") {
-                name = String(trimmed(line[..<equals]))
-                value = trimmed(line[line.index(after: equals)...])
+                name = String(line[..<equals].trimming(" \t"))
+                value = line[line.index(after: equals)...].trimming(" \t")
                 if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
             } else {
                 name = String(line)
@@ -116,8 +115,7 @@ public struct ConfigFile: Sendable {
         return (ConfigFile(path: path, settings: settings), problems)
     }
 
-    /// Sets every setting in file order, checked by `ServeOption`; nothing changes when one is
-    /// refused ("FILE:LINE: reason" for each).
+    /// Sets every setting in file order; nothing changes when one is refused ("FILE:LINE: reason" each).
     public func apply(to settings: inout ServeSettings) throws(HTTPCacheError) {
         var changed = settings
         if let error = Self.combined(set(on: &changed)) { throw error }
@@ -135,12 +133,5 @@ public struct ConfigFile: Sendable {
             }
         }
         return problems
-    }
-
-    private static func trimmed(_ text: Substring) -> Substring {
-        var text = text
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
     }
 }

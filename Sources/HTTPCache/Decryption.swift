@@ -36,9 +36,7 @@ public struct Decryption: Sendable, Equatable {
     }
 
     /// AES-128-ECB (no padding) with this key.
-    public static func aes128ECB(key: [UInt8]) -> Decryption {
-        Decryption(cipher: .aes128ECB, key: key)
-    }
+    public static func aes128ECB(key: [UInt8]) -> Decryption { Decryption(cipher: .aes128ECB, key: key) }
 
     var spec: DecryptionSpec {
         DecryptionSpec(kind: cipher == .aes128CTR ? .aes128CTR : .aes128ECB, key: key, iv: iv)

@@ -5,8 +5,7 @@ import Synchronization
 
 /// An append-only log file shared by every logger of the process.
 package final class LogFileSink: @unchecked Sendable {
-    // Each line is one write(2) on an O_APPEND descriptor: atomic enough for logs.
-    private let fd: Int32
+    private let fd: Int32  // each line is one write(2) on an O_APPEND descriptor: atomic enough for logs
     package let path: String
 
     package init(path: String) throws(HTTPCacheError) {
@@ -14,8 +13,7 @@ package final class LogFileSink: @unchecked Sendable {
         fd = try Self.open(path)
     }
 
-    /// Log rotation (SIGUSR1): `path` reopened and dup2'd over the old descriptor, so no line is
-    /// lost or split between the two.
+    /// Log rotation (SIGUSR1): `path` reopened and dup2'd over the old descriptor (no line lost or split).
     package func reopen() throws(HTTPCacheError) {
         let fresh = try Self.open(path)
         defer { close(fresh) }
@@ -68,8 +66,7 @@ package struct FileLogHandler: LogHandler {
     }
 }
 
-/// The process's log level, changed by a reload (SIGHUP): `LiveLevelLogHandler` loggers read it
-/// at each call (one relaxed atomic load).
+/// The process's log level (a reload sets it); `LiveLevelLogHandler` reads it each call (a relaxed load).
 package final class LiveLogLevel: Sendable {
     private let level: Atomic<Int>
 

@@ -51,9 +51,8 @@ public struct DownloadInfo: Sendable, Equatable {
 
 extension MediaCache {
     /// Adds a download of `url` (any file, or an HLS presentation walked as by `preload`) with its
-    /// selection: kept in the cache folder, at low priority (`downloadParallel`, `downloadRate`,
-    /// players first), surviving restarts and crashes, pinning what it fetches until
-    /// `removeDownload`. Returns it queued.
+    /// selection, at low priority (`downloadParallel`, `downloadRate`), surviving restarts and
+    /// crashes, pinning what it fetches until `removeDownload`. Returns it queued.
     public func addDownload(_ url: String, name: String? = nil, variant: String? = nil, duration: Double? = nil,
                             range: String? = nil) async throws(HTTPCacheError) -> DownloadInfo {
         try downloadCall { $0.add(url: url, name: name, variant: variant, duration: duration, range: range) }
@@ -61,7 +60,6 @@ extension MediaCache {
 
     /// Every download of the folder, oldest first.
     public func downloads() async -> [DownloadInfo] { downloadList() }
-
     /// One download; nil when there is none of that id.
     public func download(_ id: String) async -> DownloadInfo? { downloadList().first { $0.id == id } }
 
@@ -109,12 +107,9 @@ extension MediaCache {
     }
 
     package func downloadRecords() -> [DownloadRecord] { engines.submitAndWait(0) { $0.downloads.records } ?? [] }
-
     package func downloadList() -> [DownloadInfo] { downloadRecords().map(DownloadInfo.init) }
 
-    package func unsubscribeDownloads(_ token: Int) {
-        _ = engines.run(0) { $0.downloads.unsubscribe(token) }
-    }
+    package func unsubscribeDownloads(_ token: Int) { _ = engines.run(0) { $0.downloads.unsubscribe(token) } }
 
     /// Calls `listener` on the first loop with each change until the cache closes, then `ended`.
     @discardableResult

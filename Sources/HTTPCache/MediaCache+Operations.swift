@@ -8,9 +8,8 @@ import Glibc
 // drain (SIGQUIT), and the signals that ask for them.
 
 extension MediaCache {
-    /// Applies what can change while serving (`ServeOption.isReloadable`): the size limit (evicting
-    /// at once when over it), fields added to and forwarded in origin requests, allowed origins,
-    /// the access log's path, the downloads' parallelism and rate cap. Other fields need a restart;
+    /// Applies what can change while serving (`ServeOption.isReloadable`: size limit, origin request
+    /// fields, allowed origins, access log, downloads' parallelism and rate…); others need a restart,
     /// requests in flight keep what they started with. Throws, changing nothing, `.invalidArgument`
     /// for a configuration `validate()` refuses and `.io` when a new access log cannot be opened.
     public func reconfigure(_ configuration: HTTPCacheConfiguration) throws(HTTPCacheError) {
@@ -44,20 +43,14 @@ extension MediaCache {
     }
 
     /// Log rotation: the access log reopens its path (lines already accepted go to the old file).
-    public func reopenLogs() {
-        _ = onEveryServer { $0.reopenLogs() }
-    }
+    public func reopenLogs() { _ = onEveryServer { $0.reopenLogs() } }
 
     /// Starts a drain: servers stop listening, `/readyz` and new requests on open connections get
     /// 503, responses in flight go on. `busyConnections` says when they are done; then `close()`.
-    public func beginDrain() {
-        _ = onEveryServer { $0.beginDrain() }
-    }
+    public func beginDrain() { _ = onEveryServer { $0.beginDrain() } }
 
     /// Client connections with a request in flight, over every loop.
-    public var busyConnections: Int {
-        onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) }
-    }
+    public var busyConnections: Int { onEveryServer { $0.busyConnections }.reduce(0) { $0 + ($1 ?? 0) } }
 
     /// Runs `body` on every server in turn and waits; answers in loop order (nil: loop stopped).
     private func onEveryServer<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> [T?] {

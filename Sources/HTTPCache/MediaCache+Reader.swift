@@ -12,8 +12,7 @@ extension MediaCache {
         guard offset >= 0, (length ?? 0) >= 0 else {
             throw HTTPCacheError(.invalidArgument, "bad range: offset \(offset), length \(length.map(String.init) ?? "to the end")")
         }
-        // The reader runs on the loop of the engine owning the resource.
-        let engines = self.engines
+        let engines = self.engines  // the reader runs on the loop of the engine owning the resource
         let shard = engines.shard(ofURL: url)
         let loop = engines.loops[shard]
         let slot = DriverSlot()

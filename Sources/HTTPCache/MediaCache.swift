@@ -23,16 +23,14 @@ public final class MediaCache: Sendable {
     public var configuration: HTTPCacheConfiguration { current.withLock { $0 } }
     let current: Locked<HTTPCacheConfiguration>
     let logger: Logger
-    /// One engine per loop, each owning the resources whose cache key hashes to it.
-    let engines: EngineGroup
+    let engines: EngineGroup  // one engine per loop, each owning the resources whose cache key hashes to it
     /// The open-file limit shared out at start (clients, origins, data files).
     let descriptors: DescriptorBudget
     let serving = Locked<Serving>(Serving())
     let readers = ReaderRegistry()
 
     struct Serving: Sendable {
-        /// Each loop's server, by shard; empty until `serve()`.
-        var servers: [LoopBound<ProxyServer>] = []
+        var servers: [LoopBound<ProxyServer>] = []  // each loop's server, by shard; empty until `serve()`
         var port: Int?
         var closed = false
         /// Signals watched for `watch(signals:_:)`, on the first loop.
@@ -87,7 +85,7 @@ public final class MediaCache: Sendable {
 
     deinit { close() }
 
-    /// Starts the HTTP proxy on the configured host and port, a server per loop; returns once
+    /// Starts the HTTP proxy on the configured host and port (a server per loop); returns once
     /// connections are accepted. Serving twice does nothing.
     public func serve() throws(HTTPCacheError) {
         try serving.withLock { (serving: inout Serving) throws(HTTPCacheError) in
@@ -142,8 +140,7 @@ public final class MediaCache: Sendable {
         return try made.closedIfNil()
     }
 
-    /// Stops servers and their clients before any engine stops; the first loop's last (it closes
-    /// the access log the others write their last lines to).
+    /// Stops servers and their clients; the first loop's last (it closes the access log).
     private static func stop(_ servers: [LoopBound<ProxyServer>]) {
         for server in servers.reversed() { _ = server.loop.submitAndWait { server.value.stop() } }
     }
@@ -165,11 +162,9 @@ public final class MediaCache: Sendable {
                                  signing: lan ? (configuration.cacheDirectory, engines.stores.keys) : nil)
     }
 
-    /// The proxy URL for a proxy at host:port. Only http and https URLs are accepted.
-    ///
-    /// With `signingFolder` (the proxy's cache folder) the URL is signed with the folder's key
-    /// (created on first use), as a LAN-mode proxy requires; a loopback one accepts both forms. An
-    /// encrypted folder keeps that key sealed: give its `encryptionKey` (`.key` without or wrong).
+    /// The proxy URL of an http(s) `originURL` for a proxy at host:port. With `signingFolder` (the
+    /// proxy's cache folder) it is signed with the folder's key (made on first use), as a LAN-mode
+    /// proxy requires; an encrypted folder needs its `encryptionKey` (`.key` without or wrong).
     public static func proxyURL(for originURL: String, host: String, port: Int, signingFolder: String? = nil,
                                 encryptionKey: [UInt8]? = nil) throws(HTTPCacheError) -> String {
         var keys: FolderKeys?
@@ -216,8 +211,7 @@ public final class MediaCache: Sendable {
             return serving.servers
         }
         guard let servers else { return }
-        // Every server first: none hands work to an engine that has stopped.
-        Self.stop(servers)
+        Self.stop(servers)  // every server first: none hands work to an engine that has stopped
         // Readers next: blocked reads return .closed, their sources close before the engines stop.
         readers.closeAll()
         _ = engines.submitToAll { $0.shutdown() }
@@ -248,11 +242,10 @@ public final class MediaCache: Sendable {
         return (address, token)
     }
 
-    /// Encryption at rest: re-encrypts the folder in place from `oldKey` to `newKey` (32 bytes
-    /// each), every file under a new content key, so the old key opens nothing, even with an old
-    /// copy of `encryption`. Crash-safe: interrupted, the folder refuses to open until the same
-    /// rekey runs again. The folder must not be open (`.busy`); a wrong old key is `.key`, nothing
-    /// changed. The next start reads every entry once. `progress` follows each batch of entries.
+    /// Re-encrypts the folder in place from `oldKey` to `newKey` (32 bytes each) under a new content
+    /// key, so the old key opens nothing. Crash-safe: interrupted, the folder refuses to open until
+    /// the same rekey runs again. The folder must not be open (`.busy`); a wrong old key is `.key`,
+    /// nothing changed. The next start reads every entry once. `progress` follows each batch.
     @discardableResult
     public static func rekey(cacheDirectory: String, oldKey: [UInt8], newKey: [UInt8],
                              progress: @escaping (RekeySummary) -> Void = { _ in }) throws(HTTPCacheError) -> RekeySummary {
@@ -273,7 +266,6 @@ public final class MediaCache: Sendable {
 
     /// Every cache entry, most recently used first.
     public func cachedResources() -> [CachedResource] { operations.wait(operations.list).entries.map(CachedResource.init) }
-
     /// Bytes held by the cache.
     public func cacheSize() -> Int64 { operations.wait(operations.list).totalBytes }
 

@@ -23,8 +23,7 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
     case interstitialAsset, interstitialAssetList
     /// DASH: a `BaseURL`.
     case baseURL
-    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, `index`, `bitstreamSwitching`)
-    /// with `$…$` identifiers the player fills in.
+    /// DASH: a `SegmentTemplate` URL (`media`, `initialization`, …) with `$…$` identifiers players fill in.
     case segmentTemplate
     /// DASH: `Location`, `PatchLocation` or a remote element's `xlink:href`.
     case manifest
@@ -67,8 +66,7 @@ public enum PlaylistURIRole: Sendable, Equatable, CaseIterable {
 
 /// One URI of a playlist or DASH manifest being rewritten (see `HTTPCacheConfiguration.playlistURIRewriter`).
 public struct PlaylistURI: Sendable, Equatable {
-    /// The URI resolved against the playlist's URL (query kept); in an MPD, against the BaseURL in
-    /// scope (templates keep their `$…$`).
+    /// The URI resolved against the playlist's URL (query kept), in an MPD the BaseURL in scope (`$…$` kept).
     public var absoluteURL: String
     public var role: PlaylistURIRole
     /// What the proxy writes by default (a proxy URL on the client's Host); nil: the URI as written.

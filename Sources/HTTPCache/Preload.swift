@@ -45,11 +45,9 @@ public struct PreloadOptions: Sendable, Equatable {
 
     /// HLS: the variants; DASH: the representations of each adaptation set.
     public var variants: PreloadVariantChoice
-    /// Seconds of media per media playlist (DASH: representation and period), from the first
-    /// segment; nil: all of it.
+    /// Seconds of media per media playlist (DASH: representation, period) from the first segment; nil: all.
     public var duration: Double?
-    /// Keeps everything preloaded out of LRU eviction until `unpin` of the URL (the bytes still
-    /// count toward the size limit).
+    /// Keeps everything preloaded out of LRU eviction until `unpin` of the URL (still counted).
     public var pin: Bool
     /// DASH: only audio and text adaptation sets in this language ("en" takes "en-GB"; all of a
     /// kind when none is in it); nil: every one.
@@ -68,8 +66,7 @@ public struct PreloadOptions: Sendable, Equatable {
 public struct PreloadProgress: Sendable, Equatable {
     /// Body bytes read into (or found in) the cache.
     public var bytesDone: Int64
-    /// Bytes of the resources whose size is known so far (HLS: grows as segments are found); nil
-    /// while none is known.
+    /// Bytes of the resources of known size so far (HLS: grows as segments are found); nil: none yet.
     public var bytesTotal: Int64?
     /// HLS media segments done and found so far (0 for a plain resource).
     public var segmentsDone: Int
@@ -80,8 +77,7 @@ public struct PreloadProgress: Sendable, Equatable {
     /// The URL was a live DASH manifest: what was available when read is preloaded, no more.
     public var live = false
 
-    /// The part done, 0 to 1: of the bytes when sizes are known (resources differ too much to
-    /// count alike), else of the resources.
+    /// The part done, 0 to 1: of the bytes when sizes are known, else of the resources.
     public var fractionDone: Double {
         if let total = bytesTotal, total > 0 { return min(1, Double(bytesDone) / Double(total)) }
         return resourcesTotal > 0 ? Double(resourcesDone) / Double(resourcesTotal) : 0
@@ -146,8 +142,7 @@ public final class PreloadTask: Sendable {
         return try result.get()
     }
 
-    /// Progress reports until the end (then the stream finishes; the outcome is in `result`). Each
-    /// call makes a new stream.
+    /// Progress reports until the end (then the stream finishes; the outcome is in `result`); new each call.
     public var updates: AsyncStream<PreloadProgress> {
         AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
             let finished: PreloadProgress? = state.withLock { state in
@@ -202,16 +197,15 @@ public final class PreloadTask: Sendable {
 }
 
 extension MediaCache {
-    /// Fetches `url` into the cache in the background through the downloads players use (a player wanting
-    /// the same bytes shares the fetch), at lower priority (no new fetch while a player's request is
-    /// served; at most two preload fetches at once).
+    /// Fetches `url` into the cache in the background through the players' downloads (sharing their
+    /// fetches), at lower priority (no new fetch while a player's request is served; two at once).
     ///
     /// With `range` (inclusive byte offsets), exactly those bytes; without, the whole resource, and an HLS
-    /// playlist's walk goes on: master → variants (`options.variants`) → their audio, video and subtitle
-    /// renditions → keys, init sections and segments (all, or the first `options.duration` seconds of each
-    /// media playlist). A DASH MPD walks every period and adaptation set: the chosen representations'
-    /// initialization, index and media segments (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase
-    /// via `sidx`); a live one what is available now (`PreloadProgress.live`).
+    /// playlist's walk goes on: master → variants (`options.variants`) → their renditions → keys, init
+    /// sections and segments (all, or the first `options.duration` seconds of each media playlist). A DASH
+    /// MPD walks every period and adaptation set: the chosen representations' initialization, index and
+    /// media segments (SegmentTemplate, SegmentTimeline, SegmentList, SegmentBase via `sidx`); a live one
+    /// what is available now (`PreloadProgress.live`).
     public func preload(_ url: String, range: ClosedRange<Int64>? = nil,
                         options: PreloadOptions = PreloadOptions()) throws(HTTPCacheError) -> PreloadTask {
         guard OriginURL.parse(url) != nil else { throw HTTPCacheError(.invalidArgument, "not an http or https URL: \(url)") }

@@ -6,8 +6,7 @@ public struct ReloadChange: Sendable, Equatable {
     public let option: String
     public let before: [String]
     public let after: [String]
-    /// Why the change widens access (more origins, new credentials or forwarded fields, a LAN
-    /// address); nil when it does not.
+    /// Why it widens access (more origins, new credentials or forwarded fields, a LAN address); nil if not.
     public let widening: String?
 }
 

@@ -22,8 +22,7 @@ package struct ServeLifecycle: Sendable, Equatable {
     }
 
     package private(set) var state = State.serving
-    /// Seconds a drain waits for responses in flight.
-    package var drainTimeout: Double
+    package var drainTimeout: Double  // seconds a drain waits for responses in flight
 
     package init(drainTimeout: Double) { self.drainTimeout = drainTimeout }
 

@@ -30,9 +30,7 @@ public struct ServeSettings: Sendable {
     }
 
     /// `configuration` as the option table reads it (no front-end option given).
-    init(_ configuration: HTTPCacheConfiguration) {
-        self.configuration = configuration
-    }
+    init(_ configuration: HTTPCacheConfiguration) { self.configuration = configuration }
 
     /// Sets option `name` from its text, checked as `ServeOption.all` says; nothing changes when it
     /// throws (`.invalidArgument`, saying what is valid). A repeatable option adds a value per call,
@@ -51,9 +49,8 @@ public struct ServeSettings: Sendable {
         self = changed
     }
 
-    /// The settings a reload (SIGHUP) runs with: `base` (defaults) with `reloaded`'s values of the
-    /// reloadable options and these settings' of the others; `needRestart` names the others
-    /// `reloaded` would change (they wait for a restart).
+    /// The settings a reload (SIGHUP) runs with: `base` with `reloaded`'s values of the reloadable
+    /// options and these settings' of the others; `needRestart` names others `reloaded` would change.
     public func reloading(_ reloaded: ServeSettings,
                           base: ServeSettings) throws(HTTPCacheError) -> (settings: ServeSettings, needRestart: [String]) {
         var merged = base
@@ -87,8 +84,7 @@ public struct ServeOption: Sendable {
     let check: @Sendable (ServeSettings) -> String?
     /// Copies the value from the second settings into the first (a reload's reloadable options).
     let copy: @Sendable (inout ServeSettings, ServeSettings) -> Void
-    /// Writes the value where the proxy or engine reads it: the one mapping from public to running
-    /// configuration, at start and on a reload. Nothing for front-end options (logging, drain).
+    /// Writes the value where the proxy or engine reads it (public to running configuration).
     var apply: @Sendable (ServeSettings, inout ProxyConfiguration) -> Void = { _, _ in }
     /// Its own error for a refused value (a key file's problem, `.key`), before `parse`; nil: `parse` says.
     var refusal: (@Sendable (String) -> HTTPCacheError?)? = nil
@@ -253,8 +249,7 @@ public struct ServeOption: Sendable {
         return key
     }
 
-    /// A single-valued option: `read` makes the text a value of `field` (nil: not one) that must
-    /// pass `isValid`; `valid` says what it takes.
+    /// A single-valued option: `read` makes the text a value of `field` that must pass `isValid`.
     private static func option<Value>(_ name: String, _ valueName: String, _ help: String,
                                       _ field: WritableKeyPath<ServeSettings, Value> & Sendable, takes valid: String,
                                       reloadable: Bool = false, read: @escaping @Sendable (String) -> Value?,
@@ -296,8 +291,7 @@ public struct ServeOption: Sendable {
 }
 
 extension HTTPCacheConfiguration {
-    /// Checks every value as `ServeOption.all` does; `MediaCache` calls it at open, so a bad value
-    /// fails there rather than being dropped.
+    /// Checks every value as `ServeOption.all` does (`MediaCache` calls it at open: a bad value fails).
     public func validate() throws(HTTPCacheError) {
         let settings = ServeSettings(self)
         for option in ServeOption.all {

@@ -142,7 +142,7 @@ final class EncryptionAtRestTests: XCTestCase {
         XCTAssertTrue(FileIO.writeAtomically(root + "/index.0", snapshot, tempFolder: root))
         XCTAssertEqual(IndexFiles.readSnapshot(root + "/index.0", keys: keys)?.records.count, 50)
         XCTAssertNil(IndexFiles.readSnapshot(root + "/index.0"))
-        var journal = IndexJournal(root: root, shard: 0, generation: 2, keys: keys)
+        let journal = IndexLog(root: root, shard: 0, generation: 2, keys: keys)
         for record in index.inOrder().prefix(3) { journal.append(.remove, record) }
         journal.write()
         let fd = open(journal.path, O_WRONLY | O_APPEND)

@@ -77,7 +77,7 @@ final class EntryIndexTests: XCTestCase {
         index.touch(key(7), at: 1_000)
         let snapshot = IndexFiles.encodeSnapshot(index.inOrder(), shard: 0, shards: 1, generation: 3)
         XCTAssertTrue(FileIO.writeAtomically(folder + "/index.0", snapshot, tempFolder: folder))
-        var journal = IndexJournal(root: folder, shard: 0, generation: 3)
+        let journal = IndexLog(root: folder, shard: 0, generation: 3)
         var live = index
         for (op, n) in [(IndexFiles.Op.put, 900), (.touch, 2), (.remove, 4), (.put, 901), (.touch, 900)] {
             let entry = record(n, time: 2_000 + Int64(n))
