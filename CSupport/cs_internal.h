@@ -22,6 +22,22 @@ struct cs_base {
     void (*shutdown)(cs_base *self);
 };
 
+/* The head of a cs_ object owning one libuv handle (a timer, a signal watcher), cs_loop.c. Its first
+ * close closes the handle (which stops it); on_close follows, then the object is freed. */
+typedef struct cs_watch cs_watch;
+struct cs_watch {
+    cs_base base;
+    uv_handle_t *handle; /* initialised; its data points here */
+    int closing;
+    void (*on_close)(void *ctx);
+    void *ctx;
+};
+/* w heads a calloc'ed object. */
+void cs__watch_init(cs_watch *w, uv_handle_t *handle, void (*on_close)(void *ctx), void *ctx);
+void cs__watch_close(cs_watch *w);
+/* A handle that failed to start: closed without on_close. Returns NULL for the caller to return. */
+void *cs__watch_abandon(cs_watch *w);
+
 typedef struct cs_task cs_task;
 struct cs_task {
     cs_task *next;

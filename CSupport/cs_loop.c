@@ -25,6 +25,43 @@ static void shutdown_walk_cb(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
+static void watch_closed(uv_handle_t *h)
+{
+    cs_watch *w = h->data;
+    if (w->on_close != NULL)
+        w->on_close(w->ctx);
+    free(w);
+}
+
+void cs__watch_close(cs_watch *w)
+{
+    if (w->closing)
+        return;
+    w->closing = 1;
+    uv_close(w->handle, watch_closed);
+}
+
+static void watch_shutdown(cs_base *self)
+{
+    cs__watch_close((cs_watch *)self);
+}
+
+void cs__watch_init(cs_watch *w, uv_handle_t *handle, void (*on_close)(void *ctx), void *ctx)
+{
+    w->base.shutdown = watch_shutdown;
+    w->handle = handle;
+    handle->data = w;
+    w->on_close = on_close;
+    w->ctx = ctx;
+}
+
+void *cs__watch_abandon(cs_watch *w)
+{
+    w->on_close = NULL;
+    cs__watch_close(w);
+    return NULL;
+}
+
 static void begin_shutdown(cs_loop *loop)
 {
     loop->closing = 1;
