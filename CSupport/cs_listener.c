@@ -218,8 +218,7 @@ void cs_listener_resume(cs_listener *listener)
     if (listener == NULL || listener->closing || !listener->paused)
         return;
     listener->paused = 0;
-    if (uv_poll_start(&listener->poll, UV_READABLE, listener_on_poll) < 0)
-        listener_begin_close(listener);
+    listener_resume(&listener->backoff);
 }
 
 void cs_listener_close(cs_listener *listener)
