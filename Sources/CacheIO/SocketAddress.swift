@@ -10,20 +10,12 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
 
     package var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        return withSockaddr { address in
-            if isIPv6 {
-                return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                    var a = v6.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
-                    return "[\(String(cChars: buffer))]:\(UInt16(bigEndian: v6.pointee.sin6_port))"
-                }
-            }
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var a = v4.pointee.sin_addr
-                inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
-                return "\(String(cChars: buffer)):\(UInt16(bigEndian: v4.pointee.sin_port))"
-            }
-        }
+        let family = isIPv6 ? AF_INET6 : AF_INET
+        let offset = isIPv6 ? MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!
+            : MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!
+        withUnsafeBytes(of: storage) { _ = inet_ntop(family, $0.baseAddress! + offset, &buffer, socklen_t(buffer.count)) }
+        let host = String(cChars: buffer)
+        return isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Host byte order.
