@@ -52,12 +52,7 @@ enum HLSLineKind {
 
 enum HLSBytes {
     @inline(__always)
-    static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
-        var lo = r.lowerBound, hi = r.upperBound
-        while lo < hi, ASCII.isOWS(b[lo]) { lo += 1 }
-        while hi > lo, ASCII.isOWS(b[hi - 1]) { hi -= 1 }
-        return lo..<hi
-    }
+    static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> { b[r].trimmingOWS().indices }
 
     @inline(__always)
     static func hasPrefix(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ prefix: StaticString) -> Bool {
