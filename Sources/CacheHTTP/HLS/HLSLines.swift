@@ -52,7 +52,9 @@ enum HLSLineKind {
 
 enum HLSBytes {
     @inline(__always)
-    static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> { b[r].trimmingOWS().indices }
+    static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
+        b[r].trimmingOWS().indices
+    }
 
     @inline(__always)
     static func hasPrefix(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ prefix: StaticString) -> Bool {

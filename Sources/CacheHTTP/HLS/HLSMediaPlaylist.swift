@@ -31,7 +31,8 @@ package struct HLSKey: Sendable, Equatable {
 
     /// The tag's IV, else the media sequence number, 128-bit big-endian (RFC 8216bis §5.2).
     package func iv(forMediaSequence sequence: Int) -> [UInt8] {
-        iv ?? [UInt8](repeating: 0, count: 8) + withUnsafeBytes(of: UInt64(truncatingIfNeeded: sequence).bigEndian, Array.init)
+        iv ?? [UInt8](repeating: 0, count: 8)
+            + withUnsafeBytes(of: UInt64(truncatingIfNeeded: sequence).bigEndian, Array.init)
     }
 }
 
