@@ -85,22 +85,16 @@ int cs__conn_update_poll(cs_conn *c)
 cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err)
 {
     cs_conn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        close(fd);
-        *err = -ENOMEM;
-        return NULL;
-    }
-    /* Responses go in few large pieces: Nagle would only delay the last partial segment. */
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-    int r = uv_poll_init(&loop->uv, &c->poll, fd);
+    int r = c == NULL ? -ENOMEM : uv_poll_init(&loop->uv, &c->poll, fd);
     if (r < 0) {
         close(fd);
         free(c);
         *err = r;
         return NULL;
     }
+    /* Responses go in few large pieces: Nagle would only delay the last partial segment. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     uv_timer_init(&loop->uv, &c->linger); /* cannot fail on unix */
     c->base.shutdown = conn_shutdown;
     c->loop = loop;

@@ -169,9 +169,10 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     }
 
     cs_listener *l = calloc(1, sizeof *l);
-    if (l == NULL) {
+    if ((r = l == NULL ? -ENOMEM : uv_poll_init(&loop->uv, &l->poll, fd)) < 0) {
         close(fd);
-        return -ENOMEM;
+        free(l);
+        return r;
     }
     l->base.shutdown = listener_shutdown;
     l->loop = loop;
@@ -180,12 +181,6 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     if (cbs != NULL)
         l->cbs = *cbs;
     l->ctx = ctx;
-
-    if ((r = uv_poll_init(&loop->uv, &l->poll, fd)) < 0) {
-        close(fd);
-        free(l);
-        return r;
-    }
     l->poll.data = l;
     uv_timer_init(&loop->uv, &l->backoff); /* cannot fail on unix */
     l->backoff.data = l;
