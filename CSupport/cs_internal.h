@@ -32,7 +32,7 @@ struct cs_watch {
     void (*on_close)(void *ctx);
     void *ctx;
 };
-/* w heads a calloc'ed object. */
+/* w is the first member of a calloc'ed object: the close frees it as w. */
 void cs__watch_init(cs_watch *w, uv_handle_t *handle, void (*on_close)(void *ctx), void *ctx);
 void cs__watch_close(cs_watch *w);
 /* A handle that failed to start: closed without on_close. Returns NULL for the caller to return. */
