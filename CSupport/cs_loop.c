@@ -117,13 +117,9 @@ cs_loop *cs_loop_start(char *err, size_t errlen)
     signal(SIGPIPE, SIG_IGN);
 
     cs_loop *loop = calloc(1, sizeof *loop);
-    if (loop == NULL) {
-        set_err(err, errlen, "cs_loop_start", UV_ENOMEM);
-        return NULL;
-    }
-    int r = uv_loop_init(&loop->uv);
+    int r = loop == NULL ? UV_ENOMEM : uv_loop_init(&loop->uv);
     if (r < 0) {
-        set_err(err, errlen, "uv_loop_init", r);
+        set_err(err, errlen, loop == NULL ? "cs_loop_start" : "uv_loop_init", r);
         free(loop);
         return NULL;
     }
