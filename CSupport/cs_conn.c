@@ -1,7 +1,5 @@
-/*
- * cs_conn.c — TCP connections: a raw non-blocking socket owned by a uv_poll_t. Reading,
- * connecting, closing and the close-after-drain linger (the output queue: cs_conn_out.c).
- */
+/* cs_conn.c — TCP connections: a raw non-blocking socket owned by a uv_poll_t. Reading,
+ * connecting, closing and the close-after-drain linger (the output queue: cs_conn_out.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -1,8 +1,6 @@
-/*
- * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and encrypted file ranges, sent
- * in order with sendmsg (gathering memory items), sendfile(2), and pread + decrypt + send of pieces.
- */
-#define _GNU_SOURCE /* accept4, MSG_MORE */
+/* cs_conn_out.c — a conn's output queue: copied bytes, file ranges and encrypted file ranges, sent
+ * in order with sendmsg (gathering memory items), sendfile(2), and pread + decrypt + send of pieces. */
+#define _GNU_SOURCE /* MSG_MORE */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -305,9 +303,7 @@ static void read_ahead(cs_conn *c, cs_out_item *it)
     if (it->job != NULL || it->ahead != NULL || it->ahead_error != 0 || from >= end)
         return;
     cs_xts_job *j = calloc(1, sizeof *j);
-    if (j == NULL)
-        return;
-    if ((j->piece = piece_take(c->loop)) == NULL) {
+    if (j == NULL || (j->piece = piece_take(c->loop)) == NULL) {
         free(j);
         return;
     }
