@@ -1,9 +1,6 @@
-/*
- * cs_internal.h — private structures shared by the CSupport sources.
- *
- * A libuv handle owned by a cs_ object has `data` pointing at it, its first member a cs_base: the
- * shutdown walk closes the owner, not just the handle, so the user's close callback runs once.
- */
+/* cs_internal.h — private structures shared by the CSupport sources. A libuv handle owned by a cs_
+ * object has `data` pointing at it, its first member a cs_base: the shutdown walk closes the owner,
+ * not just the handle, so the user's close callback runs once. */
 #ifndef CS_INTERNAL_H
 #define CS_INTERNAL_H
 

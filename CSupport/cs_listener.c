@@ -1,5 +1,5 @@
 /* cs_listener.c — listening sockets: raw non-blocking sockets under a uv_poll_t, accept4 in batches. */
-#define _GNU_SOURCE /* accept4, MSG_MORE */
+#define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
