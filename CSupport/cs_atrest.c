@@ -83,12 +83,9 @@ int cs_xts_units(cs_xts *x, int encrypt, uint64_t file_id, uint64_t first_unit,
 cs_xts_dec *cs_xts_dec_new(void)
 {
     cs_xts_dec *d = calloc(1, sizeof *d);
-    if (d == NULL)
-        return NULL;
-    d->ctx = EVP_CIPHER_CTX_new();
-    if (d->ctx == NULL) {
+    if (d != NULL && (d->ctx = EVP_CIPHER_CTX_new()) == NULL) {
         free(d);
-        return NULL;
+        d = NULL;
     }
     return d;
 }

@@ -1,7 +1,5 @@
-/*
- * cs_conn.c — TCP connections: a raw non-blocking socket owned by a uv_poll_t. Reading,
- * connecting, closing and the close-after-drain linger (the output queue: cs_conn_out.c).
- */
+/* cs_conn.c — TCP connections: a raw non-blocking socket owned by a uv_poll_t. Reading,
+ * connecting, closing and the close-after-drain linger (the output queue: cs_conn_out.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -85,22 +83,16 @@ int cs__conn_update_poll(cs_conn *c)
 cs_conn *cs__conn_new(cs_loop *loop, int fd, int *err)
 {
     cs_conn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        close(fd);
-        *err = -ENOMEM;
-        return NULL;
-    }
-    /* Responses go in few large pieces: Nagle would only delay the last partial segment. */
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-    int r = uv_poll_init(&loop->uv, &c->poll, fd);
+    int r = c == NULL ? -ENOMEM : uv_poll_init(&loop->uv, &c->poll, fd);
     if (r < 0) {
         close(fd);
         free(c);
         *err = r;
         return NULL;
     }
+    /* Responses go in few large pieces: Nagle would only delay the last partial segment. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     uv_timer_init(&loop->uv, &c->linger); /* cannot fail on unix */
     c->base.shutdown = conn_shutdown;
     c->loop = loop;
@@ -134,9 +126,7 @@ static void conn_linger_read(cs_conn *c)
 {
     for (int i = 0; i < READS_PER_WAKEUP; i++) {
         ssize_t n = read(c->fd, c->loop->read_buf, CS_READ_BUF_SIZE);
-        if (n > 0)
-            continue;
-        if (n < 0 && errno == EINTR)
+        if (n > 0 || (n < 0 && errno == EINTR))
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
@@ -186,9 +176,7 @@ static int socket_error(int fd)
 {
     int soerr = 0;
     socklen_t len = sizeof soerr;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
-        return errno;
-    return soerr;
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 ? errno : soerr;
 }
 
 /* `fallback` (a negative code) is used when the socket has no error to give. */
@@ -281,19 +269,14 @@ int cs_connect(cs_loop *loop, const struct sockaddr *addr, const cs_conn_callbac
     int r = cs__conn_update_poll(c);
     if (r < 0)
         return r; /* closing already, with no callbacks set: silent */
-    if (cbs != NULL)
-        c->cbs = *cbs;
-    c->ctx = ctx;
+    cs_conn_bind(c, cbs, ctx);
     *out = c;
     return 0;
 }
 
 void cs_conn_bind(cs_conn *conn, const cs_conn_callbacks *cbs, void *ctx)
 {
-    if (cbs != NULL)
-        conn->cbs = *cbs;
-    else
-        memset(&conn->cbs, 0, sizeof conn->cbs);
+    conn->cbs = cbs != NULL ? *cbs : (cs_conn_callbacks){0};
     conn->ctx = ctx;
 }
 

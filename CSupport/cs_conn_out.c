@@ -1,8 +1,6 @@
-/*
- * cs_conn_out.c — a conn's output queue: copied bytes, file ranges and encrypted file ranges, sent
- * in order with sendmsg (gathering memory items), sendfile(2), and pread + decrypt + send of pieces.
- */
-#define _GNU_SOURCE /* accept4, MSG_MORE */
+/* cs_conn_out.c — a conn's output queue: copied bytes, file ranges and encrypted file ranges, sent
+ * in order with sendmsg (gathering memory items), sendfile(2), and pread + decrypt + send of pieces. */
+#define _GNU_SOURCE /* MSG_MORE */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -305,9 +303,7 @@ static void read_ahead(cs_conn *c, cs_out_item *it)
     if (it->job != NULL || it->ahead != NULL || it->ahead_error != 0 || from >= end)
         return;
     cs_xts_job *j = calloc(1, sizeof *j);
-    if (j == NULL)
-        return;
-    if ((j->piece = piece_take(c->loop)) == NULL) {
+    if (j == NULL || (j->piece = piece_take(c->loop)) == NULL) {
         free(j);
         return;
     }
@@ -407,10 +403,7 @@ static int send_memory(cs_conn *c, size_t *budget)
         iov[n].iov_len = it->len;
         total += it->len;
     }
-    struct msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_iov = iov;
-    msg.msg_iovlen = (size_t)n;
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
     /* More queued data follows (a body after its head): a partial segment may wait to share a packet. */
     int flags = MSG_NOSIGNAL | (it != NULL ? MSG_MORE : 0);
     ssize_t w;
@@ -473,6 +466,16 @@ void cs__out_on_writable(cs_conn *c)
         c->cbs.on_drain(c->ctx);
 }
 
+/* After queueing (r: its result): the poll wants writable events, or the conn closes on failure. */
+static int queued(cs_conn *c, int r)
+{
+    if (r == 0)
+        r = cs__conn_update_poll(c);
+    if (r < 0)
+        cs__conn_begin_close(c, r);
+    return r;
+}
+
 /* Whether new output may go at once rather than queue behind others. */
 static int can_send_now(const cs_conn *c)
 {
@@ -518,11 +521,7 @@ static int write_two(cs_conn *conn, const void *head, size_t head_len, const voi
     int r = head_len > 0 ? queue_memory(conn, a, head_len) : 0;
     if (r == 0 && body_len > 0)
         r = queue_memory(conn, b, body_len);
-    if (r == 0)
-        r = cs__conn_update_poll(conn);
-    if (r < 0)
-        cs__conn_begin_close(conn, r);
-    return r;
+    return queued(conn, r);
 }
 
 int cs_conn_write(cs_conn *conn, const void *data, size_t len)
@@ -566,19 +565,7 @@ int cs_conn_sendfile(cs_conn *conn, int fd, int64_t offset, size_t len)
         if (len == 0)
             return 0;
     }
-    int r = queue_range(conn, CS_OUT_FILE, fd, NULL, 0, offset, len);
-    if (r == 0)
-        r = cs__conn_update_poll(conn);
-    if (r < 0)
-        cs__conn_begin_close(conn, r);
-    return r;
-}
-
-/* Queues an encrypted range behind what is queued (merged with an adjacent one). */
-static int queue_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)
-{
-    int r = queue_range(conn, CS_OUT_XTS, fd, xts, file_id, offset, len);
-    return r < 0 ? r : cs__conn_update_poll(conn);
+    return queued(conn, queue_range(conn, CS_OUT_FILE, fd, NULL, 0, offset, len));
 }
 
 /* A head (may be empty) and an encrypted range. With nothing queued, the first piece is decrypted
@@ -592,8 +579,8 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
         return -EINVAL;
     if (len == 0 || !can_send_now(conn)) {
         int r = head_len > 0 ? write_two(conn, head, head_len, NULL, 0, 0) : 0;
-        if (r == 0 && len > 0 && (r = queue_xts(conn, fd, xts, file_id, offset, len)) < 0)
-            cs__conn_begin_close(conn, r);
+        if (r == 0 && len > 0)
+            r = queued(conn, queue_range(conn, CS_OUT_XTS, fd, xts, file_id, offset, len));
         return r;
     }
     cs_out_item *it = range_item_new(CS_OUT_XTS, fd, xts, file_id, offset, len);
@@ -608,10 +595,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
         read_ahead(conn, it);
         if (head_len > 0) {
             struct iovec iov[2] = {{(void *)head, head_len}, {it->piece + it->start, it->piece_len}};
-            struct msghdr msg;
-            memset(&msg, 0, sizeof msg);
-            msg.msg_iov = iov;
-            msg.msg_iovlen = 2;
+            struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
             ssize_t n;
             do {
                 n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
@@ -643,11 +627,7 @@ static int send_head_xts(cs_conn *conn, const uint8_t *head, size_t head_len, in
     /* Queued even on failure: a read-ahead in flight uses it until the close frees the queue. */
     queue_push(conn, it);
     conn->queued += it->len;
-    if (r == 0)
-        r = cs__conn_update_poll(conn);
-    if (r < 0)
-        cs__conn_begin_close(conn, r);
-    return r;
+    return queued(conn, r);
 }
 
 int cs_conn_send_xts(cs_conn *conn, int fd, const cs_xts *xts, uint64_t file_id, int64_t offset, size_t len)

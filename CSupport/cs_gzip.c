@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <zlib.h>
 
 /* Runs inflate or deflate over the whole input into a growing buffer of at most cap bytes. */
@@ -39,8 +38,7 @@ static int run(z_stream *zs, int inflating, const uint8_t *in, size_t len, size_
 
 int cs_gunzip(const uint8_t *in, size_t len, size_t cap, uint8_t **out, size_t *out_len) {
     if (len > UINT32_MAX) return -EFBIG;
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
+    z_stream zs = {0};
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return -ENOMEM;
     int status = run(&zs, 1, in, len, cap, out, out_len);
     inflateEnd(&zs);
@@ -49,8 +47,7 @@ int cs_gunzip(const uint8_t *in, size_t len, size_t cap, uint8_t **out, size_t *
 
 int cs_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len) {
     if (len > UINT32_MAX) return -EFBIG;
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
+    z_stream zs = {0};
     if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -ENOMEM;
     int status = run(&zs, 0, in, len, deflateBound(&zs, (uLong)len) + 64, out, out_len);
     deflateEnd(&zs);

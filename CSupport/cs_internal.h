@@ -1,9 +1,6 @@
-/*
- * cs_internal.h — private structures shared by the CSupport sources.
- *
- * A libuv handle owned by a cs_ object has `data` pointing at it, its first member a cs_base: the
- * shutdown walk closes the owner, not just the handle, so the user's close callback runs once.
- */
+/* cs_internal.h — private structures shared by the CSupport sources. A libuv handle owned by a cs_
+ * object has `data` pointing at it, its first member a cs_base: the shutdown walk closes the owner,
+ * not just the handle, so the user's close callback runs once. */
 #ifndef CS_INTERNAL_H
 #define CS_INTERNAL_H
 
@@ -21,6 +18,22 @@ struct cs_base {
     /* Starts closing the owner because the loop is stopping. Idempotent. */
     void (*shutdown)(cs_base *self);
 };
+
+/* The head of a cs_ object owning one libuv handle (a timer, a signal watcher), cs_loop.c. Its first
+ * close closes the handle (which stops it); on_close follows, then the object is freed. */
+typedef struct cs_watch cs_watch;
+struct cs_watch {
+    cs_base base;
+    uv_handle_t *handle; /* initialised; its data points here */
+    int closing;
+    void (*on_close)(void *ctx);
+    void *ctx;
+};
+/* w is the first member of a calloc'ed object: the close frees it as w. */
+void cs__watch_init(cs_watch *w, uv_handle_t *handle, void (*on_close)(void *ctx), void *ctx);
+void cs__watch_close(cs_watch *w);
+/* A handle that failed to start: closed without on_close. Returns NULL for the caller to return. */
+void *cs__watch_abandon(cs_watch *w);
 
 typedef struct cs_task cs_task;
 struct cs_task {

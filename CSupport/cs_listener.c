@@ -1,5 +1,5 @@
 /* cs_listener.c — listening sockets: raw non-blocking sockets under a uv_poll_t, accept4 in batches. */
-#define _GNU_SOURCE /* accept4, MSG_MORE */
+#define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -169,9 +169,10 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     }
 
     cs_listener *l = calloc(1, sizeof *l);
-    if (l == NULL) {
+    if ((r = l == NULL ? -ENOMEM : uv_poll_init(&loop->uv, &l->poll, fd)) < 0) {
         close(fd);
-        return -ENOMEM;
+        free(l);
+        return r;
     }
     l->base.shutdown = listener_shutdown;
     l->loop = loop;
@@ -180,12 +181,6 @@ int cs_listen(cs_loop *loop, const char *host, int port, int backlog, int flags,
     if (cbs != NULL)
         l->cbs = *cbs;
     l->ctx = ctx;
-
-    if ((r = uv_poll_init(&loop->uv, &l->poll, fd)) < 0) {
-        close(fd);
-        free(l);
-        return r;
-    }
     l->poll.data = l;
     uv_timer_init(&loop->uv, &l->backoff); /* cannot fail on unix */
     l->backoff.data = l;
@@ -218,8 +213,7 @@ void cs_listener_resume(cs_listener *listener)
     if (listener == NULL || listener->closing || !listener->paused)
         return;
     listener->paused = 0;
-    if (uv_poll_start(&listener->poll, UV_READABLE, listener_on_poll) < 0)
-        listener_begin_close(listener);
+    listener_resume(&listener->backoff);
 }
 
 void cs_listener_close(cs_listener *listener)

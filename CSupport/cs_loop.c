@@ -25,6 +25,43 @@ static void shutdown_walk_cb(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
+static void watch_closed(uv_handle_t *h)
+{
+    cs_watch *w = h->data;
+    if (w->on_close != NULL)
+        w->on_close(w->ctx);
+    free(w);
+}
+
+void cs__watch_close(cs_watch *w)
+{
+    if (w->closing)
+        return;
+    w->closing = 1;
+    uv_close(w->handle, watch_closed);
+}
+
+static void watch_shutdown(cs_base *self)
+{
+    cs__watch_close((cs_watch *)self);
+}
+
+void cs__watch_init(cs_watch *w, uv_handle_t *handle, void (*on_close)(void *ctx), void *ctx)
+{
+    w->base.shutdown = watch_shutdown;
+    w->handle = handle;
+    handle->data = w;
+    w->on_close = on_close;
+    w->ctx = ctx;
+}
+
+void *cs__watch_abandon(cs_watch *w)
+{
+    w->on_close = NULL;
+    cs__watch_close(w);
+    return NULL;
+}
+
 static void begin_shutdown(cs_loop *loop)
 {
     loop->closing = 1;
@@ -80,13 +117,9 @@ cs_loop *cs_loop_start(char *err, size_t errlen)
     signal(SIGPIPE, SIG_IGN);
 
     cs_loop *loop = calloc(1, sizeof *loop);
-    if (loop == NULL) {
-        set_err(err, errlen, "cs_loop_start", UV_ENOMEM);
-        return NULL;
-    }
-    int r = uv_loop_init(&loop->uv);
+    int r = loop == NULL ? UV_ENOMEM : uv_loop_init(&loop->uv);
     if (r < 0) {
-        set_err(err, errlen, "uv_loop_init", r);
+        set_err(err, errlen, loop == NULL ? "cs_loop_start" : "uv_loop_init", r);
         free(loop);
         return NULL;
     }

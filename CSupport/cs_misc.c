@@ -97,10 +97,7 @@ int cs_resolve(cs_loop *loop, const char *host, int port, cs_resolve_fn cb, void
     r->port = port;
     r->req.data = r;
 
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     int rc = uv_getaddrinfo(&loop->uv, &r->req, resolved, host, NULL, &hints);
     if (rc < 0) {
         free(r);

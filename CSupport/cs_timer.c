@@ -4,41 +4,18 @@
 #include "cs_internal.h"
 
 struct cs_timer {
-    cs_base base;
+    cs_watch w;
     uv_timer_t uv;
     uint64_t repeat_ms;
-    int closing;
-    cs_timer_callbacks cbs;
-    void *ctx;
+    void (*on_fire)(void *ctx);
 };
-
-static void timer_closed(uv_handle_t *h)
-{
-    cs_timer *t = h->data;
-    if (t->cbs.on_close != NULL)
-        t->cbs.on_close(t->ctx);
-    free(t);
-}
-
-static void timer_begin_close(cs_timer *t)
-{
-    if (t->closing)
-        return;
-    t->closing = 1;
-    uv_close((uv_handle_t *)&t->uv, timer_closed); /* also stops it */
-}
-
-static void timer_shutdown(cs_base *self)
-{
-    timer_begin_close((cs_timer *)self);
-}
 
 static void timer_fired(uv_timer_t *uv)
 {
     cs_timer *t = uv->data;
-    /* Valid until timer_closed: closing from inside on_fire is safe. */
-    if (!t->closing && t->cbs.on_fire != NULL)
-        t->cbs.on_fire(t->ctx);
+    /* Valid until closed: closing from inside on_fire is safe. */
+    if (!t->w.closing && t->on_fire != NULL)
+        t->on_fire(t->w.ctx);
 }
 
 cs_timer *cs_timer_start(cs_loop *loop, uint64_t timeout_ms, uint64_t repeat_ms,
@@ -49,25 +26,18 @@ cs_timer *cs_timer_start(cs_loop *loop, uint64_t timeout_ms, uint64_t repeat_ms,
     cs_timer *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
-    t->base.shutdown = timer_shutdown;
-    t->repeat_ms = repeat_ms;
-    if (cbs != NULL)
-        t->cbs = *cbs;
-    t->ctx = ctx;
     uv_timer_init(&loop->uv, &t->uv); /* cannot fail on unix */
-    t->uv.data = t;
-    if (uv_timer_start(&t->uv, timer_fired, timeout_ms, repeat_ms) < 0) {
-        /* The handle exists and must be closed; the caller sees NULL only. */
-        t->cbs.on_close = NULL;
-        timer_begin_close(t);
-        return NULL;
-    }
+    cs__watch_init(&t->w, (uv_handle_t *)&t->uv, cbs != NULL ? cbs->on_close : NULL, ctx);
+    t->on_fire = cbs != NULL ? cbs->on_fire : NULL;
+    t->repeat_ms = repeat_ms;
+    if (uv_timer_start(&t->uv, timer_fired, timeout_ms, repeat_ms) < 0)
+        return cs__watch_abandon(&t->w);
     return t;
 }
 
 void cs_timer_reset(cs_timer *timer, uint64_t timeout_ms)
 {
-    if (timer == NULL || timer->closing)
+    if (timer == NULL || timer->w.closing)
         return;
     /* uv_timer_start on an active timer restarts it. */
     uv_timer_start(&timer->uv, timer_fired, timeout_ms, timer->repeat_ms);
@@ -76,5 +46,5 @@ void cs_timer_reset(cs_timer *timer, uint64_t timeout_ms)
 void cs_timer_close(cs_timer *timer)
 {
     if (timer != NULL)
-        timer_begin_close(timer);
+        cs__watch_close(&timer->w);
 }

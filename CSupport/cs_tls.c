@@ -1,6 +1,4 @@
-/*
- * cs_tls.c — bodies of the OpenSSL macro shims declared in cs_tls.h.
- */
+/* cs_tls.c — bodies of the OpenSSL macro shims declared in cs_tls.h. */
 #include "cs_tls.h"
 
 int cs_ssl_set_sni(SSL *ssl, const char *name)

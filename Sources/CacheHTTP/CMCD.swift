@@ -77,11 +77,7 @@ package struct CMCD: Sendable, Equatable {
     package static func parse(payload: String) -> CMCD {
         var result = CMCD()
         let bytes = Array(payload.utf8)
-        guard bytes.count <= maxPayloadBytes else {
-            result.malformed = 1
-            return result
-        }
-        result.read(bytes[...])
+        if bytes.count > maxPayloadBytes { result.malformed = 1 } else { result.read(bytes[...]) }
         return result
     }
 
@@ -113,12 +109,7 @@ package struct CMCD: Sendable, Equatable {
             let key = rest[rest.startIndex..<keyEnd]
             rest = rest[keyEnd...]
             var value: ArraySlice<UInt8>?
-            if rest.first == UInt8(ascii: "=") {
-                rest = rest.dropFirst()
-                let (raw, after) = Self.member(rest)
-                value = raw
-                rest = after
-            }
+            if rest.first == UInt8(ascii: "=") { (value, rest) = Self.member(rest.dropFirst()) }
             rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
             if key.isEmpty || !(rest.isEmpty || rest.first == UInt8(ascii: ",")) {
                 malformed += 1
@@ -159,11 +150,7 @@ package struct CMCD: Sendable, Equatable {
             if !keyBytes.contains(UInt8(ascii: "-")) { malformed += 1 }
             return
         }
-        guard let parsed = Self.value(value, as: key.type) else {
-            malformed += 1
-            return
-        }
-        values[key] = parsed
+        if let parsed = Self.value(value, as: key.type) { values[key] = parsed } else { malformed += 1 }
     }
 
     static func value(_ raw: ArraySlice<UInt8>?, as type: CMCDType) -> CMCDValue? {

@@ -42,9 +42,7 @@ package struct CacheControl: Sendable, Equatable {
     }
 
     package init(values: [String]) {
-        for value in values {
-            for d in CacheControl.directives(value) { apply(d.name, d.value) }
-        }
+        for d in values.flatMap(CacheControl.directives) { apply(d.name, d.value) }
     }
 
     /// Cache-Control, or `Pragma: no-cache` without it (§5.4, for HTTP/1.0 clients).

@@ -60,15 +60,10 @@ package enum Freshness {
         if let s = cc.sharedMaxAge { return FreshnessLifetime(seconds: s, source: .sharedMaxAge) }
         if let s = cc.maxAge { return FreshnessLifetime(seconds: s, source: .maxAge) }
         let date = dateValue(headers, responseTime: responseTime)
-        if !directives.isTargeted {
-            let expires = headers.values("Expires")
-            if !expires.isEmpty {
-                let parsed = expires.map(HTTPDate.epochSeconds)
-                guard let first = parsed[0], parsed.allSatisfy({ $0 == first }) else {
-                    return FreshnessLifetime(seconds: 0, source: .expires)
-                }
-                return FreshnessLifetime(seconds: max(0, first - date), source: .expires)
-            }
+        let expires = directives.isTargeted ? [] : headers.values("Expires").map(HTTPDate.epochSeconds)
+        if let first = expires.first {
+            let agreed = first.flatMap { f in expires.allSatisfy { $0 == f } ? f : nil }
+            return FreshnessLifetime(seconds: agreed.map { max(0, $0 - date) } ?? 0, source: .expires)
         }
         guard Storability.cacheableByDefault.contains(status) else { return FreshnessLifetime(seconds: 0, source: .none) }
         let cap = max(0, options.heuristicCap)

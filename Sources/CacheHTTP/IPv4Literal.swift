@@ -18,14 +18,11 @@ package enum IPv4Literal {
     private static func number<C: Collection>(_ bytes: C) -> UInt64? where C.Element == UInt8 {
         var digits = bytes[...]
         guard !digits.isEmpty else { return nil }
-        var radix: UInt64 = 10
-        if digits.count >= 2, digits.first == UInt8(ascii: "0"),
-           digits.dropFirst().first.map({ $0 | 0x20 == UInt8(ascii: "x") }) == true {
+        var radix: UInt64 = digits.count >= 2 && digits.first == UInt8(ascii: "0") ? 8 : 10
+        if radix == 8, digits.dropFirst().first.map({ $0 | 0x20 == UInt8(ascii: "x") }) == true {
             radix = 16
             digits = digits.dropFirst(2)
             guard !digits.isEmpty else { return nil }
-        } else if digits.count >= 2, digits.first == UInt8(ascii: "0") {
-            radix = 8
         }
         var value: UInt64 = 0
         for byte in digits {

@@ -26,14 +26,10 @@ package enum LoopbackHost {
 
     /// Nil for other spellings than `127.0.0.1` or `localhost`, any case, optional `:port`.
     private static func commonForm(_ bytes: String.UTF8View) -> Bool? {
-        var rest = bytes[...]
-        if rest.starts(with: "127.0.0.1".utf8) {
-            rest = rest.dropFirst(9)
-        } else if rest.count >= 9, rest.prefix(9).map({ $0 | 0x20 }).elementsEqual("localhost".utf8) {
-            rest = rest.dropFirst(9)
-        } else {
-            return nil
-        }
+        guard bytes.starts(with: "127.0.0.1".utf8)
+                || (bytes.count >= 9 && bytes.prefix(9).map({ $0 | 0x20 }).elementsEqual("localhost".utf8))
+        else { return nil }
+        let rest = bytes.dropFirst(9)
         if rest.isEmpty { return true }
         guard rest.first == UInt8(ascii: ":") else { return nil }
         let port = rest.dropFirst()

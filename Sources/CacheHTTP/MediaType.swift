@@ -3,12 +3,8 @@
 package func bareMediaType(_ contentType: String) -> String {
     var text = contentType
     return text.withUTF8 { u in
-        var hi = u.firstIndex(of: UInt8(ascii: ";")) ?? u.count
-        var lo = 0
-        while lo < hi, ASCII.isOWS(u[lo]) { lo += 1 }
-        while hi > lo, ASCII.isOWS(u[hi - 1]) { hi -= 1 }
-        let bare = UnsafeBufferPointer(rebasing: u[lo..<hi])
-        if lo == 0, hi == u.count, !bare.contains(where: { ASCII.lower($0) != $0 }) { return contentType }
+        let bare = u[..<(u.firstIndex(of: UInt8(ascii: ";")) ?? u.count)].trimmingOWS()
+        if bare.count == u.count, !bare.contains(where: { ASCII.lower($0) != $0 }) { return contentType }
         return String(decoding: bare.map(ASCII.lower), as: UTF8.self)
     }
 }

@@ -29,13 +29,6 @@ package struct OriginURL: Sendable, Equatable {
     /// Normalized: no fragment, no default port.
     package var string: String { scheme + "://" + hostHeader + pathAndQuery }
 
-    private init(scheme: String, host: String, port: Int, pathAndQuery: String) {
-        self.scheme = scheme
-        self.host = host
-        self.port = port
-        self.pathAndQuery = pathAndQuery
-    }
-
     /// Absolute http(s) with a host; no userinfo, whitespace or controls. Drops the fragment.
     package static func parse(_ s: String) -> OriginURL? {
         var copy = s

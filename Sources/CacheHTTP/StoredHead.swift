@@ -21,9 +21,7 @@ package struct StoredHead: Sendable, Equatable {
         var headers = Intermediary.removingHopByHop(response.headers)
         let cc = ResponseDirectives(response.headers, options: options).cacheControl
         let dropped = Set(cc.privateFields + cc.noCacheFields)
-        if !dropped.isEmpty {
-            headers.fields.removeAll { dropped.contains(ASCII.lowercased($0.name)) }
-        }
+        if !dropped.isEmpty { headers.fields.removeAll { dropped.contains(ASCII.lowercased($0.name)) } }
         self.init(status: response.status, headers: headers, requestTime: requestTime,
                   responseTime: responseTime)
     }

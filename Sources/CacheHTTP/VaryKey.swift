@@ -39,8 +39,7 @@ package struct VaryKey: Sendable, Hashable {
 
     package static func matches(storedKey: VaryKey?, storedResponseHeaders: HTTPHeaders,
                                 request: HTTPHeaders) -> Bool {
-        guard let storedKey, let key = VaryKey(vary: storedResponseHeaders, request: request) else { return false }
-        return key == storedKey
+        storedKey != nil && VaryKey(vary: storedResponseHeaders, request: request) == storedKey
     }
 
     /// "name: value" lines ("name" when absent): unambiguous, as values hold no line breaks.

@@ -46,9 +46,7 @@ package struct DescriptorBudget: Sendable, Equatable, CustomStringConvertible {
         guard let dir = opendir("/proc/self/fd") else { return 64 }
         defer { closedir(dir) }
         var count = 0
-        while let entry = readdir(dir) {
-            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
-        }
+        while let entry = readdir(dir) { count += entry.pointee.d_name.0 == UInt8(ascii: ".") ? 0 : 1 }
         return max(0, count - 1)
     }
 

@@ -10,46 +10,32 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
 
     package var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        return withSockaddr { address in
-            if isIPv6 {
-                return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                    var a = v6.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
-                    return "[\(String(cChars: buffer))]:\(UInt16(bigEndian: v6.pointee.sin6_port))"
-                }
-            }
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var a = v4.pointee.sin_addr
-                inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
-                return "\(String(cChars: buffer)):\(UInt16(bigEndian: v4.pointee.sin_port))"
-            }
-        }
+        inet_ntop(isIPv6 ? AF_INET6 : AF_INET, addressBytes, &buffer, socklen_t(buffer.count))
+        let host = String(cChars: buffer)
+        return isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// Host byte order.
+    /// Host byte order (sin_port and sin6_port share their offset).
     package var port: Int {
-        withSockaddr { address in
-            isIPv6 ? address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
-                : address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-        }
+        let at = MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!
+        let raw = withUnsafeBytes(of: storage) { $0.loadUnaligned(fromByteOffset: at, as: UInt16.self) }
+        return Int(UInt16(bigEndian: raw))
     }
 
     /// 127.0.0.0/8, ::1, the unspecified addresses, and their IPv4-mapped forms.
     package var isThisMachine: Bool {
-        withSockaddr { address in
-            if isIPv6 {
-                return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                    let bytes = withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) }
-                    if bytes[0..<15].allSatisfy({ $0 == 0 }) { return bytes[15] <= 1 }  // :: and ::1
-                    let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-                    return mapped && (bytes[12] == 127 || bytes[12...].allSatisfy { $0 == 0 })
-                }
-            }
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                let value = UInt32(bigEndian: v4.pointee.sin_addr.s_addr)
-                return value == 0 || value >> 24 == 127
-            }
-        }
+        let bytes = addressBytes
+        guard isIPv6 else { return bytes[0] == 127 || bytes.allSatisfy { $0 == 0 } }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) { return bytes[15] <= 1 }  // :: and ::1
+        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        return mapped && (bytes[12] == 127 || bytes[12...].allSatisfy { $0 == 0 })
+    }
+
+    /// Network order: 4 bytes, 16 for IPv6.
+    private var addressBytes: [UInt8] {
+        let at = isIPv6 ? MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!
+            : MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!
+        return withUnsafeBytes(of: storage) { Array($0[at..<(at + (isIPv6 ? 16 : 4))]) }
     }
 
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>) -> R) -> R {

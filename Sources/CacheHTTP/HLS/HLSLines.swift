@@ -53,10 +53,7 @@ enum HLSLineKind {
 enum HLSBytes {
     @inline(__always)
     static func trimmed(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Range<Int> {
-        var lo = r.lowerBound, hi = r.upperBound
-        while lo < hi, ASCII.isOWS(b[lo]) { lo += 1 }
-        while hi > lo, ASCII.isOWS(b[hi - 1]) { hi -= 1 }
-        return lo..<hi
+        b[r].trimmingOWS().indices
     }
 
     @inline(__always)

@@ -26,28 +26,13 @@ package struct HLSKey: Sendable, Equatable {
     package var method: HLSKeyMethod
     package var uri: String?  // absolute when http(s); `skd://…`, `data:…` as written. nil for NONE
     package var iv: [UInt8]?
-    package var keyFormat: String  // KEYFORMAT, "identity" when absent
+    package var keyFormat = "identity"  // KEYFORMAT, "identity" when absent
     package var keyFormatVersions: String?
-
-    package init(method: HLSKeyMethod, uri: String? = nil, iv: [UInt8]? = nil,
-                 keyFormat: String = "identity", keyFormatVersions: String? = nil) {
-        self.method = method
-        self.uri = uri
-        self.iv = iv
-        self.keyFormat = keyFormat
-        self.keyFormatVersions = keyFormatVersions
-    }
 
     /// The tag's IV, else the media sequence number, 128-bit big-endian (RFC 8216bis §5.2).
     package func iv(forMediaSequence sequence: Int) -> [UInt8] {
-        if let iv { return iv }
-        var out = [UInt8](repeating: 0, count: 16)
-        var v = UInt64(truncatingIfNeeded: sequence)
-        for i in stride(from: 15, through: 8, by: -1) {
-            out[i] = UInt8(truncatingIfNeeded: v)
-            v >>= 8
-        }
-        return out
+        iv ?? [UInt8](repeating: 0, count: 8)
+            + withUnsafeBytes(of: UInt64(truncatingIfNeeded: sequence).bigEndian, Array.init)
     }
 }
 
