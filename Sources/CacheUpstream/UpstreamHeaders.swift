@@ -17,13 +17,10 @@ package enum UpstreamHeaders {
     /// The client's fields to send on: `defaultForwarded`, CMCD telemetry (meant for the
     /// delivery side) and `extra` (lowercased), never a reserved or Connection-named one.
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
-        let hopByHop = Set(client.values("connection").flatMap { $0.split(separator: ",") }.map { token in
-            String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
-        })
         var out = HTTPHeaders()
         for field in client {
             let name = field.name.lowercased()
-            guard !reserved.contains(name), !hopByHop.contains(name),
+            guard !reserved.contains(name), !client.hasToken(name, in: "Connection"),
                   defaultForwarded.contains(name) || extra.contains(name) || CMCD.fieldNames.contains(name) else { continue }
             out.add(field.name, field.value)
         }
