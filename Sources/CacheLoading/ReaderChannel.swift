@@ -101,10 +101,13 @@ package final class ReaderChannel: @unchecked Sendable {
     }
 
     /// The async form of `content(deadline:)`.
-    package func content() async throws(ReaderWaitError) -> ReaderContent { try await suspendFor(contentLocked) }
+    package func content() async throws(ReaderWaitError) -> ReaderContent {
+        try await suspendFor(contentLocked)
+    }
 
     /// `attempt`'s answer, tried under the lock until it gives one, waiting until `deadline` between tries.
-    private func waitFor<T>(_ deadline: UInt64?, _ attempt: () throws(ReaderWaitError) -> T?) throws(ReaderWaitError) -> T {
+    private func waitFor<T>(_ deadline: UInt64?,
+                            _ attempt: () throws(ReaderWaitError) -> T?) throws(ReaderWaitError) -> T {
         try locked { () throws(ReaderWaitError) -> T in
             while true {
                 if let answer = try attempt() { return answer }
@@ -114,9 +117,12 @@ package final class ReaderChannel: @unchecked Sendable {
     }
 
     /// As `waitFor`, suspending for the next change between tries.
-    private func suspendFor<T>(_ attempt: () throws(ReaderWaitError) -> T?) async throws(ReaderWaitError) -> T {
+    private func suspendFor<T>(_ attempt: () throws(ReaderWaitError) -> T?)
+        async throws(ReaderWaitError) -> T {
         while true {
-            let step = try locked { () throws(ReaderWaitError) -> (answer: T?, seen: Int) in (try attempt(), changes) }
+            let step = try locked { () throws(ReaderWaitError) -> (answer: T?, seen: Int) in
+                (try attempt(), changes)
+            }
             if let answer = step.answer { return answer }
             await suspend(seen: step.seen)
             if Task.isCancelled { throw .canceled }

@@ -15,7 +15,7 @@ protocol PreloadFetchOwner: AnyObject {
 }
 
 extension PreloadFetchOwner {
-    /// By default nothing is pinned (prefetched and hinted entries are ordinary ones) and progress is not followed.
+    /// By default nothing is pinned (prefetched and hinted entries are ordinary) and progress is unheard.
     var holder: String? { nil }
     func sizeKnown(_ bytes: Int64?, cached: Int64) {}
     func bytesFetched(_ count: Int64) {}
