@@ -1,8 +1,6 @@
-
-/// What stands between the cached (origin's) bytes and what a client gets, chosen once
-/// per response or reader range: `decrypt` maps 1:1 over cipher blocks (lengths and
-/// ranges kept); `rewriteManifest` rewrites the whole body, the client's range applying
-/// to the output. Loop thread only (a decryptor carries partial blocks).
+/// What stands between the cached (origin's) bytes and what a client gets, chosen once per response or reader
+/// range: `decrypt` maps 1:1 over cipher blocks (lengths, ranges kept); `rewriteManifest` rewrites the whole
+/// body, the client's range applying to the output. Loop thread only (a decryptor carries partial blocks).
 package enum BodyTransform {
     case none
     case decrypt(DecryptTransform)

@@ -1,9 +1,8 @@
 import CacheIO
 
-/// The inflate step of a whole-body rewrite of a body stored gzip (`Content-Encoding: gzip`, as object stores
-/// serve playlists): inflate, rewrite, deflate again so the stored head's coding still holds. The work is
-/// bounded by the output: inflating stops at `cap` bytes (a deflate stream expands at most ~1032:1, so the
-/// time is bounded too). Callers run it off the loop whatever the compressed size (`BodySource`).
+/// A whole-body rewrite of a body stored gzip (as object stores serve playlists): inflate, rewrite, deflate
+/// again so the stored coding holds. Inflating stops at `cap` bytes (deflate expands at most ~1032:1, so the
+/// time is bounded too); callers run it off the loop whatever the compressed size (`BodySource`).
 package enum GzipRewrite {
     package enum Outcome: Sendable, Equatable {
         /// The bytes to serve: gzip again, or the input when the rewrite changed nothing.

@@ -8,9 +8,8 @@ enum ReuseAction: Equatable {
     case serve
     /// Serve it, and revalidate in the background (RFC 5861 stale-while-revalidate).
     case serveAndRevalidate
-    /// Ask the origin first (a conditional request): for the request's
-    /// directives (`byRequest`, Cache-Status `fwd=request`) or for the stored
-    /// response's state: stale, its own no-cache, invalidated (`fwd=stale`).
+    /// Ask the origin first (a conditional request): for the request's directives (`byRequest`, Cache-Status
+    /// `fwd=request`) or for the stored response's state: stale, its own no-cache, invalidated (`fwd=stale`).
     case revalidate(byRequest: Bool)
     /// only-if-cached and the stored response is not usable: 504.
     case refuse

@@ -1,4 +1,3 @@
-import Glibc
 import CacheIO
 import CacheStorage
 
@@ -23,18 +22,13 @@ package struct PlainHit: Sendable {
     /// With its body read; nil when encrypted, over `limit`, or the read fails or is short.
     package func withBody(limit: Int) -> PlainHit? {
         guard !file.isEncrypted, let total = info.totalLength, total > 0, total <= Int64(limit) else { return nil }
-        var read = 0
+        var read = false
         // Uninitialized: zeroing 32 KiB first cost as much as the read.
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(total)) { buffer, count in
-            while read < buffer.count {
-                let n = pread(file.fd, buffer.baseAddress! + read, buffer.count - read, off_t(read))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                read += n
-            }
-            count = read
+            read = file.read(0..<total, into: UnsafeMutableRawBufferPointer(buffer)) != nil
+            count = read ? Int(total) : 0
         }
-        guard read == Int(total) else { return nil }
+        guard read else { return nil }
         return PlainHit(info: info, middle: middle, file: file, lease: lease, second: second, epoch: epoch,
                         transparentTTL: transparentTTL, body: bytes)
     }

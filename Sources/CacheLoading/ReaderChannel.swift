@@ -72,12 +72,7 @@ package final class ReaderChannel: @unchecked Sendable {
 
     /// The content info, waiting until `deadline` (monotonic ns; nil: forever).
     package func content(deadline: UInt64?) throws(ReaderWaitError) -> ReaderContent {
-        try locked { () throws(ReaderWaitError) -> ReaderContent in
-            while true {
-                if let content = try contentLocked() { return content }
-                try waitLocked(deadline)
-            }
-        }
+        try waitFor(deadline, contentLocked)
     }
 
     /// The content, or nil after asking the loop for it.
@@ -96,34 +91,39 @@ package final class ReaderChannel: @unchecked Sendable {
     /// until `deadline` (monotonic ns; nil: forever) when none are there yet.
     package func read(into: UnsafeMutableRawBufferPointer, deadline: UInt64?) throws(ReaderWaitError) -> Int {
         guard into.count > 0 else { return 0 }
-        return try locked { () throws(ReaderWaitError) -> Int in
-            while true {
-                if let count = try takeLocked(into) { return count }
-                try waitLocked(deadline)
-            }
-        }
+        return try waitFor(deadline) { () throws(ReaderWaitError) in try takeLocked(into) }
     }
 
     /// The async form of `read(into:deadline:)`: suspends instead of blocking.
     package func read(into: UnsafeMutableRawBufferPointer) async throws(ReaderWaitError) -> Int {
         guard into.count > 0 else { return 0 }
-        while true {
-            let step = try locked { () throws(ReaderWaitError) -> (count: Int?, seen: Int) in
-                (try takeLocked(into), changes)
-            }
-            if let count = step.count { return count }
-            await suspend(seen: step.seen)
-            if Task.isCancelled { throw .canceled }
-        }
+        return try await suspendFor { () throws(ReaderWaitError) in try takeLocked(into) }
     }
 
     /// The async form of `content(deadline:)`.
     package func content() async throws(ReaderWaitError) -> ReaderContent {
-        while true {
-            let step = try locked { () throws(ReaderWaitError) -> (content: ReaderContent?, seen: Int) in
-                (try contentLocked(), changes)
+        try await suspendFor(contentLocked)
+    }
+
+    /// `attempt`'s answer, tried under the lock until it gives one, waiting until `deadline` between tries.
+    private func waitFor<T>(_ deadline: UInt64?,
+                            _ attempt: () throws(ReaderWaitError) -> T?) throws(ReaderWaitError) -> T {
+        try locked { () throws(ReaderWaitError) -> T in
+            while true {
+                if let answer = try attempt() { return answer }
+                try waitLocked(deadline)
             }
-            if let content = step.content { return content }
+        }
+    }
+
+    /// As `waitFor`, suspending for the next change between tries.
+    private func suspendFor<T>(_ attempt: () throws(ReaderWaitError) -> T?)
+        async throws(ReaderWaitError) -> T {
+        while true {
+            let step = try locked { () throws(ReaderWaitError) -> (answer: T?, seen: Int) in
+                (try attempt(), changes)
+            }
+            if let answer = step.answer { return answer }
             await suspend(seen: step.seen)
             if Task.isCancelled { throw .canceled }
         }
@@ -149,12 +149,7 @@ package final class ReaderChannel: @unchecked Sendable {
         }
     }
 
-    private func wake(_ id: Int) {
-        pthread_mutex_lock(mutex)
-        let continuation = waiters.removeValue(forKey: id)
-        pthread_mutex_unlock(mutex)
-        continuation?.resume()
-    }
+    private func wake(_ id: Int) { (try? locked { waiters.removeValue(forKey: id) })?.resume() }
 
     /// Bytes, end or failure: nil when the consumer must wait (demand is then posted).
     private func takeLocked(_ into: UnsafeMutableRawBufferPointer) throws(ReaderWaitError) -> Int? {

@@ -110,14 +110,11 @@ package struct ResponsePlan: Equatable, Sendable {
 
     /// Stored fields as head lines, without the plan's own fields and Age.
     package static func replayedLines(_ fields: HTTPHeaders) -> [UInt8] {
-        var lines: [UInt8] = []
+        var lines = HeadBuilder(fieldsCapacity: 256)
         for field in fields where !ownFields.contains(field.name.lowercased()) && field.name.lowercased() != "age" {
-            lines.append(contentsOf: field.name.utf8)
-            lines.append(contentsOf: ": ".utf8)
-            lines.append(contentsOf: field.value.utf8)
-            lines.append(contentsOf: "\r\n".utf8)
+            lines.add(name: field.name, field.value)
         }
-        return lines
+        return lines.bytes
     }
 
     static let ownFields: Set<String> = [

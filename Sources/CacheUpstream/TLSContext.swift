@@ -34,9 +34,7 @@ package final class TLSContext: @unchecked Sendable {
     static func drainErrors() -> String {
         var messages: [String] = []
         var buffer = [CChar](repeating: 0, count: 256)
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
+        while case let code = ERR_get_error(), code != 0 {
             ERR_error_string_n(code, &buffer, buffer.count)
             messages.append(String(cChars: buffer))
         }

@@ -85,8 +85,7 @@ final class TLSSession {
                 guard deliver(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(count)])) else { return .wantsInput }
                 continue
             }
-            let code = SSL_get_error(ssl, count)
-            switch code {
+            switch SSL_get_error(ssl, count) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantsInput
             case SSL_ERROR_ZERO_RETURN: return .done
             default: return .failed(.tls("reading from \(host): \(TLSContext.drainErrors())"))

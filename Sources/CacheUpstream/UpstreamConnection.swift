@@ -2,10 +2,9 @@ import CacheHTTP
 import CacheIO
 
 /// One keep-alive connection to an origin, one exchange at a time; loop thread only, kept alive by its stream
-/// until it closes. A thin driver of the state machine: events raised while performing actions (a cancel, a
-/// pause, a redirect, a close) are queued and fed after the current list, never re-entrantly. A resumed TLS
-/// stream hands over decrypted bytes from inside the call, so it is resumed only once the queue is empty (fed
-/// in place, not copied).
+/// until it closes. Drives the state machine: events raised while acting (cancel, pause, redirect, close) are
+/// queued and fed after the current list, never re-entrantly. A resumed TLS stream hands over decrypted bytes
+/// inside the call, so it resumes only once the queue is empty (fed in place, not copied).
 final class UpstreamConnection: UpstreamStreamDelegate {
     private typealias Machine = UpstreamConnectionStateMachine
 

@@ -219,10 +219,8 @@ struct UpstreamConnectionStateMachine {
     /// The task let go: a half-read response is not reused; a completed one leaves the connection idle.
     mutating func abandon(into actions: inout [Action]) {
         switch state {
-        case .idle, .new, .closed:
-            break
-        case .connecting, .awaitingHead, .headDelivered, .body:
-            close(into: &actions)
+        case .idle, .new, .closed: break
+        case .connecting, .awaitingHead, .headDelivered, .body: close(into: &actions)
         }
     }
 

@@ -17,13 +17,10 @@ package enum UpstreamHeaders {
     /// The client's fields to send on: `defaultForwarded`, CMCD telemetry (meant for the
     /// delivery side) and `extra` (lowercased), never a reserved or Connection-named one.
     package static func forwarded(from client: HTTPHeaders, extra: [String]) -> HTTPHeaders {
-        let hopByHop = Set(client.values("connection").flatMap { $0.split(separator: ",") }.map { token in
-            String(token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
-        })
         var out = HTTPHeaders()
         for field in client {
             let name = field.name.lowercased()
-            guard !reserved.contains(name), !hopByHop.contains(name),
+            guard !reserved.contains(name), !client.hasToken(name, in: "Connection"),
                   defaultForwarded.contains(name) || extra.contains(name) || CMCD.fieldNames.contains(name) else { continue }
             out.add(field.name, field.value)
         }
@@ -123,43 +120,34 @@ package enum UpstreamHeaders {
             sameOrigin || !credentials.contains { HTTPHeaders.sameName($0, name) }
         }
         // Written straight into bytes: this runs for every origin request.
-        var out: [UInt8] = []
-        out.reserveCapacity(512 + (body?.count ?? 0))
-        func line(_ name: String, _ value: String) {
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: value.utf8)
-            out.append(contentsOf: "\r\n".utf8)
-        }
-        out.append(contentsOf: method.utf8)
-        out.append(UInt8(ascii: " "))
+        var head = HeadBuilder(fieldsCapacity: 512)
         let target = absoluteForm ? url.string : url.pathAndQuery
         // `--strip-cmcd`: the player's telemetry stays here (query argument and fields).
         let strip = configuration.stripsCMCD
-        out.append(contentsOf: (strip ? QueryFilter.removing(QueryFilter.playerTelemetry, from: target) : target).utf8)
-        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
-        line("Host", url.hostHeader)
+        let path = strip ? QueryFilter.removing(QueryFilter.playerTelemetry, from: target) : target
+        head.append(lines: Array("\(method) \(path) HTTP/1.1\r\n".utf8))
+        head.add("Host", url.hostHeader)
         var hasUserAgent = false
         for (name, value) in configuration.extraHeaders where allowed(name) {
-            line(name, value)
+            head.add(name: name, value)
             if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
         for (name, value) in headers where allowed(name) {
             if strip && CMCD.isFieldName(name) { continue }
             guard !configuration.extraHeaders.contains(where: { HTTPHeaders.sameName($0.name, name) }) else { continue }
-            line(name, value)
+            head.add(name: name, value)
             if HTTPHeaders.sameName(name, "User-Agent") { hasUserAgent = true }
         }
-        if !hasUserAgent { line("User-Agent", configuration.userAgent) }
+        if !hasUserAgent { head.add("User-Agent", configuration.userAgent) }
         // Offsets must mean what they mean in the stored file: a coding is asked for only
         // with a transparent client's Accept-Encoding (stored with it, ranges encoded).
-        if !headers.contains("Accept-Encoding") { line("Accept-Encoding", "identity") }
+        if !headers.contains("Accept-Encoding") { head.add("Accept-Encoding", "identity") }
         // A body goes with its length, as does an empty one of a method that usually has one.
         if let body, !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
-            line("Content-Length", String(body.count))
+            head.add("Content-Length", decimal: Int64(body.count))
         }
-        line("Connection", "keep-alive")
-        out.append(contentsOf: "\r\n".utf8)
+        head.add("Connection", "keep-alive")
+        var out = head.finish()
         if let body { out.append(contentsOf: body) }
         return out
     }

@@ -74,12 +74,6 @@ package struct PrefetchPlan {
         var pausedAt: Int?
         var lastUsed: Int64
 
-        init(_ rendition: PrefetchRendition, now: Int64) {
-            self.rendition = rendition
-            lastUsed = now
-            index()
-        }
-
         mutating func index() {
             positions = [:]
             positions.reserveCapacity(rendition.segments.count)
@@ -218,18 +212,10 @@ package struct PrefetchPlan {
 
     /// The rendition is no longer played: its fetches stop, its place is forgotten.
     private mutating func stopPlaying(_ id: String) -> [Action] {
-        guard var track = tracks[id] else { return [] }
-        let hadRunning = !track.running.isEmpty
-        track.position = nil
-        track.streak = 0
-        track.ahead = -1
-        track.running.removeAll()
-        track.needsFetched.removeAll()
-        track.unused.removeAll()
-        track.pausedAt = nil
-        tracks[id] = track
+        guard let track = tracks[id] else { return [] }
+        tracks[id] = Track(rendition: track.rendition, positions: track.positions, lastUsed: track.lastUsed)
         if playing[track.rendition.family.group] == id { playing[track.rendition.family.group] = nil }
-        return hadRunning ? [.stop(rendition: id)] : []
+        return track.running.isEmpty ? [] : [.stop(rendition: id)]
     }
 
     private mutating func expire(now: Int64) -> [Action] {
@@ -268,7 +254,9 @@ package struct PrefetchPlan {
                 actions += stopPlaying(rendition.id)
             }
         } else {
-            tracks[rendition.id] = Track(rendition, now: now)
+            var track = Track(rendition: rendition, lastUsed: now)
+            track.index()
+            tracks[rendition.id] = track
             actions += letGoOfOldest()
         }
         for segment in rendition.segments { owners[segment.url] = rendition.id }

@@ -226,16 +226,11 @@ final class PrefetchTask: PreloadFetchOwner {
         self.prefetcher = prefetcher
     }
 
-    /// Prefetched entries are ordinary ones: never pinned.
-    var holder: String? { nil }
-
     func sizeKnown(_ bytes: Int64?, cached: Int64) {
         size = bytes
         self.cached = cached
         prefetcher.headKnown(self)
     }
-
-    func bytesFetched(_ count: Int64) {}
 
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
         prefetcher.ended(self, outcome, finalURL: finalURL)

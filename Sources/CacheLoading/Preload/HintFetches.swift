@@ -24,8 +24,6 @@ final class HintFetches: PreloadFetchOwner {
 
     init(preloader: Preloader) { self.preloader = preloader }
 
-    var holder: String? { nil }
-
     /// `clientFields`, `separateEntry`: see `PreloadItem`.
     func fetch(_ hint: CMCDHint, clientFields: HTTPHeaders?, separateEntry: Bool) -> HintOutcome {
         let url = hint.url.string
@@ -56,9 +54,6 @@ final class HintFetches: PreloadFetchOwner {
         }
         pending.removeAll()
     }
-
-    func sizeKnown(_ bytes: Int64?, cached: Int64) {}
-    func bytesFetched(_ count: Int64) {}
 
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?) {
         guard let name = pending.first(where: { $0.value === fetch })?.key else { return }

@@ -14,6 +14,13 @@ protocol PreloadFetchOwner: AnyObject {
     func fetchEnded(_ fetch: PreloadFetch, _ outcome: Result<[UInt8]?, PreloadFailure>, finalURL: String?)
 }
 
+extension PreloadFetchOwner {
+    /// By default nothing is pinned (prefetched and hinted entries are ordinary) and progress is unheard.
+    var holder: String? { nil }
+    func sizeKnown(_ bytes: Int64?, cached: Int64) {}
+    func bytesFetched(_ count: Int64) {}
+}
+
 /// One item of a preload, on the preloader's loop: read through the engine as a client would (a player
 /// wanting the same bytes shares the download). The reading (`PreloadRead`) runs on the loop of the shard
 /// owning the item, reporting back through this loop's queue. Loop thread only.

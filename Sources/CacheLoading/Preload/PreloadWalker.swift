@@ -231,17 +231,13 @@ package struct PreloadWalker {
             if item.role == .mediaPlaylist { noteFailure(.playlist(url: item.url, .missingHeader)) }
             return
         }
-        let playlist: HLSPlaylist
         do {
-            playlist = try HLSPlaylist.parse(body, playlistURL: playlistURL)
+            switch try HLSPlaylist.parse(body, playlistURL: playlistURL) {
+            case .master(let master): walk(master)
+            case .media(let media): walk(media, url: item.url)
+            }
         } catch {
-            return noteFailure(.playlist(url: item.url, error))
-        }
-        switch playlist {
-        case .master(let master):
-            walk(master)
-        case .media(let media):
-            walk(media, url: item.url)
+            noteFailure(.playlist(url: item.url, error))
         }
     }
 

@@ -169,7 +169,7 @@ package final class Preloader {
     /// The status of a running or recently finished preload.
     package func status(_ id: Int) -> PreloadStatus? { runs[id]?.status ?? finished[id] }
 
-    private var hintsIfMade: HintFetches?
+    private lazy var hints = HintFetches(preloader: self)
     /// Hint (CMCD nor/nrr) fetches that ended, by whether they brought the object.
     package private(set) var hintsFetched: UInt64 = 0
     package private(set) var hintsFailed: UInt64 = 0
@@ -179,8 +179,7 @@ package final class Preloader {
     /// (its own entry) make it fetched and kept as its next request would be.
     package func fetchHint(_ hint: CMCDHint, clientFields: HTTPHeaders? = nil, separateEntry: Bool = false) -> HintOutcome {
         guard !closed else { return .dropped }
-        if hintsIfMade == nil { hintsIfMade = HintFetches(preloader: self) }
-        return hintsIfMade!.fetch(hint, clientFields: clientFields, separateEntry: separateEntry)
+        return hints.fetch(hint, clientFields: clientFields, separateEntry: separateEntry)
     }
 
     func hintEnded(_ url: String, _ outcome: Result<[UInt8]?, PreloadFailure>) {
@@ -197,7 +196,7 @@ package final class Preloader {
     /// Cancels every preload (the engine shuts down).
     package func closeAll() {
         closed = true
-        hintsIfMade?.cancelAll()
+        hints.cancelAll()
         for run in Array(runs.values) { run.send(.abort(.closed)) }
     }
 
