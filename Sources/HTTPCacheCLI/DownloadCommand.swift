@@ -178,11 +178,7 @@ struct DownloadAccess {
 
     private func cache() throws(HTTPCacheError) -> MediaCache {
         if let cache = opened.cache { return cache }
-        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
-        configuration.resumesDownloads = runsDownloads
-        if let maxCacheSize { configuration.maxCacheSize = maxCacheSize }
-        if let keyFile = folder.keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
-        let cache = try MediaCache(configuration: configuration)
+        let cache = try folder.open(maxCacheSize: maxCacheSize, resumesDownloads: runsDownloads)
         opened.cache = cache
         return cache
     }
