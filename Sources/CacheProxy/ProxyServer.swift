@@ -251,43 +251,20 @@ package final class ProxyServer {
     /// Every loop's counters, asked through their queues (`done` runs later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
-            var total = Figures()
+            var total = MetricsSnapshot(uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
+                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
             for figures in all { if let figures { total.add(figures) } }
-            var snapshot = total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
-                                                  cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
-                                                  uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                                                  accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops,
-                                                  hintsFetched: total.hintsFetched, hintsFailed: total.hintsFailed)
-            if let ledger = engine.group?.prefetchLedger { snapshot.prefetch = ledger.counts }
-            done(snapshot)
+            if let ledger = engine.group?.prefetchLedger { total.prefetch = ledger.counts }
+            done(total)
         }
     }
 
-    /// One loop's counts, as `/stats` adds them up.
-    struct Figures: Sendable {
-        var metrics = ProxyMetrics()
-        var connections = 0
-        var engine = EngineCounters()
-        var cacheBytes: Int64 = 0
-        var cacheEntries = 0
-        var hintsFetched: UInt64 = 0
-        var hintsFailed: UInt64 = 0
-
-        mutating func add(_ other: Figures) {
-            metrics.add(other.metrics)
-            connections += other.connections
-            engine.add(other.engine)
-            cacheBytes += other.cacheBytes
-            cacheEntries += other.cacheEntries
-            hintsFetched += other.hintsFetched
-            hintsFailed += other.hintsFailed
-        }
-    }
-
-    private var figures: Figures {
-        Figures(metrics: metrics, connections: connections.count, engine: loader.currentCounters,
-                cacheBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
-                hintsFetched: engine.preloaderIfMade?.hintsFetched ?? 0, hintsFailed: engine.preloaderIfMade?.hintsFailed ?? 0)
+    /// One loop's counts, as `/stats` adds them up (`MetricsSnapshot.add`).
+    private var figures: MetricsSnapshot {
+        MetricsSnapshot(proxy: metrics, engine: loader.currentCounters, openConnections: connections.count,
+                        cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
+                        hintsFetched: engine.preloaderIfMade?.hintsFetched ?? 0,
+                        hintsFailed: engine.preloaderIfMade?.hintsFailed ?? 0)
     }
 
     // MARK: work on other loops (admin, stats)
