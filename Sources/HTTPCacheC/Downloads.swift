@@ -30,16 +30,13 @@ private func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { S
     guard let handle = CacheHandle.from(cache), let url, let idOut else { return hcInvalid }
     let (name, variant, range) = (text(name), text(variant), text(range))
     let given = String(cString: url)
-    do throws(HTTPCacheError) {
+    return cResult { () throws(HTTPCacheError) in
         let info = try handle.cache.downloadCall {
             $0.add(url: given, name: name, variant: variant, duration: duration > 0 ? duration : (duration < 0 ? duration : nil),
                    range: range)
         }
         let bytes = Array(info.id.utf8.prefix(hcDownloadIDSize - 1)) + [0]
         for (index, byte) in bytes.enumerated() { idOut[index] = CChar(bitPattern: byte) }
-        return hcOK
-    } catch {
-        return error.cCode
     }
 }
 
