@@ -324,13 +324,14 @@ package final class ProxyServer {
         if let cmcd = record.cmcd { metrics.cmcd.record(cmcd) }
         guard let accessLog else { return }
         let now = WallClock.milliseconds()
-        accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
-                                        status: record.status, bytesSent: record.bytesSent,
-                                        bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
-                                        cacheStatus: record.cacheStatus.logWord,
-                                        durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
-                                        sessionID: record.cmcd?.string(.sessionID),
-                                        bufferLength: record.cmcd?.integer(.bufferLength)))
+        let entry = AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
+                                   status: record.status, bytesSent: record.bytesSent,
+                                   bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
+                                   cacheStatus: record.cacheStatus.logWord,
+                                   durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
+                                   sessionID: record.cmcd?.string(.sessionID),
+                                   bufferLength: record.cmcd?.integer(.bufferLength))
+        accessLog.append(line: entry.line())
     }
 
     /// Stops accepting and drops clients. The engine stays open.
