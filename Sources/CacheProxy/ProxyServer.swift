@@ -92,11 +92,8 @@ package final class ProxyServer {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
         }
-        if let home {
-            accessLog = home.accessLog
-        } else {
-            accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
-        }
+        accessLog = try home != nil ? home?.accessLog
+            : configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         adminToken = home?.adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
                                        sharedPort: configuration.loops > 1, first: home == nil) { [unowned self] socket in
