@@ -141,10 +141,6 @@ package final class AccessLogWriter: Sendable {
         pthread_detach(thread)
     }
 
-    package func append(_ entry: AccessLogEntry) {
-        append(line: entry.line())
-    }
-
     package func append(line: String) {
         let bytes = line.utf8.count + 1
         let signal = state.withLock { state -> Bool in

@@ -1,7 +1,6 @@
 import CacheHTTP
 import CacheIO
 
-
 extension ClientConnection {
     func handle(_ head: HTTPRequestHead, body: [UInt8]? = nil) {
         sentBefore = socket.bytesSent

@@ -66,9 +66,7 @@ final class DownloadEventStream: ActiveExchange {
     // MARK: ActiveExchange
 
     func socketDrained() {}
-
     func fill(_ record: inout ResponseRecord) { record.status = 200 }
-
     func release() { stopListening() }
 
     /// A stream's client never half-closes to go on reading (EventSource does not): its EOF means it

@@ -71,16 +71,6 @@ package struct ProxyMetrics: Sendable, Equatable {
 
     /// Body bytes sent to a client from the data file (hits and the cached part of partial answers).
     package mutating func addBytesFromCache(_ count: UInt64) { bytesFromCache &+= count }
-
-    /// A Sendable copy, with the figures other owners keep (origin counters, connections, cache size).
-    package func snapshot(engine: EngineCounters, openConnections: Int, cacheSizeBytes: Int64, cacheEntries: Int,
-                          uptimeSeconds: Double, accessLogDropped: UInt64 = 0, loops: Int = 1,
-                          hintsFetched: UInt64 = 0, hintsFailed: UInt64 = 0) -> MetricsSnapshot {
-        MetricsSnapshot(proxy: self, engine: engine, openConnections: openConnections,
-                        cacheSizeBytes: cacheSizeBytes, cacheEntries: cacheEntries,
-                        uptimeSeconds: uptimeSeconds, accessLogDropped: accessLogDropped, loops: loops,
-                        hintsFetched: hintsFetched, hintsFailed: hintsFailed)
-    }
 }
 
 /// Every metric at one instant; a value that can cross threads and be rendered.
@@ -103,6 +93,17 @@ package struct MetricsSnapshot: Sendable, Equatable {
 }
 
 extension MetricsSnapshot {
+    /// Adds another loop's counts; uptime, loops, the access log's and prefetch figures stay this one's.
+    mutating func add(_ loop: MetricsSnapshot) {
+        proxy.add(loop.proxy)
+        engine.add(loop.engine)
+        openConnections += loop.openConnections
+        cacheSizeBytes += loop.cacheSizeBytes
+        cacheEntries += loop.cacheEntries
+        hintsFetched += loop.hintsFetched
+        hintsFailed += loop.hintsFailed
+    }
+
     package var requestsTotal: UInt64 { proxy.requestsByStatus.values.reduce(0, &+) }
 
     /// HIT / (HIT + MISS + PARTIAL): how often a cacheable request needed no origin (BYPASS does not

@@ -92,11 +92,8 @@ package final class ProxyServer {
             engine.logger.notice("LAN mode: only signed proxy URLs are served; admin and stats to loopback peers only",
                                  metadata: ["host": "\(configuration.host)"])
         }
-        if let home {
-            accessLog = home.accessLog
-        } else {
-            accessLog = try configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
-        }
+        accessLog = try home != nil ? home?.accessLog
+            : configuration.accessLogPath.map { try AccessLogWriter(path: $0, logger: engine.logger) }
         adminToken = home?.adminToken ?? (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
         listener = try Listener.listen(on: loop, host: configuration.host, port: configuration.port,
                                        sharedPort: configuration.loops > 1, first: home == nil) { [unowned self] socket in
@@ -251,43 +248,20 @@ package final class ProxyServer {
     /// Every loop's counters, asked through their queues (`done` runs later, on this loop).
     func snapshot(_ done: @escaping (MetricsSnapshot) -> Void) {
         everyLoop({ server, answer in answer(server.figures) }) { [self] all in
-            var total = Figures()
+            var total = MetricsSnapshot(uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
+                                        accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops)
             for figures in all { if let figures { total.add(figures) } }
-            var snapshot = total.metrics.snapshot(engine: total.engine, openConnections: total.connections,
-                                                  cacheSizeBytes: total.cacheBytes, cacheEntries: total.cacheEntries,
-                                                  uptimeSeconds: Double(WallClock.milliseconds() - startedAt) / 1000,
-                                                  accessLogDropped: accessLog?.droppedLines ?? 0, loops: configuration.loops,
-                                                  hintsFetched: total.hintsFetched, hintsFailed: total.hintsFailed)
-            if let ledger = engine.group?.prefetchLedger { snapshot.prefetch = ledger.counts }
-            done(snapshot)
+            if let ledger = engine.group?.prefetchLedger { total.prefetch = ledger.counts }
+            done(total)
         }
     }
 
-    /// One loop's counts, as `/stats` adds them up.
-    struct Figures: Sendable {
-        var metrics = ProxyMetrics()
-        var connections = 0
-        var engine = EngineCounters()
-        var cacheBytes: Int64 = 0
-        var cacheEntries = 0
-        var hintsFetched: UInt64 = 0
-        var hintsFailed: UInt64 = 0
-
-        mutating func add(_ other: Figures) {
-            metrics.add(other.metrics)
-            connections += other.connections
-            engine.add(other.engine)
-            cacheBytes += other.cacheBytes
-            cacheEntries += other.cacheEntries
-            hintsFetched += other.hintsFetched
-            hintsFailed += other.hintsFailed
-        }
-    }
-
-    private var figures: Figures {
-        Figures(metrics: metrics, connections: connections.count, engine: loader.currentCounters,
-                cacheBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
-                hintsFetched: engine.preloaderIfMade?.hintsFetched ?? 0, hintsFailed: engine.preloaderIfMade?.hintsFailed ?? 0)
+    /// One loop's counts, as `/stats` adds them up (`MetricsSnapshot.add`).
+    private var figures: MetricsSnapshot {
+        MetricsSnapshot(proxy: metrics, engine: loader.currentCounters, openConnections: connections.count,
+                        cacheSizeBytes: engine.store.totalBytes, cacheEntries: engine.store.count,
+                        hintsFetched: engine.preloaderIfMade?.hintsFetched ?? 0,
+                        hintsFailed: engine.preloaderIfMade?.hintsFailed ?? 0)
     }
 
     // MARK: work on other loops (admin, stats)
@@ -347,13 +321,14 @@ package final class ProxyServer {
         if let cmcd = record.cmcd { metrics.cmcd.record(cmcd) }
         guard let accessLog else { return }
         let now = WallClock.milliseconds()
-        accessLog.append(AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
-                                        status: record.status, bytesSent: record.bytesSent,
-                                        bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
-                                        cacheStatus: record.cacheStatus.logWord,
-                                        durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
-                                        sessionID: record.cmcd?.string(.sessionID),
-                                        bufferLength: record.cmcd?.integer(.bufferLength)))
+        let entry = AccessLogEntry(time: now, client: record.client, method: record.method, target: record.target,
+                                   status: record.status, bytesSent: record.bytesSent,
+                                   bytesFromOrigin: record.bytesFromOrigin, cache: record.cache,
+                                   cacheStatus: record.cacheStatus.logWord,
+                                   durationMilliseconds: Double(WallClock.monotonicNanoseconds() - record.startedAt) / 1e6,
+                                   sessionID: record.cmcd?.string(.sessionID),
+                                   bufferLength: record.cmcd?.integer(.bufferLength))
+        accessLog.append(line: entry.line())
     }
 
     /// Stops accepting and drops clients. The engine stays open.

@@ -69,7 +69,6 @@ final class Tunnel: ActiveExchange, OriginTunnelDelegate {
     }
 
     func tunnelDidReachEOF() { drive(.peerFinished(.origin)) }
-
     func tunnelDidDrain() { drive(.drained(.origin)) }
 
     func tunnelDidClose() {

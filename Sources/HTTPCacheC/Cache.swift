@@ -36,20 +36,20 @@ final class CacheHandle: OpaqueHandle, Sendable {
     guard let out else { return hcInvalid }
     out.pointee = nil
     guard let handle = ConfigHandle.from(config) else { return hcInvalid }
-    let options = handle.value  // a copy
-    var logger = options.log.makeLogger()
+    let (settings, log) = (handle.settings, handle.log)  // copies: the hc_config may go at once
+    var logger = log.makeLogger()
     if let failure = handle.failure {
         // Checked before the folder is touched: nothing is created.
         logger.warning("hc_open: the configuration is unusable: an earlier hc_config_set failed: \(failure.message)")
         return failure.cCode
     }
-    guard !options.settings.configuration.cacheDirectory.isEmpty else {
+    guard !settings.configuration.cacheDirectory.isEmpty else {
         logger.warning("hc_open: the configuration has no \"cache-dir\"")
         return hcInvalid
     }
     do throws(HTTPCacheError) {
-        if let path = options.settings.logFile { logger = options.log.makeLogger(file: try LogFileSink(path: path)) }
-        let cache = try MediaCache(configuration: options.settings.configuration, logger: logger)
+        if let path = settings.logFile { logger = log.makeLogger(file: try LogFileSink(path: path)) }
+        let cache = try MediaCache(configuration: settings.configuration, logger: logger)
         out.pointee = CacheHandle(cache: cache, logger: logger).retainedPointer
         return hcOK
     } catch {

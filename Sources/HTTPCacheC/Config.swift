@@ -2,9 +2,13 @@
 import Glibc
 import HTTPCache
 
-/// The object behind an hc_config*. Used by one thread at a time (the header says so): no lock.
+/// The object behind an hc_config*: `ServeSettings` checked by `ServeOption` as set (a bad value fails at
+/// hc_config_set, not at hc_open), which hc_open copies. Used by one thread at a time (the header says so).
 final class ConfigHandle: OpaqueHandle {
-    var value = CConfiguration()
+    /// The library's defaults; an empty `cache-dir` means "not set" (hc_open needs one).
+    var settings = ServeSettings(cacheDirectory: "")
+    /// The callback of hc_config_set_log (or stderr) at its level; "log-level" sets the level too.
+    var log = LogTarget()
     /// The first hc_config_set that failed: a host that ignored its result (an unreadable key file, say)
     /// must not get a cache that runs without the setting, so hc_open refuses it with this error.
     private(set) var failure: HTTPCacheError?
@@ -31,8 +35,10 @@ final class ConfigHandle: OpaqueHandle {
         handle.record(HTTPCacheError(.invalidArgument, "hc_config_set: a NULL option or value"))
         return hcInvalid
     }
+    let name = String(cString: option)
     do throws(HTTPCacheError) {
-        try handle.value.set(String(cString: option), String(cString: value))
+        try handle.settings.set(name, String(cString: value))  // a refused value changes nothing
+        if name == "log-level" { handle.log.minLevel = LogTarget.cLevel(handle.settings.logLevel) }
         return hcOK
     } catch {
         handle.record(error)
@@ -46,7 +52,7 @@ final class ConfigHandle: OpaqueHandle {
 
 @c public func hc_config_set_log(_ config: OpaquePointer?, _ minLevel: Int32, _ function: HCLogFunction?,
                                  _ userdata: UnsafeMutableRawPointer?) {
-    ConfigHandle.from(config)?.value.log = function.map {
+    ConfigHandle.from(config)?.log = function.map {
         LogTarget(minLevel: min(max(minLevel, 0), 6), function: $0, userdata: userdata)
     } ?? LogTarget()
 }

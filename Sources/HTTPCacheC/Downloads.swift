@@ -3,27 +3,16 @@
 import CacheLoading
 import HTTPCache
 
-/// hc_download_status, at the C layout's offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
-struct HCDownloadStatus {
-    let info: DownloadInfo
-
-    func store(into out: UnsafeMutableRawPointer) {
-        let state = Int32(DownloadState.allCases.firstIndex(of: info.state) ?? 0)
-        out.storeBytes(of: state, toByteOffset: 0, as: Int32.self)
-        out.storeBytes(of: info.failure?.cCode ?? hcOK, toByteOffset: 4, as: Int32.self)
-        out.storeBytes(of: info.bytesDone, toByteOffset: 8, as: Int64.self)
-        out.storeBytes(of: info.bytesTotal ?? -1, toByteOffset: 16, as: Int64.self)
-        let ints = [info.totalIsEstimate ? 1 : 0, info.resourcesDone, info.resourcesTotal, info.segmentsDone, info.segmentsTotal]
-        for (index, value) in ints.enumerated() {
-            out.storeBytes(of: Int32(clamping: value), toByteOffset: 24 + 4 * index, as: Int32.self)
-        }
-    }
-
-    func withC(_ body: (UnsafeRawPointer) -> Void) {
-        withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { buffer in
-            store(into: buffer.baseAddress!)
-            body(UnsafeRawPointer(buffer.baseAddress!))
-        }
+/// Writes an hc_download_status at the C layout's offsets (ints 4 bytes, int64_t 8-aligned; 48 bytes).
+private func store(_ info: DownloadInfo, into out: UnsafeMutableRawPointer) {
+    let state = Int32(DownloadState.allCases.firstIndex(of: info.state) ?? 0)
+    out.storeBytes(of: state, toByteOffset: 0, as: Int32.self)
+    out.storeBytes(of: info.failure?.cCode ?? hcOK, toByteOffset: 4, as: Int32.self)
+    out.storeBytes(of: info.bytesDone, toByteOffset: 8, as: Int64.self)
+    out.storeBytes(of: info.bytesTotal ?? -1, toByteOffset: 16, as: Int64.self)
+    let ints = [info.totalIsEstimate ? 1 : 0, info.resourcesDone, info.resourcesTotal, info.segmentsDone, info.segmentsTotal]
+    for (index, value) in ints.enumerated() {
+        out.storeBytes(of: Int32(clamping: value), toByteOffset: 24 + 4 * index, as: Int32.self)
     }
 }
 
@@ -41,16 +30,13 @@ private func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { S
     guard let handle = CacheHandle.from(cache), let url, let idOut else { return hcInvalid }
     let (name, variant, range) = (text(name), text(variant), text(range))
     let given = String(cString: url)
-    do throws(HTTPCacheError) {
+    return cResult { () throws(HTTPCacheError) in
         let info = try handle.cache.downloadCall {
             $0.add(url: given, name: name, variant: variant, duration: duration > 0 ? duration : (duration < 0 ? duration : nil),
                    range: range)
         }
         let bytes = Array(info.id.utf8.prefix(hcDownloadIDSize - 1)) + [0]
         for (index, byte) in bytes.enumerated() { idOut[index] = CChar(bitPattern: byte) }
-        return hcOK
-    } catch {
-        return error.cCode
     }
 }
 
@@ -80,7 +66,7 @@ private func call(_ cache: OpaquePointer?, _ id: UnsafePointer<CChar>?,
     guard let info = handle.cache.downloadList().first(where: { $0.id == given }) else {
         return HTTPCacheError.Code.notFound.rawValue
     }
-    HCDownloadStatus(info: info).store(into: out)
+    store(info, into: out)
     return hcOK
 }
 
@@ -90,7 +76,10 @@ private struct EventTarget: @unchecked Sendable {
     let userdata: UnsafeMutableRawPointer?
 
     func call(_ info: DownloadInfo) {
-        info.id.withCString { id in HCDownloadStatus(info: info).withC { function(userdata, id, $0) } }
+        withUnsafeTemporaryAllocation(byteCount: 48, alignment: 8) { buffer in
+            store(info, into: buffer.baseAddress!)
+            info.id.withCString { id in function(userdata, id, UnsafeRawPointer(buffer.baseAddress!)) }
+        }
     }
 }
 

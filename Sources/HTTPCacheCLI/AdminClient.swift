@@ -11,14 +11,12 @@ struct AdminClient {
 
     /// A typed admin request whose answer is a JSON document of this shape (a wire type of the proxy's).
     func send<Answer: Decodable>(_ request: AdminRequest) throws(HTTPCacheError) -> Answer {
-        let (method, path, query) = request.wire
-        return try json(method, path, query)
+        try json(request.wire.method, request.wire.path, request.wire.query)
     }
 
     /// A typed admin request whose answer only says it was done.
     func perform(_ request: AdminRequest) throws(HTTPCacheError) {
-        let (method, path, query) = request.wire
-        _ = try self.request(method, path, query)
+        _ = try self.request(request.wire.method, request.wire.path, request.wire.query)
     }
 
     /// A request whose answer is a JSON document of this shape (a wire type of the proxy's).
@@ -53,19 +51,11 @@ struct AdminClient {
 
     /// A query value with everything but unreserved characters (RFC 3986 §2.3) percent-encoded.
     static func percentEncoded(_ value: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        value.utf8.map { byte in
+            let c = Character(Unicode.Scalar(byte))
+            guard !(c.isASCII && (c.isLetter || c.isNumber) || "-._~".contains(c)) else { return String(c) }
+            return "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }.joined()
     }
 
     private func exchange(_ request: [UInt8]) throws(HTTPCacheError) -> [UInt8] {

@@ -34,12 +34,13 @@ struct CacheCommand: AsyncParsableCommand {
             return try await body(cache)
         }
 
-        /// The folder opened here (no proxy serves it), without eviction: not this command's to do.
-        func open() throws(HTTPCacheError) -> MediaCache {
+        /// The folder opened here (no proxy serves it); by default without eviction (not this command's to do)
+        /// and without running downloads (they run in `serve` and `download wait`).
+        func open(maxCacheSize: Int64? = .max, resumesDownloads: Bool = false) throws(HTTPCacheError) -> MediaCache {
             var configuration = HTTPCacheConfiguration(cacheDirectory: path)
-            configuration.maxCacheSize = Int64.max
+            if let maxCacheSize { configuration.maxCacheSize = maxCacheSize }
             if let keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
-            configuration.resumesDownloads = false  // downloads run in `serve` and `download wait`
+            configuration.resumesDownloads = resumesDownloads
             return try MediaCache(configuration: configuration)
         }
     }

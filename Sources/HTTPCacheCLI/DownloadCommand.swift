@@ -96,7 +96,7 @@ struct DownloadCommand: ParsableCommand {
         func run() throws {
             quietLogs()
             let bar = ProgressBar(enabled: isatty(2) == 1, verb: ("downloading", "downloaded"))
-            var access = DownloadAccess(folder)
+            let access = DownloadAccess(folder)
             access.maxCacheSize = maxCacheSize.flatMap(ByteSize.parse)
             access.runsDownloads = true
             var record = try access.record(id)
@@ -157,12 +157,13 @@ func quietLogs() {
 }
 
 /// A folder's downloads: through the proxy serving it, else opened here (queued ones run only for `wait`).
-struct DownloadAccess {
+final class DownloadAccess {
     let folder: CacheCommand.Folder
     var maxCacheSize: Int64?
     var runsDownloads = false
     private let proxy: AdminClient?
-    private let opened = LazyCache()
+    /// The cache opened here, held for a whole `wait`.
+    private var opened: MediaCache?
     var viaProxy: Bool { proxy != nil }
 
     init(_ folder: CacheCommand.Folder) {
@@ -170,20 +171,12 @@ struct DownloadAccess {
         proxy = (try? MediaCache.servingProxy(of: folder.path))?.map { AdminClient(address: $0.address, token: $0.token) }
     }
 
-    /// Holds the cache opened here for a whole `wait`.
-    final class LazyCache {
-        var cache: MediaCache?
-        deinit { cache?.close() }
-    }
+    deinit { opened?.close() }
 
     private func cache() throws(HTTPCacheError) -> MediaCache {
-        if let cache = opened.cache { return cache }
-        var configuration = HTTPCacheConfiguration(cacheDirectory: folder.path)
-        configuration.resumesDownloads = runsDownloads
-        if let maxCacheSize { configuration.maxCacheSize = maxCacheSize }
-        if let keyFile = folder.keyFile { configuration.encryptionKey = try HTTPCacheConfiguration.encryptionKey(fromFile: keyFile) }
-        let cache = try MediaCache(configuration: configuration)
-        opened.cache = cache
+        if let opened { return opened }
+        let cache = try folder.open(maxCacheSize: maxCacheSize, resumesDownloads: runsDownloads)
+        opened = cache
         return cache
     }
 
@@ -192,14 +185,14 @@ struct DownloadAccess {
         let given = query.compactMapValues { $0 }
         if let proxy { return try proxy.json("POST", action.path, given) }
         let cache = try cache()
-        defer { if !runsDownloads { cache.close(); opened.cache = nil } }
+        defer { if !runsDownloads { cache.close(); opened = nil } }
         return try cache.downloadRecordCall { action.perform(on: $0, given) }
     }
 
     func list() throws(HTTPCacheError) -> [DownloadRecord] {
         if let proxy { return (try proxy.json("GET", "/admin/downloads", [:]) as AdminDownloadList).downloads }
         let cache = try cache()
-        defer { cache.close(); opened.cache = nil }
+        defer { cache.close(); opened = nil }
         return cache.downloadRecords()
     }
 

@@ -146,7 +146,7 @@ final class AccessLogTests: XCTestCase {
         let writer = try AccessLogWriter(path: path, logger: logger)
         let count = 10_000
         for i in 0..<count {
-            writer.append(entry(target: "/p/\(i)/\"file\"\n.mp4"))
+            writer.append(line: entry(target: "/p/\(i)/\"file\"\n.mp4").line())
         }
         writer.close()
         writer.close()  // idempotent

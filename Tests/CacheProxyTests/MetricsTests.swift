@@ -21,8 +21,9 @@ final class MetricsTests: XCTestCase {
         engine.originErrors = [.timeout: 2, .status5xx: 1]
         engine.activeDownloads = 1
         engine.evictions = 3
-        return metrics.snapshot(engine: engine, openConnections: 1, cacheSizeBytes: 123_456, cacheEntries: 7,
-                                uptimeSeconds: 12.5, accessLogDropped: 2)
+        return MetricsSnapshot(proxy: metrics, engine: engine,
+                               openConnections: 1, cacheSizeBytes: 123_456, cacheEntries: 7,
+                               uptimeSeconds: 12.5, accessLogDropped: 2)
     }
 
     func testCountersAndGauges() {
@@ -92,8 +93,9 @@ final class MetricsTests: XCTestCase {
         other.connectionsBalanced = 5
         other.clientSendTimeouts = 1
         engineLoop.add(other)
-        let snapshot = engineLoop.snapshot(engine: EngineCounters(), openConnections: 4, cacheSizeBytes: 0, cacheEntries: 0,
-                                           uptimeSeconds: 1, loops: 2)
+        let snapshot = MetricsSnapshot(proxy: engineLoop, engine: EngineCounters(),
+                                       openConnections: 4, cacheSizeBytes: 0, cacheEntries: 0,
+                                       uptimeSeconds: 1, loops: 2)
         XCTAssertEqual(snapshot.proxy.requestsByStatus, [200: 2, 206: 1])
         XCTAssertEqual(snapshot.proxy.requestsByCache, [.hit: 2, .miss: 1])
         XCTAssertEqual(snapshot.proxy.bytesFromCache, 510)
@@ -127,8 +129,9 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(a.requestsByStatus, [200: 4, 206: 2, 304: 1])
         XCTAssertEqual(a.requestsByCache, [.hit: 6, .miss: 1])
         XCTAssertEqual(a.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
-        let snapshot = a.snapshot(engine: EngineCounters(), openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
-                                  uptimeSeconds: 1)
+        let snapshot = MetricsSnapshot(proxy: a, engine: EngineCounters(),
+                                       openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
+                                       uptimeSeconds: 1)
         XCTAssertEqual(snapshot.requestsTotal, 7)
         XCTAssertEqual(snapshot.proxy.requestsByCacheStatus, ["hit": 6, "uri-miss": 1])
         XCTAssertEqual(snapshot.hitRatio, 6.0 / 7.0)
@@ -331,8 +334,9 @@ final class MetricsTests: XCTestCase {
         var loop2 = ProxyMetrics()
         loop2.cmcd.record(CMCD.parse(payload: "bl=400,sid=\"a\",zz=1"))
         loop1.add(loop2)
-        let snapshot = loop1.snapshot(engine: EngineCounters(), openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
-                                      uptimeSeconds: 1, hintsFetched: 1)
+        let snapshot = MetricsSnapshot(proxy: loop1, engine: EngineCounters(),
+                                       openConnections: 0, cacheSizeBytes: 0, cacheEntries: 0,
+                                       uptimeSeconds: 1, hintsFetched: 1)
         let samples = parsePrometheus(snapshot.prometheus())
         XCTAssertEqual(samples["httpcache_cmcd_requests_total"], "3")
         XCTAssertEqual(samples["httpcache_cmcd_rebuffers_total"], "1")
