@@ -115,6 +115,17 @@ final class OneFileLayoutTests: XCTestCase, LoopTestCase {
     /// New entries are one file each, their metadata in the attribute;
     /// after a restart every entry is served byte for byte from that one
     /// file, loaded on the pool.
+    /// The names every existing folder holds: `resources/a/bc/<key>.data…` by the key's first three digits.
+    func testAnEntrysFilesAreNamedByTheFirstDigitsOfItsKey() {
+        let key = ResourceStore.key(for: "http://o/named")
+        let paths = EntryPaths(resourcesRoot: "/c/resources", key: key)
+        let digits = Array(key)
+        XCTAssertEqual(paths.base, "/c/resources/\(digits[0])/\(digits[1])\(digits[2])/\(key)")
+        XCTAssertEqual([paths.data(version: 0), paths.data(version: 2), paths.meta],
+                       [paths.base + ".data", paths.base + ".data-2", paths.base + ".meta"])
+        XCTAssertEqual(paths.folderNumber, Int(String(digits[0..<3]), radix: 16))
+    }
+
     func testEntriesAreOneFileEachAndSurviveARestart() throws {
         let store = try open(folder)
         try fill(store, 0..<60)
