@@ -34,13 +34,13 @@ extension Loader {
     }
 
     private static func readLiveReuse(_ resource: Resource, total: Int64) -> Int64? {
-        // Cheapest first (every entry's first use comes here): could the type be one?
+        // Cheapest first (every entry's first use comes here): the first bytes, when known (read off
+        // the loop with the entry), rule most bodies out; then, could the type be one?
+        if let sample = resource.derived.headSample, !mayBeText(sample) { return nil }
         let type = resource.metadata.contentType
         let maybePlaylist = HLS.isPlaylist(contentType: type, path: "", bodyPrefix: Self.playlistHeader)
         let maybeManifest = DASH.isManifest(contentType: type, path: "", bodyPrefix: Self.manifestRoot)
         guard maybePlaylist || maybeManifest else { return nil }
-        // The first bytes, when known (read off the loop with the entry), rule most bodies out unread.
-        if let sample = resource.derived.headSample, !mayBeText(sample) { return nil }
         guard let file = try? resource.dataFile(), let bytes = file.read(0..<total) else { return nil }
         if maybeManifest, DASH.startsWithMPDRoot(bytes) {
             return (try? MPDManifest.parse(bytes, manifestURL: resource.url))?.liveReuseMilliseconds
