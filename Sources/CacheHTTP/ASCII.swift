@@ -150,10 +150,13 @@ enum ASCII {
 
     /// The path of a path or URL (query and fragment ignored) ends in lower-case `suffix`, any case.
     static func pathEnds(_ path: String, with suffix: String) -> Bool {
-        let u = path.utf8
-        let name = u[..<(u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.endIndex)]
-        return name.count >= suffix.utf8.count
-            && zip(name.suffix(suffix.utf8.count), suffix.utf8).allSatisfy { lower($0) == $1 }
+        // On the bytes in place: through the String view it cost ~1,200 instructions, and every
+        // entry's first use asks three times (playlist and MPD sniffing).
+        path.utf8.withContiguousStorageIfAvailable { u in
+            let end = u.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? u.count
+            let count = suffix.utf8.count
+            return end >= count && zip(u[(end - count)..<end], suffix.utf8).allSatisfy { lower($0) == $1 }
+        } ?? pathEnds(String(decoding: Array(path.utf8), as: UTF8.self), with: suffix)
     }
 
     /// Other bytes (UTF-8 too) pass through.
