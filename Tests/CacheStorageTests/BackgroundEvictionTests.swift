@@ -112,26 +112,33 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
         }
     }
 
+    /// A restart: `entries` entries stored and flushed, the folder copied as the process left it,
+    /// entry `n`'s metadata removed from the copy (a crash before its first flush), and a new
+    /// store opened on the copy; with the paths of entry `n` there.
+    private func restarted(entries: Int, withoutMetadata n: Int) throws -> (store: LoopBound<ResourceStore>, paths: EntryPaths) {
+        let (folder, loop) = (self.folder, self.loop!)
+        try onLoop {
+            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
+            for n in 0..<entries { try Self.store(n, in: store) }
+            store.flushAllNow()
+        }
+        let copy = folder + "-copy"
+        try CacheFolderSupport.copy(folder, to: copy)
+        let paths = EntryPaths(resourcesRoot: copy + "/resources", key: Self.key(n))
+        XCTAssertTrue(CacheFolderSupport.removeMetadata(paths))
+        let store = try onLoop {
+            LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
+        }
+        return (store, paths)
+    }
+
     /// After a restart, an entry's first use reads its metadata and opens its
     /// data file on the pool: the loop reads nothing (`readsOnLoop`), the
     /// entry comes back complete with its file open, byte for byte. An entry
     /// whose metadata is gone is forgotten the same way, its data file
     /// removed on the pool.
     func testFirstUseAfterARestartDoesNotTouchTheFileSystemOnTheLoop() throws {
-        let (folder, loop) = (self.folder, self.loop!)
-        try onLoop {
-            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
-            for n in 0..<50 { try Self.store(n, in: store) }
-            store.flushAllNow()
-        }
-        // The restart: a copy of the folder as the process left it, opened by a new store.
-        let copy = folder + "-copy"
-        try CacheFolderSupport.copy(folder, to: copy)
-        let removed = EntryPaths(resourcesRoot: copy + "/resources", key: Self.key(13))
-        XCTAssertTrue(CacheFolderSupport.removeMetadata(removed))
-        let store = try onLoop {
-            LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
-        }
+        let (store, removed) = try restarted(entries: 50, withoutMetadata: 13)
         let loaded = DispatchSemaphore(value: 0)
         let immediate = try onLoop { () -> [Bool] in
             var synchronous: [Bool] = []
@@ -178,18 +185,7 @@ final class BackgroundEvictionTests: XCTestCase, LoopTestCase {
     /// under the same key is kept (in the index, its bytes on disk), not
     /// served and dropped, which would send the next request to the origin again.
     func testTheRequestThatFindsAnEntryWithoutMetadataStoresItAgain() throws {
-        let (folder, loop) = (self.folder, self.loop!)
-        try onLoop {
-            let store = try ResourceStore(root: folder, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t"))
-            for n in 0..<5 { try Self.store(n, in: store) }
-            store.flushAllNow()
-        }
-        let copy = folder + "-copy"
-        try CacheFolderSupport.copy(folder, to: copy)
-        XCTAssertTrue(CacheFolderSupport.removeMetadata(EntryPaths(resourcesRoot: copy + "/resources", key: Self.key(3))))
-        let store = try onLoop {
-            LoopBound(try ResourceStore(root: copy, maxBytes: 1 << 30, loop: loop, logger: Logger(label: "t")), loop: loop)
-        }
+        let store = try restarted(entries: 5, withoutMetadata: 3).store
         final class Outcomes: @unchecked Sendable { var kept: [Bool] = [] }  // loop thread only
         let outcomes = Outcomes()
         let both = DispatchSemaphore(value: 0)
